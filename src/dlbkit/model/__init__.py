@@ -1,0 +1,10 @@
+"""Plain data: platform, workloads, views, traces and metrics (the shared vocabulary)."""
+
+from .availability import Constant, Markov, Piecewise, Pulse, Recorded, Step
+from .platform import Network, Node, Platform
+from .trace import Trace
+from .view import LoopView
+from .workload import CostModel, Divisible
+
+__all__ = ["Constant", "Markov", "Piecewise", "Pulse", "Recorded", "Step", "Network", "Node", "Platform",
+           "Trace", "LoopView", "CostModel", "Divisible"]

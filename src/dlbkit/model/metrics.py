@@ -1,0 +1,108 @@
+"""Metrics computed from a Trace (simulated or real run alike)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .trace import Trace
+
+__all__ = ["METRICS", "compute", "lower_bound", "rounds_to_balance", "worker_loads"]
+
+#: name -> (description, which direction is better)
+METRICS: dict[str, tuple[str, str]] = {
+    "makespan": ("time of the last chunk's completion (s)", "lower"),
+    "lower_bound": ("earliest time all work could be done given speeds and availability (s)", "lower"),
+    "efficiency": ("lower_bound / makespan", "higher"),
+    "imbalance": ("max / mean of workers' finish times", "lower"),
+    "idle_share": ("share of worker time not computing, up to the makespan", "lower"),
+    "chunks": ("chunks handed out (scheduling decisions)", "lower"),
+    "messages": ("balancing messages: requests, replies and STOPs", "lower"),
+    "bytes": ("bytes moved with work and results", "lower"),
+    "rounds_to_balance": ("first round whose execution times agree within 10% (round mechanism)", "lower"),
+}
+
+BALANCE_TOLERANCE = 0.10  # 004 §5: "homogeneous execution time ... on third iteration"; within 10%
+
+
+def lower_bound(trace: Trace) -> float:
+    """The earliest time at which all the work could be finished, ignoring communication.
+
+    Fluid bound: the work W = Σ item costs, spread perfectly over every worker, finishes at the t
+    where the platform's cumulative capacity Σ_i s_i ∫_0^t a_i equals W (a_i = worker i's
+    availability, integrated exactly). Items are indivisible, so the bound is also at least the
+    time the largest item takes on the worker that would finish it first. No schedule beats it.
+    """
+    speeds = trace.speeds
+    avail = trace.availability
+    if not speeds or trace.total_work <= 0:
+        return 0.0
+    single = min(a.finish(0.0, trace.max_item / s) for s, a in zip(speeds, avail))
+    if all(a.constant is not None for a in avail):
+        fluid = trace.total_work / sum(s * a.constant for s, a in zip(speeds, avail))
+        return max(fluid, single)
+
+    def capacity(t: float) -> float:
+        return sum(s * a.capacity(t) for s, a in zip(speeds, avail))
+
+    lo, hi = 0.0, trace.total_work / sum(speeds)  # at full availability: a lower bound on t
+    while capacity(hi) < trace.total_work:
+        lo, hi = hi, hi * 2.0
+    for _ in range(200):  # bisection to float resolution; capacity is continuous and increasing
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if capacity(mid) < trace.total_work:
+            lo = mid
+        else:
+            hi = mid
+    return max(hi, single)
+
+
+def worker_loads(trace: Trace) -> dict[str, np.ndarray]:
+    """Per worker: items done, busy seconds, finish time (last completion, 0 if never used)."""
+    P = trace.n_workers
+    ct = trace.chunk_table()
+    w = ct["worker"]
+    items = np.bincount(w, weights=ct["count"], minlength=P)
+    busy = np.bincount(w, weights=ct["t_end"] - ct["t_start"], minlength=P)
+    finish = np.zeros(P)
+    if len(w):
+        np.maximum.at(finish, w, ct["t_end"])
+    return {"items": items, "busy": busy, "finish": finish}
+
+
+def rounds_to_balance(trace: Trace, tolerance: float = BALANCE_TOLERANCE) -> float:
+    """Index of the first round whose per-worker execution times agree within *tolerance*
+    (max/min ≤ 1 + tolerance), counting rounds from 0; NaN outside the round mechanism or if never."""
+    if not trace.rounds:
+        return math.nan
+    by_round: dict[int, list[float]] = {}
+    for rnd, _w, _n, _s, _send, _calc, exe in trace.rounds:
+        by_round.setdefault(rnd, []).append(exe)
+    for rnd in sorted(by_round):
+        exe = by_round[rnd]
+        if len(exe) > 1 and max(exe) <= (1.0 + tolerance) * min(exe):
+            return float(rnd)
+    return math.nan
+
+
+def compute(trace: Trace) -> dict[str, float]:
+    """Every metric of METRICS for one run."""
+    makespan = float(max(trace.t_end)) if trace.t_end else 0.0
+    bound = lower_bound(trace)
+    loads = worker_loads(trace)
+    finish = loads["finish"]
+    mean_finish = float(finish.mean()) if len(finish) else 0.0
+    return {
+        "makespan": makespan,
+        "lower_bound": bound,
+        "efficiency": bound / makespan if makespan > 0 else math.nan,
+        "imbalance": float(finish.max() / mean_finish) if mean_finish > 0 else math.nan,
+        "idle_share": 1.0 - float(loads["busy"].sum()) / (trace.n_workers * makespan) if makespan > 0 else math.nan,
+        "chunks": float(trace.n_chunks),
+        "messages": float(trace.messages),
+        "bytes": float(trace.bytes),
+        "rounds_to_balance": rounds_to_balance(trace),
+    }

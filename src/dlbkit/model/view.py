@@ -1,0 +1,86 @@
+"""Views: what a deciding node knows when a balancer is asked for a decision.
+
+Engines own a view and update it in place as measurements arrive (the simulator from its model, the
+runtime from real timers); balancers only read it. Per-worker measurements are plain lists indexed by
+worker, so the simulator's hot loop updates them cheaply.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+__all__ = ["LoopView"]
+
+
+@dataclass
+class LoopView:
+    """The master's knowledge of a divisible loop (what a chunking balancer decides from).
+
+    Per worker i (lists of length ``n_workers``): ``items_done[i]``, ``chunks_done[i]``,
+    ``compute_time[i]`` (measured seconds spent computing), ``sq_item_time[i]`` (sum of squared
+    per-item times, for the standard deviation), ``overhead_time[i]`` (seconds between asking for work
+    and starting it: scheduling overhead plus communication), ``last_chunk[i]``, ``last_time[i]``, and
+    ``updated_at[i]`` (when those measurements were taken: their age is ``time - updated_at[i]``).
+
+    ``speeds`` are the *nominal* worker speeds from the platform description (what a static or
+    weighted technique may assume); the measurements are what adaptive techniques learn from.
+    In the round-based mechanism (Sánchez et al.) ``round`` counts completed rounds and
+    ``exe_time``/``calc_time``/``send_time``/``last_chunk`` describe the last round, ``order`` its
+    send order. 004 calls ``calc_time`` t_calc, ``exe_time`` t_exe and items "information units".
+    """
+
+    n_items: int
+    n_workers: int
+    speeds: list[float]
+    remaining: int = -1
+    time: float = 0.0
+    items_done: list[int] = field(default_factory=list)
+    chunks_done: list[int] = field(default_factory=list)
+    compute_time: list[float] = field(default_factory=list)
+    sq_item_time: list[float] = field(default_factory=list)
+    overhead_time: list[float] = field(default_factory=list)
+    last_chunk: list[int] = field(default_factory=list)
+    last_time: list[float] = field(default_factory=list)
+    updated_at: list[float] = field(default_factory=list)
+    round: int = 0
+    exe_time: list[float] = field(default_factory=list)
+    calc_time: list[float] = field(default_factory=list)
+    send_time: list[float] = field(default_factory=list)
+    order: list[int] = field(default_factory=list)
+
+    def __post_init__(self):
+        p = self.n_workers
+        if self.remaining < 0:
+            self.remaining = self.n_items
+        for name in ("items_done", "chunks_done", "last_chunk"):
+            if not getattr(self, name):
+                setattr(self, name, [0] * p)
+        for name in ("compute_time", "sq_item_time", "overhead_time", "last_time", "updated_at",
+                     "exe_time", "calc_time", "send_time"):
+            if not getattr(self, name):
+                setattr(self, name, [0.0] * p)
+        if not self.order:
+            self.order = list(range(p))
+
+    # --- derived estimates (read by adaptive balancers) ----------------------------------------
+    def mean_item_time(self, i: int) -> float:
+        """Measured mean seconds per item of worker i (NaN before its first result)."""
+        n = self.items_done[i]
+        return self.compute_time[i] / n if n else math.nan
+
+    def std_item_time(self, i: int) -> float:
+        """Measured standard deviation of seconds per item of worker i (NaN before two items)."""
+        n = self.items_done[i]
+        if n < 2:
+            return math.nan
+        mu = self.compute_time[i] / n
+        return math.sqrt(max(self.sq_item_time[i] / n - mu * mu, 0.0))
+
+    def mean_overhead(self, i: int) -> float:
+        c = self.chunks_done[i]
+        return self.overhead_time[i] / c if c else math.nan
+
+    @property
+    def assigned(self) -> int:
+        return self.n_items - self.remaining

@@ -1,0 +1,144 @@
+"""Declared parameter constraints and the get/set/clone protocol (scikit-learn's estimator conventions).
+
+A parameterised class stores its keyword-only ``__init__`` arguments unchanged and declares
+``_parameter_constraints``, a dict from parameter name to a list of accepted forms. ``validate()``
+checks them and raises :class:`~dlbkit.errors.ConfigError` in the single form
+"parameter P of B must be ...; got V".
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+from .errors import ConfigError
+
+__all__ = ["Interval", "Options", "Parameterised"]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A number of *kind* (``Integral`` or ``Real``) in [left, right], each end open or closed."""
+
+    kind: type
+    left: float | None
+    right: float | None
+    closed: str = "both"  # "both" | "left" | "right" | "neither"
+
+    def accepts(self, value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, self.kind):
+            return False
+        if isinstance(value, Real) and math.isnan(value):
+            return False
+        lo_ok = self.left is None or (
+            value >= self.left if self.closed in ("both", "left") else value > self.left
+        )
+        hi_ok = self.right is None or (
+            value <= self.right if self.closed in ("both", "right") else value < self.right
+        )
+        return lo_ok and hi_ok
+
+    def __str__(self) -> str:
+        noun = "an int" if self.kind is Integral else "a number"
+        lb = "[" if self.closed in ("both", "left") and self.left is not None else "("
+        rb = "]" if self.closed in ("both", "right") and self.right is not None else ")"
+        lo = "-inf" if self.left is None else f"{self.left:g}"
+        hi = "inf" if self.right is None else f"{self.right:g}"
+        return f"{noun} in the range {lb}{lo}, {hi}{rb}"
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a fixed set of strings."""
+
+    values: frozenset
+
+    def __init__(self, *values: str):
+        object.__setattr__(self, "values", frozenset(values))
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, str) and value in self.values
+
+    def __str__(self) -> str:
+        return "one of " + ", ".join(repr(v) for v in sorted(self.values))
+
+
+def _describe(form: Any) -> str:
+    if form is None:
+        return "None"
+    if form is bool:
+        return "a bool"
+    if form == "array":
+        return "a sequence of numbers"
+    return str(form)
+
+
+def _accepts(form: Any, value: Any) -> bool:
+    if form is None:
+        return value is None
+    if form is bool:
+        return isinstance(value, bool)
+    if form == "array":
+        try:
+            return all(isinstance(v, Real) and not isinstance(v, bool) for v in value)
+        except TypeError:
+            return False
+    return form.accepts(value)
+
+
+class Parameterised:
+    """Base for classes configured by keyword parameters (balancers, cost models)."""
+
+    _parameter_constraints: ClassVar[dict[str, list]] = {}
+
+    @classmethod
+    def param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        names = []
+        for p in sig.parameters.values():
+            if p.name == "self":
+                continue
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise TypeError(f"{cls.__name__} must not take *args or **kwargs")
+            names.append(p.name)
+        return names
+
+    @classmethod
+    def param_defaults(cls) -> dict[str, Any]:
+        sig = inspect.signature(cls.__init__)
+        return {n: sig.parameters[n].default for n in cls.param_names()}
+
+    def get_params(self) -> dict[str, Any]:
+        return {n: getattr(self, n) for n in self.param_names()}
+
+    def set_params(self, **params: Any) -> "Parameterised":
+        valid = self.param_names()
+        for k, v in params.items():
+            if k not in valid:
+                raise ConfigError(f"parameter of {type(self).__name__}", k, f"one of {valid}")
+            setattr(self, k, v)
+        return self
+
+    def clone(self) -> "Parameterised":
+        """A fresh, unfitted copy with the same parameters (learned state is not copied)."""
+        return type(self)(**self.get_params())
+
+    def validate(self) -> None:
+        """Raise ConfigError naming the first parameter outside its declared constraints."""
+        for name, forms in self._parameter_constraints.items():
+            value = getattr(self, name)
+            if not any(_accepts(f, value) for f in forms):
+                allowed = " or ".join(_describe(f) for f in forms)
+                raise ConfigError(f"parameter {name!r} of {self.registry_name()}", value, allowed)
+
+    @classmethod
+    def registry_name(cls) -> str:
+        return getattr(cls, "name", cls.__name__)
+
+    def __repr__(self) -> str:
+        defaults = self.param_defaults()
+        shown = [f"{k}={v!r}" for k, v in self.get_params().items() if v != defaults.get(k)]
+        return f"{type(self).__name__}({', '.join(shown)})"

@@ -1,0 +1,44 @@
+"""Executable reproductions of the source documents' published claims.
+
+Each reproduction is a function returning a list of :class:`Claim`: the document's value, ours, the
+tolerance and whether ours is within it. ``dlbkit reproduce NAME [--json]`` prints them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+from ..errors import ConfigError
+
+__all__ = ["Claim", "REPRODUCTIONS", "run"]
+
+
+@dataclass
+class Claim:
+    """One checked claim. *paper* and *ours* are numbers or short texts; *tolerance* says how they
+    are compared (e.g. "±10%", ">= 0.85 × ideal", "qualitative: ours < paper")."""
+
+    claim: str
+    paper: Any
+    ours: Any
+    tolerance: str
+    ok: bool
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+#: reproduction name -> "module:function" (imported on demand)
+REPRODUCTIONS: dict[str, str] = {
+    "sanchez2002": "dlbkit.reproduce.sanchez2002:claims",
+}
+
+
+def run(name: str) -> list[Claim]:
+    if name not in REPRODUCTIONS:
+        raise ConfigError("reproduction", name, "one of " + ", ".join(sorted(REPRODUCTIONS)))
+    module, func = REPRODUCTIONS[name].split(":")
+    fn: Callable[[], list[Claim]] = getattr(importlib.import_module(module), func)
+    return fn()

@@ -1,0 +1,6 @@
+"""The discrete-event simulator: engines that apply balancers' decisions to a modelled cluster."""
+
+from .divisible import MECHANISMS, simulate_divisible
+from .timebase import SIMULTANEITY_TOLERANCE
+
+__all__ = ["simulate_divisible", "MECHANISMS", "SIMULTANEITY_TOLERANCE"]

@@ -1,0 +1,319 @@
+"""The master–worker engine for divisible work (loops), in two mechanisms.
+
+* ``self-scheduling``: each worker asks the master for work when idle; the master asks the chunking
+  balancer how many items to send (SS, GSS, FAC2, AWF, AF, ... all run here). Requests that reach
+  the master at the same instant are served in increasing worker index.
+* ``rounds``: the bulk-synchronous scheme of Sánchez et al. (004 §2.2): each round the master asks
+  the balancer for every worker's count, sends the chunks one after another with blocking sends, and
+  waits for all results before the next round.
+
+Cost model. A message from node a to b takes ``hops(a, b) · latency + bytes / bandwidth`` (zero
+within a node). A chunk of items with total work W, started at t0 on a worker of speed s whose node
+has availability a(t), ends at the t1 with s·∫_{t0}^{t1} a = W, integrated exactly over a's pieces.
+The master spends ``master_overhead`` seconds per decision (serialised), and in the round mechanism
+``master_cost_per_byte / master speed`` seconds per byte sent, as its blocking sends occupy it.
+
+Only master-side events (a request or result arriving) go through the event heap: what a worker does
+between receiving a chunk and its next request touches no shared state, so the engine computes that
+chain directly and still counts its model events (reply delivered, chunk completed).
+"""
+
+from __future__ import annotations
+
+import math
+from heapq import heappop, heappush
+from typing import Any
+
+import numpy as np
+
+from ..balancers.base import ChunkingBalancer
+from ..errors import ConfigError
+from ..model.platform import Platform
+from ..model.trace import Trace
+from ..model.view import LoopView
+from ..model.workload import Divisible
+from .timebase import SIMULTANEITY_TOLERANCE
+
+__all__ = ["simulate_divisible", "MECHANISMS"]
+
+MECHANISMS = ("self-scheduling", "rounds")
+
+
+class _Run:
+    """Everything one run needs, realised from the platform and workload with the run's seed."""
+
+    def __init__(self, platform: Platform, workload: Divisible, balancer: ChunkingBalancer, seed,
+                 master: int | str, master_computes: bool, costs: np.ndarray | None):
+        if not isinstance(balancer, ChunkingBalancer):
+            raise ConfigError("balancer", getattr(balancer, "name", balancer),
+                              "a chunking balancer for a divisible workload")
+        if isinstance(master, str):
+            master = platform.index(master)
+        if not (0 <= master < platform.n_nodes):
+            raise ConfigError("engine.master", master, f"a node index in [0, {platform.n_nodes - 1}]")
+        self.master = master
+        self.worker_nodes = platform.worker_nodes(exclude=None if master_computes else master)
+        if not self.worker_nodes:
+            raise ConfigError("engine.master_computes", master_computes,
+                              "true when the platform has only the master node")
+        ss_costs, ss_avail, ss_bal = np.random.SeedSequence(seed).spawn(3)
+        self.costs = workload.costs(np.random.default_rng(ss_costs)) if costs is None else np.asarray(costs, float)
+        if len(self.costs) != workload.n_items:
+            raise ConfigError("costs", len(self.costs), f"one cost per item ({workload.n_items})")
+        rng_avail = np.random.default_rng(ss_avail)
+        node_avail = [n.availability.realise(rng_avail) for n in platform.nodes]
+        self.availability = [node_avail[n] for n in self.worker_nodes]
+        self.speeds = [platform.nodes[n].speed for n in self.worker_nodes]
+        self.rng_balancer = np.random.default_rng(ss_bal)
+        lat = platform.network.latency
+        hops = platform.hops_from(master)
+        self.hops = [int(hops[n]) for n in self.worker_nodes]
+        self.latency = [h * lat for h in self.hops]
+        self.inv_bw = 1.0 / platform.network.bandwidth
+        self.master_speed = platform.nodes[master].speed
+        self.view = LoopView(workload.n_items, len(self.worker_nodes), list(self.speeds))
+
+    def trace(self, balancer, seed) -> Trace:
+        return Trace(len(self.worker_nodes), list(self.worker_nodes), balancer=balancer.name, seed=seed,
+                     speeds=list(self.speeds), availability=self.availability,
+                     total_work=float(self.costs.sum()), max_item=float(self.costs.max()))
+
+
+def simulate_divisible(platform: Platform, workload: Divisible, balancer: ChunkingBalancer, *, seed=0,
+                       mechanism: str = "self-scheduling", master: int | str = 0,
+                       master_computes: bool = False, master_overhead: float = 0.0,
+                       master_cost_per_byte: float = 0.0, request_bytes: float = 0.0,
+                       costs: Any = None) -> Trace:
+    """Run *workload* on *platform* with a chunking *balancer*; return the Trace.
+
+    *costs* overrides the workload's drawn item costs (e.g. replaying measured costs).
+    """
+    if mechanism not in MECHANISMS:
+        raise ConfigError("engine.mechanism", mechanism, "one of " + ", ".join(repr(m) for m in MECHANISMS))
+    for fld, v in (("engine.master_overhead", master_overhead), ("engine.master_cost_per_byte", master_cost_per_byte),
+                   ("engine.request_bytes", request_bytes)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
+            raise ConfigError(fld, v, "a finite number >= 0")
+    run = _Run(platform, workload, balancer, seed, master, master_computes, costs)
+    balancer.start(run.view, run.rng_balancer)
+    if mechanism == "rounds":
+        return _rounds(run, balancer, seed, master_overhead, master_cost_per_byte, request_bytes, workload)
+    return _self_scheduling(run, balancer, seed, master_overhead, request_bytes, workload)
+
+
+def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workload) -> Trace:
+    trace = run.trace(balancer, seed)
+    view = run.view
+    P = view.n_workers
+    N = workload.n_items
+    costs = run.costs.tolist()
+    cum = np.concatenate(([0.0], np.cumsum(run.costs))).tolist()
+    cum_sq = np.concatenate(([0.0], np.cumsum(run.costs * run.costs))).tolist()
+    speeds, avail, latency, inv_bw = run.speeds, run.availability, run.latency, run.inv_bw
+    rates = [s * a.constant if a.constant is not None else 0.0 for s, a in zip(speeds, avail)]
+    b_in, b_out = workload.bytes_in * inv_bw, workload.bytes_out * inv_bw
+    req = request_bytes * inv_bw
+    decide = balancer.chunk
+    tol = SIMULTANEITY_TOLERANCE
+    # columns of the trace, bound locally for the hot loop
+    T_w, T_first, T_count, T_start, T_end = trace.worker, trace.first, trace.count, trace.t_start, trace.t_end
+    measure = balancer.reads_measurements
+    items_done, chunks_done, compute_time = view.items_done, view.chunks_done, view.compute_time
+    sq_time, overhead_time, last_chunk = view.sq_item_time, view.overhead_time, view.last_chunk
+    last_time, updated_at = view.last_time, view.updated_at
+    pending = [-1] * P  # trace row whose result travels with the worker's next request
+    asked = [0.0] * P  # when the worker last asked for work (for its scheduling overhead)
+    heap = [(latency[w] + req, w) for w in range(P)]
+    heap.sort()
+    next_item = 0
+    remaining = N
+    master_free = 0.0
+    served = 0
+    batch: list = []
+    while heap or batch:
+        if batch:
+            t, w = batch.pop()
+        else:
+            t, w = heappop(heap)
+            if heap and heap[0][0] - t <= tol:
+                # same instant up to round-off: serve in increasing worker index (tie rule)
+                batch = [(t, w)]
+                while heap and heap[0][0] - t <= tol:
+                    batch.append(heappop(heap))
+                batch.sort(key=_minus_worker)
+                t, w = batch.pop()
+        served += 1  # a request delivered; the reply (work or STOP) is delivered too
+        if measure:
+            k = pending[w]
+            if k >= 0:
+                # the measurements of the worker's last chunk arrive with this request
+                n = T_count[k]
+                f = T_first[k]
+                dt = T_end[k] - T_start[k]
+                items_done[w] += n
+                chunks_done[w] += 1
+                compute_time[w] += dt
+                work = cum[f + n] - cum[f]
+                if work > 0:
+                    scale = dt / work
+                    sq_time[w] += scale * scale * (cum_sq[f + n] - cum_sq[f])
+                overhead_time[w] += T_start[k] - asked[w]
+                asked[w] = T_end[k]
+                last_chunk[w] = n
+                last_time[w] = dt
+                updated_at[w] = T_end[k]
+        if remaining == 0:
+            continue
+        ts = t if t >= master_free else master_free
+        if overhead:
+            master_free = ts + overhead
+            ts = master_free
+        view.time = ts
+        view.remaining = remaining
+        n = decide(view, w)
+        if n < 1:
+            n = 1
+        elif n > remaining:
+            n = remaining
+        first = next_item
+        next_item += n
+        remaining -= n
+        t_start = ts + latency[w] + n * b_in
+        work = costs[first] if n == 1 else cum[first + n] - cum[first]
+        rate = rates[w]
+        t_end = t_start + work / rate if rate else avail[w].finish(t_start, work / speeds[w])
+        pending[w] = len(T_w)
+        T_w.append(w)
+        T_first.append(first)
+        T_count.append(n)
+        T_start.append(t_start)
+        T_end.append(t_end)
+        heappush(heap, (t_end + latency[w] + n * b_out + req, w))
+    n_chunks = len(T_w)
+    trace.round_of = [-1] * n_chunks
+    trace.t_ask = _ask_times(T_w, T_end, P)
+    # model events: requests delivered, replies delivered (work or STOP), chunks completed
+    trace.events = 2 * served + n_chunks
+    # balancing messages: a request and a reply per chunk, plus each worker's last request and STOP
+    trace.messages = 2 * served
+    trace.bytes = N * (workload.bytes_in + workload.bytes_out) + served * request_bytes
+    if n_chunks:
+        w_arr = np.asarray(T_w)
+        back = np.asarray(T_end) + np.asarray(latency)[w_arr] + np.asarray(T_count) * b_out
+        trace.end_time = float(back.max())
+    trace.meta["mechanism"] = "self-scheduling"
+    return trace
+
+
+def _minus_worker(event):
+    return -event[1]
+
+
+def _ask_times(workers: list[int], ends: list[float], P: int) -> list[float]:
+    """When each chunk was asked for: the worker's previous completion (0 for its first chunk)."""
+    last = [0.0] * P
+    out = []
+    for w, e in zip(workers, ends):
+        out.append(last[w])
+        last[w] = e
+    return out
+
+
+def _rounds(run: _Run, balancer, seed, overhead, cost_per_byte, request_bytes, workload) -> Trace:
+    trace = run.trace(balancer, seed)
+    view = run.view
+    P = view.n_workers
+    cum = np.concatenate(([0.0], np.cumsum(run.costs)))
+    cum_sq = np.concatenate(([0.0], np.cumsum(run.costs * run.costs)))
+    inv_bw = run.inv_bw
+    cpu_per_byte = cost_per_byte / run.master_speed
+    t = 0.0
+    next_item = 0
+    remaining = workload.n_items
+    rnd = 0
+    events = 0
+    messages = 0
+    while remaining > 0:
+        t += overhead
+        view.time = t
+        view.remaining = remaining
+        counts = [int(c) for c in balancer.allocate(view)]
+        order = [int(w) for w in balancer.send_order(view)]
+        if sorted(order) != list(range(P)):
+            raise ConfigError(f"send_order of balancer {balancer.name!r}", order,
+                              f"a permutation of the worker indices 0..{P - 1}")
+        if len(counts) != P or any(c < 0 for c in counts):
+            raise ConfigError(f"allocation of balancer {balancer.name!r}", counts,
+                              f"{P} non-negative counts")
+        counts = _clip(counts, remaining)
+        t_send = t
+        round_end = t
+        exe, calc, send = [0.0] * P, [0.0] * P, [0.0] * P
+        for w in order:
+            n = counts[w]
+            if n == 0:
+                continue
+            nbytes = n * workload.bytes_in + request_bytes
+            s = t_send
+            e = s + nbytes * (cpu_per_byte + inv_bw)  # blocking send: the master is busy until it ends
+            t_send = e
+            arrive = e + run.latency[w]
+            first = next_item
+            next_item += n
+            work = float(cum[first + n] - cum[first])
+            a = run.availability[w]
+            t_end = a.finish(arrive, work / run.speeds[w])
+            back = t_end + run.latency[w] + n * workload.bytes_out * inv_bw
+            exe[w], calc[w], send[w] = back - s, t_end - arrive, e - s
+            round_end = max(round_end, back)
+            trace.worker.append(w)
+            trace.first.append(first)
+            trace.count.append(n)
+            trace.t_ask.append(t)
+            trace.t_start.append(arrive)
+            trace.t_end.append(t_end)
+            trace.round_of.append(rnd)
+            trace.rounds.append((rnd, w, n, s, e - s, t_end - arrive, back - s))
+            # measurements as the master learns them at the end of the round
+            view.items_done[w] += n
+            view.chunks_done[w] += 1
+            view.compute_time[w] += t_end - arrive
+            if work > 0:
+                scale = (t_end - arrive) / work
+                view.sq_item_time[w] += scale * scale * float(cum_sq[first + n] - cum_sq[first])
+            view.overhead_time[w] += arrive - t
+            view.last_time[w] = t_end - arrive
+            view.updated_at[w] = t_end
+            events += 3
+            messages += 2
+        view.last_chunk = counts
+        view.exe_time, view.calc_time, view.send_time = exe, calc, send
+        view.order = order
+        remaining -= sum(counts)
+        rnd += 1
+        view.round = rnd
+        t = round_end
+    events += P  # STOP delivered to every worker
+    messages += P
+    trace.events = events
+    trace.messages = messages
+    trace.bytes = workload.n_items * (workload.bytes_in + workload.bytes_out) + (messages - P) / 2 * request_bytes
+    trace.end_time = t
+    trace.meta["mechanism"] = "rounds"
+    trace.meta["n_rounds"] = rnd
+    return trace
+
+
+def _clip(counts: list[int], remaining: int) -> list[int]:
+    """Scale a round's counts down proportionally when they exceed what is left (004 note §2.7.2)."""
+    total = sum(counts)
+    if total <= remaining:
+        if total == 0:
+            counts = list(counts)
+            counts[0] = min(1, remaining)  # a round must make progress
+        return counts
+    exact = [c * remaining / total for c in counts]
+    out = [math.floor(x) for x in exact]
+    for i in sorted(range(len(exact)), key=lambda i: out[i] - exact[i])[: remaining - sum(out)]:
+        out[i] += 1
+    return out
