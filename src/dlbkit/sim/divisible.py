@@ -129,6 +129,7 @@ def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workloa
     remaining = N
     master_free = 0.0
     served = 0
+    row = 0  # next trace row
     batch: list = []
     while heap or batch:
         if batch:
@@ -182,7 +183,8 @@ def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workloa
         work = costs[first] if n == 1 else cum[first + n] - cum[first]
         rate = rates[w]
         t_end = t_start + work / rate if rate else avail[w].finish(t_start, work / speeds[w])
-        pending[w] = len(T_w)
+        pending[w] = row
+        row += 1
         T_w.append(w)
         T_first.append(first)
         T_count.append(n)
@@ -191,7 +193,7 @@ def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workloa
         heappush(heap, (t_end + latency[w] + n * b_out + req, w))
     n_chunks = len(T_w)
     trace.round_of = [-1] * n_chunks
-    trace.t_ask = _ask_times(T_w, T_end, P)
+    trace.t_ask = _ask_times(T_w, T_end)
     # model events: requests delivered, replies delivered (work or STOP), chunks completed
     trace.events = 2 * served + n_chunks
     # balancing messages: a request and a reply per chunk, plus each worker's last request and STOP
@@ -209,14 +211,19 @@ def _minus_worker(event):
     return -event[1]
 
 
-def _ask_times(workers: list[int], ends: list[float], P: int) -> list[float]:
+def _ask_times(workers: list[int], ends: list[float]) -> list[float]:
     """When each chunk was asked for: the worker's previous completion (0 for its first chunk)."""
-    last = [0.0] * P
-    out = []
-    for w, e in zip(workers, ends):
-        out.append(last[w])
-        last[w] = e
-    return out
+    if not workers:
+        return []
+    w = np.asarray(workers)
+    e = np.asarray(ends)
+    order = np.argsort(w, kind="stable")  # each worker's chunks, in the order it did them
+    ws, es = w[order], e[order]
+    prev = np.concatenate(([0.0], es[:-1]))
+    prev[np.concatenate(([True], ws[1:] != ws[:-1]))] = 0.0
+    out = np.empty_like(e)
+    out[order] = prev
+    return out.tolist()
 
 
 def _rounds(run: _Run, balancer, seed, overhead, cost_per_byte, request_bytes, workload) -> Trace:

@@ -1,0 +1,39 @@
+"""Parameter constraints and the get/set/clone protocol."""
+
+from numbers import Integral, Real
+
+import pytest
+
+from dlbkit import ConfigError, make
+from dlbkit.balancers.chunking import SelfScheduling, Static
+from dlbkit.params import Interval, Options
+
+
+def test_interval_text_and_bounds():
+    iv = Interval(Real, 0, 1, closed="right")
+    assert str(iv) == "a number in the range (0, 1]"
+    assert iv.accepts(1.0) and not iv.accepts(0.0) and not iv.accepts(True) and not iv.accepts(float("nan"))
+    assert str(Interval(Integral, 1, None)) == "an int in the range [1, inf)"
+    assert Options("a", "b").accepts("a") and not Options("a").accepts("c")
+
+
+def test_validation_message_names_parameter_balancer_and_value():
+    with pytest.raises(ConfigError) as e:
+        SelfScheduling(size=0).validate()
+    assert str(e.value) == "parameter 'size' of ss must be an int in the range [1, inf); got 0"
+
+
+def test_make_rejects_unknown_names_and_parameters():
+    with pytest.raises(ConfigError, match="registered balancer"):
+        make("nonesuch")
+    with pytest.raises(ConfigError, match="parameter.*one of size"):
+        make("ss", {"chunk": 3})
+
+
+def test_clone_and_set_params():
+    b = Static(size=4)
+    c = b.clone()
+    assert c is not b and c.get_params() == {"size": 4}
+    assert c.set_params(size=7) is c and c.size == 7 and b.size == 4
+    with pytest.raises(ConfigError):
+        c.set_params(nonsense=1)
