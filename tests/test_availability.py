@@ -84,3 +84,24 @@ def test_trace_file(tmp_path):
     assert spec.realise().finish(0.0, 15.0) == pytest.approx(20.0)
     with pytest.raises(ConfigError, match="x.file"):
         availability_from_dict({"kind": "trace", "file": "missing.csv"}, "x", base_dir=tmp_path)
+
+
+def test_pickle_keeps_the_realised_part():
+    """A lazily extended availability pickles as what has been realised; it integrates the same."""
+    import pickle
+    a = Markov(mean_free=2.0, mean_busy=1.0, low=0.5).realise(np.random.default_rng(3))
+    t = a.finish(0.0, 40.0)
+    b = pickle.loads(pickle.dumps(a))
+    assert b.finish(0.0, 40.0) == t
+    assert b.capacity(t / 2) == a.capacity(t / 2)
+
+
+def test_pickling_twice_keeps_every_segment():
+    """A recorded or once-pickled availability is finite: nothing is lost by pickling it again."""
+    import pickle
+    a = Pulse(start=20.0, duration=30.0, level=0.5, period=80.0).realise()
+    a.finish(0.0, 300.0)
+    b = pickle.loads(pickle.dumps(pickle.loads(pickle.dumps(a))))
+    assert b.times == a.times and b.levels == a.levels
+    r = Recorded((0.0, 1.0, 2.0, 3.0), (1.0, 0.5, 1.0, 0.5)).realise()
+    assert pickle.loads(pickle.dumps(r)).times == [0.0, 1.0, 2.0, 3.0]

@@ -51,11 +51,12 @@ def test_message_cost_latency_hops_and_bandwidth():
     """Chain m-a-b: b is 2 hops away. 10 items × 100 B at 1000 B/s = 1 s of transfer each way."""
     p = Platform([Node("m"), Node("a"), Node("b")], Network(latency=0.5, bandwidth=1000.0, topology="chain"))
     tr = simulate_divisible(p, Divisible(20, bytes_in=100, bytes_out=50), Static())
-    # Static: 10 items each. a: request 0.5, reply 0.5+0.5+1.0 = 2.0 start; b: 1.0 request, 1.0+1.0+1.0=3.0
-    assert tr.t_start == pytest.approx([2.0, 3.0])
-    assert tr.t_end == pytest.approx([12.0, 13.0])
+    # Static: 10 items each. a's request arrives at 0.5; the blocking send takes 1 s, then 0.5 s latency
+    # -> starts at 2.0. b's request arrives at 1.0 but the master sends until 1.5; 1.5 + 1 + 2 × 0.5 = 3.5
+    assert tr.t_start == pytest.approx([2.0, 3.5])
+    assert tr.t_end == pytest.approx([12.0, 13.5])
     # results: 10 × 50 B = 0.5 s, plus latency per hop
-    assert tr.end_time == pytest.approx(13.0 + 1.0 + 0.5)
+    assert tr.end_time == pytest.approx(13.5 + 1.0 + 0.5)
     assert tr.bytes == 20 * 150
     assert tr.messages == 2 * (2 + 2)
 
@@ -68,6 +69,27 @@ def test_compute_integrates_availability_exactly():
     tr = simulate_divisible(p, Divisible(10), Static())
     assert tr.t_end == [pytest.approx(11.0, rel=1e-15)]
     assert lower_bound(tr) == pytest.approx(11.0, rel=1e-12)
+
+
+def test_data_for_a_worker_on_the_master_node_is_not_sent():
+    """master_computes: the master's own worker gets its chunk at once, whatever its size."""
+    p = Platform([Node("m", speed=0.01), Node("a")], Network(latency=1.0, bandwidth=10.0))
+    tr = simulate_divisible(p, Divisible(2, bytes_in=100.0), Static(), master_computes=True,
+                            master_cost_per_byte=0.01)
+    # worker 0 (on m, speed 0.01) starts item 0 at once; a asks at 1: m sends 100 B: 10 s on the link + 100 × 0.01/0.01 s of CPU
+    assert tr.t_start == pytest.approx([0.0, 1.0 + 110.0 + 1.0])
+
+
+def test_broadcast_precedes_work():
+    """100 B of shared data at 100 B/s to two workers, one after the other, before any request."""
+    p = Platform([Node("m"), Node("a"), Node("b")], Network(latency=0.5, bandwidth=100.0))
+    tr = simulate_divisible(p, Divisible(2), Static(), broadcast_bytes=100.0)
+    # a has it at 1.5, b at 2.5; requests arrive 2.0 and 3.0; replies 2.5 and 3.5
+    assert tr.t_start == pytest.approx([2.5, 3.5])
+    rounds = simulate_divisible(p, Divisible(2), Static(), broadcast_bytes=100.0, mechanism="rounds")
+    # round 0 starts when the master has sent both copies (2.0); chunks carry no bytes
+    assert rounds.t_start == pytest.approx([2.5, 2.5])
+    assert tr.messages == 2 * (2 + 2) + 2 and tr.bytes == 200.0
 
 
 def test_master_overhead_is_serialised():

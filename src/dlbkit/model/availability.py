@@ -12,7 +12,7 @@ import csv
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -31,7 +31,9 @@ class Piecewise:
 
     __slots__ = ("times", "levels", "cum", "_more", "constant")
 
-    def __init__(self, segments: Iterator[tuple[float, float]]):
+    def __init__(self, segments: Iterable[tuple[float, float]]):
+        """*segments*: (start time, level) pairs; a list is taken whole, an iterator lazily."""
+        finite = isinstance(segments, (list, tuple))
         self.times: list[float] = []
         self.levels: list[float] = []
         self.cum: list[float] = []
@@ -40,8 +42,16 @@ class Piecewise:
         if not self.times or self.times[0] != 0.0:
             raise ValueError("an availability must start at t = 0")
         self._pull()
+        while finite and self._pull():
+            pass
         #: the level if a(t) is one constant for all t, else None (the engines' fast path)
         self.constant: float | None = self.levels[0] if self._more is None and len(self.levels) == 1 else None
+
+    def __reduce__(self):
+        # The generator of a lazily extended function cannot be pickled: a pickle keeps the part
+        # realised so far. Engines realise past every time they integrate to, so a finished run's
+        # trace pickles without losing anything it used.
+        return (_realised, (tuple(self.times), tuple(self.levels)))
 
     def _pull(self) -> bool:
         """Append the next segment from the generator; False once it is exhausted."""
@@ -96,6 +106,10 @@ class Piecewise:
         return np.asarray(self.times[:k]), np.asarray(self.levels[:k])
 
 
+def _realised(times: tuple, levels: tuple) -> Piecewise:
+    return Piecewise(list(zip(times, levels)))
+
+
 def _level(value, field: str) -> float:
     return check.number(value, field, lo=0.0, hi=1.0, lo_open=True)
 
@@ -107,7 +121,7 @@ class Constant:
     level: float = 1.0
 
     def realise(self, rng: np.random.Generator | None = None) -> Piecewise:
-        return Piecewise(iter([(0.0, self.level)]))
+        return Piecewise([(0.0, self.level)])
 
 
 @dataclass(frozen=True)
@@ -120,8 +134,8 @@ class Step:
 
     def realise(self, rng: np.random.Generator | None = None) -> Piecewise:
         if self.at == 0:
-            return Piecewise(iter([(0.0, self.level)]))
-        return Piecewise(iter([(0.0, self.before), (self.at, self.level)]))
+            return Piecewise([(0.0, self.level)])
+        return Piecewise([(0.0, self.before), (self.at, self.level)])
 
 
 @dataclass(frozen=True)
@@ -183,7 +197,7 @@ class Recorded:
     source: str = field(default="", compare=False)
 
     def realise(self, rng: np.random.Generator | None = None) -> Piecewise:
-        return Piecewise(iter(zip(self.times, self.levels)))
+        return Piecewise(list(zip(self.times, self.levels)))
 
 
 def _read_trace_file(path: Path, field: str) -> tuple[tuple[float, ...], tuple[float, ...]]:

@@ -10,8 +10,11 @@
 Cost model. A message from node a to b takes ``hops(a, b) · latency + bytes / bandwidth`` (zero
 within a node). A chunk of items with total work W, started at t0 on a worker of speed s whose node
 has availability a(t), ends at the t1 with s·∫_{t0}^{t1} a = W, integrated exactly over a's pieces.
-The master spends ``master_overhead`` seconds per decision (serialised), and in the round mechanism
-``master_cost_per_byte / master speed`` seconds per byte sent, as its blocking sends occupy it.
+The master is one sequential process: it spends ``master_overhead`` seconds per decision, and sends
+with blocking sends that occupy it for ``bytes · (master_cost_per_byte / master speed + 1/bandwidth)``
+(004 §2.5 asks for blocking sends), so concurrent requests queue at the master. A worker on the
+master's own node gets its data without a message. ``broadcast_bytes`` of shared read-only data (004's
+INIT, e.g. the MxV vector) go to every worker, one blocking send after another, before any work.
 
 Only master-side events (a request or result arriving) go through the event heap: what a worker does
 between receiving a chunk and its next request touches no shared state, so the engine computes that
@@ -43,7 +46,7 @@ class _Run:
     """Everything one run needs, realised from the platform and workload with the run's seed."""
 
     def __init__(self, platform: Platform, workload: Divisible, balancer: ChunkingBalancer, seed,
-                 master: int | str, master_computes: bool, costs: np.ndarray | None):
+                 master: int | str, master_computes: bool, costs: np.ndarray | None, cost_per_byte: float):
         if not isinstance(balancer, ChunkingBalancer):
             raise ConfigError("balancer", getattr(balancer, "name", balancer),
                               "a chunking balancer for a divisible workload")
@@ -69,8 +72,11 @@ class _Run:
         hops = platform.hops_from(master)
         self.hops = [int(hops[n]) for n in self.worker_nodes]
         self.latency = [h * lat for h in self.hops]
-        self.inv_bw = 1.0 / platform.network.bandwidth
+        # seconds per byte between each worker and the master: data within a node is not sent
+        self.inv_bw = [0.0 if n == master else 1.0 / platform.network.bandwidth for n in self.worker_nodes]
         self.master_speed = platform.nodes[master].speed
+        #: seconds a blocking send of one byte to each worker occupies the master
+        self.send_cost = [cost_per_byte / self.master_speed + x if x else 0.0 for x in self.inv_bw]
         self.view = LoopView(workload.n_items, len(self.worker_nodes), list(self.speeds))
 
     def trace(self, balancer, seed) -> Trace:
@@ -83,7 +89,7 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
                        mechanism: str = "self-scheduling", master: int | str = 0,
                        master_computes: bool = False, master_overhead: float = 0.0,
                        master_cost_per_byte: float = 0.0, request_bytes: float = 0.0,
-                       costs: Any = None) -> Trace:
+                       broadcast_bytes: float = 0.0, costs: Any = None) -> Trace:
     """Run *workload* on *platform* with a chunking *balancer*; return the Trace.
 
     *costs* overrides the workload's drawn item costs (e.g. replaying measured costs).
@@ -91,17 +97,37 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
     if mechanism not in MECHANISMS:
         raise ConfigError("engine.mechanism", mechanism, "one of " + ", ".join(repr(m) for m in MECHANISMS))
     for fld, v in (("engine.master_overhead", master_overhead), ("engine.master_cost_per_byte", master_cost_per_byte),
-                   ("engine.request_bytes", request_bytes)):
+                   ("engine.request_bytes", request_bytes), ("engine.broadcast_bytes", broadcast_bytes)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
             raise ConfigError(fld, v, "a finite number >= 0")
-    run = _Run(platform, workload, balancer, seed, master, master_computes, costs)
+    run = _Run(platform, workload, balancer, seed, master, master_computes, costs, master_cost_per_byte)
+    ready, master_free = _broadcast(run, broadcast_bytes)
     balancer.start(run.view, run.rng_balancer)
     if mechanism == "rounds":
-        return _rounds(run, balancer, seed, master_overhead, master_cost_per_byte, request_bytes, workload)
-    return _self_scheduling(run, balancer, seed, master_overhead, request_bytes, workload)
+        trace = _rounds(run, balancer, seed, master_overhead, request_bytes, workload, master_free)
+    else:
+        trace = _self_scheduling(run, balancer, seed, master_overhead, request_bytes, workload, ready, master_free)
+    if broadcast_bytes:
+        sent = sum(1 for x in run.inv_bw if x)
+        trace.messages += sent
+        trace.bytes += sent * broadcast_bytes
+    return trace
 
 
-def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workload) -> Trace:
+def _broadcast(run: _Run, nbytes: float) -> tuple[list[float], float]:
+    """Shared data to every worker by blocking sends in worker order: when each worker has it, and
+    when the master is free again."""
+    t = 0.0
+    ready = [0.0] * len(run.worker_nodes)
+    if nbytes:
+        for w, cost in enumerate(run.send_cost):
+            if cost:
+                t += nbytes * cost
+                ready[w] = t + run.latency[w]
+    return ready, t
+
+
+def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workload, ready, master_free) -> Trace:
     trace = run.trace(balancer, seed)
     view = run.view
     P = view.n_workers
@@ -111,8 +137,10 @@ def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workloa
     cum_sq = np.concatenate(([0.0], np.cumsum(run.costs * run.costs))).tolist()
     speeds, avail, latency, inv_bw = run.speeds, run.availability, run.latency, run.inv_bw
     rates = [s * a.constant if a.constant is not None else 0.0 for s, a in zip(speeds, avail)]
-    b_in, b_out = workload.bytes_in * inv_bw, workload.bytes_out * inv_bw
-    req = request_bytes * inv_bw
+    send_in = [workload.bytes_in * c for c in run.send_cost]  # master busy per item sent to w
+    b_out = [workload.bytes_out * x for x in inv_bw]  # result transfer per item from w
+    req = [request_bytes * x for x in inv_bw]
+    serial = overhead > 0 or any(send_in)
     decide = balancer.chunk
     tol = SIMULTANEITY_TOLERANCE
     # columns of the trace, bound locally for the hot loop
@@ -123,11 +151,10 @@ def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workloa
     last_time, updated_at = view.last_time, view.updated_at
     pending = [-1] * P  # trace row whose result travels with the worker's next request
     asked = [0.0] * P  # when the worker last asked for work (for its scheduling overhead)
-    heap = [(latency[w] + req, w) for w in range(P)]
+    heap = [(ready[w] + latency[w] + req[w], w) for w in range(P)]
     heap.sort()
     next_item = 0
     remaining = N
-    master_free = 0.0
     served = 0
     row = 0  # next trace row
     batch: list = []
@@ -166,9 +193,7 @@ def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workloa
         if remaining == 0:
             continue
         ts = t if t >= master_free else master_free
-        if overhead:
-            master_free = ts + overhead
-            ts = master_free
+        ts += overhead
         view.time = ts
         view.remaining = remaining
         n = decide(view, w)
@@ -179,7 +204,9 @@ def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workloa
         first = next_item
         next_item += n
         remaining -= n
-        t_start = ts + latency[w] + n * b_in
+        if serial:
+            master_free = ts = ts + n * send_in[w]  # the blocking send ends
+        t_start = ts + latency[w]
         work = costs[first] if n == 1 else cum[first + n] - cum[first]
         rate = rates[w]
         t_end = t_start + work / rate if rate else avail[w].finish(t_start, work / speeds[w])
@@ -190,7 +217,7 @@ def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workloa
         T_count.append(n)
         T_start.append(t_start)
         T_end.append(t_end)
-        heappush(heap, (t_end + latency[w] + n * b_out + req, w))
+        heappush(heap, (t_end + latency[w] + n * b_out[w] + req[w], w))
     n_chunks = len(T_w)
     trace.round_of = [-1] * n_chunks
     trace.t_ask = _ask_times(T_w, T_end)
@@ -201,7 +228,7 @@ def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workloa
     trace.bytes = N * (workload.bytes_in + workload.bytes_out) + served * request_bytes
     if n_chunks:
         w_arr = np.asarray(T_w)
-        back = np.asarray(T_end) + np.asarray(latency)[w_arr] + np.asarray(T_count) * b_out
+        back = np.asarray(T_end) + np.asarray(latency)[w_arr] + np.asarray(T_count) * np.asarray(b_out)[w_arr]
         trace.end_time = float(back.max())
     trace.meta["mechanism"] = "self-scheduling"
     return trace
@@ -226,15 +253,13 @@ def _ask_times(workers: list[int], ends: list[float]) -> list[float]:
     return out.tolist()
 
 
-def _rounds(run: _Run, balancer, seed, overhead, cost_per_byte, request_bytes, workload) -> Trace:
+def _rounds(run: _Run, balancer, seed, overhead, request_bytes, workload, t0) -> Trace:
     trace = run.trace(balancer, seed)
     view = run.view
     P = view.n_workers
     cum = np.concatenate(([0.0], np.cumsum(run.costs)))
     cum_sq = np.concatenate(([0.0], np.cumsum(run.costs * run.costs)))
-    inv_bw = run.inv_bw
-    cpu_per_byte = cost_per_byte / run.master_speed
-    t = 0.0
+    t = t0
     next_item = 0
     remaining = workload.n_items
     rnd = 0
@@ -262,7 +287,7 @@ def _rounds(run: _Run, balancer, seed, overhead, cost_per_byte, request_bytes, w
                 continue
             nbytes = n * workload.bytes_in + request_bytes
             s = t_send
-            e = s + nbytes * (cpu_per_byte + inv_bw)  # blocking send: the master is busy until it ends
+            e = s + nbytes * run.send_cost[w]  # blocking send: the master is busy until it ends
             t_send = e
             arrive = e + run.latency[w]
             first = next_item
@@ -270,7 +295,7 @@ def _rounds(run: _Run, balancer, seed, overhead, cost_per_byte, request_bytes, w
             work = float(cum[first + n] - cum[first])
             a = run.availability[w]
             t_end = a.finish(arrive, work / run.speeds[w])
-            back = t_end + run.latency[w] + n * workload.bytes_out * inv_bw
+            back = t_end + run.latency[w] + n * workload.bytes_out * run.inv_bw[w]
             exe[w], calc[w], send[w] = back - s, t_end - arrive, e - s
             round_end = max(round_end, back)
             trace.worker.append(w)

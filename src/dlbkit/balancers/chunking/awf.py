@@ -1,0 +1,145 @@
+"""Adaptive weighted factoring within one loop: AWF-B, AWF-C, AWF-D, AWF-E.
+
+Weighted factoring whose weights are learned from the measured time per item while the loop runs.
+B and D update the weights at every batch boundary, C and E at every chunk; D and E count each
+chunk's scheduling overhead in its time (Cariño & Banicescu 2008).
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+from typing import ClassVar
+
+from ...model.view import LoopView
+from ...params import Interval
+from ..base import ChunkingBalancer
+from ..registry import register
+from ._common import WeightedPerformance, ceil_div, normalised_weights, request_driven, round_half_up
+from .factoring import BatchedFactoring
+
+__all__ = ["AdaptiveWeightedFactoringB", "AdaptiveWeightedFactoringC", "AdaptiveWeightedFactoringD",
+           "AdaptiveWeightedFactoringE"]
+
+_SOURCE = ("Cariño & Banicescu 2008, J. Supercomputing 44(1):41–63; weights after Banicescu, "
+           "Velusamy & Devaprasad 2003, Cluster Computing 6(3)")
+
+_COMMON_DOC = """
+    The rule, for all four variants (Cariño & Banicescu 2008, "Dynamic load balancing with adaptive
+    factoring methods in scientific applications", J. Supercomputing 44(1):41–63): worker i's
+    chunk is w_i · ⌈R/(2P)⌉ (FAC2's chunk times a weight), rounded to the nearest integer (halves
+    up), at least *min_chunk*. The weights are w_i = (π̄/π_i) · P / Σ_j (π̄/π_j) = P·(1/π_i) / Σ_j 1/π_j,
+    where π_i is worker i's weighted average time per item: π_i = Σ_k k·t_ik / Σ_k k·n_ik over its
+    completed chunks k = 1, 2, … (the k-th result weighs k, so recent behaviour dominates; the
+    "weighted average performance" of Banicescu, Velusamy & Devaprasad 2003, as the authors' DLB
+    tool computes it). AWF-B/C time a chunk by its compute time, AWF-D/E by compute time plus the
+    scheduling overhead the view reports for it (``overhead_time``: from asking to starting).
+
+    Choices where the paper is silent: a worker with no result yet is assumed to run at its nominal
+    speed (the view's ``speeds``) scaled to the measured workers, r_i = s_i · mean_j(r_j/s_j); so
+    before any result the weights are the normalised nominal speeds and AWF starts as WF (the
+    DLB tool instead gives such a worker a minimum-size probe chunk). The view's NaN means are
+    never read: the rates come from the cumulative counters directly.
+
+    Helps: speed differences that are unknown, wrong or changing (background load on a
+    non-dedicated cluster) are learned within the loop, without a separate profiling run.
+    Backfires: weights learned from few chunks are noisy; a worker slowed only briefly keeps a small
+    weight until new results arrive; and each weight update costs O(P) at the master.
+    """
+
+
+class _BatchAWF(BatchedFactoring):
+    with_overhead: ClassVar[bool] = False
+    _parameter_constraints = {"min_chunk": [Interval(Integral, 1, None)]}
+
+    def __init__(self, *, min_chunk: int = 1):
+        self.min_chunk = min_chunk
+
+    def start(self, view, rng=None) -> None:
+        super().start(view, rng)
+        self.prior_ = normalised_weights(view.speeds, view.n_workers, "nominal speeds of the view")
+        self.performance_ = WeightedPerformance(view.n_workers, self.with_overhead)
+        self.weights_ = list(self.prior_)
+
+    def _batch_chunk(self, view: LoopView) -> int:
+        self.weights_ = self.performance_.weights(self.prior_)  # weights change only here
+        return ceil_div(view.remaining, 2 * view.n_workers)
+
+    def _share(self, view: LoopView, worker: int) -> int:
+        return round_half_up(self.weights_[worker] * self.batch_chunk_)
+
+    def chunk(self, view: LoopView, worker: int) -> int:
+        self.performance_.sync(view)  # book each result as it arrives (its index k matters)
+        return super().chunk(view, worker)
+
+
+class _ChunkAWF(ChunkingBalancer):
+    with_overhead: ClassVar[bool] = False
+    _parameter_constraints = {"min_chunk": [Interval(Integral, 1, None)]}
+
+    def __init__(self, *, min_chunk: int = 1):
+        self.min_chunk = min_chunk
+
+    def start(self, view, rng=None) -> None:
+        super().start(view, rng)
+        self.prior_ = normalised_weights(view.speeds, view.n_workers, "nominal speeds of the view")
+        self.performance_ = WeightedPerformance(view.n_workers, self.with_overhead)
+        self.weights_ = list(self.prior_)
+
+    def chunk(self, view: LoopView, worker: int) -> int:
+        self.performance_.sync(view)
+        self.weights_ = self.performance_.weights(self.prior_)
+        n = round_half_up(self.weights_[worker] * ceil_div(view.remaining, 2 * view.n_workers))
+        return n if n > self.min_chunk else self.min_chunk
+
+
+@register
+class AdaptiveWeightedFactoringB(_BatchAWF):
+    __doc__ = """AWF-B, batch adaptive weighted factoring: weights (from compute times) are updated at
+    each batch boundary; a batch holds P·⌈R/(2P)⌉ items at its start, as in FAC2, and each request
+    takes w_i·⌈R/(2P)⌉ of it (see :class:`~dlbkit.balancers.chunking.factoring.BatchedFactoring`).
+    """ + _COMMON_DOC
+
+    name = "awf-b"
+    source = _SOURCE + " (AWF-B)"
+    taxonomy = request_driven("measured time per item, per worker",
+                              "batches of w_i × ⌈R/(2P)⌉, weights per batch")
+    with_overhead = False
+
+
+@register
+class AdaptiveWeightedFactoringC(_ChunkAWF):
+    __doc__ = """AWF-C, chunk adaptive weighted factoring: weights (from compute times) are updated
+    before every chunk, and the FAC2 base ⌈R/(2P)⌉ is taken from the R left at that request (no
+    batches), as in the authors' DLB tool.
+    """ + _COMMON_DOC
+
+    name = "awf-c"
+    source = _SOURCE + " (AWF-C)"
+    taxonomy = request_driven("measured time per item, per worker", "w_i × ⌈R/(2P)⌉, weights per chunk")
+    with_overhead = False
+
+
+@register
+class AdaptiveWeightedFactoringD(_BatchAWF):
+    __doc__ = """AWF-D: AWF-B with each chunk's time including its scheduling overhead (weights updated
+    at each batch boundary).
+    """ + _COMMON_DOC
+
+    name = "awf-d"
+    source = _SOURCE + " (AWF-D)"
+    taxonomy = request_driven("measured time per item incl. overhead, per worker",
+                              "batches of w_i × ⌈R/(2P)⌉, weights per batch")
+    with_overhead = True
+
+
+@register
+class AdaptiveWeightedFactoringE(_ChunkAWF):
+    __doc__ = """AWF-E: AWF-C with each chunk's time including its scheduling overhead (weights updated
+    before every chunk).
+    """ + _COMMON_DOC
+
+    name = "awf-e"
+    source = _SOURCE + " (AWF-E)"
+    taxonomy = request_driven("measured time per item incl. overhead, per worker",
+                              "w_i × ⌈R/(2P)⌉, weights per chunk")
+    with_overhead = True

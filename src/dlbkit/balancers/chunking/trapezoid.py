@@ -1,0 +1,123 @@
+"""Trapezoid rules: chunk sizes that fall linearly from a first size f to a last size l (TSS), and
+its batched form for heterogeneous clusters (TFSS)."""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+from ...errors import ConfigError
+from ...model.view import LoopView
+from ...params import Interval
+from ..base import ChunkingBalancer
+from ..registry import register
+from ._common import ceil_div, request_driven
+
+__all__ = ["Trapezoid", "TrapezoidFactoring"]
+
+
+class _TrapezoidSequence:
+    """The TSS chunk sequence for a loop of *n_items* on *n_workers*: sizes c_k, k = 0, 1, ..."""
+
+    __slots__ = ("first", "last", "n_chunks")
+
+    def __init__(self, n_items: int, n_workers: int, first: int | None, last: int, owner: str):
+        f = max(ceil_div(n_items, 2 * n_workers), last) if first is None else first
+        if f < last:
+            raise ConfigError(f"parameter 'first' of {owner}", f, f"an int >= last ({last})")
+        self.first = f
+        self.last = last
+        self.n_chunks = ceil_div(2 * n_items, f + last)  # n = ⌈2N/(f+l)⌉
+
+    def size(self, k: int) -> int:
+        """c_k = ⌊f − k·δ⌋ with δ = (f−l)/(n−1), computed exactly; l once the n planned chunks are out."""
+        n = self.n_chunks
+        if k >= n - 1:
+            return self.first if n == 1 and k == 0 else self.last
+        f, l = self.first, self.last
+        return (f * (n - 1) - k * (f - l)) // (n - 1)
+
+
+@register
+class Trapezoid(ChunkingBalancer):
+    """TSS, trapezoid self-scheduling: chunk k = f − k·δ, falling linearly from *first* to *last*.
+
+    Source: Tzen & Ni 1993, "Trapezoid self-scheduling: a practical scheduling scheme for parallel
+    compilers", IEEE TPDS 4(1):87–98: TSS(f, l) with f = ⌈N/(2P)⌉ and l = 1 by default,
+    n = ⌈2N/(f+l)⌉ chunks and decrement δ = (f−l)/(n−1).
+
+    Rounding (the paper computes with integers; we state ours): chunk k = ⌊f − k·δ⌋ of the
+    real-valued δ, evaluated exactly as ⌊(f·(n−1) − k·(f−l)) / (n−1)⌋, so chunk 0 is f and chunk n−1
+    is l. Flooring can leave a few items after the n planned chunks; they go out in chunks of l.
+    (LLVM's OpenMP runtime instead truncates δ itself to an integer, which keeps every chunk at or
+    above the real sequence but turns TSS into fixed-size chunking whenever f − l < n − 1.)
+    A *first* below *last* raises ConfigError; the default f is raised to l if N/(2P) < l.
+
+    Helps: like GSS it shrinks chunks, but linearly, so the first chunks are half GSS's and the
+    number of chunks is known in advance (n), with a cheap O(1) rule. Backfires: the linear
+    decrease is blind to the actual speeds; on strongly heterogeneous or loaded workers the last
+    chunks can still be too large (l is the only knob).
+    """
+
+    name = "tss"
+    source = "Tzen & Ni 1993, IEEE TPDS 4(1):87–98"
+    taxonomy = request_driven("chunk count", "linearly decreasing sizes f → l")
+    reads_measurements = False
+    _parameter_constraints = {"first": [None, Interval(Integral, 1, None)],
+                              "last": [Interval(Integral, 1, None)]}
+
+    def __init__(self, *, first: int | None = None, last: int = 1):
+        self.first = first
+        self.last = last
+
+    def start(self, view, rng=None) -> None:
+        super().start(view, rng)
+        self.sequence_ = _TrapezoidSequence(view.n_items, view.n_workers, self.first, self.last, self.name)
+        self.issued_ = 0
+
+    def chunk(self, view: LoopView, worker: int) -> int:
+        k = self.issued_
+        self.issued_ = k + 1
+        return self.sequence_.size(k)
+
+
+@register
+class TrapezoidFactoring(ChunkingBalancer):
+    """TFSS, trapezoid factoring self-scheduling: batches of P equal chunks, each the mean of the
+    next P chunks of TSS.
+
+    Source: Chronopoulos, Andonie, Benche & Grosu 2001, "A class of loop self-scheduling for
+    heterogeneous clusters", IEEE CLUSTER 2001 (TFSS). Batch b (requests bP … bP+P−1) hands out
+    ⌈(c_{bP} + … + c_{bP+P−1}) / P⌉ items per chunk, c_k being the TSS sequence of :class:`Trapezoid`
+    (same *first*, *last* and rounding). The mean is rounded up (our choice; the paper does not
+    say), so a batch never assigns fewer items than the P TSS chunks it replaces.
+
+    Helps: TSS's predictable decrease with factoring's batches, so each batch spreads evenly over
+    the P workers and the early chunks are smaller than GSS's. Backfires: the batch is P equal
+    chunks, blind to speed: a slow worker's chunk in a late batch can still decide the end.
+    """
+
+    name = "tfss"
+    source = "Chronopoulos, Andonie, Benche & Grosu 2001, IEEE CLUSTER"
+    taxonomy = request_driven("chunk count", "batches of P means of TSS chunks")
+    reads_measurements = False
+    _parameter_constraints = {"first": [None, Interval(Integral, 1, None)],
+                              "last": [Interval(Integral, 1, None)]}
+
+    def __init__(self, *, first: int | None = None, last: int = 1):
+        self.first = first
+        self.last = last
+
+    def start(self, view, rng=None) -> None:
+        super().start(view, rng)
+        self.sequence_ = _TrapezoidSequence(view.n_items, view.n_workers, self.first, self.last, self.name)
+        self.issued_ = 0
+        self.batch_chunk_ = 0
+
+    def chunk(self, view: LoopView, worker: int) -> int:
+        P = view.n_workers
+        k = self.issued_
+        if k % P == 0:
+            size = self.sequence_.size
+            self.batch_chunk_ = ceil_div(sum(size(k + j) for j in range(P)), P)
+        self.issued_ = k + 1
+        return self.batch_chunk_

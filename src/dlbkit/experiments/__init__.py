@@ -1,0 +1,27 @@
+"""Experiments: sweeps of platform × workload × balancers × grid × repetitions, their summaries
+with 95% confidence intervals, plots and an HTML report.
+
+Typical use (the CLI's ``dlbkit simulate`` does exactly this)::
+
+    from dlbkit.experiments import format_table, load_experiment, run_sweep, summarise
+    exp = load_experiment("demo.toml")
+    sweep = run_sweep(exp, "out/demo", jobs=2)
+    print(format_table(summarise(sweep.rows)))
+"""
+
+from .plots import efficiency_bars, gantt, makespan_bars, metric_bars, save_all, work_over_time
+from .report import write_report
+from .runner import Sweep, read_results, run_sweep
+from .spec import BalancerSpec, Experiment, RunSpec, load_experiment, run_seed
+from .summary import Stat, format_table, mean_ci, summarise, write_summary_csv
+
+__all__ = [
+    # specification
+    "Experiment", "BalancerSpec", "RunSpec", "load_experiment", "run_seed",
+    # running
+    "Sweep", "run_sweep", "read_results",
+    # summarising
+    "Stat", "mean_ci", "summarise", "format_table", "write_summary_csv",
+    # plots and report
+    "gantt", "work_over_time", "makespan_bars", "efficiency_bars", "metric_bars", "save_all", "write_report",
+]

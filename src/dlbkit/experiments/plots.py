@@ -1,0 +1,225 @@
+"""Plots of runs and sweeps (matplotlib, Agg backend: files only, never a window).
+
+Every function takes an optional *ax* and returns the Figure it drew on.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")  # noqa: E402  (before pyplot; files only)
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+from ..model.metrics import METRICS  # noqa: E402
+from ..model.trace import Trace  # noqa: E402
+
+__all__ = ["gantt", "work_over_time", "makespan_bars", "efficiency_bars", "metric_bars", "save_all", "slug"]
+
+_BUSY = ("#1f77b4", "#5fa2d6")  # alternate shades so consecutive chunks stay distinguishable
+_WAIT = "#f2a541"  # asked for work, waiting for it (scheduling + communication)
+_LOAD = "#d62728"  # background load: availability below 1
+
+
+def _axes(ax, size, margins=(0.9, 0.3, 0.4, 0.65)):
+    """A new figure of *size* inches with fixed *margins* (left, right, top, bottom, in inches:
+    cheaper than a constrained layout), or *ax*'s figure."""
+    if ax is None:
+        fig, ax = plt.subplots(figsize=size)
+        w, h = size
+        left, right, top, bottom = margins
+        fig.subplots_adjust(left=left / w, right=1 - right / w, top=1 - top / h, bottom=bottom / h)
+        return fig, ax
+    return ax.figure, ax
+
+
+def _worker_labels(trace: Trace) -> list[str]:
+    speeds = trace.speeds or [math.nan] * trace.n_workers
+    return [f"w{i} (node {n}, s={s:g})" for i, (n, s) in enumerate(zip(trace.worker_nodes, speeds))]
+
+
+def gantt(trace: Trace, ax=None, *, title: str | None = None, show_load: bool = True):
+    """Per worker, a bar per chunk from ``t_start`` to ``t_end``; the wait between asking for work
+    and receiving it (``t_ask`` → ``t_start``) in orange; idle time left blank; with *show_load*,
+    periods of background load (availability < 1) shaded red behind the bars."""
+    P = trace.n_workers
+    own = ax is None
+    fig, ax = _axes(ax, (11, max(3.0, 0.32 * P + 1.5)), margins=(1.35, 0.2, 0.4, 0.85))
+    ct = trace.chunk_table()
+    end = float(max(trace.t_end)) if trace.t_end else 1.0
+    if show_load and trace.availability:
+        for i, a in enumerate(trace.availability[:P]):
+            times, levels = a.segments_until(end)
+            bounds = list(times[1:]) + [end]
+            spans = [(t0, t1 - t0) for t0, t1, lv in zip(times, bounds, levels) if lv < 1.0 and t1 > t0]
+            alphas = [0.15 + 0.45 * (1.0 - lv) for lv in levels if lv < 1.0]
+            for (t0, w), al in zip(spans, alphas):
+                ax.broken_barh([(t0, w)], (i - 0.48, 0.96), facecolors=_LOAD, alpha=al, linewidth=0)
+    for i in range(P):
+        sel = np.flatnonzero(ct["worker"] == i)
+        if not len(sel):
+            continue
+        order = sel[np.argsort(ct["t_start"][sel], kind="stable")]
+        starts, ends, asks = ct["t_start"][order], ct["t_end"][order], ct["t_ask"][order]
+        waits = [(a, s - a) for a, s in zip(asks, starts) if s > a]
+        if waits:
+            ax.broken_barh(waits, (i - 0.3, 0.6), facecolors=_WAIT, linewidth=0)
+        bars = list(zip(starts, ends - starts))
+        colours = [_BUSY[k % 2] for k in range(len(bars))]
+        ax.broken_barh(bars, (i - 0.3, 0.6), facecolors=colours, linewidth=0)
+    ax.set_yticks(range(P), _worker_labels(trace), fontsize=7 if P > 12 else 9)
+    ax.set_ylim(P - 0.5, -0.5)
+    ax.set_xlim(0, end * 1.01)
+    ax.set_xlabel("time (s)")
+    ax.set_title(title or f"Gantt chart: {trace.balancer} (seed {trace.seed}), {trace.n_chunks} chunks, "
+                 f"makespan {end:.4g} s")
+    handles = [Patch(color=_BUSY[0], label="computing (chunks alternate shades)"),
+               Patch(color=_WAIT, label="waiting for work (request + reply)"),
+               Patch(color="white", ec="grey", label="idle")]
+    if show_load and trace.availability:
+        handles.append(Patch(color=_LOAD, alpha=0.4, label="background load (availability < 1)"))
+    if own:
+        fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+    else:
+        ax.legend(handles=handles, loc="best", fontsize=7)
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def work_over_time(trace: Trace, ax=None, *, title: str | None = None, interpolate: bool = True):
+    """Cumulative items completed per worker over time, coloured by worker speed.
+
+    The trace records chunks, not items: with *interpolate* (default) a chunk's items count as done
+    at a constant rate between its ``t_start`` and ``t_end`` (so slopes show each worker's
+    throughput, and background load shows as a flatter stretch); otherwise they count at ``t_end``
+    (a step per finished chunk, what the master sees)."""
+    P = trace.n_workers
+    fig, ax = _axes(ax, (10, 5.5), margins=(0.8, 0.2, 0.4, 0.55))
+    ct = trace.chunk_table()
+    speeds = np.asarray(trace.speeds if trace.speeds else [1.0] * P, dtype=float)
+    norm = plt.Normalize(speeds.min(), speeds.max() if speeds.max() > speeds.min() else speeds.min() + 1)
+    cmap = plt.get_cmap("viridis")
+    end = float(max(trace.t_end)) if trace.t_end else 1.0
+    for i in range(P):
+        sel = np.flatnonzero(ct["worker"] == i)
+        order = sel[np.argsort(ct["t_end"][sel], kind="stable")]
+        done = np.cumsum(ct["count"][order])
+        colour = cmap(norm(speeds[i]))
+        if interpolate:
+            before = np.concatenate(([0], done[:-1]))
+            t = np.concatenate(([0.0], np.column_stack((ct["t_start"][order], ct["t_end"][order])).ravel(), [end]))
+            n = np.concatenate(([0], np.column_stack((before, done)).ravel(), [done[-1] if len(done) else 0]))
+            ax.plot(t, n, color=colour, lw=1.3)
+        else:
+            t = np.concatenate(([0.0], ct["t_end"][order], [end]))
+            n = np.concatenate(([0], done, [done[-1] if len(done) else 0]))
+            ax.step(t, n, where="post", color=colour, lw=1.3)
+        if len(done):
+            ax.annotate(f"w{i}", (end, done[-1]), xytext=(3, 0), textcoords="offset points", fontsize=6,
+                        va="center", color=colour)
+    ax.set_xlim(0, end * 1.01)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("items completed" + (" (linear within a chunk)" if interpolate else ""))
+    ax.set_title(title or f"Work done per worker: {trace.balancer} (seed {trace.seed})")
+    sm = plt.cm.ScalarMappable(norm=norm, cmap=cmap)
+    fig.colorbar(sm, ax=ax, label="worker speed (work units/s)")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def metric_bars(summary: Sequence, metric: str, ax=None, *, title: str | None = None):
+    """Mean *metric* per balancer label with 95% CI error bars; grouped by grid point if several."""
+    stats = [s for s in summary if s.metric == metric]
+    labels = list(dict.fromkeys(s.label for s in stats))
+    points = list(dict.fromkeys(s.point for s in stats))
+    rotate = len(labels) > 5
+    fig, ax = _axes(ax, (max(6.0, 0.55 * len(labels) * max(1, len(points)) + 2), 4.8 + (0.6 if rotate else 0)),
+                    margins=(0.9, 0.2, 0.4, 1.3 if rotate else 0.5))
+    by = {(s.label, s.point): s for s in stats}
+    width = 0.8 / max(1, len(points))
+    x = np.arange(len(labels))
+    for j, p in enumerate(points):
+        means = [by[(lbl, p)].mean if (lbl, p) in by else np.nan for lbl in labels]
+        cis = [by[(lbl, p)].ci95 if (lbl, p) in by else 0.0 for lbl in labels]
+        cis = [0.0 if not math.isfinite(c) else c for c in cis]
+        pos = x - 0.4 + width * (j + 0.5)
+        ax.bar(pos, means, width * 0.9, yerr=cis, capsize=3, label=p or None,
+               color=plt.get_cmap("tab10")(j % 10), ecolor="black", error_kw={"lw": 1})
+    ax.set_xticks(x, labels, rotation=45 if rotate else 0, ha="right" if rotate else "center")
+    desc, direction = METRICS.get(metric, (metric, "lower"))
+    ax.set_ylabel(metric + (" (s)" if desc.endswith("(s)") else ""))
+    n = max((s.n for s in stats), default=0)
+    ax.set_title(title or f"{metric} ({direction} is better): mean and 95% CI, n = {n} repetitions")
+    if len(points) > 1:
+        ax.legend(fontsize=8, title="grid point", title_fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def makespan_bars(summary: Sequence, ax=None, **kw):
+    """Mean makespan per balancer with 95% confidence-interval error bars."""
+    return metric_bars(summary, "makespan", ax, **kw)
+
+
+def efficiency_bars(summary: Sequence, ax=None, **kw):
+    """Mean efficiency (lower bound / makespan) per balancer with 95% CI error bars."""
+    fig = metric_bars(summary, "efficiency", ax, **kw)
+    fig.axes[0].axhline(1.0, color="grey", lw=0.8, ls="--")
+    return fig
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of a label or grid point."""
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
+    return s or "x"
+
+
+def _run_plots(label: str, point: str, trace: Trace, out_dir: Path, dpi: int) -> tuple[Path, Path]:
+    """Write gantt_*.png and work_*.png of one run; return their paths."""
+    suffix = slug(label) + (f"__{slug(point)}" if point else "")
+    title_pt = f" [{point}]" if point else ""
+    end = float(max(trace.t_end)) if trace.t_end else 0.0
+    paths = (out_dir / f"gantt_{suffix}.png", out_dir / f"work_{suffix}.png")
+    fig = gantt(trace, title=f"Gantt chart: {label}{title_pt}, repetition 0 (seed {trace.seed}), "
+                             f"{trace.n_chunks} chunks, makespan {end:.4g} s")
+    fig.savefig(paths[0], dpi=dpi)
+    plt.close(fig)
+    fig = work_over_time(trace, title=f"Work done per worker: {label}{title_pt}, repetition 0")
+    fig.savefig(paths[1], dpi=dpi)
+    plt.close(fig)
+    return paths
+
+
+def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, dpi: int = 110,
+             jobs: int = 1) -> dict[str, list[Path]]:
+    """Write makespan.png, efficiency.png, and per (label, grid point) with a trace gantt_*.png and
+    work_*.png into *out_dir* (on *jobs* processes); return the paths by kind ("bars", "gantt", "work")."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: dict[str, list[Path]] = {"bars": [], "gantt": [], "work": []}
+    if summary:
+        for name, fn in (("makespan.png", makespan_bars), ("efficiency.png", efficiency_bars)):
+            fig = fn(summary)
+            fig.savefig(out_dir / name, dpi=dpi)
+            plt.close(fig)
+            written["bars"].append(out_dir / name)
+    items = list(traces.items())
+    if jobs > 1 and len(items) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=min(jobs, len(items))) as pool:
+            futures = [pool.submit(_run_plots, lbl, pt, tr, out_dir, dpi) for (lbl, pt), tr in items]
+            results = [f.result() for f in futures]
+    else:
+        results = [_run_plots(lbl, pt, tr, out_dir, dpi) for (lbl, pt), tr in items]
+    for g, w in results:
+        written["gantt"].append(g)
+        written["work"].append(w)
+    return written

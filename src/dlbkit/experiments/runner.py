@@ -1,0 +1,317 @@
+"""Run an experiment's sweep: optionally in parallel, row by row into results.csv, resumable.
+
+Every finished run is appended to ``results.csv`` (and flushed) the moment it finishes, so an
+interrupted or failing sweep keeps everything already done. On a rerun, runs whose row is already
+there with status ``ok`` are skipped; failed runs are retried, and the newer row replaces the older
+one when the sweep ends. A run's key is (label, grid point, repetition); each row also carries a
+fingerprint of the configuration that produced it, and a row whose key matches but whose fingerprint
+does not (the experiment file changed) stops the sweep with a ConfigError instead of mixing results.
+
+A run that raises is recorded with ``status = error`` and its message; the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..api import simulate
+from ..errors import ConfigError
+from ..model.metrics import METRICS
+from ..model.trace import Trace
+from .spec import Experiment, RunSpec
+
+__all__ = ["Sweep", "run_sweep", "columns", "read_results", "RESULTS_FILE"]
+
+RESULTS_FILE = "results.csv"
+BASE_COLUMNS = ("experiment", "label", "balancer", "params", "point")
+RUN_COLUMNS = ("repetition", "seed", "status", "error", "wall_s", "fingerprint")
+METRIC_COLUMNS = tuple(METRICS)
+
+Progress = Callable[[int, int, dict], None]
+
+
+def columns(experiment: Experiment) -> list[str]:
+    """The header of results.csv: run identity, one column per grid key, run status, then metrics."""
+    return [*BASE_COLUMNS, *experiment.grid_keys, *RUN_COLUMNS, *METRIC_COLUMNS]
+
+
+@dataclass
+class Sweep:
+    """The outcome of :func:`run_sweep`.
+
+    *rows*: the latest row of every run of the experiment that has one, in the experiment's order
+    (typed: numbers as numbers); *traces*: the Trace of repetition 0 per (label, grid point text).
+    *ran* runs were executed now, *skipped* were already in results.csv.
+    """
+
+    experiment: Experiment
+    out_dir: Path
+    rows: list[dict]
+    traces: dict[tuple[str, str], Trace] = field(default_factory=dict)
+    ran: int = 0
+    skipped: int = 0
+    wall_s: float = 0.0
+
+    @property
+    def failures(self) -> list[dict]:
+        return [r for r in self.rows if r["status"] != "ok"]
+
+    @property
+    def ok_rows(self) -> list[dict]:
+        return [r for r in self.rows if r["status"] == "ok"]
+
+    @property
+    def results_path(self) -> Path:
+        return self.out_dir / RESULTS_FILE
+
+
+def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, progress: Progress | None = None,
+              keep_traces: bool = True) -> Sweep:
+    """Run every run of *experiment* that results.csv in *out_dir* does not already hold.
+
+    *jobs* > 1 runs that many worker processes. *progress(done, total, row)* is called after each run.
+    Raise ConfigError if *out_dir* holds results of a different configuration. KeyboardInterrupt
+    propagates after the pool is shut down; rows written so far stay in results.csv.
+    """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ConfigError("jobs", jobs, "an integer >= 1")
+    t0 = time.perf_counter()
+    out_dir = Path(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError("--out", str(out_dir), f"a directory that can be created ({e.strerror})") from None
+    path = out_dir / RESULTS_FILE
+    cols = columns(experiment)
+    specs = experiment.expand()
+    existing = read_results(path, cols)
+
+    latest: dict[tuple, dict] = {}
+    todo: list[RunSpec] = []
+    for s in specs:
+        row = existing.get(s.key)
+        if row is not None and row["fingerprint"] != s.fingerprint:
+            raise ConfigError(f"--out {out_dir}", f"results.csv row {s.label!r} {s.point_text} repetition "
+                              f"{s.repetition} from a different configuration",
+                              "a fresh directory or one holding results of this same experiment "
+                              "(use another --out, or remove results.csv)")
+        if row is not None:
+            latest[s.key] = row
+        if row is None or row["status"] != "ok":
+            todo.append(s)
+    skipped = len(specs) - len(todo)
+    traces: dict[tuple[str, str], Trace] = {}
+    retried = any(s.key in existing for s in todo)
+
+    with _Appender(path, cols) as out:
+        def finish(spec: RunSpec, values: dict, trace: Trace | None, done: int) -> None:
+            row = _row(experiment, spec, values)
+            out.write(row)
+            latest[spec.key] = row
+            if trace is not None and spec.repetition == 0 and keep_traces:
+                traces[(spec.label, spec.point_text)] = trace
+            if progress is not None:
+                progress(done, len(todo), row)
+
+        if jobs == 1 or len(todo) <= 1:
+            for k, s in enumerate(todo, 1):
+                values, trace = _execute(s, keep_traces and s.repetition == 0)
+                finish(s, values, trace, k)
+        else:
+            _run_pool(todo, jobs, finish, keep_traces)
+
+    if retried or existing.duplicates or existing.broken:
+        _compact(path)
+    if keep_traces:  # repetition 0 done in an earlier sweep: replay it (same seed, same trace)
+        for s in specs:
+            row = latest.get(s.key)
+            if s.repetition == 0 and row is not None and row["status"] == "ok" and \
+                    (s.label, s.point_text) not in traces:
+                _values, trace = _execute(s, True)
+                if trace is not None:
+                    traces[(s.label, s.point_text)] = trace
+    rows = [latest[s.key] for s in specs if s.key in latest]
+    order = [(s.label, s.point_text) for s in specs if s.repetition == 0]
+    traces = {k: traces[k] for k in order if k in traces}  # experiment order, not completion order
+    return Sweep(experiment, out_dir, rows, traces, len(todo), skipped, time.perf_counter() - t0)
+
+
+def _run_pool(todo: list[RunSpec], jobs: int, finish, keep_traces: bool) -> None:
+    """Run *todo* on *jobs* processes; write each row as it finishes (and keep repetition 0's trace)."""
+    pool = ProcessPoolExecutor(max_workers=jobs)
+    try:
+        pending = {pool.submit(_execute, s, keep_traces and s.repetition == 0): s for s in todo}
+        done_count = 0
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                s = pending.pop(fut)
+                try:
+                    values, trace = fut.result()
+                except Exception as e:  # the worker process died (e.g. BrokenProcessPool)
+                    values, trace = _failed(e, 0.0), None
+                done_count += 1
+                finish(s, values, trace, done_count)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _execute(spec: RunSpec, keep_trace: bool) -> tuple[dict, Trace | None]:
+    """Simulate one run; never raises for a failing run (the error becomes the row's status).
+    With *keep_trace* also return the Trace."""
+    t0 = time.perf_counter()
+    try:
+        result = simulate(spec.platform, spec.workload, spec.balancer, params=spec.params, seed=spec.seed,
+                          **spec.engine)
+    except Exception as e:
+        return _failed(e, time.perf_counter() - t0), None
+    values = {"status": "ok", "error": "", "wall_s": time.perf_counter() - t0}
+    values.update({m: float(result.metrics.get(m, math.nan)) for m in METRIC_COLUMNS})
+    if not keep_trace:
+        return values, None
+    return values, result.trace
+
+
+def _failed(e: BaseException, wall: float) -> dict:
+    msg = " ".join(f"{type(e).__name__}: {e}".split())
+    return {"status": "error", "error": msg, "wall_s": wall, **{m: math.nan for m in METRIC_COLUMNS}}
+
+
+def _row(experiment: Experiment, spec: RunSpec, values: dict) -> dict:
+    row: dict[str, Any] = {"experiment": experiment.name, "label": spec.label, "balancer": spec.balancer,
+                           "params": json.dumps(spec.params, sort_keys=True), "point": spec.point_text}
+    row.update(dict(spec.point))
+    row.update({"repetition": spec.repetition, "seed": spec.seed, "fingerprint": spec.fingerprint})
+    row.update(values)
+    return row
+
+
+# --- results.csv ---------------------------------------------------------------------------------
+class _Existing(dict):
+    """key -> latest typed row; ``duplicates`` is True if some key occurs more than once, ``broken``
+    if some row is incomplete (a write cut short)."""
+
+    duplicates = False
+    broken = False
+
+
+_INT_COLUMNS = {"repetition", "seed"}
+_FLOAT_COLUMNS = {"wall_s", *METRIC_COLUMNS}
+
+
+def read_results(path: str | Path, cols: list[str] | None = None) -> _Existing:
+    """Rows of a results.csv by key (label, point, repetition), the latest row per key, typed.
+
+    With *cols*, raise ConfigError if the file's header differs (it was written by another
+    experiment). Incomplete rows (a write cut short) are ignored, so those runs run again.
+    """
+    path = Path(path)
+    out = _Existing()
+    if not path.is_file():
+        return out
+    with path.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        header = reader.fieldnames or []
+        if cols is not None and header and list(header) != list(cols):
+            raise ConfigError(f"--out {path.parent}", f"results.csv with columns {','.join(header)}",
+                              "a fresh directory or one holding results of this same experiment, whose "
+                              f"columns are {','.join(cols)} (use another --out, or remove results.csv)")
+        grid_keys = [c for c in header if c not in (*BASE_COLUMNS, *RUN_COLUMNS, *METRIC_COLUMNS)]
+        for raw in reader:
+            if None in raw or any(v is None for v in raw.values()):
+                out.broken = True
+                continue
+            try:
+                row = _typed(raw, grid_keys)
+            except ValueError:
+                out.broken = True
+                continue
+            key = (row["label"], row["point"], row["repetition"])
+            if key in out:
+                out.duplicates = True
+            out[key] = row
+    return out
+
+
+def _typed(raw: dict, grid_keys: list[str]) -> dict:
+    row: dict[str, Any] = dict(raw)
+    for c in _INT_COLUMNS:
+        row[c] = int(raw[c])
+    for c in _FLOAT_COLUMNS:
+        if c in raw:
+            row[c] = float(raw[c]) if raw[c] != "" else math.nan
+    for c in grid_keys:
+        row[c] = json.loads(raw[c])
+    return row
+
+
+def _cell(col: str, v: Any, grid: bool) -> str:
+    if grid:
+        return json.dumps(v)
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+class _Appender:
+    """Appends rows to results.csv, writing the header for a new file; flushes after every row."""
+
+    def __init__(self, path: Path, cols: list[str]):
+        self.path, self.cols = path, cols
+        self.grid = set(cols) - {*BASE_COLUMNS, *RUN_COLUMNS, *METRIC_COLUMNS}
+
+    def __enter__(self) -> "_Appender":
+        new = not self.path.is_file() or self.path.stat().st_size == 0
+        if not new:
+            with self.path.open("rb") as fh:  # a write cut short left no newline: start a fresh line
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":
+                    with self.path.open("a", newline="") as fa:
+                        fa.write("\r\n")
+        self.fh = self.path.open("a", newline="")
+        self.writer = csv.writer(self.fh)
+        if new:
+            self.writer.writerow(self.cols)
+            self.fh.flush()
+        return self
+
+    def write(self, row: dict) -> None:
+        self.writer.writerow([_cell(c, row.get(c, ""), c in self.grid) for c in self.cols])
+        self.fh.flush()
+
+    def __exit__(self, *exc) -> None:
+        self.fh.close()
+
+
+def _compact(path: Path) -> None:
+    """Rewrite results.csv keeping only the latest row per key and dropping incomplete rows
+    (atomically: a temp file, then rename)."""
+    with path.open(newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            return
+        i_label, i_point, i_rep = header.index("label"), header.index("point"), header.index("repetition")
+        keep: dict[tuple, list[str]] = {}
+        for rec in reader:
+            if len(rec) != len(header):
+                continue
+            key = (rec[i_label], rec[i_point], rec[i_rep])
+            keep.pop(key, None)  # the later row wins and moves to the end
+            keep[key] = rec
+    tmp = path.with_suffix(".csv.tmp")
+    with tmp.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        w.writerows(keep.values())
+    os.replace(tmp, path)

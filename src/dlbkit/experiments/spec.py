@@ -1,0 +1,404 @@
+"""Experiment files: parse and validate an experiment TOML, expand it into run specs.
+
+An experiment is platform × workload × balancers × parameter grid × repetitions::
+
+    name = "demo"
+    description = "..."
+    repetitions = 10            # >= 1
+    seed = 1                    # base seed (common random numbers, see run_seed)
+    [platform]
+    file = "../platforms/demo16.toml"     # relative to the experiment file, or inline nodes/network
+    [workload]
+    kind = "divisible"
+    items = 20000
+    cost = {dist = "uniform", low = 0.5, high = 1.5}
+    [engine]                    # optional engine options (see dlbkit.sim.simulate_divisible)
+    mechanism = "self-scheduling"
+    master = "master"
+    [[balancers]]
+    name = "gss"
+    label = "GSS"               # optional; defaults to name (+ params)
+    params = { min_chunk = 1 }
+    engine = { mechanism = "rounds" }   # optional: engine options for this balancer only
+    [grid]                      # optional: cartesian product over dotted keys
+    "workload.items" = [1000, 10000]
+
+Every bad input raises :class:`~dlbkit.errors.ConfigError` naming the field path
+(``balancers[2].name``, ``platform.nodes[0].speed``, ``workload.items``), the value and what is
+allowed. Validation is complete before anything runs: every grid point is built once.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import re
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..balancers import registry
+from ..errors import ConfigError
+from ..model import check
+from ..model.platform import Platform, load_toml
+from ..model.workload import Divisible
+from ..sim.divisible import MECHANISMS
+
+__all__ = ["BalancerSpec", "Experiment", "RunSpec", "load_experiment", "run_seed", "point_key"]
+
+TOP_KEYS = {"name", "description", "repetitions", "seed", "platform", "workload", "engine", "balancers", "grid"}
+BALANCER_KEYS = {"name", "label", "params", "engine"}
+PLATFORM_KEYS = {"file", "name", "nodes", "network"}
+ENGINE_KEYS = {"mechanism", "master", "master_computes", "master_overhead", "master_cost_per_byte",
+               "request_bytes", "broadcast_bytes"}
+GRID_ROOTS = ("platform", "workload", "engine")
+
+
+def run_seed(seed: int, repetition: int) -> int:
+    """The seed of repetition *repetition*: the same for every balancer and grid point (common random
+    numbers), so differences between balancers are not differences between draws."""
+    return int(np.random.SeedSequence([seed, repetition]).generate_state(1)[0])
+
+
+def point_key(point: tuple[tuple[str, Any], ...]) -> str:
+    """Canonical text of a grid point, e.g. ``workload.items=1000, engine.master_overhead=0.001``
+    ("" when the experiment has no grid). Used as part of a run's key in results.csv."""
+    return ", ".join(f"{k}={json.dumps(v)}" for k, v in point)
+
+
+@dataclass(frozen=True)
+class BalancerSpec:
+    """One ``[[balancers]]`` entry: *label* (unique), registry *name*, *params*, engine overrides."""
+
+    label: str
+    name: str
+    params: dict = field(default_factory=dict)
+    engine: dict = field(default_factory=dict)
+
+
+@dataclass
+class RunSpec:
+    """One simulation to run: a balancer at a grid point in one repetition (picklable)."""
+
+    label: str
+    balancer: str
+    params: dict
+    point: tuple
+    repetition: int
+    seed: int
+    platform: Platform
+    workload: Divisible
+    engine: dict
+    fingerprint: str
+
+    @property
+    def point_text(self) -> str:
+        return point_key(self.point)
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """What identifies a run in results.csv (resumability): label, grid point, repetition."""
+        return (self.label, self.point_text, self.repetition)
+
+
+@dataclass
+class Experiment:
+    """A validated experiment. Build with :func:`load_experiment` or :meth:`from_dict`."""
+
+    name: str
+    description: str
+    repetitions: int
+    seed: int
+    platform: Platform
+    workload: Divisible
+    engine: dict
+    balancers: list[BalancerSpec]
+    grid: dict[str, list]
+    path: Path | None = None
+    platform_source: str = "inline"
+    #: raw tables (after resolving the platform file), the base that grid overrides modify
+    raw: dict = field(default_factory=dict, repr=False)
+    _points: list = field(default_factory=list, repr=False)
+
+    # --- construction ---------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, d: Mapping, *, base_dir: Path | None = None, default_name: str = "experiment",
+                  path: Path | None = None) -> "Experiment":
+        d = check.table(d, "experiment")
+        check.known_keys(d, "", TOP_KEYS)
+        name = d.get("name", default_name)
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
+            raise ConfigError("name", name, "a non-empty string of letters, digits, '_', '-' or '.'")
+        description = d.get("description", "")
+        if not isinstance(description, str):
+            raise ConfigError("description", description, "a string")
+        repetitions = check.integer(d.get("repetitions", 1), "repetitions", lo=1)
+        seed = check.integer(d.get("seed", 0), "seed", lo=0)
+
+        platform_dict, platform_dir, source = _platform_table(check.required(d, "platform", ""), base_dir)
+        workload_dict = dict(check.table(check.required(d, "workload", ""), "workload"))
+        engine_dict = dict(check.table(d.get("engine", {}), "engine"))
+        platform = _build_platform(platform_dict, platform_dir, source)
+        workload = Divisible.from_dict(workload_dict, "workload")
+        _engine_options(engine_dict, platform, "engine")
+        balancers = _balancers(check.required(d, "balancers", ""), platform, engine_dict)
+        grid = _grid(d.get("grid", {}))
+
+        exp = cls(name, description, repetitions, seed, platform, workload, engine_dict, balancers, grid,
+                  path=path, platform_source=source,
+                  raw={"platform": platform_dict, "platform_dir": platform_dir, "workload": workload_dict,
+                       "engine": engine_dict})
+        exp._points = exp._build_points()
+        return exp
+
+    # --- grid -----------------------------------------------------------------------------------
+    def _configs_at(self, point: tuple) -> tuple[dict, dict, dict]:
+        tables = {"platform": copy.deepcopy(self.raw["platform"]), "workload": copy.deepcopy(self.raw["workload"]),
+                  "engine": copy.deepcopy(self.raw["engine"])}
+        for key, value in point:
+            _set_dotted(tables, key, value)
+        return tables["platform"], tables["workload"], tables["engine"]
+
+    def _build_at(self, point: tuple) -> tuple[Platform, Divisible, dict, dict, dict]:
+        pd, wd, ed = self._configs_at(point)
+        platform = self.platform if pd == self.raw["platform"] else _build_platform(
+            pd, self.raw["platform_dir"], self.platform_source)
+        workload = Divisible.from_dict(wd, "workload")
+        for b in self.balancers:
+            _engine_options({**ed, **b.engine}, platform, "engine")
+        return platform, workload, ed, pd, wd
+
+    def _build_points(self) -> list:
+        keys = list(self.grid)
+        # each value alone first, so an error names the grid key and index that caused it
+        for key in keys:
+            for j, value in enumerate(self.grid[key]):
+                try:
+                    self._build_at(((key, value),))
+                except ConfigError as e:
+                    raise ConfigError(f"grid.{key}[{j}] ({e.field})", e.value, e.allowed) from None
+        points = []
+        for values in itertools.product(*(self.grid[k] for k in keys)):
+            point = tuple(zip(keys, values))
+            try:
+                built = self._build_at(point)
+            except ConfigError as e:
+                raise ConfigError(f"grid point {point_key(point)} ({e.field})", e.value, e.allowed) from None
+            points.append((point, built))
+        return points
+
+    @property
+    def points(self) -> list[tuple]:
+        """The grid points, each a tuple of (dotted key, value); ``[()]`` without a grid."""
+        return [p for p, _ in self._points]
+
+    @property
+    def grid_keys(self) -> list[str]:
+        return list(self.grid)
+
+    def expand(self) -> list[RunSpec]:
+        """Every run, ordered by grid point, then repetition, then balancer (so an interrupted sweep
+        has compared all balancers on the first repetitions)."""
+        specs = []
+        for point, (platform, workload, engine, pd, wd) in self._points:
+            for r in range(self.repetitions):
+                seed = run_seed(self.seed, r)
+                for b in self.balancers:
+                    eng = {**engine, **b.engine}
+                    fp = _fingerprint(pd, wd, eng, b, seed)
+                    specs.append(RunSpec(b.label, b.name, dict(b.params), point, r, seed, platform, workload,
+                                         eng, fp))
+        return specs
+
+    @property
+    def n_runs(self) -> int:
+        return len(self._points) * self.repetitions * len(self.balancers)
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Read and validate the experiment file *path* (relative paths inside resolve from its folder)."""
+    path = Path(path)
+    d = load_toml(path)
+    return Experiment.from_dict(d, base_dir=path.parent, default_name=path.stem, path=path)
+
+
+# --- helpers ----------------------------------------------------------------------------------------
+def _platform_table(d: Any, base_dir: Path | None) -> tuple[dict, Path | None, str]:
+    """The platform as a plain table (reading ``file`` if given), the folder its paths resolve from,
+    and a description of where it came from."""
+    d = check.table(d, "platform")
+    check.known_keys(d, "platform", PLATFORM_KEYS)
+    if "file" not in d:
+        return dict(d), base_dir, "inline"
+    if set(d) - {"file"}:
+        extra = sorted(set(d) - {"file"})[0]
+        raise ConfigError(f"platform.{extra}", "<given with platform.file>",
+                          "absent when platform.file is given (a platform is a file or inline tables)")
+    f = d["file"]
+    if not isinstance(f, str) or not f:
+        raise ConfigError("platform.file", f, "a path to a platform TOML file")
+    p = Path(f)
+    if base_dir is not None and not p.is_absolute():
+        p = base_dir / p
+    if not p.is_file():
+        raise ConfigError("platform.file", f, f"an existing platform TOML file (looked for {p})")
+    p = p.resolve()
+    table = load_toml(p)
+    table.setdefault("name", p.stem)
+    return table, p.parent, str(p)
+
+
+def _build_platform(d: dict, base_dir: Path | None, source: str) -> Platform:
+    try:
+        return Platform.from_dict(d, base_dir=base_dir)
+    except ConfigError as e:
+        where = "platform." if source == "inline" else f"platform file {source}: "
+        raise ConfigError(f"{where}{e.field}", e.value, e.allowed) from None
+
+
+def _engine_options(d: Mapping, platform: Platform, path: str) -> dict:
+    """Validate engine options against the platform; return them unchanged."""
+    d = check.table(d, path)
+    check.known_keys(d, path, ENGINE_KEYS)
+    if "mechanism" in d:
+        check.choice(d["mechanism"], f"{path}.mechanism", MECHANISMS)
+    if "master" in d:
+        m = d["master"]
+        names = [n.name for n in platform.nodes]
+        if isinstance(m, str):
+            if m not in names:
+                raise ConfigError(f"{path}.master", m, "a node name (" + ", ".join(names) + ") or index")
+        elif isinstance(m, Integral) and not isinstance(m, bool):
+            check.integer(m, f"{path}.master", lo=0, hi=platform.n_nodes - 1)
+        else:
+            raise ConfigError(f"{path}.master", m, "a node name or a node index")
+    if "master_computes" in d and not isinstance(d["master_computes"], bool):
+        raise ConfigError(f"{path}.master_computes", d["master_computes"], "true or false")
+    for k in ("master_overhead", "master_cost_per_byte", "request_bytes", "broadcast_bytes"):
+        if k in d:
+            check.number(d[k], f"{path}.{k}", lo=0.0)
+    if not d.get("master_computes", False) and platform.n_nodes == 1:
+        raise ConfigError(f"{path}.master_computes", d.get("master_computes", False),
+                          "true when the platform has only the master node")
+    return dict(d)
+
+
+def _balancers(raw: Any, platform: Platform, engine: dict) -> list[BalancerSpec]:
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError("balancers", raw, "a non-empty list of [[balancers]] tables")
+    out: list[BalancerSpec] = []
+    labels: dict[str, int] = {}
+    for i, b in enumerate(raw):
+        path = f"balancers[{i}]"
+        b = check.table(b, path)
+        check.known_keys(b, path, BALANCER_KEYS)
+        name = check.required(b, "name", path)
+        if not isinstance(name, str):
+            raise ConfigError(f"{path}.name", name, "a registered balancer name: " + ", ".join(registry.names()))
+        cls = registry.get(name, f"{path}.name")
+        if cls.kind != "chunking":
+            raise ConfigError(f"{path}.name", name, "a chunking balancer for a divisible workload: "
+                              + ", ".join(registry.names("chunking")))
+        params = dict(check.table(b.get("params", {}), f"{path}.params"))
+        valid = cls.param_names()
+        for k in params:
+            if k not in valid:
+                raise ConfigError(f"{path}.params.{k}", "<unknown parameter>",
+                                  f"a parameter of {cls.name!r}: " + (", ".join(valid) or "(it has none)"))
+        try:
+            registry.make(cls.name, params, f"{path}.name")
+        except ConfigError as e:
+            raise ConfigError(f"{path}.params ({e.field})", e.value, e.allowed) from None
+        except TypeError as e:  # a constructor rejecting a value before validate() sees it
+            raise ConfigError(f"{path}.params", params, f"parameters {cls.name!r} accepts ({e})") from None
+        eng = dict(check.table(b.get("engine", {}), f"{path}.engine"))
+        _engine_options({**engine, **eng}, platform, f"{path}.engine")
+        label = b.get("label", _default_label(cls.name, params))
+        if not isinstance(label, str) or not label.strip():
+            raise ConfigError(f"{path}.label", label, "a non-empty string")
+        if label in labels:
+            raise ConfigError(f"{path}.label", label, f"unique across balancers (balancers[{labels[label]}] has it)")
+        labels[label] = i
+        out.append(BalancerSpec(label, cls.name, params, eng))
+    return out
+
+
+def _default_label(name: str, params: Mapping) -> str:
+    if not params:
+        return name
+    return f"{name}(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"
+
+
+def _grid(raw: Any) -> dict[str, list]:
+    raw = check.table(raw, "grid")
+    grid: dict[str, list] = {}
+    for key, values in raw.items():
+        if isinstance(values, Mapping):  # an unquoted dotted key: [grid] workload.items = [...]
+            raise ConfigError(f"grid.{key}", values, 'a list under a quoted dotted key, e.g. "workload.items" = [..]')
+        root = key.split(".", 1)[0]
+        if root not in GRID_ROOTS or "." not in key:
+            raise ConfigError(f"grid.{key}", "<key>", "a dotted key starting with " +
+                              ", ".join(f"{r}." for r in GRID_ROOTS) + ' (e.g. "workload.items")')
+        if not isinstance(values, list) or not values:
+            raise ConfigError(f"grid.{key}", values, "a non-empty list of values")
+        _parse_path(key, f"grid.{key}")
+        grid[key] = values
+    return grid
+
+
+_SEGMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
+
+
+def _parse_path(key: str, field: str) -> list:
+    steps: list = []
+    for seg in key.split("."):
+        m = _SEGMENT.match(seg)
+        if not m:
+            raise ConfigError(field, key, "a dotted key of names and [index] parts, e.g. platform.nodes[3].speed")
+        steps.append(m.group(1))
+        steps.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
+    return steps
+
+
+def _set_dotted(tables: dict, key: str, value: Any) -> None:
+    steps = _parse_path(key, f"grid.{key}")
+    cur: Any = tables
+    for s, nxt in zip(steps[:-1], steps[1:]):
+        if isinstance(s, int):
+            if not isinstance(cur, list) or s >= len(cur):
+                raise ConfigError(f"grid.{key}", s, "an index into an existing list of the experiment")
+            cur = cur[s]
+        else:
+            if not isinstance(cur, dict):
+                raise ConfigError(f"grid.{key}", s, "a key into a table of the experiment")
+            if s not in cur:
+                cur[s] = [] if isinstance(nxt, int) else {}
+            elif not isinstance(cur[s], (dict, list)):  # e.g. cost = 1.0 swept as cost.high
+                raise ConfigError(f"grid.{key}", cur[s], f"a table at {s!r} to set a key in")
+            cur = cur[s]
+    last = steps[-1]
+    if isinstance(last, int):
+        if not isinstance(cur, list) or last >= len(cur):
+            raise ConfigError(f"grid.{key}", last, "an index into an existing list of the experiment")
+    elif not isinstance(cur, dict):
+        raise ConfigError(f"grid.{key}", last, "a key into a table of the experiment")
+    cur[last] = value
+
+
+def _fingerprint(platform: dict, workload: dict, engine: dict, b: BalancerSpec, seed: int) -> str:
+    """A short hash of everything that determines one run's outcome (guards resumed sweeps against
+    reusing rows produced by a different configuration)."""
+    blob = json.dumps({"platform": platform, "workload": workload, "engine": engine, "balancer": b.name,
+                       "params": b.params, "seed": seed}, sort_keys=True, default=_jsonable)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, Real):
+        return float(x)
+    return str(x)

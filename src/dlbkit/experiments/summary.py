@@ -1,0 +1,178 @@
+"""Summaries of a sweep: per (balancer label, grid point) and metric, n, mean, std and the 95%
+confidence half-width (Student's t), plus a plain-text table for the terminal."""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+from scipy import stats
+
+from ..model.metrics import METRICS
+
+__all__ = ["Stat", "mean_ci", "summarise", "format_table", "write_summary_csv", "table_metrics"]
+
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One metric of one balancer at one grid point, over its successful repetitions."""
+
+    label: str
+    balancer: str
+    point: str
+    metric: str
+    n: int
+    mean: float
+    std: float
+    ci95: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def mean_ci(values: Iterable[float], confidence: float = CONFIDENCE) -> tuple[int, float, float, float]:
+    """(n, mean, sample std, CI half-width) of the finite *values*.
+
+    The half-width is t_{(1+c)/2, n-1} · s / √n (Student's t); it is 0 when n = 1 or s = 0, and all
+    but n are NaN when there is no finite value.
+
+    >>> n, m, s, h = mean_ci([1.0, 2.0, 3.0])
+    >>> n, m, s, round(h, 4)
+    (3, 2.0, 1.0, 2.4841)
+    """
+    x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
+    n = len(x)
+    if n == 0:
+        return 0, math.nan, math.nan, math.nan
+    mean = float(x.mean())
+    if n == 1:
+        return 1, mean, 0.0, 0.0
+    s = float(x.std(ddof=1))
+    if s == 0.0:
+        return n, mean, 0.0, 0.0
+    h = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1) * s / math.sqrt(n))
+    return n, mean, s, h
+
+
+def summarise(rows: Sequence[dict], metrics: Sequence[str] | None = None) -> list[Stat]:
+    """Group successful *rows* (results.csv rows) by (label, point) in order of first appearance and
+    summarise each metric."""
+    metrics = list(metrics or METRICS)
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        if r.get("status", "ok") != "ok":
+            continue
+        groups.setdefault((r["label"], r["point"]), []).append(r)
+    out = []
+    for (label, point), rs in groups.items():
+        for m in metrics:
+            n, mean, std, h = mean_ci(float(r[m]) for r in rs)
+            out.append(Stat(label, rs[0]["balancer"], point, m, n, mean, std, h))
+    return out
+
+
+def write_summary_csv(summary: Sequence[Stat], path: str | Path) -> Path:
+    path = Path(path)
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["label", "balancer", "point", "metric", "n", "mean", "std", "ci95"])
+        for s in summary:
+            w.writerow([s.label, s.balancer, s.point, s.metric, s.n, repr(s.mean), repr(s.std), repr(s.ci95)])
+    return path
+
+
+def table_metrics(summary: Sequence[Stat]) -> list[str]:
+    """The metrics worth a column: every metric of METRICS with at least one finite mean that is not
+    zero everywhere (e.g. ``bytes`` of a loop that moves no data, ``rounds_to_balance`` outside the
+    round mechanism are left out)."""
+    keep = []
+    for m in METRICS:
+        means = [s.mean for s in summary if s.metric == m and math.isfinite(s.mean)]
+        if means and any(v != 0 for v in means):
+            keep.append(m)
+    return keep
+
+
+def _decimals(x: float) -> int:
+    if not math.isfinite(x) or x == 0:
+        return 2
+    a = abs(x)
+    if a >= 1000:
+        return 0
+    if a >= 100:
+        return 1
+    if a >= 1:
+        return 3 - int(math.floor(math.log10(a)))  # 4 significant digits
+    return min(6, 3 - int(math.floor(math.log10(a))))
+
+
+def format_cell(mean: float, ci: float) -> str:
+    """``mean ± ci`` with the same number of decimals for both."""
+    if not math.isfinite(mean):
+        return "n/a"
+    d = _decimals(mean)
+    if float(mean).is_integer() and ci == 0 and abs(mean) >= 1:
+        d = 0
+    return f"{mean:.{d}f} ± {ci:.{d}f}"
+
+
+def format_table(summary: Sequence[Stat], metrics: Sequence[str] | None = None, *, mark_best: bool = True) -> str:
+    """Aligned plain-text table: one row per (label, grid point), one column per metric showing
+    ``mean ± 95% CI half-width``. With *mark_best*, ``*`` marks the best mean per metric within a grid
+    point (by the metric's direction in METRICS)."""
+    by = {(s.label, s.point, s.metric): s for s in summary}
+    keys = list(dict.fromkeys((s.label, s.point) for s in summary))
+    same: list[str] = []
+    if metrics is None:  # leave out, and state once, what is the same for every balancer
+        metrics = []
+        for m in table_metrics(summary):
+            cells = {format_cell(by[(lbl, p, m)].mean, by[(lbl, p, m)].ci95) for lbl, p in keys if (lbl, p, m) in by}
+            (same if len(keys) > 1 and len(cells) == 1 else metrics).append(m)
+    metrics = list(metrics)
+    points = list(dict.fromkeys(p for _, p in keys))
+    show_point = any(points)
+    best: dict[tuple[str, str], float] = {}
+    for p in points:
+        for m in metrics:
+            means = [by[(lbl, p, m)].mean for lbl, pp in keys if pp == p and (lbl, p, m) in by]
+            means = [v for v in means if math.isfinite(v)]
+            if means and min(means) != max(means):  # nothing to mark when all agree (e.g. lower_bound)
+                best[(p, m)] = (min if METRICS.get(m, ("", "lower"))[1] == "lower" else max)(means)
+    n_of = {k: max((by[(k[0], k[1], m)].n for m in metrics if (k[0], k[1], m) in by), default=0) for k in keys}
+    header = ["balancer"] + (["grid point"] if show_point else []) + ["n"] + metrics
+    body = []
+    for lbl, p in keys:
+        cells = [lbl] + ([p] if show_point else []) + [str(n_of[(lbl, p)])]
+        for m in metrics:
+            s = by.get((lbl, p, m))
+            if s is None:
+                cells.append("n/a")
+                continue
+            text = format_cell(s.mean, s.ci95)
+            if mark_best and len(keys) > 1 and best.get((p, m)) == s.mean:
+                text += " *"
+            cells.append(text)
+        body.append(cells)
+    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
+    n_left = 2 if show_point else 1
+
+    def line(cells):
+        return "  ".join(c.ljust(w) if i < n_left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+    out = [line(header), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in body]
+    if same:
+        s0 = {m: next(by[(lbl, p, m)] for lbl, p in keys if (lbl, p, m) in by) for m in same}
+        out.append("same for every balancer: " + "; ".join(f"{m} {format_cell(s0[m].mean, s0[m].ci95)}"
+                                                          for m in same))
+    if mark_best and len(keys) > 1:
+        out.append("mean ± 95% CI half-width (Student's t) over repetitions; * best mean per metric")
+    else:
+        out.append("mean ± 95% CI half-width (Student's t) over repetitions")
+    return "\n".join(line_.rstrip() for line_ in out)

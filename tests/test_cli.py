@@ -1,0 +1,340 @@
+"""The dlbkit command line: simulate, balancers, bench, reproduce, and one-line errors with status 2."""
+
+import csv
+import json
+import math
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import dlbkit
+from dlbkit.cli import main
+from dlbkit.experiments import run_seed
+from dlbkit.reproduce import Claim
+
+TINY = """
+name = "tiny"
+description = "two balancers on a three-node platform"
+repetitions = 3
+seed = 7
+
+[platform]
+nodes = [
+  {name = "m", speed = 1.0},
+  {name = "a", speed = 1.0},
+  {name = "b", speed = 2.0, availability = {kind = "pulse", start = 5.0, duration = 10.0, level = 0.5}},
+]
+network = {latency = 1e-3, bandwidth = 1e8}
+
+[workload]
+kind = "divisible"
+items = 120
+cost = {dist = "uniform", low = 0.5, high = 1.5}
+
+[engine]
+master = "m"
+
+[[balancers]]
+name = "ss"
+
+[[balancers]]
+name = "static"
+label = "STATIC"
+"""
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def write(tmp_path, text, name="exp.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- simulate ----------------------------------------------------------------------------------------
+def test_simulate_writes_results_summary_plots_and_report(tmp_path, capsys):
+    exp = write(tmp_path, TINY)
+    out_dir = tmp_path / "out"
+    code, out, err = run(capsys, "simulate", exp, "--out", out_dir)
+    assert code == 0, err
+
+    rows = list(csv.DictReader(open(out_dir / "results.csv", newline="")))
+    assert sorted((r["label"], int(r["repetition"])) for r in rows) == \
+        sorted((lbl, k) for lbl in ("ss", "STATIC") for k in range(3))
+    assert all(r["status"] == "ok" and r["experiment"] == "tiny" for r in rows)
+    assert {int(r["seed"]) for r in rows} == {run_seed(7, k) for k in range(3)}
+    assert all(float(r["chunks"]) == 120 for r in rows if r["label"] == "ss")
+    # a row's numbers are those of the same run through the Python API
+    platform = dlbkit.Platform.from_dict({"nodes": [{"name": "m", "speed": 1.0}, {"name": "a", "speed": 1.0},
+                                                    {"name": "b", "speed": 2.0, "availability": {
+                                                        "kind": "pulse", "start": 5.0, "duration": 10.0,
+                                                        "level": 0.5}}],
+                                          "network": {"latency": 1e-3, "bandwidth": 1e8}})
+    res = dlbkit.simulate(platform, dlbkit.Divisible(120, dlbkit.CostModel("uniform", low=0.5, high=1.5)),
+                          "static", seed=run_seed(7, 2), master="m")
+    row = next(r for r in rows if r["label"] == "STATIC" and r["repetition"] == "2")
+    assert float(row["makespan"]) == pytest.approx(res.makespan, rel=1e-12)
+
+    summary = list(csv.DictReader(open(out_dir / "summary.csv", newline="")))
+    ms = {r["label"]: r for r in summary if r["metric"] == "makespan"}
+    assert set(ms) == {"ss", "STATIC"}
+    for label in ("ss", "STATIC"):
+        vals = [float(r["makespan"]) for r in rows if r["label"] == label]
+        assert int(ms[label]["n"]) == 3
+        assert float(ms[label]["mean"]) == pytest.approx(statistics.mean(vals), rel=1e-12)
+        assert float(ms[label]["ci95"]) == pytest.approx(4.302653 * statistics.stdev(vals) / math.sqrt(3), rel=1e-6)
+
+    for png in ("makespan.png", "efficiency.png", "gantt_ss.png", "gantt_STATIC.png", "work_ss.png",
+                "work_STATIC.png"):
+        data = (out_dir / png).read_bytes()
+        assert data[:8] == PNG_MAGIC and len(data) > 5000, png
+
+    html = (out_dir / "report.html").read_text()
+    assert "<h1>tiny</h1>" in html and "two balancers on a three-node platform" in html
+    assert "<img src='gantt_ss.png'" in html and "<img src='makespan.png'" in html
+    assert "pulse: 0.5 from 5 s for 10 s" in html
+    assert f"{float(ms['ss']['mean']):.2f}" in html or f"{float(ms['ss']['mean']):.1f}" in html
+    assert "base seed <code>7</code>" in html and f"dlbkit simulate {exp}" in html
+
+    # the printed table: a row per balancer with mean ± CI
+    line = next(ln for ln in out.splitlines() if ln.startswith("STATIC"))
+    assert "±" in line and line.split()[1] == "3"
+    assert "makespan" in out and "efficiency" in out
+
+
+def test_simulate_resumes(tmp_path, capsys):
+    exp = write(tmp_path, TINY)
+    out_dir = tmp_path / "out"
+    assert run(capsys, "simulate", exp, "--out", out_dir)[0] == 0
+    code, out, _ = run(capsys, "simulate", exp, "--out", out_dir, "--jobs", "2")
+    assert code == 0
+    assert "0 runs done, 6 reused" in out
+    assert len(list(csv.DictReader(open(out_dir / "results.csv")))) == 6
+
+
+def test_simulate_finds_shipped_experiments():
+    from dlbkit.cli import find_experiment, shipped_experiments
+
+    assert "demo" in shipped_experiments()
+    p = find_experiment("demo")
+    assert p.name == "demo.toml" and p.is_file()
+    assert find_experiment("demo.toml") == p
+
+
+def test_shipped_demo_platform_is_heterogeneous_and_non_dedicated():
+    from dlbkit.cli import shipped_experiments
+
+    plat = dlbkit.Platform.from_toml(shipped_experiments()["demo"].parent.parent / "platforms" / "demo16.toml")
+    workers = [n for n in plat.nodes if n.name != "master"]
+    assert len(workers) == 16
+    speeds = [n.speed for n in workers]
+    assert (min(speeds), max(speeds)) == (1.0, 8.0)
+    kinds = [type(n.availability).__name__ for n in workers]
+    assert kinds.count("Pulse") == 2 and kinds.count("Markov") == 1
+    assert (plat.network.latency, plat.network.bandwidth) == (1e-4, 125e6)
+
+
+# --- bad input: one line on stderr, status 2, no traceback -----------------------------------------------
+BAD = {
+    "malformed TOML": (TINY.replace('name = "tiny"', 'name = "tiny'), "TOML syntax"),
+    "unknown balancer": (TINY.replace('name = "static"', 'name = "nosuch"'), "balancers[1].name"),
+    "unknown parameter": (TINY.replace('name = "ss"', 'name = "ss"\nparams = {bogus = 3}'),
+                          "balancers[0].params.bogus"),
+    "bad parameter value": (TINY.replace('name = "ss"', 'name = "ss"\nparams = {size = 0}'), "balancers[0].params"),
+    "negative speed": (TINY.replace('{name = "a", speed = 1.0}', '{name = "a", speed = -1.0}'),
+                       "platform.nodes[1].speed"),
+    "zero bandwidth": (TINY.replace("bandwidth = 1e8", "bandwidth = 0"), "platform.network.bandwidth"),
+    "availability above 1": (TINY.replace("level = 0.5", "level = 1.5"), "platform.nodes[2].availability.level"),
+    "availability zero": (TINY.replace('{name = "a", speed = 1.0}', '{name = "a", speed = 1.0, availability = 0}'),
+                          "platform.nodes[1].availability"),
+    "missing speed": (TINY.replace('{name = "a", speed = 1.0}', '{name = "a"}'), "platform.nodes[1].speed"),
+    "missing workload items": (TINY.replace("items = 120\n", ""), "workload.items"),
+    "missing balancers": (TINY.split("[[balancers]]")[0], "balancers"),
+    "no nodes": (re.sub(r"nodes = \[.*?\n\]\n", "nodes = []\n", TINY, flags=re.S), "platform.nodes"),
+    "unknown top-level key": ("colour = 'red'\n" + TINY, "colour"),
+    "zero repetitions": (TINY.replace("repetitions = 3", "repetitions = 0"), "repetitions"),
+    "non-positive items": (TINY.replace("items = 120", "items = 0"), "workload.items"),
+    "unknown master": (TINY.replace('master = "m"', 'master = "boss"'), "engine.master"),
+    "unknown engine option": (TINY.replace('master = "m"', 'master = "m"\nspeedup = 2'), "engine.speedup"),
+    "bad grid key": (TINY + '\n[grid]\n"workload.itemz" = [1, 2]\n', "grid.workload.itemz"),
+    "missing platform file": (TINY.split("[platform]")[0] + '[platform]\nfile = "nowhere.toml"\n[workload]'
+                              + TINY.split("[workload]")[1], "platform.file"),
+}
+
+
+def assert_one_line_error(code, err, field):
+    assert code == 2
+    assert "Traceback" not in err
+    lines = err.strip("\n").splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("dlbkit: error: ")
+    assert field in lines[0], (field, lines[0])
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_experiment_is_one_line_naming_the_field(tmp_path, capsys, case):
+    text, field = BAD[case]
+    exp = write(tmp_path, text)
+    code, _out, err = run(capsys, "simulate", exp, "--out", tmp_path / "out")
+    assert_one_line_error(code, err, field)
+    assert not (tmp_path / "out" / "results.csv").exists()
+
+
+def test_no_nodes_case_really_has_an_empty_node_list():
+    assert "nodes = []\nnetwork" in BAD["no nodes"][0] and "speed" not in BAD["no nodes"][0]
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["simulate", "no-such-experiment"], "EXPERIMENT"),
+    (["bench", "m1", "--workers", "0", "--tasks", "10"], "--workers"),
+    (["bench", "m1", "--workers", "4", "--tasks", "-1"], "--tasks"),
+    (["bench", "m9", "--workers", "4", "--tasks", "10"], "model"),
+    (["bench", "m1", "--workers", "four", "--tasks", "10"], "--workers"),
+    (["balancers", "--kind", "wizardry"], "--kind"),
+    (["reproduce", "nosuchpaper"], "reproduction"),
+    (["frobnicate"], "frobnicate"),
+])
+def test_bad_command_line_is_one_line_with_status_2(tmp_path, capsys, argv, field):
+    code, _out, err = run(capsys, *argv)
+    assert_one_line_error(code, err, field)
+
+
+def test_bad_jobs(tmp_path, capsys):
+    code, _out, err = run(capsys, "simulate", write(tmp_path, TINY), "--out", tmp_path / "o", "--jobs", "0")
+    assert_one_line_error(code, err, "--jobs")
+
+
+def test_console_script_and_module_exit_2_without_traceback(tmp_path):
+    exp = write(tmp_path, TINY.replace("bandwidth = 1e8", "bandwidth = 0"))
+    exe = Path(sys.executable).parent / "dlbkit"
+    for cmd in ([str(exe)], [sys.executable, "-m", "dlbkit"]):
+        p = subprocess.run(cmd + ["simulate", str(exp), "--out", str(tmp_path / "o")], capture_output=True,
+                           text=True, timeout=120)
+        assert p.returncode == 2
+        assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+        assert "platform.network.bandwidth must be a number > 0; got 0" in p.stderr
+
+
+# --- balancers ---------------------------------------------------------------------------------------
+def test_balancers_json_lists_ss_as_chunking(capsys):
+    code, out, _ = run(capsys, "balancers", "--json")
+    assert code == 0
+    data = json.loads(out)
+    by = {d["name"]: d for d in data}
+    assert set(by) == set(dlbkit.REGISTRY)
+    ss = by["ss"]
+    assert set(ss) == {"name", "kind", "class", "parameters", "taxonomy", "source", "doc"}
+    assert ss["kind"] == "chunking"
+    assert ss["parameters"] == {"size": 1}
+    assert ss["class"] == "dlbkit.balancers.chunking.selfsched.SelfScheduling"
+    assert set(ss["taxonomy"]) == {"initiation", "location", "information", "transfer", "selection"}
+    assert ss["doc"].startswith("SS, pure self-scheduling")
+    assert by["static"]["parameters"] == {"size": None}
+
+
+def test_balancers_text_and_kind_filter(capsys):
+    code, out, _ = run(capsys, "balancers", "--kind", "chunking")
+    assert code == 0
+    assert "ss" in out and "parameters: size=1" in out and "taxonomy:" in out and "source:" in out
+    code, out, _ = run(capsys, "balancers", "--kind", "placement", "--json")
+    assert code == 0
+    placement = json.loads(out)
+    assert isinstance(placement, list) and all(d["kind"] == "placement" for d in placement)
+    assert {d["name"] for d in placement} == {n for n, c in dlbkit.REGISTRY.items() if c.kind == "placement"}
+
+
+# --- bench -------------------------------------------------------------------------------------------
+def test_bench_m1_reference_numbers(capsys):
+    code, out, _ = run(capsys, "bench", "m1", "--workers", "16", "--tasks", "10000", "--json", "--seed", "5")
+    assert code == 0
+    res = json.loads(out)
+    assert {"makespan", "events", "wall_s", "events_per_s", "model", "workers", "tasks"} <= set(res)
+    assert res["makespan"] == pytest.approx(832.594, rel=1e-9)
+    assert res["events"] == 30032
+    assert (res["model"], res["workers"], res["tasks"]) == ("m1", 16, 10000)
+    code, out, _ = run(capsys, "bench", "m1", "--workers", "16", "--tasks", "10000")
+    assert code == 0 and "832.594000" in out and "30032" in out
+
+
+# --- reproduce ---------------------------------------------------------------------------------------
+def test_reproduce_table_and_exit_status(capsys, monkeypatch):
+    import dlbkit.reproduce as rep
+
+    claims = [Claim("speedup over no balancing", 6.0, 5.64, "in [4.5, 6.5]", True),
+              Claim("rounds to balance", 2, 3, "<= 2", False)]
+    monkeypatch.setattr(rep, "run", lambda name: claims)
+    code, out, _ = run(capsys, "reproduce", "fake")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0].split() == ["claim", "paper", "ours", "tolerance", "result"]
+    assert any("speedup over no balancing" in ln and "5.64" in ln and ln.rstrip().endswith("PASS") for ln in lines)
+    assert any("rounds to balance" in ln and ln.rstrip().endswith("FAIL") for ln in lines)
+    code, out, _ = run(capsys, "reproduce", "fake", "--json")
+    assert code == 1
+    assert json.loads(out) == [c.as_dict() for c in claims]
+    monkeypatch.setattr(rep, "run", lambda name: claims[:1])
+    assert run(capsys, "reproduce", "fake")[0] == 0
+
+
+def test_reproduce_sanchez_json_is_consistent_with_exit_status(capsys):
+    code, out, err = run(capsys, "reproduce", "sanchez2002", "--json")
+    data = json.loads(out)
+    assert data and all(set(d) == {"claim", "paper", "ours", "tolerance", "ok"} for d in data)
+    assert code == (0 if all(d["ok"] for d in data) else 1)
+
+
+# --- failures and interruption -----------------------------------------------------------------------
+def test_failed_runs_are_reported_and_exit_1(tmp_path, capsys, monkeypatch):
+    from dlbkit.experiments import runner
+
+    real = runner.simulate
+
+    def flaky(platform, workload, balancer, **kw):
+        if balancer == "static" and kw["seed"] == run_seed(7, 2):
+            raise ValueError("engine exploded")
+        return real(platform, workload, balancer, **kw)
+
+    monkeypatch.setattr(runner, "simulate", flaky)
+    out_dir = tmp_path / "out"
+    code, out, err = run(capsys, "simulate", write(tmp_path, TINY), "--out", out_dir)
+    assert code == 1 and "Traceback" not in err
+    assert "1 run(s) failed" in out and "STATIC repetition 2: ValueError: engine exploded" in out
+    rows = list(csv.DictReader(open(out_dir / "results.csv")))
+    assert len(rows) == 6 and [r["label"] for r in rows if r["status"] != "ok"] == ["STATIC"]
+    summary = [r for r in csv.DictReader(open(out_dir / "summary.csv")) if r["metric"] == "makespan"]
+    assert {r["label"]: int(r["n"]) for r in summary} == {"ss": 3, "STATIC": 2}
+    html = (out_dir / "report.html").read_text()
+    assert "Failures (1)" in html and "engine exploded" in html
+
+
+def test_interrupt_exits_130_and_keeps_finished_runs(tmp_path, capsys, monkeypatch):
+    from dlbkit.experiments import runner
+
+    real = runner.simulate
+    calls = []
+
+    def interrupt_third(*a, **kw):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*a, **kw)
+
+    monkeypatch.setattr(runner, "simulate", interrupt_third)
+    out_dir = tmp_path / "out"
+    code, _out, err = run(capsys, "simulate", write(tmp_path, TINY), "--out", out_dir)
+    assert code == 130
+    assert "interrupted" in err and "results.csv" in err and "Traceback" not in err
+    assert len(list(csv.DictReader(open(out_dir / "results.csv")))) == 2
+    monkeypatch.setattr(runner, "simulate", real)
+    code, out, _ = run(capsys, "simulate", write(tmp_path, TINY), "--out", out_dir)
+    assert code == 0 and "4 runs done, 2 reused" in out
