@@ -1,6 +1,5 @@
 """Availability: exact integration over pieces against closed forms."""
 
-import math
 
 import numpy as np
 import pytest

@@ -192,7 +192,7 @@ def test_fac_estimates_mu_and_sigma_from_the_view_at_each_batch():
     # pooled over both workers: items of 0.5 s and 1.5 s alternately → μ = 1, σ = 0.5
     report(v, 0, [0.5, 1.5] * 12 + [1.0])
     report(v, 1, [0.5, 1.5] * 12 + [1.0])
-    mu, sd = 1.0, (sum(t * t for t in ([0.5, 1.5] * 12 + [1.0]) * 2) / 50 - 1.0) ** 0.5
+    sd = (sum(t * t for t in ([0.5, 1.5] * 12 + [1.0]) * 2) / 50 - 1.0) ** 0.5  # mean is 1.0
     assert sd == pytest.approx(0.4898979)  # (24·(0.25 + 2.25)/2 + 1)/25 − 1 = 0.24
     # R = 50: b = 2·σ/(2·√50) = 0.069282, x = 1 + b² + b√(b²+2) = 1.102897, 50/(2x) = 22.67 → 23
     assert [ask(b, v, 0), ask(b, v, 1)] == [23, 23]

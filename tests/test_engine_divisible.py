@@ -1,8 +1,6 @@
 """The divisible master–worker engine: reference model M1, cost model, determinism, invariants."""
 
-import math
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st

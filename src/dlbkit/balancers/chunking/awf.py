@@ -47,7 +47,9 @@ _COMMON_DOC = """
     """
 
 
-class _BatchAWF(BatchedFactoring):
+class _LearnedWeights:
+    """What every AWF variant shares: its parameter and the weights it learns (a mixin)."""
+
     with_overhead: ClassVar[bool] = False
     _parameter_constraints = {"min_chunk": [Interval(Integral, 1, None)]}
 
@@ -60,6 +62,8 @@ class _BatchAWF(BatchedFactoring):
         self.performance_ = WeightedPerformance(view.n_workers, self.with_overhead)
         self.weights_ = list(self.prior_)
 
+
+class _BatchAWF(_LearnedWeights, BatchedFactoring):
     def _batch_chunk(self, view: LoopView) -> int:
         self.weights_ = self.performance_.weights(self.prior_)  # weights change only here
         return ceil_div(view.remaining, 2 * view.n_workers)
@@ -72,19 +76,7 @@ class _BatchAWF(BatchedFactoring):
         return super().chunk(view, worker)
 
 
-class _ChunkAWF(ChunkingBalancer):
-    with_overhead: ClassVar[bool] = False
-    _parameter_constraints = {"min_chunk": [Interval(Integral, 1, None)]}
-
-    def __init__(self, *, min_chunk: int = 1):
-        self.min_chunk = min_chunk
-
-    def start(self, view, rng=None) -> None:
-        super().start(view, rng)
-        self.prior_ = normalised_weights(view.speeds, view.n_workers, "nominal speeds of the view")
-        self.performance_ = WeightedPerformance(view.n_workers, self.with_overhead)
-        self.weights_ = list(self.prior_)
-
+class _ChunkAWF(_LearnedWeights, ChunkingBalancer):
     def chunk(self, view: LoopView, worker: int) -> int:
         self.performance_.sync(view)
         self.weights_ = self.performance_.weights(self.prior_)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 import math
 from numbers import Integral, Real
 
@@ -34,8 +36,9 @@ class BatchedFactoring(ChunkingBalancer):
         self.batch_chunk_ = 0  # c of the current batch
         self.batch_left_ = 0  # items the current batch has not handed out yet
 
+    @abstractmethod
     def _batch_chunk(self, view: LoopView) -> int:
-        raise NotImplementedError
+        """The chunk size c of a batch opening now (the rule that distinguishes FAC, FAC2, AWF)."""
 
     def _new_batch(self, view: LoopView) -> None:
         c = self._batch_chunk(view)

@@ -81,7 +81,7 @@ class Trapezoid(ChunkingBalancer):
 
 
 @register
-class TrapezoidFactoring(ChunkingBalancer):
+class TrapezoidFactoring(Trapezoid):
     """TFSS, trapezoid factoring self-scheduling: batches of P equal chunks, each the mean of the
     next P chunks of TSS.
 
@@ -99,18 +99,9 @@ class TrapezoidFactoring(ChunkingBalancer):
     name = "tfss"
     source = "Chronopoulos, Andonie, Benche & Grosu 2001, IEEE CLUSTER"
     taxonomy = request_driven("chunk count", "batches of P means of TSS chunks")
-    reads_measurements = False
-    _parameter_constraints = {"first": [None, Interval(Integral, 1, None)],
-                              "last": [Interval(Integral, 1, None)]}
-
-    def __init__(self, *, first: int | None = None, last: int = 1):
-        self.first = first
-        self.last = last
 
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
-        self.sequence_ = _TrapezoidSequence(view.n_items, view.n_workers, self.first, self.last, self.name)
-        self.issued_ = 0
         self.batch_chunk_ = 0
 
     def chunk(self, view: LoopView, worker: int) -> int:
