@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["DlbkitError", "ConfigError"]
+__all__ = ["DlbkitError", "ConfigError", "TaskError", "RemoteTraceback"]
 
 
 class DlbkitError(Exception):
@@ -20,3 +20,24 @@ class ConfigError(DlbkitError, ValueError):
         self.value = value
         self.allowed = allowed
         super().__init__(f"{field} must be {allowed}; got {value!r}")
+
+
+class RemoteTraceback(Exception):
+    """Carries the text of a traceback from another process (set as ``__cause__`` of TaskError)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        super().__init__(text)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class TaskError(DlbkitError):
+    """The user's function raised on item *index* in a worker; the original exception is the
+    ``__cause__`` (or its traceback text, if it could not be pickled)."""
+
+    def __init__(self, index: int, error: str, remote_traceback: str):
+        self.index = index
+        self.remote_traceback = remote_traceback
+        super().__init__(f"item {index} failed: {error}\n\nTraceback in the worker:\n{remote_traceback}")

@@ -1,0 +1,58 @@
+"""Heterogeneity emulation on one machine: slow a real worker down as a platform node would be.
+
+A worker of speed s on a node with availability a(t) that computed for ``busy`` real seconds (its
+work, in seconds of this machine) from run time t0 reports the chunk as ending at the t1 with
+s·∫_{t0}^{t1} a = busy, and sleeps until then: it takes 1/s as long at speed s, longer while the
+node's availability is below 1. Only the stretch is emulated; the computation itself is real.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..model.availability import Constant, Piecewise
+from ..model.platform import Platform
+
+__all__ = ["Emulation"]
+
+
+@dataclass
+class Emulation:
+    """Per-worker speed factors and realised availabilities."""
+
+    speeds: list[float]
+    availability: list[Piecewise]
+
+    @classmethod
+    def from_speeds(cls, speeds: Sequence[float]) -> "Emulation":
+        out = []
+        for i, s in enumerate(speeds):
+            if isinstance(s, bool) or not isinstance(s, (int, float)) or not s > 0:
+                raise ConfigError(f"emulate[{i}]", s, "a speed factor > 0")
+            out.append(float(s))
+        return cls(out, [Constant(1.0).realise() for _ in out])
+
+    @classmethod
+    def from_platform(cls, platform: Platform | str | Path, *, seed: int = 0,
+                      master: str | int | None = None) -> "Emulation":
+        """One worker per core of every node (but *master*'s), with the node's speed and availability."""
+        if not isinstance(platform, Platform):
+            platform = Platform.from_toml(platform)
+        exclude = platform.index(master) if isinstance(master, str) else master
+        rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
+        realised = [n.availability.realise(rng) for n in platform.nodes]
+        nodes = platform.worker_nodes(exclude=exclude)
+        return cls([platform.nodes[n].speed for n in nodes], [realised[n] for n in nodes])
+
+    @property
+    def n_workers(self) -> int:
+        return len(self.speeds)
+
+    def duration(self, w: int, t0: float, busy: float) -> float:
+        """Seconds worker *w* should appear to take for *busy* seconds of work started at run time t0."""
+        return self.availability[w].finish(t0, busy / self.speeds[w]) - t0

@@ -1,0 +1,130 @@
+"""How the coordinator and the workers of a real run exchange messages.
+
+A transport starts the workers and moves messages; it decides nothing. Two exist:
+
+* :class:`LocalTransport`: worker processes on this machine, one duplex pipe each (socketpairs:
+  no network listener is opened). With the ``fork`` start method the workers inherit the user's
+  function and items, so only indices and results cross the pipes.
+* ``MPITransport`` (:mod:`dlbkit.runtime.mpi`): ranks of an ``mpiexec`` job; rank 0 coordinates.
+
+Messages are tuples whose first element is a kind from :mod:`dlbkit.runtime.messages`. A worker
+that dies is reported to the coordinator as ``(DIED, exitcode)``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+from abc import ABC, abstractmethod
+from multiprocessing.connection import wait
+from typing import Any, Callable
+
+from .messages import DIED
+
+__all__ = ["Transport", "LocalTransport", "default_workers"]
+
+
+def default_workers() -> int:
+    """Workers when the user gives none: the CPUs this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class Transport(ABC):
+    """What a coordinator needs: ``n_workers``, ``send(w, msg)``, ``recv(timeout)`` and ``stop()``."""
+
+    n_workers: int
+    #: True when the workers already hold the items (no need to send them with each chunk)
+    shares_items: bool = False
+
+    @abstractmethod
+    def send(self, w: int, msg: tuple) -> None:
+        """Send *msg* to worker *w* (silently dropped if *w* has died: its death is reported)."""
+
+    @abstractmethod
+    def recv(self, timeout: float | None = None) -> tuple[int, tuple] | None:
+        """The next message as (worker, msg), or None after *timeout* seconds without one."""
+
+    @abstractmethod
+    def stop(self, *, kill: bool = False) -> None:
+        """End every worker (after STOP was sent, or by force with *kill*)."""
+
+
+class LocalTransport(Transport):
+    """*n_workers* processes running ``target(conn, w, *args)``; each has one pipe to the coordinator."""
+
+    def __init__(self, n_workers: int, target: Callable, args: tuple = (), *, start_method: str | None = None):
+        if start_method is None:
+            start_method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+        ctx = mp.get_context(start_method)
+        self.n_workers = n_workers
+        self.shares_items = start_method == "fork"
+        self._conns = []
+        self._procs = []
+        self._dead: set[int] = set()
+        # workers ignore Ctrl-C: the coordinator decides how the run ends and stops them itself
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            for w in range(n_workers):
+                parent, child = ctx.Pipe(duplex=True)
+                p = ctx.Process(target=target, args=(child, w, *args), daemon=True, name=f"dlbkit-worker-{w}")
+                p.start()
+                child.close()
+                self._conns.append(parent)
+                self._procs.append(p)
+        finally:
+            signal.signal(signal.SIGINT, old)
+        self._index = {c: w for w, c in enumerate(self._conns)}
+        self._sentinel = {p.sentinel: w for w, p in enumerate(self._procs)}
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self._procs]
+
+    def send(self, w: int, msg: tuple) -> None:
+        if w in self._dead:
+            return
+        try:
+            self._conns[w].send(msg)
+        except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
+            self._dead.add(w)  # reported through its sentinel
+
+    def recv(self, timeout: float | None = None) -> tuple[int, Any] | None:
+        live = [c for w, c in enumerate(self._conns) if w not in self._dead]
+        sentinels = [p.sentinel for w, p in enumerate(self._procs) if w not in self._dead]
+        if not live and not sentinels:
+            return None
+        ready = wait(live + sentinels, timeout)
+        if not ready:
+            return None
+        # messages first: a worker that sent its last result and then died must not lose it
+        for obj in ready:
+            if obj in self._index:
+                w = self._index[obj]
+                try:
+                    return w, obj.recv()
+                except (EOFError, OSError):
+                    return self._died(w)
+        return self._died(self._sentinel[ready[0]])
+
+    def _died(self, w: int) -> tuple[int, tuple]:
+        self._dead.add(w)
+        p = self._procs[w]
+        p.join(timeout=1.0)
+        return w, (DIED, p.exitcode)
+
+    def stop(self, *, kill: bool = False) -> None:
+        """End every worker: politely (they were sent STOP) or by killing them; never leave orphans."""
+        for p in self._procs:
+            if kill and p.is_alive():
+                p.kill()
+        for p in self._procs:
+            p.join(timeout=5.0)
+            if p.is_alive():
+                p.kill()
+                p.join()
+        for c in self._conns:
+            c.close()
