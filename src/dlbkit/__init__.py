@@ -4,23 +4,24 @@ Balancers decide, engines do: the same balancer objects drive the simulator and 
 """
 
 from .api import Result, simulate
-from .balancers import Balancer, ChunkingBalancer, Taxonomy
+from .balancers import Balancer, ChunkingBalancer, MigrationBalancer, Taxonomy, Transfer
 from .balancers.registry import REGISTRY, make
 from .errors import ConfigError, DlbkitError, TaskError
-from .runtime import Emulation, RunResult, map, run_map
+from .runtime import Emulation, RunResult, TreeResult, load_trace, map, replay, run_map, run_tree, save_trace, tree
 from .model import (Constant, CostModel, Divisible, LoopView, Markov, Network, Node, Platform, Pulse, Recorded,
-                    Step, Trace)
+                    Step, Trace, TreeView)
 
 __version__ = "0.1.0"
 
 __all__ = [
     # running
-    "simulate", "Result", "map", "run_map", "RunResult", "Emulation",
+    "simulate", "Result", "map", "run_map", "RunResult", "tree", "run_tree", "TreeResult", "Emulation",
+    "replay", "save_trace", "load_trace",
     # model
     "Platform", "Node", "Network", "Constant", "Step", "Pulse", "Markov", "Recorded", "Divisible", "CostModel",
-    "LoopView", "Trace",
+    "LoopView", "TreeView", "Trace",
     # balancers
-    "Balancer", "ChunkingBalancer", "Taxonomy", "REGISTRY", "make",
+    "Balancer", "ChunkingBalancer", "MigrationBalancer", "Transfer", "Taxonomy", "REGISTRY", "make",
     # errors
     "DlbkitError", "ConfigError", "TaskError",
 ]

@@ -6,6 +6,8 @@ Subcommands::
     dlbkit balancers [--json] [--kind KIND]                  the registered balancers
     dlbkit bench m1 --workers P --tasks N [--seed S] [--json] a reference model's makespan and speed
     dlbkit reproduce NAME [--json]                            a document's claims, theirs vs ours
+    dlbkit run MODULE:FUNCTION --items N [--balancer B] ...   a real parallel loop: FUNCTION(i) for each item
+    dlbkit replay TRACE.json [--balancer B ...] [--json]      a recorded run in the simulator, other balancers
 
 Bad input prints one line, ``dlbkit: error: <message>``, on stderr and exits with status 2 (no
 traceback). Ctrl-C exits with status 130; runs already finished stay in results.csv.
@@ -82,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("name", metavar="NAME", help="reproduction name (e.g. sanchez2002)")
     r.add_argument("--json", action="store_true", help="a JSON list of objects")
     r.set_defaults(func=_cmd_reproduce)
+
+    _add_run_parser(sub)
+    _add_replay_parser(sub)
     return p
 
 
@@ -299,6 +304,354 @@ def _cmd_reproduce(args) -> int:
     print(f"\n{args.name}: {n_ok} of {len(claims)} claims reproduced within tolerance")
     return 0 if all_ok else 1
 
+
+# --- run --------------------------------------------------------------------------------------------
+def _add_run_parser(sub) -> None:
+    from .runtime.api import BACKENDS, DEFAULT_BALANCER
+
+    ru = sub.add_parser(
+        "run", help="run a real parallel loop: FUNCTION(item) for every item, balanced",
+        description="Apply FUNCTION to every item (0..N-1 with --items N) on worker processes of this machine "
+                    "(--backend local, the default) or on MPI ranks, handing the items out in chunks chosen by "
+                    "a chunking balancer; print a one-line summary (items, workers, makespan, efficiency). "
+                    "With --backend mpi start it as 'mpiexec -n N dlbkit run ... --backend mpi': rank 0 "
+                    "coordinates, prints and writes files; the other N-1 ranks compute.")
+    ru.add_argument("target", metavar="MODULE:FUNCTION",
+                    help="a module importable from the current directory or sys.path (work:step), or a .py "
+                         "file (path/to/work.py:step), and the function to apply to each item")
+    src = ru.add_mutually_exclusive_group(required=True)
+    src.add_argument("--items", "-N", type=int, metavar="N", help="the items are the integers 0..N-1")
+    src.add_argument("--items-file", metavar="FILE",
+                     help="the items: a JSON list (a .json file) or one string per non-empty line")
+    ru.add_argument("--balancer", "-b", metavar="NAME", default=DEFAULT_BALANCER,
+                    help=f"a chunking balancer (dlbkit balancers --kind chunking; default {DEFAULT_BALANCER})")
+    ru.add_argument("--param", "-p", metavar="KEY=VALUE", action="append", default=[],
+                    help="a balancer parameter (repeatable); VALUE is read as JSON if it can be (4, 0.5, true)")
+    ru.add_argument("--workers", "-P", type=int, metavar="P",
+                    help="worker processes (local backend; default: the usable CPUs, or one per emulated worker)")
+    ru.add_argument("--backend", choices=BACKENDS, default="local", help="local processes (default) or MPI ranks")
+    ru.add_argument("--emulate", metavar="PLATFORM",
+                    help="slow the workers down as a platform's nodes would be: a platform TOML file (one "
+                         "worker per core) or speed factors such as 1,1,0.5,0.25")
+    ru.add_argument("--master", metavar="NODE", help="with a platform: the node that coordinates (not a worker)")
+    ru.add_argument("--seed", type=int, default=0, help="seed of emulated background load and random balancers")
+    ru.add_argument("--record", metavar="TRACE.json", help="save the run's trace (for 'dlbkit replay')")
+    ru.add_argument("--out", metavar="DIR", help="write gantt.png and work.png of the run in DIR")
+    ru.add_argument("--results", metavar="FILE.json",
+                    help="write the results, in item order, as a JSON list (values JSON cannot hold as text)")
+    ru.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="a progress bar on stderr (default: when stderr is a terminal)")
+    ru.add_argument("--json", action="store_true", help="print the summary as a JSON object")
+    ru.set_defaults(func=_cmd_run)
+
+
+def parse_params(pairs: Sequence[str] | None, flag: str = "--param") -> dict[str, Any]:
+    """``["k=v", ...]`` as a dict; each value is read as JSON when it parses (4, 0.5, true, [1, 2]),
+    else kept as a string."""
+    out: dict[str, Any] = {}
+    for s in pairs or []:
+        key, sep, value = s.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise ConfigError(flag, s, "KEY=VALUE with a parameter name as KEY (e.g. min_chunk=4)")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def load_function(target: str):
+    """The function named by ``MODULE:FUNCTION`` or ``FILE.py:FUNCTION`` (imported as ``python -m`` would:
+    the current directory first; a file's own directory first)."""
+    import importlib
+    import importlib.util
+    import os
+
+    mod_name, sep, fn_name = target.rpartition(":")
+    if not sep or not mod_name or not fn_name:
+        raise ConfigError("MODULE:FUNCTION", target,
+                          "a module or .py file and a function, separated by ':' (e.g. work:step or work.py:step)")
+    try:
+        if mod_name.endswith(".py") or "/" in mod_name or os.sep in mod_name:
+            path = Path(mod_name)
+            if not path.is_file() or path.suffix != ".py":
+                raise ConfigError("MODULE", mod_name, "an existing .py file or an importable module name")
+            folder = str(path.parent.resolve())
+            if folder not in sys.path:
+                sys.path.insert(0, folder)
+            name = path.stem
+            known = sys.modules.get(name)
+            if known is not None and Path(getattr(known, "__file__", "") or "").resolve() == path.resolve():
+                module = known
+            else:
+                if known is not None:  # e.g. a file named like a module already imported: keep that one
+                    name = f"_dlbkit_run_{name}"
+                spec = importlib.util.spec_from_file_location(name, path)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[name] = module
+                try:
+                    spec.loader.exec_module(module)
+                except BaseException:
+                    sys.modules.pop(name, None)
+                    raise
+        else:
+            if "" not in sys.path and os.getcwd() not in sys.path:
+                sys.path.insert(0, os.getcwd())
+            try:
+                module = importlib.import_module(mod_name)
+            except ModuleNotFoundError as e:
+                if e.name and (mod_name == e.name or mod_name.startswith(e.name + ".")):
+                    raise ConfigError("MODULE", mod_name, "a module importable from the current directory or "
+                                      "sys.path, or a .py file") from None
+                raise
+    except DlbkitError:
+        raise
+    except (Exception, SystemExit) as e:  # the user's module failed while importing
+        raise DlbkitError(f"importing {mod_name} failed: {type(e).__name__}: {e}") from None
+    obj: Any = module
+    for part in fn_name.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            break
+    if obj is None or not callable(obj):
+        funcs = sorted(n for n, v in vars(module).items()
+                       if inspect.isfunction(v) and not n.startswith("_") and v.__module__ == module.__name__)
+        raise ConfigError("FUNCTION", fn_name, f"a function of {mod_name} ("
+                          + (", ".join(funcs) if funcs else "it defines none") + ")")
+    return obj
+
+
+def _read_items(path: str) -> list:
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError("--items-file", path, "an existing file: a JSON list (.json) or one item per line")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError("--items-file", path, f"a readable UTF-8 text file ({_one_line(str(e))})") from None
+    if p.suffix == ".json":
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"--items-file {path}", _one_line(str(e)), "a JSON list of items") from None
+        if not isinstance(items, list):
+            raise ConfigError(f"--items-file {path}", type(items).__name__, "a JSON list of items")
+    else:
+        items = [line.strip() for line in text.splitlines() if line.strip()]
+    if not items:
+        raise ConfigError("--items-file", path, "a file with at least one item")
+    return items
+
+
+def _emulate_arg(value: str | None):
+    if value is None:
+        return None
+    parts = [x.strip() for x in value.split(",")]
+    try:
+        return [float(x) for x in parts]
+    except ValueError:
+        pass
+    if not Path(value).is_file():
+        raise ConfigError("--emulate", value, "a platform TOML file or comma-separated speed factors (e.g. 1,1,0.5)")
+    return value
+
+
+def _writable_file(path: str | None, flag: str) -> Path | None:
+    if path is None:
+        return None
+    p = Path(path)
+    if p.is_dir():
+        raise ConfigError(flag, path, "a file name (a directory of that name exists)")
+    if not p.parent.is_dir():
+        raise ConfigError(flag, path, "a file in an existing directory")
+    return p
+
+
+def _env_rank() -> int:
+    """This process's MPI rank from the launcher's environment (0 when not launched by mpiexec)."""
+    import os
+
+    for var in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK", "SLURM_PROCID"):
+        v = os.environ.get(var)
+        if v is not None and v.isdigit():
+            return int(v)
+    return 0
+
+
+def _cmd_run(args) -> int:
+    rank = _env_rank() if args.backend == "mpi" else 0
+    try:
+        return _run(args, rank)
+    except DlbkitError:
+        if rank != 0:  # every rank finds the same bad input: rank 0 alone says so
+            return 2
+        raise
+
+
+def _run(args, rank: int) -> int:
+    from .errors import TaskError
+    from .runtime.api import _balancer, run_map
+
+    if args.items is not None and args.items < 1:
+        raise ConfigError("--items", args.items, "an integer >= 1")
+    if args.workers is not None:
+        if args.workers < 1:
+            raise ConfigError("--workers", args.workers, "an integer >= 1")
+        if args.backend == "mpi":
+            raise ConfigError("--workers", args.workers, "omitted with --backend mpi (the workers are the "
+                              "mpiexec ranks but rank 0)")
+    if args.master is not None and args.emulate is None:
+        raise ConfigError("--master", args.master, "used with --emulate PLATFORM.toml")
+    params = parse_params(args.param)
+    record = _writable_file(args.record, "--record")
+    results_file = _writable_file(args.results, "--results")
+    out = Path(args.out) if args.out else None
+    if out is not None and out.exists() and not out.is_dir():
+        raise ConfigError("--out", str(out), "a directory (a file of that name exists)")
+    emulate = _emulate_arg(args.emulate)
+    items = range(args.items) if args.items is not None else _read_items(args.items_file)
+    fn = load_function(args.target)
+    _balancer(args.balancer, params)  # a bad balancer or parameter is reported before any worker starts
+    try:
+        r = run_map(fn, items, balancer=args.balancer, params=params, backend=args.backend, workers=args.workers,
+                    progress=args.progress, emulate=emulate, master=args.master, seed=args.seed)
+    except TaskError as e:
+        if rank == 0:
+            print(e.remote_traceback.rstrip(), file=sys.stderr)
+            print(f"dlbkit: error: {_one_line(str(e).splitlines()[0])}", file=sys.stderr)
+        return 1
+    if args.backend == "mpi":
+        from mpi4py import MPI
+        if MPI.COMM_WORLD.Get_rank() != 0:
+            return 0
+    m = r.metrics
+    tr = r.trace
+    summary = {"function": args.target, "items": len(items), "workers": tr.n_workers, "backend": args.backend,
+               "balancer": r.balancer.name, "params": r.balancer.get_params(), "makespan": m["makespan"],
+               "lower_bound": m["lower_bound"], "efficiency": m["efficiency"], "imbalance": m["imbalance"],
+               "chunks": int(m["chunks"]), "messages": int(m["messages"])}
+    written = []
+    if record is not None:
+        r.save(record)
+        summary["record"] = str(record)
+        written.append(f"recorded the run in {record} (dlbkit replay {shlex.quote(str(record))})")
+    if results_file is not None:
+        results_file.write_text(json.dumps([_jsonable(x) for x in r.results]) + "\n", encoding="utf-8")
+        summary["results"] = str(results_file)
+        written.append(f"wrote the results in {results_file}")
+    if out is not None:
+        summary["plots"] = [str(p) for p in _run_plots(r, out, args.target)]
+        written.append(f"wrote gantt.png and work.png in {out}")
+    if args.json:
+        print(json.dumps(_jsonable(summary)))
+        return 0
+    label = balancer_label(r.balancer.name, r.balancer.get_params())
+    print(f"{args.target}: {summary['items']} items on {summary['workers']} workers ({args.backend}, {label}): "
+          f"makespan {m['makespan']:.4g} s, efficiency {m['efficiency']:.2f}, {summary['chunks']} chunks")
+    for line in written:
+        print(line)
+    return 0
+
+
+def balancer_label(name: str, params: dict) -> str:
+    """``name`` or ``name(k=v, ...)`` with the parameters that differ from the defaults."""
+    from .balancers.registry import REGISTRY
+
+    cls = REGISTRY.get(name)
+    defaults = cls.param_defaults() if cls is not None else {}
+    shown = [f"{k}={json.dumps(_jsonable(v))}" for k, v in params.items() if k not in defaults or v != defaults[k]]
+    return name + (f"({', '.join(shown)})" if shown else "")
+
+
+def _run_plots(r, out: Path, label: str) -> list[Path]:
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    tr = r.trace
+    paths = [out / "gantt.png", out / "work.png"]
+    fig = r.plot_gantt(title=f"Gantt chart: {label}, {r.balancer.name}, {tr.n_chunks} chunks, "
+                             f"makespan {r.makespan:.4g} s")
+    fig.savefig(paths[0], dpi=110)
+    plt.close(fig)
+    fig = r.plot_work(title=f"Work done per worker: {label}, {r.balancer.name}")
+    fig.savefig(paths[1], dpi=110)
+    plt.close(fig)
+    return paths
+
+
+# --- replay -----------------------------------------------------------------------------------------
+def _add_replay_parser(sub) -> None:
+    from .runtime.replay import MODELS
+
+    rp = sub.add_parser(
+        "replay", help="replay a recorded run in the simulator, with its balancer and others",
+        description="Simulate the loads of a run recorded with 'dlbkit run --record' (or run_map(record=...)): "
+                    "the measured item costs on the measured worker speeds. Print, for the recorded balancer "
+                    "and each --balancer, the simulated makespan and efficiency; for the recorded one also the "
+                    "real makespan and the replay/real ratio. Efficiencies are against the replayed platform's "
+                    "lower bound, the same for every row.")
+    rp.add_argument("trace", metavar="TRACE.json", help="a recorded trace")
+    rp.add_argument("--balancer", "-b", metavar="NAME", action="append", default=[],
+                    help="another chunking balancer to try (repeatable, or comma-separated)")
+    rp.add_argument("--param", "-p", metavar="KEY=VALUE", action="append", default=[],
+                    help="a parameter of the --balancer balancers (repeatable); the recorded one keeps its own")
+    rp.add_argument("--seed", type=int, default=None, help="seed of random balancers (default: the recorded one, or 0)")
+    rp.add_argument("--model", choices=MODELS, default="measured",
+                    help="worker speeds: measured from the run (default) or the emulated factors as set")
+    rp.add_argument("--json", action="store_true", help="a JSON object")
+    rp.set_defaults(func=_cmd_replay)
+
+
+def _named_balancers(names: Sequence[str], params: dict) -> list:
+    """Each named balancer with the *params* it accepts; a parameter none of them accepts is an error."""
+    from .balancers.registry import get, make
+
+    classes = [get(n) for n in names]
+    for k in params:
+        if not any(k in c.param_names() for c in classes):
+            raise ConfigError("--param", k, "a parameter of a --balancer balancer: " + "; ".join(
+                f"{c.name}: {', '.join(c.param_names()) or '(none)'}" for c in classes))
+    return [make(c.name, {k: v for k, v in params.items() if k in c.param_names()}) for c in classes]
+
+
+def _cmd_replay(args) -> int:
+    from .runtime.record import load_trace
+    from .runtime.replay import compare, estimate
+
+    trace = load_trace(args.trace)
+    names = [n.strip() for b in args.balancer for n in b.split(",") if n.strip()]
+    params = parse_params(args.param)
+    if params and not names:
+        raise ConfigError("--param", args.param, "used with --balancer (the recorded balancer is replayed as recorded)")
+    model = estimate(trace, args.model)
+    rows = compare(trace, _named_balancers(names, params), seed=args.seed, model=args.model)
+    real = rows[0]["real_makespan"]
+    bound = rows[0]["makespan"] * rows[0]["efficiency"]
+    real_eff = bound / real if real > 0 else math.nan
+    info = {"trace": str(args.trace), "balancer": trace.balancer,
+            "params": dict(trace.meta.get("balancer_params") or {}), "workers": trace.n_workers,
+            "items": int(len(model.costs)), "backend": trace.meta.get("backend", trace.source),
+            "real_makespan": real, "real_efficiency": real_eff, "model": model.as_dict(), "rows": rows}
+    if args.json:
+        print(json.dumps(_jsonable(info), indent=2))
+        return 0
+    print(f"replay of {args.trace}: {trace.balancer} on {trace.n_workers} workers ({info['backend']}), "
+          f"{info['items']} items; real makespan {real:.4g} s")
+    speeds = " ".join(f"{s:.3g}" for s in model.speeds)
+    print(f"model: {model.model} speeds {speeds}; latency {model.latency * 1e3:.3g} ms; master overhead "
+          f"{model.overhead * 1e3:.3g} ms; startup {model.startup * 1e3:.3g} ms")
+    print()
+
+    def label(row) -> str:
+        return balancer_label(row["balancer"], row["params"]) + (" [recorded]" if row["recorded"] else "")
+
+    header = ["balancer", "makespan (s)", "efficiency", "replay/real"]
+    table = [[label(r), f"{r['makespan']:.4g}", f"{r['efficiency']:.3f}",
+              f"{r['ratio']:.3f}" if r["ratio"] is not None else ""] for r in rows]
+    table.append([f"real run ({trace.balancer})", f"{real:.4g}", f"{real_eff:.3f}", ""])
+    print(wrapped_table(header, table, [60, 14, 10, 11]))
+    return 0
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

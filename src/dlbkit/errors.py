@@ -30,7 +30,7 @@ class RemoteTraceback(Exception):
         super().__init__(text)
 
     def __str__(self) -> str:
-        return self.text
+        return f'\nTraceback in the worker:\n"""\n{self.text.rstrip()}\n"""'
 
 
 class TaskError(DlbkitError):
@@ -40,4 +40,5 @@ class TaskError(DlbkitError):
     def __init__(self, index: int, error: str, remote_traceback: str):
         self.index = index
         self.remote_traceback = remote_traceback
-        super().__init__(f"item {index} failed: {error}\n\nTraceback in the worker:\n{remote_traceback}")
+        # the traceback text is shown once, through the __cause__ chain, as concurrent.futures does
+        super().__init__(f"item {index} failed: {error}")

@@ -1,7 +1,8 @@
 """Balancers: pure decisions. Importing this package registers every balancer."""
 
 from . import chunking  # noqa: F401  (registers)
-from .base import Balancer, ChunkingBalancer, Taxonomy
+from . import migration  # noqa: F401  (registers)
+from .base import Balancer, ChunkingBalancer, MigrationBalancer, Taxonomy, Transfer
 from .registry import REGISTRY, get, make, names, register
 
-__all__ = ["Balancer", "ChunkingBalancer", "Taxonomy", "REGISTRY", "get", "make", "names", "register"]
+__all__ = ["Balancer", "ChunkingBalancer", "MigrationBalancer", "Transfer", "Taxonomy", "REGISTRY", "get", "make", "names", "register"]

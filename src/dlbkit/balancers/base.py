@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
-from typing import ClassVar
+from typing import ClassVar, Sequence
 
 import numpy as np
 
-from ..model.view import LoopView
+from ..model.view import LoopView, TreeView
 from ..params import Parameterised
 
-__all__ = ["Taxonomy", "Balancer", "ChunkingBalancer"]
+__all__ = ["Taxonomy", "Balancer", "ChunkingBalancer", "MigrationBalancer", "Transfer"]
 
 
 @dataclass(frozen=True)
@@ -86,3 +86,104 @@ class ChunkingBalancer(Balancer):
 
     def send_order(self, view: LoopView) -> list[int]:
         return list(range(view.n_workers))
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """Move up to *n* waiting tasks from node *src* to node *dst* (the *n* oldest: migration is FIFO).
+
+    Returned by :meth:`MigrationBalancer.balance`; as a request from :meth:`MigrationBalancer.on_idle`
+    (``src`` the victim, ``dst`` the asking node) ``n`` is the amount wanted, 0 meaning "whatever the
+    victim's :meth:`~MigrationBalancer.on_request` gives". Engines clamp ``n`` to what *src* holds.
+    """
+
+    src: int
+    dst: int
+    n: int = 0
+
+
+class MigrationBalancer(Balancer):
+    """Decides which waiting tasks of a task tree move where (divide and conquer, branch and bound).
+
+    Mechanics are the engine's and fixed, after 001 §1.3 (Haron's Loadserver kernel): every node keeps
+    a double-ended queue of waiting tasks; it runs the newest (depth-first, LIFO, bounded memory) and
+    gives away the oldest (FIFO end: nearest the root, likely the largest subtrees). A balancer only
+    answers *who*, *whom* and *how many*, through four optional hooks with documented defaults; class
+    attributes say which triggers a rule uses, so an engine never calls (or pays for) an unused hook:
+
+    * ``receiver_initiated``: when a node holds at most ``low_water`` waiting tasks and has no
+      request out, :meth:`on_idle` ``(view, node)``, evaluated for the asking node, names a victim,
+      or several :class:`Transfer` requests (RID asks each loaded neighbour for δ_j). Default: None.
+    * any request is answered by :meth:`on_request` ``(view, victim, thief, queue_length, wanted)``,
+      evaluated in the victim with exact local knowledge. Default: half its waiting tasks.
+    * ``sender_initiated``: after every expansion that created children, :meth:`on_spawn`
+      ``(view, node, n_children)`` gives each child a node. Default: all stay local.
+    * ``periodic``: every ``interval`` completed tasks per node (0: at every load update),
+      :meth:`balance` ``(view)``, central and global, returns transfers. Default: none.
+
+    A parameter with the name of a trigger attribute (``low_water``, ``interval``) overrides it per
+    instance, since parameters are stored as instance attributes (GDEM(interval=16) is Haron's i).
+
+    How the later rules fit (001 §2): **work stealing** and **random** are one hook each
+    (:mod:`dlbkit.balancers.migration`). **Receiver-initiated diffusion** (RID, §2.3) sets
+    ``low_water`` = L_LOW and returns from :meth:`on_idle` one Transfer(j, node, δ_j) per
+    neighbour with excess, read from ``view.neighbours`` and the (aged) ``view.queue``; the victim's
+    :meth:`on_request` gives at most half its load. **Sender-initiated diffusion** places children
+    on lighter neighbours in :meth:`on_spawn`. **GDEM** (§2.1) is periodic: :meth:`balance` visits
+    the edge colours of ``view.neighbours`` and, per pair with difference > 1, returns
+    Transfer(heavy, light, ⌊λ(l_i − l_j)⌋). **Loadserver** (§2.2) is periodic with ``interval`` 0
+    (called at every load update the centre receives): light nodes (``queue ≤ l``, oldest update
+    first, i.e. the LIS's FIFO) get one task (``r``) from each heavy node (``queue > h``).
+    **Greedy/refine** (Charm++) are periodic and global. Phase-based adaptivity (§2.7) reads
+    ``view.waiting`` (Haron's n(t)) in any hook.
+
+    Decisions are pure: a hook reads the view (never a clock) and draws only from ``self.rng_``.
+    Engines clamp every answer (a victim must be another node; counts to [0, tasks held]) and record
+    it. The simulator and the runtime call the same hooks, so a rule cannot tell them apart.
+    """
+
+    kind = "migration"
+    #: engines call :meth:`on_idle` when a node holds at most ``low_water`` waiting tasks
+    receiver_initiated: ClassVar[bool] = False
+    #: waiting tasks at or below which a receiver-initiated node asks for work (0: when it runs dry)
+    low_water: ClassVar[int] = 0
+    #: engines call :meth:`on_spawn` for every expansion that created children
+    sender_initiated: ClassVar[bool] = False
+    #: engines call :meth:`balance` every ``interval`` completed tasks per node (0: at every update)
+    periodic: ClassVar[bool] = False
+    interval: ClassVar[float] = 1
+    #: False for rules that never read other nodes' loads; engines then need not ship them around
+    reads_loads: ClassVar[bool] = True
+
+    def on_idle(self, view: TreeView, node: int) -> int | Sequence[Transfer] | None:
+        """Whom *node* asks for work: a victim, a list of requests Transfer(victim, node, wanted),
+        or None (ask nobody; the node waits until work is sent to it)."""
+        return None
+
+    def on_request(self, view: TreeView, victim: int, thief: int, queue_length: int, wanted: int = 0) -> int:
+        """How many of its *queue_length* waiting tasks *victim* gives *thief* (the oldest ones).
+
+        Default: half, rounded down (so a single waiting task is kept), and at most *wanted* when the
+        request names an amount.
+        """
+        n = queue_length // 2
+        return min(n, wanted) if wanted > 0 else n
+
+    def on_spawn(self, view: TreeView, node: int, n_children: int) -> list[int]:
+        """Where each of the *n_children* just created on *node* goes, in order (default: all stay)."""
+        return [node] * n_children
+
+    def balance(self, view: TreeView) -> list[Transfer]:
+        """Periodic, central decision: the transfers to make now (default: none)."""
+        return []
+
+    @staticmethod
+    def requests(node: int, decision: int | Sequence[Transfer] | None) -> list[Transfer]:
+        """:meth:`on_idle`'s answer as a list of requests (what engines send)."""
+        if decision is None:
+            return []
+        if isinstance(decision, Transfer):
+            return [decision]
+        if isinstance(decision, (int, np.integer)):
+            return [Transfer(int(decision), node, 0)]
+        return list(decision)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["LoopView"]
+__all__ = ["LoopView", "TreeView"]
 
 
 @dataclass
@@ -84,3 +84,48 @@ class LoopView:
     @property
     def assigned(self) -> int:
         return self.n_items - self.remaining
+
+
+@dataclass
+class TreeView:
+    """A deciding node's knowledge of a task-tree computation (what a migration balancer reads).
+
+    Per node i (lists of length ``n_nodes``): ``queue[i]``, the tasks waiting in its queue (Haron's
+    load measure, 001 §2.1: queue length, not counting the task it is running); ``done[i]``, tasks it
+    has completed; ``updated_at[i]``, when those two were measured (their age is ``time -
+    updated_at[i]``: a node knows its own entry exactly and others' only as recently as a message
+    brought them); ``neighbours[i]``, the nodes it may exchange work with (the topology; the complete
+    graph by default); ``speeds[i]``, nominal speeds (1.0 by default). ``node`` is the deciding node
+    (-1 for a central decision, e.g. :meth:`~dlbkit.balancers.base.MigrationBalancer.balance`).
+    """
+
+    n_nodes: int
+    time: float = 0.0
+    queue: list[int] = field(default_factory=list)
+    updated_at: list[float] = field(default_factory=list)
+    done: list[int] = field(default_factory=list)
+    neighbours: list[list[int]] = field(default_factory=list)
+    speeds: list[float] = field(default_factory=list)
+    node: int = -1
+
+    def __post_init__(self):
+        p = self.n_nodes
+        if not self.queue:
+            self.queue = [0] * p
+        if not self.done:
+            self.done = [0] * p
+        if not self.updated_at:
+            self.updated_at = [0.0] * p
+        if not self.speeds:
+            self.speeds = [1.0] * p
+        if not self.neighbours:
+            self.neighbours = [[j for j in range(p) if j != i] for i in range(p)]
+
+    def age(self, i: int) -> float:
+        """Seconds since node i's entries were measured."""
+        return self.time - self.updated_at[i]
+
+    @property
+    def waiting(self) -> int:
+        """Tasks waiting over all nodes as known here (Haron's n(t), 001 §2.7)."""
+        return sum(self.queue)

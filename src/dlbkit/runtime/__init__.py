@@ -2,5 +2,10 @@
 
 from .api import BACKENDS, DEFAULT_BALANCER, RunResult, map, run_map
 from .emulation import Emulation
+from .record import load_trace, save_trace
+from .replay import replay
+from .tree_api import DEFAULT_TREE_BALANCER, TreeResult, run_tree, tree
 
-__all__ = ["map", "run_map", "RunResult", "Emulation", "BACKENDS", "DEFAULT_BALANCER"]
+__all__ = ["map", "run_map", "RunResult", "Emulation", "BACKENDS", "DEFAULT_BALANCER",
+           "tree", "run_tree", "TreeResult", "DEFAULT_TREE_BALANCER",
+           "replay", "load_trace", "save_trace"]

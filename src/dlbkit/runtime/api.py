@@ -91,6 +91,7 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
     if not isinstance(items, Sequence):
         items = list(items)
     emulation = _emulation(emulate, seed, master)
+    asked = workers
     if workers is None:
         workers = emulation.n_workers if emulation else None
     elif isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -98,14 +99,22 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
     if emulation and workers is not None and workers != emulation.n_workers:
         raise ConfigError("workers", workers, f"the emulated platform's worker count ({emulation.n_workers})")
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
+    rank = 0
     if backend == "mpi":
-        from .mpi import run_mpi_map
+        from .mpi import _mpi, run_mpi_map
+        world = _mpi().COMM_WORLD
+        rank = world.Get_rank()
+        if asked is not None and asked != world.Get_size() - 1:
+            raise ConfigError("workers", asked, f"the MPI job's worker ranks ({world.Get_size() - 1}: all ranks "
+                              "but rank 0), or None")
         out = run_mpi_map(fn, items, b, emulation=emulation, progress=progress, rng=rng)
     else:
         out = _run_local(fn, items, b, workers, emulation, progress, rng, start_method)
     results, trace = out
+    if trace is not None:
+        trace.seed = seed  # the balancer's generator came from it: a replay can repeat its draws
     result = RunResult(results, trace, b)
-    if record is not None:
+    if record is not None and rank == 0:  # every MPI rank holds the trace: one writes it
         result.save(record)
     return result
 

@@ -1,0 +1,346 @@
+"""Recorded runs: a :class:`~dlbkit.model.trace.Trace` saved to, and loaded from, a JSON file.
+
+``RunResult.save(path)`` (or ``dlbkit.run_map(..., record=path)``, ``dlbkit run --record``) writes a
+real run's trace; :func:`dlbkit.runtime.replay.replay` (``dlbkit replay TRACE.json``) loads it and
+runs the simulator on the recorded loads to try other balancers. A simulated run's trace saves the
+same way (it lacks only the measured item costs a replay needs). A path ending in ``.gz`` is
+gzip-compressed.
+
+Format (version 1), one JSON object; times are seconds since the run's origin::
+
+    {
+      "format": "dlbkit-trace",        # always this string
+      "version": 1,                    # the format version (FORMAT_VERSION)
+      "dlbkit": "0.1.0",               # the dlbkit version that wrote the file (information only)
+      "source": "local",               # "sim" or the runtime backend ("local", "mpi")
+      "backend": "local",              # the runtime backend (null for a simulation)
+      "mechanism": "self-scheduling",  # how work was handed out
+      "balancer": {"name": "awf-c", "params": {...}},   # the balancer and its parameters
+      "seed": null,                    # the run's seed, if the engine recorded it
+      "n_workers": 4,
+      "worker_nodes": [0, 1, 2, 3],    # the platform node of each worker
+      "workers": [                     # per worker: speed factor (1.0 unless emulated) and the
+        {"speed": 1.0,                 # realised availability as pieces: level levels[k] from
+         "availability": {"times": [0.0], "levels": [1.0]}},   # times[k] on, up to the run's end
+        ...],
+      "chunks": {"worker": [...], "first": [...], "count": [...],          # one entry per chunk:
+                 "t_ask": [...], "t_start": [...], "t_end": [...],         # asked for / started /
+                 "round": [...]},                                          # ended; round or -1
+      "rounds": {"round": [...], "worker": [...], ...},  # round mechanism only (else empty lists)
+      "item_cost": [...],              # measured seconds per item on the recording machine,
+                                       # before emulation's stretch (null for a simulation)
+      "faults": [{"worker": 2, "first": 40, "count": 8, "time": 0.31}, ...],  # chunks lost
+      "totals": {"messages": 812, "bytes": 0.0, "events": 1218, "end_time": 1.02,
+                 "total_work": 2.71, "max_item": 0.004},
+      "meta": {...}                    # any other information the engine recorded
+    }
+
+The messages' timings are in the chunk rows: a worker asked for a chunk at ``t_ask`` (its previous
+chunk's end, or when it became ready), the chunk arrived and started at ``t_start``, and ended at
+``t_end``; ``t_start - t_ask`` is one request's round trip through the master.
+
+:func:`load_trace` checks everything it reads and raises :class:`~dlbkit.errors.ConfigError` naming
+the file and the field (e.g. ``run.json: chunks.t_end``) for a file that is not a valid trace.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..model.availability import Piecewise, Recorded
+from ..model.trace import CHUNK_COLUMNS, ROUND_COLUMNS, Trace
+
+__all__ = ["save_trace", "load_trace", "trace_to_dict", "trace_from_dict", "FORMAT", "FORMAT_VERSION"]
+
+FORMAT = "dlbkit-trace"
+FORMAT_VERSION = 1
+
+#: meta keys stored in their own fields of the file (everything else goes to "meta")
+_OWN_META = ("item_cost", "faults", "balancer_params", "backend", "mechanism")
+_INT_CHUNK = ("worker", "first", "count", "round")
+
+
+# --- writing --------------------------------------------------------------------------------------
+def _plain(v: Any) -> Any:
+    """*v* as plain JSON values (numpy scalars and arrays, tuples; non-finite floats as strings)."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else str(v)
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if hasattr(v, "tolist"):  # numpy arrays and scalars
+        return _plain(v.tolist())
+    return repr(v)
+
+
+def _availability_pieces(a: Any, until: float) -> dict[str, list[float]]:
+    """A realised availability's pieces covering [0, until] (a constant is one piece)."""
+    if isinstance(a, Piecewise):
+        times, levels = a.segments_until(until)
+        return {"times": [float(t) for t in times], "levels": [float(x) for x in levels]}
+    if isinstance(a, Recorded):
+        return {"times": list(a.times), "levels": list(a.levels)}
+    if hasattr(a, "realise"):
+        return _availability_pieces(a.realise(None), until)
+    raise ConfigError("trace.availability", a, "realised availabilities (Piecewise)")
+
+
+def trace_to_dict(trace: Trace) -> dict:
+    """The file's JSON object for *trace* (see the module docstring)."""
+    from .. import __version__
+
+    meta = dict(trace.meta)
+    until = max([float(trace.end_time)] + [float(t) for t in trace.t_end])
+    speeds = list(trace.speeds) or [1.0] * trace.n_workers
+    avail = list(trace.availability) or [None] * trace.n_workers
+    workers = [{"speed": float(s),
+                "availability": _availability_pieces(a, until) if a is not None else {"times": [0.0], "levels": [1.0]}}
+               for s, a in zip(speeds, avail)]
+    n = trace.n_chunks
+    round_of = list(trace.round_of) if len(trace.round_of) == n else [-1] * n
+    chunks = {c: [int(x) for x in (round_of if c == "round" else getattr(trace, c))] if c in _INT_CHUNK
+              else [float(x) for x in getattr(trace, c)] for c in CHUNK_COLUMNS}
+    rounds = {k: _plain(list(v)) for k, v in zip(ROUND_COLUMNS, zip(*trace.rounds))} if trace.rounds \
+        else {k: [] for k in ROUND_COLUMNS}
+    costs = meta.get("item_cost")
+    faults = [{"worker": int(w), "first": int(f), "count": int(c), "time": float(t)}
+              for w, f, c, t in meta.get("faults", [])]
+    return {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "dlbkit": __version__,
+        "source": trace.source,
+        "backend": meta.get("backend"),
+        "mechanism": meta.get("mechanism"),
+        "balancer": {"name": trace.balancer, "params": _plain(meta.get("balancer_params", {}))},
+        "seed": _plain(trace.seed),
+        "n_workers": int(trace.n_workers),
+        "worker_nodes": [int(x) for x in trace.worker_nodes],
+        "workers": workers,
+        "chunks": chunks,
+        "rounds": rounds,
+        "item_cost": None if costs is None else [float(x) for x in costs],
+        "faults": faults,
+        "totals": {"messages": int(trace.messages), "bytes": float(trace.bytes), "events": int(trace.events),
+                   "end_time": float(trace.end_time), "total_work": float(trace.total_work),
+                   "max_item": float(trace.max_item)},
+        "meta": _plain({k: v for k, v in meta.items() if k not in _OWN_META}),
+    }
+
+
+def save_trace(trace: Trace, path: str | Path) -> Path:
+    """Write *trace* to *path* as JSON (gzip-compressed if the name ends in ``.gz``); return the path."""
+    path = Path(path)
+    if path.is_dir():
+        raise ConfigError("record path", str(path), "a file name (a directory of that name exists)")
+    if not path.parent.is_dir():
+        raise ConfigError("record path", str(path), "a file in an existing directory")
+    text = json.dumps(trace_to_dict(trace), separators=(",", ":"), allow_nan=False)
+    if path.name.endswith(".gz"):
+        with gzip.open(path, "wt", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        path.write_text(text + "\n", encoding="utf-8")
+    return path
+
+
+# --- reading --------------------------------------------------------------------------------------
+class _Checker:
+    """Field checks that name the file and the field in every error."""
+
+    def __init__(self, where: str):
+        self.where = where
+
+    def fail(self, field: str, value: Any, allowed: str):
+        if isinstance(value, (list, dict)) and len(repr(value)) > 60:
+            value = f"<{type(value).__name__} of {len(value)}>"
+        raise ConfigError(f"{self.where}{field}", value, allowed)
+
+    def get(self, d: dict, key: str, field: str) -> Any:
+        if key not in d:
+            self.fail(field, "<missing>", "present")
+        return d[key]
+
+    def table(self, v: Any, field: str) -> dict:
+        if not isinstance(v, dict):
+            self.fail(field, v, "a JSON object")
+        return v
+
+    def integer(self, v: Any, field: str, lo: int | None = None, hi: int | None = None) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or (lo is not None and v < lo) or (hi is not None and v > hi):
+            rng = f" in [{lo}, {hi}]" if lo is not None and hi is not None else f" >= {lo}" if lo is not None else ""
+            self.fail(field, v, f"an integer{rng}")
+        return v
+
+    def number(self, v: Any, field: str, lo: float | None = None, lo_open: bool = False,
+               hi: float | None = None) -> float:
+        ok = not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+        if ok and lo is not None:
+            ok = v > lo if lo_open else v >= lo
+        if ok and hi is not None:
+            ok = v <= hi
+        if not ok:
+            bounds = ([f"> {lo:g}" if lo_open else f">= {lo:g}"] if lo is not None else []) + \
+                     ([f"<= {hi:g}"] if hi is not None else [])
+            self.fail(field, v, "a finite number" + (" " + " and ".join(bounds) if bounds else ""))
+        return float(v)
+
+    def array(self, v: Any, field: str, length: int | None = None) -> list:
+        if not isinstance(v, list) or (length is not None and len(v) != length):
+            self.fail(field, v if not isinstance(v, list) else f"<list of {len(v)}>",
+                      "a list" + (f" of {length} values" if length is not None else ""))
+        return v
+
+
+def trace_from_dict(d: Any, where: str = "") -> Trace:
+    """Rebuild a Trace from the file's JSON object; *where* prefixes field names in errors."""
+    ck = _Checker(f"{where}: " if where else "")
+    d = ck.table(d, "trace")
+    fmt = ck.get(d, "format", "format")
+    if fmt != FORMAT:
+        ck.fail("format", fmt, f"{FORMAT!r} (a file written by dlbkit's record/save)")
+    version = ck.get(d, "version", "version")
+    if version != FORMAT_VERSION:
+        ck.fail("version", version, f"{FORMAT_VERSION} (the version this dlbkit reads)")
+    P = ck.integer(ck.get(d, "n_workers", "n_workers"), "n_workers", lo=1)
+    nodes = ck.array(d.get("worker_nodes", list(range(P))), "worker_nodes", P)
+    nodes = [ck.integer(x, f"worker_nodes[{i}]", lo=0) for i, x in enumerate(nodes)]
+
+    workers = ck.array(ck.get(d, "workers", "workers"), "workers", P)
+    speeds, avail = [], []
+    for i, w in enumerate(workers):
+        f = f"workers[{i}]"
+        w = ck.table(w, f)
+        speeds.append(ck.number(ck.get(w, "speed", f"{f}.speed"), f"{f}.speed", lo=0.0, lo_open=True))
+        a = ck.table(ck.get(w, "availability", f"{f}.availability"), f"{f}.availability")
+        times = ck.array(ck.get(a, "times", f"{f}.availability.times"), f"{f}.availability.times")
+        levels = ck.array(ck.get(a, "levels", f"{f}.availability.levels"), f"{f}.availability.levels", len(times))
+        if not times:
+            ck.fail(f"{f}.availability.times", times, "a non-empty list starting at 0")
+        for k, t in enumerate(times):
+            ck.number(t, f"{f}.availability.times[{k}]", lo=0.0)
+            if k == 0 and t != 0:
+                ck.fail(f"{f}.availability.times[0]", t, "0 (an availability starts at time 0)")
+            if k and t <= times[k - 1]:
+                ck.fail(f"{f}.availability.times[{k}]", t, f"greater than times[{k - 1}] = {times[k - 1]}")
+        for k, x in enumerate(levels):
+            ck.number(x, f"{f}.availability.levels[{k}]", lo=0.0, lo_open=True, hi=1.0)
+        avail.append(Recorded(tuple(float(t) for t in times), tuple(float(x) for x in levels)).realise())
+
+    costs = d.get("item_cost")
+    if costs is not None:
+        costs = [ck.number(c, f"item_cost[{i}]", lo=0.0) for i, c in enumerate(ck.array(costs, "item_cost"))]
+
+    chunks = ck.table(ck.get(d, "chunks", "chunks"), "chunks")
+    cols: dict[str, list] = {}
+    n = None
+    for c in CHUNK_COLUMNS:
+        f = f"chunks.{c}"
+        col = ck.array(ck.get(chunks, c, f), f, n)
+        n = len(col)
+        if c == "worker":
+            cols[c] = [ck.integer(x, f"{f}[{k}]", lo=0, hi=P - 1) for k, x in enumerate(col)]
+        elif c in ("first", "count"):
+            cols[c] = [ck.integer(x, f"{f}[{k}]", lo=0 if c == "first" else 1) for k, x in enumerate(col)]
+        elif c == "round":
+            cols[c] = [ck.integer(x, f"{f}[{k}]", lo=-1) for k, x in enumerate(col)]
+        else:
+            cols[c] = [ck.number(x, f"{f}[{k}]") for k, x in enumerate(col)]
+    for k in range(n or 0):
+        if cols["t_end"][k] < cols["t_start"][k]:
+            ck.fail(f"chunks.t_end[{k}]", cols["t_end"][k], f">= chunks.t_start[{k}] = {cols['t_start'][k]}")
+        if costs is not None and cols["first"][k] + cols["count"][k] > len(costs):
+            ck.fail(f"chunks.count[{k}]", cols["count"][k],
+                    f"within the {len(costs)} items of item_cost (first = {cols['first'][k]})")
+
+    rounds_d = ck.table(d.get("rounds", {}), "rounds")
+    rounds: list[tuple] = []
+    if any(rounds_d.get(k) for k in ROUND_COLUMNS):
+        rcols = []
+        m = None
+        for k in ROUND_COLUMNS:
+            col = ck.array(ck.get(rounds_d, k, f"rounds.{k}"), f"rounds.{k}", m)
+            m = len(col)
+            rcols.append([ck.number(x, f"rounds.{k}[{j}]") for j, x in enumerate(col)])
+        rounds = [tuple(int(v) if k in ("round", "worker", "count") else v for k, v in zip(ROUND_COLUMNS, row))
+                  for row in zip(*rcols)]
+
+    bal = ck.table(ck.get(d, "balancer", "balancer"), "balancer")
+    name = ck.get(bal, "name", "balancer.name")
+    if not isinstance(name, str):
+        ck.fail("balancer.name", name, "a string")
+    params = ck.table(bal.get("params", {}), "balancer.params")
+
+    faults = []
+    for i, x in enumerate(ck.array(d.get("faults", []), "faults")):
+        x = ck.table(x, f"faults[{i}]")
+        faults.append((ck.integer(ck.get(x, "worker", f"faults[{i}].worker"), f"faults[{i}].worker", lo=0, hi=P - 1),
+                       ck.integer(ck.get(x, "first", f"faults[{i}].first"), f"faults[{i}].first", lo=0),
+                       ck.integer(ck.get(x, "count", f"faults[{i}].count"), f"faults[{i}].count", lo=1),
+                       ck.number(ck.get(x, "time", f"faults[{i}].time"), f"faults[{i}].time")))
+
+    totals = ck.table(d.get("totals", {}), "totals")
+    t_end = cols["t_end"]
+    tot = {
+        "messages": ck.integer(totals.get("messages", 0), "totals.messages", lo=0),
+        "bytes": ck.number(totals.get("bytes", 0.0), "totals.bytes", lo=0.0),
+        "events": ck.integer(totals.get("events", 0), "totals.events", lo=0),
+        "end_time": ck.number(totals.get("end_time", max(t_end, default=0.0)), "totals.end_time"),
+        "total_work": ck.number(totals.get("total_work", sum(costs) if costs else 0.0), "totals.total_work", lo=0.0),
+        "max_item": ck.number(totals.get("max_item", max(costs, default=0.0) if costs else 0.0),
+                              "totals.max_item", lo=0.0),
+    }
+    source = d.get("source", "sim")
+    if not isinstance(source, str):
+        ck.fail("source", source, "a string")
+    seed = d.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        ck.fail("seed", seed, "an integer or null")
+
+    meta = dict(ck.table(d.get("meta", {}), "meta"))
+    for key in ("backend", "mechanism"):
+        v = d.get(key)
+        if v is not None:
+            if not isinstance(v, str):
+                ck.fail(key, v, "a string or null")
+            meta[key] = v
+    meta["balancer_params"] = dict(params)
+    meta["faults"] = faults
+    if costs is not None:
+        meta["item_cost"] = costs
+
+    return Trace(P, nodes, balancer=name, seed=seed, source=source,
+                 worker=cols["worker"], first=cols["first"], count=cols["count"], t_ask=cols["t_ask"],
+                 t_start=cols["t_start"], t_end=cols["t_end"], round_of=cols["round"], rounds=rounds,
+                 messages=tot["messages"], bytes=tot["bytes"], events=tot["events"], end_time=tot["end_time"],
+                 speeds=speeds, availability=avail, total_work=tot["total_work"], max_item=tot["max_item"],
+                 meta=meta)
+
+
+def load_trace(path: str | Path) -> Trace:
+    """Read a trace written by :func:`save_trace`; a bad file raises ConfigError naming the field."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError("trace file", str(path), "an existing trace JSON file (written by --record / save)")
+    try:
+        if path.name.endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf-8") as fh:
+                d = json.load(fh)
+        else:
+            with path.open(encoding="utf-8") as fh:
+                d = json.load(fh)
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError, EOFError) as e:
+        raise ConfigError(f"trace file {path}", _one_line(str(e)), "valid JSON written by dlbkit") from None
+    return trace_from_dict(d, where=str(path))
+
+
+def _one_line(s: str) -> str:
+    return " ".join(s.split())

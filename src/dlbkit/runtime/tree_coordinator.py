@@ -1,0 +1,264 @@
+"""The coordinator of a real task-tree run: relays work between workers and detects termination.
+
+Workers talk only to the coordinator (no listener, no worker-to-worker link), which:
+
+* **relays** steal requests to victims and their answers back to thieves, pushed tasks (sender-
+  initiated placement) and periodic transfers, holding what is addressed to a busy worker in its
+  mailbox until that worker's next report (so a worker reads its messages at its check points and
+  pipes never fill), and posting at once to a worker that is idle (it is blocked reading);
+* runs the balancer's central hook, :meth:`~dlbkit.balancers.base.MigrationBalancer.balance`, on
+  its :class:`~dlbkit.model.view.TreeView` (queue lengths and completed tasks as last reported,
+  each with its age), and ships that view to the workers when the balancer reads loads;
+* keeps the best **bound** reported so far and sends it with every message (branch and bound);
+* paces **failed steals**: an empty answer reaches its thief after a back-off that doubles with
+  each consecutive failure (:data:`STEAL_BACKOFF_S`), so idle workers wait in ``recv`` instead of
+  spinning (M2's thieves retry after one round trip; a real machine's cores are better left to
+  the busy workers);
+* detects **termination** by counting: the run is over when the tasks completed equal the tasks
+  created (the root plus every child), as reported cumulatively by the workers. Every message that
+  carries tasks also carries its sender's counts, which already include those tasks' creation, so
+  a task's completion is never known before its creation and the test cannot fire early; a task in
+  flight is created and not completed, so none is lost.
+
+A worker that dies cannot be recovered from (its tasks are lost): the run stops with a
+:class:`~dlbkit.errors.DlbkitError`. An exception in the user's code stops every worker and is
+raised as :class:`~dlbkit.errors.TaskError`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+import traceback
+from typing import Any
+
+import numpy as np
+
+from ..errors import DlbkitError, TaskError
+from ..model.availability import Constant
+from ..model.trace import Trace
+from ..model.view import TreeView
+from .coordinator import _task_error
+from .emulation import Emulation
+from .messages import DIED, ERROR, STOP
+from .progress import Progress
+from .transport import Transport
+from .tree_worker import FAIL, FINAL, GIVE, IDLE, MAIL, POST, REPORT, STEAL, CHECK_S, TreeSpec
+
+__all__ = ["coordinate_tree", "STEAL_BACKOFF_S"]
+
+#: (first, longest) delay before an empty steal answer reaches its thief, in seconds; the delay
+#: doubles with each consecutive empty answer and resets when a steal succeeds
+STEAL_BACKOFF_S = (1e-4, 5e-3)
+POLL_S = 0.2  # how often the progress bar refreshes while no message arrives
+
+
+def coordinate_tree(transport: Transport, spec: TreeSpec, *, initial: Any = 0,
+                    emulation: Emulation | None = None, progress: Progress | None = None,
+                    backend: str = "local") -> tuple[Any, Any, Trace]:
+    """Run the tree of *spec* on *transport*'s workers; return (combined value, best bound, trace)."""
+    try:
+        return _coordinate(transport, spec, initial, emulation, progress, backend)
+    except BaseException:
+        transport.stop(kill=True)  # never leave a worker behind, whatever failed
+        raise
+    finally:
+        if progress:
+            progress.close()
+
+
+def _coordinate(transport, spec, initial, emulation, progress, backend):
+    P = transport.n_workers
+    origin = spec.origin
+    clock = time.perf_counter
+    balancer = spec.balancer.clone()
+    speeds = list(spec.speeds) or [1.0] * P
+    view = TreeView(P, speeds=speeds)
+    balancer.start(view, np.random.default_rng(spec.seeds()[0]))
+    better = spec.better
+    bnb = spec.branch_and_bound
+    best = spec.bound
+    created = [0] * P
+    completed = [0] * P
+    n_created = 1  # the root, plus every child the workers report
+    n_completed = 0
+    reading = [w != 0 for w in range(P)]  # every worker but 0 starts idle, blocked in recv
+    mailbox: list[list] = [[] for _ in range(P)]
+    failures = [0] * P
+    timers: list[tuple[float, int, int, tuple]] = []  # (due, seq, worker, item): delayed answers
+    seq = 0
+    counts = {"messages": 0, "steal_requests": 0, "steals": 0, "tasks_moved": 0, "transfers": 0}
+    last_balance = 0
+    interval = float(balancer.interval) * P if balancer.periodic else None
+    reads_loads = balancer.reads_loads
+
+    def loads():
+        return (list(view.queue), list(view.done), list(view.updated_at)) if reads_loads else None
+
+    def send(w: int, msg: tuple) -> None:
+        transport.send(w, msg)
+        counts["messages"] += 1
+
+    def flush(w: int) -> None:
+        items, mailbox[w] = mailbox[w], []
+        send(w, (POST, best, loads(), items))
+
+    def deliver(w: int, item: tuple) -> None:
+        mailbox[w].append(item)
+        if reading[w]:
+            flush(w)
+
+    def periodic() -> None:
+        nonlocal last_balance
+        if n_completed - last_balance < interval:
+            return
+        last_balance = n_completed
+        view.time = clock() - origin
+        view.node = -1
+        for t in balancer.balance(view):
+            src, dst, n = int(t.src), int(t.dst), int(t.n)
+            if not (0 <= src < P and 0 <= dst < P and src != dst):
+                raise DlbkitError(f"balancer {balancer.name!r} returned {t}; allowed: src != dst, both "
+                                  f"in 0..{P - 1}")
+            if n > 0:
+                counts["transfers"] += 1
+                deliver(src, ("give", dst, n))
+
+    finals: dict[int, tuple] = {}
+    while n_completed < n_created:
+        timeout = None
+        if timers:
+            timeout = max(0.0, timers[0][0] - clock())
+        if progress and progress.enabled:
+            timeout = POLL_S if timeout is None else min(timeout, POLL_S)
+        got = transport.recv(timeout)
+        while timers and timers[0][0] <= clock():
+            _, _, tw, item = heapq.heappop(timers)
+            deliver(tw, item)
+        if got is None:
+            if progress:
+                progress.total = n_created
+                progress.update(n_completed)
+            continue
+        w, msg = got
+        counts["messages"] += 1
+        kind = msg[0]
+        if kind in (REPORT, STEAL, IDLE, GIVE):
+            c, d, q, idle, t = msg[1]
+            n_created += c - created[w]
+            n_completed += d - completed[w]
+            created[w], completed[w] = c, d
+            view.queue[w], view.done[w], view.updated_at[w] = q, d, t
+            reading[w] = idle
+            if bnb and msg[2] is not None and better(msg[2], best):
+                best = msg[2]
+            if kind == REPORT:
+                items, mailbox[w] = mailbox[w], []
+                send(w, (MAIL, best, loads(), items))
+            elif kind == STEAL:
+                for victim, wanted in msg[3]:
+                    if not (isinstance(victim, int) and 0 <= victim < P and victim != w):
+                        raise DlbkitError(f"balancer {balancer.name!r} chose victim {victim!r} for worker "
+                                          f"{w}; allowed: another worker in 0..{P - 1}")
+                    counts["steal_requests"] += 1
+                    deliver(victim, ("req", w, int(wanted)))
+            elif kind == GIVE:
+                dst, tasks, answer = msg[3], msg[4], msg[5]
+                counts["tasks_moved"] += len(tasks)
+                if not answer:
+                    deliver(dst, ("tasks", w, tasks))
+                elif tasks:
+                    counts["steals"] += 1
+                    failures[dst] = 0
+                    deliver(dst, ("loot", w, tasks))
+                else:
+                    failures[dst] += 1
+                    lo, hi = STEAL_BACKOFF_S
+                    delay = min(lo * 2.0 ** (failures[dst] - 1), hi)
+                    seq += 1
+                    heapq.heappush(timers, (clock() + delay, seq, dst, ("loot", w, tasks)))
+            if reading[w] and mailbox[w]:
+                flush(w)
+            if interval is not None:
+                periodic()
+            if progress:
+                progress.total = n_created
+                progress.update(n_completed)
+        elif kind == ERROR:
+            _, index, exc_bytes, tb = msg
+            raise _task_error(index, exc_bytes, tb)
+        elif kind == FAIL:
+            raise DlbkitError(f"worker {w} failed in dlbkit's own code:\n{msg[1]}")
+        elif kind == DIED:
+            raise DlbkitError(f"worker {w} died (exit code {msg[1]}); the tasks it held are lost, "
+                              f"{n_created - n_completed} tasks were not completed")
+        elif kind == FINAL:  # pragma: no cover - a worker never ends before STOP
+            raise DlbkitError(f"worker {w} ended before the run did")
+        else:  # pragma: no cover - a protocol error is a bug, never silent
+            raise DlbkitError(f"unexpected message {kind!r} from worker {w}")
+    for w in range(P):
+        send(w, (STOP,))
+    while len(finals) < P:  # collect every worker's partial result; late reports are moot
+        got = transport.recv(None)
+        if got is None:  # pragma: no cover - recv without timeout returns a message
+            continue
+        w, msg = got
+        counts["messages"] += 1
+        if msg[0] == FINAL:
+            finals[w] = msg
+        elif msg[0] == DIED and w not in finals:
+            raise DlbkitError(f"worker {w} died (exit code {msg[1]}) before returning its results")
+        elif msg[0] == FAIL:
+            raise DlbkitError(f"worker {w} failed in dlbkit's own code:\n{msg[1]}")
+    transport.stop()
+
+    value = initial
+    for w in range(P):
+        _, has, acc, bound, *_ = finals[w]
+        if bnb and bound is not None and better(bound, best):
+            best = bound
+        if has:
+            try:
+                value = spec.combine(value, acc)
+            except Exception as e:  # noqa: BLE001 - the user's combine, on two workers' results
+                err = TaskError(f"combining worker {w}'s result", f"{type(e).__name__}: {e}",
+                                traceback.format_exc())
+                err.__cause__ = e
+                raise err from e
+    trace = _trace(finals, P, balancer, spec, emulation, counts, backend, best)
+    return value, best if bnb else None, trace
+
+
+def _trace(finals: dict, P: int, balancer, spec: TreeSpec, emulation, counts: dict, backend: str,
+           best) -> Trace:
+    """One chunk row per busy stretch: a run of tasks a worker expanded without going idle."""
+    speeds = list(spec.speeds) or [1.0] * P
+    trace = Trace(P, list(range(P)), balancer=balancer.name, seed=spec.seed, source=backend, speeds=speeds,
+                  availability=list(emulation.availability) if emulation else [Constant().realise()] * P)
+    expanded = []
+    work = 0.0
+    max_task = 0.0
+    for w in range(P):
+        _, _, _, _, rows, n, wk, mx = finals[w]
+        expanded.append(n)
+        work += wk
+        max_task = max(max_task, mx)
+        for first, count, t_ask, t_start, t_end in rows:
+            trace.worker.append(w)
+            trace.first.append(first)
+            trace.count.append(count)
+            trace.t_ask.append(t_ask)
+            trace.t_start.append(t_start)
+            trace.t_end.append(t_end)
+    trace.round_of = [-1] * len(trace.worker)
+    trace.messages = counts["messages"]
+    trace.events = counts["messages"] + sum(expanded)
+    trace.end_time = max(trace.t_end, default=0.0)
+    trace.total_work = work
+    trace.max_item = max_task
+    trace.meta.update(mechanism="tree", backend=backend, balancer_params=balancer.get_params(),
+                      tasks=sum(expanded), expanded=expanded, steal_requests=counts["steal_requests"],
+                      steals=counts["steals"], tasks_moved=counts["tasks_moved"], transfers=counts["transfers"],
+                      bound=best if spec.branch_and_bound else None, check_s=CHECK_S)
+    return trace
+

@@ -1,0 +1,122 @@
+"""The MPI backend of ``dlbkit.tree``: rank 0 coordinates, worker w is rank w + 1.
+
+Run a script that calls ``dlbkit.tree(expand, root, backend="mpi")`` on every rank (SPMD)::
+
+    mpiexec -n 4 python script.py        # 1 coordinator + 3 workers
+
+Every rank must make the same calls with the same *expand*, *root*, balancer and seed (worker 0
+starts from its own copy of *root*). It reuses :mod:`dlbkit.runtime.mpi` unchanged: the same
+:class:`~dlbkit.runtime.mpi.MPITransport` on rank 0, the tree worker loop
+(:func:`~dlbkit.runtime.tree_worker.serve_tree`) on a :class:`~dlbkit.runtime.mpi.RankConn` on the
+others, the same start (a barrier fixes run time 0 on every rank, so the workers' stamps, taken on
+their own clocks from that instant, need no shift), the same quiet waits and the same failure
+handling: when the run is done (or failed) rank 0 broadcasts the outcome, so every rank returns
+the same value, bound and trace, or the worker ranks raise ``SystemExit`` with a one-line reason
+while rank 0 raises the error. A job whose MPI run failed cannot start another one.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from typing import Any
+
+from ..errors import ConfigError, DlbkitError
+from . import mpi as _m
+from .progress import Progress
+from .tree_worker import TreeSpec
+
+__all__ = ["run_mpi_tree"]
+
+
+def run_mpi_tree(spec: TreeSpec, *, initial: Any, progress: bool | None = None) -> tuple[Any, Any, Any]:
+    """Every rank calls this; rank 0 coordinates, the others expand; all return (value, bound, trace)."""
+    MPI = _m._mpi()
+    world = MPI.COMM_WORLD
+    size, rank = world.Get_size(), world.Get_rank()
+    if size < 2:
+        raise ConfigError("MPI ranks", size, "at least 2 for backend 'mpi' (rank 0 coordinates, the others "
+                          "compute): start the script with mpiexec -n 3 python script.py")
+    if _m._failed:
+        raise DlbkitError("a previous MPI run of this job failed and its worker ranks have left: "
+                          "the job cannot run another one")
+    try:
+        comm = world.Dup()
+        _m._quiet_barrier(comm)
+        comm.Barrier()
+        origin = time.perf_counter()
+        problem = None
+        emulation = spec.emulation
+        if rank == 0 and emulation is not None and emulation.n_workers != size - 1:
+            problem = ConfigError("emulate", list(emulation.speeds),
+                                  f"one speed per worker rank: {size - 1} for this {size}-rank MPI job "
+                                  "(rank 0 coordinates)")
+        header = (str(problem) if problem else None, emulation) if rank == 0 else None
+        error, emulation = comm.bcast(header, root=0)
+    except BaseException:
+        _m._abort("unexpected error while starting the MPI run", rank)
+    if error is not None:
+        comm.Free()
+        if rank == 0:
+            raise problem
+        raise SystemExit(f"dlbkit: rank {rank} stopping: rank 0 rejected the run: {error}")
+    spec.n_workers = size - 1
+    spec.origin = origin
+    spec.emulation = emulation
+    spec.speeds = list(emulation.speeds) if emulation else [1.0] * (size - 1)
+    if rank == 0:
+        return _coordinate(comm, spec, initial, progress)
+    return _work(comm, rank, spec)
+
+
+def _coordinate(comm, spec: TreeSpec, initial, progress):
+    from .tree_coordinator import coordinate_tree
+
+    transport = _m.MPITransport(comm)
+    try:
+        value, best, trace = coordinate_tree(transport, spec, initial=initial, emulation=spec.emulation,
+                                             progress=Progress(1, progress), backend="mpi")
+    except BaseException as e:
+        _m._failed = True
+        try:
+            transport.stop(kill=True)  # no-op when the coordinator has done it
+            _m._quiet_barrier(comm)
+            comm.bcast(("failed", _m._reason(e, transport)), root=0)
+            comm.Free()
+        except BaseException:
+            _m._abort("could not stop the worker ranks cleanly; aborting the MPI job")
+        raise
+    try:
+        trace.meta["ranks"] = comm.Get_size()
+        _m._quiet_barrier(comm)
+        comm.bcast(("ok", value, best, trace), root=0)
+        comm.Free()
+    except BaseException:
+        _m._abort("could not send the results to the worker ranks; aborting the MPI job")
+    return value, best, trace
+
+
+def _work(comm, rank: int, spec: TreeSpec):
+    from .tree_worker import serve_tree
+
+    old = None
+    if threading.current_thread() is threading.main_thread():
+        # mpiexec forwards Ctrl-C to every rank: rank 0 alone decides how the run ends
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        conn = _m.RankConn(comm)  # tree messages carry run times already: no shift
+        serve_tree(conn, rank - 1, spec)
+        conn.close()
+        _m._quiet_barrier(comm)
+        outcome = comm.bcast(None, root=0)
+        comm.Free()
+    except BaseException:
+        _m._abort("unexpected error on a worker rank; aborting the MPI job", rank)
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGINT, old)
+    if outcome[0] == "ok":
+        return outcome[1], outcome[2], outcome[3]
+    _m._failed = True
+    raise SystemExit(f"dlbkit: rank {rank} stopping: {outcome[1]}")

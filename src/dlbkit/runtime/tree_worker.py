@@ -1,0 +1,342 @@
+"""The worker side of ``dlbkit.tree``: expand tasks from a local deque, give the oldest away on request.
+
+A worker keeps its waiting tasks in a deque: it runs the newest (depth-first, LIFO) and migrates the
+oldest (breadth-first, FIFO: nearest the root, likely the largest subtrees), as Haron's kernel does
+(001 §1.3). It talks only to the coordinator and only through ``conn.send`` / ``conn.recv`` (a pipe
+locally, a :class:`RankConn` on MPI), so one loop serves both backends. Since it cannot poll, it
+reads its messages at defined points:
+
+* while busy, every :data:`CHECK_S` seconds between two tasks (a *check point*): it sends
+  ``REPORT`` and, at the next check point, reads everything up to the coordinator's ``MAIL`` reply
+  (one report is always out, so the reply has usually arrived and reading never waits long);
+* while idle, it blocks in ``recv`` (the coordinator then posts to it at once).
+
+Decisions are the balancer's (a clone in every worker, with its own random stream): ``on_idle``
+when the worker runs dry (or falls to ``low_water``), ``on_request`` when asked for work (with the
+exact length of its own deque), ``on_spawn`` after an expansion when the rule is sender-initiated.
+
+Protocol (every worker→coordinator message carries ``st`` = (created, completed, waiting, idle, t)
+and the worker's best bound; ``created`` counts children created here, ``completed`` tasks expanded
+here, both cumulative, and every task a message carries is already counted in its sender's
+``created`` or was received, so the coordinator's counts are a safe termination test):
+
+* worker → coordinator: ``(REPORT, st, bound)`` (answered by ``MAIL``); ``(STEAL, st, bound,
+  [(victim, wanted), ...])`` (each answered by a ``loot`` item); ``(IDLE, st, bound)``;
+  ``(GIVE, st, bound, dst, tasks, answer)`` (tasks for *dst*; *answer* True for a steal reply, sent
+  even when empty); ``(FINAL, has_value, acc, bound, rows, expanded, work, max_task)`` after STOP;
+  ``(ERROR, index, exc_bytes, traceback)`` when the user's code raised; ``(FAIL, traceback)`` when
+  dlbkit's own code (a balancer hook) raised.
+* coordinator → worker: ``(MAIL, bound, loads, items)`` in reply to REPORT, ``(POST, bound, loads,
+  items)`` to a worker that is reading anyway; items are ``("req", thief, wanted)``, ``("give",
+  dst, n)`` (a periodic transfer), ``("loot", victim, tasks)`` (a steal's answer), ``("tasks", src,
+  tasks)`` (work pushed here); ``(STOP,)``.
+"""
+
+from __future__ import annotations
+
+import operator
+import pickle
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..balancers.base import MigrationBalancer
+from ..model.view import TreeView
+from .emulation import Emulation
+from .messages import ERROR, STOP
+
+__all__ = ["TreeSpec", "serve_tree", "CHECK_S"]
+
+REPORT = "t-report"
+STEAL = "t-steal"
+IDLE = "t-idle"
+GIVE = "t-give"
+FINAL = "t-final"
+FAIL = "t-fail"
+MAIL = "t-mail"
+POST = "t-post"
+
+#: seconds between a busy worker's check points: the delay a busy victim adds to a steal (M2's
+#: latency is 1 ms) against one report round trip per check (~20 µs: about 1% of the worker's time)
+CHECK_S = 0.002
+#: marks a worker that folded no value yet (*initial* is folded exactly once, by the coordinator)
+_NOTHING = object()
+
+
+@dataclass
+class TreeSpec:
+    """What every worker needs (identical on every process: inherited with fork, or rebuilt per rank)."""
+
+    expand: Callable
+    root: Any
+    n_workers: int
+    balancer: MigrationBalancer
+    combine: Callable = operator.add
+    branch_and_bound: bool = False
+    bound: Any = None
+    better: Callable = operator.gt
+    emulation: Emulation | None = None
+    origin: float = 0.0
+    seed: int = 0
+    speeds: list[float] = field(default_factory=list)
+
+    def seeds(self) -> list[np.random.SeedSequence]:
+        """Random streams: [0] the coordinator's balancer, [1 + w] worker w's."""
+        return np.random.SeedSequence(self.seed).spawn(3)[2].spawn(self.n_workers + 1)
+
+
+class _Stop(Exception):
+    """The coordinator said STOP."""
+
+
+class _Failed(Exception):
+    """The user's code raised; the ERROR is sent, the worker ends."""
+
+
+class _Worker:
+    def __init__(self, conn, w: int, spec: TreeSpec):
+        self.conn = conn
+        self.w = w
+        self.spec = spec
+        self.clock = time.perf_counter
+        self.origin = spec.origin
+        P = spec.n_workers
+        self.view = TreeView(P, speeds=list(spec.speeds) or [1.0] * P, node=w)
+        self.balancer = spec.balancer.clone()
+        self.balancer.start(self.view, np.random.default_rng(spec.seeds()[1 + w]))
+        self.dq: deque = deque()
+        if w == 0:
+            self.dq.append(spec.root)
+        self.bound = spec.bound
+        self.acc: Any = _NOTHING
+        self.created = 0
+        self.completed = 0
+        self.idle = False
+        self.mail_out = False  # a REPORT is out and its MAIL not read yet
+        self.asks_out = 0  # steal requests whose loot has not arrived
+        self.announced = False  # this idle period's IDLE/STEAL is sent
+        self.rows: list[tuple] = []
+        self.work = 0.0
+        self.max_task = 0.0
+
+    # --- messages ---------------------------------------------------------------------------
+    def st(self) -> tuple:
+        return (self.created, self.completed, len(self.dq), self.idle, self.clock() - self.origin)
+
+    def send(self, kind: str, *rest) -> None:
+        self.conn.send((kind, self.st(), self.bound, *rest))
+
+    def read(self) -> None:
+        """Receive and handle one message (raise _Stop on STOP)."""
+        msg = self.conn.recv()
+        kind = msg[0]
+        if kind == STOP:
+            raise _Stop
+        _, bound, loads, items = msg
+        if kind == MAIL:
+            self.mail_out = False
+        if self.spec.branch_and_bound and bound is not None and self.spec.better(bound, self.bound):
+            self.bound = bound
+        if loads is not None:
+            self._merge(loads)
+        for item in items:
+            tag = item[0]
+            if tag == "req":
+                self.answer(item[1], item[2])
+            elif tag == "loot":
+                self.asks_out -= 1
+                self.dq.extend(item[2])
+            elif tag == "tasks":
+                self.dq.extend(item[2])
+            elif tag == "give":
+                self.transfer(item[1], item[2])
+
+    def _merge(self, loads) -> None:
+        queue, done, updated = loads
+        v = self.view
+        for i in range(v.n_nodes):
+            if i != self.w:
+                v.queue[i] = queue[i]
+                v.done[i] = done[i]
+                v.updated_at[i] = updated[i]
+
+    def _own_view(self) -> TreeView:
+        v = self.view
+        v.time = self.clock() - self.origin
+        v.queue[self.w] = len(self.dq)
+        v.done[self.w] = self.completed
+        v.updated_at[self.w] = v.time
+        return v
+
+    def answer(self, thief: int, wanted: int) -> None:
+        q = len(self.dq)
+        n = self.balancer.on_request(self._own_view(), self.w, thief, q, wanted)
+        n = max(0, min(int(n), q))
+        tasks = [self.dq.popleft() for _ in range(n)]
+        self.send(GIVE, thief, tasks, True)
+
+    def transfer(self, dst: int, n: int) -> None:
+        n = max(0, min(int(n), len(self.dq)))
+        if n:
+            self.send(GIVE, dst, [self.dq.popleft() for _ in range(n)], False)
+
+    def ask(self) -> bool:
+        """Ask for work as the balancer says; False if it names nobody."""
+        reqs = self.balancer.requests(self.w, self.balancer.on_idle(self._own_view(), self.w))
+        if not reqs:
+            return False
+        self.send(STEAL, [(int(r.src), int(r.n)) for r in reqs])
+        self.asks_out += len(reqs)
+        return True
+
+    # --- the loop -----------------------------------------------------------------------------
+    def run(self) -> None:
+        b = self.balancer
+        low = int(b.low_water) if b.receiver_initiated else -1
+        t_ask = self.clock() - self.origin
+        while True:
+            if self.dq:
+                self.idle = False
+                self.announced = False
+                t_start = self.clock() - self.origin
+                first = self.completed
+                self.send(REPORT)
+                self.mail_out = True
+                self.stretch(low)
+                self.rows.append((first, self.completed - first, t_ask, t_start, self.clock() - self.origin))
+                t_ask = self.clock() - self.origin
+                continue
+            self.idle = True
+            while self.mail_out:  # read what was sent before going idle (steal requests among it)
+                self.read()
+            if self.dq:
+                continue
+            if not self.announced:  # one idle-flagged message per idle period: the coordinator
+                # then knows this worker is reading (and its final counts)
+                if not (self.asks_out == 0 and b.receiver_initiated and self.ask()):
+                    self.send(IDLE)
+                self.announced = True
+            self.read()  # blocks: idle until a message comes
+            if self.asks_out == 0 and not self.dq and b.receiver_initiated:
+                self.announced = False  # every answer came back empty: ask again
+
+    def stretch(self, low: int) -> None:
+        """Expand tasks, newest first, until the deque is empty."""
+        spec = self.spec
+        clock = self.clock
+        emu = spec.emulation
+        b = self.balancer
+        next_check = clock() + CHECK_S
+        while self.dq:
+            task = self.dq.pop()
+            t0 = clock()
+            children, value, new_bound = self.expand(task)
+            busy = clock() - t0
+            if emu is not None:
+                delay = t0 + emu.duration(self.w, t0 - self.origin, busy) - clock()
+                if delay > 0:
+                    time.sleep(delay)
+            self.work += busy
+            if busy > self.max_task:
+                self.max_task = busy
+            self.completed += 1
+            self.created += len(children)
+            if value is not None:
+                try:
+                    self.acc = value if self.acc is _NOTHING else spec.combine(self.acc, value)
+                except BaseException as e:  # noqa: BLE001 - the user's combine failed on this task
+                    self.fail_task(task, e)
+            if new_bound is not None:  # already known to improve on self.bound
+                self.bound = new_bound
+            if children:
+                if b.sender_initiated:
+                    self.place(children)
+                else:
+                    self.dq.extend(children)
+            if clock() >= next_check:
+                while self.mail_out:
+                    self.read()
+                if low >= 0 and self.asks_out == 0 and len(self.dq) <= low and self.dq:
+                    self.ask()
+                self.send(REPORT)
+                self.mail_out = True
+                next_check = clock() + CHECK_S
+
+    def expand(self, task) -> tuple[list, Any, Any]:
+        """The user's expansion of *task*: (children, value, an improved bound or None)."""
+        spec = self.spec
+        try:
+            out = spec.expand(task, self.bound) if spec.branch_and_bound else spec.expand(task)
+            if not isinstance(out, (tuple, list)) or len(out) not in ((2, 3) if spec.branch_and_bound else (2,)):
+                shape = "(children, value) or (children, value, bound)" if spec.branch_and_bound \
+                    else "(children, value)"
+                raise TypeError(f"expand must return {shape}; got {_short(out)}")
+            children = [] if out[0] is None else list(out[0])
+            new = out[2] if len(out) == 3 else None
+            return children, out[1], (new if new is not None and spec.better(new, self.bound) else None)
+        except BaseException as e:  # noqa: BLE001 - every failure of user code goes to the caller
+            self.fail_task(task, e)
+
+    def fail_task(self, task, e: BaseException):
+        self.conn.send((ERROR, _short(task), _pickled(e), traceback.format_exc()))
+        raise _Failed
+
+    def place(self, children: list) -> None:
+        dests = self.balancer.on_spawn(self._own_view(), self.w, len(children))
+        if len(dests) != len(children):
+            raise RuntimeError(f"{self.balancer.name}.on_spawn returned {len(dests)} destinations "
+                               f"for {len(children)} children")
+        away: dict[int, list] = {}
+        for child, d in zip(children, dests):
+            d = int(d)
+            if d == self.w:
+                self.dq.append(child)
+            elif 0 <= d < self.spec.n_workers:
+                away.setdefault(d, []).append(child)
+            else:
+                raise RuntimeError(f"{self.balancer.name}.on_spawn chose node {d}; allowed: "
+                                   f"0..{self.spec.n_workers - 1}")
+        for d, tasks in away.items():
+            self.send(GIVE, d, tasks, False)
+
+    def final(self) -> None:
+        has = self.acc is not _NOTHING
+        self.conn.send((FINAL, has, self.acc if has else None, self.bound, self.rows, self.completed, self.work, self.max_task))
+
+
+def serve_tree(conn, w: int, spec: TreeSpec) -> None:
+    """Process entry point of a tree worker: expand, steal and give until STOP."""
+    worker = None
+    try:
+        worker = _Worker(conn, w, spec)
+        worker.run()
+    except _Stop:
+        worker.final()
+    except _Failed:
+        return
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        return  # the coordinator ended the run
+    except BaseException:  # noqa: BLE001 - a bug in dlbkit or a balancer hook: never silent
+        try:
+            conn.send((FAIL, traceback.format_exc()))
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _short(x: Any, limit: int = 200) -> str:
+    try:
+        r = repr(x)
+    except Exception:  # noqa: BLE001
+        r = f"<{type(x).__name__} object>"
+    return r if len(r) <= limit else r[:limit - 3] + "..."
+
+
+def _pickled(e: BaseException) -> bytes | None:
+    try:
+        return pickle.dumps(e)
+    except Exception:  # noqa: BLE001 - an unpicklable exception still reaches the caller as text
+        return None

@@ -1,0 +1,272 @@
+"""The MPI backend: real ``mpiexec`` jobs running small scripts that call ``dlbkit.map(..., backend="mpi")``.
+
+Every job runs under a subprocess timeout, so a hang fails the test instead of stalling the suite.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
+
+TIMEOUT = 60  # seconds for any one mpiexec job
+
+
+def _mpiexec() -> str:
+    here = Path(sys.executable).parent / "mpiexec"  # the mpich wheel installs it next to python
+    found = str(here) if here.exists() else shutil.which("mpiexec")
+    assert found, "mpi4py is importable but no mpiexec was found (pip install mpich)"
+    return found
+
+
+def _script(tmp_path, body: str) -> Path:
+    path = tmp_path / "job.py"
+    path.write_text(REPORT + textwrap.dedent(body))
+    return path
+
+
+def _env(**extra) -> dict:
+    env = dict(os.environ)
+    env.pop("PYTHONSTARTUP", None)
+    env.update(extra)
+    return env
+
+
+def _run(script: Path, n: int, timeout: float = TIMEOUT, **env) -> subprocess.CompletedProcess:
+    cmd = [_mpiexec(), "-n", str(n), sys.executable, str(script)]
+    try:
+        return subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout, env=_env(**env),
+                              cwd=script.parent)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"mpiexec -n {n} did not end within {timeout} s (hang); stderr:\n{e.stderr}")
+
+
+def _lines(tmp_path) -> list[dict]:
+    """What the ranks reported with ``report(...)`` (one file per rank: mpiexec may merge stdout lines)."""
+    return [json.loads(line) for f in sorted(tmp_path.glob("report-*.jsonl")) for line in f.read_text().splitlines()]
+
+
+REPORT = """
+import json as _json
+from mpi4py import MPI as _MPI
+
+
+def report(**fields):
+    rank = _MPI.COMM_WORLD.Get_rank()
+    with open(f"report-{rank}.jsonl", "a") as out:
+        out.write(_json.dumps(dict(rank=rank, **fields)) + "\\n")
+"""
+
+
+BALANCERS = ["ss", "gss", "awf-c", "fac2", "static"]
+
+SERIAL_RESULTS = """
+    import dlbkit
+
+    def f(x):
+        s = 0
+        for i in range(200 * (1 + x % 7)):
+            s += i ^ x
+        return (x, s)
+
+    items = list(range(157))
+    expected = [f(x) for x in items]
+    for b in BALANCERS:  # several runs in one job
+        r = dlbkit.run_map(f, items, balancer=b, backend="mpi")
+        t = r.trace
+        report(balancer=b, ok=r.results == expected, source=t.source, n_workers=len(t.speeds),
+               tiles=sorted(zip(t.first, t.count)), t_start_min=min(t.t_start),
+               ask_before_start=all(a <= s + 1e-9 for a, s in zip(t.t_ask, t.t_start)))
+    report(balancer="empty", ok=dlbkit.map(f, [], backend="mpi") == [])
+"""
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_every_rank_gets_the_serial_results(tmp_path, n):
+    script = _script(tmp_path, SERIAL_RESULTS.replace("BALANCERS", repr(BALANCERS)))
+    p = _run(script, n)
+    assert p.returncode == 0, p.stderr
+    lines = _lines(tmp_path)
+    assert len(lines) == n * (len(BALANCERS) + 1), lines
+    assert all(d["ok"] for d in lines), [d for d in lines if not d["ok"]]
+    for b in BALANCERS:
+        per_rank = [d for d in lines if d["balancer"] == b]
+        assert sorted(d["rank"] for d in per_rank) == list(range(n))
+        for d in per_rank:
+            assert d["source"] == "mpi" and d["n_workers"] == n - 1
+            assert d["tiles"] == per_rank[0]["tiles"]  # the same trace on every rank
+            assert d["ask_before_start"] and d["t_start_min"] > -1e-3  # one clock for all ranks
+        pos = 0
+        for first, count in per_rank[0]["tiles"]:  # every item exactly once
+            assert first == pos
+            pos += count
+        assert pos == 157
+
+
+FAILING = """
+    import time, dlbkit
+
+    def f(x):
+        time.sleep(0.002)
+        if x == 37:
+            raise ValueError(f"bad item {x}")
+        return x
+
+    dlbkit.map(f, range(200), balancer="ss", backend="mpi")
+    print("map returned")
+"""
+
+
+def test_an_exception_ends_the_job_with_the_item_and_its_traceback(tmp_path):
+    p = _run(_script(tmp_path, FAILING), 4)
+    assert p.returncode != 0
+    assert "map returned" not in p.stdout
+    err = p.stderr
+    assert "item 37 failed" in err and "ValueError: bad item 37" in err
+    assert err.count("Traceback in the worker") == 1  # printed once, by rank 0
+    assert 'raise ValueError(f"bad item {x}")' in err  # the original traceback
+    for k in (1, 2, 3):
+        assert f"dlbkit: rank {k} stopping: item 37 failed on rank" in err
+    assert "MPI_Abort" not in err and "BAD TERMINATION" not in err  # a clean stop
+
+
+def test_workers_that_cannot_stop_in_time_abort_the_job(tmp_path):
+    script = _script(tmp_path, """
+        import time, dlbkit
+
+        def f(x):
+            time.sleep(0.05)  # the other worker's first fac2 chunk takes 5 s
+            if x == 10:  # by then both workers hold their first chunk
+                raise RuntimeError("item ten broken")
+            return x
+
+        dlbkit.map(f, range(400), balancer="fac2", backend="mpi")
+    """)
+    t = time.monotonic()
+    p = _run(script, 3, DLBKIT_MPI_GRACE_S="1")
+    assert time.monotonic() - t < 5  # 0.5 s of work, 1 s of grace, not the 5 s chunk
+    assert p.returncode != 0
+    assert "item 10 failed" in p.stderr and "RuntimeError: item ten broken" in p.stderr
+    assert "did not stop within 1 s" in p.stderr
+
+
+EMULATED = """
+    import time, dlbkit
+
+    def f(x):
+        time.sleep(0.003)  # a few ms of measured work per item, whatever the machine's load
+        return -x
+
+    items = list(range(300))
+    r = dlbkit.run_map(f, items, balancer=BALANCER, backend="mpi", emulate=[1, 1, 0.5])
+    done = [sum(c for w, c in zip(r.trace.worker, r.trace.count) if w == i) for i in range(3)]
+    report(ok=r.results == [-x for x in items], done=done, speeds=r.trace.speeds)
+"""
+
+
+@pytest.mark.parametrize("balancer", ["awf-c", "ss"])
+def test_emulated_speeds_make_the_slow_rank_do_less(tmp_path, balancer):
+    p = _run(_script(tmp_path, EMULATED.replace("BALANCER", repr(balancer))), 4)
+    assert p.returncode == 0, p.stderr
+    lines = _lines(tmp_path)
+    assert len(lines) == 4 and all(d["ok"] for d in lines)
+    done = lines[0]["done"]
+    assert all(d["done"] == done for d in lines)
+    assert sum(done) == 300 and lines[0]["speeds"] == [1.0, 1.0, 0.5]
+    assert done[2] < min(done[0], done[1]), done  # the half-speed rank does fewer items
+
+
+def test_emulation_must_give_one_speed_per_worker_rank(tmp_path):
+    script = _script(tmp_path, """
+        import dlbkit
+        dlbkit.map(abs, range(10), backend="mpi", emulate=[1, 0.5])
+    """)
+    p = _run(script, 4)
+    assert p.returncode != 0
+    assert "emulate must be one speed per worker rank: 3 for this 4-rank MPI job" in p.stderr
+    assert p.stderr.count("Traceback") == 1  # rank 0's ConfigError; the others say one line each
+    assert p.stderr.count("rank 0 rejected the run") == 3
+
+
+def test_one_rank_is_a_clear_error(tmp_path):
+    script = _script(tmp_path, """
+        import dlbkit
+        dlbkit.map(abs, range(10), backend="mpi")
+    """)
+    message = "MPI ranks must be at least 2 for backend 'mpi'"
+    for cmd in ([_mpiexec(), "-n", "1", sys.executable, str(script)], [sys.executable, str(script)]):
+        p = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=TIMEOUT, env=_env())
+        assert p.returncode != 0
+        assert p.stderr.count(message) == 1 and "got 1" in p.stderr
+        last = p.stderr.strip().splitlines()[-1]
+        assert last.startswith("dlbkit.errors.ConfigError: " + message)  # one line says it all
+        assert "MPI_Abort" not in p.stderr and "BAD TERMINATION" not in p.stderr
+
+
+LONG = """
+    import os, sys, time, dlbkit
+    from mpi4py import MPI
+
+    def f(x):
+        time.sleep(0.05)
+        return x
+
+    print(f"pid {MPI.COMM_WORLD.Get_rank()} {os.getpid()}", flush=True)
+    MPI.COMM_WORLD.Barrier()
+    dlbkit.map(f, range(2000), balancer="fac2", backend="mpi")  # 40 s of work on 2 workers
+    print("map returned", flush=True)
+"""
+
+
+def _start(script: Path, n: int) -> tuple[subprocess.Popen, dict[int, int]]:
+    p = subprocess.Popen([_mpiexec(), "-n", str(n), sys.executable, str(script)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=_env(), start_new_session=True)
+    pids = {}
+    while len(pids) < n:
+        line = p.stdout.readline()
+        if not line:
+            break
+        if line.startswith("pid "):
+            _, rank, pid = line.split()
+            pids[int(rank)] = int(pid)
+    return p, pids
+
+
+def _finish(p: subprocess.Popen, timeout: float) -> tuple[int, str, str]:
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        pytest.fail(f"mpiexec did not end within {timeout} s (hang)")
+    return p.returncode, out, err
+
+
+def test_ctrl_c_stops_every_rank_promptly(tmp_path):
+    p, pids = _start(_script(tmp_path, LONG), 3)
+    assert len(pids) == 3
+    time.sleep(1.5)  # inside the map, each worker in the middle of a 16 s chunk
+    t = time.monotonic()
+    p.send_signal(signal.SIGINT)  # as Ctrl-C in a terminal: mpiexec forwards it to every rank
+    code, out, err = _finish(p, TIMEOUT)
+    assert time.monotonic() - t < 10  # the workers did not finish their chunks first
+    assert code != 0 and "map returned" not in out
+    assert "KeyboardInterrupt" in err
+    assert "dlbkit: rank 1 stopping: rank 0 was interrupted" in err
+
+
+def test_a_killed_worker_rank_ends_the_job_instead_of_hanging(tmp_path):
+    p, pids = _start(_script(tmp_path, LONG), 3)
+    assert len(pids) == 3
+    time.sleep(1.5)
+    os.kill(pids[2], signal.SIGKILL)  # MPI cannot survive this: mpiexec must end the job
+    code, out, _ = _finish(p, TIMEOUT)
+    assert code != 0 and "map returned" not in out
