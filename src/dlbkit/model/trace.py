@@ -48,6 +48,17 @@ class Trace:
     max_item: float = 0.0
     meta: dict = field(default_factory=dict)
 
+    def add_chunk(self, worker: int, first: int, count: int, t_ask: float, t_start: float, t_end: float,
+                  round: int = -1) -> None:
+        """Append one chunk row (engines with a hot loop append to the columns directly)."""
+        self.worker.append(worker)
+        self.first.append(first)
+        self.count.append(count)
+        self.t_ask.append(t_ask)
+        self.t_start.append(t_start)
+        self.t_end.append(t_end)
+        self.round_of.append(round)
+
     def chunk_table(self) -> dict[str, np.ndarray]:
         return {"worker": np.asarray(self.worker, dtype=np.int64), "first": np.asarray(self.first, dtype=np.int64),
                 "count": np.asarray(self.count, dtype=np.int64), "t_ask": np.asarray(self.t_ask),

@@ -75,6 +75,17 @@ def _emulation(emulate, seed: int, master) -> Emulation | None:
     raise ConfigError("emulate", emulate, "a Platform, a platform TOML path or a list of speed factors")
 
 
+def _worker_count(workers: int | None, emulation: Emulation | None) -> int | None:
+    """The number of workers asked for, checked; an emulation sets it when the user does not."""
+    if workers is None:
+        return emulation.n_workers if emulation else None
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ConfigError("workers", workers, "a positive integer")
+    if emulation and workers != emulation.n_workers:
+        raise ConfigError("workers", workers, f"the emulated platform's worker count ({emulation.n_workers})")
+    return workers
+
+
 def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | str = DEFAULT_BALANCER,
             params: Mapping | None = None, backend: str = "local", workers: int | None = None,
             progress: bool | None = None, emulate: Any = None, master: str | int | None = None,
@@ -92,12 +103,7 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
         items = list(items)
     emulation = _emulation(emulate, seed, master)
     asked = workers
-    if workers is None:
-        workers = emulation.n_workers if emulation else None
-    elif isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ConfigError("workers", workers, "a positive integer")
-    if emulation and workers is not None and workers != emulation.n_workers:
-        raise ConfigError("workers", workers, f"the emulated platform's worker count ({emulation.n_workers})")
+    workers = _worker_count(workers, emulation)
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
     rank = 0
     if backend == "mpi":

@@ -99,12 +99,7 @@ def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence
                 t_start -= origin
                 t_end -= origin
                 _measure(view, w, count, t_start, t_end, t_ask, times)
-                trace.worker.append(w)
-                trace.first.append(first)
-                trace.count.append(count)
-                trace.t_ask.append(t_ask)
-                trace.t_start.append(t_start)
-                trace.t_end.append(t_end)
+                trace.add_chunk(w, first, count, t_ask, t_start, t_end)
                 if progress:
                     progress.update(done)
                 if done < N:
@@ -137,7 +132,6 @@ def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence
         transport.send(w, (STOP,))
     transport.stop()
     n_chunks = len(trace.worker)
-    trace.round_of = [-1] * n_chunks
     trace.messages = messages + P
     trace.end_time = max(trace.t_end, default=0.0)
     trace.total_work = float(sum(item_cost))

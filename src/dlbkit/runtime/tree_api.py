@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 from ..balancers.base import Balancer, MigrationBalancer
 from ..balancers.registry import make
 from ..errors import ConfigError
-from .api import BACKENDS, RunResult, _emulation
+from .api import BACKENDS, RunResult, _emulation, _worker_count
 from .progress import Progress
 from .tree_worker import TreeSpec
 
@@ -113,12 +113,7 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
         raise ConfigError("seed", seed, "a non-negative integer")
     b = _migration_balancer(balancer, params)
     emulation = _emulation(emulate, seed, None)
-    if workers is None:
-        workers = emulation.n_workers if emulation else None
-    elif isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ConfigError("workers", workers, "a positive integer")
-    if emulation and workers is not None and workers != emulation.n_workers:
-        raise ConfigError("workers", workers, f"the emulated platform's worker count ({emulation.n_workers})")
+    workers = _worker_count(workers, emulation)
     spec = TreeSpec(expand=expand, root=root, n_workers=0, balancer=b,
                     combine=combine if combine is not None else operator.add,
                     branch_and_bound=bound is not None, bound=bound,

@@ -244,13 +244,7 @@ def _trace(finals: dict, P: int, balancer, spec: TreeSpec, emulation, counts: di
         work += wk
         max_task = max(max_task, mx)
         for first, count, t_ask, t_start, t_end in rows:
-            trace.worker.append(w)
-            trace.first.append(first)
-            trace.count.append(count)
-            trace.t_ask.append(t_ask)
-            trace.t_start.append(t_start)
-            trace.t_end.append(t_end)
-    trace.round_of = [-1] * len(trace.worker)
+            trace.add_chunk(w, first, count, t_ask, t_start, t_end)
     trace.messages = counts["messages"]
     trace.events = counts["messages"] + sum(expanded)
     trace.end_time = max(trace.t_end, default=0.0)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pickle
 import time
 import traceback
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from .emulation import Emulation
 from .messages import DONE, ERROR, READY, STOP

@@ -308,13 +308,7 @@ def _rounds(run: _Run, balancer, seed, overhead, request_bytes, workload, t0) ->
             back = t_end + run.latency[w] + n * workload.bytes_out * run.inv_bw[w]
             exe[w], calc[w], send[w] = back - s, t_end - arrive, e - s
             round_end = max(round_end, back)
-            trace.worker.append(w)
-            trace.first.append(first)
-            trace.count.append(n)
-            trace.t_ask.append(t)
-            trace.t_start.append(arrive)
-            trace.t_end.append(t_end)
-            trace.round_of.append(rnd)
+            trace.add_chunk(w, first, n, t, arrive, t_end, rnd)
             trace.rounds.append((rnd, w, n, s, e - s, t_end - arrive, back - s))
             # measurements as the master learns them at the end of the round
             view.items_done[w] += n
