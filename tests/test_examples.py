@@ -22,3 +22,17 @@ def test_example_prints_its_expected_output(script):
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout == expected, f"{script.name}: stdout differs from {script.with_suffix('.out').name}"
+
+
+MPIEXEC = Path(sys.executable).with_name("mpiexec")
+
+
+@pytest.mark.skipif(not MPIEXEC.exists(), reason="mpiexec (the mpich wheel) is not installed")
+@pytest.mark.parametrize("script", CASES, ids=[p.stem for p in CASES])
+def test_example_prints_the_same_on_mpi(script):
+    """The same example under ``mpiexec -n 3 ... --backend mpi`` prints the same (rank 0 prints)."""
+    expected = script.with_suffix(".out").read_text(encoding="utf-8")
+    done = subprocess.run([str(MPIEXEC), "-n", "3", sys.executable, str(script), "--backend", "mpi"],
+                          cwd=EXAMPLES, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == expected

@@ -8,7 +8,8 @@ Every rank must make the same sequence of ``map`` calls with the same *fn*. Only
 matter: rank 0 sends each chunk's items with the work order (``shares_items`` is False), and its
 emulation settings are broadcast, so the ranks cannot disagree. When the run is done rank 0
 broadcasts the results **and the trace**, so ``map`` returns the same list, and ``run_map`` a
-:class:`RunResult` with the same trace (``source == "mpi"``), on every rank.
+:class:`RunResult` with the same trace (``source == "mpi"``), on every rank (the worker ranks' copy
+lacks only ``meta["item_cost"]``, the per-item costs a recording needs: rank 0 writes recordings).
 
 Messages. Rank 0 talks to worker rank r (worker index r - 1) with the messages of
 :mod:`dlbkit.runtime.messages` on a private duplicate of ``COMM_WORLD`` (the user's own MPI traffic
@@ -63,6 +64,7 @@ Failures.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import sys
@@ -361,32 +363,30 @@ def _coordinate(comm, items, balancer, origin, emulation, progress, rng):
     try:
         trace.meta["ranks"] = comm.Get_size()
         _quiet_barrier(comm)
-        comm.bcast(("ok", results, trace), root=0)
+        comm.bcast(("ok", results, _light(trace)), root=0)
         comm.Free()
     except BaseException:  # noqa: BLE001 - ditto
         _abort("could not send the results to the worker ranks; aborting the MPI job")
     return results, trace
 
 
-class _Interruptible:
-    """The user's function on a worker rank: Ctrl-C interrupts it, never dlbkit's own code.
+def _light(trace):
+    """The trace the worker ranks get: all but the per-item costs, the bulk of it, which only a
+    recording needs (and rank 0 writes recordings)."""
+    return dataclasses.replace(trace, meta={k: v for k, v in trace.meta.items() if k != "item_cost"})
 
-    ``mpiexec`` forwards Ctrl-C to every rank. Raised inside *fn*, the KeyboardInterrupt is
-    reported like any failure of the item (ERROR), the rank leaves ``serve`` at once and waits for
-    rank 0's STOP; anywhere else (waiting for work, sending a result) it is ignored: rank 0, which
-    got the same Ctrl-C, stops the run.
+
+class _Interruptible:
+    """Ctrl-C on a worker rank interrupts the computation of a chunk, never dlbkit's own code.
+
+    ``mpiexec`` forwards Ctrl-C to every rank. While ``inside`` (set by the worker loop around a
+    chunk's items), the KeyboardInterrupt is reported like any failure of the item (ERROR), the
+    rank leaves ``serve`` at once and waits for rank 0's STOP; anywhere else (waiting for work,
+    sending a result) it is ignored: rank 0, which got the same Ctrl-C, stops the run.
     """
 
-    def __init__(self, fn: Callable):
-        self.fn = fn
+    def __init__(self):
         self.inside = False
-
-    def __call__(self, x):
-        self.inside = True
-        try:
-            return self.fn(x)
-        finally:
-            self.inside = False
 
     def on_sigint(self, signum, frame) -> None:
         if self.inside:
@@ -397,13 +397,13 @@ def _work(comm, rank, fn, emulation, origin, origin0):
     global _failed
     from .worker import serve
 
-    guarded = _Interruptible(fn)
+    guard = _Interruptible()
     old = None
     if threading.current_thread() is threading.main_thread():
-        old = signal.signal(signal.SIGINT, guarded.on_sigint)
+        old = signal.signal(signal.SIGINT, guard.on_sigint)
     try:
         conn = RankConn(comm, shift=origin0 - origin)
-        serve(conn, rank - 1, guarded, None, emulation, origin)
+        serve(conn, rank - 1, fn, None, emulation, origin, guard)
         conn.close()
         _quiet_barrier(comm)
         outcome = comm.bcast(None, root=0)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pickle
 import time
 import traceback
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from .emulation import Emulation
 from .messages import DONE, ERROR, READY, STOP
@@ -19,24 +19,36 @@ __all__ = ["serve", "run_chunk"]
 
 
 def run_chunk(fn: Callable, items: Sequence | None, payload: Sequence | None, first: int, count: int,
-              w: int, emulation: Emulation | None, origin: float, conn_send: Callable) -> bool:
-    """Compute one chunk and report it; False if the user's function raised (reported as ERROR)."""
+              w: int, emulation: Emulation | None, origin: float, conn_send: Callable,
+              interruptible: Any = None) -> bool:
+    """Compute one chunk and report it; False if the user's function raised (reported as ERROR).
+
+    *interruptible*, if given, has a boolean ``inside`` that is true exactly while the chunk's
+    items are being computed (an MPI rank lets Ctrl-C interrupt only that part).
+    """
+    source, offset = (payload, 0) if payload is not None else (items, first)
     results = [None] * count
     item_time = [0.0] * count
     clock = time.perf_counter
-    t_start = clock()
-    for j in range(count):
-        x = payload[j] if payload is not None else items[first + j]
-        t0 = clock()
-        try:
-            results[j] = fn(x)
-        except BaseException as e:  # noqa: BLE001 - every failure of user code goes to the caller
-            conn_send((ERROR, first + j, _pickled(e), traceback.format_exc()))
-            return False
-        item_time[j] = clock() - t0
+    j = 0
+    t_start = t_prev = clock()
+    if interruptible is not None:
+        interruptible.inside = True
+    try:
+        for j in range(count):
+            results[j] = fn(source[offset + j])
+            t = clock()  # one clock read per item: the end of one item starts the next
+            item_time[j] = t - t_prev
+            t_prev = t
+    except BaseException as e:  # noqa: BLE001 - every failure of user code goes to the caller
+        if interruptible is not None:
+            interruptible.inside = False
+        conn_send((ERROR, first + j, _pickled(e), traceback.format_exc()))
+        return False
+    if interruptible is not None:
+        interruptible.inside = False
     if emulation is not None:
-        busy = sum(item_time)
-        end = t_start + emulation.duration(w, t_start - origin, busy)
+        end = t_start + emulation.duration(w, t_start - origin, t_prev - t_start)
         delay = end - clock()
         if delay > 0:
             time.sleep(delay)
@@ -45,7 +57,7 @@ def run_chunk(fn: Callable, items: Sequence | None, payload: Sequence | None, fi
 
 
 def serve(conn, w: int, fn: Callable, items: Sequence | None, emulation: Emulation | None,
-          origin: float) -> None:
+          origin: float, interruptible: Any = None) -> None:
     """Process entry point of a local worker: serve chunks until STOP or the coordinator goes away."""
     send = conn.send
     try:
@@ -55,7 +67,7 @@ def serve(conn, w: int, fn: Callable, items: Sequence | None, emulation: Emulati
             if msg[0] == STOP:
                 return
             _, first, count, payload = msg
-            if not run_chunk(fn, items, payload, first, count, w, emulation, origin, send):
+            if not run_chunk(fn, items, payload, first, count, w, emulation, origin, send, interruptible):
                 return
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the coordinator ended the run
