@@ -64,7 +64,8 @@ class LocalTransport(Transport):
         self.shares_items = start_method == "fork"
         self._conns = []
         self._procs = []
-        self._dead: set[int] = set()
+        self._dead: set[int] = set()  # deaths already reported by recv
+        self._unwritable: set[int] = set()  # workers a send failed to reach
         # workers ignore Ctrl-C: the coordinator decides how the run ends and stops them itself
         old = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
@@ -85,12 +86,14 @@ class LocalTransport(Transport):
         return [p.pid for p in self._procs]
 
     def send(self, w: int, msg: tuple) -> None:
-        if w in self._dead:
+        if w in self._dead or w in self._unwritable:
             return
         try:
             self._conns[w].send(msg)
         except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
-            self._dead.add(w)  # reported through its sentinel
+            # the worker is gone; what it sent before going is still to be read, and its death is
+            # reported by recv (from its sentinel or end of file), so keep listening to it
+            self._unwritable.add(w)
 
     def recv(self, timeout: float | None = None) -> tuple[int, Any] | None:
         live = [c for w, c in enumerate(self._conns) if w not in self._dead]

@@ -1,0 +1,58 @@
+"""One contract suite over every registered balancer, whatever its kind (scikit-learn's
+check_estimator idea): declared constraints, __init__ that only stores, clone, citation, errors."""
+
+import inspect
+import re
+
+import numpy as np
+import pytest
+
+from dlbkit import ConfigError, LoopView, Taxonomy, TreeView, make
+from dlbkit.balancers import REGISTRY
+from dlbkit.params import _accepts
+
+ALL = sorted(REGISTRY)
+#: a fresh view of each kind, to start a balancer outside any engine
+VIEWS = {"chunking": lambda: LoopView(50, 3, [1.0, 2.0, 3.0]), "migration": lambda: TreeView(4)}
+_CANDIDATES = [0, -1, -0.5, 1.5, 2, "bogus", float("nan"), None, True]
+
+
+def test_every_kind_in_the_registry_has_a_view_here():
+    assert {REGISTRY[n].kind for n in ALL} <= set(VIEWS)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_declared_constraints_match_the_keyword_only_signature(name):
+    cls = REGISTRY[name]
+    args = [p for p in inspect.signature(cls.__init__).parameters.values() if p.name != "self"]
+    assert all(p.kind is p.KEYWORD_ONLY for p in args)
+    assert set(cls._parameter_constraints) == {p.name for p in args}
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_init_only_stores_and_clone_round_trips_without_learned_state(name):
+    cls = REGISTRY[name]
+    b = cls()
+    assert set(vars(b)) == set(cls.param_names())  # __init__ stores its arguments and nothing else
+    b.start(VIEWS[cls.kind](), np.random.default_rng(0))
+    c = b.clone()
+    assert type(c) is cls and c.get_params() == b.get_params()
+    assert not [k for k in vars(c) if k.endswith("_")]  # learned state is not copied
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_documents_source_year_and_taxonomy(name):
+    """The docstring cites a dated publication, or one of the seed documents by number (DESIGN.md)."""
+    cls = REGISTRY[name]
+    assert re.search(r"\b(19[6-9]\d|20[0-4]\d)\b|\b00[0-4]\b", cls.__doc__ or "")
+    assert cls.source and isinstance(cls.taxonomy, Taxonomy) and cls.name == cls.name.lower()
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_invalid_parameter_values_are_config_errors_naming_the_parameter(name):
+    cls = REGISTRY[name]
+    for param, forms in cls._parameter_constraints.items():
+        bad = next((v for v in _CANDIDATES if not any(_accepts(f, v) for f in forms)), "unset")
+        assert bad != "unset", f"no rejected value found for {param}"
+        with pytest.raises(ConfigError, match=param):
+            make(name, {param: bad})
