@@ -2,7 +2,7 @@
 
 from . import chunking  # noqa: F401  (registers)
 from . import migration  # noqa: F401  (registers)
-from .base import Balancer, ChunkingBalancer, MigrationBalancer, Taxonomy, Transfer
+from .base import Balancer, ChunkingBalancer, MigrationBalancer, RepartitionBalancer, Taxonomy, Transfer
 from .registry import REGISTRY, get, make, names, register
 
-__all__ = ["Balancer", "ChunkingBalancer", "MigrationBalancer", "Transfer", "Taxonomy", "REGISTRY", "get", "make", "names", "register"]
+__all__ = ["Balancer", "ChunkingBalancer", "MigrationBalancer", "RepartitionBalancer", "Transfer", "Taxonomy", "REGISTRY", "get", "make", "names", "register"]

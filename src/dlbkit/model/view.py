@@ -129,3 +129,43 @@ class TreeView:
     def waiting(self) -> int:
         """Tasks waiting over all nodes as known here (Haron's n(t), 001 §2.7)."""
         return sum(self.queue)
+
+
+@dataclass
+class SpmdView:
+    """What the workstations of a 1-D decomposed SPMD computation know (000 §7.3).
+
+    The domain's data points (DP) are split into contiguous blocks, one per node in node order;
+    each loop every node computes its block and exchanges boundaries with its neighbours (a line:
+    0–1–…–(P−1); a ring adds (P−1)–0). Per node i, measured over the last measurement window:
+    ``points[i]`` DP owned; ``loop_time[i]`` mean busy seconds per loop (000's T_actual: compute,
+    swap and communication); ``speed[i]`` effective processing power F (DP/s, measured, so it folds
+    in background load); ``free_memory[i]`` M_f, DP that still fit in RAM (≤ 0 once swapping);
+    ``swap_cost[i]`` M_a, seconds per swapped DP; ``bandwidth[i]`` BW, DP/s of its link;
+    ``updated_at[i]`` when it was measured. ``boundary`` is 000's K (extra boundary DP per DP moved).
+    A distributed balancer deciding for node i may read only i and its neighbours.
+    """
+
+    n_nodes: int
+    points: list[int]
+    loop_time: list[float]
+    speed: list[float]
+    free_memory: list[float]
+    swap_cost: list[float]
+    bandwidth: list[float]
+    layout: str = "line"
+    boundary: float = 0.0
+    loop: int = 0
+    time: float = 0.0
+    updated_at: list[float] = field(default_factory=list)
+
+    def __post_init__(self):
+        if not self.updated_at:
+            self.updated_at = [0.0] * self.n_nodes
+
+    def neighbours(self, i: int) -> list[int]:
+        """Node i's neighbours on the line or ring (a ring of two is a line of two)."""
+        P = self.n_nodes
+        if self.layout == "ring" and P > 2:
+            return [(i - 1) % P, (i + 1) % P]
+        return [j for j in (i - 1, i + 1) if 0 <= j < P]
