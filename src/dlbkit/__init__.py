@@ -4,24 +4,25 @@ Balancers decide, engines do: the same balancer objects drive the simulator and 
 """
 
 from .api import Result, simulate
-from .balancers import Balancer, ChunkingBalancer, MigrationBalancer, Taxonomy, Transfer
+from .balancers import Balancer, ChunkingBalancer, MigrationBalancer, RepartitionBalancer, Taxonomy, Transfer
 from .balancers.registry import REGISTRY, make
 from .errors import ConfigError, DlbkitError, TaskError
-from .runtime import Emulation, RunResult, TreeResult, load_trace, map, replay, run_map, run_tree, save_trace, tree
+from .runtime import (Emulation, RunResult, SpmdResult, TreeResult, load_trace, map, replay, run_map, run_spmd,
+                      run_tree, save_trace, spmd, tree)
 from .model import (Constant, CostModel, Divisible, LoopView, Markov, Network, Node, Platform, Pulse, Recorded,
-                    Step, Trace, TreeView)
+                    SpmdView, Step, Trace, TreeView)
 
 __version__ = "0.1.0"
 
 __all__ = [
     # running
-    "simulate", "Result", "map", "run_map", "RunResult", "tree", "run_tree", "TreeResult", "Emulation",
+    "simulate", "Result", "map", "run_map", "RunResult", "tree", "run_tree", "TreeResult", "spmd", "run_spmd", "SpmdResult", "Emulation",
     "replay", "save_trace", "load_trace",
     # model
     "Platform", "Node", "Network", "Constant", "Step", "Pulse", "Markov", "Recorded", "Divisible", "CostModel",
-    "LoopView", "TreeView", "Trace",
+    "LoopView", "TreeView", "SpmdView", "Trace",
     # balancers
-    "Balancer", "ChunkingBalancer", "MigrationBalancer", "Transfer", "Taxonomy", "REGISTRY", "make",
+    "Balancer", "ChunkingBalancer", "MigrationBalancer", "RepartitionBalancer", "Transfer", "Taxonomy", "REGISTRY", "make",
     # errors
     "DlbkitError", "ConfigError", "TaskError",
 ]

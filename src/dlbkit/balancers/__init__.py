@@ -2,6 +2,7 @@
 
 from . import chunking  # noqa: F401  (registers)
 from . import migration  # noqa: F401  (registers)
+from . import repartition  # noqa: F401  (registers)
 from .base import Balancer, ChunkingBalancer, MigrationBalancer, RepartitionBalancer, Taxonomy, Transfer
 from .registry import REGISTRY, get, make, names, register
 

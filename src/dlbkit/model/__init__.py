@@ -3,8 +3,8 @@
 from .availability import Constant, Markov, Piecewise, Pulse, Recorded, Step
 from .platform import Network, Node, Platform
 from .trace import Trace
-from .view import LoopView, TreeView
+from .view import LoopView, SpmdView, TreeView
 from .workload import CostModel, Divisible
 
 __all__ = ["Constant", "Markov", "Piecewise", "Pulse", "Recorded", "Step", "Network", "Node", "Platform",
-           "Trace", "LoopView", "TreeView", "CostModel", "Divisible"]
+           "Trace", "LoopView", "TreeView", "SpmdView", "CostModel", "Divisible"]

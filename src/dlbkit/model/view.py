@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["LoopView", "TreeView"]
+__all__ = ["LoopView", "TreeView", "SpmdView"]
 
 
 @dataclass

@@ -33,6 +33,7 @@ class Claim:
 #: reproduction name -> "module:function" (imported on demand)
 REPRODUCTIONS: dict[str, str] = {
     "sanchez2002": "dlbkit.reproduce.sanchez2002:claims",
+    "osman2003": "dlbkit.reproduce.osman2003:claims",
 }
 
 

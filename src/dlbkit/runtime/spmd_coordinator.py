@@ -1,0 +1,271 @@
+"""The coordinator of a real SPMD run: relays halos, measures loop times, moves slabs.
+
+Each worker owns a contiguous block of the domain's interior rows (worker order = row order). The
+coordinator holds each worker's edge rows (its first and last ``halo`` rows) after its latest
+iteration and sends worker *j* iteration *it* as soon as *j* and both its neighbours have finished
+iteration it − 1: neighbours are at most one iteration apart, as with direct neighbour exchange
+(two edge versions per worker suffice), and a worker's measured busy time is its own, never the
+time it waited for a slower neighbour (000 §5.6).
+
+Every ``window`` iterations (before iterations window, 2·window, …) all workers wait; the
+coordinator fills the :class:`~dlbkit.model.view.SpmdView` from the window's measurements and asks
+the repartition balancer for transfers (a distributed rule once per node, on the same snapshot; a
+central rule once with node = −1). Each transfer ``Transfer(i, j, k)`` with |i − j| = 1 ships the
+k rows of *i* that touch *j* (contiguity kept), clamped so that *i* keeps at least ``halo`` rows;
+then the next window's measurement starts afresh (000 §6.2: reset after a transfer).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..balancers.base import RepartitionBalancer, Transfer
+from ..errors import DlbkitError
+from ..model.availability import Constant
+from ..model.trace import Trace
+from ..model.view import SpmdView
+from .coordinator import _task_error
+from .emulation import Emulation
+from .messages import DIED, ERROR, STOP
+from .progress import Progress
+from .spmd_worker import BLOCK, GATHER, INIT, SHIP, SHIPPED, STEP, STEPPED, TAKE, TOOK
+from .transport import Transport
+
+__all__ = ["LARGE", "coordinate_spmd", "partition"]
+
+#: free memory (DP) and bandwidth (DP/s) reported while unknown: large and finite, so that the
+#: balancers' cost terms (e.g. DLAH's M_f·M_a with M_a = 0) stay exact zeros instead of NaN
+LARGE = 1e18
+POLL_S = 0.2  # how often the progress bar refreshes while no message arrives
+
+
+def partition(rows: int, n: int) -> list[int]:
+    """Rows per worker of an even split (the first ``rows % n`` workers get one more)."""
+    q, r = divmod(rows, n)
+    return [q + (1 if i < r else 0) for i in range(n)]
+
+
+class _Run:
+    """State of one run (kept together so that the helpers stay small)."""
+
+    def __init__(self, transport: Transport, balancer: RepartitionBalancer | None, domain: np.ndarray, *,
+                 iterations: int, halo: int, window: int, bandwidth: float | None, origin: float,
+                 emulation: Emulation | None, progress: Progress | None, rng, backend: str):
+        P = transport.n_workers
+        h = halo
+        self.t, self.balancer, self.P, self.h = transport, balancer, P, h
+        self.iterations, self.window, self.origin = iterations, window, origin
+        self.progress = progress
+        self.lo_bc, self.hi_bc = domain[:h].copy(), domain[-h:].copy()
+        self.counts = partition(len(domain) - 2 * h, P)
+        self.done = [-1] * P  # last iteration finished per worker
+        self.running = [False] * P
+        self.edges: list[list] = [[None, None] for _ in range(P)]  # [worker][iteration % 2] = (top, bottom)
+        self.sent_at = [0.0] * P
+        self.win_busy = [0.0] * P
+        self.win_loops = [0] * P
+        self.work = 0.0  # measured seconds of step, before emulation
+        self.messages = 0
+        self.moved_bytes = 0.0
+        self.row_bytes = float(domain[0].nbytes)
+        self.next_balance = window if balancer is not None and window < iterations else None
+        self.fixed_bw = bandwidth
+        speeds = list(emulation.speeds) if emulation else [1.0] * P
+        bw = LARGE if bandwidth is None else float(bandwidth)
+        self.view = SpmdView(P, list(self.counts), [0.0] * P, [0.0] * P, [LARGE] * P, [0.0] * P, [bw] * P)
+        self.trace = Trace(P, list(range(P)), balancer=balancer.name if balancer else "none", source=backend,
+                           speeds=speeds,
+                           availability=list(emulation.availability) if emulation else [Constant().realise()] * P)
+        self.windows: list[dict] = []
+        self.transfers: list[tuple] = []
+        if balancer is not None:
+            balancer.start(self.view, rng)
+        first = h
+        for w, c in enumerate(self.counts):
+            block = domain[first:first + c]
+            self.send(w, (INIT, block))
+            self.edges[w][1] = (block[:h].copy(), block[-h:].copy())  # "after iteration -1"
+            first += c
+
+    # --- messages ----------------------------------------------------------------------------------
+    def now(self) -> float:
+        return time.perf_counter() - self.origin
+
+    def send(self, w: int, msg: tuple) -> None:
+        self.t.send(w, msg)
+        self.messages += 1
+
+    def recv(self) -> tuple[int, tuple]:
+        """The next message; an ERROR or a death ends the run (raised here)."""
+        while True:
+            got = self.t.recv(POLL_S if self.progress and self.progress.enabled else None)
+            if got is None:
+                if self.progress:
+                    self.progress.update(max(min(self.done) + 1, 0))
+                continue
+            w, msg = got
+            self.messages += 1
+            if msg[0] == ERROR:
+                _, it, exc_bytes, tb = msg
+                raise _step_error(w, it, exc_bytes, tb)
+            if msg[0] == DIED:
+                raise DlbkitError(f"SPMD worker {w} died (exit code {msg[1]}) after iteration {self.done[w]}: "
+                                  "its rows are lost, the run cannot continue")
+            return w, msg
+
+    def expect(self, w: int, kind: str) -> tuple:
+        got, msg = self.recv()
+        if got != w or msg[0] != kind:  # pragma: no cover - a protocol error is a bug, never silent
+            raise DlbkitError(f"unexpected message {msg[0]!r} from worker {got} (waiting for {kind!r} from {w})")
+        return msg
+
+    # --- iterations --------------------------------------------------------------------------------
+    def dispatch(self, j: int) -> None:
+        """Send worker *j* its next iteration if it and its neighbours are ready for it."""
+        if j < 0 or j >= self.P or self.running[j]:
+            return
+        d = self.done[j]
+        it = d + 1
+        if it >= self.iterations or it == self.next_balance:
+            return
+        if (j > 0 and self.done[j - 1] < d) or (j < self.P - 1 and self.done[j + 1] < d):
+            return
+        lo = self.lo_bc if j == 0 else self.edges[j - 1][d % 2][1]
+        hi = self.hi_bc if j == self.P - 1 else self.edges[j + 1][d % 2][0]
+        self.running[j] = True
+        self.sent_at[j] = self.now()
+        self.send(j, (STEP, it, lo, hi))
+
+    def stepped(self, w: int, msg: tuple) -> None:
+        _, it, top, bottom, work, t_start, t_end = msg
+        self.running[w] = False
+        self.done[w] = it
+        self.edges[w][it % 2] = (top, bottom)
+        self.work += work
+        self.win_busy[w] += t_end - t_start
+        self.win_loops[w] += 1
+        self.trace.add_chunk(w, self.first_row(w), self.counts[w], self.sent_at[w], t_start, t_end, it)
+
+    def first_row(self, w: int) -> int:
+        """Index of worker *w*'s first row among the interior rows."""
+        return sum(self.counts[:w])
+
+    def run(self) -> np.ndarray:
+        for w in range(self.P):
+            self.dispatch(w)
+        last = self.iterations - 1
+        while min(self.done) < last:
+            w, msg = self.recv()
+            if msg[0] != STEPPED:  # pragma: no cover - ditto
+                raise DlbkitError(f"unexpected message {msg[0]!r} from worker {w}")
+            self.stepped(w, msg)
+            if self.progress:
+                self.progress.update(min(self.done) + 1)
+            if self.next_balance is not None and all(d == self.next_balance - 1 for d in self.done):
+                self.rebalance()
+                nb = self.next_balance + self.window
+                self.next_balance = nb if nb < self.iterations else None
+                for j in range(self.P):
+                    self.dispatch(j)
+            else:
+                for j in (w - 1, w, w + 1):
+                    self.dispatch(j)
+        blocks = []
+        for w in range(self.P):
+            self.send(w, (GATHER,))
+            blocks.append(self.expect(w, BLOCK)[1])
+        return np.concatenate([self.lo_bc, *blocks, self.hi_bc])
+
+    # --- balancing ---------------------------------------------------------------------------------
+    def rebalance(self) -> None:
+        v = self.view
+        now = self.now()
+        v.loop, v.time = self.next_balance, now
+        for w in range(self.P):
+            n = self.win_loops[w]
+            v.points[w] = self.counts[w]
+            v.loop_time[w] = self.win_busy[w] / n if n else 0.0
+            v.speed[w] = self.counts[w] / v.loop_time[w] if v.loop_time[w] > 0 else LARGE
+            v.updated_at[w] = now
+        self.windows.append({"loop": v.loop, "time": now, "points": list(v.points),
+                             "loop_time": list(v.loop_time)})
+        b = self.balancer
+        decided = list(b.decide(v, -1)) if b.central else [t for i in range(self.P) for t in b.decide(v, i)]
+        for tr in decided:
+            self.move(tr)
+        self.win_busy = [0.0] * self.P
+        self.win_loops = [0] * self.P
+
+    def move(self, tr: Transfer) -> None:
+        src, dst, asked = int(tr.src), int(tr.dst), int(tr.n)
+        if not (0 <= src < self.P and 0 <= dst < self.P and abs(src - dst) == 1):
+            raise DlbkitError(f"balancer {self.balancer.name!r} asked to move rows from {src} to {dst}: "
+                              "only neighbours on the line exchange rows")
+        k = max(0, min(asked, self.counts[src] - self.h))  # the sender keeps at least `halo` rows
+        if k == 0:
+            self.transfers.append((self.next_balance, src, dst, asked, 0))
+            return
+        toward = "hi" if dst == src + 1 else "lo"  # the sender's side that touches the receiver
+        t0 = time.perf_counter()
+        self.send(src, (SHIP, toward, k))
+        _, rows, top, bottom = self.expect(src, SHIPPED)
+        self.send(dst, (TAKE, "lo" if toward == "hi" else "hi", rows))
+        _, dtop, dbottom = self.expect(dst, TOOK)
+        dt = time.perf_counter() - t0
+        p = (self.next_balance - 1) % 2  # everyone has finished iteration next_balance - 1
+        self.edges[src][p] = (top, bottom)
+        self.edges[dst][p] = (dtop, dbottom)
+        self.counts[src] -= k
+        self.counts[dst] += k
+        self.moved_bytes += k * self.row_bytes
+        if self.fixed_bw is None and dt > 0:  # measured: rows per second of the last transfer
+            self.view.bandwidth[src] = self.view.bandwidth[dst] = k / dt
+        self.transfers.append((self.next_balance, src, dst, asked, k))
+
+    def finish(self, domain_out: np.ndarray) -> Trace:
+        for w in range(self.P):
+            self.send(w, (STOP,))
+        self.t.stop()
+        tr = self.trace
+        tr.messages = self.messages
+        tr.bytes = self.moved_bytes
+        tr.end_time = self.now()
+        tr.total_work = self.work
+        tr.max_item = 0.0
+        tr.events = len(tr.worker)
+        tr.meta.update(mechanism="spmd", backend=tr.source, iterations=self.iterations, halo=self.h,
+                       window=self.window, rows=int(len(domain_out) - 2 * self.h), final_rows=list(self.counts),
+                       windows=self.windows, transfers=self.transfers,
+                       balancer_params=self.balancer.get_params() if self.balancer else {})
+        return tr
+
+
+def coordinate_spmd(transport: Transport, balancer: RepartitionBalancer | None, domain: np.ndarray, *,
+                    iterations: int, halo: int, window: int, origin: float, bandwidth: float | None = None,
+                    emulation: Emulation | None = None, progress: Progress | None = None, rng=None,
+                    backend: str = "local") -> tuple[np.ndarray, Trace]:
+    """Drive *transport*'s workers through *iterations* steps of *domain*; return (final domain, trace)."""
+    try:
+        run = _Run(transport, balancer, domain, iterations=iterations, halo=halo, window=window,
+                   bandwidth=bandwidth, origin=origin, emulation=emulation, progress=progress, rng=rng,
+                   backend=backend)
+        out = run.run()
+    except BaseException:
+        transport.stop(kill=True)
+        raise
+    finally:
+        if progress:
+            progress.close()
+    return out, run.finish(out)
+
+
+def _step_error(w: int, it: int, exc_bytes, tb: str):
+    """A TaskError whose ``index`` is the iteration, with ``worker`` and ``iteration`` attributes."""
+    err = _task_error(it, exc_bytes, tb)
+    what = str(err).split(" failed: ", 1)[-1]
+    err.args = (f"step failed on worker {w} at iteration {it}: {what}",)
+    err.worker, err.iteration = w, it
+    return err
+

@@ -1,0 +1,112 @@
+"""The executable reproduction of Osman 2003 (000): records, exact claims, honest failures.
+
+The default run checks the closed-form and engine claims (R1–R8, R14, R15) and runs R9–R13 with a
+handful of seeds (structure only). The full reproduction (1000 seeds for R9) is ``slow``: run it with
+``pytest -m slow tests/test_reproduce_osman.py`` (or DLBKIT_SLOW=1); it asserts every claim except
+the known, honest failures below, which are strict xfails carrying the measured values.
+"""
+
+import json
+import os
+
+import pytest
+
+from dlbkit.reproduce import REPRODUCTIONS
+from dlbkit.reproduce import osman2003 as repro
+
+KEYS = {"claim", "paper", "ours", "tolerance", "ok"}
+
+#: claims that fail honestly in the full run, by the start of their text, with the measured values
+KNOWN_FAILURES = {
+    "R9 E11 (§8.4.2): 10 WS ring, WS[0] CPU share and RAM at U(0.1, 1.0) from loop 100 to 600, 700 loops, "
+    "window 10, c = 0.3, 1000 seeds: mean DP exchanged per run, DLAH / homogeneous":
+        "DP ratio DLAH/homogeneous 0.987 > 0.7 (paper 0.562): with measured effective speeds in the view "
+        "every rule sizes transfers alike on a homogeneous network",
+    "R9 E11 (§8.4.2): 10 WS ring, WS[0] CPU share and RAM at U(0.1, 1.0) from loop 100 to 600, 700 loops, "
+    "window 10, c = 0.3, 1000 seeds: mean DP exchanged per run, DLAH / processor-only":
+        "DP ratio DLAH/processor-only 0.973 > 0.7 (paper 0.563)",
+    "R12 CPU heterogeneity": "mean steps per WS 1.645 outside 0.834 ± 50% (0.826 in the first 100 loops)",
+    "R12 same runs, histogram shape": "zero share 0.541 ok, but ≤ 2 steps share 0.803 < 0.9",
+    "R13 processing power": "steps [1.3, 1.0, 0.0, 5.4, 4.4, 5.4] at WS[0] speed × [0.2 … 10], ρ = +0.67: a fast "
+                            "WS[0] makes its neighbours overloaded",
+    "R13 memory": "0 steps at every memory ratio: with Table 8.1's swap rate a swapped DP costs only 4.8% more "
+                  "than compute, never 30% over the neighbours",
+    "R14 same pair, DLAH default": "2–3 transfers per seed: receiver_fill='upper' fills the receiver to (1 + c)× "
+                                   "an average holding the sender's old time, so it sends some back",
+}
+
+
+def known(c) -> bool:
+    return any(c.claim.startswith(k) for k in KNOWN_FAILURES)
+
+
+def reported(c) -> bool:
+    return c.tolerance.startswith("reported")
+
+
+# --- default run: fast claims ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def fast_rows():
+    return [repro._r1(), repro._r2(), repro._r3(), *repro._r4(), repro._r5(), repro._r6(), repro._r7(),
+            repro._r8(), *repro._r14(), *repro._r15()]
+
+
+def test_registered():
+    assert REPRODUCTIONS["osman2003"] == "dlbkit.reproduce.osman2003:claims"
+
+
+def test_closed_form_and_engine_claims_hold_exactly(fast_rows):
+    failing = [c.claim for c in fast_rows if not c.ok and not known(c)]
+    assert failing == []
+    assert sum(c.claim.startswith(("R6", "R7")) and c.ok for c in fast_rows) == 2
+
+
+def test_homogeneous_diffusion_bounces_and_dlah_center_or_lower_converges_in_one_step(fast_rows):
+    assert [c.ok for c in fast_rows if c.claim.startswith("R14")] == [True, False, True, True]
+
+
+def test_records_have_exactly_the_five_keys_and_are_json_ready(fast_rows):
+    dicts = [c.as_dict() for c in fast_rows]
+    assert all(set(d) == KEYS for d in dicts)
+    assert all(isinstance(d["ok"], bool) for d in dicts)
+    json.dumps(dicts)
+
+
+def test_reduced_seed_run_of_the_statistical_claims(monkeypatch):
+    """R9–R13 and the reported tables with a few seeds: the right rows, the five keys, bool ok."""
+    for name, value in (("N_SEEDS_E11", 12), ("N_SEEDS_20WS", 3), ("SIZES", {20: 3, 500: 1}), ("SWEEP_SEEDS", 1)):
+        monkeypatch.setattr(repro, name, value)
+    repro._e11.cache_clear()
+    repro._per_ws.cache_clear()
+    try:
+        rows = [*repro._r9(), repro._r10(), *repro._r11(), *repro._r12(), *repro._r13(), *repro._reported_tables()]
+    finally:
+        repro._e11.cache_clear()
+        repro._per_ws.cache_clear()
+    expect = ["R9 "] * 4 + ["R10"] + ["R11"] * 2 + ["R12"] * 2 + ["R13"] * 5 + ["E5 ", "E7 "]
+    assert [c.claim[:3] for c in rows] == expect
+    assert all(set(c.as_dict()) == KEYS and isinstance(bool(c.ok), bool) for c in rows)
+    assert all(c.ok for c in rows if reported(c))
+
+
+# --- full reproduction (slow) -------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def full_rows(request):
+    if "slow" not in (request.config.getoption("markexpr") or "") and not os.environ.get("DLBKIT_SLOW"):
+        pytest.skip("the full reproduction (1000 seeds) runs with -m slow or DLBKIT_SLOW=1")
+    return repro.claims()
+
+
+@pytest.mark.slow
+def test_full_every_claim_holds_except_the_known_failures(full_rows):
+    assert len(full_rows) == 33
+    assert [c.claim for c in full_rows if not c.ok and not known(c)] == []
+    assert all(set(c.as_dict()) == KEYS for c in full_rows)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("start", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=v), id=k[:24])
+                                   for k, v in KNOWN_FAILURES.items()])
+def test_full_known_failure(full_rows, start):
+    (c,) = [c for c in full_rows if c.claim.startswith(start)]
+    assert c.ok

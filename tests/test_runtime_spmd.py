@@ -1,0 +1,232 @@
+"""``dlbkit.runtime.spmd``: 1-D decomposed stencils on real workers equal the serial loop, and rows
+move away from a slow worker. Local runs and real ``mpiexec`` jobs (each under a timeout)."""
+
+import multiprocessing
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+from dlbkit.balancers.base import RepartitionBalancer, Taxonomy, Transfer
+from dlbkit.balancers.registry import REGISTRY
+from dlbkit.errors import ConfigError, TaskError
+from dlbkit.runtime import SpmdResult, run_spmd, spmd
+
+TOL = 1e-12
+MPI_TIMEOUT = 90  # seconds for any one mpiexec job
+ROW_DELAY = 2e-5  # seconds of (sleeping) work per row and iteration: load ∝ rows, no CPU used
+
+
+class SlowestSheds(RepartitionBalancer):
+    """Test-only rule: the slowest node gives an eighth of its rows to each neighbour it is > 30% slower than."""
+
+    name = "test-slowest-sheds"
+    source = "test"
+    taxonomy = Taxonomy("periodic", "central", "global", "an eighth of the rows", "boundary rows")
+    central = True
+    _parameter_constraints: ClassVar[dict] = {}
+
+    def __init__(self):
+        pass
+
+    def decide(self, view, node):
+        t = view.loop_time
+        s = max(range(view.n_nodes), key=lambda i: t[i])
+        return [Transfer(s, j, max(1, view.points[s] // 8)) for j in view.neighbours(s) if t[s] > 1.3 * t[j]]
+
+
+def jacobi(u):
+    """A 2-D Jacobi sweep of u[1:-1] (one halo row each side); columns 0 and -1 fixed."""
+    new = u[1:-1].copy()
+    new[:, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    return new
+
+
+def weighted(u):
+    """Jacobi plus ROW_DELAY seconds per row: a load proportional to the rows owned."""
+    time.sleep(ROW_DELAY * (len(u) - 2))
+    return jacobi(u)
+
+
+def wide(u):
+    """A 1-D stencil reaching two rows each side (halo 2)."""
+    return (u[:-4] + 2 * u[1:-3] + 4 * u[2:-2] + 2 * u[3:-1] + u[4:]) / 10
+
+
+def serial(step, domain, iterations, halo=1):
+    u = np.array(domain)
+    for _ in range(iterations):
+        u[halo:-halo] = step(u)
+    return u
+
+
+def field(rows=34, cols=16, seed=1):
+    return np.random.default_rng(seed).random((rows, cols))
+
+
+@pytest.mark.parametrize("workers", [2, 3, 4])
+def test_unbalanced_run_equals_the_serial_loop(workers):
+    """Without balancing the decomposed run equals the serial loop to 1e-12 (bit for bit here)."""
+    d = field()
+    r = run_spmd(jacobi, d, iterations=25, balancer=None, workers=workers)
+    assert isinstance(r, SpmdResult)
+    assert np.abs(r.domain - serial(jacobi, d, 25)).max() <= TOL
+    assert sum(r.rows) == len(d) - 2 and len(r.rows) == workers
+    assert r.trace.n_chunks == 25 * workers and r.transfers == []
+    assert np.array_equal(d, field())  # the caller's domain is not written
+
+
+needs_dlah = pytest.mark.skipif("dlah" not in REGISTRY, reason="the DLAH balancer is not registered")
+
+
+@needs_dlah
+@pytest.mark.parametrize("workers", [2, 3, 4])
+def test_dlah_moves_rows_away_from_a_slow_worker_and_the_field_equals_serial(workers):
+    """The default balancer (DLAH, 000 §7.3) on a real run: rows leave a worker four times slower,
+    and the field still equals the serial loop."""
+    d = field(rows=2 + 32 * workers)
+    slow = 1
+    speeds = [0.25 if w == slow else 1.0 for w in range(workers)]
+    r = run_spmd(weighted, d, iterations=40, emulate=speeds, window=10)
+    assert r.balancer.name == "dlah"
+    assert np.abs(r.domain - serial(jacobi, d, 40)).max() <= TOL
+    assert r.rows[slow] < 32
+    assert sum(r.rows) == 32 * workers
+    moved = [t for t in r.transfers if t[4] > 0]
+    assert moved and moved[0][:2] == (10, slow)  # the first decision, after window 1, is the slow worker's
+    # what the balancer saw: the slow worker's loop time is the largest in the first window
+    first = r.trace.meta["windows"][0]
+    assert first["loop"] == 10 and first["points"] == [32] * workers
+    assert max(range(workers), key=lambda w: first["loop_time"][w]) == slow
+
+
+def test_a_central_rule_is_called_once_per_window():
+    """A central rule (node = -1) drives the same mechanics; rows moved are those of the decision."""
+    d = field(rows=2 + 3 * 32)
+    r = run_spmd(weighted, d, iterations=30, balancer=SlowestSheds(), emulate=[1.0, 1.0, 0.25], window=10)
+    assert np.abs(r.domain - serial(jacobi, d, 30)).max() <= TOL
+    assert [t[:3] for t in r.transfers][:1] == [(10, 2, 1)]  # the end worker sheds to its one neighbour
+    assert r.rows[2] < 32 and sum(r.rows) == 96
+    assert len(r.trace.meta["windows"]) == 2  # before iterations 10 and 20 (none at the end)
+
+
+def test_halo_two_and_zero_iterations():
+    d = np.random.default_rng(2).random(23)
+    assert np.abs(spmd(wide, d, iterations=15, halo=2, workers=3, balancer=None) - serial(wide, d, 15, 2)).max() <= TOL
+    assert np.array_equal(spmd(wide, d, iterations=0, halo=2, workers=3, balancer=None), d)
+
+
+def test_exception_in_step_is_a_task_error_with_worker_and_iteration():
+    """A step that raises on worker 1's third iteration stops the run: TaskError, no worker left behind."""
+    d = field(rows=22)
+    d[15, 0] = -1.0  # a marker in a fixed column, inside worker 1's rows (interior rows 10..19)
+    calls = []
+
+    def step(u):
+        if (u[1:-1, 0] == -1.0).any():
+            calls.append(1)
+            if len(calls) == 3:
+                raise ZeroDivisionError("boom")
+        return jacobi(u)
+
+    with pytest.raises(TaskError, match="worker 1 at iteration 2.*boom") as info:
+        run_spmd(step, d, iterations=10, workers=2, balancer=None)
+    assert (info.value.worker, info.value.iteration) == (1, 2)
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+    assert multiprocessing.active_children() == []
+
+
+def test_a_step_returning_the_wrong_shape_is_a_task_error():
+    with pytest.raises(TaskError, match="shape"):
+        run_spmd(lambda u: u, field(), iterations=2, workers=2, balancer=None)
+
+
+@pytest.mark.parametrize("kwargs, field_name", [
+    ({"domain": np.zeros((5, 3)), "workers": 4}, "domain"),  # 3 interior rows for 4 workers
+    ({"domain": np.zeros((9, 3)), "workers": 3, "halo": 2}, "domain"),  # 5 interior rows, 3×2 needed
+    ({"halo": 0}, "halo"),
+    ({"iterations": -1}, "iterations"),
+    ({"window": 0}, "window"),
+    ({"balancer": "ss"}, "balancer"),  # a chunking balancer
+    ({"step": 3}, "step"),
+    ({"backend": "tcp"}, "backend"),
+    ({"domain": np.float64(1.0)}, "domain"),
+])
+def test_bad_input_is_a_config_error_naming_the_field(kwargs, field_name):
+    args = {"step": jacobi, "domain": field(), "iterations": 3, "workers": 2, "balancer": None, **kwargs}
+    step, domain = args.pop("step"), args.pop("domain")
+    with pytest.raises(ConfigError) as info:
+        run_spmd(step, domain, **args)
+    assert info.value.field == field_name
+
+
+# --- MPI ------------------------------------------------------------------------------------------
+MPIEXEC = Path(sys.executable).with_name("mpiexec")
+mpi = pytest.mark.skipif(not MPIEXEC.exists() and not shutil.which("mpiexec"), reason="no mpiexec")
+
+JOB = """
+import sys
+import numpy as np
+from mpi4py import MPI
+from dlbkit.runtime import run_spmd
+sys.path.insert(0, {tests!r})
+from test_runtime_spmd import field, jacobi, serial, weighted
+
+rank, n = MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size() - 1
+d = field(rows=2 + 24 * n)
+speeds = [0.25 if w == n - 1 else 1.0 for w in range(n)]
+fail = {fail!r}
+
+def step(u):
+    if fail and (u[1:-1, 0] == -1.0).any():
+        raise ValueError("bad row")
+    return weighted(u)
+
+if fail:
+    d[3, 0] = -1.0
+r = run_spmd(step, d, iterations=30, backend="mpi", emulate=speeds, window=10,
+              balancer=None if fail else "dlah")
+ok = np.abs(r.domain - serial(jacobi, d, 30)).max() <= 1e-12
+with open(f"report-{{rank}}.txt", "w") as f:  # one file per rank: mpiexec may merge stdout lines
+    f.write(f"rank {{rank}}: equal {{ok}} rows {{sum(r.rows)}} slow {{r.rows[-1]}}")
+"""
+
+
+def _mpi_job(tmp_path, n, fail=False):
+    pytest.importorskip("mpi4py")
+    script = tmp_path / "job.py"
+    script.write_text(textwrap.dedent(JOB.format(tests=str(Path(__file__).parent), fail=fail)))
+    cmd = [str(MPIEXEC) if MPIEXEC.exists() else shutil.which("mpiexec"), "-n", str(n), sys.executable, str(script)]
+    try:
+        return subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=MPI_TIMEOUT, cwd=tmp_path)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"mpiexec -n {n} did not end within {MPI_TIMEOUT} s (hang); stderr:\n{e.stderr}")
+
+
+@mpi
+@needs_dlah
+@pytest.mark.parametrize("n", [3, 4])
+def test_mpi_run_equals_serial_on_every_rank(tmp_path, n):
+    done = _mpi_job(tmp_path, n)
+    assert done.returncode == 0, done.stderr
+    lines = [(tmp_path / f"report-{rank}.txt").read_text() for rank in range(n)]
+    assert len(lines) == n
+    for rank, line in enumerate(lines):
+        words = line.split()
+        assert words[:4] == ["rank", f"{rank}:", "equal", "True"], line
+        assert int(words[5]) == 24 * (n - 1)  # every rank holds the whole final domain
+        assert int(words[7]) < 24  # the slow last worker shed rows
+
+
+@mpi
+def test_mpi_step_error_ends_the_job_with_a_message(tmp_path):
+    done = _mpi_job(tmp_path, 3, fail=True)
+    assert done.returncode != 0
+    assert "step failed on worker 0 at iteration 0: ValueError: bad row" in done.stderr
+    assert "dlbkit: rank 2 stopping: step failed on worker 0 (rank 1) at iteration 0" in done.stderr
