@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from ..errors import ConfigError
 
-__all__ = ["Claim", "REPRODUCTIONS", "run"]
+__all__ = ["Claim", "REPRODUCTIONS", "run", "format_claims"]
 
 
 @dataclass
@@ -43,3 +43,9 @@ def run(name: str) -> list[Claim]:
     module, func = REPRODUCTIONS[name].split(":")
     fn: Callable[[], list[Claim]] = getattr(importlib.import_module(module), func)
     return fn()
+
+
+def format_claims(rows: list[Claim]) -> str:
+    """Claims as numbered plain text (``python -m dlbkit.reproduce.NAME``; the CLI prints a table)."""
+    return "\n".join(f"{k:2d}. [{'ok' if c.ok else 'FAIL'}] {c.claim}\n      paper: {c.paper}\n"
+                     f"      ours:  {c.ours}\n      tol:   {c.tolerance}" for k, c in enumerate(rows, 1))

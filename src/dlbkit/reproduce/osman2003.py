@@ -27,9 +27,9 @@ from ..model.view import SpmdView
 from ..sim.spmd import DEFAULT_WINDOW, simulate_spmd
 from ..sim.spmd_experiment import run_many
 from ..sim.spmd_metrics import confidence
-from . import Claim
+from . import Claim, format_claims
 
-__all__ = ["claims", "format_table", "e11_scenario", "cpu_scenario", "network_scenario", "memory_scenario",
+__all__ = ["claims", "e11_scenario", "cpu_scenario", "network_scenario", "memory_scenario",
            "complete_scenario"]
 
 DLAH, HOMOGENEOUS, PROCESSOR_ONLY = "dlah", "homogeneous-diffusion", "processor-only"
@@ -440,13 +440,5 @@ def claims() -> list[Claim]:
     return rows
 
 
-def format_table(rows: list[Claim]) -> str:
-    lines = []
-    for k, c in enumerate(rows, 1):
-        lines.append(f"{k:2d}. [{'ok' if c.ok else 'FAIL'}] {c.claim}\n      paper: {c.paper}\n"
-                     f"      ours:  {c.ours}\n      tol:   {c.tolerance}")
-    return "\n".join(lines)
-
-
 if __name__ == "__main__":
-    print(format_table(claims()))
+    print(format_claims(claims()))

@@ -27,9 +27,9 @@ from ..model.platform import Platform
 from ..model.trace import Trace
 from ..model.view import LoopView
 from ..model.workload import CostModel, Divisible
-from . import Claim
+from . import Claim, format_claims
 
-__all__ = ["claims", "format_table", "gacsys", "mxv"]
+__all__ = ["claims", "gacsys", "mxv"]
 
 PLATFORMS = Path(__file__).resolve().parents[1] / "data" / "platforms"
 #: speeds by clock rate (733:733:200:133) and the effective speeds fitted to "about six times" (note §5)
@@ -313,13 +313,5 @@ def claims() -> list[Claim]:
             _claim_c0(), _claim_unit_example()]
 
 
-def format_table(rows: list[Claim]) -> str:
-    lines = []
-    for k, c in enumerate(rows, 1):
-        lines.append(f"{k:2d}. [{'ok' if c.ok else 'FAIL'}] {c.claim}\n      paper: {c.paper}\n"
-                     f"      ours:  {c.ours}\n      tol:   {c.tolerance}")
-    return "\n".join(lines)
-
-
 if __name__ == "__main__":
-    print(format_table(claims()))
+    print(format_claims(claims()))

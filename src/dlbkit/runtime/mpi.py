@@ -79,7 +79,8 @@ from .emulation import Emulation
 from .messages import DONE, ERROR, READY, STOP
 from .transport import Transport
 
-__all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport", "RankConn", "run_mpi_map"]
+__all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport", "RankConn", "run_mpi_map",
+           "start_run", "emulation_problem"]
 
 BYE = "bye"  # worker rank -> rank 0, transport level only: "I left serve() and will send nothing more"
 TAG = 7  # every message of a run, on the run's own duplicate of COMM_WORLD
@@ -301,9 +302,16 @@ def _empty_trace(balancer, n: int):
                  availability=[Constant().realise()] * n)
 
 
-def run_mpi_map(fn: Callable[[Any], Any], items: Sequence, balancer, *, emulation: Emulation | None = None,
-                progress: bool | None = None, rng=None) -> tuple[list, Any]:
-    """Every rank calls this; rank 0 coordinates, the others compute; all return (results, trace)."""
+def start_run(problem_of: Callable[[int], ConfigError | None], payload: Any = None):
+    """The start every MPI run shares, called on every rank.
+
+    Check the job (at least 2 ranks, no earlier failed run), take a private communicator, fix run
+    time 0 right after a barrier (the quiet one gathers the ranks without spinning, so the real one
+    is left with nothing to wait for but itself), and broadcast rank 0's verdict on the arguments
+    (``problem_of(size)``: a ConfigError or None) with rank 0's *payload* and clock origin. A
+    rejected run ends on every rank: rank 0 raises the ConfigError, the others exit with one line.
+    Return ``(comm, rank, size, origin, origin0, payload)``.
+    """
     MPI = _mpi()
     world = MPI.COMM_WORLD
     size, rank = world.Get_size(), world.Get_rank()
@@ -311,31 +319,44 @@ def run_mpi_map(fn: Callable[[Any], Any], items: Sequence, balancer, *, emulatio
         raise ConfigError("MPI ranks", size, "at least 2 for backend 'mpi' (rank 0 coordinates, the others "
                           "compute): start the script with mpiexec -n 3 python script.py")
     if _failed:
-        raise DlbkitError("a previous MPI map of this job failed and its worker ranks have left: "
+        raise DlbkitError("a previous MPI run of this job failed and its worker ranks have left: "
                           "the job cannot run another one")
+    problem = None
     try:
         comm = world.Dup()
-        # run time 0: read every rank's clock right after one barrier (the quiet one gathers the
-        # ranks without spinning, so the real one is left with nothing to wait for but itself)
         _quiet_barrier(comm)
         comm.Barrier()
         origin = time.perf_counter()
-        problem = None
-        if rank == 0 and emulation is not None and emulation.n_workers != size - 1:
-            problem = ConfigError("emulate", list(emulation.speeds),
-                                  f"one speed per worker rank: {size - 1} for this {size}-rank MPI job "
-                                  "(rank 0 coordinates)")
-        header = (str(problem) if problem else None, len(items), origin, emulation) if rank == 0 else None
-        error, n_items, origin0, emulation = comm.bcast(header, root=0)
+        if rank == 0:
+            problem = problem_of(size)
+        header = (str(problem) if problem else None, origin, payload) if rank == 0 else None
+        error, origin0, payload = comm.bcast(header, root=0)
     except BaseException:  # noqa: BLE001 - any failure here must end the whole job, not hang it
         _abort("unexpected error while starting the MPI run", rank)
-    if error is not None or n_items == 0:
+    if error is not None:
         comm.Free()
-        if error is None:
-            return [], _empty_trace(balancer, size - 1)
         if rank == 0:
             raise problem
         raise SystemExit(f"dlbkit: rank {rank} stopping: rank 0 rejected the run: {error}")
+    return comm, rank, size, origin, origin0, payload
+
+
+def emulation_problem(emulation: Emulation | None, size: int) -> ConfigError | None:
+    """An emulation must give one speed per worker rank."""
+    if emulation is not None and emulation.n_workers != size - 1:
+        return ConfigError("emulate", list(emulation.speeds),
+                           f"one speed per worker rank: {size - 1} for this {size}-rank MPI job (rank 0 coordinates)")
+    return None
+
+
+def run_mpi_map(fn: Callable[[Any], Any], items: Sequence, balancer, *, emulation: Emulation | None = None,
+                progress: bool | None = None, rng=None) -> tuple[list, Any]:
+    """Every rank calls this; rank 0 coordinates, the others compute; all return (results, trace)."""
+    comm, rank, size, origin, origin0, (n_items, emulation) = start_run(
+        lambda size: emulation_problem(emulation, size), (len(items), emulation))
+    if n_items == 0:
+        comm.Free()
+        return [], _empty_trace(balancer, size - 1)
     if rank == 0:
         return _coordinate(comm, items, balancer, origin, emulation, progress, rng)
     return _work(comm, rank, fn, emulation, origin, origin0)

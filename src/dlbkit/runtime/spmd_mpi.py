@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import signal
 import threading
-import time
 
-from ..errors import ConfigError, DlbkitError, TaskError
+from ..errors import ConfigError, TaskError
 from . import mpi as _m
 from .progress import Progress
 from .spmd_worker import SpmdSpec
@@ -33,41 +32,15 @@ __all__ = ["run_mpi_spmd"]
 def run_mpi_spmd(spec: SpmdSpec, balancer, domain, *, iterations: int, window: int, bandwidth, progress,
                  rng):
     """Every rank calls this; rank 0 coordinates, the others step blocks; all return (domain, trace)."""
-    MPI = _m._mpi()
-    world = MPI.COMM_WORLD
-    size, rank = world.Get_size(), world.Get_rank()
-    if size < 2:
-        raise ConfigError("MPI ranks", size, "at least 2 for backend 'mpi' (rank 0 coordinates, the others "
-                          "compute): start the script with mpiexec -n 3 python script.py")
-    if _m._failed:
-        raise DlbkitError("a previous MPI run of this job failed and its worker ranks have left: "
-                          "the job cannot run another one")
-    try:
-        comm = world.Dup()
-        _m._quiet_barrier(comm)
-        comm.Barrier()
-        origin = time.perf_counter()
-        problem = None
-        emulation = spec.emulation
-        if rank == 0:
-            rows = len(domain) - 2 * spec.halo
-            if emulation is not None and emulation.n_workers != size - 1:
-                problem = ConfigError("emulate", list(emulation.speeds),
-                                      f"one speed per worker rank: {size - 1} for this {size}-rank MPI job "
-                                      "(rank 0 coordinates)")
-            elif rows < (size - 1) * spec.halo:
-                problem = ConfigError("domain", f"{len(domain)} rows",
-                                      f"at least 2·halo + workers·halo = {2 * spec.halo + (size - 1) * spec.halo} "
-                                      f"rows for {size - 1} worker ranks and halo {spec.halo}")
-        header = (str(problem) if problem else None, emulation) if rank == 0 else None
-        error, emulation = comm.bcast(header, root=0)
-    except BaseException:  # noqa: BLE001 - any failure here must end the whole job, not hang it
-        _m._abort("unexpected error while starting the MPI run", rank)
-    if error is not None:
-        comm.Free()
-        if rank == 0:
-            raise problem
-        raise SystemExit(f"dlbkit: rank {rank} stopping: rank 0 rejected the run: {error}")
+    def problem_of(size: int):
+        problem = _m.emulation_problem(spec.emulation, size)
+        if problem is None and len(domain) - 2 * spec.halo < (size - 1) * spec.halo:
+            problem = ConfigError("domain", f"{len(domain)} rows",
+                                  f"at least 2·halo + workers·halo = {2 * spec.halo + (size - 1) * spec.halo} "
+                                  f"rows for {size - 1} worker ranks and halo {spec.halo}")
+        return problem
+
+    comm, rank, size, origin, _origin0, emulation = _m.start_run(problem_of, spec.emulation)
     spec.origin = origin
     spec.emulation = emulation
     if rank == 0:

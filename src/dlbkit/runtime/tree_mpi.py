@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import signal
 import threading
-import time
 from typing import Any
 
-from ..errors import ConfigError, DlbkitError
 from . import mpi as _m
 from .progress import Progress
 from .tree_worker import TreeSpec
@@ -32,35 +30,8 @@ __all__ = ["run_mpi_tree"]
 
 def run_mpi_tree(spec: TreeSpec, *, initial: Any, progress: bool | None = None) -> tuple[Any, Any, Any]:
     """Every rank calls this; rank 0 coordinates, the others expand; all return (value, bound, trace)."""
-    MPI = _m._mpi()
-    world = MPI.COMM_WORLD
-    size, rank = world.Get_size(), world.Get_rank()
-    if size < 2:
-        raise ConfigError("MPI ranks", size, "at least 2 for backend 'mpi' (rank 0 coordinates, the others "
-                          "compute): start the script with mpiexec -n 3 python script.py")
-    if _m._failed:
-        raise DlbkitError("a previous MPI run of this job failed and its worker ranks have left: "
-                          "the job cannot run another one")
-    try:
-        comm = world.Dup()
-        _m._quiet_barrier(comm)
-        comm.Barrier()
-        origin = time.perf_counter()
-        problem = None
-        emulation = spec.emulation
-        if rank == 0 and emulation is not None and emulation.n_workers != size - 1:
-            problem = ConfigError("emulate", list(emulation.speeds),
-                                  f"one speed per worker rank: {size - 1} for this {size}-rank MPI job "
-                                  "(rank 0 coordinates)")
-        header = (str(problem) if problem else None, emulation) if rank == 0 else None
-        error, emulation = comm.bcast(header, root=0)
-    except BaseException:
-        _m._abort("unexpected error while starting the MPI run", rank)
-    if error is not None:
-        comm.Free()
-        if rank == 0:
-            raise problem
-        raise SystemExit(f"dlbkit: rank {rank} stopping: rank 0 rejected the run: {error}")
+    comm, rank, size, origin, _origin0, emulation = _m.start_run(
+        lambda size: _m.emulation_problem(spec.emulation, size), spec.emulation)
     spec.n_workers = size - 1
     spec.origin = origin
     spec.emulation = emulation
