@@ -5,6 +5,7 @@ Every job runs under a subprocess timeout, so a hang fails the test instead of s
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -234,8 +235,8 @@ def _start(script: Path, n: int) -> tuple[subprocess.Popen, dict[int, int]]:
         line = p.stdout.readline()
         if not line:
             break
-        if line.startswith("pid "):
-            _, rank, pid = line.split()
+        # mpiexec merges the ranks' output: two "pid R P" reports can share one line
+        for rank, pid in re.findall(r"pid (\d+) (\d+)", line):
             pids[int(rank)] = int(pid)
     return p, pids
 
