@@ -143,6 +143,9 @@ class SpmdView:
     in background load); ``free_memory[i]`` M_f, DP that still fit in RAM (≤ 0 once swapping);
     ``swap_cost[i]`` M_a, seconds per swapped DP; ``bandwidth[i]`` BW, DP/s of its link;
     ``updated_at[i]`` when it was measured. ``boundary`` is 000's K (extra boundary DP per DP moved).
+    ``nominal_speed[i]`` is node i's static processing power from the platform description (DP/s,
+    never updated; empty when unknown, as in a real run) — what a balancer that ignores the current
+    load assumes, like LoopView's ``speeds``.
     A distributed balancer deciding for node i may read only i and its neighbours.
     """
 
@@ -158,6 +161,7 @@ class SpmdView:
     loop: int = 0
     time: float = 0.0
     updated_at: list[float] = field(default_factory=list)
+    nominal_speed: list[float] = field(default_factory=list)
 
     def __post_init__(self):
         if not self.updated_at:

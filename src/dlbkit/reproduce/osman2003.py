@@ -271,8 +271,10 @@ def _e11(name: str) -> dict:
 
 def _r9() -> list[Claim]:
     d, h, p = _e11(DLAH), _e11(HOMOGENEOUS), _e11(PROCESSOR_ONLY)
+    # the baselines price data points at nominal speed (their default: §8.4.2 "the same response")
     setting = (f"E11 (§8.4.2): 10 WS ring, WS[0] CPU share and RAM at U{E11_LEVEL} from loop {E11_START} to "
-               f"{E11_END}, {LOOPS} loops, window {DEFAULT_WINDOW}, c = 0.3, {N_SEEDS_E11} seeds")
+               f"{E11_END}, {LOOPS} loops, window {DEFAULT_WINDOW}, c = 0.3, {N_SEEDS_E11} seeds, baselines "
+               "with nominal speeds")
     out = []
     for other, name, paper in ((h, "homogeneous", 5730649 / 10194117), (p, "processor-only", 5730649 / 10179673)):
         ratio = d["dp"]["mean"] / other["dp"]["mean"]

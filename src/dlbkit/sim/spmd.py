@@ -147,7 +147,8 @@ class _Engine:
         self.view = SpmdView(n_nodes=P, points=self.W.tolist(), loop_time=[math.nan] * P,
                              speed=[w.speed for w in hnow.workstations],
                              free_memory=(m.ram[0] - self.W).tolist(), swap_cost=m.swap_cost.tolist(),
-                             bandwidth=m.bandwidth.tolist(), layout=hnow.layout, boundary=hnow.boundary_k)
+                             bandwidth=m.bandwidth.tolist(), layout=hnow.layout, boundary=hnow.boundary_k,
+                             nominal_speed=[w.speed for w in hnow.workstations])
 
     # --- the loop ---------------------------------------------------------------------------------
     def run(self) -> SpmdTrace:

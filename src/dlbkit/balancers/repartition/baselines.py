@@ -2,10 +2,35 @@
 
 from __future__ import annotations
 
+from numbers import Real
+
+from ...params import Interval, Options
 from ..base import Taxonomy
 from ..registry import register
 from .dlah import DLAH
 from .hnow_cost import NodeCost, node_cost
+
+#: The baselines' parameters: DLAH's, plus which processing power they believe in.
+_CONSTRAINTS = {"c": [Interval(Real, 0, None, closed="neither")], "include_self": [bool],
+                "receiver_fill": [Options("upper", "center", "lower")],
+                "speeds": [Options("nominal", "measured")]}
+
+_SPEEDS_DOC = """
+    *speeds* ``"nominal"`` (default) prices data points with the nodes' static processing power
+    (``SpmdView.nominal_speed``; the measured one where a run does not know it): the reading the
+    thesis supports — on its non-dedicated homogeneous network "both the homogeneous and processor
+    only have the same response" (§8.4.2), which holds only if neither sees the current load, and
+    DLAH wins by being "able to tap into the HNOW parameters and suppress the bouncing effect"
+    (§8.5), bouncing coming from "neglecting the HNOW parameters" (§7.3). ``"measured"`` uses the
+    measured effective speed instead (then, on that experiment, the baselines size transfers
+    almost as DLAH does).
+    """
+
+
+def _nominal(view, j: int) -> float | None:
+    """Node j's static processing power, if the view knows it."""
+    ns = view.nominal_speed
+    return ns[j] if len(ns) == view.n_nodes and ns[j] > 0 else None
 
 __all__ = ["HomogeneousDiffusion", "ProcessorOnly"]
 
@@ -23,6 +48,7 @@ class HomogeneousDiffusion(DLAH):
     Helps on a truly homogeneous network, where it equals DLAH. Backfires when a fast node sheds to a
     slow one: the receiver gets more than it can absorb, turns overloaded and sends load back — the
     bouncing effect of §7.3, Fig 7.2 (tests/test_repartition.py shows it on a 1:4 speed pair).
+    With nominal speeds the sender's cost per DP is 1/PP_nominal instead of T_i / W_i.
     """
 
     name = "homogeneous-diffusion"
@@ -31,8 +57,18 @@ class HomogeneousDiffusion(DLAH):
                         "DP from time differences at the sender's own cost per DP",
                         "contiguous DP on the side of the receiving neighbour")
 
+    _parameter_constraints = _CONSTRAINTS
+
+    def __init__(self, *, c: float = 0.3, include_self: bool = False, receiver_fill: str = "upper",
+                 speeds: str = "nominal"):
+        self.c = c
+        self.include_self = include_self
+        self.receiver_fill = receiver_fill
+        self.speeds = speeds
+
     def costs(self, view, node: int, members: list[int]) -> dict[int, NodeCost]:
-        kappa = view.loop_time[node] / view.points[node]
+        nominal = _nominal(view, node) if self.speeds == "nominal" else None
+        kappa = 1.0 / nominal if nominal else view.loop_time[node] / view.points[node]
         return {j: NodeCost(view.loop_time[j], view.points[j], kappa) for j in members}
 
 
@@ -45,6 +81,7 @@ class ProcessorOnly(DLAH):
     account the processor heterogeneity only" (reading of notes/000 §6.4): capacity
     DP = (T_level − T_actual)·F_j. Helps when nodes differ only in speed (then equals DLAH).
     Backfires when a receiver swaps or sits on a slow link: it is sent more than it can absorb.
+    With nominal speeds F_j is node j's static processing power.
     """
 
     name = "processor-only"
@@ -53,5 +90,23 @@ class ProcessorOnly(DLAH):
                         "eq 7.9/7.10 with F only (no swap, no network)",
                         "contiguous DP on the side of the receiving neighbour")
 
+    _parameter_constraints = _CONSTRAINTS
+
+    def __init__(self, *, c: float = 0.3, include_self: bool = False, receiver_fill: str = "upper",
+                 speeds: str = "nominal"):
+        self.c = c
+        self.include_self = include_self
+        self.receiver_fill = receiver_fill
+        self.speeds = speeds
+
     def costs(self, view, node: int, members: list[int]) -> dict[int, NodeCost]:
-        return {j: node_cost(view, j, memory=False, network=False) for j in members}
+        out = {}
+        for j in members:
+            nominal = _nominal(view, j) if self.speeds == "nominal" else None
+            out[j] = (NodeCost(view.loop_time[j], view.points[j], 1.0 / nominal) if nominal
+                      else node_cost(view, j, memory=False, network=False))
+        return out
+
+
+for _cls in (HomogeneousDiffusion, ProcessorOnly):
+    _cls.__doc__ += _SPEEDS_DOC  # one text for both: which processing power a baseline believes in
