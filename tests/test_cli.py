@@ -16,35 +16,8 @@ from dlbkit.cli import main
 from dlbkit.experiments import run_seed
 from dlbkit.reproduce import Claim
 
-TINY = """
-name = "tiny"
-description = "two balancers on a three-node platform"
-repetitions = 3
-seed = 7
+from experiment_files import TINY
 
-[platform]
-nodes = [
-  {name = "m", speed = 1.0},
-  {name = "a", speed = 1.0},
-  {name = "b", speed = 2.0, availability = {kind = "pulse", start = 5.0, duration = 10.0, level = 0.5}},
-]
-network = {latency = 1e-3, bandwidth = 1e8}
-
-[workload]
-kind = "divisible"
-items = 120
-cost = {dist = "uniform", low = 0.5, high = 1.5}
-
-[engine]
-master = "m"
-
-[[balancers]]
-name = "ss"
-
-[[balancers]]
-name = "static"
-label = "STATIC"
-"""
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -13,35 +13,8 @@ from dlbkit.experiments import (Experiment, format_table, gantt, load_experiment
                                 summarise, work_over_time)
 from dlbkit.experiments import runner as runner_mod
 
-TINY = """
-name = "tiny"
-description = "two balancers on a three-node platform"
-repetitions = 3
-seed = 7
+from experiment_files import TINY
 
-[platform]
-nodes = [
-  {name = "m", speed = 1.0},
-  {name = "a", speed = 1.0},
-  {name = "b", speed = 2.0, availability = {kind = "pulse", start = 5.0, duration = 10.0, level = 0.5}},
-]
-network = {latency = 1e-3, bandwidth = 1e8}
-
-[workload]
-kind = "divisible"
-items = 120
-cost = {dist = "uniform", low = 0.5, high = 1.5}
-
-[engine]
-master = "m"
-
-[[balancers]]
-name = "ss"
-
-[[balancers]]
-name = "static"
-label = "STATIC"
-"""
 
 
 def tiny(tmp_path, text=TINY, name="tiny.toml") -> Experiment:

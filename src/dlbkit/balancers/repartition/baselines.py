@@ -10,6 +10,8 @@ from ..registry import register
 from .dlah import DLAH
 from .hnow_cost import NodeCost, node_cost
 
+__all__ = ["HomogeneousDiffusion", "ProcessorOnly"]
+
 #: The baselines' parameters: DLAH's, plus which processing power they believe in.
 _CONSTRAINTS = {"c": [Interval(Real, 0, None, closed="neither")], "include_self": [bool],
                 "receiver_fill": [Options("upper", "center", "lower")],
@@ -32,11 +34,22 @@ def _nominal(view, j: int) -> float | None:
     ns = view.nominal_speed
     return ns[j] if len(ns) == view.n_nodes and ns[j] > 0 else None
 
-__all__ = ["HomogeneousDiffusion", "ProcessorOnly"]
+
+class _Baseline(DLAH):
+    """DLAH's parameters plus *speeds*: which processing power a baseline believes in."""
+
+    _parameter_constraints = _CONSTRAINTS
+
+    def __init__(self, *, c: float = 0.3, include_self: bool = False, receiver_fill: str = "upper",
+                 speeds: str = "nominal"):
+        self.c = c
+        self.include_self = include_self
+        self.receiver_fill = receiver_fill
+        self.speeds = speeds
 
 
 @register
-class HomogeneousDiffusion(DLAH):
+class HomogeneousDiffusion(_Baseline):
     """Homogeneous diffusion: DLAH's trigger, status rule and fill/average steps, but the amounts are
     computed as if every node were identical to the sender.
 
@@ -57,15 +70,6 @@ class HomogeneousDiffusion(DLAH):
                         "DP from time differences at the sender's own cost per DP",
                         "contiguous DP on the side of the receiving neighbour")
 
-    _parameter_constraints = _CONSTRAINTS
-
-    def __init__(self, *, c: float = 0.3, include_self: bool = False, receiver_fill: str = "upper",
-                 speeds: str = "nominal"):
-        self.c = c
-        self.include_self = include_self
-        self.receiver_fill = receiver_fill
-        self.speeds = speeds
-
     def costs(self, view, node: int, members: list[int]) -> dict[int, NodeCost]:
         nominal = _nominal(view, node) if self.speeds == "nominal" else None
         kappa = 1.0 / nominal if nominal else view.loop_time[node] / view.points[node]
@@ -73,7 +77,7 @@ class HomogeneousDiffusion(DLAH):
 
 
 @register
-class ProcessorOnly(DLAH):
+class ProcessorOnly(_Baseline):
     """Processor-only diffusion: DLAH with a cost model that knows each node's processing power F
     and nothing else (no swap term, no boundary term: M_a = 0, K = 0 in eq 7.9).
 
@@ -89,15 +93,6 @@ class ProcessorOnly(DLAH):
     taxonomy = Taxonomy("sender (overloaded node)", "distributed, asynchronous", "neighbourhood loop times",
                         "eq 7.9/7.10 with F only (no swap, no network)",
                         "contiguous DP on the side of the receiving neighbour")
-
-    _parameter_constraints = _CONSTRAINTS
-
-    def __init__(self, *, c: float = 0.3, include_self: bool = False, receiver_fill: str = "upper",
-                 speeds: str = "nominal"):
-        self.c = c
-        self.include_self = include_self
-        self.receiver_fill = receiver_fill
-        self.speeds = speeds
 
     def costs(self, view, node: int, members: list[int]) -> dict[int, NodeCost]:
         out = {}
