@@ -86,6 +86,16 @@ def _worker_count(workers: int | None, emulation: Emulation | None) -> int | Non
     return workers
 
 
+def _mpi_rank(workers: int | None) -> int:
+    """This process's MPI rank; *workers*, if the user gave it, must be the job's worker ranks."""
+    from .mpi import _mpi
+    world = _mpi().COMM_WORLD
+    if workers is not None and workers != world.Get_size() - 1:
+        raise ConfigError("workers", workers, f"the MPI job's worker ranks ({world.Get_size() - 1}: all ranks "
+                          "but rank 0), or None")
+    return world.Get_rank()
+
+
 def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | str = DEFAULT_BALANCER,
             params: Mapping | None = None, backend: str = "local", workers: int | None = None,
             progress: bool | None = None, emulate: Any = None, master: str | int | None = None,
@@ -107,12 +117,8 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
     rank = 0
     if backend == "mpi":
-        from .mpi import _mpi, run_mpi_map
-        world = _mpi().COMM_WORLD
-        rank = world.Get_rank()
-        if asked is not None and asked != world.Get_size() - 1:
-            raise ConfigError("workers", asked, f"the MPI job's worker ranks ({world.Get_size() - 1}: all ranks "
-                              "but rank 0), or None")
+        from .mpi import run_mpi_map
+        rank = _mpi_rank(asked)
         out = run_mpi_map(fn, items, b, emulation=emulation, progress=progress, rng=rng)
     else:
         out = _run_local(fn, items, b, workers, emulation, progress, rng, start_method)

@@ -80,7 +80,7 @@ from .messages import DONE, ERROR, READY, STOP
 from .transport import Transport
 
 __all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport", "RankConn", "run_mpi_map",
-           "start_run", "emulation_problem"]
+           "start_run", "emulation_problem", "serve_rank"]
 
 BYE = "bye"  # worker rank -> rank 0, transport level only: "I left serve() and will send nothing more"
 TAG = 7  # every message of a run, on the run's own duplicate of COMM_WORLD
@@ -339,6 +339,33 @@ def start_run(problem_of: Callable[[int], ConfigError | None], payload: Any = No
             raise problem
         raise SystemExit(f"dlbkit: rank {rank} stopping: rank 0 rejected the run: {error}")
     return comm, rank, size, origin, origin0, payload
+
+
+def serve_rank(comm, rank: int, serve: Callable, *args) -> tuple:
+    """A worker rank of a tree or SPMD run: ``serve(conn, rank - 1, *args)`` with Ctrl-C ignored
+    (rank 0 alone decides how the run ends; their messages carry run times, so no clock shift),
+    then rank 0's outcome. Return its payload when the run succeeded; otherwise leave the job with
+    one line (the error was reported on rank 0)."""
+    global _failed
+    old = None
+    if threading.current_thread() is threading.main_thread():
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        conn = RankConn(comm)
+        serve(conn, rank - 1, *args)
+        conn.close()
+        _quiet_barrier(comm)
+        outcome = comm.bcast(None, root=0)
+        comm.Free()
+    except BaseException:  # noqa: BLE001 - any failure here must end the whole job, not hang it
+        _abort("unexpected error on a worker rank; aborting the MPI job", rank)
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGINT, old)
+    if outcome[0] == "ok":
+        return outcome[1:]
+    _failed = True
+    raise SystemExit(f"dlbkit: rank {rank} stopping: {outcome[1]}")
 
 
 def emulation_problem(emulation: Emulation | None, size: int) -> ConfigError | None:

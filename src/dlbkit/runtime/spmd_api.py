@@ -18,7 +18,7 @@ import numpy as np
 from ..balancers.base import Balancer, RepartitionBalancer
 from ..balancers.registry import make
 from ..errors import ConfigError
-from .api import BACKENDS, RunResult, _emulation, _worker_count
+from .api import BACKENDS, RunResult, _emulation, _mpi_rank, _worker_count
 from .progress import Progress
 from .spmd_worker import SpmdSpec
 
@@ -194,13 +194,8 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
     spec = SpmdSpec(step=step, halo=halo, emulation=emulation)
     rank = 0
     if backend == "mpi":
-        from .mpi import _mpi
         from .spmd_mpi import run_mpi_spmd
-        world = _mpi().COMM_WORLD
-        rank = world.Get_rank()
-        if asked is not None and asked != world.Get_size() - 1:
-            raise ConfigError("workers", asked, f"the MPI job's worker ranks ({world.Get_size() - 1}: all ranks "
-                              "but rank 0), or None")
+        rank = _mpi_rank(asked)
         out, trace = run_mpi_spmd(spec, b, arr, iterations=iterations, window=window, bandwidth=bandwidth,
                                   progress=progress, rng=rng)
     else:

@@ -18,8 +18,6 @@ never hangs. A job whose MPI run failed cannot start another one.
 
 from __future__ import annotations
 
-import signal
-import threading
 
 from ..errors import ConfigError, TaskError
 from . import mpi as _m
@@ -87,23 +85,4 @@ def _coordinate(comm, spec, balancer, domain, iterations, window, bandwidth, pro
 def _work(comm, rank: int, spec: SpmdSpec):
     from .spmd_worker import serve_spmd
 
-    old = None
-    if threading.current_thread() is threading.main_thread():
-        # mpiexec forwards Ctrl-C to every rank: rank 0 alone decides how the run ends
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        conn = _m.RankConn(comm)  # SPMD messages carry run times already: no shift
-        serve_spmd(conn, rank - 1, spec)
-        conn.close()
-        _m._quiet_barrier(comm)
-        outcome = comm.bcast(None, root=0)
-        comm.Free()
-    except BaseException:  # noqa: BLE001 - ditto
-        _m._abort("unexpected error on a worker rank; aborting the MPI job", rank)
-    finally:
-        if old is not None:
-            signal.signal(signal.SIGINT, old)
-    if outcome[0] == "ok":
-        return outcome[1], outcome[2]
-    _m._failed = True
-    raise SystemExit(f"dlbkit: rank {rank} stopping: {outcome[1]}")
+    return _m.serve_rank(comm, rank, serve_spmd, spec)

@@ -17,8 +17,6 @@ while rank 0 raises the error. A job whose MPI run failed cannot start another o
 
 from __future__ import annotations
 
-import signal
-import threading
 from typing import Any
 
 from . import mpi as _m
@@ -71,23 +69,4 @@ def _coordinate(comm, spec: TreeSpec, initial, progress):
 def _work(comm, rank: int, spec: TreeSpec):
     from .tree_worker import serve_tree
 
-    old = None
-    if threading.current_thread() is threading.main_thread():
-        # mpiexec forwards Ctrl-C to every rank: rank 0 alone decides how the run ends
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        conn = _m.RankConn(comm)  # tree messages carry run times already: no shift
-        serve_tree(conn, rank - 1, spec)
-        conn.close()
-        _m._quiet_barrier(comm)
-        outcome = comm.bcast(None, root=0)
-        comm.Free()
-    except BaseException:
-        _m._abort("unexpected error on a worker rank; aborting the MPI job", rank)
-    finally:
-        if old is not None:
-            signal.signal(signal.SIGINT, old)
-    if outcome[0] == "ok":
-        return outcome[1], outcome[2], outcome[3]
-    _m._failed = True
-    raise SystemExit(f"dlbkit: rank {rank} stopping: {outcome[1]}")
+    return _m.serve_rank(comm, rank, serve_tree, spec)
