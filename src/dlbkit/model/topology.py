@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import networkx as nx
 import numpy as np
@@ -11,7 +11,8 @@ import numpy as np
 from ..errors import ConfigError
 from . import check
 
-__all__ = ["KINDS", "build", "hop_matrix", "topology_from_dict"]
+__all__ = ["KINDS", "build", "hop_matrix", "topology_from_dict", "dims_create", "kary_ncube",
+           "neighbour_lists", "edge_colouring", "diameter"]
 
 KINDS = ("complete", "chain", "ring", "mesh", "torus", "hypercube", "star", "edges")
 
@@ -37,23 +38,21 @@ def build(kind: str, n: int, *, rows: int | None = None, edges=None, field: str 
     if kind == "complete":
         g = nx.complete_graph(n)
     elif kind == "chain":
-        g = nx.path_graph(n)
+        g = kary_ncube((n,), wrap=False)
     elif kind == "ring":
         if n < 3:
             raise ConfigError(f"{field}.kind", kind, f"used with at least 3 nodes (a ring of {n} is not a ring)")
-        g = nx.cycle_graph(n)
+        g = kary_ncube((n,), wrap=True)
     elif kind == "star":
         g = nx.star_graph(n - 1)
     elif kind in ("mesh", "torus"):
         r, c = _grid_shape(n, rows, field, 2 if kind == "torus" else 1)
-        g = nx.grid_2d_graph(r, c, periodic=(kind == "torus"))
-        g = nx.relabel_nodes(g, {(i, j): i * c + j for i, j in g.nodes})
+        g = kary_ncube((c, r), wrap=(kind == "torus"))
     elif kind == "hypercube":
         d = n.bit_length() - 1
         if n != 1 << d:
             raise ConfigError(f"{field}.kind", kind, f"used with a power-of-two node count (got {n})")
-        g = nx.hypercube_graph(d) if d else nx.empty_graph(1)
-        g = nx.relabel_nodes(g, {v: int("".join(map(str, v)) or "0", 2) for v in g.nodes}) if d else g
+        g = kary_ncube((2,) * d, wrap=True)
     else:
         if edges is None:
             raise ConfigError(f"{field}.edges", None, "a list of [a, b] node-index pairs")
@@ -62,10 +61,114 @@ def build(kind: str, n: int, *, rows: int | None = None, edges=None, field: str 
             if len(e) != 2 or not all(isinstance(x, int) and 0 <= x < n for x in e):
                 raise ConfigError(f"{field}.edges[{i}]", e, f"a pair of node indices in [0, {n - 1}]")
             g.add_edge(*e)
-    g = nx.convert_node_labels_to_integers(g, ordering="sorted") if kind != "edges" else g
     if not nx.is_connected(g):
         raise ConfigError(f"{field}.edges", edges, "edges forming a connected graph")
     return g
+
+
+def dims_create(n: int, ndims: int = 2) -> tuple[int, ...]:
+    """The most nearly equal factorisation of *n* into *ndims* sides, largest first (as
+    ``MPI_Dims_create``: 8 → (4, 2), 128 → (16, 8), 2 → (2, 1))."""
+    if n < 1 or ndims < 1:
+        raise ConfigError("nodes", n, "at least one node and one dimension")
+    if ndims == 1:
+        return (n,)
+    best = None
+    for s in range(1, n + 1):
+        if n % s:
+            continue
+        cand = tuple(sorted((s, *dims_create(n // s, ndims - 1)), reverse=True))
+        if best is None or (cand[0] - cand[-1], cand) < (best[0] - best[-1], best):
+            best = cand
+    return best
+
+
+def kary_ncube(dims: Sequence[int], *, wrap: bool = True) -> nx.Graph:
+    """A k-ary n-cube (wrap) or n-dimensional mesh (no wrap) with sides *dims*.
+
+    Node ids follow the MPI Cartesian convention with the first dimension fastest
+    (``id = x0 + dims[0]·x1 + …``; 001 §3.1: ``id = xi + x·yj``). Sides of 1 add no edges; a wrapped
+    side of 2 has one edge, not two. ``g.graph["dims"]`` and ``g.graph["wrap"]`` keep the shape so
+    that :func:`edge_colouring` can colour it by dimension.
+    """
+    dims = tuple(int(d) for d in dims)
+    if not dims or min(dims) < 1:
+        raise ConfigError("topology.dims", dims, "one or more sides, each at least 1")
+    n = math.prod(dims)
+    g = nx.empty_graph(n)
+    for a, b in _dimension_edges(dims, wrap):
+        g.add_edge(a, b)
+    g.graph["dims"] = dims
+    g.graph["wrap"] = wrap
+    return g
+
+
+def _strides(dims: tuple[int, ...]) -> list[int]:
+    out, s = [], 1
+    for d in dims:
+        out.append(s)
+        s *= d
+    return out
+
+
+def _dimension_colours(dims: tuple[int, ...], wrap: bool) -> list[list[tuple[int, int]]]:
+    """Colour classes of a k-ary n-cube, dimension by dimension (001 §3.1, the order that reproduces
+    Table 4.7): per dimension of length L, colour A = edges (a, a+1) for even a, colour B = odd a
+    plus the wrap edge (L-1, 0); an odd wrapped L needs a third colour for its wrap edge."""
+    n = math.prod(dims)
+    strides = _strides(dims)
+    colours = []
+    for k, L in enumerate(dims):
+        if L == 1:
+            continue
+        st = strides[k]
+        others = [v for v in range(n) if (v // st) % L == 0]  # the line starts of dimension k
+        cls: dict[int, list[tuple[int, int]]] = {0: [], 1: [], 2: []}
+        for o in others:
+            for a in range(L):
+                b = a + 1
+                if b == L:
+                    if not wrap or L <= 2:
+                        continue
+                    b = 0
+                c = a % 2 if not (b == 0 and L % 2) else 2
+                cls[c].append((o + a * st, o + b * st))
+        colours += [cls[c] for c in (0, 1, 2) if cls[c]]
+    return colours
+
+
+def _dimension_edges(dims, wrap):
+    return [e for c in _dimension_colours(dims, wrap) for e in c]
+
+
+def neighbour_lists(g: nx.Graph) -> list[list[int]]:
+    """Each node's neighbours, sorted (what a neighbourhood balancer may talk to)."""
+    return [sorted(int(v) for v in g.neighbors(u)) for u in range(g.number_of_nodes())]
+
+
+def edge_colouring(g: nx.Graph) -> list[list[tuple[int, int]]]:
+    """A proper edge colouring: colour classes of disjoint node pairs, for dimension exchange (GDEM).
+
+    k-ary n-cubes built here (chain, ring, mesh, torus, hypercube) are coloured by dimension with the
+    minimum number of colours for even sides (a hypercube: one colour per dimension; a 2-D torus: 4);
+    any other graph greedily on its line graph, which needs at most 2Δ − 1 colours (Δ the maximum
+    degree; the minimum is Δ or Δ + 1 by Vizing's theorem).
+    """
+    if "dims" in g.graph:
+        return _dimension_colours(tuple(g.graph["dims"]), bool(g.graph.get("wrap")))
+    if g.number_of_edges() == 0:
+        return []
+    lg = nx.line_graph(g)
+    colour = nx.greedy_color(lg, strategy="largest_first")
+    out: dict[int, list[tuple[int, int]]] = {}
+    for (a, b), c in sorted(colour.items(), key=lambda kv: (kv[1], min(kv[0]), max(kv[0]))):
+        out.setdefault(c, []).append((min(a, b), max(a, b)))
+    return [out[c] for c in sorted(out)]
+
+
+def diameter(g: nx.Graph) -> int:
+    """The longest shortest path in hops (0 for a single node)."""
+    return int(nx.diameter(g)) if g.number_of_nodes() > 1 else 0
 
 
 def hop_matrix(g: nx.Graph) -> np.ndarray:

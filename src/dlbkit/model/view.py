@@ -95,7 +95,10 @@ class TreeView:
     has completed; ``updated_at[i]``, when those two were measured (their age is ``time -
     updated_at[i]``: a node knows its own entry exactly and others' only as recently as a message
     brought them); ``neighbours[i]``, the nodes it may exchange work with (the topology; the complete
-    graph by default); ``speeds[i]``, nominal speeds (1.0 by default). ``node`` is the deciding node
+    graph by default); ``speeds[i]``, nominal speeds (1.0 by default); ``work[i]``, the estimated
+    remaining work its waiting tasks stand for, in tree nodes (the sum of the workload's expected
+    subtree sizes; all zero when the engine has no estimate, as for user trees in real runs).
+    ``node`` is the deciding node
     (-1 for a central decision, e.g. :meth:`~dlbkit.balancers.base.MigrationBalancer.balance`).
     """
 
@@ -106,6 +109,7 @@ class TreeView:
     done: list[int] = field(default_factory=list)
     neighbours: list[list[int]] = field(default_factory=list)
     speeds: list[float] = field(default_factory=list)
+    work: list[float] = field(default_factory=list)
     node: int = -1
 
     def __post_init__(self):
@@ -118,6 +122,8 @@ class TreeView:
             self.updated_at = [0.0] * p
         if not self.speeds:
             self.speeds = [1.0] * p
+        if not self.work:
+            self.work = [0.0] * p
         if not self.neighbours:
             self.neighbours = [[j for j in range(p) if j != i] for i in range(p)]
 

@@ -1,0 +1,239 @@
+"""Task-tree workloads (001 §3.2): balanced, repeatable random and imbalance trees, and flat task sets.
+
+A task is an ``int`` that packs the node's id and depth, ``(id << 8) | depth``: the root is id 0 at
+depth 1 and child c (0 … f−1, left to right) of node v is id ``v·f + c + 1``, so ids are unique and
+the right-most child of v has ``(id − 1) % f == f − 1``. Whether a node splits is a pure function of
+(seed, id, depth) through a SplitMix64 hash, so every engine, every traversal order and every rerun
+expands the *same* tree (001 §6.2 item 5: the thesis's imbalance tree was not repeatable, so its
+adaptive and non-adaptive runs ran different trees; here they cannot).
+
+Splitting rules, with d the maximum depth (nothing splits at depth d):
+
+* ``balanced``: every node above depth d splits into f (f = 2, d = 16: 65 535 nodes).
+* ``random`` (after Nash et al., 001 §3.2): a node at depth k splits with probability
+  ``1 − slope·(k − 1 − min_split_depth)`` once k > min_split_depth, always above it. The thesis
+  gives neither slope nor hash; slope 0.00845 gives an expected 29 535 nodes at f = 2, d = 16
+  (the note's calibration of the thesis's standard tree), and :meth:`TaskTree.count` reports the
+  realised size for a seed.
+* ``imbalance`` (Davy, 001 §3.2): the root and the right-most child of every splitting node
+  always split; other children split with probability ``1 − m``. Erratum applied: the text says
+  "split if rand ≤ m", which contradicts "m = 0 is the balanced tree" (001 §4.10 item 1).
+
+Grain ``g`` is the work of every node, leaf or not (flops in 001); engines add their own per-node
+and per-child overheads (the T3D model of :mod:`dlbkit.sim.t3d`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Sequence
+
+from ..errors import ConfigError
+from . import check
+
+__all__ = ["TaskTree", "FlatTasks", "tree_from_dict", "KINDS", "ORDERS", "task_id", "task_depth"]
+
+KINDS = ("balanced", "random", "imbalance")
+ORDERS = ("df", "bf")
+_MASK = (1 << 64) - 1
+_DEPTH_BITS = 8
+
+
+def task_id(task: int) -> int:
+    return task >> _DEPTH_BITS
+
+
+def task_depth(task: int) -> int:
+    return task & 0xFF
+
+
+def _unit(seed: int, node: int) -> float:
+    """A uniform draw in [0, 1) that depends only on (seed, node id): SplitMix64's finaliser."""
+    z = (seed * 0x9E3779B97F4A7C15 + node + 1) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    z ^= z >> 31
+    return (z >> 11) * (1.0 / (1 << 53))
+
+
+@dataclass(frozen=True)
+class TaskTree:
+    """A divide-and-conquer or branch-and-bound tree (001 §3.2): *kind*, maximum *depth* d (root at
+    depth 1), *fanout* f, *grain* g (work per node), *imbalance* m, *min_split_depth*, the random
+    tree's *slope*, *seed* (for random and imbalance trees) and the local traversal *order*: ``df``
+    (LIFO stack, run the newest; the default, as in 001 Ch. 5) or ``bf`` (FIFO queue, run the
+    oldest). Migration always takes the oldest task, the one nearest the root."""
+
+    kind: str = "balanced"
+    depth: int = 16
+    fanout: int = 2
+    grain: float = 100.0
+    imbalance: float = 0.0
+    min_split_depth: int = 0
+    slope: float = 0.00845
+    seed: int = 0
+    order: str = "df"
+
+    def __post_init__(self):
+        check.choice(self.kind, "workload.kind", KINDS)
+        check.choice(self.order, "workload.order", ORDERS)
+        check.integer(self.depth, "workload.depth", lo=1, hi=(1 << _DEPTH_BITS) - 1)
+        check.integer(self.fanout, "workload.fanout", lo=1)
+        check.number(self.grain, "workload.grain", lo=0.0)
+        check.number(self.imbalance, "workload.imbalance", lo=0.0, hi=1.0)
+        check.integer(self.min_split_depth, "workload.min_split_depth", lo=0)
+        check.number(self.slope, "workload.slope", lo=0.0, hi=1.0)
+        check.integer(self.seed, "workload.seed", lo=0)
+
+    # -- structure ---------------------------------------------------------------------------------
+
+    def roots(self) -> list[int]:
+        """The initial tasks, all on node 0 (oldest first)."""
+        return [1]  # id 0, depth 1
+
+    def splits(self, task: int) -> bool:
+        """Whether *task* expands into children (False: a leaf)."""
+        k = task & 0xFF
+        if k >= self.depth:
+            return False
+        kind = self.kind
+        if kind == "balanced":
+            return True
+        v = task >> _DEPTH_BITS
+        if kind == "random":
+            if k <= self.min_split_depth:
+                return True
+            return _unit(self.seed, v) < 1.0 - self.slope * (k - 1 - self.min_split_depth)
+        f = self.fanout
+        if v == 0 or (v - 1) % f == f - 1:
+            return True
+        return _unit(self.seed, v) < 1.0 - self.imbalance
+
+    def children(self, task: int) -> list[int]:
+        """The children of *task* in creation order (left to right); empty for a leaf."""
+        if not self.splits(task):
+            return []
+        f = self.fanout
+        base = (task >> _DEPTH_BITS) * f + 1
+        k = (task & 0xFF) + 1
+        return [((base + c) << _DEPTH_BITS) | k for c in range(f)]
+
+    def cost(self, task: int) -> float:
+        """Work of one node (its grain)."""
+        return self.grain
+
+    def estimate(self, task: int) -> float:
+        """Expected number of nodes in the subtree rooted at *task*, itself included (the remaining
+        work a queued task stands for: what a work-based phase detector sums, 001 §6.2 item 3)."""
+        k = task & 0xFF
+        spine, other = self._subtree_sizes
+        if self.kind == "imbalance":
+            v = task >> _DEPTH_BITS
+            f = self.fanout
+            return spine[k] if v == 0 or (v - 1) % f == f - 1 else other[k]
+        return other[k]
+
+    @cached_property
+    def _subtree_sizes(self) -> tuple[list[float], list[float]]:
+        """Expected subtree sizes by depth: (always-splitting nodes, other nodes); index = depth."""
+        f, d = self.fanout, self.depth
+        spine = [0.0] * (d + 2)
+        other = [0.0] * (d + 2)
+        for k in range(d, 0, -1):
+            if k == d:
+                spine[k] = other[k] = 1.0
+                continue
+            if self.kind == "balanced" or (self.kind == "random" and k <= self.min_split_depth):
+                p = 1.0
+            elif self.kind == "random":
+                p = max(0.0, 1.0 - self.slope * (k - 1 - self.min_split_depth))
+            else:
+                p = 1.0 - self.imbalance
+            if self.kind == "imbalance":
+                below = spine[k + 1] + (f - 1) * other[k + 1]
+                spine[k] = 1.0 + below
+                other[k] = 1.0 + p * below
+            else:
+                other[k] = spine[k] = 1.0 + p * f * other[k + 1]
+        return spine, other
+
+    def count(self) -> tuple[int, int]:
+        """(nodes, internal nodes) of the whole tree, by expanding it."""
+        nodes = internal = 0
+        stack = self.roots()
+        while stack:
+            t = stack.pop()
+            nodes += 1
+            ch = self.children(t)
+            if ch:
+                internal += 1
+                stack.extend(ch)
+        return nodes, internal
+
+    def expected_nodes(self) -> float:
+        """The expected size over seeds (exact for balanced; per-depth expectation otherwise)."""
+        f, d = self.fanout, self.depth
+        if self.kind == "imbalance":
+            # splitting nodes per level grow by 1 + (f - 1)(1 - m): each has one always-splitting
+            # right-most child and f - 1 others that split with probability 1 - m
+            grow, splitting, total = 1 + (f - 1) * (1 - self.imbalance), 1.0, 1.0
+            for _ in range(d - 1):
+                total += f * splitting
+                splitting *= grow
+            return total
+        total, level = 0.0, 1.0
+        for k in range(1, d + 1):
+            total += level
+            if self.kind == "balanced" or k <= self.min_split_depth:
+                p = 1.0
+            else:
+                p = max(0.0, 1.0 - self.slope * (k - 1 - self.min_split_depth))
+            level *= f * p if k < d else 0.0
+        return total
+
+
+@dataclass(frozen=True)
+class FlatTasks:
+    """N independent tasks (no children) with given costs, all queued on node 0 with task 0 oldest
+    (the workload of benchmarks/MODELS.md M2). Tasks are their indices."""
+
+    costs: Sequence[float]
+    order: str = "df"
+
+    def __post_init__(self):
+        check.choice(self.order, "workload.order", ORDERS)
+        if len(self.costs) < 1:
+            raise ConfigError("workload.costs", len(self.costs), "at least one task")
+
+    def roots(self) -> list[int]:
+        return list(range(len(self.costs)))
+
+    def splits(self, task: int) -> bool:
+        return False
+
+    def children(self, task: int) -> list[int]:
+        return []
+
+    def cost(self, task: int) -> float:
+        return self.costs[task]
+
+    def estimate(self, task: int) -> float:
+        return 1.0
+
+    def count(self) -> tuple[int, int]:
+        return len(self.costs), 0
+
+
+def tree_from_dict(d: Any, field: str = "workload") -> TaskTree:
+    """A :class:`TaskTree` from a TOML table (keys as the dataclass fields, plus ``family = "tree"``)."""
+    d = check.table(d, field)
+    allowed = {"family", "kind", "depth", "fanout", "grain", "imbalance", "min_split_depth", "slope", "seed",
+               "order"}
+    check.known_keys(d, field, allowed)
+    kw: dict[str, Any] = {k: v for k, v in d.items() if k != "family"}
+    try:
+        return TaskTree(**kw)
+    except ConfigError as e:
+        raise ConfigError(e.field.replace("workload", field, 1), e.value, e.allowed) from None
+
