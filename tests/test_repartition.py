@@ -75,37 +75,41 @@ def test_dlah_sends_an_underloaded_neighbour_exactly_the_excess():
     """Line 50 s | 100 s | 80 s (speeds 2, 1, 1): node 1 averages 65 s, level 84.5 s, sheds ⌈15.5⌉."""
     view = spmd([100, 100, 80], [2.0, 1.0, 1.0])
     assert [status(view, i, 0.3) for i in range(3)] == [UNDER, OVER, NORMAL]
-    assert make("dlah").decide(view, 1) == [Transfer(1, 0, 16)]
-    assert make("dlah").decide(view, 0) == [] and make("dlah").decide(view, 2) == []
+    upper = make("dlah", {"receiver_fill": "upper"})
+    assert upper.decide(view, 1) == [Transfer(1, 0, 16)]
+    assert upper.decide(view, 0) == [] and upper.decide(view, 2) == []
 
 
 def test_dlah_splits_the_excess_in_proportion_to_capacity():
     view = spmd([100, 100, 60], [2.0, 1.0, 1.0])  # 50 | 100 | 60: caps 160 and 70, excess ⌈28.5⌉
-    assert make("dlah").decide(view, 1) == [Transfer(1, 0, 20), Transfer(1, 2, 9)]
+    assert make("dlah", {"receiver_fill": "upper"}).decide(view, 1) == [Transfer(1, 0, 20), Transfer(1, 2, 9)]
 
 
 def test_dlah_fills_capacity_then_averages_with_normal_neighbours():
     """50 s (speed 0.1) | 100 s | 80 s: node 0 takes its capacity 8; then 92 − x = 80 + x, x = 6."""
     view = spmd([5, 100, 80], [0.1, 1.0, 1.0])
-    assert make("dlah").decide(view, 1) == [Transfer(1, 0, 8), Transfer(1, 2, 6)]
+    upper = make("dlah", {"receiver_fill": "upper"})
+    assert upper.decide(view, 1) == [Transfer(1, 0, 8), Transfer(1, 2, 6)]
     # a fast normal neighbour would take 16 in the average: capped at the rest of the excess, 21 − 8
     view = spmd([5, 100, 288], [0.1, 1.0, 4.0])
-    assert make("dlah").decide(view, 1) == [Transfer(1, 0, 8), Transfer(1, 2, 13)]
+    assert upper.decide(view, 1) == [Transfer(1, 0, 8), Transfer(1, 2, 13)]
 
 
 def test_dlah_uses_the_swap_kink_where_processor_only_does_not():
     """Receiver: 50 DP at 1 DP/s, 10 DP of RAM left, 1 s per swapped DP. Lower fill: capacity 15
     (eq 7.10), then 85 − x = 70 + 2x gives 5 more: both end at 80 s. Processor-only sends 25."""
     view = spmd([50, 100], [1.0, 1.0], free=[10.0, INF], swap=[1.0, 0.0])
-    assert make("dlah", {"receiver_fill": "lower"}).decide(view, 1) == [Transfer(1, 0, 20)]
-    assert make("processor-only", {"receiver_fill": "lower"}).decide(view, 1) == [Transfer(1, 0, 25)]
-    assert make("dlah").decide(view, 1) == [Transfer(1, 0, 35)]  # upper: capacity (130 − 50 + 10)/2 = 45
+    assert make("dlah").decide(view, 1) == [Transfer(1, 0, 20)]  # "lower" is the default
+    assert make("processor-only").decide(view, 1) == [Transfer(1, 0, 25)]
+    # upper: capacity (130 − 50 + 10)/2 = 45 covers the excess 35
+    assert make("dlah", {"receiver_fill": "upper"}).decide(view, 1) == [Transfer(1, 0, 35)]
 
 
 def test_dlah_never_leaves_the_sender_without_a_data_point():
     """10 DP on a node of 0.001 DP/s (10 000 s) beside a nearly idle fast node: the excess is all
     10 DP, but the sender keeps one."""
-    assert make("dlah").decide(spmd([1000, 10], [1e6, 1e-3]), 1) == [Transfer(1, 0, 9)]
+    for fill in ("upper", "center", "lower"):
+        assert make("dlah", {"receiver_fill": fill}).decide(spmd([1000, 10], [1e6, 1e-3]), 1) == [Transfer(1, 0, 9)]
 
 
 @settings(max_examples=150, deadline=None)
@@ -160,18 +164,22 @@ def _run(name, points, speed=(4.0, 1.0), rounds=40, **params):
     return pts, history
 
 
-def test_homogeneous_diffusion_bounces_forever_on_a_one_to_four_speed_pair():
+def test_homogeneous_diffusion_bounces_on_a_one_to_four_speed_pair():
     """The fast node (4 DP/s, 1000 DP, 250 s) prices its slow neighbour (1 DP/s, 1 s) at its own
-    0.25 s/DP and sends 995 DP; the neighbour, now 996 s, sends 995 back, and so on."""
-    pts, history = _run("homogeneous-diffusion", [1000, 1])
+    0.25 s/DP. Filled to the upper edge it sends 995 DP; the neighbour, now 996 s, sends 995 back,
+    and so on forever. Filled to the lower edge (the default) it sends 696: the neighbour (697 s)
+    sends 411 back and, still over its band, 53 more the next round: damped, but a bounce."""
+    pts, history = _run("homogeneous-diffusion", [1000, 1], receiver_fill="upper")
     assert len(history) == 80 and pts == [1000, 1]
     assert [(s, d, n) for _, s, d, n in history[:4]] == [(0, 1, 995), (1, 0, 995)] * 2
+    pts, history = _run("homogeneous-diffusion", [1000, 1])
+    assert [(s, d, n) for _, s, d, n in history] == [(0, 1, 696), (1, 0, 411), (1, 0, 53)] and pts == [768, 233]
 
 
 def test_dlah_converges_on_the_one_to_four_speed_pair():
-    lower, history = _run("dlah", [1000, 1], receiver_fill="lower")
+    lower, history = _run("dlah", [1000, 1])  # default: filled to the lower edge, one step
     assert len(history) == 1 and lower[0] / 4 == pytest.approx(lower[1], abs=1.0)  # one step, equal times
-    upper, history = _run("dlah", [1000, 1])  # default: filled to (1 + c)·old average, one hop back
+    upper, history = _run("dlah", [1000, 1], receiver_fill="upper")  # filled to (1 + c)·old average: one back
     assert len(history) == 2 and history[1][1:3] == (1, 0) and history[1][3] < history[0][3] / 3
     moved_homogeneous = sum(h[3] for h in _run("homogeneous-diffusion", [800, 50])[1])
     moved_dlah = sum(h[3] for h in _run("dlah", [800, 50])[1])

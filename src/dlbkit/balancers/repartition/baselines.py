@@ -40,7 +40,7 @@ class _Baseline(DLAH):
 
     _parameter_constraints = _CONSTRAINTS
 
-    def __init__(self, *, c: float = 0.3, include_self: bool = False, receiver_fill: str = "upper",
+    def __init__(self, *, c: float = 0.3, include_self: bool = False, receiver_fill: str = "lower",
                  speeds: str = "nominal"):
         self.c = c
         self.include_self = include_self

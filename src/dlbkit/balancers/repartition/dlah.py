@@ -37,8 +37,12 @@ class DLAH(RepartitionBalancer):
     2. Excess: the DP whose removal brings T_i to (1 + c)·avg_i, by inverting i's own cost
        function (swapped DP go first), rounded up; the sender always keeps at least one DP.
     3. Capacity of each underloaded neighbour j (status in j's own neighbourhood, as j reports it):
-       eq 7.10 up to *receiver_fill* ∈ {"upper": (1 + c)·avg_j, "center": avg_j, "lower":
-       (1 − c)·avg_j}, rounded down.
+       eq 7.10 up to *receiver_fill* ∈ {"lower": (1 − c)·avg_j, "center": avg_j, "upper":
+       (1 + c)·avg_j}, rounded down. Default "lower", the level the text names twice: the core
+       description checks "how much extra data points they can accept before their status changes
+       to normal", and eq 7.10 is "the number of extra data points needed for a workstation to
+       change its status from underloaded to normal" — both the lower edge of the normal band.
+       "upper" is the note's literal reading of eq 7.10's T_threshold with §7.4's (1 + c)·T_average.
     4. If the capacities cover the excess, the excess is split in proportion to them. Otherwise each
        gets its capacity, and the sender equalises predicted times (eq 7.9, swap kink included) with
        its underloaded and normal neighbours, shedding at most the rest of its excess.
@@ -48,7 +52,7 @@ class DLAH(RepartitionBalancer):
     baselines). Helps on heterogeneous, non-dedicated networks: amounts fit each receiver's real
     speed, memory and link, so load does not bounce (Fig 7.2). Backfires: with "upper", a receiver is
     filled to (1 + c) times an average that still holds the sender's old time, so once the sender
-    drops the receiver may turn overloaded and send some back; one step moves load one hop only
+    drops the receiver may turn overloaded and send some back ("lower" leaves a margin instead); one step moves load one hop only
     (O(Steps²) worst case, §7.4); statuses are one window stale.
     """
 
@@ -61,7 +65,7 @@ class DLAH(RepartitionBalancer):
                               "include_self": [bool],
                               "receiver_fill": [Options("upper", "center", "lower")]}
 
-    def __init__(self, *, c: float = 0.3, include_self: bool = False, receiver_fill: str = "upper"):
+    def __init__(self, *, c: float = 0.3, include_self: bool = False, receiver_fill: str = "lower"):
         self.c = c  # threshold ratio, 000 Table 8.1 (0.3)
         self.include_self = include_self
         self.receiver_fill = receiver_fill  # notes/000 §6.2 item 2
