@@ -10,6 +10,7 @@ balancer (which tasks get pruned does, so the number of tasks expanded is not pr
 
     python examples/knapsack_bb.py                                 # local worker processes
     python examples/knapsack_bb.py --items 40 --balancer random
+    python examples/knapsack_bb.py --workers 4 --balancer gdem --topology torus   # dimension exchange
     mpiexec -n 4 python examples/knapsack_bb.py --backend mpi      # rank 0 + 3 worker ranks
 """
 
@@ -70,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--backend", choices=("local", "mpi"), default="local")
     ap.add_argument("--workers", type=int, default=3, help="local worker processes (default 3)")
     ap.add_argument("--balancer", default="steal", help="a migration balancer (dlbkit balancers --kind migration)")
+    ap.add_argument("--topology", default="complete",
+                    help="which workers are neighbours: complete, chain, ring, mesh, torus, hypercube, star")
     args = ap.parse_args(argv)
 
     weights, values, capacity = instance(args.items)
@@ -78,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     f = functools.partial(expand, weights=weights, values=values, capacity=capacity)
     workers = args.workers if args.backend == "local" else None
     tasks, (best, taken) = dlbkit.tree(f, (0, capacity, 0, 0), bound=(0, 0), better=better,
-                                       balancer=args.balancer, backend=args.backend, workers=workers, seed=1)
+                                       balancer=args.balancer, backend=args.backend, workers=workers, seed=1,
+                                       topology=args.topology)
     if args.backend == "mpi":
         from mpi4py import MPI
         if MPI.COMM_WORLD.Get_rank() != 0:

@@ -163,7 +163,9 @@ def test_bad_tree_parameters_name_the_field(kw, field):
 
 
 def test_tree_from_dict():
-    t = tree_from_dict({"family": "tree", "kind": "imbalance", "imbalance": 0.2, "depth": 12})
+    t = tree_from_dict({"kind": "tree", "shape": "imbalance", "imbalance": 0.2, "depth": 12})
     assert t.kind == "imbalance" and t.depth == 12 and math.isclose(t.imbalance, 0.2)
     with pytest.raises(ConfigError, match="workload.height"):
         tree_from_dict({"height": 3})
+    with pytest.raises(ConfigError, match="workload.shape"):
+        tree_from_dict({"shape": "bushy"})

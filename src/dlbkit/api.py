@@ -6,12 +6,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .balancers.base import Balancer
+from .balancers.base import Balancer, MigrationBalancer
 from .balancers.registry import make
 from .errors import ConfigError
 from .model import metrics as _metrics
 from .model.platform import Platform
 from .model.trace import Trace
+from .model.tree import FlatTasks, TaskTree
 from .model.workload import Divisible
 from .sim.divisible import simulate_divisible
 
@@ -49,8 +50,12 @@ def simulate(platform: Platform | str | Path, workload: Divisible, balancer: Bal
     """Simulate *workload* on *platform* under *balancer*; return a :class:`Result`.
 
     *balancer* is a balancer object or a registered name (with *params*); *platform* a Platform or
-    the path of a platform TOML file. *engine* options go to the engine (mechanism, master,
-    master_computes, master_overhead, master_cost_per_byte, request_bytes, costs).
+    the path of a platform TOML file. *engine* options go to the engine: for a
+    :class:`~dlbkit.model.workload.Divisible` loop the master–worker engine (mechanism, master,
+    master_computes, master_overhead, master_cost_per_byte, request_bytes, costs); for a
+    :class:`~dlbkit.model.tree.TaskTree` the asynchronous tree engine
+    (:func:`~dlbkit.sim.tree_async.simulate_tree_async`: start_node, control_bytes, task_bytes),
+    with a migration balancer.
 
     >>> from dlbkit import Platform, Node, Divisible, simulate
     >>> p = Platform([Node("m"), Node("a", speed=1.0), Node("b", speed=3.0)])
@@ -64,7 +69,13 @@ def simulate(platform: Platform | str | Path, workload: Divisible, balancer: Bal
         balancer = make(balancer, dict(params or {}))
     elif params:
         balancer = balancer.clone().set_params(**params)
-    if not isinstance(workload, Divisible):
-        raise ConfigError("workload", type(workload).__name__, "a Divisible workload (other families come later)")
-    trace = simulate_divisible(platform, workload, balancer, seed=seed, **engine)
+    if isinstance(workload, (TaskTree, FlatTasks)):
+        from .sim.tree_async import simulate_tree_async
+        if not isinstance(balancer, MigrationBalancer):
+            raise ConfigError("balancer", balancer.name, "a migration balancer for a task tree")
+        trace = simulate_tree_async(platform, workload, balancer, seed=seed, **engine)
+    elif isinstance(workload, Divisible):
+        trace = simulate_divisible(platform, workload, balancer, seed=seed, **engine)
+    else:
+        raise ConfigError("workload", type(workload).__name__, "a Divisible workload or a TaskTree")
     return Result(trace, platform, balancer, _metrics.compute(trace))

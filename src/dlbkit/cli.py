@@ -4,7 +4,7 @@ Subcommands::
 
     dlbkit simulate EXPERIMENT.toml [--out DIR] [--jobs N]   run a sweep; table, CSVs, plots, report
     dlbkit balancers [--json] [--kind KIND]                  the registered balancers
-    dlbkit bench m1 --workers P --tasks N [--seed S] [--json] a reference model's makespan and speed
+    dlbkit bench m1|m2 --workers P --tasks N [--seed S] [--json] a reference model's makespan and speed
     dlbkit reproduce NAME [--json]                            a document's claims, theirs vs ours
     dlbkit run MODULE:FUNCTION --items N [--balancer B] ...   a real parallel loop: FUNCTION(i) for each item
     dlbkit replay TRACE.json [--balancer B ...] [--json]      a recorded run in the simulator, other balancers
@@ -74,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     bn.add_argument("model", choices=sorted(MODELS), help="reference model")
     bn.add_argument("--workers", "-P", type=int, required=True, metavar="P", help="number of workers")
     bn.add_argument("--tasks", "-N", type=int, required=True, metavar="N", help="number of tasks")
-    bn.add_argument("--seed", type=int, default=0, help="random seed (M1 is deterministic and ignores it)")
+    bn.add_argument("--seed", type=int, default=None,
+                    help="random seed (M2: default 1, the reference table's; M1 is deterministic and ignores it)")
     bn.add_argument("--json", action="store_true", help="a JSON object")
     bn.set_defaults(func=_cmd_bench)
 
@@ -247,7 +248,7 @@ def _cmd_bench(args) -> int:
     from .sim.bench import MODELS
 
     fn = MODELS[args.model]
-    kwargs = {"seed": args.seed} if "seed" in inspect.signature(fn).parameters else {}
+    kwargs = {"seed": args.seed} if args.seed is not None and "seed" in inspect.signature(fn).parameters else {}
     res = fn(args.workers, args.tasks, **kwargs)
     res = {"model": args.model, "workers": args.workers, "tasks": args.tasks, **res}
     if args.json:
@@ -258,6 +259,8 @@ def _cmd_bench(args) -> int:
     print(f"  events       {res['events']}")
     print(f"  wall time    {res['wall_s']:.4f} s")
     print(f"  events/s     {res['events_per_s']:,.0f}")
+    if "successful_steals" in res:
+        print(f"  steals       {res['successful_steals']} successful")
     return 0
 
 

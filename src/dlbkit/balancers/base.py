@@ -95,11 +95,14 @@ class Transfer:
     Returned by :meth:`MigrationBalancer.balance`; as a request from :meth:`MigrationBalancer.on_idle`
     (``src`` the victim, ``dst`` the asking node) ``n`` is the amount wanted, 0 meaning "whatever the
     victim's :meth:`~MigrationBalancer.on_request` gives". Engines clamp ``n`` to what *src* holds.
+    ``step`` orders a periodic decision's transfers into exchange steps (GDEM: the colour index;
+    Loadserver: the LIS round), applied in order; 0 for rules with a single step.
     """
 
     src: int
     dst: int
     n: int = 0
+    step: int = 0
 
 
 class MigrationBalancer(Balancer):
@@ -137,6 +140,17 @@ class MigrationBalancer(Balancer):
     **Greedy/refine** (Charm++) are periodic and global. Phase-based adaptivity (§2.7) reads
     ``view.waiting`` (Haron's n(t)) in any hook.
 
+    Superstep engines (:mod:`dlbkit.sim.superstep`, 001 §4) and phase-based adaptivity add three
+    optional hooks. :meth:`observe` ``(view)`` is called at every barrier, after balancing, with the
+    global counts (``view.queue``; ``view.work`` too when ``reads_work``): a phase detector reads
+    Haron's n(t) there, and engines re-read ``interval`` (``inf``: run every local task, no LB) each
+    iteration. :meth:`acting` names the balancer whose decision :meth:`balance` returns now (a
+    wrapper's current phase; None = balancing off). ``protocol`` says how a superstep engine costs
+    the information behind a decision: "none" (only migrations), "pairwise" (GDEM: every pair of every
+    colour class in ``colours_`` exchanges loads, colour by colour; ``Transfer.step`` is the colour),
+    "server" (Loadserver: registrations and LIS queries listed in ``log_``, node ``server_`` computes
+    nothing). ``barrier_ints`` is the number of integers the barrier's allreduce carries (1: n(t)).
+
     Decisions are pure: a hook reads the view (never a clock) and draws only from ``self.rng_``.
     Engines clamp every answer (a victim must be another node; counts to [0, tasks held]) and record
     it. The simulator and the runtime call the same hooks, so a rule cannot tell them apart.
@@ -154,6 +168,19 @@ class MigrationBalancer(Balancer):
     interval: ClassVar[float] = 1
     #: False for rules that never read other nodes' loads; engines then need not ship them around
     reads_loads: ClassVar[bool] = True
+    #: True when a rule reads ``view.work`` (estimated remaining work); engines fill it only then
+    reads_work: ClassVar[bool] = False
+    #: how a superstep engine costs the information exchange: "none", "pairwise" or "server"
+    protocol: ClassVar[str] = "none"
+    #: integers the iteration barrier's allreduce carries (001 §3.5: the global task count)
+    barrier_ints: ClassVar[int] = 1
+
+    def observe(self, view: TreeView) -> None:
+        """Called by engines at every barrier with the global counts (default: nothing)."""
+
+    def acting(self) -> "MigrationBalancer | None":
+        """The balancer deciding now (a phase wrapper's current one; None: balancing is off)."""
+        return self
 
     def on_idle(self, view: TreeView, node: int) -> int | Sequence[Transfer] | None:
         """Whom *node* asks for work: a victim, a list of requests Transfer(victim, node, wanted),

@@ -111,7 +111,9 @@ def work_over_time(trace: Trace, ax=None, *, title: str | None = None, interpola
         order = sel[np.argsort(ct["t_end"][sel], kind="stable")]
         done = np.cumsum(ct["count"][order])
         colour = cmap(norm(speeds[i]))
-        if interpolate:
+        if not len(done):  # a worker that never got work: a flat line at zero
+            ax.plot([0.0, end], [0, 0], color=colour, lw=1.3)
+        elif interpolate:
             before = np.concatenate(([0], done[:-1]))
             t = np.concatenate(([0.0], np.column_stack((ct["t_start"][order], ct["t_end"][order])).ravel(), [end]))
             n = np.concatenate(([0], np.column_stack((before, done)).ravel(), [done[-1] if len(done) else 0]))

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..model.metrics import METRICS
+from ..model.tree import TaskTree
 from .summary import Stat, format_cell
 
 __all__ = ["write_report", "describe_availability", "describe_workload"]
@@ -54,6 +55,15 @@ def describe_availability(spec) -> str:
 
 
 def describe_workload(w) -> str:
+    if isinstance(w, TaskTree):
+        text = (f"{w.kind} task tree: depth {w.depth}, fan-out {w.fanout}, grain {w.grain:g} work units per "
+                f"node, {'depth' if w.order == 'df' else 'breadth'}-first local order")
+        if w.kind == "imbalance":
+            text += f", imbalance m = {w.imbalance:g}"
+        if w.kind != "balanced":
+            text += f", seed {w.seed}"
+        nodes, _ = w.count()
+        return text + f" ({nodes:,} nodes)"
     c = w.cost
     cost = {"constant": lambda: f"constant {c.value:g}",
             "uniform": lambda: f"uniform in [{c.low:g}, {c.high:g}]",
@@ -173,7 +183,7 @@ def write_report(path: str | Path, sweep, summary: Sequence[Stat], images: dict[
     if gantts:
         parts.append("<h2>Runs (repetition 0 of each balancer)</h2><p class=muted>Gantt chart: a bar per chunk; "
                      "orange = waiting for work, blank = idle, red shade = background load. Below it, items "
-                     "completed per worker over time.</p>")
+                     "(tasks, for a tree) completed per worker over time.</p>")
         for g, w in zip(gantts, works):
             name = g.stem.removeprefix("gantt_")
             parts.append(f"<details open><summary>{escape(name)}</summary>{img(g, 'Gantt ' + name)}"

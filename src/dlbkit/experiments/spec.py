@@ -23,6 +23,12 @@ An experiment is platform × workload × balancers × parameter grid × repetiti
     [grid]                      # optional: cartesian product over dotted keys
     "workload.items" = [1000, 10000]
 
+A task-tree experiment sets ``[workload] kind = "tree"`` with the tree's fields (``shape`` =
+balanced, random or imbalance; depth, fanout, grain, imbalance, min_split_depth, slope, seed,
+order), names migration balancers, and runs on the asynchronous engine
+(:func:`dlbkit.sim.simulate_tree_async`; engine keys ``start_node``, ``control_bytes``,
+``task_bytes``). The topology over which neighbourhood balancers work is the platform's.
+
 Every bad input raises :class:`~dlbkit.errors.ConfigError` naming the field path
 (``balancers[2].name``, ``platform.nodes[0].speed``, ``workload.items``), the value and what is
 allowed. Validation is complete before anything runs: every grid point is built once.
@@ -46,6 +52,7 @@ from ..balancers import registry
 from ..errors import ConfigError
 from ..model import check
 from ..model.platform import Platform, load_toml
+from ..model.tree import TaskTree, tree_from_dict
 from ..model.workload import Divisible
 from ..sim.divisible import MECHANISMS
 
@@ -56,6 +63,9 @@ BALANCER_KEYS = {"name", "label", "params", "engine"}
 PLATFORM_KEYS = {"file", "name", "nodes", "network"}
 ENGINE_KEYS = {"mechanism", "master", "master_computes", "master_overhead", "master_cost_per_byte",
                "request_bytes", "broadcast_bytes"}
+TREE_ENGINE_KEYS = {"start_node", "control_bytes", "task_bytes"}
+#: workload family -> the balancer kind that decides for it
+FAMILY_KIND = {"divisible": "chunking", "tree": "migration"}
 GRID_ROOTS = ("platform", "workload", "engine")
 
 
@@ -92,7 +102,7 @@ class RunSpec:
     repetition: int
     seed: int
     platform: Platform
-    workload: Divisible
+    workload: Divisible | TaskTree
     engine: dict
     fingerprint: str
 
@@ -115,7 +125,7 @@ class Experiment:
     repetitions: int
     seed: int
     platform: Platform
-    workload: Divisible
+    workload: Divisible | TaskTree
     engine: dict
     balancers: list[BalancerSpec]
     grid: dict[str, list]
@@ -144,9 +154,10 @@ class Experiment:
         workload_dict = dict(check.table(check.required(d, "workload", ""), "workload"))
         engine_dict = dict(check.table(d.get("engine", {}), "engine"))
         platform = _build_platform(platform_dict, platform_dir, source)
-        workload = Divisible.from_dict(workload_dict, "workload")
-        _engine_options(engine_dict, platform, "engine")
-        balancers = _balancers(check.required(d, "balancers", ""), platform, engine_dict)
+        workload = _workload(workload_dict, "workload")
+        family = _family(workload)
+        _engine_options(engine_dict, platform, "engine", family)
+        balancers = _balancers(check.required(d, "balancers", ""), platform, engine_dict, family)
         grid = _grid(d.get("grid", {}))
 
         exp = cls(name, description, repetitions, seed, platform, workload, engine_dict, balancers, grid,
@@ -168,9 +179,12 @@ class Experiment:
         pd, wd, ed = self._configs_at(point)
         platform = self.platform if pd == self.raw["platform"] else _build_platform(
             pd, self.raw["platform_dir"], self.platform_source)
-        workload = Divisible.from_dict(wd, "workload")
+        workload = _workload(wd, "workload")
+        if _family(workload) != _family(self.workload):
+            raise ConfigError("workload.kind", wd.get("kind"), f"{self.raw['workload'].get('kind', 'divisible')!r} "
+                              "at every grid point (one workload family per experiment)")
         for b in self.balancers:
-            _engine_options({**ed, **b.engine}, platform, "engine")
+            _engine_options({**ed, **b.engine}, platform, "engine", _family(workload))
         return platform, workload, ed, pd, wd
 
     def _build_points(self) -> list:
@@ -261,9 +275,27 @@ def _build_platform(d: dict, base_dir: Path | None, source: str) -> Platform:
         raise ConfigError(f"{where}{e.field}", e.value, e.allowed) from None
 
 
-def _engine_options(d: Mapping, platform: Platform, path: str) -> dict:
+def _workload(d: Mapping, path: str) -> Divisible | TaskTree:
+    d = check.table(d, path)
+    kind = check.choice(d.get("kind", "divisible"), f"{path}.kind", FAMILY_KIND)
+    return tree_from_dict(d, path) if kind == "tree" else Divisible.from_dict(d, path)
+
+
+def _family(workload) -> str:
+    return "tree" if isinstance(workload, TaskTree) else "divisible"
+
+
+def _engine_options(d: Mapping, platform: Platform, path: str, family: str = "divisible") -> dict:
     """Validate engine options against the platform; return them unchanged."""
     d = check.table(d, path)
+    if family == "tree":
+        check.known_keys(d, path, TREE_ENGINE_KEYS)
+        if "start_node" in d:
+            check.integer(d["start_node"], f"{path}.start_node", lo=0, hi=platform.n_nodes - 1)
+        for k in ("control_bytes", "task_bytes"):
+            if k in d:
+                check.number(d[k], f"{path}.{k}", lo=0.0)
+        return dict(d)
     check.known_keys(d, path, ENGINE_KEYS)
     if "mechanism" in d:
         check.choice(d["mechanism"], f"{path}.mechanism", MECHANISMS)
@@ -288,7 +320,7 @@ def _engine_options(d: Mapping, platform: Platform, path: str) -> dict:
     return dict(d)
 
 
-def _balancers(raw: Any, platform: Platform, engine: dict) -> list[BalancerSpec]:
+def _balancers(raw: Any, platform: Platform, engine: dict, family: str = "divisible") -> list[BalancerSpec]:
     if not isinstance(raw, list) or not raw:
         raise ConfigError("balancers", raw, "a non-empty list of [[balancers]] tables")
     out: list[BalancerSpec] = []
@@ -301,9 +333,10 @@ def _balancers(raw: Any, platform: Platform, engine: dict) -> list[BalancerSpec]
         if not isinstance(name, str):
             raise ConfigError(f"{path}.name", name, "a registered balancer name: " + ", ".join(registry.names()))
         cls = registry.get(name, f"{path}.name")
-        if cls.kind != "chunking":
-            raise ConfigError(f"{path}.name", name, "a chunking balancer for a divisible workload: "
-                              + ", ".join(registry.names("chunking")))
+        want = FAMILY_KIND[family]
+        if cls.kind != want:
+            raise ConfigError(f"{path}.name", name, f"a {want} balancer for a {family} workload: "
+                              + ", ".join(registry.names(want)))
         params = dict(check.table(b.get("params", {}), f"{path}.params"))
         valid = cls.param_names()
         for k in params:
@@ -317,7 +350,7 @@ def _balancers(raw: Any, platform: Platform, engine: dict) -> list[BalancerSpec]
         except TypeError as e:  # a constructor rejecting a value before validate() sees it
             raise ConfigError(f"{path}.params", params, f"parameters {cls.name!r} accepts ({e})") from None
         eng = dict(check.table(b.get("engine", {}), f"{path}.engine"))
-        _engine_options({**engine, **eng}, platform, f"{path}.engine")
+        _engine_options({**engine, **eng}, platform, f"{path}.engine", family)
         label = b.get("label", _default_label(cls.name, params))
         if not isinstance(label, str) or not label.strip():
             raise ConfigError(f"{path}.label", label, "a non-empty string")

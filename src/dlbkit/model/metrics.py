@@ -21,6 +21,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "messages": ("balancing messages: requests, replies and STOPs", "lower"),
     "bytes": ("bytes moved with work and results", "lower"),
     "rounds_to_balance": ("first round whose execution times agree within 10% (round mechanism)", "lower"),
+    "tasks_moved": ("tasks moved between nodes by balancing (task trees)", "lower"),
 }
 
 BALANCE_TOLERANCE = 0.10  # 004 §5: "homogeneous execution time ... on third iteration"; within 10%
@@ -105,4 +106,5 @@ def compute(trace: Trace) -> dict[str, float]:
         "messages": float(trace.messages),
         "bytes": float(trace.bytes),
         "rounds_to_balance": rounds_to_balance(trace),
+        "tasks_moved": float(trace.meta.get("tasks_moved", math.nan)),
     }

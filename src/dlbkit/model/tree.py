@@ -226,14 +226,18 @@ class FlatTasks:
 
 
 def tree_from_dict(d: Any, field: str = "workload") -> TaskTree:
-    """A :class:`TaskTree` from a TOML table (keys as the dataclass fields, plus ``family = "tree"``)."""
+    """A :class:`TaskTree` from a TOML table: ``kind = "tree"`` (the family, optional), ``shape``
+    (balanced, random or imbalance: the dataclass's *kind*), and the other fields by name."""
     d = check.table(d, field)
-    allowed = {"family", "kind", "depth", "fanout", "grain", "imbalance", "min_split_depth", "slope", "seed",
+    allowed = {"kind", "shape", "depth", "fanout", "grain", "imbalance", "min_split_depth", "slope", "seed",
                "order"}
     check.known_keys(d, field, allowed)
-    kw: dict[str, Any] = {k: v for k, v in d.items() if k != "family"}
+    check.choice(d.get("kind", "tree"), f"{field}.kind", {"tree"})
+    kw: dict[str, Any] = {k: v for k, v in d.items() if k not in ("kind", "shape")}
+    if "shape" in d:
+        kw["kind"] = d["shape"]
     try:
         return TaskTree(**kw)
     except ConfigError as e:
-        raise ConfigError(e.field.replace("workload", field, 1), e.value, e.allowed) from None
-
+        where = e.field.replace("workload.kind", f"{field}.shape").replace("workload", field, 1)
+        raise ConfigError(where, e.value, e.allowed) from None

@@ -100,6 +100,9 @@ class TreeView:
     subtree sizes; all zero when the engine has no estimate, as for user trees in real runs).
     ``node`` is the deciding node
     (-1 for a central decision, e.g. :meth:`~dlbkit.balancers.base.MigrationBalancer.balance`).
+    ``colours`` are the topology's edge colour classes (lists of disjoint node pairs, in exchange
+    order; :func:`dlbkit.model.topology.edge_colouring`) when the engine knows the topology; empty
+    means a dimension-exchange rule derives them from ``neighbours``.
     """
 
     n_nodes: int
@@ -111,6 +114,7 @@ class TreeView:
     speeds: list[float] = field(default_factory=list)
     work: list[float] = field(default_factory=list)
     node: int = -1
+    colours: list[list[tuple[int, int]]] = field(default_factory=list)
 
     def __post_init__(self):
         p = self.n_nodes

@@ -34,6 +34,7 @@ class Claim:
 REPRODUCTIONS: dict[str, str] = {
     "sanchez2002": "dlbkit.reproduce.sanchez2002:claims",
     "osman2003": "dlbkit.reproduce.osman2003:claims",
+    "haron1998": "dlbkit.reproduce.haron1998:claims",
 }
 
 

@@ -89,6 +89,7 @@ POLL_MAX_S = 5e-3  # longest sleep between two polls: the most a message waits t
 POLL_FRACTION = 0.1  # sleep this fraction of the time waited so far
 #: seconds rank 0 waits for the workers to stop after a failure before it aborts the job
 GRACE_S = float(os.environ.get("DLBKIT_MPI_GRACE_S", "10"))
+ABORT_FLUSH_S = 0.2  # before MPI_Abort: time for mpiexec to forward what we printed
 
 _failed = False  # a run of this process failed: its worker ranks have left the job
 
@@ -279,6 +280,9 @@ def _abort(reason: str, rank: int = 0) -> NoReturn:
         if exc is not None:
             traceback.print_exception(exc)
         print(f"dlbkit: rank {rank}: {reason}", file=sys.stderr, flush=True)
+        # MPI_Abort makes mpiexec kill the job at once; its I/O forwarder may not have passed our
+        # stderr on yet (seen under load: an empty stderr), so give it a moment
+        time.sleep(ABORT_FLUSH_S)
     finally:
         _mpi().COMM_WORLD.Abort(1)
         os._exit(1)  # not reached: MPI_Abort does not return

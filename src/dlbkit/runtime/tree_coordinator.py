@@ -8,7 +8,12 @@ Workers talk only to the coordinator (no listener, no worker-to-worker link), wh
   pipes never fill), and posting at once to a worker that is idle (it is blocked reading);
 * runs the balancer's central hook, :meth:`~dlbkit.balancers.base.MigrationBalancer.balance`, on
   its :class:`~dlbkit.model.view.TreeView` (queue lengths and completed tasks as last reported,
-  each with its age), and ships that view to the workers when the balancer reads loads;
+  each with its age, corrected for the tasks in flight: :class:`_Loads`; the neighbours and edge
+  colours of the run's topology), every ``interval`` completed tasks per worker (re-read at every
+  decision; 0: at every report), and ships that view to the workers when the balancer reads loads;
+* sends fresh loads to a worker of a receiver-initiated, load-reading rule (RID) that asked nobody
+  and sleeps in ``recv``, whenever a neighbour's load rises above what it last saw (Willebeek-
+  LeMair & Reeves's periodic load updates to the neighbours; ``trace.meta["load_updates"]``);
 * keeps the best **bound** reported so far and sends it with every message (branch and bound);
 * paces **failed steals**: an empty answer reaches its thief after a back-off that doubles with
   each consecutive failure (:data:`STEAL_BACKOFF_S`), so idle workers wait in ``recv`` instead of
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections import deque
 import traceback
 from typing import Any
 
@@ -43,7 +49,7 @@ from .emulation import Emulation
 from .messages import DIED, ERROR, STOP
 from .progress import Progress
 from .transport import Transport
-from .tree_worker import FAIL, FINAL, GIVE, IDLE, MAIL, POST, REPORT, STEAL, CHECK_S, TreeSpec
+from .tree_worker import ANSWER, FAIL, FINAL, GIVE, IDLE, MAIL, ORDER, POST, REPORT, STEAL, CHECK_S, TreeSpec
 
 __all__ = ["coordinate_tree", "STEAL_BACKOFF_S"]
 
@@ -67,13 +73,80 @@ def coordinate_tree(transport: Transport, spec: TreeSpec, *, initial: Any = 0,
             progress.close()
 
 
+class _Loads:
+    """The coordinator's estimate of every worker's waiting tasks, written into ``view.queue``.
+
+    A worker's report says how many tasks it held when it sent it; tasks the coordinator has sent
+    it since (in a MAIL or POST the report's ``seen`` does not cover yet), or holds in its mailbox,
+    or has ordered another worker to send it, are added; tasks a periodic transfer has ordered it to
+    give away are subtracted. So a balancer never acts twice on a load that its own earlier
+    decision has already changed (a periodic rule runs far more often than a worker reports).
+    """
+
+    def __init__(self, view: TreeView):
+        P = view.n_nodes
+        self.view = view
+        self.reported = [1 if w == 0 else 0 for w in range(P)]  # worker 0 starts with the root
+        self.sent = [0] * P  # MAIL/POST messages sent to each worker
+        self.flight: list[deque] = [deque() for _ in range(P)]  # (message number, task delta)
+        self.flight_sum = [0] * P
+        self.mail = [0] * P  # task delta of what waits in the mailbox
+        self.promised = [0] * P  # tasks ordered to come here whose sender has not sent them yet
+        self.orders: list[deque] = [deque() for _ in range(P)]  # (dst, n) ordered of each source
+        for w in range(P):
+            self.refresh(w)
+
+    @staticmethod
+    def delta(item: tuple) -> int:
+        tag = item[0]
+        if tag in ("tasks", "loot"):
+            return len(item[2])
+        if tag == "give":
+            return -int(item[2])
+        return 0  # a steal request: the answer says what left
+
+    def refresh(self, w: int) -> None:
+        self.view.queue[w] = max(0, self.reported[w] + self.flight_sum[w] + self.mail[w] + self.promised[w])
+
+    def queued(self, w: int, item: tuple) -> None:
+        d = self.delta(item)
+        if d:
+            self.mail[w] += d
+            self.refresh(w)
+
+    def posted(self, w: int) -> None:
+        self.sent[w] += 1
+        if self.mail[w]:
+            self.flight[w].append((self.sent[w], self.mail[w]))
+            self.flight_sum[w] += self.mail[w]
+            self.mail[w] = 0
+
+    def report(self, w: int, q: int, seen: int) -> None:
+        self.reported[w] = q
+        fl = self.flight[w]
+        while fl and fl[0][0] <= seen:
+            self.flight_sum[w] -= fl.popleft()[1]
+        self.refresh(w)
+
+    def order(self, src: int, dst: int, n: int) -> None:
+        self.orders[src].append((dst, n))
+        self.promised[dst] += n
+        self.refresh(dst)
+
+    def order_done(self, src: int) -> None:
+        dst, n = self.orders[src].popleft()
+        self.promised[dst] -= n
+        self.refresh(dst)
+
+
 def _coordinate(transport, spec, initial, emulation, progress, backend):
     P = transport.n_workers
     origin = spec.origin
     clock = time.perf_counter
     balancer = spec.balancer.clone()
     speeds = list(spec.speeds) or [1.0] * P
-    view = TreeView(P, speeds=speeds)
+    neighbours = [list(nb) for nb in spec.neighbours] or [[j for j in range(P) if j != i] for i in range(P)]
+    view = TreeView(P, speeds=speeds, neighbours=neighbours, colours=list(spec.colours))
     balancer.start(view, np.random.default_rng(spec.seeds()[0]))
     better = spec.better
     bnb = spec.branch_and_bound
@@ -87,10 +160,17 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
     failures = [0] * P
     timers: list[tuple[float, int, int, tuple]] = []  # (due, seq, worker, item): delayed answers
     seq = 0
-    counts = {"messages": 0, "steal_requests": 0, "steals": 0, "tasks_moved": 0, "transfers": 0}
+    counts = {"messages": 0, "steal_requests": 0, "steals": 0, "tasks_moved": 0, "transfers": 0,
+              "load_updates": 0}
     last_balance = 0
-    interval = float(balancer.interval) * P if balancer.periodic else None
     reads_loads = balancer.reads_loads
+    books = _Loads(view)
+    # receiver-initiated rules that read loads (RID) decide whether to ask from their neighbours'
+    # loads: a worker that asked nobody sleeps in recv, so it is sent fresh loads (an empty POST)
+    # when a neighbour's load rises above what it last saw (W&R's periodic neighbour updates)
+    wake = balancer.receiver_initiated and reads_loads
+    asleep = [False] * P
+    shown: list[list[int]] = [[0] * P for _ in range(P)]  # the loads each worker last received
 
     def loads():
         return (list(view.queue), list(view.done), list(view.updated_at)) if reads_loads else None
@@ -99,32 +179,50 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
         transport.send(w, msg)
         counts["messages"] += 1
 
-    def flush(w: int) -> None:
+    def post(w: int, kind: str) -> None:
         items, mailbox[w] = mailbox[w], []
-        send(w, (POST, best, loads(), items))
+        books.posted(w)
+        if wake:
+            shown[w] = list(view.queue)
+        send(w, (kind, best, loads(), items))
 
     def deliver(w: int, item: tuple) -> None:
         mailbox[w].append(item)
+        books.queued(w, item)
         if reading[w]:
-            flush(w)
+            asleep[w] = False
+            post(w, POST)
 
     def periodic() -> None:
         nonlocal last_balance
+        interval = float(balancer.interval) * P  # re-read: an adaptive rule may change it
         if n_completed - last_balance < interval:
             return
         last_balance = n_completed
         view.time = clock() - origin
         view.node = -1
+        balancer.observe(view)
+        if balancer.acting() is None:
+            return
         for t in balancer.balance(view):
             src, dst, n = int(t.src), int(t.dst), int(t.n)
-            if not (0 <= src < P and 0 <= dst < P and src != dst):
-                raise DlbkitError(f"balancer {balancer.name!r} returned {t}; allowed: src != dst, both "
-                                  f"in 0..{P - 1}")
-            if n > 0:
+            if not (0 <= src < P and 0 <= dst < P):
+                raise DlbkitError(f"balancer {balancer.name!r} returned {t}; allowed: src and dst in 0..{P - 1}")
+            if n > 0 and src != dst:  # a transfer to itself moves nothing
                 counts["transfers"] += 1
+                books.order(src, dst, n)
                 deliver(src, ("give", dst, n))
 
+    def wake_neighbours(v: int) -> None:
+        """Fresh loads to every sleeping neighbour of *v* that has not seen v's load this high."""
+        for u in neighbours[v]:
+            if asleep[u] and view.queue[v] > shown[u][v]:
+                counts["load_updates"] += 1
+                asleep[u] = False
+                post(u, POST)
+
     finals: dict[int, tuple] = {}
+    periodic_ = balancer.periodic
     while n_completed < n_created:
         timeout = None
         if timers:
@@ -144,17 +242,18 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
         counts["messages"] += 1
         kind = msg[0]
         if kind in (REPORT, STEAL, IDLE, GIVE):
-            c, d, q, idle, t = msg[1]
+            c, d, q, idle, t, seen = msg[1]
             n_created += c - created[w]
             n_completed += d - completed[w]
             created[w], completed[w] = c, d
-            view.queue[w], view.done[w], view.updated_at[w] = q, d, t
+            books.report(w, q, seen)
+            view.done[w], view.updated_at[w] = d, t
             reading[w] = idle
+            asleep[w] = kind == IDLE
             if bnb and msg[2] is not None and better(msg[2], best):
                 best = msg[2]
             if kind == REPORT:
-                items, mailbox[w] = mailbox[w], []
-                send(w, (MAIL, best, loads(), items))
+                post(w, MAIL)
             elif kind == STEAL:
                 for victim, wanted in msg[3]:
                     if not (isinstance(victim, int) and 0 <= victim < P and victim != w):
@@ -163,10 +262,13 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
                     counts["steal_requests"] += 1
                     deliver(victim, ("req", w, int(wanted)))
             elif kind == GIVE:
-                dst, tasks, answer = msg[3], msg[4], msg[5]
+                dst, tasks, how = msg[3], msg[4], msg[5]
                 counts["tasks_moved"] += len(tasks)
-                if not answer:
-                    deliver(dst, ("tasks", w, tasks))
+                if how == ORDER:
+                    books.order_done(w)
+                if how != ANSWER:
+                    if tasks:
+                        deliver(dst, ("tasks", w, tasks))
                 elif tasks:
                     counts["steals"] += 1
                     failures[dst] = 0
@@ -178,8 +280,11 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
                     seq += 1
                     heapq.heappush(timers, (clock() + delay, seq, dst, ("loot", w, tasks)))
             if reading[w] and mailbox[w]:
-                flush(w)
-            if interval is not None:
+                asleep[w] = False
+                post(w, POST)
+            if wake:
+                wake_neighbours(w)
+            if periodic_:
                 periodic()
             if progress:
                 progress.total = n_created
@@ -253,6 +358,16 @@ def _trace(finals: dict, P: int, balancer, spec: TreeSpec, emulation, counts: di
     trace.meta.update(mechanism="tree", backend=backend, balancer_params=balancer.get_params(),
                       tasks=sum(expanded), expanded=expanded, steal_requests=counts["steal_requests"],
                       steals=counts["steals"], tasks_moved=counts["tasks_moved"], transfers=counts["transfers"],
-                      bound=best if spec.branch_and_bound else None, check_s=CHECK_S)
+                      bound=best if spec.branch_and_bound else None, check_s=CHECK_S,
+                      load_updates=counts["load_updates"], topology=_topology_record(spec.topology, spec.neighbours))
     return trace
+
+
+def _topology_record(topology, neighbours) -> Any:
+    """The topology as plain data for the trace: its name or table, or a graph's edge list."""
+    if topology is None or isinstance(topology, str):
+        return topology or "complete"
+    if isinstance(topology, dict):
+        return dict(topology)
+    return {"kind": "edges", "edges": [[u, v] for u, nb in enumerate(neighbours) for v in nb if u < v]}
 

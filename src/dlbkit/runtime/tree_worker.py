@@ -15,15 +15,18 @@ Decisions are the balancer's (a clone in every worker, with its own random strea
 when the worker runs dry (or falls to ``low_water``), ``on_request`` when asked for work (with the
 exact length of its own deque), ``on_spawn`` after an expansion when the rule is sender-initiated.
 
-Protocol (every worker→coordinator message carries ``st`` = (created, completed, waiting, idle, t)
-and the worker's best bound; ``created`` counts children created here, ``completed`` tasks expanded
-here, both cumulative, and every task a message carries is already counted in its sender's
-``created`` or was received, so the coordinator's counts are a safe termination test):
+Protocol (every worker→coordinator message carries ``st`` = (created, completed, waiting, idle, t,
+seen) and the worker's best bound; ``created`` counts children created here, ``completed`` tasks
+expanded here, both cumulative, and every task a message carries is already counted in its sender's
+``created`` or was received, so the coordinator's counts are a safe termination test; ``seen``
+counts the MAIL and POST messages read, so the coordinator knows which of the tasks it sent are in
+``waiting`` and which are still in flight):
 
 * worker → coordinator: ``(REPORT, st, bound)`` (answered by ``MAIL``); ``(STEAL, st, bound,
   [(victim, wanted), ...])`` (each answered by a ``loot`` item); ``(IDLE, st, bound)``;
-  ``(GIVE, st, bound, dst, tasks, answer)`` (tasks for *dst*; *answer* True for a steal reply, sent
-  even when empty); ``(FINAL, has_value, acc, bound, rows, expanded, work, max_task)`` after STOP;
+  ``(GIVE, st, bound, dst, tasks, how)`` (tasks for *dst*; *how* :data:`PUSH` for a placement,
+  :data:`ANSWER` for a steal reply and :data:`ORDER` for a periodic transfer, both sent even when
+  empty); ``(FINAL, has_value, acc, bound, rows, expanded, work, max_task)`` after STOP;
   ``(ERROR, index, exc_bytes, traceback)`` when the user's code raised; ``(FAIL, traceback)`` when
   dlbkit's own code (a balancer hook) raised.
 * coordinator → worker: ``(MAIL, bound, loads, items)`` in reply to REPORT, ``(POST, bound, loads,
@@ -49,7 +52,7 @@ from ..model.view import TreeView
 from .emulation import Emulation
 from .messages import ERROR, STOP
 
-__all__ = ["TreeSpec", "serve_tree", "CHECK_S"]
+__all__ = ["TreeSpec", "serve_tree", "CHECK_S", "PUSH", "ANSWER", "ORDER"]
 
 REPORT = "t-report"
 STEAL = "t-steal"
@@ -63,6 +66,8 @@ POST = "t-post"
 #: seconds between a busy worker's check points: the delay a busy victim adds to a steal (M2's
 #: latency is 1 ms) against one report round trip per check (~20 µs: about 1% of the worker's time)
 CHECK_S = 0.002
+#: how a GIVE's tasks came to move: placed by on_spawn, a steal's answer, a periodic transfer's
+PUSH, ANSWER, ORDER = 0, 1, 2
 #: marks a worker that folded no value yet (*initial* is folded exactly once, by the coordinator)
 _NOTHING = object()
 
@@ -83,6 +88,11 @@ class TreeSpec:
     origin: float = 0.0
     seed: int = 0
     speeds: list[float] = field(default_factory=list)
+    #: the raw ``topology`` argument, resolved per backend once the worker count is known
+    topology: Any = None
+    #: worker w's neighbours (empty: the complete graph) and the topology's edge colour classes
+    neighbours: list[list[int]] = field(default_factory=list)
+    colours: list[list[tuple[int, int]]] = field(default_factory=list)
 
     def seeds(self) -> list[np.random.SeedSequence]:
         """Random streams: [0] the coordinator's balancer, [1 + w] worker w's."""
@@ -105,7 +115,8 @@ class _Worker:
         self.clock = time.perf_counter
         self.origin = spec.origin
         P = spec.n_workers
-        self.view = TreeView(P, speeds=list(spec.speeds) or [1.0] * P, node=w)
+        self.view = TreeView(P, speeds=list(spec.speeds) or [1.0] * P, node=w,
+                             neighbours=[list(nb) for nb in spec.neighbours], colours=list(spec.colours))
         self.balancer = spec.balancer.clone()
         self.balancer.start(self.view, np.random.default_rng(spec.seeds()[1 + w]))
         self.dq: deque = deque()
@@ -119,13 +130,14 @@ class _Worker:
         self.mail_out = False  # a REPORT is out and its MAIL not read yet
         self.asks_out = 0  # steal requests whose loot has not arrived
         self.announced = False  # this idle period's IDLE/STEAL is sent
+        self.seen = 0  # MAIL and POST messages read
         self.rows: list[tuple] = []
         self.work = 0.0
         self.max_task = 0.0
 
     # --- messages ---------------------------------------------------------------------------
     def st(self) -> tuple:
-        return (self.created, self.completed, len(self.dq), self.idle, self.clock() - self.origin)
+        return (self.created, self.completed, len(self.dq), self.idle, self.clock() - self.origin, self.seen)
 
     def send(self, kind: str, *rest) -> None:
         self.conn.send((kind, self.st(), self.bound, *rest))
@@ -137,6 +149,7 @@ class _Worker:
         if kind == STOP:
             raise _Stop
         _, bound, loads, items = msg
+        self.seen += 1
         if kind == MAIL:
             self.mail_out = False
         if self.spec.branch_and_bound and bound is not None and self.spec.better(bound, self.bound):
@@ -177,12 +190,12 @@ class _Worker:
         n = self.balancer.on_request(self._own_view(), self.w, thief, q, wanted)
         n = max(0, min(int(n), q))
         tasks = [self.dq.popleft() for _ in range(n)]
-        self.send(GIVE, thief, tasks, True)
+        self.send(GIVE, thief, tasks, ANSWER)
 
     def transfer(self, dst: int, n: int) -> None:
+        """A periodic transfer: the *n* oldest tasks (at most all) to *dst*; answered even if none."""
         n = max(0, min(int(n), len(self.dq)))
-        if n:
-            self.send(GIVE, dst, [self.dq.popleft() for _ in range(n)], False)
+        self.send(GIVE, dst, [self.dq.popleft() for _ in range(n)], ORDER)
 
     def ask(self) -> bool:
         """Ask for work as the balancer says; False if it names nobody."""
@@ -301,7 +314,7 @@ class _Worker:
                 raise RuntimeError(f"{self.balancer.name}.on_spawn chose node {d}; allowed: "
                                    f"0..{self.spec.n_workers - 1}")
         for d, tasks in away.items():
-            self.send(GIVE, d, tasks, False)
+            self.send(GIVE, d, tasks, PUSH)
 
     def final(self) -> None:
         has = self.acc is not _NOTHING

@@ -2,6 +2,9 @@
 
 from .divisible import MECHANISMS, simulate_divisible
 from .spmd import simulate_spmd
+from .superstep import SuperstepResult, simulate_superstep
 from .timebase import SIMULTANEITY_TOLERANCE
+from .tree_async import simulate_tree_async
 
-__all__ = ["simulate_divisible", "simulate_spmd", "MECHANISMS", "SIMULTANEITY_TOLERANCE"]
+__all__ = ["simulate_divisible", "simulate_spmd", "simulate_tree_async", "simulate_superstep", "SuperstepResult",
+           "MECHANISMS", "SIMULTANEITY_TOLERANCE"]

@@ -2,21 +2,36 @@
 
 M1 is master–worker self-scheduling: the divisible engine with the SS balancer (chunk 1), a master
 that does not compute, P workers of speeds 1 + (i mod 8), latency 1 ms, no bandwidth term.
+
+M2 is random work stealing: the asynchronous tree engine (:func:`~dlbkit.sim.tree_async.simulate_tree_async`)
+with the registered WorkStealing balancer (steal half), N flat tasks on worker 0, P workers of speeds
+1 + (i mod 8) on a complete graph, latency 1 ms, no bandwidth term, in MODELS.md's canonical order:
+exact integer ticks of 1/8,400,000 s and the victims drawn from Python's Mersenne Twister.
 """
 
 from __future__ import annotations
 
+import operator
+import random
 import time
 
+import numpy as np
+
 from ..balancers.chunking.selfsched import SelfScheduling
+from ..balancers.migration.steal import WorkStealing
 from ..errors import ConfigError
 from ..model.platform import Network, Node, Platform
+from ..model.tree import FlatTasks
 from ..model.workload import CostModel, Divisible, m1_costs
 from .divisible import simulate_divisible
+from .tree_async import simulate_tree_async
 
-__all__ = ["m1_platform", "run_m1", "MODELS"]
+__all__ = ["m1_platform", "run_m1", "m2_platform", "run_m2", "MersenneIntegers", "MODELS",
+           "M2_TICKS_PER_SECOND"]
 
 M1_LATENCY = 0.001  # seconds, MODELS.md "Common definitions"
+#: MODELS.md "Time base and ties": every M1/M2 time is a multiple of 1/8,400,000 s
+M2_TICKS_PER_SECOND = 8_400_000
 
 
 def m1_platform(workers: int) -> Platform:
@@ -41,4 +56,63 @@ def run_m1(workers: int, tasks: int) -> dict:
             "events": trace.events, "wall_s": wall, "events_per_s": trace.events / wall if wall > 0 else float("inf")}
 
 
-MODELS = {"m1": run_m1}
+class MersenneIntegers:
+    """A stand-in for a numpy Generator whose ``integers(n)`` is exactly ``random.Random(seed).randrange(n)``
+    (MODELS.md M2's RNG), so that WorkStealing's ``neighbours[rng.integers(len(neighbours))]`` draws
+    M2's victims. ``randrange``'s algorithm is reproduced with ``getrandbits`` (same stream, fewer
+    calls); ``integers(low, high)`` and ``size=`` draw the same way, one value after another.
+    """
+
+    def __init__(self, seed: int | None = None):
+        self.random = random.Random(seed)
+        self._bits = self.random.getrandbits
+
+    def integers(self, low, high=None, size=None):
+        if high is None and size is None and low.__class__ is int and low > 0:
+            # random.Random._randbelow_with_getrandbits (once per steal attempt in M2: kept lean)
+            bits = self._bits
+            k = low.bit_length()
+            r = bits(k)
+            while r >= low:
+                r = bits(k)
+            return r
+        if high is None and size is None:
+            n = operator.index(low)
+            if n <= 0:
+                raise ValueError(f"integers: high must be > 0; got {n}")
+            return self.integers(n)
+        lo, hi = (0, operator.index(low)) if high is None else (operator.index(low), operator.index(high))
+        if size is None:
+            return lo + self.integers(hi - lo)
+        return np.array([lo + self.integers(hi - lo) for _ in range(int(np.prod(size)))],
+                        dtype=np.int64).reshape(size)
+
+
+def m2_platform(workers: int) -> Platform:
+    nodes = [Node(f"w{i}", speed=float(1 + i % 8)) for i in range(workers)]
+    # no bandwidth term in M2: run_m2 sends zero-byte messages, so they take exactly the latency
+    return Platform(nodes, Network(latency=M1_LATENCY, bandwidth=1.0, topology="complete"), name=f"m2-{workers}")
+
+
+def run_m2(workers: int, tasks: int, seed: int = 1, *, record: bool = True) -> dict:
+    """M2 (MODELS.md): makespan, model events, wall time (the simulation only), events per second and
+    successful steals (non-empty replies received)."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 2:
+        raise ConfigError("--workers", workers, "an integer >= 2 (M2 needs a victim)")
+    if isinstance(tasks, bool) or not isinstance(tasks, int) or tasks < 1:
+        raise ConfigError("--tasks", tasks, "an integer >= 1")
+    platform = m2_platform(workers)
+    workload = FlatTasks(m1_costs(tasks).tolist())
+    balancer = WorkStealing()
+    t0 = time.perf_counter()
+    trace = simulate_tree_async(platform, workload, balancer, seed=seed, rng=MersenneIntegers(seed),
+                                ticks_per_second=M2_TICKS_PER_SECOND, control_bytes=0, task_bytes=0,
+                                record=record)
+    wall = time.perf_counter() - t0
+    return {"model": "m2", "workers": workers, "tasks": tasks, "makespan": trace.end_time,
+            "events": trace.events, "wall_s": wall,
+            "events_per_s": trace.events / wall if wall > 0 else float("inf"),
+            "successful_steals": trace.meta["steals"]}
+
+
+MODELS = {"m1": run_m1, "m2": run_m2}

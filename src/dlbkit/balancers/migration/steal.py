@@ -62,9 +62,10 @@ class WorkStealing(MigrationBalancer):
         return int(others[int(self.rng_.integers(len(others)))])
 
     def on_request(self, view: TreeView, victim: int, thief: int, queue_length: int, wanted: int = 0) -> int:
+        # comparisons, not min/max: this runs at every steal request (M2: millions of them)
         n = math.floor(self.fraction * queue_length + 1e-9)  # 0.29 * 100 is 28.999…: count it as 29
-        if self.max_tasks is not None:
-            n = min(n, self.max_tasks)
-        if wanted > 0:
-            n = min(n, wanted)
-        return max(0, min(n, queue_length))
+        if self.max_tasks is not None and n > self.max_tasks:
+            n = self.max_tasks
+        if 0 < wanted < n:
+            n = wanted
+        return n if 0 <= n <= queue_length else (0 if n < 0 else queue_length)

@@ -1,0 +1,284 @@
+"""The specialised inner loop of :mod:`dlbkit.sim.tree_async` (M2's hot loop), and the event-order
+helpers both loops share.
+
+Same semantics as ``_Run.general``, for the case where every message takes the same time and the
+balancer is receiver-initiated (or none), not periodic, not sender-initiated, and reads no loads:
+messages are then delivered in the order they were sent, so they sit in a FIFO queue and only
+completions need a heap. Bookkeeping the general loop does in small methods is inlined here, and
+counts that follow from others are derived once at the end instead of kept per event.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from heapq import heappop, heappush
+
+from ..errors import DlbkitError
+
+__all__ = ["fast_loop", "group", "has_group"]
+
+# event kinds (the general loop's heap entries: (time, seq, kind, dst, src, payload)): a completion,
+# a steal request, its reply, tasks pushed by on_spawn, an order from the centre, tasks it ordered
+_DONE, _REQ, _REP, _PUSH, _ORDER, _MOVE = range(6)
+_EMPTY: tuple = ()
+_INF = float("inf")
+
+
+def _minus_seq(event) -> int:
+    return -event[1]
+
+
+def group(heap: list, tol: float) -> list:
+    """Pop the heap's events within *tol* of its first, ordered so that ``pop()`` gives the one
+    scheduled first (float round-off must not order simultaneous events)."""
+    first = heappop(heap)
+    lim = first[0] + tol
+    g = [first]
+    while heap and heap[0][0] <= lim:
+        g.append(heappop(heap))
+    g.sort(key=_minus_seq)
+    return g
+
+
+def has_group(heap: list, tol: float) -> bool:
+    """Whether another event lies within *tol* of the heap's first (the second smallest is a child
+    of the root)."""
+    n = len(heap)
+    if n < 2:
+        return False
+    lim = heap[0][0] + tol
+    return heap[1][0] <= lim or (n > 2 and heap[2][0] <= lim)
+
+
+def fast_loop(run) -> None:
+    """Run *run* (a ``tree_async._Run``) to its end and store the counters back into it."""
+    P = run.P
+    dq, busy, out, done, running = run.dq, run.busy, run.out, run.done, run.running
+    s_first, s_start, free_since = run.s_first, run.s_start, run.free_since
+    lifo = run.lifo
+    cost_of, children_of = run.cost, run.children
+    rates, tscale, tps = run.rates, run.tscale, run.tps
+    end_time = run.end_time
+    L = run.uniform_delay()
+    tol = run.tol
+    fuzzy = tol > 0
+    bal = run.balancer
+    recv = bal.receiver_initiated
+    low = run.low
+    on_idle, on_request = bal.on_idle, bal.on_request
+    view = run.view
+    vq, vupd = view.queue, view.updated_at
+    record = run.record
+    R_w, R_first, R_count, R_ask, R_start, R_end = run.rows
+    W_t, W_n, w_mask, w_limit = run.w_t, run.w_n, run.w_mask, run.w_limit
+    REQ, REP, EMPTY, INF = _REQ, _REP, _EMPTY, _INF
+    msgs: deque = deque()
+    send, receive, unreceive = msgs.append, msgs.popleft, msgs.appendleft
+    comps: list = []
+    cb: list = []  # completions at one instant, taken from the heap in scheduling order (float time)
+    seq = steals = moved = n_done = 0
+    waiting, remaining = run.waiting, run.remaining
+    work, mx = run.work, run.max_cost
+    tc = tc_lo = INF  # the next completion's time, and that minus the tolerance
+
+    # t = 0: nodes in index order; a node with work starts it, a node that wants work asks
+    for w in range(P):
+        d = dq[w]
+        if d:
+            task = d.pop() if lifo else d.popleft()
+            waiting -= 1
+            c = cost_of(task)
+            work += c
+            if c > mx:
+                mx = c
+            running[w] = task
+            busy[w] = True
+            te = end_time(w, 0, c)
+            heappush(comps, (te, seq, w))
+            seq += 1
+            if te < tc:
+                tc, tc_lo = te, te - tol
+        if recv and ((not busy[w] and not d) or (low > 0 and len(d) <= low)):
+            view.time = 0.0
+            view.node = w
+            vq[w] = len(d)
+            vupd[w] = 0.0
+            for v, wanted in run.requests(w, on_idle(view, w)):
+                send((L, seq, REQ, v, w, wanted))
+                seq += 1
+                out[w] += 1
+
+    while True:
+        # --- the next event: the oldest message, unless a completion is earlier, or simultaneous
+        # and scheduled before it
+        if msgs:
+            t, sq, kind, x, y, pay = m = receive()
+            if t < tc_lo:
+                go = True
+            elif t > tc + tol:
+                go = False
+            else:
+                if fuzzy and not cb and has_group(comps, tol):
+                    cb = group(comps, tol)
+                go = sq < (cb[-1][1] if cb else comps[0][1])
+            if not go:
+                unreceive(m)
+        else:
+            go = False
+
+        if go:
+            if kind == REQ:  # delivered to victim x from thief y, wanting pay tasks
+                d = dq[x]
+                q = len(d)
+                s = t / tps if tps else t
+                view.time = s
+                view.node = x
+                vq[x] = q
+                vupd[x] = s
+                n = on_request(view, x, y, q, pay)
+                if n > 0:
+                    if n.__class__ is not int:
+                        n = int(n)
+                    if n >= q:
+                        n = q
+                        pay = list(d)
+                        d.clear()
+                    else:
+                        pay = [d.popleft() for _ in range(n)]
+                    waiting -= n
+                    moved += n
+                else:
+                    pay = EMPTY
+                send((t + L, seq, REP, y, x, pay))
+                seq += 1
+                if not (low > 0 and not out[x] and len(d) <= low):
+                    continue
+                w = x
+            else:  # a reply delivered to thief x
+                w = x
+                o = out[w] - 1
+                out[w] = o
+                d = dq[w]
+                if pay:
+                    steals += 1
+                    d.extend(pay)
+                    waiting += len(pay)
+                    if not busy[w]:
+                        task = d.pop() if lifo else d.popleft()
+                        waiting -= 1
+                        c = cost_of(task)
+                        work += c
+                        if c > mx:
+                            mx = c
+                        running[w] = task
+                        busy[w] = True
+                        s_first[w] = done[w]
+                        s_start[w] = t
+                        r = rates[w]
+                        te = (t + round(c * tscale[w]) if tps else t + c / r) if r else end_time(w, t, c)
+                        heappush(comps, (te, seq, w))
+                        seq += 1
+                        if te < tc and not cb:
+                            tc, tc_lo = te, te - tol
+                if o or not ((not busy[w] and not d) or (low > 0 and len(d) <= low)):
+                    continue
+        else:
+            if cb:
+                t, _, w = cb.pop()
+            elif fuzzy and has_group(comps, tol):
+                cb = group(comps, tol)
+                t, _, w = cb.pop()
+            elif comps:
+                t, _, w = heappop(comps)
+            else:  # pragma: no cover - a waiting task always has a busy node: a bug
+                raise DlbkitError(f"internal: no event scheduled with {remaining} tasks left")
+            if not cb:
+                if comps:
+                    tc = comps[0][0]
+                    tc_lo = tc - tol
+                else:
+                    tc = tc_lo = INF
+            done[w] += 1
+            n_done += 1
+            remaining -= 1
+            d = dq[w]
+            kids = children_of(running[w])
+            if kids:
+                d.extend(kids)
+                remaining += len(kids)
+                waiting += len(kids)
+            if record and not (n_done & w_mask):
+                W_t.append(t)
+                W_n.append(waiting)
+                if len(W_t) > w_limit:
+                    W_t, W_n = W_t[::2], W_n[::2]
+                    w_mask = 2 * w_mask + 1
+            if remaining == 0:
+                if record:
+                    R_w.append(w)
+                    R_first.append(s_first[w])
+                    R_count.append(done[w] - s_first[w])
+                    R_ask.append(free_since[w])
+                    R_start.append(s_start[w])
+                    R_end.append(t)
+                run.makespan = t
+                break
+            if d:
+                task = d.pop() if lifo else d.popleft()
+                waiting -= 1
+                c = cost_of(task)
+                work += c
+                if c > mx:
+                    mx = c
+                running[w] = task
+                r = rates[w]
+                te = (t + round(c * tscale[w]) if tps else t + c / r) if r else end_time(w, t, c)
+                heappush(comps, (te, seq, w))
+                seq += 1
+                if te < tc and not cb:
+                    tc, tc_lo = te, te - tol
+                if not (recv and low > 0 and not out[w] and len(d) <= low):
+                    continue
+            else:
+                running[w] = None
+                busy[w] = False
+                if record:
+                    R_w.append(w)
+                    R_first.append(s_first[w])
+                    R_count.append(done[w] - s_first[w])
+                    R_ask.append(free_since[w])
+                    R_start.append(s_start[w])
+                    R_end.append(t)
+                free_since[w] = t
+                if not recv or out[w]:
+                    continue
+
+        # --- node w asks for work (on_idle); one victim is the common case
+        s = t / tps if tps else t
+        view.time = s
+        view.node = w
+        vq[w] = len(d)
+        vupd[w] = s
+        v = on_idle(view, w)
+        if v.__class__ is int and 0 <= v < P and v != w:
+            send((t + L, seq, REQ, v, w, 0))
+            seq += 1
+            out[w] = 1
+        elif v is not None:
+            for v, wanted in run.requests(w, v):
+                send((t + L, seq, REQ, v, w, wanted))
+                seq += 1
+                out[w] += 1
+
+    # Counts that follow from the others (no per-event increments): every scheduled completion was
+    # processed (nothing runs at the end), so seq - n_done messages were sent, all but those still
+    # queued delivered; every request delivered was answered by one reply.
+    messages = seq - n_done
+    req_in_flight = sum(1 for e in msgs if e[2] == REQ)
+    run.seq, run.messages = seq, messages
+    run.events = n_done + messages - len(msgs)
+    run.steal_requests = (messages + req_in_flight) // 2
+    run.bytes = float(messages * run.control_bytes)
+    run.steals, run.tasks_moved = steals, moved
+    run.n_done, run.waiting, run.remaining, run.work, run.max_cost = n_done, waiting, remaining, work, mx
+    run.w_t, run.w_n, run.w_mask = W_t, W_n, w_mask

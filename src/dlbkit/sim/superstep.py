@@ -1,0 +1,377 @@
+"""The synchronous (BSP, superstep) task-tree simulator of Haron's thesis (001 §4), T3D-costed.
+
+One iteration (001 Fig. 4.1): every processor executes up to *i* nodes of its local queue (children
+created during the iteration are eligible), then the balancer decides (:meth:`balance`), the engine
+moves the tasks and costs the information exchange and the migrations, then an ``MPI_Allreduce``
+barrier ends the iteration and carries the global task count n(t) (001 §3.9 item 1). The run ends
+after the iteration whose barrier counts no waiting task; that iteration counts.
+
+Costing (001 §3.3–3.6 and the reconstruction details of §3.9 items 6–7, the ones that make the
+thesis's numbers reproducible), per processor clock, µs, restarted at 0 every iteration:
+
+* compute: ``T_c + g·T_fl`` per node plus ``T_e`` per child created;
+* ``protocol == "pairwise"`` (GDEM): colour by colour, every pair (a, b) exchanges loads
+  sequentially — a sends one integer, b receives (``max(R + T_recvmin, S + T_recv)``) and sends
+  back, a receives — then each transfer of *m* tasks (a task message is 3 integers per node) costs
+  the sender ``m·T_dq + T_send(3m)`` and the receiver ``max(R + T_recvmin(3m), S + T_recv(3m)) +
+  m·T_eq``. The pairs of one colour are disjoint, so each colour is costed as numpy vectors;
+* ``protocol == "server"`` (Loadserver): a light registration costs ``T_send(1)``; a query one
+  ping-pong plus the LIS service time of the cost model's contention rule; migrations as above; then
+  PROCEED: worker 0 sends W − 1 sequential one-integer messages starting at the latest clock, and
+  each receiver pays the receive delay (001 §3.9 item 7). The LIS node computes nothing and is left
+  out of the averages and of the barrier (W = p − 1 workers);
+* ``protocol == "none"`` (any other rule with a ``balance`` hook): only the migrations, in order.
+
+Each iteration's compute, LB (including waiting inside LB) and idle (waiting for the slowest before
+the barrier) times are averaged over the (worker) processors; synch is ``T_allreduce`` over them. Total =
+Compute + LB + Idle + Synch summed over iterations (001 §3.3 [INF]). A phase wrapper is told the
+global count after every barrier (:meth:`observe`) and its ``interval`` and :meth:`acting` are read
+every iteration; ``interval`` ``inf`` (phase III) runs every local task in one iteration.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from ..balancers.base import MigrationBalancer
+from ..balancers.registry import make
+from ..errors import ConfigError
+from ..model.topology import dims_create, edge_colouring, kary_ncube, neighbour_lists
+from ..model.tree import FlatTasks, TaskTree
+from ..model.view import TreeView
+from .t3d import T3D
+
+__all__ = ["SuperstepResult", "simulate_superstep", "TOPOLOGIES", "topology_graph"]
+
+TOPOLOGIES = ("torus", "mesh", "ring", "chain", "hypercube", "complete")
+#: integers per migrated tree node in a task message (001 §3.9 item 6)
+NODE_INTS = 3
+_US = 1e-6
+
+
+@dataclass
+class SuperstepResult:
+    """A superstep run. Times in seconds: *compute*, *lb*, *idle* and *synch* are averaged over the
+    processors that compute (the W workers for the Loadserver) and summed over iterations; *total*
+    is their sum (001's "Total"). *n_series[t]* is the global waiting-task count at the barrier of
+    iteration t + 1 (Haron's n(t), after LB); *queue_series* the per-processor counts (iterations ×
+    p); *interval_series* and *phase_series* what the balancer used each iteration."""
+
+    total: float
+    compute: float
+    lb: float
+    idle: float
+    synch: float
+    iterations: int
+    nodes: int
+    p: int
+    workers: int
+    messages: int
+    tasks_moved: int
+    transfers: int
+    n_series: np.ndarray
+    queue_series: np.ndarray
+    executed: np.ndarray
+    interval_series: list = field(default_factory=list)
+    phase_series: list = field(default_factory=list)
+
+    @property
+    def speed(self) -> float:
+        """Nodes executed per second of total time (001 §4.2.3)."""
+        return self.nodes / self.total if self.total > 0 else math.inf
+
+    def breakdown(self) -> dict[str, Any]:
+        """The columns of 001's detailed tables: Total, Compute, LB, Idle, Synch, Iter, Speed."""
+        return {"total": self.total, "compute": self.compute, "lb": self.lb, "idle": self.idle,
+                "synch": self.synch, "iterations": self.iterations, "speed": self.speed, "nodes": self.nodes}
+
+
+def topology_graph(kind: str | nx.Graph, p: int) -> nx.Graph:
+    """The interconnect on *p* processors: a 2-D torus or mesh of ``dims_create(p, 2)`` sides (001
+    §3.1: 8 → 4×2, 128 → 16×8), a ring, a chain, a hypercube, the complete graph, or a given graph."""
+    if isinstance(kind, nx.Graph):
+        if kind.number_of_nodes() != p:
+            raise ConfigError("topology", f"a graph of {kind.number_of_nodes()} nodes", f"a graph of p = {p} nodes")
+        return kind
+    if kind not in TOPOLOGIES:
+        raise ConfigError("topology", kind, "a networkx graph or one of " + ", ".join(TOPOLOGIES))
+    if kind in ("torus", "mesh"):
+        return kary_ncube(dims_create(p, 2), wrap=(kind == "torus"))
+    if kind in ("ring", "chain"):
+        return kary_ncube((p,), wrap=(kind == "ring"))
+    if kind == "hypercube":
+        d = p.bit_length() - 1
+        if p != 1 << d:
+            raise ConfigError("topology", kind, f"used with a power-of-two p (got {p})")
+        return kary_ncube((2,) * d, wrap=True)
+    return nx.complete_graph(p)
+
+
+def _balancer(b) -> MigrationBalancer | None:
+    if b is None or (isinstance(b, str) and b.lower() == "none"):
+        return None
+    if isinstance(b, str):
+        b = make(b)
+    if not isinstance(b, MigrationBalancer):
+        raise ConfigError("balancer", b, "a migration balancer, its registry name, or 'none'")
+    return b
+
+
+def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalancer | str | None = "gdem", *,
+                       p: int, topology: str | nx.Graph = "torus", cost: T3D | None = None, seed: int = 0,
+                       interval: float | None = None) -> SuperstepResult:
+    """Run *workload* on *p* processors with *balancer* (an instance, a registry name, or None /
+    "none" for no balancing) under the T3D *cost* model (default :class:`T3D`).
+
+    *interval* overrides the balancer's LB interval (Haron's i: nodes each processor executes per
+    iteration); without a balancer it defaults to ``inf`` (each processor runs its whole subtree).
+    An interval below 1 (the Loadserver's asynchronous "every update") runs as 1. *seed* seeds the
+    Generator passed to the balancer's ``start``. The workload's ``order`` picks local depth-first
+    (run the newest) or breadth-first (run the oldest); migration always takes the oldest.
+    """
+    if not isinstance(p, (int, np.integer)) or isinstance(p, bool) or p < 1:
+        raise ConfigError("p", p, "a positive int (processors)")
+    p = int(p)
+    cost = cost or T3D()
+    bal = _balancer(balancer)
+    g = topology_graph(topology, p)
+    pairwise = bal is not None and bal.protocol == "pairwise"
+    colours = edge_colouring(g) if g.graph.get("dims") or pairwise else []
+    view = TreeView(p, neighbours=neighbour_lists(g), colours=colours)
+    rng = np.random.default_rng(seed)
+    if bal is not None:
+        bal.start(view, rng)
+    server = getattr(bal, "server_", None) if bal is not None else None  # the LIS computes nothing
+    workers = [j for j in range(p) if j != server]
+    widx = np.array(workers, dtype=np.int64)
+    W = len(workers)
+
+    df = workload.order == "df"
+    children = workload.children
+    uniform = isinstance(workload, TaskTree)
+    node_cost = cost.t_c + (workload.grain * cost.t_fl if uniform else 0.0)
+    t_fl, t_e = cost.t_fl, cost.t_e
+    grain_of = workload.cost
+
+    queues = [deque() for _ in range(p)]
+    queues[workers[0]].extend(workload.roots())
+    # the barrier's allreduce spans the computing processors: all p, or the W = p - 1 workers when a
+    # Loadserver's LIS sits out (001 Tables 5.5, 5.21, 5.27 need T_allreduce(p - 1): 14 iterations
+    # at p = 128 give 0.0078 s, 25 at p = 32 give 0.0097 s; T_allreduce(p) gives 0.0079 and 0.0098)
+    sy = cost.allreduce(W, bal.barrier_ints if bal is not None else 1)
+    cp_acc = lb_acc = idle_acc = sy_acc = 0.0
+    nodes = messages = moved = n_transfers = 0
+    executed = np.zeros(p, dtype=np.int64)
+    n_series: list[int] = []
+    q_series: list[list[int]] = []
+    i_series: list[float] = []
+    ph_series: list[Any] = []
+    pair_cache: dict[int, tuple] = {}
+    it = 0
+    while True:
+        it += 1
+        act = bal.acting() if bal is not None else None
+        if interval is not None:
+            i = interval
+        elif bal is None:
+            i = math.inf
+        else:
+            i = bal.interval
+        i = max(1, i) if not math.isinf(i) else math.inf
+        i_series.append(i)
+        if bal is not None and hasattr(bal, "phase_"):
+            ph_series.append(bal.phase_)
+        # --- compute ---------------------------------------------------------------------------
+        comp = [0.0] * p
+        for j in workers:
+            q = queues[j]
+            if not q:
+                continue
+            pop = q.pop if df else q.popleft
+            n = nch = 0
+            gsum = 0.0
+            while q and n < i:
+                t = pop()
+                n += 1
+                if not uniform:
+                    gsum += grain_of(t)
+                ch = children(t)
+                if ch:
+                    q.extend(ch)
+                    nch += len(ch)
+            executed[j] += n
+            nodes += n
+            comp[j] = n * node_cost + nch * t_e + gsum * t_fl
+        T = np.array(comp)
+        cp_acc += T[widx].sum() / W
+        # --- load balancing --------------------------------------------------------------------
+        if act is not None:
+            T0 = T.copy()
+            view.queue = [len(q) for q in queues]
+            view.time = (cp_acc + lb_acc + idle_acc + sy_acc) * _US
+            transfers = bal.balance(view)
+            proto = act.protocol
+            if proto == "pairwise":
+                messages += _cost_pairwise(act, transfers, queues, T, cost, pair_cache)
+            elif proto == "server":
+                messages += _cost_server(act, transfers, queues, T, cost, workers)
+            else:
+                messages += _cost_plain(transfers, queues, T, cost)
+            for tr in transfers:
+                moved += tr.n
+            n_transfers += len(transfers)
+            lb_acc += (T[widx] - T0[widx]).sum() / W
+        Tw = T[widx]
+        idle_acc += (Tw.max() - Tw).sum() / W
+        sy_acc += sy
+        # --- barrier: the global count -------------------------------------------------------------
+        counts = [len(q) for q in queues]
+        n_tot = sum(counts)
+        n_series.append(n_tot)
+        q_series.append(counts)
+        if bal is not None:
+            view.queue = counts
+            if bal.reads_work:
+                est = workload.estimate
+                view.work = [float(sum(est(t) for t in q)) for q in queues]
+            bal.observe(view)
+        if n_tot == 0:
+            break
+    cp, lb, idle, synch = (float(x) * _US for x in (cp_acc, lb_acc, idle_acc, sy_acc))
+    return SuperstepResult(total=cp + lb + idle + synch, compute=cp, lb=lb, idle=idle, synch=synch,
+                           iterations=it, nodes=nodes, p=p, workers=W, messages=messages, tasks_moved=moved,
+                           transfers=n_transfers, n_series=np.array(n_series, dtype=np.int64),
+                           queue_series=np.array(q_series, dtype=np.int32), executed=executed,
+                           interval_series=i_series, phase_series=ph_series)
+
+
+def _move(queues, src: int, dst: int, n: int) -> int:
+    """Move the *n* oldest tasks of *src* to the back of *dst* (DF: its top); the count moved."""
+    if src == dst:
+        raise ConfigError("transfer", (src, dst), "a transfer between two different processors")
+    qs, qd = queues[src], queues[dst]
+    n = min(n, len(qs))
+    for _ in range(n):
+        qd.append(qs.popleft())
+    return n
+
+
+def _migrate(T, cost: T3D, src: int, dst: int, m: int) -> None:
+    """Cost one task message of *m* nodes on the two clocks (001 §3.9 item 6)."""
+    ints = NODE_INTS * m
+    T[src] += m * cost.t_dq
+    st = T[src]
+    T[src] = st + cost.send(ints)
+    T[dst] = max(T[dst] + cost.recvmin(ints), st + cost.recv(ints)) + m * cost.t_eq
+
+
+def _cost_plain(transfers, queues, T, cost) -> int:
+    msgs = 0
+    for tr in transfers:
+        m = _move(queues, tr.src, tr.dst, tr.n)
+        if m > 0:
+            _migrate(T, cost, tr.src, tr.dst, m)
+            msgs += 1
+    return msgs
+
+
+def _cost_pairwise(act, transfers, queues, T, cost, cache) -> int:
+    """Dimension exchange: per colour, every pair swaps loads, then that colour's migrations."""
+    colours = act.colours_
+    key = id(colours)
+    if key not in cache:
+        cache.clear()
+        cache[key] = [(np.array([a for a, _ in c], dtype=np.int64), np.array([b for _, b in c], dtype=np.int64))
+                      for c in colours]
+    arrays = cache[key]
+    by_step: dict[int, list] = {}
+    for tr in transfers:
+        by_step.setdefault(tr.step, []).append(tr)
+    s1, r1, rm1 = cost.send(1), cost.recv(1), cost.recvmin(1)
+    msgs = 0
+    for step, (A, B) in enumerate(arrays):
+        if len(A) == 0:
+            continue
+        ta = T[A]
+        tb = np.maximum(T[B] + rm1, ta + r1)  # b receives a's load
+        sb = tb
+        tb = tb + s1  # and sends its own back
+        T[A] = np.maximum(ta + s1 + rm1, sb + r1)
+        T[B] = tb
+        msgs += 2 * len(A)
+        trs = by_step.get(step)
+        if not trs:
+            continue
+        if len(trs) <= 8:
+            for tr in trs:
+                m = _move(queues, tr.src, tr.dst, tr.n)
+                if m > 0:
+                    _migrate(T, cost, tr.src, tr.dst, m)
+                    msgs += 1
+            continue
+        src, dst, ms = [], [], []
+        for tr in trs:
+            m = _move(queues, tr.src, tr.dst, tr.n)
+            if m > 0:
+                src.append(tr.src)
+                dst.append(tr.dst)
+                ms.append(m)
+        if not ms:
+            continue
+        S, R, M = np.array(src), np.array(dst), np.array(ms, dtype=np.float64)
+        ints = NODE_INTS * M
+        st = T[S] + M * cost.t_dq
+        T[S] = st + cost.send(ints)
+        T[R] = np.maximum(T[R] + cost.recvmin(ints), st + cost.recv(ints)) + M * cost.t_eq
+        msgs += len(ms)
+    steps = set(by_step) - set(range(len(arrays)))
+    if steps:
+        raise ConfigError("transfer.step", min(steps), f"a colour index below {len(arrays)}")
+    return msgs
+
+
+def _cost_server(act, transfers, queues, T, cost, workers) -> int:
+    """Loadserver: registrations, LIS queries with contention, migrations, then PROCEED."""
+    log = act.log_
+    per_round: dict[int, int] = {}
+    for e in log:
+        if e[0] == "query":
+            per_round[e[2]] = per_round.get(e[2], 0) + 1
+    first = min(per_round) if per_round else 0
+    k_in_round: dict[int, int] = {}
+    msgs = 0
+    pos = 0
+    s1 = cost.send(1)
+    for e in log:
+        if e[0] == "register":
+            T[e[1]] += s1
+            msgs += 1
+            continue
+        _, j, rnd, got = e
+        k = k_in_round[rnd] = k_in_round.get(rnd, 0) + 1
+        T[j] += cost.lis_wait(k, per_round[rnd], rnd == first)
+        msgs += 2
+        for _dst, _n in got:
+            tr = transfers[pos]
+            pos += 1
+            m = _move(queues, tr.src, tr.dst, tr.n)
+            if m > 0:
+                _migrate(T, cost, tr.src, tr.dst, m)
+                msgs += 1
+    # PROCEED: worker 0 sends W - 1 one-integer messages in turn, from the latest clock
+    W = len(workers)
+    if W > 1:
+        w = np.array(workers[1:], dtype=np.int64)
+        Tw = T[np.array(workers, dtype=np.int64)]
+        t0 = Tw.max()
+        starts = t0 + s1 * np.arange(W - 1)
+        T[w] = np.maximum(T[w] + cost.recvmin(1), starts + cost.recv(1))
+        T[workers[0]] = t0 + s1 * (W - 1)
+        msgs += W - 1
+    return msgs

@@ -1,0 +1,616 @@
+"""The asynchronous, event-driven task-tree engine: nodes run their own work, run low, and ask each
+other for more through messages that take time.
+
+Why asynchronous: 001 (Haron 1998) could simulate only synchronous (BSP) balancing, so asynchronous
+rules had to be given a barrier and a "proceed" broadcast, which penalised Loadserver and made
+diffusion and algorithmic adaptivity untestable (001 §4.5; 001 §6.2 item 1 asks for "a discrete-event
+(asynchronous) engine: LDSV as designed, asynchronous diffusion, work stealing"). Here nothing waits
+for anyone: each node decides when its own state changes, and every decision travels as a message.
+
+Model (the same kernel as the real runtime, :mod:`dlbkit.runtime.tree_worker`, 001 §1.3):
+
+* **Nodes.** Every node of the platform is one worker (a node with several cores is rejected: give
+  each core its own node) with a deque of waiting tasks; the task it runs is in no deque. A free node
+  with waiting tasks runs the newest (order ``df``) or the oldest (``bf``). A task runs for
+  ``workload.cost(task) / speed`` at full availability, integrated exactly over the node's
+  availability otherwise (as :mod:`dlbkit.sim.divisible` does). Handling a message takes no time and
+  happens while the node computes. When a task completes, its children (``workload.children``) are
+  created: they stay on the node, or, with a sender-initiated balancer, :meth:`on_spawn` places each
+  one (children sent elsewhere travel, one message per destination, in creation order).
+* **Messages** take ``platform.message_time(src, dst, bytes)``: latency per hop plus bytes over
+  bandwidth, with :data:`CONTROL_BYTES` per message plus :data:`TASK_BYTES` per task carried.
+  Migration always moves the *oldest* tasks; received tasks are appended at the back, in order.
+* **Receiver-initiated** balancers: a node with no request outstanding that is free with an empty
+  deque, or (``low_water`` > 0) holds at most ``low_water`` waiting tasks, calls :meth:`on_idle`,
+  which names a victim (an int), a :class:`~dlbkit.balancers.base.Transfer` or a list of them (one
+  request each). This is evaluated at t = 0 in node order, after each of the node's completions,
+  after tasks arrive, after the reply to its last outstanding request, and (``low_water`` > 0) after
+  it gave tasks away. The victim answers when the request is delivered, with :meth:`on_request`
+  (how many of its oldest tasks; clamped to what it holds); an empty reply to the last outstanding
+  request makes the node ask again. ``None`` from :meth:`on_idle` means "ask nobody": the node is
+  asked again at its next such moment, or, for a rule that reads loads, as soon as the queue of one
+  of its neighbours changes (its view changed: a runtime worker reconsiders when reports reach it).
+* **Periodic** balancers mirror the runtime coordinator: :meth:`balance` is called every
+  ``interval * P`` completions in total (``interval`` 0: after every event that changed a queue).
+  The centre is, as in the runtime, a coordinator one hop from every node whose view is exact at
+  decision time (staleness is modelled by :mod:`dlbkit.info`, not here). Each decision
+  Transfer(src, dst, n) with n > 0 becomes an order that reaches *src* one hop later (latency +
+  :data:`CONTROL_BYTES` / bandwidth); *src* then sends its ``min(n, |D_src|)`` oldest tasks to *dst*.
+  The centre knows its own orders: from the moment of an order, its view counts the n tasks at
+  *dst* and not at *src* (until they arrive, or turn out not to come), and it orders no more than
+  *src* holds by that count. Without this, every call while an order travels would repeat it.
+* **View.** Hooks read a :class:`~dlbkit.model.view.TreeView` with the platform's neighbour lists
+  and nominal speeds; ``time`` and ``node`` are set before every call and ``done`` is always exact
+  (the engine counts in it). When ``balancer.reads_loads`` the view is exact for every node at every
+  decision (``queue``, ``updated_at`` and ``work`` = the sum of ``workload.estimate`` over waiting
+  tasks, kept incrementally); otherwise only the deciding node's own ``queue``/``updated_at`` are
+  refreshed before each hook (``work`` stays 0): a rule that reads no loads needs no more.
+
+Order and time. Events are processed in time order and simultaneous events in the order they were
+scheduled (FIFO by a sequence number), which is benchmarks/MODELS.md's canonical order; at t = 0
+nodes start in index order (a node with work starts its task, then a node without work asks). Times
+are float seconds, and times closer than :data:`~dlbkit.sim.timebase.SIMULTANEITY_TOLERANCE` are
+the same instant; or, with *ticks_per_second*, exact integer ticks (every duration rounded to a
+tick: exact when durations are multiples of it, as in M2). Use ticks for bit-exact reproduction:
+an idle node that polls for thousands of round trips adds the same latency over and over, and in
+floats the round-off of those additions can exceed the tolerance.
+
+Ends at the completion that leaves no task waiting, running or in flight: ``makespan`` is its time,
+events at that instant processed after it are not counted, messages still in flight are discarded.
+``trace.events`` counts model events: completions plus messages delivered (requests, replies, tasks
+pushed, periodic orders); ``trace.messages``/``bytes`` count messages sent.
+
+Speed: when messages all take the same time (a complete graph and no per-task bytes) and the rule
+is receiver-initiated or none, with ``reads_loads`` False, the same semantics run in a specialised
+loop: messages are then delivered in the order they are sent, so they sit in a FIFO queue and only
+completions need a heap (*fast_path*; tests check it gives the general loop's trace).
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+from collections import deque
+from heapq import heappop, heappush
+from numbers import Integral
+from typing import Any, Sequence
+
+import networkx as nx
+import numpy as np
+
+from ..balancers.base import MigrationBalancer
+from ..errors import ConfigError, DlbkitError
+from ..model.platform import Platform
+from ..model.topology import neighbour_lists
+from ..model.trace import Trace
+from ..model.view import TreeView
+from ._tree_fast import _DONE, _EMPTY, _INF, _MOVE, _ORDER, _PUSH, _REP, _REQ, fast_loop, group
+from .timebase import SIMULTANEITY_TOLERANCE
+
+__all__ = ["simulate_tree_async", "CONTROL_BYTES", "TASK_BYTES", "WAITING_SAMPLES"]
+
+#: bytes of a control message (request, reply header, order): a type tag, two node ids and counts
+CONTROL_BYTES = 32
+#: bytes per task carried: a task descriptor (TaskTree packs a task in one 64-bit int) plus framing
+TASK_BYTES = 16
+#: the ``waiting`` series keeps between this many and twice as many points (decimated as it grows)
+WAITING_SAMPLES = 512
+
+
+def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBalancer, *,
+                        seed: int | None = None, rng: Any = None, start_node: int | Sequence[int] = 0,
+                        record: bool = True, ticks_per_second: int | None = None,
+                        control_bytes: float = CONTROL_BYTES, task_bytes: float = TASK_BYTES,
+                        fast_path: bool | None = None) -> Trace:
+    """Run task-tree *workload* (:class:`~dlbkit.model.tree.TaskTree`, :class:`FlatTasks` or any
+    object with ``roots()``, ``children(task)``, ``cost(task)``, ``estimate(task)`` and ``order``)
+    on *platform* with migration *balancer*, asynchronously; return the Trace.
+
+    *seed* seeds the availability draws and the balancer's Generator (None: fresh entropy); *rng*
+    replaces that Generator (any object with the ``integers`` the balancer calls). *start_node* is
+    the node holding the roots, or one node per root. *record* False skips the chunk rows and the
+    ``waiting`` series. *ticks_per_second* switches to exact integer time (see the module doc).
+    *fast_path* None picks the specialised loop when it applies; False forces the general loop;
+    True requires the specialised one.
+
+    Raise :exc:`~dlbkit.errors.ConfigError` for a bad argument, a node with several cores, a
+    disconnected topology, messages that take no time with a rule that polls, or a hook answer that
+    is not allowed (a victim that is not another node, a destination out of range).
+    """
+    run = _Run(platform, workload, balancer, seed, rng, start_node, record, ticks_per_second,
+               control_bytes, task_bytes)
+    eligible = run.fast_eligible()
+    if fast_path is None:
+        fast = eligible
+    elif fast_path and not eligible:
+        raise ConfigError("fast_path", True, "False or None unless every message takes the same time (complete "
+                          "topology, task_bytes 0) and the balancer is neither periodic nor sender-initiated "
+                          "nor reads loads")
+    else:
+        fast = bool(fast_path)
+    balancer.start(run.view, run.rng)
+    # millions of short-lived tuples and no reference cycles: the cyclic collector only costs time
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        if fast:
+            fast_loop(run)
+        else:
+            run.general()
+    finally:
+        if collecting:
+            gc.enable()
+    return run.trace(fast)
+
+
+class _Run:
+    """One run's state, shared by the general and the specialised loop, and the general loop."""
+
+    def __init__(self, platform, workload, balancer, seed, rng, start_node, record, tps, control_bytes,
+                 task_bytes):
+        if not isinstance(balancer, MigrationBalancer):
+            raise ConfigError("balancer", getattr(balancer, "name", balancer),
+                              "a migration balancer for a task-tree workload")
+        for attr in ("roots", "children", "cost", "estimate"):
+            if not callable(getattr(workload, attr, None)):
+                raise ConfigError("workload", type(workload).__name__,
+                                  "a task tree (TaskTree, FlatTasks, or roots/children/cost/estimate methods)")
+        order = getattr(workload, "order", "df")
+        if order not in ("df", "bf"):
+            raise ConfigError("workload.order", order, "'df' or 'bf'")
+        for i, n in enumerate(platform.nodes):
+            if n.cores != 1:
+                raise ConfigError(f"nodes[{i}].cores", n.cores,
+                                  "1 in the asynchronous tree engine (one worker per node: give each core a node)")
+        for fld, v in (("control_bytes", control_bytes), ("task_bytes", task_bytes)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
+                raise ConfigError(fld, v, "a finite number >= 0")
+        if tps is not None and (isinstance(tps, bool) or not isinstance(tps, Integral) or tps < 1):
+            raise ConfigError("ticks_per_second", tps, "None or an integer >= 1")
+        P = self.P = platform.n_nodes
+        self.platform, self.workload, self.balancer = platform, workload, balancer
+        self.seed, self.record = seed, bool(record)
+        self.tps = int(tps) if tps is not None else None
+        self.tol = 0 if tps is not None else SIMULTANEITY_TOLERANCE
+        self.lifo = order == "df"
+        self.cost, self.children = workload.cost, workload.children
+        self.control_bytes, self.task_bytes = control_bytes, task_bytes
+
+        g = platform.graph
+        self.complete = P <= 1 or (g.number_of_edges() == P * (P - 1) // 2 and nx.number_of_selfloops(g) == 0)
+        if not self.complete and not nx.is_connected(g):
+            raise ConfigError("network.topology", "a disconnected graph", "a connected graph")
+        net = platform.network
+        self.latency, self.bandwidth = net.latency, net.bandwidth
+        polls = balancer.receiver_initiated or balancer.periodic
+        if P > 1 and polls and self.latency == 0 and control_bytes == 0:
+            raise ConfigError("network.latency", 0.0, "> 0 (or control_bytes > 0) for a balancer that asks or "
+                              "orders: messages that take no time would poll forever at one instant")
+
+        ss_avail, ss_bal = np.random.SeedSequence(seed).spawn(2)
+        rng_avail = np.random.default_rng(ss_avail)
+        self.availability = [n.availability.realise(rng_avail) for n in platform.nodes]
+        self.speeds = [float(n.speed) for n in platform.nodes]
+        self.rates = [s * a.constant if a.constant is not None else 0.0
+                      for s, a in zip(self.speeds, self.availability)]
+        # ticks per unit of work at each node's constant rate (tick mode)
+        self.tscale = [self.tps / r if (self.tps and r) else 0.0 for r in self.rates]
+        self.rng = rng if rng is not None else np.random.default_rng(ss_bal)
+
+        if self.complete:
+            # slices of one list share its int objects: a random victim then touches a few
+            # cache-hot ints instead of one of P * (P - 1) scattered ones
+            ids = list(range(P))
+            neighbours = [ids[:i] + ids[i + 1:] for i in range(P)]
+        else:
+            neighbours = neighbour_lists(g)
+        self.view = TreeView(P, neighbours=neighbours, speeds=list(self.speeds))
+        self.loads = bool(balancer.reads_loads)
+        self.low = int(balancer.low_water) if balancer.receiver_initiated else 0
+
+        roots = list(workload.roots())
+        if not roots:
+            raise ConfigError("workload.roots()", roots, "at least one task")
+        if isinstance(start_node, Integral) and not isinstance(start_node, bool):
+            places = [int(start_node)] * len(roots)
+        else:
+            try:
+                places = [int(x) for x in start_node]
+            except (TypeError, ValueError):
+                raise ConfigError("start_node", start_node, "a node index or one node index per root") from None
+            if len(places) != len(roots):
+                raise ConfigError("start_node", f"{len(places)} nodes", f"one node per root ({len(roots)})")
+        for x in places:
+            if not 0 <= x < P:
+                raise ConfigError("start_node", x, f"a node index in [0, {P - 1}]")
+        self.dq = [deque() for _ in range(P)]
+        for task, x in zip(roots, places):
+            self.dq[x].append(task)
+
+        # per-node state
+        self.busy = [False] * P
+        self.out = [0] * P  # requests outstanding
+        # tasks the centre has ordered in (+) or out (-) of each node and not yet seen arrive or leave
+        self.pend = [0] * P
+        # a receiver-initiated rule that reads loads: nodes whose on_idle named nobody (parked), and
+        # the nodes whose queue changed in the current event (a parked neighbour then asks again)
+        self.watch = bool(balancer.receiver_initiated and balancer.reads_loads)
+        self.parked: set = set()
+        self.touched: set = set()
+        self.done = self.view.done  # the engine's counters are the view's: always exact
+        self.running: list = [None] * P
+        self.s_first = [0] * P  # the current busy stretch: tasks done before it, and its start
+        zero = 0 if self.tps else 0.0  # engine time: ticks or seconds
+        self.s_start: list = [zero] * P
+        self.free_since: list = [zero] * P
+        # counters
+        self.seq = 0
+        self.events = self.messages = 0
+        self.bytes = 0.0
+        self.steal_requests = self.steals = self.tasks_moved = self.transfers = 0
+        self.waiting = len(roots)
+        self.remaining = len(roots)  # created and not completed
+        self.n_done = 0
+        self.work = 0.0
+        self.max_cost = 0.0
+        self.makespan: Any = zero
+        self.rows: tuple[list, ...] = ([], [], [], [], [], [])
+        self.w_t: list = [zero]
+        self.w_n: list = [len(roots)]
+        self.w_mask = 0  # sample when n_done & mask == 0 (the stride is a power of two)
+        self.w_limit = 2 * WAITING_SAMPLES
+        if self.loads:
+            est = workload.estimate
+            vw, vq = self.view.work, self.view.queue
+            for i, d in enumerate(self.dq):
+                vq[i] = len(d)
+                vw[i] = float(sum(est(x) for x in d))
+
+    # --- shared helpers -------------------------------------------------------------------------
+    def fast_eligible(self) -> bool:
+        b = self.balancer
+        return (self.complete and self.task_bytes == 0 and not b.periodic and not b.sender_initiated
+                and not b.reads_loads)
+
+    def sec(self, t):
+        """Engine time to seconds."""
+        return t / self.tps if self.tps else t
+
+    def delay(self, src: int, dst: int, nbytes: float):
+        """A message's time in engine units (platform.message_time's formula, without its lookups)."""
+        if src == dst:
+            return 0
+        h = 1 if self.complete else int(self.platform.hops_from(src)[dst])
+        x = float(h) * self.latency + nbytes / self.bandwidth
+        return round(x * self.tps) if self.tps else x
+
+    def uniform_delay(self):
+        return self.delay(0, 1, self.control_bytes) if self.P > 1 else 0
+
+    def end_time(self, w: int, t, c: float):
+        """When task work *c* started at *t* on node *w* ends (engine units)."""
+        r = self.rates[w]
+        if self.tps:
+            if r:
+                return t + round(c * self.tscale[w])
+            return max(t, round(self.availability[w].finish(t / self.tps, c / self.speeds[w]) * self.tps))
+        return t + c / r if r else self.availability[w].finish(t, c / self.speeds[w])
+
+    def requests(self, w: int, decision) -> list[tuple[int, int]]:
+        """:meth:`on_idle`'s answer as validated (victim, wanted) pairs."""
+        out = []
+        for r in MigrationBalancer.requests(w, decision):
+            v = r.src
+            if isinstance(v, bool) or not isinstance(v, Integral) or not (0 <= v < self.P) or v == w:
+                raise ConfigError(f"the victim {self.balancer.name}.on_idle chose for node {w}", v,
+                                  f"another node in 0..{self.P - 1}")
+            out.append((int(v), max(0, int(r.n))))
+        return out
+
+    def trace(self, fast: bool) -> Trace:
+        sec = self.sec
+        tr = Trace(self.P, list(range(self.P)), balancer=self.balancer.name, seed=self.seed, source="sim",
+                   speeds=list(self.speeds), availability=self.availability, total_work=self.work,
+                   max_item=self.max_cost)
+        w, first, count, ask, start, end = self.rows
+        tr.worker, tr.first, tr.count = w, first, count
+        tr.t_ask, tr.t_start, tr.t_end = ([sec(x) for x in col] for col in (ask, start, end))
+        tr.round_of = [-1] * len(w)
+        tr.events, tr.messages, tr.bytes = self.events, self.messages, self.bytes
+        tr.end_time = sec(self.makespan)
+        if self.record and self.w_t[-1] != self.makespan:  # always end on the last completion
+            self.w_t.append(self.makespan)
+            self.w_n.append(self.waiting)
+        waiting = list(zip((sec(x) for x in self.w_t), self.w_n)) if self.record else []
+        tr.meta.update(mechanism="tree-async", balancer_params=self.balancer.get_params(),
+                       order="df" if self.lifo else "bf", tasks=self.n_done, expanded=list(self.done),
+                       steal_requests=self.steal_requests, steals=self.steals, tasks_moved=self.tasks_moved,
+                       transfers=self.transfers, waiting=waiting, makespan=tr.end_time, fast_path=fast,
+                       ticks_per_second=self.tps, control_bytes=self.control_bytes, task_bytes=self.task_bytes)
+        return tr
+
+    # --- the general loop -----------------------------------------------------------------------
+    def general(self) -> None:
+        self.heap: list = []
+        self.changed = False
+        b = self.balancer
+        self.periodic = b.periodic
+        self.threshold = float(b.interval) * self.P if b.periodic else _INF
+        self.last_balance = 0
+        self.order_delay = self._one_hop()
+        for w in range(self.P):
+            if self.dq[w]:
+                self.start(w, 0)
+            self.trigger(w, 0)
+        heap, tol = self.heap, self.tol
+        batch: list = []
+        while True:
+            if batch:
+                ev = batch.pop()
+            else:
+                if not heap:  # pragma: no cover - a waiting task always has a busy node: a bug
+                    raise DlbkitError(f"internal: no event scheduled with {self.remaining} tasks left")
+                ev = heappop(heap)
+                if tol and heap and heap[0][0] - ev[0] <= tol:
+                    heappush(heap, ev)
+                    batch = group(heap, tol)
+                    ev = batch.pop()
+            t, _, kind, dst, src, pay = ev
+            self.changed = False
+            self.events += 1
+            if kind == _DONE:
+                if self.on_done(t, dst):
+                    return
+            elif kind == _REQ:
+                self.on_request(t, dst, src, pay)
+            elif kind == _REP:
+                self.on_reply(t, dst, pay)
+            elif kind == _PUSH:
+                self.receive(dst, pay, t)
+                self.trigger(dst, t)
+            elif kind == _MOVE:
+                self.pend[dst] -= len(pay)
+                self.receive(dst, pay, t)
+                self.trigger(dst, t)
+            else:
+                self.on_order(t, dst, src, pay)
+            if self.periodic and (self.changed if self.threshold == 0
+                                  else self.n_done - self.last_balance >= self.threshold):
+                self.balance(t)
+            if self.touched:
+                if self.parked:
+                    self.wake(t)
+                else:
+                    self.touched.clear()
+
+    def _one_hop(self):
+        x = self.latency + self.control_bytes / self.bandwidth
+        return round(x * self.tps) if self.tps else x
+
+    def push(self, t, kind: int, dst: int, src: int, pay) -> None:
+        heappush(self.heap, (t, self.seq, kind, dst, src, pay))
+        self.seq += 1
+
+    def send(self, t, kind: int, src: int, dst: int, pay, ntasks: int) -> None:
+        nbytes = self.control_bytes + ntasks * self.task_bytes
+        self.messages += 1
+        self.bytes += nbytes
+        self.push(t + self.delay(src, dst, nbytes), kind, dst, src, pay)
+
+    def refresh(self, w: int, t) -> TreeView:
+        """The view as node *w* sees it now (its own entries exact)."""
+        v = self.view
+        s = self.sec(t)
+        v.time = s
+        v.node = w
+        v.queue[w] = max(0, len(self.dq[w]) + self.pend[w])  # an order may outrun the queue
+        v.updated_at[w] = s
+        return v
+
+    def _loads(self, w: int, t, tasks, sign: int) -> None:
+        """Keep the exact view of node *w* after *tasks* joined (+1) or left (-1) its deque."""
+        v = self.view
+        v.queue[w] = max(0, len(self.dq[w]) + self.pend[w])  # an order may outrun the queue
+        v.updated_at[w] = self.sec(t)
+        if self.watch:
+            self.touched.add(w)
+        if not self.dq[w]:
+            v.work[w] = 0.0  # no drift from adding and subtracting floats
+        else:
+            est = self.workload.estimate
+            v.work[w] += sign * sum(est(x) for x in tasks)
+        self.changed = True
+
+    def take(self, w: int, n: int, t) -> list:
+        """Remove node *w*'s *n* oldest waiting tasks."""
+        d = self.dq[w]
+        tasks = [d.popleft() for _ in range(n)]
+        self.waiting -= n
+        self.tasks_moved += n
+        self.changed = True
+        if self.loads:
+            self._loads(w, t, tasks, -1)
+        return tasks
+
+    def receive(self, w: int, tasks, t) -> None:
+        self.dq[w].extend(tasks)
+        self.waiting += len(tasks)
+        self.changed = True
+        if self.loads:
+            self._loads(w, t, tasks, +1)
+        if not self.busy[w]:
+            self.start(w, t)
+
+    def start(self, w: int, t) -> None:
+        d = self.dq[w]
+        task = d.pop() if self.lifo else d.popleft()
+        self.waiting -= 1
+        self.changed = True
+        if self.loads:
+            self._loads(w, t, (task,), -1)
+        c = self.cost(task)
+        self.work += c
+        if c > self.max_cost:
+            self.max_cost = c
+        self.running[w] = task
+        if not self.busy[w]:
+            self.busy[w] = True
+            self.s_first[w] = self.done[w]
+            self.s_start[w] = t
+        self.push(self.end_time(w, t, c), _DONE, w, -1, None)
+
+    def close(self, w: int, t) -> None:
+        """End node *w*'s busy stretch at *t* (one trace row)."""
+        if self.record:
+            for col, x in zip(self.rows, (w, self.s_first[w], self.done[w] - self.s_first[w], self.free_since[w],
+                                          self.s_start[w], t)):
+                col.append(x)
+        self.free_since[w] = t
+
+    def sample(self, t) -> None:
+        if self.record and not (self.n_done & self.w_mask):
+            self.w_t.append(t)
+            self.w_n.append(self.waiting)
+            if len(self.w_t) > self.w_limit:
+                self.w_t, self.w_n = self.w_t[::2], self.w_n[::2]
+                self.w_mask = 2 * self.w_mask + 1
+
+    def trigger(self, w: int, t) -> None:
+        """Ask for work if node *w* is receiver-initiated and runs (or ran) low."""
+        if self.balancer.receiver_initiated and not self.out[w]:
+            d = self.dq[w]
+            if (not self.busy[w] and not d) or (self.low > 0 and len(d) <= self.low):
+                self.ask(w, t)
+
+    def ask(self, w: int, t) -> None:
+        reqs = self.requests(w, self.balancer.on_idle(self.refresh(w, t), w))
+        if self.watch:
+            if reqs:
+                self.parked.discard(w)
+            else:
+                self.parked.add(w)
+        for v, wanted in reqs:
+            self.steal_requests += 1
+            self.out[w] += 1
+            self.send(t, _REQ, w, v, wanted, 0)
+
+    def wake(self, t) -> None:
+        """Parked nodes next to a node whose queue changed ask again (in node order): their view
+        changed, as a runtime worker reconsiders when load reports reach it."""
+        touched, self.touched = self.touched, set()
+        nbrs = self.view.neighbours
+        for i in sorted(self.parked):
+            if i in self.parked and any(j in touched for j in nbrs[i]):
+                self.parked.discard(i)
+                self.trigger(i, t)
+
+    def on_done(self, t, w: int) -> bool:
+        self.done[w] += 1
+        self.n_done += 1
+        self.remaining -= 1
+        self.changed = True
+        if self.loads:
+            self.view.updated_at[w] = self.sec(t)
+        kids = self.children(self.running[w])
+        self.running[w] = None
+        if kids:
+            self.remaining += len(kids)
+            if self.balancer.sender_initiated:
+                self.place(w, list(kids), t)
+            else:
+                self.dq[w].extend(kids)
+                self.waiting += len(kids)
+                if self.loads:
+                    self._loads(w, t, kids, +1)
+        self.sample(t)
+        if self.remaining == 0:
+            self.close(w, t)
+            self.makespan = t
+            return True
+        if self.dq[w]:
+            self.start(w, t)
+        else:
+            self.busy[w] = False
+            self.close(w, t)
+        self.trigger(w, t)
+        return False
+
+    def place(self, w: int, kids: list, t) -> None:
+        """Sender-initiated: on_spawn gives each child a node (the view's queue is before them)."""
+        b = self.balancer
+        dests = b.on_spawn(self.refresh(w, t), w, len(kids))
+        if len(dests) != len(kids):
+            raise ConfigError(f"{b.name}.on_spawn's answer for node {w}", f"{len(dests)} destinations",
+                              f"one per child ({len(kids)})")
+        local, away = [], {}
+        for child, x in zip(kids, dests):
+            if isinstance(x, bool) or not isinstance(x, Integral) or not 0 <= x < self.P:
+                raise ConfigError(f"the destination {b.name}.on_spawn chose on node {w}", x,
+                                  f"a node index in [0, {self.P - 1}]")
+            x = int(x)
+            if x == w:
+                local.append(child)
+            else:
+                away.setdefault(x, []).append(child)
+        if local:
+            self.dq[w].extend(local)
+            self.waiting += len(local)
+            if self.loads:
+                self._loads(w, t, local, +1)
+        for x, tasks in away.items():
+            self.tasks_moved += len(tasks)
+            self.send(t, _PUSH, w, x, tasks, len(tasks))
+
+    def on_request(self, t, v: int, thief: int, wanted: int) -> None:
+        q = len(self.dq[v])
+        n = int(self.balancer.on_request(self.refresh(v, t), v, thief, q, wanted))
+        n = min(n, q)
+        tasks = self.take(v, n, t) if n > 0 else _EMPTY
+        self.send(t, _REP, v, thief, tasks, len(tasks))
+        if self.low > 0:
+            self.trigger(v, t)
+
+    def on_reply(self, t, thief: int, tasks) -> None:
+        self.out[thief] -= 1
+        if tasks:
+            self.steals += 1
+            self.receive(thief, tasks, t)
+        self.trigger(thief, t)
+
+    def on_order(self, t, src: int, dst: int, n: int) -> None:
+        k = min(n, len(self.dq[src]))
+        self.pend[src] += n
+        self.pend[dst] -= n - k  # what will not come after all
+        if self.loads:
+            self._loads(dst, t, (), +1)
+            self._loads(src, t, (), -1)
+        if k > 0:
+            self.send(t, _MOVE, src, dst, self.take(src, k, t), k)
+            if self.low > 0:
+                self.trigger(src, t)
+
+    def balance(self, t) -> None:
+        self.last_balance = self.n_done
+        v = self.view
+        v.time = self.sec(t)
+        v.node = -1
+        b = self.balancer
+        for tr in b.balance(v):
+            src, dst, n = tr.src, tr.dst, tr.n
+            ok = all(isinstance(x, Integral) and not isinstance(x, bool) for x in (src, dst, n))
+            if not (ok and 0 <= src < self.P and 0 <= dst < self.P and src != dst):
+                raise ConfigError(f"a transfer {b.name}.balance returned", tr,
+                                  f"src != dst, both in 0..{self.P - 1}, n an integer")
+            src, dst = int(src), int(dst)
+            # no more than src holds, as far as the centre knows
+            n = min(int(n), len(self.dq[src]) + self.pend[src])
+            if n > 0:
+                self.transfers += 1
+                self.messages += 1
+                self.bytes += self.control_bytes
+                self.pend[src] -= n
+                self.pend[dst] += n
+                if self.loads:
+                    v.queue[src] -= n
+                    v.queue[dst] += n
+                self.push(t + self.order_delay, _ORDER, src, dst, n)
