@@ -37,14 +37,15 @@ def test_a_tree_experiment_runs_every_task_once_and_records_moves(tmp_path):
     assert isinstance(exp.workload, TaskTree) and exp.workload.kind == "imbalance"
     sweep = run_sweep(exp, tmp_path)
     assert [r["status"] for r in sweep.rows] == ["ok"] * 4
-    nodes = exp.workload.count()[0]
-    for (label, _), trace in sweep.traces.items():
-        assert trace.meta["tasks"] == nodes == sum(trace.meta["expanded"])
+    nodes = {s.repetition: s.workload.count()[0] for s in exp.expand()}
+    for (label, _), trace in sweep.traces.items():  # repetition 0
+        assert trace.meta["tasks"] == nodes[0] == sum(trace.meta["expanded"])
     for r in sweep.rows:
         assert 0 < r["efficiency"] <= 1 + 1e-12
         assert r["tasks_moved"] > 0  # both rules move work away from the root's node
-    # common random numbers: the same tree in every run, so the lower bound is the same
-    assert len({round(r["lower_bound"], 15) for r in sweep.rows}) == 1
+    # common random numbers: within a repetition every balancer runs the same tree
+    for rep in (0, 1):
+        assert len({round(r["lower_bound"], 15) for r in sweep.rows if r["repetition"] == rep}) == 1
 
 
 @pytest.mark.parametrize("edit, field", [
@@ -65,3 +66,52 @@ def test_a_divisible_experiment_rejects_migration_balancers():
                         'kind = "divisible"\nitems = 100')
     with pytest.raises(ConfigError, match="chunking balancer for a divisible workload"):
         load(text)
+
+
+def test_trees_differ_between_repetitions_but_not_between_balancers():
+    exp = load()
+    specs = exp.expand()
+    seeds = {(s.label, s.repetition): s.workload.seed for s in specs}
+    assert seeds[("steal", 0)] == seeds[("random", 0)] != seeds[("steal", 1)] == seeds[("random", 1)]
+    fixed = load(TREE.replace("grain = 1000", "grain = 1000\nseed = 5"))
+    assert {s.workload.seed for s in fixed.expand()} == {5}
+
+
+def test_workload_phases_read_off_the_waiting_series():
+    from dlbkit.experiments.plots import workload_phases
+    t = [0, 1, 2, 3, 4, 5, 6, 7]
+    n = [1, 2, 4, 5, 3, 4, 1, 0]  # p = 4: first >= 4 at t = 2, last >= 4 at t = 5 -> falls below at 6
+    assert workload_phases(t, n, 4) == (2.0, 6.0)
+    assert all(x != x for x in workload_phases(t, n, 9))  # never filled: nan, nan
+
+
+def test_tree_runs_plot_waiting_tasks_per_node_with_phases(tmp_path):
+    import tomllib
+
+    from dlbkit.experiments import save_all, summarise
+    d = tomllib.loads(TREE)
+    d["balancers"] = [{"name": "phase-adaptive", "params": {"balancers": ["gdem", "gdem", "none"],
+                                                              "intervals": [1, 4, float("inf")]}}]
+    exp = Experiment.from_dict(d)
+    sweep = run_sweep(exp, tmp_path)
+    (trace,) = sweep.traces.values()
+    queues = trace.meta["queues"]
+    assert len(queues) == len(trace.meta["waiting"]) and all(len(q) == 9 for q in queues)
+    assert [sum(q) for q in queues] == [n for _, n in trace.meta["waiting"]]
+    phases = [ph for _, ph in trace.meta["phases"]]
+    assert phases[0] == 1 and phases == sorted(phases) and 2 in phases  # one-way, through the steady phase
+    images = save_all(tmp_path / "img", summarise(sweep.rows, ["makespan"]), sweep.traces)
+    assert len(images["tasks"]) == 1 and images["tasks"][0].stat().st_size > 10_000
+
+
+def test_the_shipped_torus_experiment_compares_every_migration_balancer():
+    from dlbkit.balancers import registry
+    from dlbkit.cli import find_experiment
+    from dlbkit.experiments import load_experiment
+    exp = load_experiment(find_experiment("haron_torus64"))
+    assert exp.platform.n_nodes == 64 and isinstance(exp.workload, TaskTree) and exp.workload.kind == "imbalance"
+    names = {b.name for b in exp.balancers}
+    assert names == set(registry.names("migration"))
+    adaptive = [b.params for b in exp.balancers if b.name == "phase-adaptive"]
+    assert {p["detector"] for p in adaptive} == {"tasks", "work"}
+    assert ["ldsv", "gdem", "none"] in [p["balancers"] for p in adaptive]  # 001's untested algorithmic switch

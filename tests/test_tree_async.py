@@ -221,14 +221,23 @@ def test_breadth_first_runs_the_oldest_and_depth_first_the_newest():
 
 
 # --- triggers and hooks ----------------------------------------------------------------------------------
-def test_periodic_balance_runs_every_interval_times_p_completions():
+def test_periodic_balance_runs_when_a_node_has_completed_interval_tasks():
+    """001 §2.9: i tasks per node between invocations. One node working alone calls it every i of its
+    completions (not after the last). Two equal nodes, i = 2, completions of both at t = 1..6 (node 0
+    first at each instant): node 0 reaches 2 at t = 2 (call); node 1, which completed one task at
+    t = 2 after the call, reaches 2 at t = 3 (call); node 0 then at t = 5 (call); t = 6 ends."""
     tree = TaskTree(depth=8, fanout=2, grain=1.0)  # 255 tasks
-    for interval, p in [(1, 3), (2, 4), (0.5, 4)]:
+    for interval, p in [(1, 1), (2, 1), (3, 1), (0.5, 1)]:
         b = Leveller(interval=interval)
         tr = simulate_tree_async(platform([1] * p), tree, b, seed=2)
         assert tr.meta["tasks"] == 255
-        assert b.calls_ == (255 - 1) // int(interval * p)  # not after the last completion
-        assert tr.meta["transfers"] > 0 and tr.meta["tasks_moved"] >= tr.meta["transfers"]
+        assert b.calls_ == 254 // max(1, int(interval))
+    b = Leveller(interval=2)
+    tr = simulate_tree_async(platform([1, 1]), FlatTasks([1.0] * 12), b, seed=2, start_node=[0] * 6 + [1] * 6,
+                             control_bytes=0, task_bytes=0)
+    assert b.calls_ == 3 and tr.meta["transfers"] == 0
+    tr = simulate_tree_async(platform([1] * 4), tree, Leveller(interval=1), seed=2)
+    assert tr.meta["transfers"] > 0 and tr.meta["tasks_moved"] >= tr.meta["transfers"]
 
 
 def test_periodic_orders_travel_one_hop_then_the_tasks_travel():

@@ -121,7 +121,8 @@ class MigrationBalancer(Balancer):
       evaluated in the victim with exact local knowledge. Default: half its waiting tasks.
     * ``sender_initiated``: after every expansion that created children, :meth:`on_spawn`
       ``(view, node, n_children)`` gives each child a node. Default: all stay local.
-    * ``periodic``: every ``interval`` completed tasks per node (0: at every load update),
+    * ``periodic``: as soon as some node has completed ``interval`` tasks since the last call (0: at
+      every load update; a superstep engine runs up to ``interval`` tasks per node per iteration),
       :meth:`balance` ``(view)``, central and global, returns transfers. Default: none.
 
     A parameter with the name of a trigger attribute (``low_water``, ``interval``) overrides it per
@@ -163,7 +164,7 @@ class MigrationBalancer(Balancer):
     low_water: ClassVar[int] = 0
     #: engines call :meth:`on_spawn` for every expansion that created children
     sender_initiated: ClassVar[bool] = False
-    #: engines call :meth:`balance` every ``interval`` completed tasks per node (0: at every update)
+    #: engines call :meth:`balance` once a node completed ``interval`` tasks since the last call (0: every update)
     periodic: ClassVar[bool] = False
     interval: ClassVar[float] = 1
     #: False for rules that never read other nodes' loads; engines then need not ship them around

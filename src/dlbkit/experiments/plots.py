@@ -20,7 +20,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from ..model.metrics import METRICS  # noqa: E402
 from ..model.trace import Trace  # noqa: E402
 
-__all__ = ["gantt", "work_over_time", "makespan_bars", "efficiency_bars", "metric_bars", "save_all", "slug"]
+__all__ = ["gantt", "work_over_time", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "save_all", "slug"]
 
 _BUSY = ("#1f77b4", "#5fa2d6")  # alternate shades so consecutive chunks stay distinguishable
 _WAIT = "#f2a541"  # asked for work, waiting for it (scheduling + communication)
@@ -177,14 +177,74 @@ def efficiency_bars(summary: Sequence, ax=None, **kw):
     return fig
 
 
+def workload_phases(times: Sequence[float], waiting: Sequence[int], p: int) -> tuple[float, float]:
+    """The two transition times of 001 §2.7 read off a waiting-task series with c1 = c2 = 1: phase I
+    (filling) lasts until n(t) first reaches p, phase III (emptying) starts when n(t) last falls
+    below p (n(t) is not monotone, so this is known only afterwards). (nan, nan) if n never reaches p."""
+    n = np.asarray(waiting)
+    hit = np.flatnonzero(n >= p)
+    if not len(hit):
+        return math.nan, math.nan
+    last = hit[-1] + 1
+    return float(times[hit[0]]), float(times[last]) if last < len(times) else float(times[-1])
+
+
+def tasks_over_time(trace: Trace, ax=None, *, title: str | None = None):
+    """Waiting tasks per node over time (a heat map, node by node) above the total n(t), with the
+    three workload phases of 001 §2.7 shaded (filling, steady, emptying, read from n(t) against p)
+    and, dashed, the transitions a phase-adaptive balancer detected while running. Needs a trace of
+    the asynchronous tree engine (``meta["queues"]``)."""
+    series = trace.meta.get("waiting") or []
+    queues = trace.meta.get("queues") or []
+    if not series or not queues:
+        raise ValueError("tasks_over_time needs a task-tree trace with meta['waiting'] and meta['queues']")
+    times = np.array([t for t, _ in series], dtype=float)
+    n = np.array([x for _, x in series], dtype=float)
+    q = np.asarray(queues, dtype=float).T  # nodes x samples
+    P = q.shape[0]
+    if ax is None:
+        fig, (ax_q, ax_n) = plt.subplots(2, 1, figsize=(10, 6.5), sharex=True,
+                                         gridspec_kw={"height_ratios": [3, 2]})
+        fig.subplots_adjust(left=0.08, right=0.9, top=0.93, bottom=0.09, hspace=0.08)
+    else:
+        fig, ax_q, ax_n = ax.figure, None, ax
+    if ax_q is not None:
+        edges = np.concatenate((times, [times[-1]]))
+        mesh = ax_q.pcolormesh(edges, np.arange(P + 1) - 0.5, q[:, :], shading="flat", cmap="magma_r",
+                               vmin=0, vmax=max(1.0, float(np.percentile(q, 99))))
+        ax_q.set_ylabel("node")
+        cax = fig.add_axes((0.915, 0.5, 0.015, 0.43))
+        fig.colorbar(mesh, cax=cax, label="waiting tasks")
+        ax_q.set_title(title or f"Waiting tasks per node: {trace.balancer} (seed {trace.seed})")
+    ax_n.step(times, n, where="post", color="k", lw=1.2, label="n(t): waiting tasks, all nodes")
+    ax_n.axhline(P, color="0.4", lw=0.8, ls=":", label=f"p = {P}")
+    t1, t2 = workload_phases(times, n, P)
+    end = float(times[-1])
+    if not math.isnan(t1):
+        for a, b, c, name in ((0.0, t1, "#cfe8ff", "I filling"), (t1, t2, "#d9f2d0", "II steady"),
+                              (t2, end, "#ffe2c6", "III emptying")):
+            ax_n.axvspan(a, b, color=c, alpha=0.7, lw=0, label=f"phase {name}")
+    for t, ph in trace.meta.get("phases", [])[1:]:
+        ax_n.axvline(t, color="tab:red", ls="--", lw=1.0)
+        ax_n.annotate(f"→ {['', 'I', 'II', 'III'][ph] if ph in (1, 2, 3) else ph}", (t, ax_n.get_ylim()[1]),
+                      xytext=(2, -10), textcoords="offset points", color="tab:red", fontsize=8)
+    ax_n.set_yscale("symlog", linthresh=max(1, P))
+    ax_n.set_xlim(0, end)
+    ax_n.set_xlabel("time (s)")
+    ax_n.set_ylabel("waiting tasks")
+    ax_n.legend(loc="lower left", fontsize=7, ncol=2)
+    ax_n.grid(alpha=0.3)
+    return fig
+
+
 def slug(text: str) -> str:
     """A file-name-safe form of a label or grid point."""
     s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
     return s or "x"
 
 
-def _run_plots(label: str, point: str, trace: Trace, out_dir: Path, dpi: int) -> tuple[Path, Path]:
-    """Write gantt_*.png and work_*.png of one run; return their paths."""
+def _run_plots(label: str, point: str, trace: Trace, out_dir: Path, dpi: int) -> tuple[Path, Path, Path | None]:
+    """Write gantt_*.png and work_*.png of one run, and tasks_*.png for a task tree; return their paths."""
     suffix = slug(label) + (f"__{slug(point)}" if point else "")
     title_pt = f" [{point}]" if point else ""
     end = float(max(trace.t_end)) if trace.t_end else 0.0
@@ -196,16 +256,23 @@ def _run_plots(label: str, point: str, trace: Trace, out_dir: Path, dpi: int) ->
     fig = work_over_time(trace, title=f"Work done per worker: {label}{title_pt}, repetition 0")
     fig.savefig(paths[1], dpi=dpi)
     plt.close(fig)
-    return paths
+    tasks = None
+    if trace.meta.get("queues"):
+        tasks = out_dir / f"tasks_{suffix}.png"
+        fig = tasks_over_time(trace, title=f"Waiting tasks per node: {label}{title_pt}, repetition 0")
+        fig.savefig(tasks, dpi=dpi)
+        plt.close(fig)
+    return (*paths, tasks)
 
 
 def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, dpi: int = 110,
              jobs: int = 1) -> dict[str, list[Path]]:
     """Write makespan.png, efficiency.png, and per (label, grid point) with a trace gantt_*.png and
-    work_*.png into *out_dir* (on *jobs* processes); return the paths by kind ("bars", "gantt", "work")."""
+    work_*.png (and tasks_*.png for task trees) into *out_dir* (on *jobs* processes); return the paths by
+    kind ("bars", "gantt", "work", "tasks")."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    written: dict[str, list[Path]] = {"bars": [], "gantt": [], "work": []}
+    written: dict[str, list[Path]] = {"bars": [], "gantt": [], "work": [], "tasks": []}
     if summary:
         for name, fn in (("makespan.png", makespan_bars), ("efficiency.png", efficiency_bars)):
             fig = fn(summary)
@@ -221,7 +288,9 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, dpi: int =
             results = [f.result() for f in futures]
     else:
         results = [_run_plots(lbl, pt, tr, out_dir, dpi) for (lbl, pt), tr in items]
-    for g, w in results:
+    for g, w, k in results:
         written["gantt"].append(g)
         written["work"].append(w)
+        if k is not None:
+            written["tasks"].append(k)
     return written

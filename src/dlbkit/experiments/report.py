@@ -184,10 +184,17 @@ def write_report(path: str | Path, sweep, summary: Sequence[Stat], images: dict[
         parts.append("<h2>Runs (repetition 0 of each balancer)</h2><p class=muted>Gantt chart: a bar per chunk; "
                      "orange = waiting for work, blank = idle, red shade = background load. Below it, items "
                      "(tasks, for a tree) completed per worker over time.</p>")
+        tasks = {t.stem.removeprefix("tasks_"): t for t in images.get("tasks", [])}
+        if tasks:
+            parts.append("<p class=muted>Task trees: waiting tasks per node over time, and the total n(t) with "
+                         "the three workload phases of Haron 1998 §2.7 (filling until n(t) first reaches p, "
+                         "emptying after it last falls below p); dashed: phase changes a phase-adaptive "
+                         "balancer detected while running.</p>")
         for g, w in zip(gantts, works):
             name = g.stem.removeprefix("gantt_")
+            extra = img(tasks[name], "waiting tasks " + name) if name in tasks else ""
             parts.append(f"<details open><summary>{escape(name)}</summary>{img(g, 'Gantt ' + name)}"
-                         f"{img(w, 'work over time ' + name)}</details>")
+                         f"{img(w, 'work over time ' + name)}{extra}</details>")
     fails = sweep.failures
     if fails:
         items = "".join(f"<tr><td class=l>{escape(r['label'])}</td><td class=l>{escape(r['point'])}</td>"

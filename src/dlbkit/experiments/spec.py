@@ -27,7 +27,9 @@ A task-tree experiment sets ``[workload] kind = "tree"`` with the tree's fields 
 balanced, random or imbalance; depth, fanout, grain, imbalance, min_split_depth, slope, seed,
 order), names migration balancers, and runs on the asynchronous engine
 (:func:`dlbkit.sim.simulate_tree_async`; engine keys ``start_node``, ``control_bytes``,
-``task_bytes``). The topology over which neighbourhood balancers work is the platform's.
+``task_bytes``). The topology over which neighbourhood balancers work is the platform's. A random
+or imbalance tree without a ``seed`` is drawn anew in every repetition (from the repetition's
+seed, so every balancer runs the same trees).
 
 Every bad input raises :class:`~dlbkit.errors.ConfigError` naming the field path
 (``balancers[2].name``, ``platform.nodes[0].speed``, ``workload.items``), the value and what is
@@ -37,6 +39,7 @@ allowed. Validation is complete before anything runs: every grid point is built 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -222,10 +225,15 @@ class Experiment:
         for point, (platform, workload, engine, pd, wd) in self._points:
             for r in range(self.repetitions):
                 seed = run_seed(self.seed, r)
+                work = workload
+                if isinstance(workload, TaskTree) and "seed" not in wd:
+                    # a tree without a seed of its own is drawn anew per repetition, the same for
+                    # every balancer (common random numbers)
+                    work = dataclasses.replace(workload, seed=seed)
                 for b in self.balancers:
                     eng = {**engine, **b.engine}
                     fp = _fingerprint(pd, wd, eng, b, seed)
-                    specs.append(RunSpec(b.label, b.name, dict(b.params), point, r, seed, platform, workload,
+                    specs.append(RunSpec(b.label, b.name, dict(b.params), point, r, seed, platform, work,
                                          eng, fp))
         return specs
 

@@ -9,8 +9,8 @@ Workers talk only to the coordinator (no listener, no worker-to-worker link), wh
 * runs the balancer's central hook, :meth:`~dlbkit.balancers.base.MigrationBalancer.balance`, on
   its :class:`~dlbkit.model.view.TreeView` (queue lengths and completed tasks as last reported,
   each with its age, corrected for the tasks in flight: :class:`_Loads`; the neighbours and edge
-  colours of the run's topology), every ``interval`` completed tasks per worker (re-read at every
-  decision; 0: at every report), and ships that view to the workers when the balancer reads loads;
+  colours of the run's topology), as soon as a worker has completed ``interval`` tasks since the
+  last call (re-read at every decision; 0: at every report), and ships that view to the workers when the balancer reads loads;
 * sends fresh loads to a worker of a receiver-initiated, load-reading rule (RID) that asked nobody
   and sleeps in ``recv``, whenever a neighbour's load rises above what it last saw (Willebeek-
   LeMair & Reeves's periodic load updates to the neighbours; ``trace.meta["load_updates"]``);
@@ -162,7 +162,7 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
     seq = 0
     counts = {"messages": 0, "steal_requests": 0, "steals": 0, "tasks_moved": 0, "transfers": 0,
               "load_updates": 0}
-    last_balance = 0
+    at_last = [0] * P  # tasks each worker had completed at the last periodic point
     reads_loads = balancer.reads_loads
     books = _Loads(view)
     # receiver-initiated rules that read loads (RID) decide whether to ask from their neighbours'
@@ -194,11 +194,12 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
             post(w, POST)
 
     def periodic() -> None:
-        nonlocal last_balance
-        interval = float(balancer.interval) * P  # re-read: an adaptive rule may change it
-        if n_completed - last_balance < interval:
+        nonlocal at_last
+        interval = float(balancer.interval)  # re-read: an adaptive rule may change it
+        # 001 §2.9: i tasks per worker between invocations; the first worker to get there calls it
+        if interval > 0 and max(c - a for c, a in zip(completed, at_last)) < interval:
             return
-        last_balance = n_completed
+        at_last = list(completed)
         view.time = clock() - origin
         view.node = -1
         balancer.observe(view)

@@ -70,7 +70,7 @@ def fast_loop(run) -> None:
     vq, vupd = view.queue, view.updated_at
     record = run.record
     R_w, R_first, R_count, R_ask, R_start, R_end = run.rows
-    W_t, W_n, w_mask, w_limit = run.w_t, run.w_n, run.w_mask, run.w_limit
+    W_t, W_n, W_q, w_mask, w_limit = run.w_t, run.w_n, run.w_q, run.w_mask, run.w_limit
     REQ, REP, EMPTY, INF = _REQ, _REP, _EMPTY, _INF
     msgs: deque = deque()
     send, receive, unreceive = msgs.append, msgs.popleft, msgs.appendleft
@@ -210,8 +210,9 @@ def fast_loop(run) -> None:
             if record and not (n_done & w_mask):
                 W_t.append(t)
                 W_n.append(waiting)
+                W_q.append(tuple(map(len, dq)))
                 if len(W_t) > w_limit:
-                    W_t, W_n = W_t[::2], W_n[::2]
+                    W_t, W_n, W_q = W_t[::2], W_n[::2], W_q[::2]
                     w_mask = 2 * w_mask + 1
             if remaining == 0:
                 if record:
@@ -281,4 +282,4 @@ def fast_loop(run) -> None:
     run.bytes = float(messages * run.control_bytes)
     run.steals, run.tasks_moved = steals, moved
     run.n_done, run.waiting, run.remaining, run.work, run.max_cost = n_done, waiting, remaining, work, mx
-    run.w_t, run.w_n, run.w_mask = W_t, W_n, w_mask
+    run.w_t, run.w_n, run.w_q, run.w_mask = W_t, W_n, W_q, w_mask

@@ -30,8 +30,11 @@ Model (the same kernel as the real runtime, :mod:`dlbkit.runtime.tree_worker`, 0
   request makes the node ask again. ``None`` from :meth:`on_idle` means "ask nobody": the node is
   asked again at its next such moment, or, for a rule that reads loads, as soon as the queue of one
   of its neighbours changes (its view changed: a runtime worker reconsiders when reports reach it).
-* **Periodic** balancers mirror the runtime coordinator: :meth:`balance` is called every
-  ``interval * P`` completions in total (``interval`` 0: after every event that changed a queue).
+* **Periodic** balancers mirror the runtime coordinator: :meth:`balance` is called as soon as some
+  node has completed ``interval`` tasks since the last call (001 §2.9: the LB interval i is the
+  number of nodes a processor executes between invocations; in a superstep every processor runs up
+  to i, here the first to get there calls it), and ``interval`` 0 after every event that changed a
+  queue.
   The centre is, as in the runtime, a coordinator one hop from every node whose view is exact at
   decision time (staleness is modelled by :mod:`dlbkit.info`, not here). Each decision
   Transfer(src, dst, n) with n > 0 becomes an order that reaches *src* one hop later (latency +
@@ -39,6 +42,9 @@ Model (the same kernel as the real runtime, :mod:`dlbkit.runtime.tree_worker`, 0
   The centre knows its own orders: from the moment of an order, its view counts the n tasks at
   *dst* and not at *src* (until they arrive, or turn out not to come), and it orders no more than
   *src* holds by that count. Without this, every call while an order travels would repeat it.
+* **Phase adaptivity.** A rule that overrides :meth:`observe` (``phase-adaptive``) is called
+  there at every periodic point — with the *current* phase's interval — before its current rule (:meth:`acting`) balances; when that is None (phase III) no
+  transfer is ordered. ``trace.meta["phases"]`` lists (time, phase) at the start and at each change.
 * **View.** Hooks read a :class:`~dlbkit.model.view.TreeView` with the platform's neighbour lists
   and nominal speeds; ``time`` and ``node`` are set before every call and ``done`` is always exact
   (the engine counts in it). When ``balancer.reads_loads`` the view is exact for every node at every
@@ -93,7 +99,8 @@ __all__ = ["simulate_tree_async", "CONTROL_BYTES", "TASK_BYTES", "WAITING_SAMPLE
 CONTROL_BYTES = 32
 #: bytes per task carried: a task descriptor (TaskTree packs a task in one 64-bit int) plus framing
 TASK_BYTES = 16
-#: the ``waiting`` series keeps between this many and twice as many points (decimated as it grows)
+#: the ``waiting`` series (and ``queues``, waiting tasks per node at the same instants) keeps between
+#: this many and twice as many points (decimated as it grows)
 WAITING_SAMPLES = 512
 
 
@@ -207,6 +214,10 @@ class _Run:
         self.view = TreeView(P, neighbours=neighbours, speeds=list(self.speeds))
         self.loads = bool(balancer.reads_loads)
         self.low = int(balancer.low_water) if balancer.receiver_initiated else 0
+        # a rule that adapts per phase (PhaseAdaptive) watches the global state at every periodic
+        # point, whether or not its current phase's rule balances there
+        self.observes = type(balancer).observe is not MigrationBalancer.observe
+        self.phases: list = []  # (time, phase) at the start and at each phase change
 
         roots = list(workload.roots())
         if not roots:
@@ -257,6 +268,7 @@ class _Run:
         self.rows: tuple[list, ...] = ([], [], [], [], [], [])
         self.w_t: list = [zero]
         self.w_n: list = [len(roots)]
+        self.w_q: list = [tuple(map(len, self.dq))]  # waiting tasks per node, at the same instants
         self.w_mask = 0  # sample when n_done & mask == 0 (the stride is a power of two)
         self.w_limit = 2 * WAITING_SAMPLES
         if self.loads:
@@ -270,7 +282,7 @@ class _Run:
     def fast_eligible(self) -> bool:
         b = self.balancer
         return (self.complete and self.task_bytes == 0 and not b.periodic and not b.sender_initiated
-                and not b.reads_loads)
+                and not b.reads_loads and not self.observes)
 
     def sec(self, t):
         """Engine time to seconds."""
@@ -321,11 +333,14 @@ class _Run:
         if self.record and self.w_t[-1] != self.makespan:  # always end on the last completion
             self.w_t.append(self.makespan)
             self.w_n.append(self.waiting)
+            self.w_q.append(tuple(map(len, self.dq)))
         waiting = list(zip((sec(x) for x in self.w_t), self.w_n)) if self.record else []
+        queues = [list(q) for q in self.w_q] if self.record else []
         tr.meta.update(mechanism="tree-async", balancer_params=self.balancer.get_params(),
                        order="df" if self.lifo else "bf", tasks=self.n_done, expanded=list(self.done),
                        steal_requests=self.steal_requests, steals=self.steals, tasks_moved=self.tasks_moved,
-                       transfers=self.transfers, waiting=waiting, makespan=tr.end_time, fast_path=fast,
+                       transfers=self.transfers, waiting=waiting, queues=queues, phases=self.phases,
+                       makespan=tr.end_time, fast_path=fast,
                        ticks_per_second=self.tps, control_bytes=self.control_bytes, task_bytes=self.task_bytes)
         return tr
 
@@ -334,9 +349,12 @@ class _Run:
         self.heap: list = []
         self.changed = False
         b = self.balancer
-        self.periodic = b.periodic
-        self.threshold = float(b.interval) * self.P if b.periodic else _INF
-        self.last_balance = 0
+        self.periodic = b.periodic or self.observes
+        self.threshold = float(b.interval) if self.periodic else _INF
+        self.since = [0] * self.P  # tasks each node completed since the last periodic point
+        self.since_max = 0
+        if self.observes:
+            self.phases.append((0.0, getattr(b, "phase_", None)))
         self.order_delay = self._one_hop()
         for w in range(self.P):
             if self.dq[w]:
@@ -374,8 +392,7 @@ class _Run:
                 self.trigger(dst, t)
             else:
                 self.on_order(t, dst, src, pay)
-            if self.periodic and (self.changed if self.threshold == 0
-                                  else self.n_done - self.last_balance >= self.threshold):
+            if self.periodic and (self.changed if self.threshold == 0 else self.since_max >= self.threshold):
                 self.balance(t)
             if self.touched:
                 if self.parked:
@@ -471,8 +488,9 @@ class _Run:
         if self.record and not (self.n_done & self.w_mask):
             self.w_t.append(t)
             self.w_n.append(self.waiting)
+            self.w_q.append(tuple(map(len, self.dq)))
             if len(self.w_t) > self.w_limit:
-                self.w_t, self.w_n = self.w_t[::2], self.w_n[::2]
+                self.w_t, self.w_n, self.w_q = self.w_t[::2], self.w_n[::2], self.w_q[::2]
                 self.w_mask = 2 * self.w_mask + 1
 
     def trigger(self, w: int, t) -> None:
@@ -507,6 +525,9 @@ class _Run:
     def on_done(self, t, w: int) -> bool:
         self.done[w] += 1
         self.n_done += 1
+        k = self.since[w] = self.since[w] + 1
+        if k > self.since_max:
+            self.since_max = k
         self.remaining -= 1
         self.changed = True
         if self.loads:
@@ -590,11 +611,21 @@ class _Run:
                 self.trigger(src, t)
 
     def balance(self, t) -> None:
-        self.last_balance = self.n_done
+        self.since = [0] * self.P
+        self.since_max = 0
         v = self.view
         v.time = self.sec(t)
         v.node = -1
         b = self.balancer
+        if self.observes:
+            before = getattr(b, "phase_", None)
+            b.observe(v)
+            self.threshold = float(b.interval)  # the new phase's interval (inf: no more)
+            self.low = int(b.low_water) if b.receiver_initiated else 0
+            if getattr(b, "phase_", None) != before:
+                self.phases.append((v.time, b.phase_))
+            if b.acting() is None:
+                return
         for tr in b.balance(v):
             src, dst, n = tr.src, tr.dst, tr.n
             ok = all(isinstance(x, Integral) and not isinstance(x, bool) for x in (src, dst, n))
