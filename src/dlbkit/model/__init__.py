@@ -3,8 +3,9 @@
 from .availability import Constant, Markov, Piecewise, Pulse, Recorded, Step
 from .platform import Network, Node, Platform
 from .trace import Trace
+from .tree import FlatTasks, TaskTree
 from .view import LoopView, SpmdView, TreeView
 from .workload import CostModel, Divisible
 
 __all__ = ["Constant", "Markov", "Piecewise", "Pulse", "Recorded", "Step", "Network", "Node", "Platform",
-           "Trace", "LoopView", "TreeView", "SpmdView", "CostModel", "Divisible"]
+           "Trace", "LoopView", "TreeView", "SpmdView", "CostModel", "Divisible", "TaskTree", "FlatTasks"]
