@@ -14,6 +14,7 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..model.view import LoopView, TreeView
 from ..params import Parameterised
 
@@ -182,6 +183,14 @@ class MigrationBalancer(Balancer):
     def acting(self) -> "MigrationBalancer | None":
         """The balancer deciding now (a phase wrapper's current one; None: balancing is off)."""
         return self
+
+    def start(self, view, rng: np.random.Generator | None = None) -> None:
+        """As :meth:`Balancer.start`, and require the engine's Generator: every migration rule gets
+        one, drawn from or not, so an engine that forgets it fails the same way for every rule."""
+        super().start(view, rng)
+        if rng is None:
+            raise ConfigError(f"the rng passed to {self.name}.start", None,
+                              "a numpy.random.Generator (engines pass one)")
 
     def on_idle(self, view: TreeView, node: int) -> int | Sequence[Transfer] | None:
         """Whom *node* asks for work: a victim, a list of requests Transfer(victim, node, wanted),

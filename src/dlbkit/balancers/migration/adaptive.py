@@ -7,7 +7,6 @@ from numbers import Real
 from collections.abc import Sequence
 from typing import Any
 
-from ...errors import ConfigError
 from ...model.view import TreeView
 from ...params import Interval, Options
 from ..base import MigrationBalancer, Taxonomy, Transfer
@@ -112,9 +111,6 @@ class PhaseAdaptive(MigrationBalancer):
     # --- set-up --------------------------------------------------------------------------------------
     def start(self, view: TreeView, rng=None) -> None:
         super().start(view, rng)
-        if rng is None:
-            raise ConfigError(f"the rng passed to {self.name}.start", None,
-                              "a numpy.random.Generator (engines pass one)")
         built: dict[Any, MigrationBalancer | None] = {}
         inner: list[MigrationBalancer | None] = []
         for k, b in enumerate(self.balancers):

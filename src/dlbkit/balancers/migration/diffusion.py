@@ -5,7 +5,6 @@ from __future__ import annotations
 from fractions import Fraction
 from numbers import Integral, Real
 
-from ...errors import ConfigError
 from ...model.view import TreeView
 from ...params import Interval
 from ..base import MigrationBalancer, Taxonomy, Transfer
@@ -30,13 +29,6 @@ def apportion(total: int, weights: dict[int, Fraction]) -> dict[int, int]:
     for j in sorted(exact, key=lambda j: (-(exact[j] - out[j]), j))[:left]:
         out[j] += 1
     return {j: n for j, n in out.items() if n > 0}
-
-
-def _require_rng(b: MigrationBalancer, rng) -> None:
-    """Like every migration balancer, ask for the engine's Generator even though no draw is made
-    (so an engine that forgets to pass one fails the same way for every rule)."""
-    if rng is None:
-        raise ConfigError(f"the rng passed to {b.name}.start", None, "a numpy.random.Generator (engines pass one)")
 
 
 def _mean(own: int, loads: dict[int, int]) -> Fraction:
@@ -94,10 +86,6 @@ class ReceiverDiffusion(MigrationBalancer):
     def __init__(self, *, low_water: int = 1, threshold: float = 0.5):
         self.low_water = low_water
         self.threshold = threshold
-
-    def start(self, view, rng=None) -> None:
-        super().start(view, rng)
-        _require_rng(self, rng)
 
     def on_idle(self, view: TreeView, node: int) -> list[Transfer] | None:
         nb = view.neighbours[node]
@@ -167,7 +155,6 @@ class SenderDiffusion(MigrationBalancer):
 
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
-        _require_rng(self, rng)
         self.sent_: dict[int, tuple[tuple, int]] = {}
 
     def _sent(self, view: TreeView, j: int) -> tuple[tuple, int]:

@@ -126,9 +126,6 @@ class GDEM(MigrationBalancer):
 
     def start(self, view: TreeView, rng=None) -> None:
         super().start(view, rng)
-        if rng is None:
-            raise ConfigError(f"the rng passed to {self.name}.start", None,
-                              "a numpy.random.Generator (engines pass one)")
         colours = view.colours if view.colours else colours_for(view.neighbours)
         self.colours_ = [[(int(a), int(b)) for a, b in c] for c in colours]
         self.exchange_ = float(self.exchange) if self.exchange is not None else exchange_for(view.neighbours)

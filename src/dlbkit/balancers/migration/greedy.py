@@ -9,7 +9,6 @@ from ...model.view import TreeView
 from ...params import Interval
 from ..base import MigrationBalancer, Taxonomy, Transfer
 from ..registry import register
-from .diffusion import _require_rng
 
 __all__ = ["Greedy", "Refine", "net_transfers"]
 
@@ -128,9 +127,6 @@ class Greedy(MigrationBalancer):
         self.tolerance = tolerance
         self.interval = interval
 
-    def start(self, view, rng=None) -> None:
-        super().start(view, rng)
-        _require_rng(self, rng)
 
     def balance(self, view: TreeView) -> list[Transfer]:
         q, s = _loads(view)
@@ -185,9 +181,6 @@ class Refine(MigrationBalancer):
         self.tolerance = tolerance
         self.interval = interval
 
-    def start(self, view, rng=None) -> None:
-        super().start(view, rng)
-        _require_rng(self, rng)
 
     def balance(self, view: TreeView) -> list[Transfer]:
         q, s = _loads(view)

@@ -71,9 +71,6 @@ class Loadserver(MigrationBalancer):
 
     def start(self, view: TreeView, rng=None) -> None:
         super().start(view, rng)
-        if rng is None:
-            raise ConfigError(f"the rng passed to {self.name}.start", None,
-                              "a numpy.random.Generator (engines pass one)")
         n = view.n_nodes
         if n < 2:
             raise ConfigError(f"nodes for {self.name}", n, "at least 2 (one LIS and one worker)")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from numbers import Integral
 
-from ...errors import ConfigError
 from ...model.view import TreeView
 from ...params import Interval
 from ..base import MigrationBalancer, Taxonomy
@@ -45,12 +44,6 @@ class RandomPlacement(MigrationBalancer):
 
     def __init__(self, *, threshold: int | None = None):
         self.threshold = threshold
-
-    def start(self, view, rng=None) -> None:
-        super().start(view, rng)
-        if rng is None:
-            raise ConfigError(f"the rng passed to {self.name}.start", None,
-                              "a numpy.random.Generator (engines pass one)")
 
     def on_spawn(self, view: TreeView, node: int, n_children: int) -> list[int]:
         p = view.n_nodes

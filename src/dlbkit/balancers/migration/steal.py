@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
-from ...errors import ConfigError
 from ...model.view import TreeView
 from ...params import Interval
 from ..base import MigrationBalancer, Taxonomy
@@ -48,12 +47,6 @@ class WorkStealing(MigrationBalancer):
     def __init__(self, *, fraction: float = 0.5, max_tasks: int | None = None):
         self.fraction = fraction
         self.max_tasks = max_tasks
-
-    def start(self, view, rng=None) -> None:
-        super().start(view, rng)
-        if rng is None:
-            raise ConfigError(f"the rng passed to {self.name}.start", None,
-                              "a numpy.random.Generator (engines pass one)")
 
     def on_idle(self, view: TreeView, node: int) -> int | None:
         others = view.neighbours[node]
