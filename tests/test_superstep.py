@@ -256,3 +256,27 @@ def test_ita_forms():
     assert ita_best(1.0, [1.25, 2.0]) == pytest.approx(20.0)
     with pytest.raises(ConfigError, match="t_na"):
         ita_time(0, 1.0)
+
+
+# --- receiver- and sender-initiated rules in supersteps ---------------------------------------------
+def test_a_synchronous_steal_round_by_hand():
+    """p = 2, four flat tasks on processor 0, i = 1. Iteration 1: 0 runs one (3 wait); 1 is empty,
+    asks 0, gets ⌊3/2⌋ = 1. Iteration 2: both run one; 1 asks again, 0 holds 1 and keeps it (an empty
+    reply). Iteration 3: 0 runs the last; both are empty and ask each other: two requests, two empty
+    replies (the LB phase runs before the barrier finds nothing left). Three iterations, one move."""
+    from dlbkit.model.tree import FlatTasks
+    r = simulate_superstep(FlatTasks([1.0] * 4), "steal", p=2, interval=1, seed=0)
+    assert (r.iterations, r.tasks_moved, r.transfers) == (3, 1, 1)
+    assert list(r.executed) == [3, 1]
+    assert r.messages == 8  # four requests, one task message, three empty replies
+
+
+@pytest.mark.parametrize("name", ["steal", "rid", "sid", "random"])
+def test_every_migration_rule_runs_in_supersteps_and_expands_each_node_once(name):
+    tree = TaskTree(kind="imbalance", imbalance=0.2, depth=11, seed=4)
+    nodes = tree.count()[0]
+    r = simulate_superstep(tree, name, p=16, interval=4, seed=1)
+    assert r.nodes == nodes == int(r.executed.sum())
+    assert r.tasks_moved > 0 and r.transfers > 0
+    alone = simulate_superstep(tree, None, p=16, interval=4)
+    assert r.iterations < alone.iterations  # work spread: fewer supersteps than processor 0 alone

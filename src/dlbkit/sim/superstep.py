@@ -20,7 +20,13 @@ thesis's numbers reproducible), per processor clock, µs, restarted at 0 every i
   PROCEED: worker 0 sends W − 1 sequential one-integer messages starting at the latest clock, and
   each receiver pays the receive delay (001 §3.9 item 7). The LIS node computes nothing and is left
   out of the averages and of the barrier (W = p − 1 workers);
-* ``protocol == "none"`` (any other rule with a ``balance`` hook): only the migrations, in order.
+* ``protocol == "none"`` (any other rule with a ``balance`` hook): only the migrations, in order;
+* receiver-initiated rules (``steal``, ``rid``): after the compute phase, one synchronous round in
+  which every worker with at most ``low_water`` waiting tasks sends its requests (one integer) and
+  each victim answers with its oldest tasks or an empty one-integer reply;
+* sender-initiated rules (``sid``, ``random``): each expansion's children go where
+  :meth:`on_spawn` says (deciding on the loads of the last barrier, the node's own exact); those
+  for other processors travel, one task message per destination, at the start of the LB phase.
 
 Each iteration's compute, LB (including waiting inside LB) and idle (waiting for the slowest before
 the barrier) times are averaged over the (worker) processors; synch is ``T_allreduce`` over them. Total =
@@ -189,6 +195,8 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
             ph_series.append(bal.phase_)
         # --- compute ---------------------------------------------------------------------------
         comp = [0.0] * p
+        spawn = act is not None and act.sender_initiated
+        outbox: dict[tuple[int, int], list] = {}
         for j in workers:
             q = queues[j]
             if not q:
@@ -203,8 +211,17 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
                     gsum += grain_of(t)
                 ch = children(t)
                 if ch:
-                    q.extend(ch)
                     nch += len(ch)
+                    if spawn:
+                        view.queue[j] = len(q)
+                        view.node = j
+                        for c, d in zip(ch, act.on_spawn(view, j, len(ch))):
+                            if d == j:
+                                q.append(c)
+                            else:
+                                outbox.setdefault((j, int(d)), []).append(c)
+                    else:
+                        q.extend(ch)
             executed[j] += n
             nodes += n
             comp[j] = n * node_cost + nch * t_e + gsum * t_fl
@@ -215,17 +232,32 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
             T0 = T.copy()
             view.queue = [len(q) for q in queues]
             view.time = (cp_acc + lb_acc + idle_acc + sy_acc) * _US
-            transfers = bal.balance(view)
-            proto = act.protocol
-            if proto == "pairwise":
-                messages += _cost_pairwise(act, transfers, queues, T, cost, pair_cache)
-            elif proto == "server":
-                messages += _cost_server(act, transfers, queues, T, cost, workers)
-            else:
-                messages += _cost_plain(transfers, queues, T, cost)
-            for tr in transfers:
-                moved += tr.n
-            n_transfers += len(transfers)
+            for (src, dst), tasks in outbox.items():  # children placed elsewhere travel now
+                queues[dst].extend(tasks)
+                _migrate(T, cost, src, dst, len(tasks))
+                messages += 1
+                moved += len(tasks)
+                n_transfers += 1
+            if act.receiver_initiated:
+                view.queue = [len(q) for q in queues]
+                m, n_moved, n_tr = _steal_round(act, view, queues, T, cost, workers)
+                messages += m
+                moved += n_moved
+                n_transfers += n_tr
+            if act.periodic:
+                view.queue = [len(q) for q in queues]
+                view.node = -1
+                transfers = bal.balance(view)
+                proto = act.protocol
+                if proto == "pairwise":
+                    messages += _cost_pairwise(act, transfers, queues, T, cost, pair_cache)
+                elif proto == "server":
+                    messages += _cost_server(act, transfers, queues, T, cost, workers)
+                else:
+                    messages += _cost_plain(transfers, queues, T, cost)
+                for tr in transfers:
+                    moved += tr.n
+                n_transfers += len(transfers)
             lb_acc += (T[widx] - T0[widx]).sum() / W
         Tw = T[widx]
         idle_acc += (Tw.max() - Tw).sum() / W
@@ -269,6 +301,44 @@ def _migrate(T, cost: T3D, src: int, dst: int, m: int) -> None:
     st = T[src]
     T[src] = st + cost.send(ints)
     T[dst] = max(T[dst] + cost.recvmin(ints), st + cost.recv(ints)) + m * cost.t_eq
+
+
+def _steal_round(act, view: TreeView, queues, T, cost: T3D, workers) -> tuple[int, int, int]:
+    """One synchronous round of a receiver-initiated rule: every worker with at most ``low_water``
+    waiting tasks (in index order) asks the victims :meth:`on_idle` names; each victim answers at
+    once with :meth:`on_request`'s count of its oldest tasks (a one-integer request, then a task
+    message or a one-integer empty reply, costed like the migrations). Returns (messages, tasks
+    moved, transfers)."""
+    msgs = moved = n_tr = 0
+    s1, r1, rm1 = cost.send(1), cost.recv(1), cost.recvmin(1)
+    low = act.low_water
+    for j in workers:
+        if len(queues[j]) > low:
+            continue
+        view.node = j
+        for req in MigrationBalancer.requests(j, act.on_idle(view, j)):
+            v = int(req.src)
+            if v == j or not 0 <= v < len(queues):
+                raise ConfigError(f"a victim {act.name}.on_idle named for {j}", v, "another processor's index")
+            st = T[j]
+            T[j] = st + s1
+            T[v] = max(T[v] + rm1, st + r1)
+            msgs += 1
+            view.node = v
+            n = int(act.on_request(view, v, j, len(queues[v]), int(req.n)))
+            m = _move(queues, v, j, n) if n > 0 else 0
+            if m > 0:
+                _migrate(T, cost, v, j, m)
+                moved += m
+                n_tr += 1
+                view.queue[v], view.queue[j] = len(queues[v]), len(queues[j])
+            else:
+                st = T[v]
+                T[v] = st + s1
+                T[j] = max(T[j] + rm1, st + r1)
+            msgs += 1
+            view.node = j
+    return msgs, moved, n_tr
 
 
 def _cost_plain(transfers, queues, T, cost) -> int:
