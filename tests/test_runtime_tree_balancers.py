@@ -292,3 +292,16 @@ def _queens7(board, n=7):
         return [], 1
     return [board + (c,) for c in range(n)
             if all(c != q and abs(c - q) != row - r for r, q in enumerate(board))], None
+
+
+def test_phase_adaptive_real_runs_take_periodic_phases_and_refuse_worker_side_ones():
+    import dlbkit
+
+    def expand(n):
+        return ([n + 1, n + 1] if n < 6 else []), 1
+
+    params = {"balancers": ["ldsv", "gdem", "none"], "intervals": [1, 4, float("inf")]}
+    r = dlbkit.run_tree(expand, 0, balancer="phase-adaptive", params=params, workers=3, topology="ring")
+    assert r.value == 127 and r.tasks == 127
+    with pytest.raises(dlbkit.ConfigError, match=r"'balancers'\[1\] of phase-adaptive"):
+        dlbkit.tree(expand, 0, balancer="phase-adaptive", params={"balancers": ["ldsv", "rid", "none"]}, workers=2)

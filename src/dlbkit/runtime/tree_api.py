@@ -67,6 +67,17 @@ def _migration_balancer(balancer: Balancer | str, params: Mapping | None) -> Mig
         raise ConfigError("balancer", balancer, "a balancer name or object (dlbkit balancers --kind migration)")
     if not isinstance(b, MigrationBalancer):
         raise ConfigError("balancer", getattr(b, "name", b), "a migration balancer (dlbkit balancers --kind migration)")
+    phases = getattr(b, "balancers", None) if b.name == "phase-adaptive" else None
+    for k, inner in enumerate(phases or ()):
+        # the phase changes in the coordinator; workers run on_idle/on_spawn with their own copy,
+        # which would stay in phase I: only central (periodic) rules can follow the phases
+        if inner is None or (isinstance(inner, str) and inner.lower() == "none"):
+            continue
+        cls = type(inner) if isinstance(inner, MigrationBalancer) else type(make(inner))
+        if cls.receiver_initiated or cls.sender_initiated or not cls.periodic:
+            raise ConfigError(f"parameter 'balancers'[{k}] of phase-adaptive", getattr(cls, "name", inner),
+                              "a periodic rule (gdem, ldsv, greedy, refine) or 'none' in a real run: phase "
+                              "changes are seen by the coordinator only (the simulators take any rule)")
     return b
 
 

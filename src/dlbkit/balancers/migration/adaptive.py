@@ -75,7 +75,10 @@ class PhaseAdaptive(MigrationBalancer):
     the run is over, so termination needs nothing more.
 
     The wrapper delegates every hook to the current phase's balancer (:meth:`acting`); the same
-    name in two phases is one instance, so e.g. the Loadserver keeps its LIS across t1. ``phase_``
+    name in two phases is one instance, so e.g. the Loadserver keeps its LIS across t1. Both
+    simulators take any rule per phase (the asynchronous engine observes at every periodic point);
+    a real run (``dlbkit.tree``) takes only periodic rules or none per phase, since the phase changes
+    in the coordinator and workers decide on_idle/on_spawn with their own copy. ``phase_``
     is the current phase, ``transitions_`` the iteration (barrier count) of each transition.
 
     Helps: i = 1 while filling and a larger i in the steady phase spreads the root fast without
