@@ -36,15 +36,16 @@ Model (the same kernel as the real runtime, :mod:`dlbkit.runtime.tree_worker`, 0
   to i, here the first to get there calls it), and ``interval`` 0 after every event that changed a
   queue.
   The centre is, as in the runtime, a coordinator one hop from every node whose view is exact at
-  decision time (staleness is modelled by :mod:`dlbkit.info`, not here). Each decision
+  decision time: load information costs no messages and is never stale here (the runtime pays
+  for its load reports; DESIGN.md's information models are not built yet). Each decision
   Transfer(src, dst, n) with n > 0 becomes an order that reaches *src* one hop later (latency +
   :data:`CONTROL_BYTES` / bandwidth); *src* then sends its ``min(n, |D_src|)`` oldest tasks to *dst*.
   The centre knows its own orders: from the moment of an order, its view counts the n tasks at
   *dst* and not at *src* (until they arrive, or turn out not to come), and it orders no more than
   *src* holds by that count. Without this, every call while an order travels would repeat it.
 * **Phase adaptivity.** A rule that overrides :meth:`observe` (``phase-adaptive``) is called
-  there at every periodic point — with the *current* phase's interval — before its current rule (:meth:`acting`) balances; when that is None (phase III) no
-  transfer is ordered. ``trace.meta["phases"]`` lists (time, phase) at the start and at each change.
+  there at every periodic point — with the *current* phase's interval — before its current rule
+  (:meth:`acting`) balances; when that is None (phase III) no transfer is ordered. ``trace.meta["phases"]`` lists (time, phase) at the start and at each change.
 * **View.** Hooks read a :class:`~dlbkit.model.view.TreeView` with the platform's neighbour lists
   and nominal speeds; ``time`` and ``node`` are set before every call and ``done`` is always exact
   (the engine counts in it). When ``balancer.reads_loads`` the view is exact for every node at every
