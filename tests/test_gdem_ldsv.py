@@ -285,3 +285,16 @@ def test_same_balancer_named_twice_is_one_instance():
 def test_phase_adaptive_bad_parameters_name_the_field(param, bad):
     with pytest.raises(ConfigError, match=param):
         make("phase-adaptive", {param: bad})
+
+
+def test_loadserver_never_hands_a_heavy_node_its_own_stale_registration():
+    """Node 0 registers while empty; by the next call it holds 5 tasks and is the only heavy node:
+    the LIS's first id is its own, which is dropped (it is no longer light), and node 2's is used."""
+    b = Loadserver()
+    view = TreeView(4, queue=[0, 1, 0, 0])
+    b.start(view, np.random.default_rng(0))
+    assert b.balance(view) == [] and list(b.lis_) == [0, 2]  # nobody heavy; node 3 is the LIS
+    view.queue = [5, 1, 0, 1]
+    out = b.balance(view)
+    assert all(t.src != t.dst for t in out)
+    assert [(t.src, t.dst, t.n) for t in out] == [(0, 2, 1)]

@@ -207,9 +207,10 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
             return
         for t in balancer.balance(view):
             src, dst, n = int(t.src), int(t.dst), int(t.n)
-            if not (0 <= src < P and 0 <= dst < P):
-                raise DlbkitError(f"balancer {balancer.name!r} returned {t}; allowed: src and dst in 0..{P - 1}")
-            if n > 0 and src != dst:  # a transfer to itself moves nothing
+            if not (0 <= src < P and 0 <= dst < P and src != dst):
+                raise DlbkitError(f"balancer {balancer.name!r} returned {t}; allowed: src != dst, both in "
+                                  f"0..{P - 1}")
+            if n > 0:
                 counts["transfers"] += 1
                 books.order(src, dst, n)
                 deliver(src, ("give", dst, n))
