@@ -143,7 +143,8 @@ class MigrationBalancer(Balancer):
     ``view.waiting`` (Haron's n(t)) in any hook.
 
     Superstep engines (:mod:`dlbkit.sim.superstep`, 001 §4) and phase-based adaptivity add three
-    optional hooks. :meth:`observe` ``(view)`` is called at every barrier, after balancing, with the
+    optional hooks. :meth:`observe` ``(view)`` is called at every barrier, after balancing (the
+    asynchronous engine and the runtime: at every periodic point, before balancing), with the
     global counts (``view.queue``; ``view.work`` too when ``reads_work``): a phase detector reads
     Haron's n(t) there, and engines re-read ``interval`` (``inf``: run every local task, no LB) each
     iteration. :meth:`acting` names the balancer whose decision :meth:`balance` returns now (a
@@ -178,7 +179,7 @@ class MigrationBalancer(Balancer):
     barrier_ints: ClassVar[int] = 1
 
     def observe(self, view: TreeView) -> None:
-        """Called by engines at every barrier with the global counts (default: nothing)."""
+        """Called by engines at every barrier (or periodic point) with the global counts (default: nothing)."""
 
     def acting(self) -> "MigrationBalancer | None":
         """The balancer deciding now (a phase wrapper's current one; None: balancing is off)."""
