@@ -45,7 +45,8 @@ Model (the same kernel as the real runtime, :mod:`dlbkit.runtime.tree_worker`, 0
   *src* holds by that count. Without this, every call while an order travels would repeat it.
 * **Phase adaptivity.** A rule that overrides :meth:`observe` (``phase-adaptive``) is called
   there at every periodic point — with the *current* phase's interval — before its current rule
-  (:meth:`acting`) balances; when that is None (phase III) no transfer is ordered. ``trace.meta["phases"]`` lists (time, phase) at the start and at each change.
+  (:meth:`acting`) balances; when that is None (phase III) no transfer is ordered.
+  ``trace.meta["phases"]`` lists (time, phase) at the start and at each change.
 * **View.** Hooks read a :class:`~dlbkit.model.view.TreeView` with the platform's neighbour lists
   and nominal speeds; ``time`` and ``node`` are set before every call and ``done`` is always exact
   (the engine counts in it). When ``balancer.reads_loads`` the view is exact for every node at every
