@@ -73,7 +73,8 @@ def test_records_have_exactly_the_five_keys_and_are_json_ready(fast_rows):
 
 def test_reduced_seed_run_of_the_statistical_claims(monkeypatch):
     """R9–R13 and the reported tables with a few seeds: the right rows, the five keys, bool ok."""
-    for name, value in (("N_SEEDS_E11", 12), ("N_SEEDS_20WS", 3), ("SIZES", {20: 3, 500: 1}), ("SWEEP_SEEDS", 1)):
+    for name, value in (("N_SEEDS_E11", 12), ("N_SEEDS_20WS", 3), ("SIZES", {20: 3, 500: 1}), ("SWEEP_SEEDS", 1),
+                        ("R9_LEVEL_SEEDS", 3)):
         monkeypatch.setattr(repro, name, value)
     repro._e11.cache_clear()
     repro._per_ws.cache_clear()
@@ -82,7 +83,7 @@ def test_reduced_seed_run_of_the_statistical_claims(monkeypatch):
     finally:
         repro._e11.cache_clear()
         repro._per_ws.cache_clear()
-    expect = ["R9 "] * 4 + ["R10"] + ["R11"] * 2 + ["R12"] * 2 + ["R13"] * 5 + ["E5 ", "E7 "]
+    expect = ["R9 "] * 5 + ["R10"] + ["R11"] * 2 + ["R12"] * 2 + ["R13"] * 5 + ["E5 ", "E7 "]
     assert [c.claim[:3] for c in rows] == expect
     assert all(set(c.as_dict()) == KEYS and isinstance(bool(c.ok), bool) for c in rows)
     assert all(c.ok for c in rows if reported(c))
@@ -98,7 +99,7 @@ def full_rows(request):
 
 @pytest.mark.slow
 def test_full_every_claim_holds_except_the_known_failures(full_rows):
-    assert len(full_rows) == 34
+    assert len(full_rows) == 35
     assert [c.claim for c in full_rows if not c.ok and not known(c)] == []
     assert all(set(c.as_dict()) == KEYS for c in full_rows)
 

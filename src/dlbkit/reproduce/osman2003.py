@@ -72,6 +72,12 @@ def e11_scenario(rng: np.random.Generator) -> Hnow:
     return Hnow.homogeneous(10).with_workstation(0, availability=p, memory_availability=p)
 
 
+def e11_fixed_scenario(rng: np.random.Generator, level: float) -> Hnow:
+    """E11 with WS[0]'s CPU share and RAM held at one *level* from loop 100 to 600 (§8.4.2's "a set value")."""
+    p = Pulse(start=E11_START, duration=E11_END - E11_START, level=level)
+    return Hnow.homogeneous(10).with_workstation(0, availability=p, memory_availability=p)
+
+
 def _speed(rng):
     return PP / rng.uniform(*CPU_RANGE)
 
@@ -296,7 +302,28 @@ def _r9() -> list[Claim]:
                       {"steps": [row(x["steps"]) for x in (h, p, d)],
                        "dp": [[round(v) for v in row(x["dp"])] for x in (h, p, d)]},
                       "reported, not asserted (absolute values depend on the unstated disturbance level)", True))
+    out.append(_r9_levels())
     return out
+
+
+#: fixed disturbance levels for R9's sensitivity row (§8.4.2 says "a set value", §8.4 "a random value")
+R9_LEVELS, R9_LEVEL_SEEDS = (0.3, 0.5, 0.7), 200
+
+
+def _r9_levels() -> Claim:
+    """R9's ratios with WS[0] held at one fixed level: how much the unstated level decides them."""
+    ours = {}
+    for level in R9_LEVELS:
+        scenario = partial(e11_fixed_scenario, level=level)
+        r = {name: np.asarray(run_many(scenario, make(name), range(R9_LEVEL_SEEDS), loops=LOOPS, measure=_steps_dp),
+                              dtype=float).mean(axis=0) for name in (DLAH, HOMOGENEOUS)}
+        ours[level] = {"dp": round(r[DLAH][1] / r[HOMOGENEOUS][1], 3),
+                       "steps": round(r[DLAH][0] / r[HOMOGENEOUS][0], 3) if r[HOMOGENEOUS][0] else None,
+                       "baseline steps": round(r[HOMOGENEOUS][0], 2)}
+    return _claim(f"R9 sensitivity: WS[0] held at a fixed level {list(R9_LEVELS)} instead of U{E11_LEVEL} "
+                  f"({R9_LEVEL_SEEDS} seeds each): DLAH / homogeneous DP and steps ratios, homogeneous steps per run",
+                  {"dp": round(5730649 / 10194117, 3), "steps": round(1.417 / 1.532, 3), "baseline steps": 1.532},
+                  ours, "reported, not asserted (the level is not stated; not used to fit anything)", True)
 
 
 # --- R10–R12: per-workstation steps on random HNOWs -------------------------------------------------------
