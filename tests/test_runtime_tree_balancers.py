@@ -305,3 +305,17 @@ def test_phase_adaptive_real_runs_take_periodic_phases_and_refuse_worker_side_on
     assert r.value == 127 and r.tasks == 127
     with pytest.raises(dlbkit.ConfigError, match=r"'balancers'\[1\] of phase-adaptive"):
         dlbkit.tree(expand, 0, balancer="phase-adaptive", params={"balancers": ["ldsv", "rid", "none"]}, workers=2)
+
+
+def test_real_runs_refuse_what_they_cannot_honour():
+    import dlbkit
+
+    def expand(n):
+        return ([n + 1, n + 1] if n < 3 else []), 1
+
+    with pytest.raises(dlbkit.ConfigError, match="detector"):  # no work estimates in a real run
+        dlbkit.tree(expand, 0, balancer="phase-adaptive", params={"balancers": ["gdem", "gdem", "none"],
+                                                                  "detector": "work"}, workers=2)
+    with pytest.raises(dlbkit.ConfigError, match="'server' of ldsv"):  # the root would run on the LIS
+        dlbkit.tree(expand, 0, balancer="ldsv", params={"server": 0}, workers=3)
+    assert dlbkit.tree(expand, 0, balancer="ldsv", params={"server": 1}, workers=3) == 15

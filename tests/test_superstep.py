@@ -280,3 +280,30 @@ def test_every_migration_rule_runs_in_supersteps_and_expands_each_node_once(name
     assert r.tasks_moved > 0 and r.transfers > 0
     alone = simulate_superstep(tree, None, p=16, interval=4)
     assert r.iterations < alone.iterations  # work spread: fewer supersteps than processor 0 alone
+
+
+@pytest.mark.parametrize("name", ["sid", "random", "gdem", "steal"])
+def test_the_queue_series_is_what_the_barriers_counted(name):
+    """Each row of queue_series sums to that iteration's n(t), also for rules whose hooks write into
+    the view during the next iteration (sender-initiated placement)."""
+    r = simulate_superstep(TaskTree(kind="imbalance", imbalance=0.2, depth=10, seed=2), name, p=8, interval=4)
+    assert (r.queue_series.sum(axis=1) == r.n_series).all()
+
+
+@pytest.mark.parametrize("kw, field", [({"interval": "a"}, "interval"), ({"interval": -1}, "interval"),
+                                       ({"interval": float("nan")}, "interval")])
+def test_bad_superstep_arguments_name_the_field(kw, field):
+    with pytest.raises(ConfigError, match=field):
+        simulate_superstep(TaskTree(depth=4), "gdem", p=4, **kw)
+    with pytest.raises(ConfigError, match="workload"):
+        simulate_superstep("a tree", "gdem", p=4)
+
+
+def test_ita_rejects_what_is_not_a_positive_time():
+    from dlbkit.sim.tree_metrics import ita_best, ita_time
+    assert ita_time(np.float64(2.0), 1) == 50.0 and ita_best(1.0, [2.0, 4.0]) == 50.0
+    for bad in ("a", 0, -1.0, float("inf"), None):
+        with pytest.raises(ConfigError, match="t_na"):
+            ita_time(bad, 1.0)
+    with pytest.raises(ConfigError, match="single"):
+        ita_best(1.0, ["x"])

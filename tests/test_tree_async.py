@@ -414,3 +414,13 @@ def test_a_different_seed_draws_other_victims():
     d = simulate_tree_async(m2_platform(16), FlatTasks(m1_costs(2000).tolist()), WorkStealing(), seed=7,
                             control_bytes=0, task_bytes=0)
     same_trace(c, d, ignore=())
+
+
+def test_the_loadserver_node_never_holds_the_root():
+    from dlbkit import ConfigError
+    from dlbkit.balancers.registry import make
+    p = platform([1, 1, 1, 1])
+    with pytest.raises(ConfigError, match="start_node"):
+        simulate_tree_async(p, TaskTree(depth=6), make("ldsv", {"server": 0}), seed=1)
+    tr = simulate_tree_async(p, TaskTree(depth=6), make("ldsv"), seed=1)  # server: the last node
+    assert tr.meta["expanded"][3] == 0 and sum(tr.meta["expanded"]) == 63

@@ -35,7 +35,8 @@ def _is_proper(g, colours):
 
 @pytest.mark.parametrize("kind, n, n_colours", [("chain", 8, 2), ("ring", 16, 2), ("ring", 5, 3),
                                                 ("mesh", 32, 4), ("torus", 16, 4), ("torus", 256, 4),
-                                                ("hypercube", 32, 5), ("hypercube", 2, 1)])
+                                                ("hypercube", 32, 5), ("hypercube", 2, 1),
+                                                ("complete", 8, 7), ("complete", 9, 9), ("complete", 2, 1)])
 def test_edge_colouring_of_kary_ncubes_is_proper_and_minimal(kind, n, n_colours):
     g = build(kind, n)
     colours = edge_colouring(g)
@@ -72,6 +73,11 @@ def test_any_graph_gets_a_proper_colouring(n, seed):
                                         ("hypercube", 64, 6), ("complete", 5, 1)])
 def test_diameter(kind, n, d):
     assert diameter(build(kind, n)) == d
+
+
+def test_a_hypercube_of_one_node_is_one_node():
+    g = build("hypercube", 1)
+    assert g.number_of_nodes() == 1 and edge_colouring(g) == [] and diameter(g) == 0
 
 
 def test_bad_topologies_name_the_field():
@@ -169,3 +175,10 @@ def test_tree_from_dict():
         tree_from_dict({"height": 3})
     with pytest.raises(ConfigError, match="workload.shape"):
         tree_from_dict({"shape": "bushy"})
+
+
+@pytest.mark.parametrize("costs, field", [([-1.0, 1.0], r"workload.costs\[0\]"), ([1.0, float("nan")], r"costs\[1\]"),
+                                          ("abc", "workload.costs"), ([], "workload.costs")])
+def test_bad_flat_task_costs_name_the_field(costs, field):
+    with pytest.raises(ConfigError, match=field):
+        FlatTasks(costs)

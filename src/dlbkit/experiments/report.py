@@ -62,8 +62,10 @@ def describe_workload(w) -> str:
             text += f", imbalance m = {w.imbalance:g}"
         if w.kind != "balanced":
             text += f", seed {w.seed}"
-        nodes, _ = w.count()
-        return text + f" ({nodes:,} nodes)"
+        expected = w.expected_nodes()
+        if expected > 2e6:  # do not expand a huge tree just to print its size
+            return text + f" (≈ {expected:,.0f} nodes expected)"
+        return text + f" ({w.count()[0]:,} nodes)"
     c = w.cost
     cost = {"constant": lambda: f"constant {c.value:g}",
             "uniform": lambda: f"uniform in [{c.low:g}, {c.high:g}]",

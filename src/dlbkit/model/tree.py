@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Sequence
 
+import numpy as np
+
 from ..errors import ConfigError
 from . import check
 
@@ -38,6 +40,7 @@ KINDS = ("balanced", "random", "imbalance")
 ORDERS = ("df", "bf")
 _MASK = (1 << 64) - 1
 _DEPTH_BITS = 8
+_DEPTH_MASK = (1 << _DEPTH_BITS) - 1
 
 
 def task_id(task: int) -> int:
@@ -45,7 +48,7 @@ def task_id(task: int) -> int:
 
 
 def task_depth(task: int) -> int:
-    return task & 0xFF
+    return task & _DEPTH_MASK
 
 
 def _unit(seed: int, node: int) -> float:
@@ -94,7 +97,7 @@ class TaskTree:
 
     def splits(self, task: int) -> bool:
         """Whether *task* expands into children (False: a leaf)."""
-        k = task & 0xFF
+        k = task & _DEPTH_MASK
         if k >= self.depth:
             return False
         kind = self.kind
@@ -116,7 +119,7 @@ class TaskTree:
             return []
         f = self.fanout
         base = (task >> _DEPTH_BITS) * f + 1
-        k = (task & 0xFF) + 1
+        k = (task & _DEPTH_MASK) + 1
         return [((base + c) << _DEPTH_BITS) | k for c in range(f)]
 
     def cost(self, task: int) -> float:
@@ -126,7 +129,7 @@ class TaskTree:
     def estimate(self, task: int) -> float:
         """Expected number of nodes in the subtree rooted at *task*, itself included (the remaining
         work a queued task stands for: what a work-based phase detector sums, 001 §6.2 item 3)."""
-        k = task & 0xFF
+        k = task & _DEPTH_MASK
         spine, other = self._subtree_sizes
         if self.kind == "imbalance":
             v = task >> _DEPTH_BITS
@@ -203,8 +206,16 @@ class FlatTasks:
 
     def __post_init__(self):
         check.choice(self.order, "workload.order", ORDERS)
-        if len(self.costs) < 1:
-            raise ConfigError("workload.costs", len(self.costs), "at least one task")
+        if isinstance(self.costs, (str, bytes)) or not hasattr(self.costs, "__len__") or len(self.costs) < 1:
+            raise ConfigError("workload.costs", self.costs, "a non-empty sequence of task costs")
+        try:
+            arr = np.asarray(self.costs, dtype=float)
+        except (TypeError, ValueError):
+            arr = None
+        bad = np.ones(1, dtype=bool) if arr is None or arr.ndim != 1 else ~(np.isfinite(arr) & (arr >= 0))
+        if bad.any():  # name the first offending cost, checked one by one
+            for k, c in enumerate(self.costs):
+                check.number(c, f"workload.costs[{k}]", lo=0.0)
 
     def roots(self) -> list[int]:
         return list(range(len(self.costs)))

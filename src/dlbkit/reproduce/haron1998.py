@@ -111,9 +111,9 @@ def _r(xs, nd=4) -> list:
 
 
 def _work(nodes: int, internal: int, grain: float) -> float:
-    cost = T3D()
     """Total node work in seconds (001 §3.4): N·(T_c + g·T_fl) + I·f·T_e, f = 2."""
-    return (nodes * (cost.t_c + grain * cost.t_fl) + internal * 2 * cost.t_e) * 1e-6
+    cost = T3D()
+    return (nodes * cost.node(grain) + internal * 2 * cost.t_e) * 1e-6
 
 
 def _sy(iterations: int, p: int, s: float = 1.0) -> float:

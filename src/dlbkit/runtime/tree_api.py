@@ -67,6 +67,9 @@ def _migration_balancer(balancer: Balancer | str, params: Mapping | None) -> Mig
         raise ConfigError("balancer", balancer, "a balancer name or object (dlbkit balancers --kind migration)")
     if not isinstance(b, MigrationBalancer):
         raise ConfigError("balancer", getattr(b, "name", b), "a migration balancer (dlbkit balancers --kind migration)")
+    if b.name == "phase-adaptive" and getattr(b, "detector", None) == "work":
+        raise ConfigError("parameter 'detector' of phase-adaptive", "work", "'tasks' in a real run: the "
+                          "remaining-work detector needs a work estimate per task, which only the simulators have")
     phases = getattr(b, "balancers", None) if b.name == "phase-adaptive" else None
     for k, inner in enumerate(phases or ()):
         # the phase changes in the coordinator; workers run on_idle/on_spawn with their own copy,
@@ -151,7 +154,11 @@ def bind_check(spec: TreeSpec, n_workers: int) -> None:
 
     nb, colours = resolve_topology(spec.topology, n_workers)
     view = TreeView(n_workers, neighbours=nb, colours=colours, speeds=list(spec.speeds) or [1.0] * n_workers)
-    spec.balancer.clone().start(view, np.random.default_rng(0))
+    b = spec.balancer.clone()
+    b.start(view, np.random.default_rng(0))
+    if getattr(b, "server_", None) == 0:  # the root starts on worker 0
+        raise ConfigError("parameter 'server' of ldsv", 0, "another worker than 0, where the root starts (the "
+                          "Load Information Server computes nothing); the default -1 is the last worker")
 
 
 def _short_nodes(nodes: list) -> str:

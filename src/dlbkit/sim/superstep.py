@@ -48,7 +48,7 @@ import numpy as np
 from ..balancers.base import MigrationBalancer
 from ..balancers.registry import make
 from ..errors import ConfigError
-from ..model.topology import dims_create, edge_colouring, kary_ncube, neighbour_lists
+from ..model.topology import build, dims_create, edge_colouring, kary_ncube, neighbour_lists
 from ..model.tree import FlatTasks, TaskTree
 from ..model.view import TreeView
 from .t3d import T3D
@@ -111,12 +111,7 @@ def topology_graph(kind: str | nx.Graph, p: int) -> nx.Graph:
         return kary_ncube(dims_create(p, 2), wrap=(kind == "torus"))
     if kind in ("ring", "chain"):
         return kary_ncube((p,), wrap=(kind == "ring"))
-    if kind == "hypercube":
-        d = p.bit_length() - 1
-        if p != 1 << d:
-            raise ConfigError("topology", kind, f"used with a power-of-two p (got {p})")
-        return kary_ncube((2,) * d, wrap=True)
-    return nx.complete_graph(p)
+    return build(kind, p, field="topology")  # hypercube, complete
 
 
 def _balancer(b) -> MigrationBalancer | None:
@@ -144,6 +139,12 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
     if not isinstance(p, (int, np.integer)) or isinstance(p, bool) or p < 1:
         raise ConfigError("p", p, "a positive int (processors)")
     p = int(p)
+    if not all(callable(getattr(workload, a, None)) for a in ("roots", "children", "cost", "estimate")) or \
+            getattr(workload, "order", None) not in ("df", "bf"):
+        raise ConfigError("workload", type(workload).__name__, "a TaskTree or FlatTasks")
+    if interval is not None and (isinstance(interval, bool) or not isinstance(interval, (int, float))
+                                 or math.isnan(interval) or interval < 0):
+        raise ConfigError("interval", interval, "None or a number >= 0 (inf: every local task in one iteration)")
     cost = cost or T3D()
     bal = _balancer(balancer)
     g = topology_graph(topology, p)
@@ -268,7 +269,9 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
         n_series.append(n_tot)
         q_series.append(counts)
         if bal is not None:
-            view.queue = counts
+            view.queue = list(counts)  # a copy: hooks write into view.queue, q_series keeps counts
+            view.time = (cp_acc + lb_acc + idle_acc + sy_acc) * _US
+            view.updated_at = [view.time] * p  # every count is fresh at the barrier
             if bal.reads_work:
                 est = workload.estimate
                 view.work = [float(sum(est(t) for t in q)) for q in queues]

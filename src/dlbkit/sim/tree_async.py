@@ -138,6 +138,11 @@ def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBa
     else:
         fast = bool(fast_path)
     balancer.start(run.view, run.rng)
+    server = getattr(balancer, "server_", None)
+    if server is not None and run.dq[server]:
+        # the Loadserver's LIS computes nothing (001 §2.2): a root there would run there, alone
+        raise ConfigError("start_node", server, f"a node other than {balancer.name}'s server node {server} "
+                          "(its Load Information Server computes nothing)")
     # millions of short-lived tuples and no reference cycles: the cyclic collector only costs time
     collecting = gc.isenabled()
     gc.disable()

@@ -13,12 +13,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+import numpy as np
+
 from ..errors import ConfigError
 
 __all__ = ["ita_time", "ita_speed", "ita_best", "speed_from_time_ita", "time_from_speed_ita"]
 
 
 def _positive(x: float, field: str) -> float:
+    if isinstance(x, np.generic):
+        x = x.item()
     if not (isinstance(x, (int, float)) and not isinstance(x, bool)) or not x > 0 or math.isinf(x):
         raise ConfigError(field, x, "a positive finite number")
     return float(x)
@@ -26,19 +30,19 @@ def _positive(x: float, field: str) -> float:
 
 def ita_time(t_na: float, t_a: float) -> float:
     """Time-based ITA in percent: ``(T_NA − T_A)/T_NA·100`` (positive: the adaptive run is faster)."""
-    t_na, t_a = _positive(float(t_na), "t_na"), _positive(float(t_a), "t_a")
+    t_na, t_a = _positive(t_na, "t_na"), _positive(t_a, "t_a")
     return (t_na - t_a) / t_na * 100.0
 
 
 def ita_speed(s_a: float, s_na: float) -> float:
     """Speed-based ITA in percent: ``(S_A − S_NA)/S_NA·100`` (speeds in nodes per second)."""
-    s_a, s_na = _positive(float(s_a), "s_a"), _positive(float(s_na), "s_na")
+    s_a, s_na = _positive(s_a, "s_a"), _positive(s_na, "s_na")
     return (s_a - s_na) / s_na * 100.0
 
 
 def ita_best(t_a: float, single: Iterable[float]) -> float:
     """Time-based ITA of an algorithmically adaptive run against the best (fastest) single run."""
-    times = [float(t) for t in single]
+    times = [_positive(t, "single") for t in single]
     if not times:
         raise ConfigError("single", times, "at least one non-adaptive time")
     return ita_time(min(times), t_a)

@@ -7,6 +7,7 @@ from numbers import Real
 from collections.abc import Sequence
 from typing import Any
 
+from ...errors import ConfigError
 from ...model.view import TreeView
 from ...params import Interval, Options
 from ..base import MigrationBalancer, Taxonomy, Transfer
@@ -114,6 +115,9 @@ class PhaseAdaptive(MigrationBalancer):
     # --- set-up --------------------------------------------------------------------------------------
     def start(self, view: TreeView, rng=None) -> None:
         super().start(view, rng)
+        if self.detector == "work" and math.isinf(self.intervals[1]):
+            raise ConfigError(f"parameter 'intervals'[1] of {self.name}", self.intervals[1],
+                              "finite with detector 'work' (its t2 threshold is c2 * intervals[1] nodes)")
         built: dict[Any, MigrationBalancer | None] = {}
         inner: list[MigrationBalancer | None] = []
         for k, b in enumerate(self.balancers):
