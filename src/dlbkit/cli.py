@@ -307,7 +307,7 @@ def _cmd_reproduce(args) -> int:
     checked = [c for c, rep in zip(claims, reported) if not rep]
     n_ok = sum(bool(c["ok"]) for c in checked)
     print(f"\n{args.name}: {n_ok} of {len(checked)} claims reproduced within tolerance"
-          f" ({len(claims) - len(checked)} more rows reported, not asserted)")
+          + (f" ({len(claims) - len(checked)} more reported, not asserted)" if len(claims) > len(checked) else ""))
     return 0 if all_ok else 1
 
 
