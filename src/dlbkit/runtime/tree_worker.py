@@ -156,7 +156,9 @@ class _Worker:
             self.bound = bound
         if loads is not None:
             self._merge(loads)
-        for item in items:
+        # arrivals first: a GIVE sent while answering claims this whole message as seen, so the
+        # queue length it reports must already include the tasks the message brought
+        for item in sorted(items, key=lambda it: it[0] not in ("loot", "tasks")):
             tag = item[0]
             if tag == "req":
                 self.answer(item[1], item[2])
