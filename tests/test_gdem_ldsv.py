@@ -253,11 +253,18 @@ def test_without_t1_phase_one_runs_phase_two_settings_and_without_t2_phase_three
 
 
 def test_c2_moves_the_switch_off_earlier():
-    v = TreeView(4)
-    b = started(PhaseAdaptive(c2=5), v)
-    barrier(b, v, 30)
-    barrier(b, v, 20)
-    assert b.phase_ == 3
+    """p = 4, the same falling counts 30, 20, 10, 4: c2 = 1 (threshold 4) switches off at the fourth
+    barrier, c2 = 5 (threshold 20) already at the second."""
+    off = {}
+    for c2 in (1, 5):
+        v = TreeView(4)
+        b = started(PhaseAdaptive(c2=c2), v)
+        for k, n in enumerate((30, 20, 10, 4), start=1):
+            barrier(b, v, n)
+            if b.phase_ == 3:
+                off[c2] = k
+                break
+    assert off == {1: 4, 5: 2}
 
 
 def test_work_detector_reads_the_largest_local_remaining_work():
