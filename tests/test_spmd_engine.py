@@ -14,7 +14,9 @@ from dlbkit.model.hnow import (BANDWIDTH, BOUNDARY, DISK_ACCESS, DISK_LATENCY, L
                                Hnow, Workstation)
 from dlbkit.sim.spmd import simulate_spmd
 from dlbkit.sim.spmd_experiment import run_many
-from dlbkit.sim.spmd_metrics import confidence, half_width, loop_time_moments, loops_to_steady, smoothed
+from dlbkit.sim.spmd_metrics import (confidence, dp_to_steady, half_width, loop_time_moments, loops_to_steady, smoothed,
+                                    steps_to_steady)
+from dlbkit.sim.spmd_trace import SpmdTrace
 from dlbkit.sim.spmd_trace import pipeline_finish_times
 
 DEFAULT_LOOP = WORKLOAD / PP + 2 * (LATENCY + BOUNDARY / BANDWIDTH)  # 98.042 s (note §7.1)
@@ -299,6 +301,43 @@ def test_loops_to_steady():
     assert math.isnan(loops_to_steady(tr, until=last + 20))  # two quiet windows only
     assert loops_to_steady(tr, c=0.3) == last + 1
     assert loops_to_steady(simulate_spmd(Hnow.homogeneous(3), None, loops=40)) == 0
+
+
+def _trace_with(transfers, P=6, layout="line", loops=200, window=10):
+    z = np.zeros((loops, P))
+    return SpmdTrace(P, layout, window, z, z.astype(np.int64), np.zeros(P, np.int64), np.zeros(P, np.int64),
+                     z.astype(np.int64), transfers)
+
+
+def test_steps_to_steady_counts_each_workstation_until_its_neighbourhood_settles():
+    # a wave 0→1→2→3 (12 loops a hop); node 3 re-triggered 40 loops after its neighbourhood went quiet;
+    # node 5 acting at loop 190, after its neighbourhood's burst (node 4 receiving at 74) ended
+    tr = _trace_with([(9, 0, 1, 100), (21, 1, 2, 50), (21, 1, 2, 5), (33, 2, 3, 25), (74, 3, 4, 7),
+                      (190, 5, 4, 3)])
+    assert steps_to_steady(tr).tolist() == [1, 1, 1, 0, 0, 0]  # node 1: one decision at loop 21, two transfers
+    assert dp_to_steady(tr) == 100 + 55 + 25
+    # from loop 70 on, node 3's action at 74 opens its neighbourhood's first burst
+    assert steps_to_steady(tr, since=70).tolist() == [0, 0, 0, 1, 0, 0]
+    assert steps_to_steady(tr, since=70, until=74).tolist() == [0] * 6
+    # a burst that runs into the end of the run never settles: every action counts
+    assert steps_to_steady(_trace_with([(175, 5, 4, 3), (190, 5, 4, 3)])).tolist() == [0, 0, 0, 0, 0, 2]
+    # 30 loops (3 windows) without a decision after loop 9 ends the burst (loops 10–39); 29 do not
+    assert steps_to_steady(_trace_with([(9, 0, 1, 1), (40, 0, 1, 1)])).tolist() == [1, 0, 0, 0, 0, 0]
+    assert steps_to_steady(_trace_with([(9, 0, 1, 1), (39, 0, 1, 1)])).tolist() == [2, 0, 0, 0, 0, 0]
+    # on a ring the wrap-around pair are neighbours: node 5's action at 30 continues node 0's burst
+    # and node 0's action at 61 comes 30 loops after that burst: not counted
+    ring = _trace_with([(9, 0, 5, 1), (30, 5, 0, 1), (61, 0, 1, 1)], layout="ring")
+    assert steps_to_steady(ring).tolist() == [1, 0, 0, 0, 0, 1]
+    assert steps_to_steady(_trace_with([])).tolist() == [0] * 6
+
+
+def test_steps_to_steady_never_exceeds_the_run_count_and_equals_it_when_nothing_recurs():
+    h = Hnow.homogeneous(5).with_workstation(0, points=4 * WORKLOAD)
+    tr = simulate_spmd(h, Halve(), loops=400, seed=1)
+    s = steps_to_steady(tr)
+    assert (s <= tr.steps).all() and s.sum() > 0
+    assert dp_to_steady(tr) <= tr.dp_exchanged
+    assert steps_to_steady(tr, since=tr.loops).sum() == 0
 
 
 def test_confidence_half_widths_follow_z_s_over_root_n():

@@ -1,8 +1,12 @@
 """Metrics of pipelined-SPMD runs (000 §6.3.4.2, §7.2, §8; note §8).
 
-* steps to balance per workstation: the balancing actions it initiated (``trace.steps``; 000's
-  histograms count them per workstation, 0 if it never had to act);
-* load exchange: DP moved by balancing;
+* steps to balance per workstation: the balancing actions it initiated, 0 if it never had to act
+  (000's histograms count them per workstation). ``trace.steps`` counts every action of the run;
+  :func:`steps_to_steady` only those "required to reach steady state from an imbalanced state"
+  (000 §6.3.4.2's definition of convergence): a workstation's actions until its neighbourhood
+  first settles;
+* load exchange: DP moved by balancing, in the run or (:func:`dp_to_steady`) until steady state
+  (000 §6.3.4.2: "total number of extra data points exchanged to reach steady state");
 * system mean and variance of loop times per loop (eqs 7.1, 7.2);
 * loops to steady state: from a given loop, how long until a quiet period (no transfer for
   ``quiet_windows`` measurement windows), optionally also requiring every workstation Normal;
@@ -18,8 +22,8 @@ import numpy as np
 from ..balancers.repartition.bounds import Z90, Z95, ci_half_width
 from .spmd_trace import SpmdTrace
 
-__all__ = ["loop_time_moments", "loops_to_steady", "smoothed", "summary", "half_width", "confidence",
-           "QUIET_WINDOWS", "Z"]
+__all__ = ["loop_time_moments", "loops_to_steady", "steps_to_steady", "dp_to_steady", "smoothed",
+           "summary", "half_width", "confidence", "QUIET_WINDOWS", "Z"]
 
 #: windows without any transfer that count as steady (the note §8 leaves k open; 3 windows = 30 loops
 #: by default, longer than a transfer's reset plus a fresh window, so a pending reaction shows up)
@@ -93,12 +97,68 @@ def loops_to_steady(trace: SpmdTrace, *, since: int = 0, until: int | None = Non
     return float(L - since)
 
 
+def _quiet_after(ks: list[int], since: int, until: int, quiet: int) -> int:
+    """The earliest L — *since*, or one loop after a decision loop in *ks* (sorted) — followed by
+    *quiet* loops without a decision, before *until*; *until* if there is none."""
+    for L, nxt in zip([since] + [k + 1 for k in ks], ks + [until]):
+        if L + quiet <= until and nxt >= L + quiet:
+            return L
+    return until
+
+
+def _neighbourhoods(trace: SpmdTrace) -> list[set[int]]:
+    P = trace.n_nodes
+    ring = trace.layout == "ring" and P > 2
+    return [{i, (i - 1) % P, (i + 1) % P} if ring else {j for j in (i - 1, i, i + 1) if 0 <= j < P}
+            for i in range(P)]
+
+
+def _settled(trace: SpmdTrace, since: int, until: int | None, quiet_windows: int) -> list[int]:
+    """Per workstation i, the loop at which its neighbourhood (i and its neighbours) settles: one loop
+    after the last transfer touching it in its first burst of balancing after *since* (transfers less
+    than ``quiet_windows · window`` loops apart form one burst); *since* if none touches it; *until*
+    if the burst runs into *until*. Local, so a far-away transfer in a large network does not
+    prolong a workstation's count (000's steps are per workstation, §8.2)."""
+    until = trace.loops if until is None else min(until, trace.loops)
+    quiet = quiet_windows * trace.window
+    inside = [(t[0], t[1], t[2]) for t in trace.transfers if since <= t[0] < until]
+    out = []
+    for hood in _neighbourhoods(trace):
+        ks = sorted({k for k, src, dst in inside if src in hood or dst in hood})
+        out.append(_quiet_after(ks, ks[0], until, quiet) if ks else since)
+    return out
+
+
+def steps_to_steady(trace: SpmdTrace, *, since: int = 0, until: int | None = None,
+                    quiet_windows: int = QUIET_WINDOWS) -> np.ndarray:
+    """Per workstation, the balancing actions (decisions that moved DP) it took from *since* until its
+    neighbourhood settled (see :func:`_settled`): the steps required to bring it from the imbalance at
+    *since* to steady state. Later actions (noise re-triggering a workstation that sits near the
+    threshold after a quiet spell) are not counted; one that never settles counts every action up to
+    *until*."""
+    settled = _settled(trace, since, until, quiet_windows)
+    out = np.zeros(trace.n_nodes, dtype=np.int64)
+    for k, src in {(t[0], t[1]) for t in trace.transfers if since <= t[0] < settled[t[1]]}:
+        out[src] += 1
+    return out
+
+
+def dp_to_steady(trace: SpmdTrace, *, since: int = 0, until: int | None = None,
+                 quiet_windows: int = QUIET_WINDOWS) -> int:
+    """DP moved by the actions :func:`steps_to_steady` counts."""
+    settled = _settled(trace, since, until, quiet_windows)
+    return int(sum(t[3] for t in trace.transfers if since <= t[0] < settled[t[1]]))
+
+
 def summary(trace: SpmdTrace, *, since: int = 0) -> dict:
-    """Scalars of one run: steps (total, mean per workstation), DP exchanged, transfers, makespan,
-    eq 4.1 time, loops to steady from *since*, and the last window's imbalance (max/mean − 1)."""
+    """Scalars of one run: steps (total, mean per workstation, and to steady state from *since*), DP
+    exchanged (total and to steady state), transfers, makespan, eq 4.1 time, loops to steady from
+    *since*, and the last window's imbalance (max/mean − 1)."""
     tail = trace.loop_time[-trace.window:].mean(axis=0) if trace.loops >= trace.window else trace.loop_time[-1:]
     return {"steps": int(trace.steps.sum()), "steps_per_node": trace.steps.tolist(),
             "mean_steps": float(trace.steps.mean()), "dp_exchanged": trace.dp_exchanged,
+            "steps_to_steady": int(steps_to_steady(trace, since=since).sum()),
+            "dp_to_steady": dp_to_steady(trace, since=since),
             "transfers": len(trace.transfers), "makespan": trace.makespan, "eq41_time": trace.eq41_time,
             "loops_to_steady": loops_to_steady(trace, since=since),
             "final_imbalance": float(np.max(tail) / np.mean(tail) - 1.0)}
