@@ -10,7 +10,7 @@ from .errors import ConfigError, DlbkitError, TaskError
 from .runtime import (Emulation, RunResult, SpmdResult, TreeResult, load_trace, map, replay, run_map, run_spmd,
                       run_tree, save_trace, spmd, tree)
 from .model import (Constant, CostModel, Divisible, FlatTasks, LoopView, Markov, Network, Node, Platform, Pulse,
-                    Recorded, SpmdView, Step, TaskTree, Trace, TreeView)
+                    Recorded, Spmd, SpmdView, Step, TaskTree, Trace, TreeView)
 
 __version__ = "0.1.0"
 
@@ -20,7 +20,7 @@ __all__ = [
     "replay", "save_trace", "load_trace",
     # model
     "Platform", "Node", "Network", "Constant", "Step", "Pulse", "Markov", "Recorded", "Divisible", "CostModel",
-    "TaskTree", "FlatTasks", "LoopView", "TreeView", "SpmdView", "Trace",
+    "TaskTree", "FlatTasks", "Spmd", "LoopView", "TreeView", "SpmdView", "Trace",
     # balancers
     "Balancer", "ChunkingBalancer", "MigrationBalancer", "RepartitionBalancer", "Transfer", "Taxonomy", "REGISTRY", "make",
     # errors

@@ -19,8 +19,9 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from ..model.metrics import METRICS  # noqa: E402
 from ..model.trace import Trace  # noqa: E402
+from ..sim.spmd_trace import SpmdTrace  # noqa: E402
 
-__all__ = ["gantt", "work_over_time", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "save_all", "slug"]
+__all__ = ["gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "save_all", "slug"]
 
 _BUSY = ("#1f77b4", "#5fa2d6")  # alternate shades so consecutive chunks stay distinguishable
 _WAIT = "#f2a541"  # asked for work, waiting for it (scheduling + communication)
@@ -136,6 +137,42 @@ def work_over_time(trace: Trace, ax=None, *, title: str | None = None, interpola
     return fig
 
 
+def _per_workstation(trace: SpmdTrace, values: np.ndarray, ax, ylabel: str, title: str):
+    """One line per workstation over the loops, coloured along a colour map; dotted lines at the
+    loops at whose end a transfer was decided."""
+    loops, P = values.shape
+    fig, ax = _axes(ax, (10, 5), margins=(0.9, 1.1, 0.4, 0.55))
+    cmap = plt.get_cmap("viridis" if P > 10 else "tab10")
+    x = np.arange(loops)
+    for i in range(P):
+        colour = cmap(i / max(1, P - 1)) if P > 10 else cmap(i % 10)
+        ax.plot(x, values[:, i], color=colour, lw=1.0, label=f"WS {i}")
+    for k in sorted({t[0] for t in trace.transfers}):
+        ax.axvline(k + 0.5, color="0.6", lw=0.5, ls=":")
+    ax.set_xlim(0, max(1, loops - 1))
+    ax.set_xlabel("loop")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if P <= 16:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def spmd_loop_times(trace: SpmdTrace, ax=None, *, title: str | None = None):
+    """Pipelined SPMD (Osman 2003, 000 §8 figures): each workstation's loop time (busy seconds:
+    compute + swap + boundaries + transfers) per loop; dotted: loops ending in a balancing decision."""
+    return _per_workstation(trace, trace.loop_time, ax, "loop time (s)",
+                            title or f"Loop time per workstation: {trace.balancer} (seed {trace.seed})")
+
+
+def spmd_points(trace: SpmdTrace, ax=None, *, title: str | None = None):
+    """Pipelined SPMD (000): data points (DP) each workstation holds per loop; they change only by
+    balancing transfers, so flat lines mean no balancing."""
+    return _per_workstation(trace, trace.points, ax, "data points (DP)",
+                            title or f"Data points per workstation: {trace.balancer} (seed {trace.seed})")
+
+
 def metric_bars(summary: Sequence, metric: str, ax=None, *, title: str | None = None):
     """Mean *metric* per balancer label with 95% CI error bars; grouped by grid point if several."""
     stats = [s for s in summary if s.metric == metric]
@@ -243,10 +280,23 @@ def slug(text: str) -> str:
     return s or "x"
 
 
-def _run_plots(label: str, point: str, trace: Trace, out_dir: Path, dpi: int) -> tuple[Path, Path, Path | None]:
-    """Write gantt_*.png and work_*.png of one run, and tasks_*.png for a task tree; return their paths."""
+def _run_plots(label: str, point: str, trace: Trace | SpmdTrace, out_dir: Path,
+               dpi: int) -> tuple[Path, Path, Path | None]:
+    """Write gantt_*.png and work_*.png of one run, and tasks_*.png for a task tree; return their paths.
+    For an SPMD run the pair is looptime_*.png and points_*.png (an SPMD run has no chunks)."""
     suffix = slug(label) + (f"__{slug(point)}" if point else "")
     title_pt = f" [{point}]" if point else ""
+    if isinstance(trace, SpmdTrace):
+        paths = (out_dir / f"looptime_{suffix}.png", out_dir / f"points_{suffix}.png")
+        fig = spmd_loop_times(trace, title=f"Loop time per workstation: {label}{title_pt}, repetition 0 "
+                                           f"(seed {trace.seed}), makespan {trace.makespan:.4g} s")
+        fig.savefig(paths[0], dpi=dpi)
+        plt.close(fig)
+        fig = spmd_points(trace, title=f"Data points per workstation: {label}{title_pt}, repetition 0, "
+                                       f"{trace.dp_exchanged:,} DP moved")
+        fig.savefig(paths[1], dpi=dpi)
+        plt.close(fig)
+        return (*paths, None)
     end = float(max(trace.t_end)) if trace.t_end else 0.0
     paths = (out_dir / f"gantt_{suffix}.png", out_dir / f"work_{suffix}.png")
     fig = gantt(trace, title=f"Gantt chart: {label}{title_pt}, repetition 0 (seed {trace.seed}), "
@@ -268,13 +318,21 @@ def _run_plots(label: str, point: str, trace: Trace, out_dir: Path, dpi: int) ->
 def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, dpi: int = 110,
              jobs: int = 1) -> dict[str, list[Path]]:
     """Write makespan.png, efficiency.png, and per (label, grid point) with a trace gantt_*.png and
-    work_*.png (and tasks_*.png for task trees) into *out_dir* (on *jobs* processes); return the paths by
-    kind ("bars", "gantt", "work", "tasks")."""
+    work_*.png (and tasks_*.png for task trees; looptime_*.png and points_*.png for SPMD runs, whose bars
+    are makespan, dp_moved and steps_to_balance) into *out_dir* (on *jobs* processes); return the paths
+    by kind ("bars", "gantt", "work", "tasks", "looptime", "points")."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    written: dict[str, list[Path]] = {"bars": [], "gantt": [], "work": [], "tasks": []}
+    written: dict[str, list[Path]] = {"bars": [], "gantt": [], "work": [], "tasks": [], "looptime": [],
+                                      "points": []}
     if summary:
-        for name, fn in (("makespan.png", makespan_bars), ("efficiency.png", efficiency_bars)):
+        bars = [("makespan.png", makespan_bars), ("efficiency.png", efficiency_bars)]
+        if not any(s.metric == "efficiency" and math.isfinite(s.mean) for s in summary):
+            # SPMD runs have no lower bound (NaN): show what balancing cost instead
+            bars = [("makespan.png", makespan_bars)] + [
+                (f"{m}.png", lambda sm, m=m: metric_bars(sm, m)) for m in ("dp_moved", "steps_to_balance")
+                if any(s.metric == m and math.isfinite(s.mean) for s in summary)]
+        for name, fn in bars:
             fig = fn(summary)
             fig.savefig(out_dir / name, dpi=dpi)
             plt.close(fig)
@@ -289,8 +347,9 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, dpi: int =
     else:
         results = [_run_plots(lbl, pt, tr, out_dir, dpi) for (lbl, pt), tr in items]
     for g, w, k in results:
-        written["gantt"].append(g)
-        written["work"].append(w)
+        spmd = g.stem.startswith("looptime_")
+        written["looptime" if spmd else "gantt"].append(g)
+        written["points" if spmd else "work"].append(w)
         if k is not None:
             written["tasks"].append(k)
     return written

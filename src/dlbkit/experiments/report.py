@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..model.metrics import METRICS
+from ..model.spmd import Spmd
 from ..model.tree import TaskTree
 from .summary import Stat, format_cell
 
@@ -55,6 +56,13 @@ def describe_availability(spec) -> str:
 
 
 def describe_workload(w) -> str:
+    if isinstance(w, Spmd):
+        pts = (f"{w.points:,} DP per node" if isinstance(w.points, int) else
+               "DP per node " + ", ".join(f"{p:,}" for p in w.points))
+        return (f"pipelined SPMD loop (Osman 2003): {w.loops:,} loops, {pts}, {w.boundary:,g} DP boundary per "
+                f"neighbour per loop, K = {w.boundary_k:g}, CPU noise ±{w.noise:g}, "
+                f"{w.bytes_per_point:g} B per DP, layout {w.layout or 'from the platform'}; availability is "
+                "read on the loop clock (time = loop number)")
     if isinstance(w, TaskTree):
         text = (f"{w.kind} task tree: depth {w.depth}, fan-out {w.fanout}, grain {w.grain:g} work units per "
                 f"node, {'depth' if w.order == 'df' else 'breadth'}-first local order")
@@ -81,12 +89,14 @@ def describe_workload(w) -> str:
 
 def _platform_html(exp) -> str:
     p = exp.platform
+    spmd = isinstance(exp.workload, Spmd)
     master = exp.engine.get("master", 0)
-    master_idx = p.index(master) if isinstance(master, str) else int(master)
+    master_idx = -1 if spmd else p.index(master) if isinstance(master, str) else int(master)
     computes = exp.engine.get("master_computes", False)
     rows = []
     for i, n in enumerate(p.nodes):
-        role = "master" + (" + worker" if computes else "") if i == master_idx else "worker"
+        role = "workstation" if spmd else "master" + (" + worker" if computes else "") if i == master_idx \
+            else "worker"
         rows.append(f"<tr><td class=l>{escape(n.name)}</td><td class=l>{role}</td><td>{n.speed:g}</td>"
                     f"<td>{n.cores}</td><td class=l>{escape(describe_availability(n.availability))}</td></tr>")
     workers = [n for i, n in enumerate(p.nodes) if computes or i != master_idx]
@@ -180,7 +190,8 @@ def write_report(path: str | Path, sweep, summary: Sequence[Stat], images: dict[
     ]
     bars = images.get("bars", [])
     if bars:
-        parts.append("<h2>Makespan and efficiency</h2>" + "".join(img(p, p.stem) for p in bars))
+        title = "Makespan and balancing cost" if images.get("looptime") else "Makespan and efficiency"
+        parts.append(f"<h2>{title}</h2>" + "".join(img(p, p.stem) for p in bars))
     gantts, works = images.get("gantt", []), images.get("work", [])
     if gantts:
         parts.append("<h2>Runs (repetition 0 of each balancer)</h2><p class=muted>Gantt chart: a bar per chunk; "
@@ -197,6 +208,16 @@ def write_report(path: str | Path, sweep, summary: Sequence[Stat], images: dict[
             extra = img(tasks[name], "waiting tasks " + name) if name in tasks else ""
             parts.append(f"<details open><summary>{escape(name)}</summary>{img(g, 'Gantt ' + name)}"
                          f"{img(w, 'work over time ' + name)}{extra}</details>")
+    loops, points = images.get("looptime", []), images.get("points", [])
+    if loops:
+        parts.append("<h2>Runs (repetition 0 of each balancer)</h2><p class=muted>Pipelined SPMD: loop time "
+                     "(busy seconds: compute, swap, boundary exchange and transfers) per workstation over the "
+                     "loops, and the data points each holds; dotted lines mark loops that ended in a "
+                     "balancing transfer.</p>")
+        for lt, pt in zip(loops, points):
+            name = lt.stem.removeprefix("looptime_")
+            parts.append(f"<details open><summary>{escape(name)}</summary>{img(lt, 'loop time ' + name)}"
+                         f"{img(pt, 'data points ' + name)}</details>")
     fails = sweep.failures
     if fails:
         items = "".join(f"<tr><td class=l>{escape(r['label'])}</td><td class=l>{escape(r['point'])}</td>"

@@ -26,6 +26,7 @@ from ..api import simulate
 from ..errors import ConfigError
 from ..model.metrics import METRICS
 from ..model.trace import Trace
+from ..sim.spmd_trace import SpmdTrace
 from .spec import Experiment, RunSpec
 
 __all__ = ["Sweep", "run_sweep", "columns", "read_results", "RESULTS_FILE"]
@@ -48,14 +49,15 @@ class Sweep:
     """The outcome of :func:`run_sweep`.
 
     *rows*: the latest row of every run of the experiment that has one, in the experiment's order
-    (typed: numbers as numbers); *traces*: the Trace of repetition 0 per (label, grid point text).
+    (typed: numbers as numbers); *traces*: the Trace (an SpmdTrace for an SPMD workload) of repetition 0
+    per (label, grid point text).
     *ran* runs were executed now, *skipped* were already in results.csv.
     """
 
     experiment: Experiment
     out_dir: Path
     rows: list[dict]
-    traces: dict[tuple[str, str], Trace] = field(default_factory=dict)
+    traces: dict[tuple[str, str], Trace | SpmdTrace] = field(default_factory=dict)
     ran: int = 0
     skipped: int = 0
     wall_s: float = 0.0

@@ -31,6 +31,13 @@ order), names migration balancers, and runs on the asynchronous engine
 or imbalance tree without a ``seed`` is drawn anew in every repetition (from the repetition's
 seed, so every balancer runs the same trees).
 
+A pipelined-SPMD experiment (Osman 2003, 000) sets ``[workload] kind = "spmd"`` with the fields of
+:class:`~dlbkit.model.spmd.Spmd` (points, loops, boundary, boundary_k, noise, layout,
+bytes_per_point), names repartition balancers (dlah, homogeneous-diffusion, processor-only,
+optimal-chain) and runs on the SPMD engine (engine key ``window``, loops per measurement window).
+The platform's topology must be a chain, a ring or complete, and its availability is read on the
+loop clock (see :mod:`dlbkit.model.spmd` for how platform units map to datapoints).
+
 Every bad input raises :class:`~dlbkit.errors.ConfigError` naming the field path
 (``balancers[2].name``, ``platform.nodes[0].speed``, ``workload.items``), the value and what is
 allowed. Validation is complete before anything runs: every grid point is built once.
@@ -55,6 +62,7 @@ from ..balancers import registry
 from ..errors import ConfigError
 from ..model import check
 from ..model.platform import Platform, load_toml
+from ..model.spmd import Spmd, hnow_from_platform, spmd_from_dict
 from ..model.tree import TaskTree, tree_from_dict
 from ..model.workload import Divisible
 from ..sim.divisible import MECHANISMS
@@ -67,8 +75,9 @@ PLATFORM_KEYS = {"file", "name", "nodes", "network"}
 ENGINE_KEYS = {"mechanism", "master", "master_computes", "master_overhead", "master_cost_per_byte",
                "request_bytes", "broadcast_bytes"}
 TREE_ENGINE_KEYS = {"start_node", "control_bytes", "task_bytes"}
+SPMD_ENGINE_KEYS = {"window"}  # the same set as dlbkit.sim.spmd_platform.ENGINE_KEYS (a test checks)
 #: workload family -> the balancer kind that decides for it
-FAMILY_KIND = {"divisible": "chunking", "tree": "migration"}
+FAMILY_KIND = {"divisible": "chunking", "tree": "migration", "spmd": "repartition"}
 GRID_ROOTS = ("platform", "workload", "engine")
 
 
@@ -105,7 +114,7 @@ class RunSpec:
     repetition: int
     seed: int
     platform: Platform
-    workload: Divisible | TaskTree
+    workload: Divisible | TaskTree | Spmd
     engine: dict
     fingerprint: str
 
@@ -128,7 +137,7 @@ class Experiment:
     repetitions: int
     seed: int
     platform: Platform
-    workload: Divisible | TaskTree
+    workload: Divisible | TaskTree | Spmd
     engine: dict
     balancers: list[BalancerSpec]
     grid: dict[str, list]
@@ -159,6 +168,7 @@ class Experiment:
         platform = _build_platform(platform_dict, platform_dir, source)
         workload = _workload(workload_dict, "workload")
         family = _family(workload)
+        _check_fit(platform, workload)
         _engine_options(engine_dict, platform, "engine", family)
         balancers = _balancers(check.required(d, "balancers", ""), platform, engine_dict, family)
         grid = _grid(d.get("grid", {}))
@@ -178,7 +188,7 @@ class Experiment:
             _set_dotted(tables, key, value)
         return tables["platform"], tables["workload"], tables["engine"]
 
-    def _build_at(self, point: tuple) -> tuple[Platform, Divisible, dict, dict, dict]:
+    def _build_at(self, point: tuple) -> tuple[Platform, Divisible | TaskTree | Spmd, dict, dict, dict]:
         pd, wd, ed = self._configs_at(point)
         platform = self.platform if pd == self.raw["platform"] else _build_platform(
             pd, self.raw["platform_dir"], self.platform_source)
@@ -186,6 +196,7 @@ class Experiment:
         if _family(workload) != _family(self.workload):
             raise ConfigError("workload.kind", wd.get("kind"), f"{self.raw['workload'].get('kind', 'divisible')!r} "
                               "at every grid point (one workload family per experiment)")
+        _check_fit(platform, workload)
         for b in self.balancers:
             _engine_options({**ed, **b.engine}, platform, "engine", _family(workload))
         return platform, workload, ed, pd, wd
@@ -283,19 +294,40 @@ def _build_platform(d: dict, base_dir: Path | None, source: str) -> Platform:
         raise ConfigError(f"{where}{e.field}", e.value, e.allowed) from None
 
 
-def _workload(d: Mapping, path: str) -> Divisible | TaskTree:
+def _workload(d: Mapping, path: str) -> Divisible | TaskTree | Spmd:
     d = check.table(d, path)
     kind = check.choice(d.get("kind", "divisible"), f"{path}.kind", FAMILY_KIND)
+    if kind == "spmd":
+        return spmd_from_dict(d, path)
     return tree_from_dict(d, path) if kind == "tree" else Divisible.from_dict(d, path)
 
 
+def _check_fit(platform: Platform, workload) -> None:
+    """An SPMD workload must fit the platform (topology, one core per node, one count per node)
+    before anything runs; errors name the platform's field by its path in the experiment."""
+    if not isinstance(workload, Spmd):
+        return
+    try:
+        hnow_from_platform(platform, workload)
+    except ConfigError as e:
+        field = e.field if e.field.startswith("workload") else f"platform.{e.field}"
+        raise ConfigError(field, e.value, e.allowed) from None
+
+
 def _family(workload) -> str:
+    if isinstance(workload, Spmd):
+        return "spmd"
     return "tree" if isinstance(workload, TaskTree) else "divisible"
 
 
 def _engine_options(d: Mapping, platform: Platform, path: str, family: str = "divisible") -> dict:
     """Validate engine options against the platform; return them unchanged."""
     d = check.table(d, path)
+    if family == "spmd":
+        check.known_keys(d, path, SPMD_ENGINE_KEYS)
+        if "window" in d:
+            check.integer(d["window"], f"{path}.window", lo=1)
+        return dict(d)
     if family == "tree":
         check.known_keys(d, path, TREE_ENGINE_KEYS)
         if "start_node" in d:

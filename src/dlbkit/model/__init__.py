@@ -2,10 +2,12 @@
 
 from .availability import Constant, Markov, Piecewise, Pulse, Recorded, Step
 from .platform import Network, Node, Platform
+from .spmd import Spmd
 from .trace import Trace
 from .tree import FlatTasks, TaskTree
 from .view import LoopView, SpmdView, TreeView
 from .workload import CostModel, Divisible
 
 __all__ = ["Constant", "Markov", "Piecewise", "Pulse", "Recorded", "Step", "Network", "Node", "Platform",
-           "Trace", "LoopView", "TreeView", "SpmdView", "CostModel", "Divisible", "TaskTree", "FlatTasks"]
+           "Trace", "LoopView", "TreeView", "SpmdView", "CostModel", "Divisible", "TaskTree", "FlatTasks",
+           "Spmd"]

@@ -15,13 +15,17 @@ METRICS: dict[str, tuple[str, str]] = {
     "makespan": ("time of the last chunk's completion (s)", "lower"),
     "lower_bound": ("earliest time all work could be done given speeds and availability (s)", "lower"),
     "efficiency": ("lower_bound / makespan", "higher"),
-    "imbalance": ("max / mean of workers' finish times", "lower"),
+    "imbalance": ("max / mean of workers' finish times (SPMD: of loop times over the last window)", "lower"),
     "idle_share": ("share of worker time not computing, up to the makespan", "lower"),
     "chunks": ("chunks handed out (scheduling decisions)", "lower"),
     "messages": ("balancing messages: requests, replies and STOPs", "lower"),
     "bytes": ("bytes moved with work and results", "lower"),
     "rounds_to_balance": ("first round whose execution times agree within 10% (round mechanism)", "lower"),
     "tasks_moved": ("tasks moved between nodes by balancing (task trees)", "lower"),
+    # pipelined SPMD (Osman 2003, 000 §6.3.4.2); NaN for the other families
+    "steps_to_balance": ("balancing actions needed to reach steady state, all nodes (SPMD)", "lower"),
+    "dp_moved": ("data points moved by balancing (SPMD)", "lower"),
+    "loops_to_steady": ("loops until the last transfer before a quiet period (SPMD)", "lower"),
 }
 
 BALANCE_TOLERANCE = 0.10  # 004 §5: "homogeneous execution time ... on third iteration"; within 10%
@@ -107,4 +111,5 @@ def compute(trace: Trace) -> dict[str, float]:
         "bytes": float(trace.bytes),
         "rounds_to_balance": rounds_to_balance(trace),
         "tasks_moved": float(trace.meta.get("tasks_moved", math.nan)),
+        "steps_to_balance": math.nan, "dp_moved": math.nan, "loops_to_steady": math.nan,
     }
