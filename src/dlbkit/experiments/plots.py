@@ -280,10 +280,9 @@ def slug(text: str) -> str:
     return s or "x"
 
 
-def _run_plots(label: str, point: str, trace: Trace | SpmdTrace, out_dir: Path,
-               dpi: int) -> tuple[Path, Path, Path | None]:
-    """Write gantt_*.png and work_*.png of one run, and tasks_*.png for a task tree; return their paths.
-    For an SPMD run the pair is looptime_*.png and points_*.png (an SPMD run has no chunks)."""
+def _run_plots(label: str, point: str, trace: Trace | SpmdTrace, out_dir: Path, dpi: int) -> dict[str, Path]:
+    """Write gantt_*.png and work_*.png of one run, and tasks_*.png for a task tree; return their paths
+    by kind. For an SPMD run the pair is looptime_*.png and points_*.png (an SPMD run has no chunks)."""
     suffix = slug(label) + (f"__{slug(point)}" if point else "")
     title_pt = f" [{point}]" if point else ""
     if isinstance(trace, SpmdTrace):
@@ -296,7 +295,7 @@ def _run_plots(label: str, point: str, trace: Trace | SpmdTrace, out_dir: Path,
                                        f"{trace.dp_exchanged:,} DP moved")
         fig.savefig(paths[1], dpi=dpi)
         plt.close(fig)
-        return (*paths, None)
+        return dict(zip(("looptime", "points"), paths))
     end = float(max(trace.t_end)) if trace.t_end else 0.0
     paths = (out_dir / f"gantt_{suffix}.png", out_dir / f"work_{suffix}.png")
     fig = gantt(trace, title=f"Gantt chart: {label}{title_pt}, repetition 0 (seed {trace.seed}), "
@@ -306,13 +305,13 @@ def _run_plots(label: str, point: str, trace: Trace | SpmdTrace, out_dir: Path,
     fig = work_over_time(trace, title=f"Work done per worker: {label}{title_pt}, repetition 0")
     fig.savefig(paths[1], dpi=dpi)
     plt.close(fig)
-    tasks = None
+    out = dict(zip(("gantt", "work"), paths))
     if trace.meta.get("queues"):
-        tasks = out_dir / f"tasks_{suffix}.png"
+        out["tasks"] = out_dir / f"tasks_{suffix}.png"
         fig = tasks_over_time(trace, title=f"Waiting tasks per node: {label}{title_pt}, repetition 0")
-        fig.savefig(tasks, dpi=dpi)
+        fig.savefig(out["tasks"], dpi=dpi)
         plt.close(fig)
-    return (*paths, tasks)
+    return out
 
 
 def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, dpi: int = 110,
@@ -346,10 +345,7 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, dpi: int =
             results = [f.result() for f in futures]
     else:
         results = [_run_plots(lbl, pt, tr, out_dir, dpi) for (lbl, pt), tr in items]
-    for g, w, k in results:
-        spmd = g.stem.startswith("looptime_")
-        written["looptime" if spmd else "gantt"].append(g)
-        written["points" if spmd else "work"].append(w)
-        if k is not None:
-            written["tasks"].append(k)
+    for paths in results:
+        for kind, path in paths.items():
+            written[kind].append(path)
     return written
