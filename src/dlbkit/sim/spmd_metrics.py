@@ -66,10 +66,8 @@ def smoothed(values: np.ndarray, block: int) -> np.ndarray:
 def _all_normal(trace: SpmdTrace, lo: int, hi: int, c: float) -> bool:
     """Every workstation's mean loop time over [lo, hi) within (1 ± c) × its neighbours' mean."""
     t = trace.loop_time[lo:hi].mean(axis=0)
-    P = trace.n_nodes
-    ring = trace.layout == "ring" and P > 2
-    for i in range(P):
-        nb = [(i - 1) % P, (i + 1) % P] if ring else [j for j in (i - 1, i + 1) if 0 <= j < P]
+    for i, hood in enumerate(_neighbourhoods(trace)):
+        nb = sorted(hood - {i})
         if not nb:
             continue
         avg = float(np.mean(t[nb]))
