@@ -63,6 +63,25 @@ def test_an_spmd_experiment_runs_end_to_end_with_a_report(tmp_path):
     assert "steps_to_balance" in html and "class=fail" not in html
 
 
+def test_none_is_the_unbalanced_reference_of_an_spmd_experiment(tmp_path):
+    exp = load(SPMD + '[[balancers]]\nname = "none"\n')
+    assert [(b.label, b.name, b.params) for b in exp.balancers][-1] == ("none", "none", {})
+    rows = run_sweep(exp, tmp_path, keep_traces=False).rows
+    none = [r for r in rows if r["label"] == "none"]
+    assert len(none) == 2 and all(r["status"] == "ok" for r in none)
+    assert all(r["dp_moved"] == 0.0 and r["steps_to_balance"] == 0.0 for r in none)
+    # the slow node sets the pace without balancing: DLAH's makespan is shorter in every repetition
+    by_rep = {(r["label"], r["repetition"]): r["makespan"] for r in rows}
+    assert all(by_rep[("dlah", k)] < by_rep[("none", k)] for k in (0, 1))
+    with pytest.raises(ConfigError) as e:
+        load(SPMD + '[[balancers]]\nname = "none"\nparams = {c = 0.3}\n')
+    assert e.value.field == "balancers[2].params"
+    with pytest.raises(ConfigError) as e:  # only the SPMD family has an unbalanced reference
+        load(SPMD.replace('kind = "spmd"\npoints = 1000\nboundary = 10\nloops = 60', 'items = 100')
+             .replace("[engine]\nwindow = 5\n", "").replace('"dlah"', '"none"'))
+    assert e.value.field == "balancers[0].name"
+
+
 def test_spmd_engine_keys_agree():
     assert SPMD_ENGINE_KEYS == ENGINE_KEYS
 

@@ -34,7 +34,7 @@ seed, so every balancer runs the same trees).
 A pipelined-SPMD experiment (Osman 2003, 000) sets ``[workload] kind = "spmd"`` with the fields of
 :class:`~dlbkit.model.spmd.Spmd` (points, loops, boundary, boundary_k, noise, layout,
 bytes_per_point), names repartition balancers (dlah, homogeneous-diffusion, processor-only,
-optimal-chain) and runs on the SPMD engine (engine key ``window``, loops per measurement window).
+optimal-chain, or ``none`` for the unbalanced reference) and runs on the SPMD engine (engine key ``window``, loops per measurement window).
 The platform's topology must be a chain, a ring or complete, and its availability is read on the
 loop clock (see :mod:`dlbkit.model.spmd` for how platform units map to datapoints).
 
@@ -75,6 +75,7 @@ PLATFORM_KEYS = {"file", "name", "nodes", "network"}
 ENGINE_KEYS = {"mechanism", "master", "master_computes", "master_overhead", "master_cost_per_byte",
                "request_bytes", "broadcast_bytes"}
 TREE_ENGINE_KEYS = {"start_node", "control_bytes", "task_bytes"}
+NO_BALANCING = "none"  #: an SPMD experiment's unbalanced reference (``name = "none"``)
 SPMD_ENGINE_KEYS = {"window"}  # the same set as dlbkit.sim.spmd_platform.ENGINE_KEYS (a test checks)
 #: workload family -> the balancer kind that decides for it
 FAMILY_KIND = {"divisible": "chunking", "tree": "migration", "spmd": "repartition"}
@@ -372,33 +373,45 @@ def _balancers(raw: Any, platform: Platform, engine: dict, family: str = "divisi
         name = check.required(b, "name", path)
         if not isinstance(name, str):
             raise ConfigError(f"{path}.name", name, "a registered balancer name: " + ", ".join(registry.names()))
-        cls = registry.get(name, f"{path}.name")
-        want = FAMILY_KIND[family]
-        if cls.kind != want:
-            raise ConfigError(f"{path}.name", name, f"a {want} balancer for a {family} workload: "
-                              + ", ".join(registry.names(want)))
-        params = dict(check.table(b.get("params", {}), f"{path}.params"))
-        valid = cls.param_names()
-        for k in params:
-            if k not in valid:
-                raise ConfigError(f"{path}.params.{k}", "<unknown parameter>",
-                                  f"a parameter of {cls.name!r}: " + (", ".join(valid) or "(it has none)"))
-        try:
-            registry.make(cls.name, params, f"{path}.name")
-        except ConfigError as e:
-            raise ConfigError(f"{path}.params ({e.field})", e.value, e.allowed) from None
-        except TypeError as e:  # a constructor rejecting a value before validate() sees it
-            raise ConfigError(f"{path}.params", params, f"parameters {cls.name!r} accepts ({e})") from None
+        if name == NO_BALANCING and family == "spmd":  # the unbalanced reference run
+            if b.get("params"):
+                raise ConfigError(f"{path}.params", dict(b["params"]), f"none for {NO_BALANCING!r} (no balancing)")
+            name, params = NO_BALANCING, {}
+        else:
+            name, params = _registered(b, name, path, family)
         eng = dict(check.table(b.get("engine", {}), f"{path}.engine"))
         _engine_options({**engine, **eng}, platform, f"{path}.engine", family)
-        label = b.get("label", _default_label(cls.name, params))
+        label = b.get("label", _default_label(name, params))
         if not isinstance(label, str) or not label.strip():
             raise ConfigError(f"{path}.label", label, "a non-empty string")
         if label in labels:
             raise ConfigError(f"{path}.label", label, f"unique across balancers (balancers[{labels[label]}] has it)")
         labels[label] = i
-        out.append(BalancerSpec(label, cls.name, params, eng))
+        out.append(BalancerSpec(label, name, params, eng))
     return out
+
+
+def _registered(b: Mapping, name: str, path: str, family: str) -> tuple[str, dict]:
+    """The registry name and validated params of balancer entry *b*, of the kind *family* needs."""
+    cls = registry.get(name, f"{path}.name")
+    want = FAMILY_KIND[family]
+    if cls.kind != want:
+        extra = f", {NO_BALANCING}" if family == "spmd" else ""
+        raise ConfigError(f"{path}.name", name, f"a {want} balancer for a {family} workload: "
+                          + ", ".join(registry.names(want)) + extra)
+    params = dict(check.table(b.get("params", {}), f"{path}.params"))
+    valid = cls.param_names()
+    for k in params:
+        if k not in valid:
+            raise ConfigError(f"{path}.params.{k}", "<unknown parameter>",
+                              f"a parameter of {cls.name!r}: " + (", ".join(valid) or "(it has none)"))
+    try:
+        registry.make(cls.name, params, f"{path}.name")
+    except ConfigError as e:
+        raise ConfigError(f"{path}.params ({e.field})", e.value, e.allowed) from None
+    except TypeError as e:  # a constructor rejecting a value before validate() sees it
+        raise ConfigError(f"{path}.params", params, f"parameters {cls.name!r} accepts ({e})") from None
+    return cls.name, params
 
 
 def _default_label(name: str, params: Mapping) -> str:
