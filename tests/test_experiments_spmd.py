@@ -111,6 +111,7 @@ def test_shipped_osman_ring10_experiment_loads():
     from dlbkit.cli import find_experiment
     from dlbkit.experiments import load_experiment
     exp = load_experiment(find_experiment("osman_ring10"))
-    assert [b.name for b in exp.balancers] == ["dlah", "homogeneous-diffusion", "processor-only", "optimal-chain"]
+    assert [b.name for b in exp.balancers] == ["dlah", "homogeneous-diffusion", "processor-only", "optimal-chain",
+                                              "none"]
     assert exp.workload == Spmd(points=9_800_000, loops=700, boundary=200_000, noise=0.1)
     assert exp.platform.nodes[0].availability.start == 100 and exp.platform.nodes[0].availability.level == 0.2
