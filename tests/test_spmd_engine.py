@@ -331,6 +331,29 @@ def test_steps_to_steady_counts_each_workstation_until_its_neighbourhood_settles
     assert steps_to_steady(_trace_with([])).tolist() == [0] * 6
 
 
+@settings(max_examples=200, deadline=None)
+@given(P=st.integers(2, 8), layout=st.sampled_from(["line", "ring"]),
+       moves=st.lists(st.tuples(st.integers(0, 199), st.integers(0, 7), st.booleans(), st.integers(1, 99)),
+                      max_size=25),
+       since=st.integers(0, 199))
+def test_steps_to_steady_counts_a_subset_of_the_actions_and_all_of_them_when_nothing_is_quiet(P, layout, moves,
+                                                                                              since):
+    transfers = sorted((k, i % P, (i + (1 if right else -1)) % P, n) for k, i, right, n in moves)
+    tr = _trace_with(transfers, P=P, layout=layout)
+    s = steps_to_steady(tr, since=since)
+    run = np.zeros(P, np.int64)
+    for k, src in {(t[0], t[1]) for t in transfers if t[0] >= since}:
+        run[src] += 1
+    assert ((0 <= s) & (s <= run)).all()
+    assert 0 <= dp_to_steady(tr, since=since) <= sum(t[3] for t in transfers if t[0] >= since)
+    # a quiet period longer than the run never comes: every action from *since* on counts
+    assert steps_to_steady(tr, since=since, quiet_windows=21).tolist() == run.tolist()
+    # the first action after *since* always counts: it opens its neighbourhood's burst
+    first = [t for t in transfers if t[0] >= since]
+    if first:
+        assert s[first[0][1]] >= 1
+
+
 def test_steps_to_steady_never_exceeds_the_run_count_and_equals_it_when_nothing_recurs():
     h = Hnow.homogeneous(5).with_workstation(0, points=4 * WORKLOAD)
     tr = simulate_spmd(h, Halve(), loops=400, seed=1)
