@@ -6,7 +6,7 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["register", "get", "make", "names", "REGISTRY"]
+__all__ = ["register", "get", "make", "names", "resolve", "REGISTRY"]
 
 REGISTRY: dict[str, type] = {}
 
@@ -41,4 +41,41 @@ def make(name: str, params: dict[str, Any] | None = None, field: str = "balancer
             raise ConfigError(f"{field} {name!r} parameter", k, "one of " + (", ".join(valid) or "(none)"))
     b = cls(**params)
     b.validate()
+    return b
+
+
+#: what a kind's error message suggests (the kinds a family's engines accept)
+_KIND_HINT = {"chunking": "a chunking balancer (dlbkit balancers --kind chunking)",
+              "migration": "a migration balancer (dlbkit balancers --kind migration)",
+              "repartition": "a repartition balancer (dlbkit balancers --kind repartition)"}
+
+
+def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | None = None,
+            allow_none: bool = False, field: str = "balancer"):
+    """The one way a name or an object becomes a validated balancer, for every engine and the API.
+
+    *balancer* is a registered name (built with *params*) or a balancer object (cloned with *params*
+    when given, so the caller's object is never changed; validated either way). With *kind*, the
+    result must be of that kind. With *allow_none*, None or ``"none"`` mean "no balancing" and give
+    None (then *params* must be empty). Anything else raises :class:`~dlbkit.errors.ConfigError`
+    naming *field*.
+    """
+    from .base import Balancer  # base imports nothing from here; the import is local to keep it so
+    hint = _KIND_HINT.get(kind, "a registered balancer name or a Balancer object") if kind else \
+        "a registered balancer name or a Balancer object"
+    if balancer is None or (allow_none and isinstance(balancer, str) and balancer.lower() == "none"):
+        if not allow_none:
+            raise ConfigError(field, balancer, hint)
+        if params:
+            raise ConfigError("params", dict(params), f"none when {field} is None or 'none' (no balancing)")
+        return None
+    if isinstance(balancer, str):
+        b = make(balancer, dict(params or {}), field)
+    elif isinstance(balancer, Balancer):
+        b = balancer.clone().set_params(**dict(params)) if params else balancer
+        b.validate()
+    else:
+        raise ConfigError(field, balancer, hint + (", or None" if allow_none else ""))
+    if kind is not None and b.kind != kind:
+        raise ConfigError(field, b.name, hint + (", or None" if allow_none else ""))
     return b
