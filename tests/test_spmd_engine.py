@@ -16,8 +16,8 @@ from dlbkit.sim.spmd import simulate_spmd
 from dlbkit.sim.spmd_experiment import run_many
 from dlbkit.sim.spmd_metrics import (confidence, dp_to_steady, half_width, loop_time_moments, loops_to_steady, smoothed,
                                     steps_to_steady)
-from dlbkit.sim.spmd_trace import SpmdTrace
-from dlbkit.sim.spmd_trace import pipeline_finish_times
+from dlbkit.model.spmd_trace import SpmdTrace
+from dlbkit.model.spmd_trace import pipeline_finish_times
 
 DEFAULT_LOOP = WORKLOAD / PP + 2 * (LATENCY + BOUNDARY / BANDWIDTH)  # 98.042 s (note §7.1)
 

@@ -16,7 +16,7 @@ from .model.trace import Trace
 from .model.tree import FlatTasks, TaskTree
 from .model.workload import Divisible
 from .sim.divisible import simulate_divisible
-from .sim.spmd_trace import SpmdTrace
+from .model.spmd_trace import SpmdTrace
 
 __all__ = ["simulate", "Result"]
 
@@ -26,7 +26,7 @@ class Result:
     """One run: its Trace, the metrics computed from it, and what produced it.
 
     For an :class:`~dlbkit.model.spmd.Spmd` workload *trace* is the engine's
-    :class:`~dlbkit.sim.spmd_trace.SpmdTrace` (loop times and DP per loop and workstation, transfers):
+    :class:`~dlbkit.model.spmd_trace.SpmdTrace` (loop times and DP per loop and workstation, transfers):
     an SPMD run has loops, not chunks.
     """
 
@@ -52,22 +52,22 @@ class Result:
 
     def plot_gantt(self, ax=None, **kw):
         self._not_spmd("plot_gantt")
-        from .experiments.plots import gantt
+        from .plots import gantt
         return gantt(self.trace, ax=ax, **kw)
 
     def plot_work(self, ax=None, **kw):
         self._not_spmd("plot_work")
-        from .experiments.plots import work_over_time
+        from .plots import work_over_time
         return work_over_time(self.trace, ax=ax, **kw)
 
     def plot_loop_times(self, ax=None, **kw):
         """SPMD: loop time per workstation over the loops."""
-        from .experiments.plots import spmd_loop_times
+        from .plots import spmd_loop_times
         return spmd_loop_times(self.trace, ax=ax, **kw)
 
     def plot_points(self, ax=None, **kw):
         """SPMD: data points per workstation over the loops."""
-        from .experiments.plots import spmd_points
+        from .plots import spmd_points
         return spmd_points(self.trace, ax=ax, **kw)
 
     def _not_spmd(self, what: str) -> None:

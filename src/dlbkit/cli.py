@@ -19,6 +19,7 @@ import argparse
 import inspect
 import json
 import math
+import os
 import shlex
 import sys
 import textwrap
@@ -100,6 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:  # --help, --version, usage errors (status 2)
         return int(e.code) if isinstance(e.code, int) else (0 if e.code is None else 2)
     args.argv = argv
+    _files_only_plots()
     try:
         return int(args.func(args) or 0)
     except DlbkitError as e:
@@ -112,6 +114,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # e.g. `dlbkit balancers | head`
         return 0
+
+
+def _files_only_plots() -> None:
+    """The CLI only writes plot files: choose matplotlib's Agg backend here (importing
+    :mod:`dlbkit.plots` never chooses one) and for the worker processes of a sweep."""
+    os.environ["MPLBACKEND"] = "Agg"
+    if "matplotlib" in sys.modules:
+        sys.modules["matplotlib"].use("Agg")
 
 
 def _one_line(text: str) -> str:

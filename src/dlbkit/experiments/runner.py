@@ -26,7 +26,7 @@ from ..api import simulate
 from ..errors import ConfigError
 from ..model.metrics import METRICS
 from ..model.trace import Trace
-from ..sim.spmd_trace import SpmdTrace
+from ..model.spmd_trace import SpmdTrace
 from .spec import Experiment, RunSpec
 
 __all__ = ["Sweep", "run_sweep", "columns", "read_results", "RESULTS_FILE"]

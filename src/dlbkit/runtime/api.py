@@ -39,11 +39,11 @@ class RunResult:
         return self.metrics["makespan"]
 
     def plot_gantt(self, ax=None, **kw):
-        from ..experiments.plots import gantt
+        from ..plots import gantt
         return gantt(self.trace, ax=ax, **kw)
 
     def plot_work(self, ax=None, **kw):
-        from ..experiments.plots import work_over_time
+        from ..plots import work_over_time
         return work_over_time(self.trace, ax=ax, **kw)
 
     def save(self, path: str | Path) -> Path:

@@ -12,7 +12,7 @@ busy time in that loop, after eqs 4.1–4.4 and the note §3.4::
 
 where a link's bandwidth is the slower end's and its latency the larger one. Idle time waiting for a
 neighbour's boundary is not busy time: 000's plotted loop times differ between neighbours (note §5.6);
-the wall clock follows from the pipeline recurrence in :func:`~dlbkit.sim.spmd_trace.pipeline_finish_times`.
+the wall clock follows from the pipeline recurrence in :func:`~dlbkit.model.spmd_trace.pipeline_finish_times`.
 
 Balancing (000 §7.3, note §6.2): a workstation measures ``window`` loops; its mean loop time becomes
 its ``loop_time`` in the :class:`~dlbkit.model.view.SpmdView` (with its measured effective power
@@ -41,7 +41,7 @@ from ..balancers.base import RepartitionBalancer, Transfer
 from ..errors import ConfigError, DlbkitError
 from ..model.hnow import Hnow, levels_on_loops
 from ..model.view import SpmdView
-from .spmd_trace import SpmdTrace
+from ..model.spmd_trace import SpmdTrace
 
 __all__ = ["simulate_spmd", "DEFAULT_WINDOW"]
 
@@ -112,7 +112,7 @@ def simulate_spmd(hnow: Hnow, balancer: RepartitionBalancer | None, *, loops: in
     ``registry.make("dlah")``) or None for no balancing. *window*: loops per measurement window
     (:data:`DEFAULT_WINDOW`). *seed*: anything :class:`numpy.random.SeedSequence` accepts; the same
     seed gives the same trace. *noise* overrides ``hnow.noise`` (0: deterministic loop times).
-    Returns a :class:`~dlbkit.sim.spmd_trace.SpmdTrace`. Raise :exc:`~dlbkit.errors.ConfigError`
+    Returns a :class:`~dlbkit.model.spmd_trace.SpmdTrace`. Raise :exc:`~dlbkit.errors.ConfigError`
     for bad arguments, :exc:`~dlbkit.errors.DlbkitError` if the balancer returns a transfer between
     non-neighbours or of a negative amount.
     """

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..balancers.repartition.bounds import Z90, Z95, ci_half_width
-from .spmd_trace import SpmdTrace
+from ..model.spmd_trace import SpmdTrace
 
 __all__ = ["loop_time_moments", "loops_to_steady", "steps_to_steady", "dp_to_steady", "smoothed",
            "summary", "half_width", "confidence", "QUIET_WINDOWS", "Z"]

@@ -18,7 +18,7 @@ from ..errors import ConfigError
 from ..model.spmd import Spmd, hnow_from_platform
 from .spmd import DEFAULT_WINDOW, simulate_spmd
 from .spmd_metrics import loops_to_steady, steps_to_steady
-from .spmd_trace import SpmdTrace
+from ..model.spmd_trace import SpmdTrace
 
 __all__ = ["simulate_spmd_platform", "spmd_metrics", "ENGINE_KEYS"]
 

@@ -1,4 +1,7 @@
-"""Plots of runs and sweeps (matplotlib, Agg backend: files only, never a window).
+"""Plots of runs and sweeps (matplotlib). Depends only on the model.
+
+Importing this module never chooses a matplotlib backend (the user's stays as it is); the CLI, which
+only writes files, selects Agg itself.
 
 Every function takes an optional *ax* and returns the Figure it drew on.
 """
@@ -10,16 +13,13 @@ import re
 from pathlib import Path
 from typing import Sequence
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import Patch
 
-matplotlib.use("Agg")  # noqa: E402  (before pyplot; files only)
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-
-from ..model.metrics import METRICS  # noqa: E402
-from ..model.trace import Trace  # noqa: E402
-from ..sim.spmd_trace import SpmdTrace  # noqa: E402
+from .model.metrics import METRICS
+from .model.trace import Trace
+from .model.spmd_trace import SpmdTrace
 
 __all__ = ["gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "save_all", "slug"]
 
