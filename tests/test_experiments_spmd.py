@@ -8,8 +8,7 @@ import pytest
 
 from dlbkit import ConfigError, Spmd, simulate
 from dlbkit.experiments import Experiment, run_sweep, save_all, summarise, write_report
-from dlbkit.experiments.spec import FAMILY_KIND, SPMD_ENGINE_KEYS
-from dlbkit.sim.spmd_platform import ENGINE_KEYS
+from dlbkit import families
 
 SPMD = """
 name = "spmd"
@@ -41,7 +40,8 @@ def load(text: str = SPMD) -> Experiment:
 
 def test_an_spmd_experiment_runs_end_to_end_with_a_report(tmp_path):
     exp = load()
-    assert isinstance(exp.workload, Spmd) and FAMILY_KIND["spmd"] == "repartition"
+    assert isinstance(exp.workload, Spmd) and exp.family is families.get("spmd")
+    assert exp.family.kind == "repartition"
     sweep = run_sweep(exp, tmp_path)
     assert [r["status"] for r in sweep.rows] == ["ok"] * 4
     for r in sweep.rows:  # each row is simulate() with the run's seed and engine options
@@ -52,7 +52,7 @@ def test_an_spmd_experiment_runs_end_to_end_with_a_report(tmp_path):
     for trace in sweep.traces.values():
         assert (trace.points.sum(axis=1) == 4000).all() and trace.window == 5
     summary = summarise(sweep.rows)
-    images = save_all(tmp_path, summary, sweep.traces)
+    images = save_all(tmp_path, summary, sweep.traces, family=exp.family)
     assert sorted(p.name for p in images["looptime"]) == ["looptime_dlah.png", "looptime_optimal-chain.png"]
     assert sorted(p.name for p in images["points"]) == ["points_dlah.png", "points_optimal-chain.png"]
     assert [p.name for p in images["bars"]] == ["makespan.png", "dp_moved.png", "steps_to_balance.png"]
@@ -83,7 +83,9 @@ def test_none_is_the_unbalanced_reference_of_an_spmd_experiment(tmp_path):
 
 
 def test_spmd_engine_keys_agree():
-    assert SPMD_ENGINE_KEYS == ENGINE_KEYS
+    """Every [engine] key an experiment may set is a keyword of the engine function it goes to."""
+    eng = families.get("spmd").engine
+    assert set(eng.options) == {"window"} and set(eng.options) <= set(eng.api_options)
 
 
 @pytest.mark.parametrize("edit, field", [

@@ -100,7 +100,7 @@ def test_tree_runs_plot_waiting_tasks_per_node_with_phases(tmp_path):
     assert [sum(q) for q in queues] == [n for _, n in trace.meta["waiting"]]
     phases = [ph for _, ph in trace.meta["phases"]]
     assert phases[0] == 1 and phases == sorted(phases) and 2 in phases  # one-way, through the steady phase
-    images = save_all(tmp_path / "img", summarise(sweep.rows, ["makespan"]), sweep.traces)
+    images = save_all(tmp_path / "img", summarise(sweep.rows, ["makespan"]), sweep.traces, family="tree")
     assert len(images["tasks"]) == 1 and images["tasks"][0].stat().st_size > 10_000
 
 

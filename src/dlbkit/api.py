@@ -6,17 +6,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .balancers.base import Balancer, MigrationBalancer, RepartitionBalancer
-from .balancers.registry import make
+from . import families
+from .balancers.base import Balancer
+from .balancers.registry import resolve
 from .errors import ConfigError
-from .model import metrics as _metrics
 from .model.platform import Platform
-from .model.spmd import Spmd
-from .model.trace import Trace
-from .model.tree import FlatTasks, TaskTree
-from .model.workload import Divisible
-from .sim.divisible import simulate_divisible
 from .model.spmd_trace import SpmdTrace
+from .model.trace import Trace
 
 __all__ = ["simulate", "Result"]
 
@@ -75,20 +71,18 @@ class Result:
             raise ConfigError(what, "an SPMD run", "plot_loop_times() or plot_points() for an SPMD run")
 
 
-def simulate(platform: Platform | str | Path, workload: Divisible | TaskTree | Spmd,
-             balancer: Balancer | str | None = "gss", *,
+def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer | str | None = "gss", *,
              params: Mapping[str, Any] | None = None, seed: int = 0, **engine: Any) -> Result:
     """Simulate *workload* on *platform* under *balancer*; return a :class:`Result`.
 
+    The workload's family (``dlbkit families``) picks the engine and the balancer kind: a
+    :class:`~dlbkit.model.workload.Divisible` loop runs on the master–worker engine with a chunking
+    balancer; a :class:`~dlbkit.model.tree.TaskTree` on the asynchronous tree engine with a migration
+    balancer; an :class:`~dlbkit.model.spmd.Spmd` loop (Osman 2003, 000) on the pipelined-SPMD engine
+    with a repartition balancer or ``"none"``/None (no balancing; its Result's trace is an SpmdTrace).
     *balancer* is a balancer object or a registered name (with *params*); *platform* a Platform or
-    the path of a platform TOML file. *engine* options go to the engine: for a
-    :class:`~dlbkit.model.workload.Divisible` loop the master–worker engine (mechanism, master,
-    master_computes, master_overhead, master_cost_per_byte, request_bytes, costs); for a
-    :class:`~dlbkit.model.tree.TaskTree` the asynchronous tree engine
-    (:func:`~dlbkit.sim.tree_async.simulate_tree_async`: start_node, control_bytes, task_bytes),
-    with a migration balancer; for an :class:`~dlbkit.model.spmd.Spmd` loop (Osman 2003, 000) the
-    pipelined-SPMD engine (:func:`~dlbkit.sim.spmd_platform.simulate_spmd_platform`: window), with a
-    repartition balancer or ``"none"``/None (no balancing); its Result's trace is an SpmdTrace.
+    the path of a platform TOML file. *engine* options go to the engine (``dlbkit families`` lists
+    them per family; an unknown one is a ConfigError naming those allowed).
 
     >>> from dlbkit import Platform, Node, Divisible, simulate
     >>> p = Platform([Node("m"), Node("a", speed=1.0), Node("b", speed=3.0)])
@@ -98,39 +92,13 @@ def simulate(platform: Platform | str | Path, workload: Divisible | TaskTree | S
     """
     if isinstance(platform, (str, Path)):
         platform = Platform.from_toml(platform)
-    if isinstance(workload, Spmd):
-        return _simulate_spmd(platform, workload, balancer, params, seed, engine)
-    if isinstance(balancer, str):
-        balancer = make(balancer, dict(params or {}))
-    elif params:
-        balancer = balancer.clone().set_params(**params)
-    if isinstance(workload, (TaskTree, FlatTasks)):
-        from .sim.tree_async import simulate_tree_async
-        if not isinstance(balancer, MigrationBalancer):
-            raise ConfigError("balancer", balancer.name, "a migration balancer for a task tree")
-        trace = simulate_tree_async(platform, workload, balancer, seed=seed, **engine)
-    elif isinstance(workload, Divisible):
-        trace = simulate_divisible(platform, workload, balancer, seed=seed, **engine)
-    else:
-        raise ConfigError("workload", type(workload).__name__, "a Divisible workload, a TaskTree or an Spmd")
-    return Result(trace, platform, balancer, _metrics.compute(trace))
-
-
-def _simulate_spmd(platform: Platform, workload: Spmd, balancer, params, seed, engine) -> Result:
-    from .sim.spmd_platform import ENGINE_KEYS, simulate_spmd_platform, spmd_metrics
-    if balancer is None or (isinstance(balancer, str) and balancer.lower() == "none"):  # unbalanced baseline
-        if params:
-            raise ConfigError("params", dict(params), "none for balancer 'none'")
-        balancer = None
-    elif isinstance(balancer, str):
-        balancer = make(balancer, dict(params or {}))
-    elif params:
-        balancer = balancer.clone().set_params(**params)
-    if balancer is not None and not isinstance(balancer, RepartitionBalancer):
-        raise ConfigError("balancer", balancer.name, "a repartition balancer for an SPMD workload: dlah, "
-                          "homogeneous-diffusion, processor-only, optimal-chain, or 'none'")
+    family = families.of(workload)
+    eng = family.engine
+    allowed = eng.api_options
     for k in engine:
-        if k not in ENGINE_KEYS:
-            raise ConfigError(f"engine.{k}", "<unknown option>", "an SPMD engine option: " + ", ".join(sorted(ENGINE_KEYS)))
-    trace = simulate_spmd_platform(platform, workload, balancer, seed=seed, **engine)
-    return Result(trace, platform, balancer, spmd_metrics(trace))
+        if k not in allowed:
+            raise ConfigError(f"engine.{k}", "<unknown option>",
+                              f"an option of the {family.name} family's {eng.name} engine: " + ", ".join(allowed))
+    b = resolve(balancer, dict(params or {}), kind=family.kind, allow_none=family.allow_none)
+    trace = eng.run(platform, workload, b, seed=seed, **engine)
+    return Result(trace, platform, b, family.metrics(trace))

@@ -68,6 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--kind", metavar="KIND", help="only balancers of this kind: " + ", ".join(KINDS))
     b.set_defaults(func=_cmd_balancers)
 
+    f = sub.add_parser("families", help="list the workload families: workload, balancer kind, engines, metrics",
+                       description="Every registered workload family: its workload class, the balancer kind "
+                                   "that decides for it, its simulation engines and their options, its "
+                                   "real-run entry point, metrics and plots.")
+    f.add_argument("--json", action="store_true", help="a JSON list of objects")
+    f.set_defaults(func=_cmd_families)
+
     from .sim.bench import MODELS
     bn = sub.add_parser("bench", help="run a reference model (benchmarks/MODELS.md)",
                         description="Run a reference model through the general engine: makespan, events, "
@@ -182,7 +189,7 @@ def _cmd_simulate(args) -> int:
     write_summary_csv(summary, out / "summary.csv")
     print()
     print(format_table(summary) if summary else "no successful runs")
-    images = save_all(out, summary, sweep.traces, jobs=args.jobs)
+    images = save_all(out, summary, sweep.traces, family=exp.family, jobs=args.jobs)
     command = shlex.join(["dlbkit", *args.argv])
     write_report(out / "report.html", sweep, summary, images, command=command)
     n_png = sum(len(v) for v in images.values())
@@ -250,6 +257,34 @@ def _cmd_balancers(args) -> int:
         print(f"{'':<{width}}  parameters: {params}")
         print(f"{'':<{width}}  taxonomy:   " + "; ".join(f"{a}={v}" for a, v in i["taxonomy"].items()))
         print(f"{'':<{width}}  source:     {i['source']}")
+    return 0
+
+
+# --- families ---------------------------------------------------------------------------------------
+def _cmd_families(args) -> int:
+    from . import families
+
+    infos = [f.as_dict() for f in families.FAMILIES.values()]
+    if args.json:
+        print(json.dumps(infos, indent=2, ensure_ascii=False))
+        return 0
+    width = max(len(i["name"]) for i in infos)
+    for k, i in enumerate(infos):
+        if k:
+            print()
+        pad = " " * width
+        print(f"{i['name']:<{width}}  {i['summary']} ({i['source']})")
+        print(f"{pad}  workload:  {', '.join(w.rsplit('.', 1)[1] for w in i['workload'])}")
+        none = " (or 'none': no balancing)" if i["no_balancing_reference"] else ""
+        print(f"{pad}  balancers: {i['balancer_kind']}{none}  (dlbkit balancers --kind {i['balancer_kind']})")
+        for e in i["engines"]:
+            tag = "default engine" if e["default"] else "engine"
+            opts = ", ".join(e["options"]) or "(no experiment options)"
+            where = "" if e["on_platform"] else "; not from experiment files"
+            print(f"{pad}  {tag}: {e['name']}: {e['entry']}; options: {opts}{where}")
+        print(f"{pad}  real runs: {i['runtime']}")
+        print(f"{pad}  metrics:   {', '.join(i['metrics'])}")
+        print(f"{pad}  plots:     {', '.join(i['plots'])}")
     return 0
 
 

@@ -21,7 +21,7 @@ from .model.metrics import METRICS
 from .model.trace import Trace
 from .model.spmd_trace import SpmdTrace
 
-__all__ = ["gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "save_all", "slug"]
+__all__ = ["gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "slug"]
 
 _BUSY = ("#1f77b4", "#5fa2d6")  # alternate shades so consecutive chunks stay distinguishable
 _WAIT = "#f2a541"  # asked for work, waiting for it (scheduling + communication)
@@ -196,6 +196,8 @@ def metric_bars(summary: Sequence, metric: str, ax=None, *, title: str | None = 
     ax.set_ylabel(metric + (" (s)" if desc.endswith("(s)") else ""))
     n = max((s.n for s in stats), default=0)
     ax.set_title(title or f"{metric} ({direction} is better): mean and 95% CI, n = {n} repetitions")
+    if metric == "efficiency":  # its ideal: the lower bound reached
+        ax.axhline(1.0, color="grey", lw=0.8, ls="--")
     if len(points) > 1:
         ax.legend(fontsize=8, title="grid point", title_fontsize=8)
     ax.grid(axis="y", alpha=0.3)
@@ -209,9 +211,7 @@ def makespan_bars(summary: Sequence, ax=None, **kw):
 
 def efficiency_bars(summary: Sequence, ax=None, **kw):
     """Mean efficiency (lower bound / makespan) per balancer with 95% CI error bars."""
-    fig = metric_bars(summary, "efficiency", ax, **kw)
-    fig.axes[0].axhline(1.0, color="grey", lw=0.8, ls="--")
-    return fig
+    return metric_bars(summary, "efficiency", ax, **kw)
 
 
 def workload_phases(times: Sequence[float], waiting: Sequence[int], p: int) -> tuple[float, float]:
@@ -278,74 +278,3 @@ def slug(text: str) -> str:
     """A file-name-safe form of a label or grid point."""
     s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
     return s or "x"
-
-
-def _run_plots(label: str, point: str, trace: Trace | SpmdTrace, out_dir: Path, dpi: int) -> dict[str, Path]:
-    """Write gantt_*.png and work_*.png of one run, and tasks_*.png for a task tree; return their paths
-    by kind. For an SPMD run the pair is looptime_*.png and points_*.png (an SPMD run has no chunks)."""
-    suffix = slug(label) + (f"__{slug(point)}" if point else "")
-    title_pt = f" [{point}]" if point else ""
-    if isinstance(trace, SpmdTrace):
-        paths = (out_dir / f"looptime_{suffix}.png", out_dir / f"points_{suffix}.png")
-        fig = spmd_loop_times(trace, title=f"Loop time per workstation: {label}{title_pt}, repetition 0 "
-                                           f"(seed {trace.seed}), makespan {trace.makespan:.4g} s")
-        fig.savefig(paths[0], dpi=dpi)
-        plt.close(fig)
-        fig = spmd_points(trace, title=f"Data points per workstation: {label}{title_pt}, repetition 0, "
-                                       f"{trace.dp_exchanged:,} DP moved")
-        fig.savefig(paths[1], dpi=dpi)
-        plt.close(fig)
-        return dict(zip(("looptime", "points"), paths))
-    end = float(max(trace.t_end)) if trace.t_end else 0.0
-    paths = (out_dir / f"gantt_{suffix}.png", out_dir / f"work_{suffix}.png")
-    fig = gantt(trace, title=f"Gantt chart: {label}{title_pt}, repetition 0 (seed {trace.seed}), "
-                             f"{trace.n_chunks} chunks, makespan {end:.4g} s")
-    fig.savefig(paths[0], dpi=dpi)
-    plt.close(fig)
-    fig = work_over_time(trace, title=f"Work done per worker: {label}{title_pt}, repetition 0")
-    fig.savefig(paths[1], dpi=dpi)
-    plt.close(fig)
-    out = dict(zip(("gantt", "work"), paths))
-    if trace.meta.get("queues"):
-        out["tasks"] = out_dir / f"tasks_{suffix}.png"
-        fig = tasks_over_time(trace, title=f"Waiting tasks per node: {label}{title_pt}, repetition 0")
-        fig.savefig(out["tasks"], dpi=dpi)
-        plt.close(fig)
-    return out
-
-
-def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, dpi: int = 110,
-             jobs: int = 1) -> dict[str, list[Path]]:
-    """Write makespan.png, efficiency.png, and per (label, grid point) with a trace gantt_*.png and
-    work_*.png (and tasks_*.png for task trees; looptime_*.png and points_*.png for SPMD runs, whose bars
-    are makespan, dp_moved and steps_to_balance) into *out_dir* (on *jobs* processes); return the paths
-    by kind ("bars", "gantt", "work", "tasks", "looptime", "points")."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written: dict[str, list[Path]] = {"bars": [], "gantt": [], "work": [], "tasks": [], "looptime": [],
-                                      "points": []}
-    if summary:
-        bars = [("makespan.png", makespan_bars), ("efficiency.png", efficiency_bars)]
-        if not any(s.metric == "efficiency" and math.isfinite(s.mean) for s in summary):
-            # SPMD runs have no lower bound (NaN): show what balancing cost instead
-            bars = [("makespan.png", makespan_bars)] + [
-                (f"{m}.png", lambda sm, m=m: metric_bars(sm, m)) for m in ("dp_moved", "steps_to_balance")
-                if any(s.metric == m and math.isfinite(s.mean) for s in summary)]
-        for name, fn in bars:
-            fig = fn(summary)
-            fig.savefig(out_dir / name, dpi=dpi)
-            plt.close(fig)
-            written["bars"].append(out_dir / name)
-    items = list(traces.items())
-    if jobs > 1 and len(items) > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(max_workers=min(jobs, len(items))) as pool:
-            futures = [pool.submit(_run_plots, lbl, pt, tr, out_dir, dpi) for (lbl, pt), tr in items]
-            results = [f.result() for f in futures]
-    else:
-        results = [_run_plots(lbl, pt, tr, out_dir, dpi) for (lbl, pt), tr in items]
-    for paths in results:
-        for kind, path in paths.items():
-            written[kind].append(path)
-    return written

@@ -9,7 +9,8 @@ Typical use (the CLI's ``dlbkit simulate`` does exactly this)::
     print(format_table(summarise(sweep.rows)))
 """
 
-from ..plots import efficiency_bars, gantt, makespan_bars, metric_bars, save_all, work_over_time
+from ..plots import efficiency_bars, gantt, makespan_bars, metric_bars, work_over_time
+from .figures import save_all
 from .report import write_report
 from .runner import Sweep, read_results, run_sweep
 from .spec import BalancerSpec, Experiment, RunSpec, load_experiment, run_seed

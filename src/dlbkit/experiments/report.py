@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..model.metrics import METRICS
-from ..model.spmd import Spmd
-from ..model.tree import TaskTree
+from .. import families
 from .summary import Stat, format_cell
 
 __all__ = ["write_report", "describe_availability", "describe_workload"]
@@ -56,46 +55,19 @@ def describe_availability(spec) -> str:
 
 
 def describe_workload(w) -> str:
-    if isinstance(w, Spmd):
-        pts = (f"{w.points:,} DP per node" if isinstance(w.points, int) else
-               "DP per node " + ", ".join(f"{p:,}" for p in w.points))
-        return (f"pipelined SPMD loop (Osman 2003): {w.loops:,} loops, {pts}, {w.boundary:,g} DP boundary per "
-                f"neighbour per loop, K = {w.boundary_k:g}, CPU noise ±{w.noise:g}, "
-                f"{w.bytes_per_point:g} B per DP, layout {w.layout or 'from the platform'}; availability is "
-                "read on the loop clock (time = loop number)")
-    if isinstance(w, TaskTree):
-        text = (f"{w.kind} task tree: depth {w.depth}, fan-out {w.fanout}, grain {w.grain:g} work units per "
-                f"node, {'depth' if w.order == 'df' else 'breadth'}-first local order")
-        if w.kind == "imbalance":
-            text += f", imbalance m = {w.imbalance:g}"
-        if w.kind != "balanced":
-            text += f", seed {w.seed}"
-        expected = w.expected_nodes()
-        if expected > 2e6:  # do not expand a huge tree just to print its size
-            return text + f" (≈ {expected:,.0f} nodes expected)"
-        return text + f" ({w.count()[0]:,} nodes)"
-    c = w.cost
-    cost = {"constant": lambda: f"constant {c.value:g}",
-            "uniform": lambda: f"uniform in [{c.low:g}, {c.high:g}]",
-            "normal": lambda: f"normal(mean {c.mean:g}, std {c.std:g}), floored at {c.floor:g}",
-            "exponential": lambda: f"exponential(mean {c.mean:g}), floored at {c.floor:g}",
-            "linear": lambda: f"linear from {c.first:g} to {c.last:g} across the loop",
-            "array": lambda: f"{len(c.values)} given costs"}.get(c.dist, lambda: c.dist)()
-    text = f"divisible loop of {w.n_items:,} items; item cost (work units): {cost}"
-    if w.bytes_in or w.bytes_out:
-        text += f"; {w.bytes_in:g} B in and {w.bytes_out:g} B out per item"
-    return text
+    """One sentence on workload *w*, by its family (:mod:`dlbkit.families`)."""
+    return families.of(w).describe(w)
 
 
 def _platform_html(exp) -> str:
     p = exp.platform
-    spmd = isinstance(exp.workload, Spmd)
+    master_worker = exp.family.master_worker
     master = exp.engine.get("master", 0)
-    master_idx = -1 if spmd else p.index(master) if isinstance(master, str) else int(master)
+    master_idx = -1 if not master_worker else p.index(master) if isinstance(master, str) else int(master)
     computes = exp.engine.get("master_computes", False)
     rows = []
     for i, n in enumerate(p.nodes):
-        role = "workstation" if spmd else "master" + (" + worker" if computes else "") if i == master_idx \
+        role = "node" if not master_worker else "master" + (" + worker" if computes else "") if i == master_idx \
             else "worker"
         rows.append(f"<tr><td class=l>{escape(n.name)}</td><td class=l>{role}</td><td>{n.speed:g}</td>"
                     f"<td>{n.cores}</td><td class=l>{escape(describe_availability(n.availability))}</td></tr>")

@@ -46,39 +46,30 @@ allowed. Validation is complete before anything runs: every grid point is built 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import hashlib
 import itertools
 import json
 import re
 from dataclasses import dataclass, field
-from numbers import Integral, Real
+from numbers import Real
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
+from .. import families
 from ..balancers import registry
 from ..errors import ConfigError
+from ..families import Family
 from ..model import check
 from ..model.platform import Platform, load_toml
-from ..model.spmd import Spmd, hnow_from_platform, spmd_from_dict
-from ..model.tree import TaskTree, tree_from_dict
-from ..model.workload import Divisible
-from ..sim.divisible import MECHANISMS
 
 __all__ = ["BalancerSpec", "Experiment", "RunSpec", "load_experiment", "run_seed", "point_key"]
 
 TOP_KEYS = {"name", "description", "repetitions", "seed", "platform", "workload", "engine", "balancers", "grid"}
 BALANCER_KEYS = {"name", "label", "params", "engine"}
 PLATFORM_KEYS = {"file", "name", "nodes", "network"}
-ENGINE_KEYS = {"mechanism", "master", "master_computes", "master_overhead", "master_cost_per_byte",
-               "request_bytes", "broadcast_bytes"}
-TREE_ENGINE_KEYS = {"start_node", "control_bytes", "task_bytes"}
-NO_BALANCING = "none"  #: an SPMD experiment's unbalanced reference (``name = "none"``)
-SPMD_ENGINE_KEYS = {"window"}  # the same set as dlbkit.sim.spmd_platform.ENGINE_KEYS (a test checks)
-#: workload family -> the balancer kind that decides for it
-FAMILY_KIND = {"divisible": "chunking", "tree": "migration", "spmd": "repartition"}
+NO_BALANCING = "none"  #: a family's unbalanced reference (``name = "none"``, where the family allows it)
 GRID_ROOTS = ("platform", "workload", "engine")
 
 
@@ -115,7 +106,7 @@ class RunSpec:
     repetition: int
     seed: int
     platform: Platform
-    workload: Divisible | TaskTree | Spmd
+    workload: Any
     engine: dict
     fingerprint: str
 
@@ -138,12 +129,14 @@ class Experiment:
     repetitions: int
     seed: int
     platform: Platform
-    workload: Divisible | TaskTree | Spmd
+    workload: Any
     engine: dict
     balancers: list[BalancerSpec]
     grid: dict[str, list]
     path: Path | None = None
     platform_source: str = "inline"
+    #: the workload's family (dlbkit.families): its engine, balancer kind, metrics and plots
+    family: Family | None = None
     #: raw tables (after resolving the platform file), the base that grid overrides modify
     raw: dict = field(default_factory=dict, repr=False)
     _points: list = field(default_factory=list, repr=False)
@@ -168,14 +161,14 @@ class Experiment:
         engine_dict = dict(check.table(d.get("engine", {}), "engine"))
         platform = _build_platform(platform_dict, platform_dir, source)
         workload = _workload(workload_dict, "workload")
-        family = _family(workload)
-        _check_fit(platform, workload)
-        _engine_options(engine_dict, platform, "engine", family)
+        family = families.of(workload)
+        family.check_fit(platform, workload)
+        family.engine.validate(engine_dict, platform, "engine")
         balancers = _balancers(check.required(d, "balancers", ""), platform, engine_dict, family)
         grid = _grid(d.get("grid", {}))
 
         exp = cls(name, description, repetitions, seed, platform, workload, engine_dict, balancers, grid,
-                  path=path, platform_source=source,
+                  path=path, platform_source=source, family=family,
                   raw={"platform": platform_dict, "platform_dir": platform_dir, "workload": workload_dict,
                        "engine": engine_dict})
         exp._points = exp._build_points()
@@ -189,17 +182,17 @@ class Experiment:
             _set_dotted(tables, key, value)
         return tables["platform"], tables["workload"], tables["engine"]
 
-    def _build_at(self, point: tuple) -> tuple[Platform, Divisible | TaskTree | Spmd, dict, dict, dict]:
+    def _build_at(self, point: tuple) -> tuple[Platform, Any, dict, dict, dict]:
         pd, wd, ed = self._configs_at(point)
         platform = self.platform if pd == self.raw["platform"] else _build_platform(
             pd, self.raw["platform_dir"], self.platform_source)
         workload = _workload(wd, "workload")
-        if _family(workload) != _family(self.workload):
-            raise ConfigError("workload.kind", wd.get("kind"), f"{self.raw['workload'].get('kind', 'divisible')!r} "
+        if families.of(workload) is not self.family:
+            raise ConfigError("workload.kind", wd.get("kind"), f"{self.family.name!r} "
                               "at every grid point (one workload family per experiment)")
-        _check_fit(platform, workload)
+        self.family.check_fit(platform, workload)
         for b in self.balancers:
-            _engine_options({**ed, **b.engine}, platform, "engine", _family(workload))
+            self.family.engine.validate({**ed, **b.engine}, platform, "engine")
         return platform, workload, ed, pd, wd
 
     def _build_points(self) -> list:
@@ -237,11 +230,7 @@ class Experiment:
         for point, (platform, workload, engine, pd, wd) in self._points:
             for r in range(self.repetitions):
                 seed = run_seed(self.seed, r)
-                work = workload
-                if isinstance(workload, TaskTree) and "seed" not in wd:
-                    # a tree without a seed of its own is drawn anew per repetition, the same for
-                    # every balancer (common random numbers)
-                    work = dataclasses.replace(workload, seed=seed)
+                work = self.family.per_repetition(workload, wd, seed)
                 for b in self.balancers:
                     eng = {**engine, **b.engine}
                     fp = _fingerprint(pd, wd, eng, b, seed)
@@ -295,73 +284,14 @@ def _build_platform(d: dict, base_dir: Path | None, source: str) -> Platform:
         raise ConfigError(f"{where}{e.field}", e.value, e.allowed) from None
 
 
-def _workload(d: Mapping, path: str) -> Divisible | TaskTree | Spmd:
+def _workload(d: Mapping, path: str) -> Any:
+    """The workload of table *d*: its ``kind`` names the family (default divisible), whose parser builds it."""
     d = check.table(d, path)
-    kind = check.choice(d.get("kind", "divisible"), f"{path}.kind", FAMILY_KIND)
-    if kind == "spmd":
-        return spmd_from_dict(d, path)
-    return tree_from_dict(d, path) if kind == "tree" else Divisible.from_dict(d, path)
+    family = families.get(d.get("kind", "divisible"), f"{path}.kind")
+    return family.parse(d, path)
 
 
-def _check_fit(platform: Platform, workload) -> None:
-    """An SPMD workload must fit the platform (topology, one core per node, one count per node)
-    before anything runs; errors name the platform's field by its path in the experiment."""
-    if not isinstance(workload, Spmd):
-        return
-    try:
-        hnow_from_platform(platform, workload)
-    except ConfigError as e:
-        field = e.field if e.field.startswith("workload") else f"platform.{e.field}"
-        raise ConfigError(field, e.value, e.allowed) from None
-
-
-def _family(workload) -> str:
-    if isinstance(workload, Spmd):
-        return "spmd"
-    return "tree" if isinstance(workload, TaskTree) else "divisible"
-
-
-def _engine_options(d: Mapping, platform: Platform, path: str, family: str = "divisible") -> dict:
-    """Validate engine options against the platform; return them unchanged."""
-    d = check.table(d, path)
-    if family == "spmd":
-        check.known_keys(d, path, SPMD_ENGINE_KEYS)
-        if "window" in d:
-            check.integer(d["window"], f"{path}.window", lo=1)
-        return dict(d)
-    if family == "tree":
-        check.known_keys(d, path, TREE_ENGINE_KEYS)
-        if "start_node" in d:
-            check.integer(d["start_node"], f"{path}.start_node", lo=0, hi=platform.n_nodes - 1)
-        for k in ("control_bytes", "task_bytes"):
-            if k in d:
-                check.number(d[k], f"{path}.{k}", lo=0.0)
-        return dict(d)
-    check.known_keys(d, path, ENGINE_KEYS)
-    if "mechanism" in d:
-        check.choice(d["mechanism"], f"{path}.mechanism", MECHANISMS)
-    if "master" in d:
-        m = d["master"]
-        names = [n.name for n in platform.nodes]
-        if isinstance(m, str):
-            if m not in names:
-                raise ConfigError(f"{path}.master", m, "a node name (" + ", ".join(names) + ") or index")
-        elif isinstance(m, Integral) and not isinstance(m, bool):
-            check.integer(m, f"{path}.master", lo=0, hi=platform.n_nodes - 1)
-        else:
-            raise ConfigError(f"{path}.master", m, "a node name or a node index")
-    if "master_computes" in d and not isinstance(d["master_computes"], bool):
-        raise ConfigError(f"{path}.master_computes", d["master_computes"], "true or false")
-    for k in ("master_overhead", "master_cost_per_byte", "request_bytes", "broadcast_bytes"):
-        if k in d:
-            check.number(d[k], f"{path}.{k}", lo=0.0)
-    if not d.get("master_computes", False) and platform.n_nodes == 1:
-        raise ConfigError(f"{path}.master_computes", d.get("master_computes", False),
-                          "true when the platform has only the master node")
-    return dict(d)
-
-
-def _balancers(raw: Any, platform: Platform, engine: dict, family: str = "divisible") -> list[BalancerSpec]:
+def _balancers(raw: Any, platform: Platform, engine: dict, family: Family) -> list[BalancerSpec]:
     if not isinstance(raw, list) or not raw:
         raise ConfigError("balancers", raw, "a non-empty list of [[balancers]] tables")
     out: list[BalancerSpec] = []
@@ -373,14 +303,14 @@ def _balancers(raw: Any, platform: Platform, engine: dict, family: str = "divisi
         name = check.required(b, "name", path)
         if not isinstance(name, str):
             raise ConfigError(f"{path}.name", name, "a registered balancer name: " + ", ".join(registry.names()))
-        if name == NO_BALANCING and family == "spmd":  # the unbalanced reference run
+        if name == NO_BALANCING and family.allow_none:  # the unbalanced reference run
             if b.get("params"):
                 raise ConfigError(f"{path}.params", dict(b["params"]), f"none for {NO_BALANCING!r} (no balancing)")
             name, params = NO_BALANCING, {}
         else:
             name, params = _registered(b, name, path, family)
         eng = dict(check.table(b.get("engine", {}), f"{path}.engine"))
-        _engine_options({**engine, **eng}, platform, f"{path}.engine", family)
+        family.engine.validate({**engine, **eng}, platform, f"{path}.engine")
         label = b.get("label", _default_label(name, params))
         if not isinstance(label, str) or not label.strip():
             raise ConfigError(f"{path}.label", label, "a non-empty string")
@@ -391,13 +321,13 @@ def _balancers(raw: Any, platform: Platform, engine: dict, family: str = "divisi
     return out
 
 
-def _registered(b: Mapping, name: str, path: str, family: str) -> tuple[str, dict]:
+def _registered(b: Mapping, name: str, path: str, family: Family) -> tuple[str, dict]:
     """The registry name and validated params of balancer entry *b*, of the kind *family* needs."""
     cls = registry.get(name, f"{path}.name")
-    want = FAMILY_KIND[family]
+    want = family.kind
     if cls.kind != want:
-        extra = f", {NO_BALANCING}" if family == "spmd" else ""
-        raise ConfigError(f"{path}.name", name, f"a {want} balancer for a {family} workload: "
+        extra = f", {NO_BALANCING}" if family.allow_none else ""
+        raise ConfigError(f"{path}.name", name, f"a {want} balancer for a {family.name} workload: "
                           + ", ".join(registry.names(want)) + extra)
     params = dict(check.table(b.get("params", {}), f"{path}.params"))
     valid = cls.param_names()

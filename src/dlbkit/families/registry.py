@@ -1,0 +1,149 @@
+"""The family registry: each workload family declared once (the registry itself; the families'
+declarations are the sibling modules, imported by the package).
+
+A *family* is a kind of parallel program (DESIGN.md's table): divisible loops, task trees, SPMD
+domains, and next task graphs and job streams. Its declaration says everything the face layer needs
+to serve it: the workload type and how an experiment file's ``[workload]`` table builds one, the view
+its balancers read, the balancer kind that decides for it (and whether "no balancing" is a valid
+reference run), its simulation engines (the first is the default) with their option schemas, its
+real-run entry point, its metrics and its plots. :func:`dlbkit.simulate`, experiment files, the
+report, the plots and ``dlbkit families`` dispatch through this registry and nothing else, so a new
+family is its own modules plus one :func:`register` call (a module in this package, imported at the
+package's ``__init__``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from ..errors import ConfigError
+
+__all__ = ["Engine", "Family", "register", "get", "names", "of", "FAMILIES"]
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One simulation engine of a family.
+
+    *run* ``(platform, workload, balancer, seed=..., **options)`` returns the run's trace; *options*
+    documents the keys an experiment file's ``[engine]`` table may set (name → meaning), and *check*
+    ``(options, platform, path)`` validates them against the platform, raising a ConfigError that
+    names ``path.key``. Python callers of :func:`dlbkit.simulate` may pass any keyword of *run* (e.g.
+    an explicit cost array); :attr:`api_options` lists them. *on_platform* False marks an engine with a
+    cost model of its own that does not take a :class:`~dlbkit.model.platform.Platform` (the Cray T3D
+    superstep model of 001): it is listed, and called directly, but not from simulate or experiments.
+    """
+
+    name: str
+    summary: str
+    entry: str  #: the engine's public function, for the docs and ``dlbkit families``
+    run: Callable[..., Any] | None
+    options: Mapping[str, str] = field(default_factory=dict)
+    check: Callable[[Mapping, Any, str], None] | None = None
+    on_platform: bool = True
+
+    @property
+    def api_options(self) -> list[str]:
+        """Keywords :func:`dlbkit.simulate` passes through to this engine."""
+        if self.run is None:
+            return []
+        sig = inspect.signature(self.run)
+        skip = {"platform", "workload", "balancer", "seed"}
+        return [n for n, p in sig.parameters.items() if p.kind == p.KEYWORD_ONLY and n not in skip]
+
+    def validate(self, options: Mapping, platform: Any, path: str = "engine") -> dict:
+        """*options* checked: known keys only (an experiment's [engine] keys), then the engine's check."""
+        from ..model import check
+        d = check.table(options, path)
+        check.known_keys(d, path, set(self.options))
+        if self.check is not None:
+            self.check(d, platform, path)
+        return dict(d)
+
+
+@dataclass(frozen=True)
+class Family:
+    """A workload family: everything the face layer needs to simulate, report and plot it.
+
+    Hooks (all plain functions of the family's own modules):
+
+    * *parse* ``(table, path)``: an experiment's ``[workload]`` table (``kind`` = the family's name)
+      → the workload object, raising ConfigError naming ``path.field``;
+    * *metrics* ``(trace)``: the METRICS of one run (NaN where a metric does not apply);
+    * *figures* ``(trace, title)``: the plots of one run, kind → matplotlib Figure;
+    * *describe* ``(workload)``: one sentence for the report;
+    * *per_repetition* ``(workload, table, seed)``: the workload of one repetition (a random tree
+      without a seed of its own is drawn anew per repetition; others are returned unchanged);
+    * *check_fit* ``(platform, workload)``: does the workload fit the platform (raise ConfigError).
+    """
+
+    name: str
+    summary: str
+    source: str
+    workloads: tuple[type, ...]
+    view: type
+    kind: str  #: the balancer kind that decides for this family
+    engines: tuple[Engine, ...]
+    runtime: str  #: the real-run entry point(s), e.g. "dlbkit.map, dlbkit.run_map"
+    metrics: Callable[[Any], dict]
+    metric_names: tuple[str, ...]  #: the METRICS this family fills (the rest are NaN)
+    figures: Callable[[Any, str], dict]
+    figure_kinds: tuple[str, ...]
+    bar_metrics: tuple[str, ...]  #: metrics the report draws as bars, per balancer
+    parse: Callable[[Mapping, str], Any]
+    describe: Callable[[Any], str]
+    allow_none: bool = False  #: "none" (no balancing) is a valid reference run
+    master_worker: bool = False  #: one node is a master that hands out work (the report's roles)
+    per_repetition: Callable[[Any, Mapping, int], Any] = lambda workload, table, seed: workload
+    check_fit: Callable[[Any, Any], None] = lambda platform, workload: None
+
+    @property
+    def engine(self) -> Engine:
+        """The default engine (the one :func:`dlbkit.simulate` and experiment files use)."""
+        return self.engines[0]
+
+    def as_dict(self) -> dict:
+        """What ``dlbkit families --json`` prints for this family."""
+        return {"name": self.name, "summary": self.summary, "source": self.source,
+                "workload": [f"{t.__module__}.{t.__qualname__}" for t in self.workloads],
+                "view": f"{self.view.__module__}.{self.view.__qualname__}", "balancer_kind": self.kind,
+                "no_balancing_reference": self.allow_none,
+                "engines": [{"name": e.name, "summary": e.summary, "entry": e.entry, "default": i == 0,
+                             "on_platform": e.on_platform, "options": dict(e.options),
+                             "api_options": e.api_options} for i, e in enumerate(self.engines)],
+                "runtime": self.runtime, "metrics": list(self.metric_names), "plots": list(self.figure_kinds)}
+
+
+#: name → Family, in registration order
+FAMILIES: dict[str, Family] = {}
+
+
+def register(family: Family) -> Family:
+    if family.name in FAMILIES:
+        raise TypeError(f"workload family {family.name!r} is registered twice")
+    FAMILIES[family.name] = family
+    return family
+
+
+def names() -> list[str]:
+    return list(FAMILIES)
+
+
+def get(name: Any, field: str = "family") -> Family:
+    """The family called *name*; a ConfigError naming *field* lists the registered ones."""
+    if isinstance(name, Family):
+        return name
+    if isinstance(name, str) and name in FAMILIES:
+        return FAMILIES[name]
+    raise ConfigError(field, name, "a workload family: " + ", ".join(FAMILIES))
+
+
+def of(workload: Any, field: str = "workload") -> Family:
+    """The family whose workload type *workload* is."""
+    for fam in FAMILIES.values():
+        if isinstance(workload, fam.workloads):
+            return fam
+    allowed = ", ".join(t.__name__ for fam in FAMILIES.values() for t in fam.workloads)
+    raise ConfigError(field, type(workload).__name__, f"a workload of a registered family ({allowed})")

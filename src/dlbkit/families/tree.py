@@ -1,0 +1,88 @@
+"""The task-tree family: divide and conquer, branch and bound; tasks that spawn tasks (001)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Mapping
+
+from ..model import check
+from ..model.metrics import compute
+from ..model.platform import Platform
+from ..model.tree import FlatTasks, TaskTree, tree_from_dict
+from ..model.view import TreeView
+from ..sim import simulate_tree_async
+from .divisible import figures as _chunk_figures
+from .registry import Engine, Family, register
+
+__all__ = ["FAMILY", "describe"]
+
+OPTIONS = {
+    "start_node": "the node holding the root (default 0)",
+    "control_bytes": "bytes of a control message: request, reply header, order (default 32)",
+    "task_bytes": "bytes per task moved (default 16)",
+}
+
+
+def check_options(d: Mapping, platform: Platform, path: str) -> None:
+    if "start_node" in d:
+        check.integer(d["start_node"], f"{path}.start_node", lo=0, hi=platform.n_nodes - 1)
+    for k in ("control_bytes", "task_bytes"):
+        if k in d:
+            check.number(d[k], f"{path}.{k}", lo=0.0)
+
+
+def describe(w) -> str:
+    if isinstance(w, FlatTasks):
+        return f"{len(w.costs):,} independent tasks"
+    text = (f"{w.kind} task tree: depth {w.depth}, fan-out {w.fanout}, grain {w.grain:g} work units per "
+            f"node, {'depth' if w.order == 'df' else 'breadth'}-first local order")
+    if w.kind == "imbalance":
+        text += f", imbalance m = {w.imbalance:g}"
+    if w.kind != "balanced":
+        text += f", seed {w.seed}"
+    expected = w.expected_nodes()
+    if expected > 2e6:  # do not expand a huge tree just to print its size
+        return text + f" (≈ {expected:,.0f} nodes expected)"
+    return text + f" ({w.count()[0]:,} nodes)"
+
+
+def per_repetition(w, table: Mapping, seed: int):
+    """A tree without a seed of its own is drawn anew in every repetition, from the repetition's
+    seed, the same for every balancer (common random numbers)."""
+    if isinstance(w, TaskTree) and "seed" not in table:
+        return dataclasses.replace(w, seed=seed)
+    return w
+
+
+def figures(trace, run: str) -> dict:
+    """The chunk plots (a chunk is a task here), and waiting tasks per node with n(t)'s phases."""
+    from ..plots import tasks_over_time
+    out = _chunk_figures(trace, run)
+    if trace.meta.get("queues"):
+        out["tasks"] = tasks_over_time(trace, title=f"Waiting tasks per node: {run}")
+    return out
+
+
+FAMILY = register(Family(
+    name="tree",
+    summary="a task tree expanded in parallel: tasks spawn children, waiting tasks migrate",
+    source="001 (Haron 1998)",
+    workloads=(TaskTree, FlatTasks),
+    view=TreeView,
+    kind="migration",
+    engines=(Engine("async", "event-driven: nodes ask each other for work with messages that take time",
+                    "dlbkit.sim.simulate_tree_async", simulate_tree_async, OPTIONS, check_options),
+             Engine("superstep", "bulk-synchronous iterations under the Cray T3D cost model of 001 §4 "
+                    "(its own cost model, not a Platform: call it directly)",
+                    "dlbkit.sim.simulate_superstep", None, on_platform=False)),
+    runtime="dlbkit.tree",
+    metrics=compute,
+    metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "chunks", "messages",
+                  "bytes", "tasks_moved"),
+    figures=figures,
+    figure_kinds=("gantt", "work", "tasks"),
+    bar_metrics=("makespan", "efficiency"),
+    parse=tree_from_dict,
+    describe=describe,
+    per_repetition=per_repetition,
+))
