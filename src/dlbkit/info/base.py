@@ -1,0 +1,145 @@
+"""How load knowledge reaches a decider, and how old it is: the information model's contract.
+
+Every node keeps a table of what it knows: one load value per node with the time it was measured
+(its *stamp*). A node always knows its own load exactly; what it knows of the others arrives in
+messages that an information model decides to send, and ages until the next one arrives. An
+information model is a pure policy, like a balancer (it decides, engines do): at each of its rounds
+it says which messages leave which node for which node carrying which entries (:meth:`round`); the
+engine delivers each after the time the message takes on the network and hands it to
+:meth:`deliver`, which merges it (timestamped, freshest wins); before a balancer decides for node
+*i*, the engine asks :meth:`fill` to write *i*'s knowledge into the view's load and ``updated_at``
+lists. Models never read a clock, send anything or sleep.
+
+Cost. A message carries a header of :data:`HEADER_BYTES` and :data:`ENTRY_BYTES` per load entry
+(node id, value, stamp). The model counts what it emits (``messages_``, ``bytes_``) and the age of
+the entries it hands to deciders (``age_sum_``/``age_count_``), which engines report as the metrics
+``info_messages``, ``info_bytes`` and ``info_age_mean``.
+
+The exact model (:class:`~dlbkit.info.exact.Exact`) is the default and is what engines did before
+this layer existed: every decider sees every load as it is now, for free. Engines recognise it
+(``exact = True``) and keep their direct path, so results with exact information are unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Sequence
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..params import Parameterised
+
+__all__ = ["InfoModel", "InfoMessage", "HEADER_BYTES", "ENTRY_BYTES"]
+
+#: bytes of a load message's header: a type tag, sender, receiver and entry count (as a control message)
+HEADER_BYTES = 32
+#: bytes per load entry carried: node id (4), load (4), stamp (8)
+ENTRY_BYTES = 16
+
+
+@dataclass(frozen=True)
+class InfoMessage:
+    """Load entries on their way from *src* to *dst*: ``nodes[k]`` had load ``values[k]`` at
+    ``stamps[k]`` (a snapshot taken when the message was sent)."""
+
+    src: int
+    dst: int
+    nodes: np.ndarray
+    values: np.ndarray
+    stamps: np.ndarray
+
+    @property
+    def bytes(self) -> float:
+        return HEADER_BYTES + ENTRY_BYTES * len(self.nodes)
+
+
+class InfoModel(Parameterised):
+    """Base of the information models. Subclasses set ``name`` and implement :meth:`_send`.
+
+    Learned state (the tables, counters) ends in ``_`` and is reset by :meth:`start`, which engines
+    call before a run with the node count, neighbour lists, the loads at time 0 (which every node
+    knows: the start is part of the program) and a Generator for the model's own draws.
+    """
+
+    name: ClassVar[str] = ""
+    #: True only for the exact model: engines skip the layer (no rounds, no tables)
+    exact: ClassVar[bool] = False
+    #: the node whose table central decisions read (the coordinator of a periodic rule)
+    centre: int = 0
+
+    # --- run state ------------------------------------------------------------------------------
+    def start(self, n_nodes: int, neighbours: Sequence[Sequence[int]], loads: Sequence[float],
+              rng: np.random.Generator | None = None) -> None:
+        """Reset the tables: every node knows *loads* at time 0; validate parameters."""
+        self.validate()
+        if n_nodes < 1:
+            raise ConfigError("n_nodes", n_nodes, "at least 1 node")
+        if len(loads) != n_nodes or len(neighbours) != n_nodes:
+            raise ConfigError("loads", len(loads), f"one load and one neighbour list per node ({n_nodes})")
+        self.n_nodes_ = n_nodes
+        self.neighbours_ = [list(map(int, nb)) for nb in neighbours]
+        self.rng_ = rng
+        self.values_ = np.tile(np.asarray(loads, dtype=float), (n_nodes, 1))  # row i: what node i knows
+        self.stamps_ = np.zeros((n_nodes, n_nodes))
+        self.rounds_ = 0
+        self.messages_ = 0
+        self.bytes_ = 0.0
+        self.age_sum_ = 0.0
+        self.age_count_ = 0
+
+    @property
+    def interval(self) -> float:
+        """Seconds between rounds (``inf``: the model sends nothing)."""
+        return getattr(self, "period", float("inf"))
+
+    # --- the three calls engines make -------------------------------------------------------------
+    def round(self, t: float, loads: Sequence[float]) -> list[InfoMessage]:
+        """The messages sent at *t* (engines call this at t = period, 2·period, …); *loads* are the true
+        loads now, which every sender knows of itself. Counted in ``messages_`` and ``bytes_``."""
+        self.rounds_ += 1
+        own = np.asarray(loads, dtype=float)
+        idx = np.arange(self.n_nodes_)
+        self.values_[idx, idx] = own  # each node's own entry is exact when it sends
+        self.stamps_[idx, idx] = t
+        msgs = self._send(t)
+        self.messages_ += len(msgs)
+        self.bytes_ += sum(m.bytes for m in msgs)
+        return msgs
+
+    def deliver(self, msg: InfoMessage) -> None:
+        """Merge *msg* into its receiver's table: an entry replaces what the receiver has only if it
+        is newer (freshest wins; the receiver's own entry is never replaced)."""
+        row_v, row_s = self.values_[msg.dst], self.stamps_[msg.dst]
+        newer = (msg.stamps > row_s[msg.nodes]) & (msg.nodes != msg.dst)
+        nodes = msg.nodes[newer]
+        row_v[nodes] = msg.values[newer]
+        row_s[nodes] = msg.stamps[newer]
+
+    def fill(self, node: int, t: float, own_load: float, values: list, stamps: list, *,
+             integer: bool = False) -> None:
+        """Write what *node* knows at *t* into a view's *values* and *stamps* lists (its own entry is
+        *own_load*, measured now; *integer* for counts such as waiting tasks); count the age of the
+        others' entries."""
+        row_v, row_s = self.values_[node], self.stamps_[node]
+        row_v[node] = own_load
+        row_s[node] = t
+        values[:] = row_v.astype(np.int64).tolist() if integer else row_v.tolist()
+        stamps[:] = row_s.tolist()
+        if self.n_nodes_ > 1:
+            self.age_sum_ += float(t * (self.n_nodes_ - 1) - (row_s.sum() - t))
+            self.age_count_ += self.n_nodes_ - 1
+
+    @property
+    def age_mean(self) -> float:
+        """Mean age (s) of the other nodes' entries handed to deciders so far (NaN before any)."""
+        return self.age_sum_ / self.age_count_ if self.age_count_ else float("nan")
+
+    # --- what a model decides ---------------------------------------------------------------------
+    def _send(self, t: float) -> list[InfoMessage]:
+        """The messages of one round (the tables' own entries are current)."""
+        raise NotImplementedError
+
+    def _entries(self, src: int, dst: int, nodes: np.ndarray) -> InfoMessage:
+        """A message from *src* to *dst* with *src*'s entries for *nodes*, as it knows them now."""
+        return InfoMessage(src, dst, nodes, self.values_[src, nodes].copy(), self.stamps_[src, nodes].copy())

@@ -1,0 +1,54 @@
+"""Name → information model class; :func:`resolve` turns a name, a table or an object into a model."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..errors import ConfigError
+
+__all__ = ["register", "names", "resolve", "INFO_MODELS"]
+
+INFO_MODELS: dict[str, type] = {}
+
+
+def register(cls: type) -> type:
+    if not cls.name or cls.name in INFO_MODELS:
+        raise TypeError(f"information model {cls.__name__} needs a new registry name (got {cls.name!r})")
+    INFO_MODELS[cls.name] = cls
+    return cls
+
+
+def names() -> list[str]:
+    return list(INFO_MODELS)
+
+
+def resolve(spec: Any, field: str = "info"):
+    """An information model from *spec*: None (exact), a registered name, a table ``{"model": name,
+    **params}`` (an experiment's ``[info]``), or a model object (validated). A ConfigError names *field*."""
+    from .base import InfoModel
+    if spec is None:
+        spec = "exact"
+    if isinstance(spec, InfoModel):
+        spec.validate()
+        return spec
+    if isinstance(spec, str):
+        spec = {"model": spec}
+    if not isinstance(spec, Mapping):
+        raise ConfigError(field, spec, "an information model name (" + ", ".join(INFO_MODELS) +
+                          "), a table with 'model' and its parameters, or an InfoModel")
+    params = dict(spec)
+    name = params.pop("model", None)
+    if name not in INFO_MODELS:
+        raise ConfigError(f"{field}.model", name, "an information model: " + ", ".join(INFO_MODELS))
+    cls = INFO_MODELS[name]
+    valid = cls.param_names()
+    for k in params:
+        if k not in valid:
+            raise ConfigError(f"{field}.{k}", "<unknown parameter>",
+                              f"a parameter of the {name!r} model: " + (", ".join(valid) or "(it has none)"))
+    try:
+        model = cls(**params)
+        model.validate()
+    except ConfigError as e:
+        raise ConfigError(f"{field} ({e.field})", e.value, e.allowed) from None
+    return model
