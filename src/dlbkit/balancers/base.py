@@ -143,16 +143,16 @@ class MigrationBalancer(Balancer):
     ``view.waiting`` (Haron's n(t)) in any hook.
 
     Superstep engines (:mod:`dlbkit.sim.superstep`, 001 §4) and phase-based adaptivity add three
-    optional hooks. :meth:`observe` ``(view)`` is called at every barrier, after balancing (the
+    optional hooks. :meth:`observe` ``(view)`` (when ``observes``) is called at every barrier, after balancing (the
     asynchronous engine and the runtime: at every periodic point, before balancing), with the
     global counts (``view.queue``; ``view.work`` too when ``reads_work``): a phase detector reads
     Haron's n(t) there, and engines re-read ``interval`` (``inf``: run every local task, no LB) each
     iteration. :meth:`acting` names the balancer whose decision :meth:`balance` returns now (a
     wrapper's current phase; None = balancing off). ``protocol`` says how a superstep engine costs
     the information behind a decision: "none" (only migrations), "pairwise" (GDEM: every pair of every
-    colour class in ``colours_`` exchanges loads, colour by colour; ``Transfer.step`` is the colour),
-    "server" (Loadserver: registrations and LIS queries listed in ``log_``, node ``server_`` computes
-    nothing). ``barrier_ints`` is the number of integers the barrier's allreduce carries (1: n(t)).
+    colour class :meth:`last_exchange` lists swaps loads, colour by colour; ``Transfer.step`` is the
+    colour), "server" (Loadserver: the registrations and LIS queries :meth:`last_exchange` lists; node
+    :meth:`reserved_node` computes nothing). ``barrier_ints`` is the number of integers the barrier's allreduce carries (1: n(t)).
 
     Decisions are pure: a hook reads the view (never a clock) and draws only from ``self.rng_``.
     Engines clamp every answer (a victim must be another node; counts to [0, tasks held]) and record
@@ -177,6 +177,24 @@ class MigrationBalancer(Balancer):
     protocol: ClassVar[str] = "none"
     #: integers the iteration barrier's allreduce carries (001 §3.5: the global task count)
     barrier_ints: ClassVar[int] = 1
+    #: True for a rule whose :meth:`observe` does something (engines call it only then)
+    observes: ClassVar[bool] = False
+
+    # --- what engines may read of a rule's learned state (nothing else: the ``_`` attributes are its own)
+    def reserved_node(self) -> int | None:
+        """A node the rule keeps for itself, which computes nothing (the Loadserver's LIS), or None."""
+        return None
+
+    def phase(self) -> int | None:
+        """The workload phase the rule believes it is in (phase-based adaptivity, 001 §2.7), or None."""
+        return None
+
+    def last_exchange(self) -> list:
+        """The information exchanged for the last :meth:`balance` decision, in the form ``protocol``
+        names: "pairwise", the colour classes of node pairs that swapped loads, in order; "server",
+        the registrations and queries (``("register", node)``, ``("query", node, round, ((light,
+        n), ...))``); "none", an empty list. A superstep engine costs these messages."""
+        return []
 
     def observe(self, view: TreeView) -> None:
         """Called by engines at every barrier (or periodic point) with the global counts (default: nothing)."""

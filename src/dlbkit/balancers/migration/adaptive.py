@@ -90,6 +90,7 @@ class PhaseAdaptive(MigrationBalancer):
     """
 
     name = "phase-adaptive"
+    observes = True
     source = "001 §2.7–2.8, §3, §6.2 item 3 (Haron 1998)"
     taxonomy = Taxonomy("per phase (the phase's balancer's own initiation)", "central phase detection at the barrier",
                         "global: the waiting-task count (or estimated remaining work) per iteration",
@@ -183,12 +184,22 @@ class PhaseAdaptive(MigrationBalancer):
     def reads_work(self) -> bool:  # type: ignore[override]
         return self.detector == "work"
 
-    @property
-    def server_(self) -> int | None:
+    def reserved_node(self) -> int | None:
         """The LIS node when every phase that balances uses one Loadserver (it then never computes)."""
         inner = [b for b in getattr(self, "balancers_", []) if b is not None]
-        servers = {getattr(b, "server_", None) if b.protocol == "server" else None for b in inner}
+        servers = {b.reserved_node() if b.protocol == "server" else None for b in inner}
         return servers.pop() if len(servers) == 1 else None
+
+    def phase(self) -> int | None:
+        return getattr(self, "phase_", None)
+
+    @property
+    def server_(self) -> int | None:  # TODO(redesign): engines move to reserved_node(); then remove
+        return self.reserved_node()
+
+    def last_exchange(self) -> list:
+        b = self.acting() if hasattr(self, "balancers_") else None
+        return [] if b is None else b.last_exchange()
 
     def _any(self, attr: str) -> bool:
         bs = getattr(self, "balancers_", None)

@@ -132,6 +132,10 @@ class GDEM(MigrationBalancer):
         self._arrays = [(np.array([a for a, _ in c], dtype=np.int64), np.array([b for _, b in c], dtype=np.int64))
                         if len(c) > _VECTOR_PAIRS else None for c in self.colours_]
 
+    def last_exchange(self) -> list:
+        """Every pair of every colour class swaps loads at every decision (dimension exchange)."""
+        return self.colours_
+
     def balance(self, view: TreeView) -> list[Transfer]:
         lam = self.exchange_
         loads = list(view.queue)

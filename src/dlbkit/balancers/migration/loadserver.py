@@ -69,6 +69,12 @@ class Loadserver(MigrationBalancer):
         self.server = server
         self.interval = interval
 
+    def reserved_node(self) -> int | None:
+        return self.server_
+
+    def last_exchange(self) -> list:
+        return self.log_
+
     def start(self, view: TreeView, rng=None) -> None:
         super().start(view, rng)
         n = view.n_nodes
