@@ -1,0 +1,99 @@
+"""Asking a balancer for a decision, and checking the answer: written once for every engine.
+
+A balancer decides and an engine does; between the two sits what every engine must do with an
+answer before acting on it: clamp it to what is possible (a chunk to [1, remaining], a gift to the
+tasks the victim holds) and refuse what is not allowed (a victim that is not another node, a transfer
+to oneself, a move between nodes that are not neighbours). Each function here asks one hook and
+returns the checked answer, raising :class:`~dlbkit.errors.ConfigError` that names the balancer, the
+hook and the node. The simulator and the runtime call these same functions, so given the same view a
+balancer's decision is the same in both (tests/test_decisions.py records the views of real runs
+and feeds them to both engines' paths).
+
+A hot loop may inline one of these for speed (the M1 engine inlines :func:`chunk`); it then says so
+where it does, and a test checks the inlined copy against this one.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+from typing import Sequence
+
+from ..errors import ConfigError
+from .base import ChunkingBalancer, MigrationBalancer, RepartitionBalancer, Transfer
+
+__all__ = ["chunk", "victims", "given", "placements", "transfers", "repartition"]
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, Integral) and not isinstance(x, bool)
+
+
+# --- chunking ---------------------------------------------------------------------------------------
+def chunk(balancer: ChunkingBalancer, view, node: int) -> int:
+    """How many items *node* gets now: the balancer's answer clamped to [1, ``view.remaining``]."""
+    n = int(balancer.chunk(view, node))
+    return 1 if n < 1 else (n if n < view.remaining else view.remaining)
+
+
+# --- migration ----------------------------------------------------------------------------------------
+def victims(balancer: MigrationBalancer, view, node: int) -> list[tuple[int, int]]:
+    """Whom *node* asks for work and how much it wants (0: whatever the victim gives), from
+    :meth:`~MigrationBalancer.on_idle`; each victim must be another node."""
+    out = []
+    P = view.n_nodes
+    for r in MigrationBalancer.requests(node, balancer.on_idle(view, node)):
+        v = r.src
+        if not _is_int(v) or not (0 <= v < P) or v == node:
+            raise ConfigError(f"the victim {balancer.name}.on_idle chose for node {node}", v,
+                              f"another node in 0..{P - 1}")
+        out.append((int(v), max(0, int(r.n))))
+    return out
+
+
+def given(balancer: MigrationBalancer, view, victim: int, thief: int, queue_length: int, wanted: int = 0) -> int:
+    """How many of its *queue_length* waiting tasks *victim* gives *thief*, clamped to [0, queue_length]."""
+    n = int(balancer.on_request(view, victim, thief, queue_length, wanted))
+    return 0 if n < 0 else (n if n < queue_length else queue_length)
+
+
+def placements(balancer: MigrationBalancer, view, node: int, n_children: int) -> list[int]:
+    """Where each of the *n_children* just created on *node* goes: one node index per child."""
+    dests = list(balancer.on_spawn(view, node, n_children))
+    if len(dests) != n_children:
+        raise ConfigError(f"{balancer.name}.on_spawn's answer for node {node}", f"{len(dests)} destinations",
+                          f"one per child ({n_children})")
+    P = view.n_nodes
+    for x in dests:
+        if not _is_int(x) or not 0 <= x < P:
+            raise ConfigError(f"the destination {balancer.name}.on_spawn chose on node {node}", x,
+                              f"a node index in [0, {P - 1}]")
+    return [int(x) for x in dests]
+
+
+def _checked(balancer, where: str, decided: Sequence, P: int) -> list[Transfer]:
+    out = []
+    for tr in decided:
+        ok = isinstance(tr, Transfer) and all(_is_int(x) for x in (tr.src, tr.dst, tr.n))
+        if not (ok and 0 <= tr.src < P and 0 <= tr.dst < P and tr.src != tr.dst):
+            raise ConfigError(f"a transfer {balancer.name}.{where} returned", tr,
+                              f"a Transfer with src != dst, both in 0..{P - 1}, n an integer")
+        out.append(Transfer(int(tr.src), int(tr.dst), int(tr.n), int(tr.step)))
+    return out
+
+
+def transfers(balancer: MigrationBalancer, view) -> list[Transfer]:
+    """The periodic, central decision (:meth:`~MigrationBalancer.balance`), each transfer checked
+    (the engine still clamps *n* to what the source holds)."""
+    return _checked(balancer, "balance", balancer.balance(view), view.n_nodes)
+
+
+# --- repartition --------------------------------------------------------------------------------------
+def repartition(balancer: RepartitionBalancer, view, node: int, neighbours: Sequence[Sequence[int]]) -> list[Transfer]:
+    """The data points *node* (-1: a central rule) moves now; every transfer between neighbours with
+    n ≥ 0 (the engine still keeps at least one data point on the sender)."""
+    out = _checked(balancer, "decide", balancer.decide(view, node) or (), view.n_nodes)
+    for tr in out:
+        if tr.dst not in neighbours[tr.src] or tr.n < 0:
+            raise ConfigError(f"a transfer {balancer.name}.decide returned for node {node}", tr,
+                              "a move between neighbours with n >= 0")
+    return out
