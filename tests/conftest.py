@@ -22,7 +22,7 @@ def workload():
 @pytest.fixture
 def view():
     """A fresh view of a 100-item loop on 4 workers of equal nominal speed."""
-    return LoopView(n_items=100, n_workers=4, speeds=[1.0] * 4)
+    return LoopView(n_items=100, n_nodes=4, speeds=[1.0] * 4)
 
 
 @pytest.fixture

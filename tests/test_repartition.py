@@ -142,7 +142,7 @@ def test_dlah_decisions_are_whole_points_to_neighbours_and_keep_one(P, layout, f
         b = make(name, {"receiver_fill": fill})
         for i in range(P):
             out = b.decide(view, i)
-            assert all(t.src == i and t.dst in view.neighbours(i) and isinstance(t.n, int) and t.n > 0 for t in out)
+            assert all(t.src == i and t.dst in view.neighbours[i] and isinstance(t.n, int) and t.n > 0 for t in out)
             assert sum(t.n for t in out) <= points[i] - 1
             assert bool(out) <= (status(view, i, 0.3) == OVER)
 
@@ -219,16 +219,16 @@ def test_optimal_chain_transfers_reproduce_the_partition(P, layout, data):
                 free=data.draw(st.lists(st.floats(-1e5, 1e6), min_size=P, max_size=P)),
                 swap=[1e-3] * P, layout=layout)
     b = make("optimal-chain")
-    target, _ = optimal_chain_partition([NodeCost(view.loop_time[k], points[k], 1 / view.speed[k],
+    target, _ = optimal_chain_partition([NodeCost(view.loop_time[k], points[k], 1 / view.measured_speeds[k],
                                                   view.free_memory[k], view.swap_cost[k]) for k in range(P)])
     held = list(points)
     for t in b.decide(view, -1):
-        assert t.dst in view.neighbours(t.src) and t.n > 0
+        assert t.dst in view.neighbours[t.src] and t.n > 0
         held[t.src] -= t.n
         held[t.dst] += t.n
         assert held[t.src] >= 1  # applied one after another, no node ever runs dry
     assert held == target
-    again = spmd(held, view.speed, free=[f - (h - p) for f, h, p in zip(view.free_memory, held, points)],
+    again = spmd(held, view.measured_speeds, free=[f - (h - p) for f, h, p in zip(view.free_memory, held, points)],
                  swap=[1e-3] * P, layout=layout)
     # the optimum is a fixed point (up to ties between equally good partitions: rel_tol)
     assert make("optimal-chain", {"rel_tol": 1e-9}).decide(again, -1) == []

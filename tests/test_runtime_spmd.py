@@ -38,7 +38,7 @@ class SlowestSheds(RepartitionBalancer):
     def decide(self, view, node):
         t = view.loop_time
         s = max(range(view.n_nodes), key=lambda i: t[i])
-        return [Transfer(s, j, max(1, view.points[s] // 8)) for j in view.neighbours(s) if t[s] > 1.3 * t[j]]
+        return [Transfer(s, j, max(1, view.points[s] // 8)) for j in view.neighbours[s] if t[s] > 1.3 * t[j]]
 
 
 def jacobi(u):

@@ -18,7 +18,7 @@ EXE, CALC, UNITS = [2.0, 3.0, 6.0], [1.5, 2.5, 5.5], [10, 10, 10]
 def round_view(units=UNITS, exe=EXE, calc=CALC, send=None, remaining=1000, rnd=1):
     """The master's view after a round: counts, t_exe, t_calc and blocking-send times per worker."""
     n = len(units)
-    return LoopView(n_items=10**7, n_workers=n, speeds=[1.0] * n, remaining=remaining, round=rnd,
+    return LoopView(n_items=10**7, n_nodes=n, speeds=[1.0] * n, remaining=remaining, round=rnd,
                     last_chunk=list(units), exe_time=list(exe), calc_time=list(calc),
                     send_time=list(send) if send is not None else [0.0] * n)
 
@@ -37,7 +37,7 @@ def test_eq1_hand_example_of_the_note():
 
 
 def test_round_zero_gives_every_worker_c0_in_rank_order():
-    view = LoopView(n_items=1000, n_workers=4, speeds=[1.0] * 4)
+    view = LoopView(n_items=1000, n_nodes=4, speeds=[1.0] * 4)
     b = started(view, c0=7)
     assert b.allocate(view) == [7, 7, 7, 7]
     assert b.send_order(view) == [0, 1, 2, 3]
@@ -156,7 +156,7 @@ def test_auto_chooses_by_the_measured_ratio():
 
 def test_chunk_for_self_scheduling_uses_last_chunks():
     """No rounds: Eq. 1 with t_exe = t_calc = last compute time; the unmeasured worker gets c0."""
-    view = LoopView(n_items=1000, n_workers=3, speeds=[1.0] * 3, last_chunk=[10, 10, 0],
+    view = LoopView(n_items=1000, n_nodes=3, speeds=[1.0] * 3, last_chunk=[10, 10, 0],
                     last_time=[1.0, 2.0, 0.0])
     b = started(view, c0=5)
     assert [b.chunk(view, w) for w in range(3)] == [20, 10, 5]

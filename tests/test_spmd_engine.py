@@ -32,7 +32,7 @@ class Halve(RepartitionBalancer):
 
     def decide(self, view, node):
         out = []
-        for j in view.neighbours(node):
+        for j in view.neighbours[node]:
             if view.loop_time[node] > self.ratio * view.loop_time[j]:
                 n = (view.points[node] - view.points[j]) // 4
                 if n > 0:
@@ -50,7 +50,7 @@ class RandomMoves(RepartitionBalancer):
 
     def decide(self, view, node):
         out = []
-        for j in view.neighbours(node):
+        for j in view.neighbours[node]:
             if self.rng_.random() < self.p:
                 out.append(Transfer(node, j, int(self.rng_.integers(0, 2 * view.points[node] + 2))))
         return out

@@ -73,7 +73,7 @@ class ChunkingBalancer(Balancer):
         """The number of items to give *worker* now (engines clamp it to [1, remaining])."""
 
     def allocate(self, view: LoopView) -> list[int]:
-        counts = [0] * view.n_workers
+        counts = [0] * view.n_nodes
         left = view.remaining
         for w in self.send_order(view):
             if left <= 0:
@@ -86,7 +86,7 @@ class ChunkingBalancer(Balancer):
         return counts
 
     def send_order(self, view: LoopView) -> list[int]:
-        return list(range(view.n_workers))
+        return list(range(view.n_nodes))
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,16 @@
 """Views: what a deciding node knows when a balancer is asked for a decision.
 
 Engines own a view and update it in place as measurements arrive (the simulator from its model, the
-runtime from real timers); balancers only read it. Per-worker measurements are plain lists indexed by
-worker, so the simulator's hot loop updates them cheaply.
+runtime from real timers); balancers only read it. Per-node measurements are plain lists indexed by
+node, so the simulator's hot loop updates them cheaply.
+
+One base, :class:`View`, names what every family's view has (see docs/design.md, "Glossary"):
+``n_nodes`` (the nodes that compute: a view's index runs over them; the divisible family's master,
+which only hands out work, is not one of them), ``time`` (now, seconds; the SPMD family's loop clock
+counts loops), ``node`` (the deciding node, -1 for a central decision), ``speeds`` (nominal speeds
+from the platform description), ``updated_at`` (when each node's entries were measured) with
+:meth:`View.age`, ``neighbours`` (node i's neighbours: a list per node) and
+:meth:`View.measured_speed`. Each family's view adds its own measurements.
 """
 
 from __future__ import annotations
@@ -10,31 +18,73 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["LoopView", "TreeView", "SpmdView"]
+__all__ = ["View", "LoopView", "TreeView", "SpmdView"]
+
+
+class View:
+    """What every view has; the families' views are dataclasses that declare these fields.
+
+    ``n_nodes``, ``time``, ``node``, ``speeds`` (nominal, work units per second; empty when the engine
+    does not know them, as in a real SPMD run), ``updated_at`` and ``neighbours`` (list of lists: whom
+    node i may exchange work with; all the others unless the family has a topology).
+    """
+
+    n_nodes: int
+    time: float
+    node: int
+    speeds: list[float]
+    updated_at: list[float]
+    neighbours: list[list[int]]
+
+    def age(self, i: int) -> float:
+        """Seconds since node i's entries were measured (as known by the deciding node)."""
+        return self.time - self.updated_at[i]
+
+    def measured_speed(self, i: int) -> float:
+        """Work node i did per second of its own time recently, background load included (the
+        family's unit: items, tasks, data points); NaN before it was measured."""
+        return math.nan
+
+    def _fill_common(self) -> None:
+        """Defaults of the common fields (called by each family view's ``__post_init__``)."""
+        p = self.n_nodes
+        if not self.updated_at:
+            self.updated_at = [0.0] * p
+        if not self.neighbours:
+            self.neighbours = [[j for j in range(p) if j != i] for i in range(p)]
+
+
+def _line(p: int, ring: bool) -> list[list[int]]:
+    """Neighbour lists of a line 0–1–…–(p−1), or a ring (a ring of two is a line of two)."""
+    if ring and p > 2:
+        return [[(i - 1) % p, (i + 1) % p] for i in range(p)]
+    return [[j for j in (i - 1, i + 1) if 0 <= j < p] for i in range(p)]
 
 
 @dataclass
-class LoopView:
+class LoopView(View):
     """The master's knowledge of a divisible loop (what a chunking balancer decides from).
 
-    Per worker i (lists of length ``n_workers``): ``items_done[i]``, ``chunks_done[i]``,
+    Per node i (lists of length ``n_nodes``: the nodes that compute, which 004 calls workers): ``items_done[i]``, ``chunks_done[i]``,
     ``compute_time[i]`` (measured seconds spent computing), ``sq_item_time[i]`` (sum of squared
     per-item times, for the standard deviation), ``overhead_time[i]`` (seconds between asking for work
     and starting it: scheduling overhead plus communication), ``last_chunk[i]``, ``last_time[i]``, and
     ``updated_at[i]`` (when those measurements were taken: their age is ``time - updated_at[i]``).
 
-    ``speeds`` are the *nominal* worker speeds from the platform description (what a static or
+    ``speeds`` are the *nominal* node speeds from the platform description (what a static or
     weighted technique may assume); the measurements are what adaptive techniques learn from.
+    The master decides (``node`` = -1); every node is every other's neighbour.
     In the round-based mechanism (Sánchez et al.) ``round`` counts completed rounds and
     ``exe_time``/``calc_time``/``send_time``/``last_chunk`` describe the last round, ``order`` its
     send order. 004 calls ``calc_time`` t_calc, ``exe_time`` t_exe and items "information units".
     """
 
     n_items: int
-    n_workers: int
+    n_nodes: int
     speeds: list[float]
     remaining: int = -1
     time: float = 0.0
+    node: int = -1
     items_done: list[int] = field(default_factory=list)
     chunks_done: list[int] = field(default_factory=list)
     compute_time: list[float] = field(default_factory=list)
@@ -48,15 +98,17 @@ class LoopView:
     calc_time: list[float] = field(default_factory=list)
     send_time: list[float] = field(default_factory=list)
     order: list[int] = field(default_factory=list)
+    neighbours: list[list[int]] = field(default_factory=list)
 
     def __post_init__(self):
-        p = self.n_workers
+        p = self.n_nodes
+        self._fill_common()
         if self.remaining < 0:
             self.remaining = self.n_items
         for name in ("items_done", "chunks_done", "last_chunk"):
             if not getattr(self, name):
                 setattr(self, name, [0] * p)
-        for name in ("compute_time", "sq_item_time", "overhead_time", "last_time", "updated_at",
+        for name in ("compute_time", "sq_item_time", "overhead_time", "last_time",
                      "exe_time", "calc_time", "send_time"):
             if not getattr(self, name):
                 setattr(self, name, [0.0] * p)
@@ -77,6 +129,11 @@ class LoopView:
         mu = self.compute_time[i] / n
         return math.sqrt(max(self.sq_item_time[i] / n - mu * mu, 0.0))
 
+    def measured_speed(self, i: int) -> float:
+        """Items per second node i computed so far (NaN before its first result)."""
+        c = self.compute_time[i]
+        return self.items_done[i] / c if c > 0 else math.nan
+
     def mean_overhead(self, i: int) -> float:
         c = self.chunks_done[i]
         return self.overhead_time[i] / c if c else math.nan
@@ -87,7 +144,7 @@ class LoopView:
 
 
 @dataclass
-class TreeView:
+class TreeView(View):
     """A deciding node's knowledge of a task-tree computation (what a migration balancer reads).
 
     Per node i (lists of length ``n_nodes``): ``queue[i]``, the tasks waiting in its queue (Haron's
@@ -122,18 +179,11 @@ class TreeView:
             self.queue = [0] * p
         if not self.done:
             self.done = [0] * p
-        if not self.updated_at:
-            self.updated_at = [0.0] * p
         if not self.speeds:
             self.speeds = [1.0] * p
         if not self.work:
             self.work = [0.0] * p
-        if not self.neighbours:
-            self.neighbours = [[j for j in range(p) if j != i] for i in range(p)]
-
-    def age(self, i: int) -> float:
-        """Seconds since node i's entries were measured."""
-        return self.time - self.updated_at[i]
+        self._fill_common()
 
     @property
     def waiting(self) -> int:
@@ -142,7 +192,7 @@ class TreeView:
 
 
 @dataclass
-class SpmdView:
+class SpmdView(View):
     """What the workstations of a 1-D decomposed SPMD computation know (000 §7.3).
 
     The domain's data points (DP) are split into contiguous blocks, one per node in node order;
@@ -153,16 +203,16 @@ class SpmdView:
     in background load); ``free_memory[i]`` M_f, DP that still fit in RAM (≤ 0 once swapping);
     ``swap_cost[i]`` M_a, seconds per swapped DP; ``bandwidth[i]`` BW, DP/s of its link;
     ``updated_at[i]`` when it was measured. ``boundary`` is 000's K (extra boundary DP per DP moved).
-    ``nominal_speed[i]`` is node i's static processing power from the platform description (DP/s,
+    ``speeds[i]`` is node i's nominal processing power from the platform description (DP/s,
     never updated; empty when unknown, as in a real run) — what a balancer that ignores the current
-    load assumes, like LoopView's ``speeds``.
+    load assumes. ``neighbours`` follow the layout (a line, or a ring).
     A distributed balancer deciding for node i may read only i and its neighbours.
     """
 
     n_nodes: int
     points: list[int]
     loop_time: list[float]
-    speed: list[float]
+    measured_speeds: list[float]
     free_memory: list[float]
     swap_cost: list[float]
     bandwidth: list[float]
@@ -171,15 +221,14 @@ class SpmdView:
     loop: int = 0
     time: float = 0.0
     updated_at: list[float] = field(default_factory=list)
-    nominal_speed: list[float] = field(default_factory=list)
+    speeds: list[float] = field(default_factory=list)
+    node: int = -1
+    neighbours: list[list[int]] = field(default_factory=list)
 
     def __post_init__(self):
-        if not self.updated_at:
-            self.updated_at = [0.0] * self.n_nodes
+        if not self.neighbours:
+            self.neighbours = _line(self.n_nodes, self.layout == "ring")
+        self._fill_common()
 
-    def neighbours(self, i: int) -> list[int]:
-        """Node i's neighbours on the line or ring (a ring of two is a line of two)."""
-        P = self.n_nodes
-        if self.layout == "ring" and P > 2:
-            return [(i - 1) % P, (i + 1) % P]
-        return [j for j in (i - 1, i + 1) if 0 <= j < P]
+    def measured_speed(self, i: int) -> float:
+        return self.measured_speeds[i]

@@ -216,7 +216,7 @@ def _r4() -> list[Claim]:
 
 
 def _r5() -> Claim:
-    v = SpmdView(n_nodes=3, points=[1, 1, 1], loop_time=[500.0, 650.0, 600.0], speed=[1.0] * 3,
+    v = SpmdView(n_nodes=3, points=[1, 1, 1], loop_time=[500.0, 650.0, 600.0], measured_speeds=[1.0] * 3,
                  free_memory=[0.0] * 3, swap_cost=[0.0] * 3, bandwidth=[1.0] * 3, layout="line")
     avg = local_average(v, 1)
     level = (1 + 0.3) * avg

@@ -298,7 +298,7 @@ def _claim_unit_example() -> Claim:
     """§6.7 [UNIT]: Eq. 1 on the note's hand-computed example."""
     ex = UNIT_EXAMPLE
     n = len(ex["units"])
-    view = LoopView(n_items=1000, n_workers=n, speeds=[1.0] * n, round=1, last_chunk=list(ex["units"]),
+    view = LoopView(n_items=1000, n_nodes=n, speeds=[1.0] * n, round=1, last_chunk=list(ex["units"]),
                     exe_time=list(ex["exe"]), calc_time=list(ex["calc"]))
     b = Sanchez()
     b.start(view)

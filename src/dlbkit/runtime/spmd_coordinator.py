@@ -187,7 +187,7 @@ class _Run:
             n = self.win_loops[w]
             v.points[w] = self.counts[w]
             v.loop_time[w] = self.win_busy[w] / n if n else 0.0
-            v.speed[w] = self.counts[w] / v.loop_time[w] if v.loop_time[w] > 0 else LARGE
+            v.measured_speeds[w] = self.counts[w] / v.loop_time[w] if v.loop_time[w] > 0 else LARGE
             v.updated_at[w] = now
         self.windows.append({"loop": v.loop, "time": now, "points": list(v.points),
                              "loop_time": list(v.loop_time)})

@@ -140,7 +140,7 @@ def _broadcast(run: _Run, nbytes: float) -> tuple[list[float], float]:
 def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workload, ready, master_free) -> Trace:
     trace = run.trace(balancer, seed)
     view = run.view
-    P = view.n_workers
+    P = view.n_nodes
     N = workload.n_items
     costs = run.costs.tolist()
     cum = np.concatenate(([0.0], np.cumsum(run.costs))).tolist()
@@ -266,7 +266,7 @@ def _ask_times(workers: list[int], ends: list[float]) -> list[float]:
 def _rounds(run: _Run, balancer, seed, overhead, request_bytes, workload, t0) -> Trace:
     trace = run.trace(balancer, seed)
     view = run.view
-    P = view.n_workers
+    P = view.n_nodes
     cum = np.concatenate(([0.0], np.cumsum(run.costs)))
     cum_sq = np.concatenate(([0.0], np.cumsum(run.costs * run.costs)))
     t = t0

@@ -145,10 +145,10 @@ class _Engine:
         self.transfers: list[tuple[int, int, int, int]] = []
         self.clock = 0.0  # Σ of per-loop maxima so far (eq 4.1): the view's time
         self.view = SpmdView(n_nodes=P, points=self.W.tolist(), loop_time=[math.nan] * P,
-                             speed=[w.speed for w in hnow.workstations],
+                             measured_speeds=[w.speed for w in hnow.workstations],
                              free_memory=(m.ram[0] - self.W).tolist(), swap_cost=m.swap_cost.tolist(),
                              bandwidth=m.bandwidth.tolist(), layout=hnow.layout, boundary=hnow.boundary_k,
-                             nominal_speed=[w.speed for w in hnow.workstations])
+                             speeds=[w.speed for w in hnow.workstations])
 
     # --- the loop ---------------------------------------------------------------------------------
     def run(self) -> SpmdTrace:
@@ -190,7 +190,7 @@ class _Engine:
         F = self.W[due] * w / self.compute[lo:k + 1, due].sum(axis=0)
         for n, i in enumerate(due.tolist()):
             v.loop_time[i] = float(T[n])
-            v.speed[i] = float(F[n])
+            v.measured_speeds[i] = float(F[n])
             v.updated_at[i] = self.clock
         self.valid[due] = True
         self.pending[due] = True

@@ -46,19 +46,19 @@ def pooled_mean_std(view: LoopView) -> tuple[float, float]:
     return mu, math.sqrt(max(var, 0.0))
 
 
-def normalised_weights(values, n_workers: int, field: str) -> list[float]:
-    """*values* scaled so that they sum to *n_workers* (a weight of 1 = an average worker).
+def normalised_weights(values, n_nodes: int, field: str) -> list[float]:
+    """*values* scaled so that they sum to *n_nodes* (a weight of 1 = an average worker).
 
     Raise :class:`~dlbkit.errors.ConfigError` naming *field* unless there is one finite, positive
     value per worker.
     """
     vals = [float(v) for v in values]
-    if len(vals) != n_workers:
-        raise ConfigError(field, list(values), f"one value per worker ({n_workers} values)")
+    if len(vals) != n_nodes:
+        raise ConfigError(field, list(values), f"one value per worker ({n_nodes} values)")
     if not all(math.isfinite(v) and v > 0 for v in vals):
         raise ConfigError(field, list(values), "finite values > 0")
     total = sum(vals)
-    return [n_workers * v / total for v in vals]
+    return [n_nodes * v / total for v in vals]
 
 
 class WeightedPerformance:
@@ -75,13 +75,13 @@ class WeightedPerformance:
 
     __slots__ = ("with_overhead", "seen_chunks", "seen_items", "seen_time", "num", "den")
 
-    def __init__(self, n_workers: int, with_overhead: bool):
+    def __init__(self, n_nodes: int, with_overhead: bool):
         self.with_overhead = with_overhead
-        self.seen_chunks = [0] * n_workers
-        self.seen_items = [0] * n_workers
-        self.seen_time = [0.0] * n_workers
-        self.num = [0.0] * n_workers  # Σ j·t_ij
-        self.den = [0.0] * n_workers  # Σ j·n_ij
+        self.seen_chunks = [0] * n_nodes
+        self.seen_items = [0] * n_nodes
+        self.seen_time = [0.0] * n_nodes
+        self.num = [0.0] * n_nodes  # Σ j·t_ij
+        self.den = [0.0] * n_nodes  # Σ j·n_ij
 
     def sync(self, view: LoopView) -> None:
         """Book every chunk result that reached the view since the last call."""

@@ -54,12 +54,12 @@ class AdaptiveFactoring(ChunkingBalancer):
         if not (mu_i > 0.0) or math.isnan(sd_i):  # no estimate yet (NaN), or a zero time
             return self.probe if self.probe > self.min_chunk else self.min_chunk
         mus, sds = [], []
-        for j in range(view.n_workers):
+        for j in range(view.n_nodes):
             m, s = view.mean_item_time(j), view.std_item_time(j)
             if m > 0.0 and not math.isnan(s):
                 mus.append(m)
                 sds.append(s)
-        missing = view.n_workers - len(mus)
+        missing = view.n_nodes - len(mus)
         D = sum(s * s / m for m, s in zip(mus, sds))
         inv = sum(1.0 / m for m in mus)
         if missing:

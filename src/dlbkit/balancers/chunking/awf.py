@@ -58,15 +58,15 @@ class _LearnedWeights:
 
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
-        self.prior_ = normalised_weights(view.speeds, view.n_workers, "nominal speeds of the view")
-        self.performance_ = WeightedPerformance(view.n_workers, self.with_overhead)
+        self.prior_ = normalised_weights(view.speeds, view.n_nodes, "nominal speeds of the view")
+        self.performance_ = WeightedPerformance(view.n_nodes, self.with_overhead)
         self.weights_ = list(self.prior_)
 
 
 class _BatchAWF(_LearnedWeights, BatchedFactoring):
     def _batch_chunk(self, view: LoopView) -> int:
         self.weights_ = self.performance_.weights(self.prior_)  # weights change only here
-        return ceil_div(view.remaining, 2 * view.n_workers)
+        return ceil_div(view.remaining, 2 * view.n_nodes)
 
     def _share(self, view: LoopView, worker: int) -> int:
         return round_half_up(self.weights_[worker] * self.batch_chunk_)
@@ -80,7 +80,7 @@ class _ChunkAWF(_LearnedWeights, ChunkingBalancer):
     def chunk(self, view: LoopView, worker: int) -> int:
         self.performance_.sync(view)
         self.weights_ = self.performance_.weights(self.prior_)
-        n = round_half_up(self.weights_[worker] * ceil_div(view.remaining, 2 * view.n_workers))
+        n = round_half_up(self.weights_[worker] * ceil_div(view.remaining, 2 * view.n_nodes))
         return n if n > self.min_chunk else self.min_chunk
 
 

@@ -43,7 +43,7 @@ class BatchedFactoring(ChunkingBalancer):
     def _new_batch(self, view: LoopView) -> None:
         c = self._batch_chunk(view)
         self.batch_chunk_ = c if c > self.min_chunk else self.min_chunk
-        self.batch_left_ = view.n_workers * self.batch_chunk_
+        self.batch_left_ = view.n_nodes * self.batch_chunk_
         self.batches_ += 1
 
     def _share(self, view: LoopView, worker: int) -> int:
@@ -98,7 +98,7 @@ class Factoring(BatchedFactoring):
         self.x_ = math.nan  # x_j of the current batch
 
     def _batch_chunk(self, view: LoopView) -> int:
-        P, R = view.n_workers, view.remaining
+        P, R = view.n_nodes, view.remaining
         mu, sigma = self.mu, self.sigma
         if mu is None or sigma is None:
             est_mu, est_sigma = pooled_mean_std(view)
@@ -136,7 +136,7 @@ class Factoring2(BatchedFactoring):
         self.min_chunk = min_chunk
 
     def _batch_chunk(self, view: LoopView) -> int:
-        return ceil_div(view.remaining, 2 * view.n_workers)
+        return ceil_div(view.remaining, 2 * view.n_nodes)
 
 
 @register
@@ -167,13 +167,13 @@ class WeightedFactoring(BatchedFactoring):
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
         if self.weights is None:
-            self.weights_ = normalised_weights(view.speeds, view.n_workers, "nominal speeds of the view")
+            self.weights_ = normalised_weights(view.speeds, view.n_nodes, "nominal speeds of the view")
         else:
-            self.weights_ = normalised_weights(self.weights, view.n_workers,
+            self.weights_ = normalised_weights(self.weights, view.n_nodes,
                                                f"parameter 'weights' of {self.name}")
 
     def _batch_chunk(self, view: LoopView) -> int:
-        return ceil_div(view.remaining, 2 * view.n_workers)
+        return ceil_div(view.remaining, 2 * view.n_nodes)
 
     def _share(self, view: LoopView, worker: int) -> int:
         return round_half_up(self.weights_[worker] * self.batch_chunk_)

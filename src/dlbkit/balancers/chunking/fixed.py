@@ -47,7 +47,7 @@ class FixedSize(ChunkingBalancer):
 
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
-        N, P = view.n_items, view.n_workers
+        N, P = view.n_items, view.n_nodes
         cap = ceil_div(N, P)
         if P == 1 or self.sigma == 0:
             self.size_ = cap
@@ -84,7 +84,7 @@ class ModifiedFixedSize(ChunkingBalancer):
 
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
-        t = ceil_div(view.n_items, view.n_workers)
+        t = ceil_div(view.n_items, view.n_nodes)
         k = 1 if t == 1 else round_half_up(t * math.log(2.0) / math.log(t))
         self.size_ = max(k, self.min_chunk)
 

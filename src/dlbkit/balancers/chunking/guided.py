@@ -37,5 +37,5 @@ class Guided(ChunkingBalancer):
         self.min_chunk = min_chunk
 
     def chunk(self, view: LoopView, worker: int) -> int:
-        n = ceil_div(view.remaining, view.n_workers)
+        n = ceil_div(view.remaining, view.n_nodes)
         return n if n > self.min_chunk else self.min_chunk

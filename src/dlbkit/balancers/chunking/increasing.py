@@ -48,7 +48,7 @@ class FixedIncrease(ChunkingBalancer):
 
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
-        N, P = view.n_items, view.n_workers
+        N, P = view.n_items, view.n_nodes
         B = max(2, P - 1) if self.stages is None else self.stages
         X = B + 2
         self.stages_ = B
@@ -58,7 +58,7 @@ class FixedIncrease(ChunkingBalancer):
         self.issued_ = 0
 
     def chunk(self, view: LoopView, worker: int) -> int:
-        s = self.issued_ // view.n_workers
+        s = self.issued_ // view.n_nodes
         self.issued_ += 1
         if s >= self.stages_:
             s = self.stages_ - 1
@@ -90,12 +90,12 @@ class VariableIncrease(ChunkingBalancer):
 
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
-        k = view.n_workers if self.k is None else self.k
-        self.first_ = ceil_div(view.n_items, k * view.n_workers)
+        k = view.n_nodes if self.k is None else self.k
+        self.first_ = ceil_div(view.n_items, k * view.n_nodes)
         self.issued_ = 0
 
     def chunk(self, view: LoopView, worker: int) -> int:
-        s = self.issued_ // view.n_workers
+        s = self.issued_ // view.n_nodes
         self.issued_ += 1
         if s > _MAX_STAGE:
             s = _MAX_STAGE

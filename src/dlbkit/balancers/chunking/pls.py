@@ -48,7 +48,7 @@ class PartialStatic(ChunkingBalancer):
 
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
-        P = view.n_workers
+        P = view.n_nodes
         self.block_ = math.ceil(Fraction(float(self.swr)) * view.n_items / P)  # exact: no float round-off
         self.started_ = [False] * P
         self.reserved_ = self.block_ * P  # static items not yet handed out
@@ -60,5 +60,5 @@ class PartialStatic(ChunkingBalancer):
             if self.block_ > 0:
                 return self.block_
         pool = view.remaining - self.reserved_
-        n = ceil_div(pool, view.n_workers) if pool > 0 else 0
+        n = ceil_div(pool, view.n_nodes) if pool > 0 else 0
         return n if n > self.min_chunk else self.min_chunk

@@ -48,7 +48,7 @@ class RandomChunk(ChunkingBalancer):
             raise ConfigError(f"the rng passed to {self.name}.start", None,
                               "a numpy.random.Generator (engines pass one)")
         if self.max_chunk is None:
-            self.high_ = max(self.min_chunk, ceil_div(view.n_items, 2 * view.n_workers))
+            self.high_ = max(self.min_chunk, ceil_div(view.n_items, 2 * view.n_nodes))
         elif self.max_chunk < self.min_chunk:
             raise ConfigError(f"parameter 'max_chunk' of {self.name}", self.max_chunk,
                               f"an int >= min_chunk ({self.min_chunk})")

@@ -163,7 +163,7 @@ class Sanchez(ChunkingBalancer):
                               f">= min_units ({self.min_units})")
         self.estimator_ = None if self.estimator == "auto" else self.estimator
         self.r_ = math.nan
-        self.carry_ = [0.0] * view.n_workers
+        self.carry_ = [0.0] * view.n_nodes
 
     # --- decisions ------------------------------------------------------------------------------
     def allocate(self, view: LoopView) -> list[int]:
@@ -172,7 +172,7 @@ class Sanchez(ChunkingBalancer):
         return self._clip(counts, view.remaining, self.send_order(view))
 
     def send_order(self, view: LoopView) -> list[int]:
-        P = view.n_workers
+        P = view.n_nodes
         if view.round == 0 or self.order == "rank" or self._formula(view) != "eq1_comm_aware":
             return list(range(P))
         exe = view.exe_time

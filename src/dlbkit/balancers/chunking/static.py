@@ -35,7 +35,7 @@ class Static(ChunkingBalancer):
     def chunk(self, view: LoopView, worker: int) -> int:
         if self.size is not None:
             return self.size
-        return math.ceil(view.n_items / view.n_workers)
+        return math.ceil(view.n_items / view.n_nodes)
 
 
 @register

@@ -54,6 +54,6 @@ class Taper(ChunkingBalancer):
             mu = est_mu if mu is None else mu
             sigma = est_sigma if sigma is None else sigma
         v = 0.0 if math.isnan(mu) or math.isnan(sigma) or mu <= 0.0 else self.alpha * sigma / mu
-        T = view.remaining / view.n_workers
+        T = view.remaining / view.n_nodes
         n = math.ceil(T + v * v / 2.0 - v * math.sqrt(2.0 * T + v * v / 4.0))
         return n if n > self.min_chunk else self.min_chunk

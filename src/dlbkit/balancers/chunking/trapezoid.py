@@ -16,12 +16,12 @@ __all__ = ["Trapezoid", "TrapezoidFactoring"]
 
 
 class _TrapezoidSequence:
-    """The TSS chunk sequence for a loop of *n_items* on *n_workers*: sizes c_k, k = 0, 1, ..."""
+    """The TSS chunk sequence for a loop of *n_items* on *n_nodes*: sizes c_k, k = 0, 1, ..."""
 
     __slots__ = ("first", "last", "n_chunks")
 
-    def __init__(self, n_items: int, n_workers: int, first: int | None, last: int, owner: str):
-        f = max(ceil_div(n_items, 2 * n_workers), last) if first is None else first
+    def __init__(self, n_items: int, n_nodes: int, first: int | None, last: int, owner: str):
+        f = max(ceil_div(n_items, 2 * n_nodes), last) if first is None else first
         if f < last:
             raise ConfigError(f"parameter 'first' of {owner}", f, f"an int >= last ({last})")
         self.first = f
@@ -71,7 +71,7 @@ class Trapezoid(ChunkingBalancer):
 
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
-        self.sequence_ = _TrapezoidSequence(view.n_items, view.n_workers, self.first, self.last, self.name)
+        self.sequence_ = _TrapezoidSequence(view.n_items, view.n_nodes, self.first, self.last, self.name)
         self.issued_ = 0
 
     def chunk(self, view: LoopView, worker: int) -> int:
@@ -105,7 +105,7 @@ class TrapezoidFactoring(Trapezoid):
         self.batch_chunk_ = 0
 
     def chunk(self, view: LoopView, worker: int) -> int:
-        P = view.n_workers
+        P = view.n_nodes
         k = self.issued_
         if k % P == 0:
             size = self.sequence_.size

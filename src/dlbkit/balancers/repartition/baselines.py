@@ -19,7 +19,7 @@ _CONSTRAINTS = {"c": [Interval(Real, 0, None, closed="neither")], "include_self"
 
 _SPEEDS_DOC = """
     *speeds* ``"nominal"`` (default) prices data points with the nodes' static processing power
-    (``SpmdView.nominal_speed``; the measured one where a run does not know it): the reading the
+    (``SpmdView.speeds``; the measured one where a run does not know it): the reading the
     thesis supports — on its non-dedicated homogeneous network "both the homogeneous and processor
     only have the same response" (§8.4.2), which holds only if neither sees the current load, and
     DLAH wins by being "able to tap into the HNOW parameters and suppress the bouncing effect"
@@ -31,7 +31,7 @@ _SPEEDS_DOC = """
 
 def _nominal(view, j: int) -> float | None:
     """Node j's static processing power, if the view knows it."""
-    ns = view.nominal_speed
+    ns = view.speeds
     return ns[j] if len(ns) == view.n_nodes and ns[j] > 0 else None
 
 

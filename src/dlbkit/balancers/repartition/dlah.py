@@ -81,7 +81,7 @@ class DLAH(RepartitionBalancer):
         return {"upper": (1 + self.c) * avg, "center": avg, "lower": (1 - self.c) * avg}[self.receiver_fill]
 
     def decide(self, view, node: int) -> list[Transfer]:
-        nbrs = list(view.neighbours(node))
+        nbrs = list(view.neighbours[node])
         if not nbrs or view.points[node] <= 1 or status(view, node, self.c, self.include_self) != OVER:
             return []
         states = {j: status(view, j, self.c, self.include_self) for j in nbrs}

@@ -103,7 +103,7 @@ def node_cost(view, i: int, *, memory: bool = True, network: bool = True) -> Nod
     *memory* False drops the swap term (M_a = 0), *network* False the boundary term (K = 0): with both
     False this is the processor-only model of 000 §8.4.
     """
-    rate = _rate(view.speed[i], view.bandwidth[i], view.boundary if network else 0.0)
+    rate = _rate(view.measured_speeds[i], view.bandwidth[i], view.boundary if network else 0.0)
     if memory:
         return NodeCost(view.loop_time[i], view.points[i], rate, view.free_memory[i], view.swap_cost[i])
     return NodeCost(view.loop_time[i], view.points[i], rate)
@@ -116,7 +116,7 @@ def local_average(view, i: int, include_self: bool = False) -> float:
     has local average 550 s) and §7.4 exclude self; §7.3's wording includes it (notes/000 errata 1).
     A node without neighbours is its own average.
     """
-    members = list(view.neighbours(i)) + ([i] if include_self else [])
+    members = list(view.neighbours[i]) + ([i] if include_self else [])
     if not members:
         return view.loop_time[i]
     return sum(view.loop_time[j] for j in members) / len(members)
