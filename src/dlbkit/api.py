@@ -83,7 +83,8 @@ def simulate(platform: Platform | str | Path, workload: Divisible | TaskTree | S
     *balancer* is a balancer object or a registered name (with *params*); *platform* a Platform or
     the path of a platform TOML file. *engine* options go to the engine: for a
     :class:`~dlbkit.model.workload.Divisible` loop the master–worker engine (mechanism, master,
-    master_computes, master_overhead, master_cost_per_byte, request_bytes, costs); for a
+    master_computes, master_overhead, master_cost_per_byte, request_bytes, broadcast_bytes, costs,
+    startup); for a
     :class:`~dlbkit.model.tree.TaskTree` the asynchronous tree engine
     (:func:`~dlbkit.sim.tree_async.simulate_tree_async`: start_node, control_bytes, task_bytes),
     with a migration balancer; for an :class:`~dlbkit.model.spmd.Spmd` loop (Osman 2003, 000) the

@@ -1,9 +1,10 @@
-"""Message kinds of the real runtime (first element of every message tuple).
+"""Message kinds the backends and every family share (the first element of every message tuple).
 
-Coordinator → worker: ``(WORK, first, count, items_or_None)``, ``(STOP,)``.
-Worker → coordinator: ``(READY, t)`` once at start, ``(DONE, first, count, results, t_start, t_end,
-busy, sq_item_time)`` after each chunk (it doubles as the next request), ``(ERROR, index, exc_bytes,
-traceback_text)`` when the user's function raised. The transport adds ``(DIED, exitcode)``.
+``STOP`` (coordinator → worker: leave the loop), ``ERROR`` (worker → coordinator: the user's code
+raised; built by :func:`~dlbkit.runtime.backends.base.error_message`) and ``DIED`` (added by the
+local transport when a worker process ends) mean the same in every family; the MPI backend's
+stop-and-drain protocol relies on them. ``READY``, ``WORK`` and ``DONE`` are the map family's
+(:mod:`dlbkit.runtime.families.map`); the tree and SPMD families define their own kinds.
 """
 
 READY = "ready"
