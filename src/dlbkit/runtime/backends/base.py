@@ -2,14 +2,14 @@
 one path from a failure of user code to :class:`~dlbkit.errors.TaskError`.
 
 A **backend** (:mod:`.local`, :mod:`.mpi`) owns everything that is not a family's rule: starting the
-workers, moving messages (a :class:`Transport`), noticing a dead worker (``(DIED, exitcode)``),
+workers, moving messages (a :class:`Transport`), noticing a dead worker (a ``Died`` message),
 fixing run time 0, broadcasting the outcome, aborting, stopping and cleaning up. A **family** (map,
 tree, SPMD: :mod:`dlbkit.runtime.families`) supplies only its coordinator rules and its worker loop,
 as a :class:`Family` object that a backend executes with :func:`dlbkit.runtime.backends.execute`.
 
-The error path: a worker that catches an exception of the user's code sends :func:`error_message`
-``(ERROR, index, pickled exception or None, traceback text)``; the coordinator turns it into a
-:class:`TaskError` with :func:`task_error` and raises it; the backend stops every worker
+The error path: a worker that catches an exception of the user's code sends :func:`error_message`, an
+:class:`~dlbkit.runtime.messages.Error` (where, the pickled exception or None, the traceback text);
+the coordinator turns it into a :class:`TaskError` with :func:`task_error` and raises it; the backend stops every worker
 (:func:`drive`) and, under MPI, tells the worker ranks why.
 """
 
@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from ...errors import ConfigError, RemoteTraceback, TaskError
 from ..emulation import Emulation
-from ..messages import ERROR
+from ..messages import Error
 from ..progress import Progress
 
 __all__ = ["Transport", "Family", "drive", "task_error", "error_message", "pickled", "short_repr"]
@@ -134,14 +134,15 @@ def pickled(e: BaseException) -> bytes | None:
         return None
 
 
-def error_message(index: Any, e: BaseException) -> tuple:
-    """The ERROR a worker sends when the user's code raised *e* (call it inside the ``except``)."""
-    return (ERROR, index, pickled(e), traceback.format_exc())
+def error_message(index: Any, e: BaseException) -> Error:
+    """The message a worker sends when the user's code raised *e* at *index* (call it inside the ``except``)."""
+    return Error(index=index, exception=pickled(e), traceback=traceback.format_exc())
 
 
-def task_error(index: Any, exc_bytes: bytes | None, tb: str) -> TaskError:
-    """The :class:`TaskError` for an ERROR message: the original exception (if it could be rebuilt
-    here) as its cause, and the worker's traceback."""
+def task_error(msg: Error) -> TaskError:
+    """The :class:`TaskError` for an :class:`~dlbkit.runtime.messages.Error`: the original exception
+    (if it could be rebuilt here) as its cause, and the worker's traceback."""
+    index, exc_bytes, tb = msg.index, msg.exception, msg.traceback
     cause: BaseException = RemoteTraceback(tb)
     if exc_bytes is not None:
         try:

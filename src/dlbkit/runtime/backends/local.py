@@ -4,7 +4,7 @@ It owns start-up (one process per worker, Ctrl-C ignored there: the coordinator 
 ends), transport (:class:`LocalTransport`: one duplex pipe per worker, socketpairs, so no network
 listener is opened; with the ``fork`` start method the workers inherit the user's function and
 items, so only indices and results cross the pipes), failure detection (a worker that dies is
-reported to the coordinator as ``(DIED, exitcode)``, after whatever it sent before dying), stop
+reported to the coordinator as a ``Died`` message, after whatever it sent before dying), stop
 and clean-up (no orphan, whatever failed: :func:`~.base.drive`). :func:`run` executes any
 :class:`~.base.Family`.
 """
@@ -18,7 +18,7 @@ import time
 from multiprocessing.connection import wait
 from typing import Any, Callable
 
-from ..messages import DIED
+from ..messages import Died
 from .base import Family, Transport, drive
 
 __all__ = ["LocalTransport", "default_workers", "run"]
@@ -96,7 +96,7 @@ class LocalTransport(Transport):
         self._dead.add(w)
         p = self._procs[w]
         p.join(timeout=1.0)
-        return w, (DIED, p.exitcode)
+        return w, Died(exitcode=p.exitcode)
 
     def stop(self, *, kill: bool = False) -> None:
         """End every worker: politely (they were sent STOP) or by killing them; never leave orphans."""

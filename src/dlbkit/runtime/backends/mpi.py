@@ -76,17 +76,17 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from ...errors import ConfigError, DlbkitError, TaskError
 from ..emulation import Emulation
-from ..messages import ERROR, STOP
+from ..messages import ERROR, STOP, Stop
 from .base import Family, Transport, drive
 
 __all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport", "RankConn", "run", "rank",
            "start_run", "emulation_problem", "serve_rank", "coordinate_rank"]
 
-BYE = "bye"  # worker rank -> rank 0, transport level only: "I left serve() and will send nothing more"
+BYE = "bye"  # worker rank -> rank 0, transport level only: "I left the worker loop and will send nothing more"
 TAG = 7  # every message of a run, on the run's own duplicate of COMM_WORLD
 POLL_MIN_S = 50e-6  # first sleep of a wait (Linux timer slack makes anything shorter pointless)
 POLL_MAX_S = 5e-3  # longest sleep between two polls: the most a message waits to be noticed
@@ -148,6 +148,12 @@ def _wait(req, deadline: float | None = None) -> bool:
 def _quiet_barrier(comm) -> None:
     """A barrier whose waiting ranks sleep instead of spinning."""
     _wait(comm.Ibarrier())
+
+
+class Bye(NamedTuple):
+    """Worker rank → rank 0: it left the worker loop (after STOP) and will send nothing more."""
+
+    kind: str = BYE
 
 
 class MPITransport(Transport):
@@ -217,7 +223,7 @@ class MPITransport(Transport):
         deadline = time.monotonic() + self.grace
         try:
             for w in range(self.n_workers):
-                self.send(w, (STOP,))
+                self.send(w, Stop())
             poll = _Backoff()
             while len(self._gone) < self.n_workers:
                 if self._take() is not None:
@@ -263,7 +269,7 @@ class RankConn:
         """After the worker loop returned: wait for STOP if it has not come (we stopped after an ERROR), say BYE."""
         while not self.stopped:
             self.recv()  # rank 0 never answers an ERROR with work: this is the STOP
-        _wait(self.comm.isend((BYE,), dest=0, tag=TAG))
+        _wait(self.comm.isend(Bye(), dest=0, tag=TAG))
 
 
 def _abort(reason: str, rank: int = 0) -> NoReturn:

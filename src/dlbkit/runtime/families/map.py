@@ -18,10 +18,10 @@ sleeps so that the chunk takes as long as it would there. It never decides anyth
 come from the coordinator.
 
 Messages (first element a kind from :mod:`dlbkit.runtime.messages`; times are run times):
-coordinator → worker ``(WORK, first, count, items_or_None)``, ``(STOP,)``; worker → coordinator
+coordinator → worker ``(WORK, first, count, items_or_None)``, ``Stop()``; worker → coordinator
 ``(READY, t)`` once at start, ``(DONE, first, count, results, t_start, t_end, item_times)`` after
-each chunk, ``(ERROR, index, exc_bytes, traceback_text)`` when the user's function raised; the
-local transport adds ``(DIED, exitcode)``.
+each chunk, an ``Error`` (index = the item's) when the user's function raised; the local transport
+adds ``Died``.
 
 :func:`run_map` is the family's runner: a resolved balancer in, ``(results, trace)`` out, on
 either backend.
@@ -43,7 +43,7 @@ from ...model.view import LoopView
 from ..backends import execute
 from ..backends.base import Family, Transport, error_message, task_error
 from ..emulation import Emulation
-from ..messages import DIED, DONE, ERROR, READY, STOP, WORK
+from ..messages import DIED, DONE, ERROR, READY, STOP, WORK, Stop
 from ..progress import Progress
 
 __all__ = ["coordinate", "serve", "run_chunk", "MapRun", "run_map"]
@@ -122,8 +122,7 @@ def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence
         elif kind == READY:
             give(w, msg[1])
         elif kind == ERROR:
-            _, index, exc_bytes, tb = msg
-            raise task_error(index, exc_bytes, tb)
+            raise task_error(msg)
         elif kind == DIED:
             alive.discard(w)
             lost = outstanding.pop(w, None)
@@ -133,12 +132,12 @@ def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence
                 while requeued and waiting:
                     give(*waiting.pop(0))
             if not alive:
-                raise DlbkitError(f"every worker died (the last, {w}, with exit code {msg[1]}); "
+                raise DlbkitError(f"every worker died (the last, {w}, with exit code {msg.exitcode}); "
                                   f"{N - done} of {N} items were not computed")
         else:  # pragma: no cover - a protocol error is a bug, never silent
             raise DlbkitError(f"unexpected message {kind!r} from worker {w}")
     for w in range(P):
-        transport.send(w, (STOP,))
+        transport.send(w, Stop())
     transport.stop()
     n_chunks = len(trace.worker)
     trace.messages = messages + P

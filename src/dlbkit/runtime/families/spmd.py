@@ -30,7 +30,7 @@ Coordinator → worker:
   the domain's fixed boundary rows at the global edges).
 * ``(SHIP, side, k)``: give away the *k* rows at *side* (``"lo"``: the first rows, ``"hi"``: the last).
 * ``(TAKE, side, rows)``: add *rows* at *side* (they come from the neighbour on that side).
-* ``(GATHER,)``: send the block back; ``(STOP,)``: leave.
+* ``(GATHER,)``: send the block back; ``Stop()``: leave.
 
 Worker → coordinator:
 
@@ -38,7 +38,7 @@ Worker → coordinator:
   after iteration *it*, the measured seconds of ``step`` on this machine (*work*), and when the
   step began and ended (run time; *t_end* includes the emulated stretch).
 * ``(SHIPPED, rows, top, bottom)``, ``(TOOK, top, bottom)``: after a transfer, with the new edges.
-* ``(BLOCK, block)``; ``(ERROR, it, exc_bytes, traceback_text)`` when *step* raised (or returned
+* ``(BLOCK, block)``; an ``Error`` (index = the iteration) when *step* raised (or returned
   a block of the wrong shape).
 """
 
@@ -59,7 +59,7 @@ from ...model.view import SpmdView
 from ..backends import execute
 from ..backends.base import Family, Transport, error_message, task_error
 from ..emulation import Emulation
-from ..messages import DIED, ERROR, STOP
+from ..messages import DIED, ERROR, STOP, Error, Stop
 from ..progress import Progress
 
 __all__ = ["LARGE", "SpmdSpec", "SpmdRun", "coordinate_spmd", "partition", "rows_problem", "run_spmd",
@@ -148,10 +148,9 @@ class _Run:
             w, msg = got
             self.messages += 1
             if msg[0] == ERROR:
-                _, it, exc_bytes, tb = msg
-                raise _step_error(w, it, exc_bytes, tb)
+                raise _step_error(w, msg)
             if msg[0] == DIED:
-                raise DlbkitError(f"SPMD worker {w} died (exit code {msg[1]}) after iteration {self.done[w]}: "
+                raise DlbkitError(f"SPMD worker {w} died (exit code {msg.exitcode}) after iteration {self.done[w]}: "
                                   "its rows are lost, the run cannot continue")
             return w, msg
 
@@ -266,7 +265,7 @@ class _Run:
 
     def finish(self, domain_out: np.ndarray) -> Trace:
         for w in range(self.P):
-            self.send(w, (STOP,))
+            self.send(w, Stop())
         self.t.stop()
         tr = self.trace
         tr.messages = self.messages
@@ -297,9 +296,10 @@ def coordinate_spmd(transport: Transport, balancer: RepartitionBalancer | None, 
     return out, run.finish(out)
 
 
-def _step_error(w: int, it: int, exc_bytes, tb: str):
+def _step_error(w: int, msg: Error):
     """A TaskError whose ``index`` is the iteration, with ``worker`` and ``iteration`` attributes."""
-    err = task_error(it, exc_bytes, tb)
+    it = msg.index
+    err = task_error(msg)
     what = str(err).split(" failed: ", 1)[-1]
     err.args = (f"step failed on worker {w} at iteration {it}: {what}",)
     err.worker, err.iteration = w, it

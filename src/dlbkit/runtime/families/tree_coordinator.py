@@ -45,7 +45,7 @@ from ...model.trace import Trace
 from ...model.view import TreeView
 from ..backends.base import Transport, task_error
 from ..emulation import Emulation
-from ..messages import DIED, ERROR, STOP
+from ..messages import DIED, ERROR, Stop
 from ..progress import Progress
 from .tree_loads import InFlightLoads
 from .tree_worker import ANSWER, FAIL, FINAL, GIVE, IDLE, MAIL, ORDER, POST, REPORT, STEAL, CHECK_S, TreeSpec
@@ -221,19 +221,18 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
                 progress.total = n_created
                 progress.update(n_completed)
         elif kind == ERROR:
-            _, index, exc_bytes, tb = msg
-            raise task_error(index, exc_bytes, tb)
+            raise task_error(msg)
         elif kind == FAIL:
             raise DlbkitError(f"worker {w} failed in dlbkit's own code:\n{msg[1]}")
         elif kind == DIED:
-            raise DlbkitError(f"worker {w} died (exit code {msg[1]}); the tasks it held are lost, "
+            raise DlbkitError(f"worker {w} died (exit code {msg.exitcode}); the tasks it held are lost, "
                               f"{n_created - n_completed} tasks were not completed")
         elif kind == FINAL:  # pragma: no cover - a worker never ends before STOP
             raise DlbkitError(f"worker {w} ended before the run did")
         else:  # pragma: no cover - a protocol error is a bug, never silent
             raise DlbkitError(f"unexpected message {kind!r} from worker {w}")
     for w in range(P):
-        send(w, (STOP,))
+        send(w, Stop())
     while len(finals) < P:  # collect every worker's partial result; late reports are moot
         got = transport.recv(None)
         if got is None:  # pragma: no cover - recv without timeout returns a message
@@ -243,7 +242,7 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
         if msg[0] == FINAL:
             finals[w] = msg
         elif msg[0] == DIED and w not in finals:
-            raise DlbkitError(f"worker {w} died (exit code {msg[1]}) before returning its results")
+            raise DlbkitError(f"worker {w} died (exit code {msg.exitcode}) before returning its results")
         elif msg[0] == FAIL:
             raise DlbkitError(f"worker {w} failed in dlbkit's own code:\n{msg[1]}")
     transport.stop()

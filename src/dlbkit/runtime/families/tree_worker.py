@@ -27,12 +27,12 @@ counts the MAIL and POST messages read, so the coordinator knows which of the ta
   ``(GIVE, st, bound, dst, tasks, how)`` (tasks for *dst*; *how* :data:`PUSH` for a placement,
   :data:`ANSWER` for a steal reply and :data:`ORDER` for a periodic transfer, both sent even when
   empty); ``(FINAL, has_value, acc, bound, rows, expanded, work, max_task)`` after STOP;
-  ``(ERROR, index, exc_bytes, traceback)`` when the user's code raised; ``(FAIL, traceback)`` when
+  an ``Error`` (index = the task's repr) when the user's code raised; ``(FAIL, traceback)`` when
   dlbkit's own code (a balancer hook) raised.
 * coordinator → worker: ``(MAIL, bound, loads, items)`` in reply to REPORT, ``(POST, bound, loads,
   items)`` to a worker that is reading anyway; items are ``("req", thief, wanted)``, ``("give",
   dst, n)`` (a periodic transfer), ``("loot", victim, tasks)`` (a steal's answer), ``("tasks", src,
-  tasks)`` (work pushed here); ``(STOP,)``.
+  tasks)`` (work pushed here); ``Stop()``.
 """
 
 from __future__ import annotations
