@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dlbkit.runtime import run_spmd
+from dlbkit import run_spmd
 
 ROWS, COLS = 514, 256  # grid points, boundary rows and columns included
 ITERATIONS = 300

@@ -1,4 +1,4 @@
-"""Record a real run to a file and replay it in the simulator (dlbkit.runtime.record / .replay)."""
+"""Record a real run to a file and replay it in the simulator (dlbkit.runtime.record / dlbkit.replay)."""
 
 import copy
 import gzip
@@ -12,7 +12,7 @@ import dlbkit
 from dlbkit import ConfigError, CostModel, Divisible, Network, Node, Platform, Pulse, simulate
 from dlbkit.model.metrics import compute
 from dlbkit.runtime.record import FORMAT, FORMAT_VERSION, load_trace, save_trace, trace_to_dict
-from dlbkit.runtime.replay import compare, estimate, replay
+from dlbkit.replay import compare, estimate, replay
 
 EMULATE = [1, 1, 0.5, 0.25]
 N_ITEMS = 200

@@ -1,4 +1,4 @@
-"""``dlbkit.runtime.spmd``: 1-D decomposed stencils on real workers equal the serial loop, and rows
+"""``dlbkit.spmd``: 1-D decomposed stencils on real workers equal the serial loop, and rows
 move away from a slow worker. Local runs and real ``mpiexec`` jobs (each under a timeout)."""
 
 import multiprocessing
@@ -16,7 +16,7 @@ import pytest
 from dlbkit.balancers.base import RepartitionBalancer, Taxonomy, Transfer
 from dlbkit.balancers.registry import REGISTRY
 from dlbkit.errors import ConfigError, TaskError
-from dlbkit.runtime import SpmdResult, run_spmd, spmd
+from dlbkit import SpmdResult, run_spmd, spmd
 
 TOL = 1e-12
 MPI_TIMEOUT = 90  # seconds for any one mpiexec job
@@ -174,7 +174,7 @@ JOB = """
 import sys
 import numpy as np
 from mpi4py import MPI
-from dlbkit.runtime import run_spmd
+from dlbkit import run_spmd
 sys.path.insert(0, {tests!r})
 from test_runtime_spmd import field, jacobi, serial, weighted
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from dlbkit import ConfigError, DlbkitError, TaskError, Taxonomy
 from dlbkit.balancers.base import MigrationBalancer, Transfer
 from dlbkit.balancers.migration import WorkStealing
-from dlbkit.runtime import TreeResult, run_tree, tree
+from dlbkit import TreeResult, run_tree, tree
 
 MIGRATION = ["steal", "random"]
 
@@ -300,7 +300,7 @@ MPIEXEC = shutil.which("mpiexec", path=str(Path(sys.executable).parent))
 MPI_SCRIPT = textwrap.dedent("""
     import sys
     from mpi4py import MPI
-    from dlbkit.runtime import run_tree
+    from dlbkit import run_tree
     from dlbkit import TaskError
 
     def queens(board, n=7):

@@ -19,9 +19,9 @@ import pytest
 from dlbkit import ConfigError, DlbkitError, Taxonomy, TreeView
 from dlbkit.balancers.base import MigrationBalancer, Transfer
 from dlbkit.model.topology import build, edge_colouring, neighbour_lists
-from dlbkit.runtime import run_tree
-from dlbkit.runtime.tree_api import resolve_topology
-from dlbkit.runtime.tree_coordinator import _Loads
+from dlbkit import run_tree
+from dlbkit.runtime.families.tree import resolve_topology
+from dlbkit.runtime.families.tree_loads import InFlightLoads
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 _spec = importlib.util.spec_from_file_location("knapsack_bb", EXAMPLES / "knapsack_bb.py")
@@ -207,7 +207,7 @@ def test_ldsv_needs_two_workers_and_says_so():
 # --- the coordinator's load books ---------------------------------------------------------------------
 def test_the_coordinator_counts_tasks_in_flight_until_a_report_covers_them():
     view = TreeView(3)
-    books = _Loads(view)
+    books = InFlightLoads(view)
     assert view.queue == [1, 0, 0]  # the root waits on worker 0
     books.report(0, 10, seen=0)
     books.order(0, 1, 4)  # a periodic transfer: 4 of worker 0's tasks to worker 1
@@ -238,7 +238,7 @@ MPI_SCRIPT = textwrap.dedent("""
     from mpi4py import MPI
     import knapsack_bb as kb
     from dlbkit import ConfigError
-    from dlbkit.runtime import run_tree
+    from dlbkit import run_tree
 
     def queens(board, n=7):
         row = len(board)

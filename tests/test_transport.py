@@ -3,7 +3,7 @@
 import time
 
 from dlbkit.runtime.messages import DIED
-from dlbkit.runtime.transport import LocalTransport
+from dlbkit.runtime.backends.local import LocalTransport
 
 
 def _say_and_exit(conn, w):

@@ -7,8 +7,9 @@ from .api import Result, simulate
 from .balancers import Balancer, ChunkingBalancer, MigrationBalancer, RepartitionBalancer, Taxonomy, Transfer
 from .balancers.registry import REGISTRY, make
 from .errors import ConfigError, DlbkitError, TaskError
-from .runtime import (Emulation, RunResult, SpmdResult, TreeResult, load_trace, map, replay, run_map, run_spmd,
-                      run_tree, save_trace, spmd, tree)
+from .replay import replay
+from .run_api import RunResult, SpmdResult, TreeResult, map, run_map, run_spmd, run_tree, spmd, tree
+from .runtime import Emulation, load_trace, save_trace
 from .model import (Constant, CostModel, Divisible, FlatTasks, LoopView, Markov, Network, Node, Platform, Pulse,
                     Recorded, Spmd, SpmdView, Step, TaskTree, Trace, TreeView)
 

@@ -358,7 +358,7 @@ def _cmd_reproduce(args) -> int:
 
 # --- run --------------------------------------------------------------------------------------------
 def _add_run_parser(sub) -> None:
-    from .runtime.api import BACKENDS, DEFAULT_BALANCER
+    from .run_api import BACKENDS, DEFAULT_BALANCER
 
     ru = sub.add_parser(
         "run", help="run a real parallel loop: FUNCTION(item) for every item, balanced",
@@ -542,7 +542,8 @@ def _cmd_run(args) -> int:
 
 def _run(args, rank: int) -> int:
     from .errors import TaskError
-    from .runtime.api import _balancer, run_map
+    from .balancers.registry import resolve
+    from .run_api import run_map
 
     if args.items is not None and args.items < 1:
         raise ConfigError("--items", args.items, "an integer >= 1")
@@ -563,7 +564,7 @@ def _run(args, rank: int) -> int:
     emulate = _emulate_arg(args.emulate)
     items = range(args.items) if args.items is not None else _read_items(args.items_file)
     fn = load_function(args.target)
-    _balancer(args.balancer, params)  # a bad balancer or parameter is reported before any worker starts
+    resolve(args.balancer, params, kind="chunking")  # a bad balancer or parameter is reported before any worker starts
     try:
         r = run_map(fn, items, balancer=args.balancer, params=params, backend=args.backend, workers=args.workers,
                     progress=args.progress, emulate=emulate, master=args.master, seed=args.seed)
@@ -633,7 +634,7 @@ def _run_plots(r, out: Path, label: str) -> list[Path]:
 
 # --- replay -----------------------------------------------------------------------------------------
 def _add_replay_parser(sub) -> None:
-    from .runtime.replay import MODELS
+    from .replay import MODELS
 
     rp = sub.add_parser(
         "replay", help="replay a recorded run in the simulator, with its balancer and others",
@@ -667,8 +668,8 @@ def _named_balancers(names: Sequence[str], params: dict) -> list:
 
 
 def _cmd_replay(args) -> int:
+    from .replay import compare, estimate
     from .runtime.record import load_trace
-    from .runtime.replay import compare, estimate
 
     trace = load_trace(args.trace)
     names = [n.strip() for b in args.balancer for n in b.split(",") if n.strip()]

@@ -1,13 +1,18 @@
-"""The real runtime: the same balancers driving the user's own Python functions."""
+"""The real runtime: the same balancers driving the user's own Python functions.
 
-from .api import BACKENDS, DEFAULT_BALANCER, RunResult, map, run_map
+* :mod:`.backends`: ``local`` (worker processes on this machine) and ``mpi`` (mpi4py ranks): start,
+  transport, failure detection, broadcast, abort, stop and clean-up, written once.
+* :mod:`.families`: ``map``, ``tree``, ``spmd``: each family's coordinator rules, worker loop and
+  runner (a resolved balancer in, an outcome and a Trace out).
+* :mod:`.emulation` (heterogeneity on one machine), :mod:`.progress`, :mod:`.record` (the recording
+  format, read by :mod:`dlbkit.replay`).
+
+The user-facing entry points (``dlbkit.map``, ``dlbkit.tree``, ``dlbkit.spmd``, ...) are in
+:mod:`dlbkit.run_api`.
+"""
+
+from .backends import BACKENDS
 from .emulation import Emulation
 from .record import load_trace, save_trace
-from .replay import replay
-from .spmd_api import DEFAULT_SPMD_BALANCER, SpmdResult, run_spmd, spmd
-from .tree_api import DEFAULT_TREE_BALANCER, TreeResult, run_tree, tree
 
-__all__ = ["map", "run_map", "RunResult", "Emulation", "BACKENDS", "DEFAULT_BALANCER",
-           "tree", "run_tree", "TreeResult", "DEFAULT_TREE_BALANCER",
-           "spmd", "run_spmd", "SpmdResult", "DEFAULT_SPMD_BALANCER",
-           "replay", "load_trace", "save_trace"]
+__all__ = ["BACKENDS", "Emulation", "load_trace", "save_trace"]

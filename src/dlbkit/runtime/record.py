@@ -1,7 +1,7 @@
 """Recorded runs: a :class:`~dlbkit.model.trace.Trace` saved to, and loaded from, a JSON file.
 
 ``RunResult.save(path)`` (or ``dlbkit.run_map(..., record=path)``, ``dlbkit run --record``) writes a
-real run's trace; :func:`dlbkit.runtime.replay.replay` (``dlbkit replay TRACE.json``) loads it and
+real run's trace; :func:`dlbkit.replay.replay` (``dlbkit replay TRACE.json``) loads it and
 runs the simulator on the recorded loads to try other balancers. A simulated run's trace saves the
 same way (it lacks only the measured item costs a replay needs). A path ending in ``.gz`` is
 gzip-compressed.
@@ -48,6 +48,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -95,8 +96,9 @@ def _availability_pieces(a: Any, until: float) -> dict[str, list[float]]:
 
 def trace_to_dict(trace: Trace) -> dict:
     """The file's JSON object for *trace* (see the module docstring)."""
-    from .. import __version__
-
+    # the package's version, read without importing the face layer (the package is always loaded
+    # before any of its modules, so it is there)
+    version = getattr(sys.modules.get(__name__.split(".")[0]), "__version__", None)
     meta = dict(trace.meta)
     until = max([float(trace.end_time)] + [float(t) for t in trace.t_end])
     speeds = list(trace.speeds) or [1.0] * trace.n_workers
@@ -116,7 +118,7 @@ def trace_to_dict(trace: Trace) -> dict:
     return {
         "format": FORMAT,
         "version": FORMAT_VERSION,
-        "dlbkit": __version__,
+        "dlbkit": version,
         "source": trace.source,
         "backend": meta.get("backend"),
         "mechanism": meta.get("mechanism"),

@@ -15,6 +15,9 @@ with blocking sends that occupy it for ``bytes · (master_cost_per_byte / master
 (004 §2.5 asks for blocking sends), so concurrent requests queue at the master. A worker on the
 master's own node gets its data without a message. ``broadcast_bytes`` of shared read-only data (004's
 INIT, e.g. the MxV vector) go to every worker, one blocking send after another, before any work.
+``startup`` seconds are the master's start-up of the workers (processes or ranks, as a recorded real
+run measured it): it starts them one after another, an equal share of the time each, in the same
+order and with the same timing as a broadcast, but without messages.
 
 Only master-side events (a request or result arriving) go through the event heap: what a worker does
 between receiving a chunk and its next request touches no shared state, so the engine computes that
@@ -90,19 +93,21 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
                        mechanism: str = "self-scheduling", master: int | str = 0,
                        master_computes: bool = False, master_overhead: float = 0.0,
                        master_cost_per_byte: float = 0.0, request_bytes: float = 0.0,
-                       broadcast_bytes: float = 0.0, costs: Any = None) -> Trace:
+                       broadcast_bytes: float = 0.0, costs: Any = None, startup: float = 0.0) -> Trace:
     """Run *workload* on *platform* with a chunking *balancer*; return the Trace.
 
-    *costs* overrides the workload's drawn item costs (e.g. replaying measured costs).
+    *costs* overrides the workload's drawn item costs (e.g. replaying measured costs). *startup*:
+    seconds the master spends starting the workers before its first decision (no messages).
     """
     if mechanism not in MECHANISMS:
         raise ConfigError("engine.mechanism", mechanism, "one of " + ", ".join(repr(m) for m in MECHANISMS))
     for fld, v in (("engine.master_overhead", master_overhead), ("engine.master_cost_per_byte", master_cost_per_byte),
-                   ("engine.request_bytes", request_bytes), ("engine.broadcast_bytes", broadcast_bytes)):
+                   ("engine.request_bytes", request_bytes), ("engine.broadcast_bytes", broadcast_bytes),
+                   ("engine.startup", startup)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
             raise ConfigError(fld, v, "a finite number >= 0")
     run = _Run(platform, workload, balancer, seed, master, master_computes, costs, master_cost_per_byte)
-    ready, master_free = _broadcast(run, broadcast_bytes)
+    ready, master_free = _broadcast(run, broadcast_bytes, startup)
     balancer.start(run.view, run.rng_balancer)
     # The hot loop creates millions of short-lived tuples and no reference cycles: the cyclic
     # collector only costs time here (about 25% at a million events, BENCHMARKS.md).
@@ -124,15 +129,18 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
     return trace
 
 
-def _broadcast(run: _Run, nbytes: float) -> tuple[list[float], float]:
-    """Shared data to every worker by blocking sends in worker order: when each worker has it, and
-    when the master is free again."""
+def _broadcast(run: _Run, nbytes: float, startup: float = 0.0) -> tuple[list[float], float]:
+    """Shared data to every worker by blocking sends in worker order, after (or while) starting each
+    worker with an equal share of *startup*: when each worker has it, and when the master is free
+    again. A worker on the master's node needs neither."""
     t = 0.0
     ready = [0.0] * len(run.worker_nodes)
-    if nbytes:
+    if nbytes or startup:
+        remote = sum(1 for cost in run.send_cost if cost)
+        share = startup / remote if remote else 0.0
         for w, cost in enumerate(run.send_cost):
             if cost:
-                t += nbytes * cost
+                t += nbytes * cost + share
                 ready[w] = t + run.latency[w]
     return ready, t
 

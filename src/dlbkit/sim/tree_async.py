@@ -7,7 +7,7 @@ diffusion and algorithmic adaptivity untestable (001 §4.5; 001 §6.2 item 1 ask
 (asynchronous) engine: LDSV as designed, asynchronous diffusion, work stealing"). Here nothing waits
 for anyone: each node decides when its own state changes, and every decision travels as a message.
 
-Model (the same kernel as the real runtime, :mod:`dlbkit.runtime.tree_worker`, 001 §1.3):
+Model (the same kernel as the real runtime, :mod:`dlbkit.runtime.families.tree_worker`, 001 §1.3):
 
 * **Nodes.** Every node of the platform is one worker (a node with several cores is rejected: give
   each core its own node) with a deque of waiting tasks; the task it runs is in no deque. A free node

@@ -1,23 +1,29 @@
-"""The MPI backend of ``dlbkit.map``: rank 0 coordinates, every other rank computes.
+"""The MPI backend: rank 0 coordinates, worker w is rank w + 1; written once for every family.
 
-Run a script that calls ``dlbkit.map(fn, items, backend="mpi")`` on every rank (SPMD)::
+Run a script that calls ``dlbkit.map(fn, items, backend="mpi")`` (or ``tree``, ``spmd``) on every
+rank (SPMD)::
 
     mpiexec -n 4 python script.py        # 1 coordinator + 3 workers
 
-Every rank must make the same sequence of ``map`` calls with the same *fn*. Only rank 0's *items*
-matter: rank 0 sends each chunk's items with the work order (``shares_items`` is False), and its
-emulation settings are broadcast, so the ranks cannot disagree. When the run is done rank 0
-broadcasts the results **and the trace**, so ``map`` returns the same list, and ``run_map`` a
-:class:`RunResult` with the same trace (``source == "mpi"``), on every rank (the worker ranks' copy
-lacks only ``meta["item_cost"]``, the per-item costs a recording needs: rank 0 writes recordings).
+Every rank must make the same sequence of calls with the same functions. Only rank 0's data
+matter: rank 0 sends the workers what they need with the work orders (``shares_items`` is False),
+and its emulation settings (with whatever else the family's ``shared()`` names) are broadcast, so
+the ranks cannot disagree. When the run is done rank 0 broadcasts the outcome (results **and the
+trace**), so every rank returns the same (for a map the worker ranks' trace lacks only
+``meta["item_cost"]``, the per-item costs a recording needs: rank 0 writes recordings).
 
-Messages. Rank 0 talks to worker rank r (worker index r - 1) with the messages of
-:mod:`dlbkit.runtime.messages` on a private duplicate of ``COMM_WORLD`` (the user's own MPI traffic
-cannot collide with it). The worker loop is the local backend's :func:`~dlbkit.runtime.worker.serve`,
-unchanged, talking through a :class:`RankConn`. After leaving ``serve`` a worker rank waits for its
-STOP if it has not had it (it stopped after an ERROR), then says BYE; rank 0 drains messages until
-every worker has said BYE, so no message is ever left unmatched and the final broadcast cannot
-deadlock against a worker still sending a result.
+What this module owns, for every family (:class:`~.base.Family`): the job check and start
+(:func:`start_run`), the one coordinate shell (rank 0: run the family's coordinator, then broadcast
+its outcome, or stop the workers and broadcast why the run failed), the one worker shell
+(:func:`serve_rank`: the family's worker loop on a :class:`RankConn`, then rank 0's outcome), and
+abort. :func:`run` executes a family.
+
+Messages. Rank 0 talks to worker rank r (worker index r - 1) with the family's messages on a
+private duplicate of ``COMM_WORLD`` (the user's own MPI traffic cannot collide with it). The worker
+loop is the same one the local backend runs, talking through a :class:`RankConn`. After leaving
+it a worker rank waits for its STOP if it has not had it (it stopped after an ERROR), then says
+BYE; rank 0 drains messages until every worker has said BYE, so no message is ever left unmatched
+and the final broadcast cannot deadlock against a worker still sending a result.
 
 Waiting without burning a core. A blocking MPICH receive (and ``Barrier``/``Bcast``) spins: a rank
 waiting 2 s in ``comm.recv`` used 1.99 s of CPU. With more ranks than cores (4 ranks on a 2-core
@@ -33,9 +39,8 @@ Clocks. Each rank's ``time.perf_counter`` has its own origin (in general on anot
 ``MPI.Wtime`` is not guaranteed to be synchronised either). At the start of a run every rank
 waits in a barrier and reads its own clock right after it: that instant is run time 0 on every
 rank (its error is the barrier's exit skew: microseconds on one machine, about a network latency
-across machines). A worker rank emulates with its own origin, and its :class:`RankConn` shifts the
-perf_counter stamps of its READY and DONE messages to rank 0's clock (t - origin_worker +
-origin_rank0), so the coordinator's ``t - origin`` is the run time for every rank.
+across machines). Workers stamp their messages with run times read on their own clock from that
+instant, so no stamp is ever shifted.
 
 Failures.
 
@@ -59,30 +64,29 @@ Failures.
   ``mpiexec -n N python -m mpi4py script.py`` to have any unhandled exception abort the job.
 * A worker rank that dies (killed, segfault) cannot be survived under MPI: ``mpiexec`` (MPICH's
   Hydra) notices, kills the other ranks and exits non-zero ("BAD TERMINATION"), so the job never
-  hangs. The coordinator's DIED handling is therefore never used by this backend.
+  hangs. The coordinators' DIED handling is therefore never used by this backend.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable
+from typing import Any, NamedTuple, NoReturn
 
-from ..errors import ConfigError, DlbkitError, TaskError
-from .emulation import Emulation
-from .messages import DONE, ERROR, READY, STOP
-from .transport import Transport
+from ...errors import ConfigError, DlbkitError, TaskError
+from ..emulation import Emulation
+from ..messages import ERROR, STOP, Stop
+from .base import Family, Transport, drive
 
-__all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport", "RankConn", "run_mpi_map",
-           "start_run", "emulation_problem", "serve_rank"]
+__all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport", "RankConn", "run", "rank",
+           "start_run", "emulation_problem", "serve_rank", "coordinate_rank"]
 
-BYE = "bye"  # worker rank -> rank 0, transport level only: "I left serve() and will send nothing more"
+BYE = "bye"  # worker rank -> rank 0, transport level only: "I left the worker loop and will send nothing more"
 TAG = 7  # every message of a run, on the run's own duplicate of COMM_WORLD
 POLL_MIN_S = 50e-6  # first sleep of a wait (Linux timer slack makes anything shorter pointless)
 POLL_MAX_S = 5e-3  # longest sleep between two polls: the most a message waits to be noticed
@@ -144,6 +148,12 @@ def _wait(req, deadline: float | None = None) -> bool:
 def _quiet_barrier(comm) -> None:
     """A barrier whose waiting ranks sleep instead of spinning."""
     _wait(comm.Ibarrier())
+
+
+class Bye(NamedTuple):
+    """Worker rank → rank 0: it left the worker loop (after STOP) and will send nothing more."""
+
+    kind: str = BYE
 
 
 class MPITransport(Transport):
@@ -213,7 +223,7 @@ class MPITransport(Transport):
         deadline = time.monotonic() + self.grace
         try:
             for w in range(self.n_workers):
-                self.send(w, (STOP,))
+                self.send(w, Stop())
             poll = _Backoff()
             while len(self._gone) < self.n_workers:
                 if self._take() is not None:
@@ -234,25 +244,14 @@ class MPITransport(Transport):
 
 
 class RankConn:
-    """A worker rank's connection to rank 0, with the ``send``/``recv`` of a pipe end.
+    """A worker rank's connection to rank 0, with the ``send``/``recv`` of a pipe end."""
 
-    Timestamps of READY and DONE messages are shifted by *shift* (rank 0's origin minus this
-    rank's) so that the coordinator reads them on its own clock.
-    """
-
-    def __init__(self, comm, shift: float = 0.0):
+    def __init__(self, comm):
         self.comm = comm
-        self.shift = shift
         self.stopped = False
         self._poll = _Backoff()
 
     def send(self, msg: tuple) -> None:
-        if self.shift:
-            kind = msg[0]
-            if kind == DONE:  # (DONE, first, count, results, t_start, t_end, item_times)
-                msg = msg[:4] + (msg[4] + self.shift, msg[5] + self.shift) + msg[6:]
-            elif kind == READY:  # (READY, t)
-                msg = (READY, msg[1] + self.shift)
         _wait(self.comm.isend(msg, dest=0, tag=TAG))
 
     def recv(self) -> tuple:
@@ -267,10 +266,10 @@ class RankConn:
             self._poll.sleep()
 
     def close(self) -> None:
-        """After ``serve`` returned: wait for STOP if it has not come (we stopped after an ERROR), say BYE."""
+        """After the worker loop returned: wait for STOP if it has not come (we stopped after an ERROR), say BYE."""
         while not self.stopped:
             self.recv()  # rank 0 never answers an ERROR with work: this is the STOP
-        _wait(self.comm.isend((BYE,), dest=0, tag=TAG))
+        _wait(self.comm.isend(Bye(), dest=0, tag=TAG))
 
 
 def _abort(reason: str, rank: int = 0) -> NoReturn:
@@ -297,13 +296,6 @@ def _reason(e: BaseException, transport: MPITransport | None) -> str:
         return "rank 0 was interrupted"
     first = str(e).strip().splitlines()[0] if str(e).strip() else ""
     return f"rank 0 stopped the run: {type(e).__name__}: {first}".rstrip(": ")
-
-
-def _empty_trace(balancer, n: int):
-    from ..model.availability import Constant
-    from ..model.trace import Trace
-    return Trace(n, list(range(n)), balancer=balancer.name, source="mpi", speeds=[1.0] * n,
-                 availability=[Constant().realise()] * n)
 
 
 def start_run(problem_of: Callable[[int], ConfigError | None], payload: Any = None):
@@ -345,31 +337,9 @@ def start_run(problem_of: Callable[[int], ConfigError | None], payload: Any = No
     return comm, rank, size, origin, origin0, payload
 
 
-def serve_rank(comm, rank: int, serve: Callable, *args) -> tuple:
-    """A worker rank of a tree or SPMD run: ``serve(conn, rank - 1, *args)`` with Ctrl-C ignored
-    (rank 0 alone decides how the run ends; their messages carry run times, so no clock shift),
-    then rank 0's outcome. Return its payload when the run succeeded; otherwise leave the job with
-    one line (the error was reported on rank 0)."""
-    global _failed
-    old = None
-    if threading.current_thread() is threading.main_thread():
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        conn = RankConn(comm)
-        serve(conn, rank - 1, *args)
-        conn.close()
-        _quiet_barrier(comm)
-        outcome = comm.bcast(None, root=0)
-        comm.Free()
-    except BaseException:  # noqa: BLE001 - any failure here must end the whole job, not hang it
-        _abort("unexpected error on a worker rank; aborting the MPI job", rank)
-    finally:
-        if old is not None:
-            signal.signal(signal.SIGINT, old)
-    if outcome[0] == "ok":
-        return outcome[1:]
-    _failed = True
-    raise SystemExit(f"dlbkit: rank {rank} stopping: {outcome[1]}")
+def rank() -> int:
+    """This process's rank in ``COMM_WORLD`` (0 coordinates)."""
+    return _mpi().COMM_WORLD.Get_rank()
 
 
 def emulation_problem(emulation: Emulation | None, size: int) -> ConfigError | None:
@@ -380,61 +350,59 @@ def emulation_problem(emulation: Emulation | None, size: int) -> ConfigError | N
     return None
 
 
-def run_mpi_map(fn: Callable[[Any], Any], items: Sequence, balancer, *, emulation: Emulation | None = None,
-                progress: bool | None = None, rng=None) -> tuple[list, Any]:
-    """Every rank calls this; rank 0 coordinates, the others compute; all return (results, trace)."""
-    comm, rank, size, origin, origin0, (n_items, emulation) = start_run(
-        lambda size: emulation_problem(emulation, size), (len(items), emulation))
-    if n_items == 0:
+def run(family: Family, *, workers: int | None = None) -> tuple:
+    """Every rank calls this; rank 0 coordinates, the others run the family's worker loop; every
+    rank returns the outcome. *workers*, if the user gave it, must be the job's worker ranks."""
+    world = _mpi().COMM_WORLD
+    if workers is not None and workers != world.Get_size() - 1:
+        raise ConfigError("workers", workers, f"the MPI job's worker ranks ({world.Get_size() - 1}: all ranks "
+                          "but rank 0), or None")
+    comm, rank, size, origin, _origin0, shared = start_run(
+        lambda size: emulation_problem(family.emulation, size) or family.problem(size - 1, "mpi"), family.shared())
+    family.setup(size - 1, origin, shared)
+    outcome = family.empty(size - 1, "mpi")
+    if outcome is not None:
         comm.Free()
-        return [], _empty_trace(balancer, size - 1)
+        return outcome
     if rank == 0:
-        return _coordinate(comm, items, balancer, origin, emulation, progress, rng)
-    return _work(comm, rank, fn, emulation, origin, origin0)
+        return coordinate_rank(comm, family)
+    return serve_rank(comm, rank, family)
 
 
-def _coordinate(comm, items, balancer, origin, emulation, progress, rng):
+def coordinate_rank(comm, family: Family) -> tuple:
+    """Rank 0: the family's coordinator on an :class:`MPITransport`, then the outcome to every rank
+    (or, when it failed, every worker stopped and told why, and the error raised here)."""
     global _failed
-    from .coordinator import coordinate
-    from .progress import Progress
-
     transport = MPITransport(comm)
     try:
-        results, trace = coordinate(transport, balancer, items, origin=origin, emulation=emulation,
-                                    progress=Progress(len(items), progress), rng=rng, backend="mpi")
+        outcome = drive(family, transport, "mpi")
     except BaseException as e:
         _failed = True
         try:
             transport.stop(kill=True)  # no-op when the coordinator has done it
             _quiet_barrier(comm)
-            comm.bcast(("failed", _reason(e, transport)), root=0)
+            comm.bcast(("failed", family.failure_reason(e) or _reason(e, transport)), root=0)
             comm.Free()
-        except BaseException:  # noqa: BLE001 - ditto
+        except BaseException:  # noqa: BLE001 - any failure here must end the whole job, not hang it
             _abort("could not stop the worker ranks cleanly; aborting the MPI job")
         raise
     try:
-        trace.meta["ranks"] = comm.Get_size()
+        outcome[-1].meta["ranks"] = comm.Get_size()
         _quiet_barrier(comm)
-        comm.bcast(("ok", results, _light(trace)), root=0)
+        comm.bcast(("ok", family.for_workers(outcome)), root=0)
         comm.Free()
     except BaseException:  # noqa: BLE001 - ditto
         _abort("could not send the results to the worker ranks; aborting the MPI job")
-    return results, trace
-
-
-def _light(trace):
-    """The trace the worker ranks get: all but the per-item costs, the bulk of it, which only a
-    recording needs (and rank 0 writes recordings)."""
-    return dataclasses.replace(trace, meta={k: v for k, v in trace.meta.items() if k != "item_cost"})
+    return outcome
 
 
 class _Interruptible:
-    """Ctrl-C on a worker rank interrupts the computation of a chunk, never dlbkit's own code.
+    """Ctrl-C on a worker rank interrupts the user's code, never dlbkit's own.
 
-    ``mpiexec`` forwards Ctrl-C to every rank. While ``inside`` (set by the worker loop around a
-    chunk's items), the KeyboardInterrupt is reported like any failure of the item (ERROR), the
-    rank leaves ``serve`` at once and waits for rank 0's STOP; anywhere else (waiting for work,
-    sending a result) it is ignored: rank 0, which got the same Ctrl-C, stops the run.
+    ``mpiexec`` forwards Ctrl-C to every rank. While ``inside`` (set by the worker loop around the
+    user's code), the KeyboardInterrupt is reported like any failure of the item (ERROR), the rank
+    leaves its loop at once and waits for rank 0's STOP; anywhere else (waiting for work, sending a
+    result) it is ignored: rank 0, which got the same Ctrl-C, stops the run.
     """
 
     def __init__(self):
@@ -445,27 +413,30 @@ class _Interruptible:
             raise KeyboardInterrupt
 
 
-def _work(comm, rank, fn, emulation, origin, origin0):
+def serve_rank(comm, rank: int, family: Family) -> tuple:
+    """A worker rank: ``family.serve(conn, rank - 1, *family.worker_args("mpi"))`` with Ctrl-C
+    ignored, or interrupting only the user's code when ``family.interruptible`` (rank 0 alone
+    decides how the run ends), then rank 0's outcome. Return it when the run succeeded; otherwise
+    leave the job with one line (the error was reported on rank 0)."""
     global _failed
-    from .worker import serve
-
-    guard = _Interruptible()
+    guard = _Interruptible() if family.interruptible else None
+    extra = {"interruptible": guard} if guard is not None else {}
     old = None
     if threading.current_thread() is threading.main_thread():
-        old = signal.signal(signal.SIGINT, guard.on_sigint)
+        old = signal.signal(signal.SIGINT, guard.on_sigint if guard is not None else signal.SIG_IGN)
     try:
-        conn = RankConn(comm, shift=origin0 - origin)
-        serve(conn, rank - 1, fn, None, emulation, origin, guard)
+        conn = RankConn(comm)
+        family.serve(conn, rank - 1, *family.worker_args("mpi"), **extra)
         conn.close()
         _quiet_barrier(comm)
         outcome = comm.bcast(None, root=0)
         comm.Free()
-    except BaseException:  # noqa: BLE001 - ditto
+    except BaseException:  # noqa: BLE001 - any failure here must end the whole job, not hang it
         _abort("unexpected error on a worker rank; aborting the MPI job", rank)
     finally:
         if old is not None:
             signal.signal(signal.SIGINT, old)
     if outcome[0] == "ok":
-        return outcome[1], outcome[2]
+        return outcome[1]
     _failed = True
     raise SystemExit(f"dlbkit: rank {rank} stopping: {outcome[1]}")

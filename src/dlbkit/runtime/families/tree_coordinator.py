@@ -8,7 +8,7 @@ Workers talk only to the coordinator (no listener, no worker-to-worker link), wh
   pipes never fill), and posting at once to a worker that is idle (it is blocked reading);
 * runs the balancer's central hook, :meth:`~dlbkit.balancers.base.MigrationBalancer.balance`, on
   its :class:`~dlbkit.model.view.TreeView` (queue lengths and completed tasks as last reported,
-  each with its age, corrected for the tasks in flight: :class:`_Loads`; the neighbours and edge
+  each with its age, corrected for the tasks in flight: :class:`~.tree_loads.InFlightLoads`; the neighbours and edge
   colours of the run's topology), as soon as a worker has completed ``interval`` tasks since the
   last call (re-read at every decision; 0: at every report), and ships that view to the workers when the balancer reads loads;
 * sends fresh loads to a worker of a receiver-initiated, load-reading rule (RID) that asked nobody
@@ -34,21 +34,20 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections import deque
 import traceback
 from typing import Any
 
 import numpy as np
 
-from ..errors import DlbkitError, TaskError
-from ..model.availability import Constant
-from ..model.trace import Trace
-from ..model.view import TreeView
-from .coordinator import _task_error
-from .emulation import Emulation
-from .messages import DIED, ERROR, STOP
-from .progress import Progress
-from .transport import Transport
+from ...errors import DlbkitError, TaskError
+from ...model.availability import Constant
+from ...model.trace import Trace
+from ...model.view import TreeView
+from ..backends.base import Transport, task_error
+from ..emulation import Emulation
+from ..messages import DIED, ERROR, Stop
+from ..progress import Progress
+from .tree_loads import InFlightLoads
 from .tree_worker import ANSWER, FAIL, FINAL, GIVE, IDLE, MAIL, ORDER, POST, REPORT, STEAL, CHECK_S, TreeSpec
 
 __all__ = ["coordinate_tree", "STEAL_BACKOFF_S"]
@@ -62,81 +61,11 @@ POLL_S = 0.2  # how often the progress bar refreshes while no message arrives
 def coordinate_tree(transport: Transport, spec: TreeSpec, *, initial: Any = 0,
                     emulation: Emulation | None = None, progress: Progress | None = None,
                     backend: str = "local") -> tuple[Any, Any, Trace]:
-    """Run the tree of *spec* on *transport*'s workers; return (combined value, best bound, trace)."""
-    try:
-        return _coordinate(transport, spec, initial, emulation, progress, backend)
-    except BaseException:
-        transport.stop(kill=True)  # never leave a worker behind, whatever failed
-        raise
-    finally:
-        if progress:
-            progress.close()
+    """Run the tree of *spec* on *transport*'s workers; return (combined value, best bound, trace).
 
-
-class _Loads:
-    """The coordinator's estimate of every worker's waiting tasks, written into ``view.queue``.
-
-    A worker's report says how many tasks it held when it sent it; tasks the coordinator has sent
-    it since (in a MAIL or POST the report's ``seen`` does not cover yet), or holds in its mailbox,
-    or has ordered another worker to send it, are added; tasks a periodic transfer has ordered it to
-    give away are subtracted. So a balancer never acts twice on a load that its own earlier
-    decision has already changed (a periodic rule runs far more often than a worker reports).
+    The backend stops every worker if anything here fails and closes the progress bar (base.drive).
     """
-
-    def __init__(self, view: TreeView):
-        P = view.n_nodes
-        self.view = view
-        self.reported = [1 if w == 0 else 0 for w in range(P)]  # worker 0 starts with the root
-        self.sent = [0] * P  # MAIL/POST messages sent to each worker
-        self.flight: list[deque] = [deque() for _ in range(P)]  # (message number, task delta)
-        self.flight_sum = [0] * P
-        self.mail = [0] * P  # task delta of what waits in the mailbox
-        self.promised = [0] * P  # tasks ordered to come here whose sender has not sent them yet
-        self.orders: list[deque] = [deque() for _ in range(P)]  # (dst, n) ordered of each source
-        for w in range(P):
-            self.refresh(w)
-
-    @staticmethod
-    def delta(item: tuple) -> int:
-        tag = item[0]
-        if tag in ("tasks", "loot"):
-            return len(item[2])
-        if tag == "give":
-            return -int(item[2])
-        return 0  # a steal request: the answer says what left
-
-    def refresh(self, w: int) -> None:
-        self.view.queue[w] = max(0, self.reported[w] + self.flight_sum[w] + self.mail[w] + self.promised[w])
-
-    def queued(self, w: int, item: tuple) -> None:
-        d = self.delta(item)
-        if d:
-            self.mail[w] += d
-            self.refresh(w)
-
-    def posted(self, w: int) -> None:
-        self.sent[w] += 1
-        if self.mail[w]:
-            self.flight[w].append((self.sent[w], self.mail[w]))
-            self.flight_sum[w] += self.mail[w]
-            self.mail[w] = 0
-
-    def report(self, w: int, q: int, seen: int) -> None:
-        self.reported[w] = q
-        fl = self.flight[w]
-        while fl and fl[0][0] <= seen:
-            self.flight_sum[w] -= fl.popleft()[1]
-        self.refresh(w)
-
-    def order(self, src: int, dst: int, n: int) -> None:
-        self.orders[src].append((dst, n))
-        self.promised[dst] += n
-        self.refresh(dst)
-
-    def order_done(self, src: int) -> None:
-        dst, n = self.orders[src].popleft()
-        self.promised[dst] -= n
-        self.refresh(dst)
+    return _coordinate(transport, spec, initial, emulation, progress, backend)
 
 
 def _coordinate(transport, spec, initial, emulation, progress, backend):
@@ -164,7 +93,7 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
               "load_updates": 0}
     at_last = [0] * P  # tasks each worker had completed at the last periodic point
     reads_loads = balancer.reads_loads
-    books = _Loads(view)
+    books = InFlightLoads(view)
     # receiver-initiated rules that read loads (RID) decide whether to ask from their neighbours'
     # loads: a worker that asked nobody sleeps in recv, so it is sent fresh loads (an empty POST)
     # when a neighbour's load rises above what it last saw (W&R's periodic neighbour updates)
@@ -292,19 +221,18 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
                 progress.total = n_created
                 progress.update(n_completed)
         elif kind == ERROR:
-            _, index, exc_bytes, tb = msg
-            raise _task_error(index, exc_bytes, tb)
+            raise task_error(msg)
         elif kind == FAIL:
             raise DlbkitError(f"worker {w} failed in dlbkit's own code:\n{msg[1]}")
         elif kind == DIED:
-            raise DlbkitError(f"worker {w} died (exit code {msg[1]}); the tasks it held are lost, "
+            raise DlbkitError(f"worker {w} died (exit code {msg.exitcode}); the tasks it held are lost, "
                               f"{n_created - n_completed} tasks were not completed")
         elif kind == FINAL:  # pragma: no cover - a worker never ends before STOP
             raise DlbkitError(f"worker {w} ended before the run did")
         else:  # pragma: no cover - a protocol error is a bug, never silent
             raise DlbkitError(f"unexpected message {kind!r} from worker {w}")
     for w in range(P):
-        send(w, (STOP,))
+        send(w, Stop())
     while len(finals) < P:  # collect every worker's partial result; late reports are moot
         got = transport.recv(None)
         if got is None:  # pragma: no cover - recv without timeout returns a message
@@ -314,7 +242,7 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
         if msg[0] == FINAL:
             finals[w] = msg
         elif msg[0] == DIED and w not in finals:
-            raise DlbkitError(f"worker {w} died (exit code {msg[1]}) before returning its results")
+            raise DlbkitError(f"worker {w} died (exit code {msg.exitcode}) before returning its results")
         elif msg[0] == FAIL:
             raise DlbkitError(f"worker {w} failed in dlbkit's own code:\n{msg[1]}")
     transport.stop()

@@ -1,4 +1,8 @@
-"""The coordinator of a real SPMD run: relays halos, measures loop times, moves slabs.
+"""The SPMD family (``dlbkit.spmd``): 1-D decomposed iterations, balanced by repartition.
+
+The coordinator relays halos, measures loop times and moves slabs; the worker (:func:`serve_spmd`)
+owns a contiguous block of rows, steps it and ships slabs; :func:`run_spmd` is the family's runner
+(a resolved repartition balancer, or None, in; ``(domain, trace)`` out, on either backend).
 
 Each worker owns a contiguous block of the domain's interior rows (worker order = row order). The
 coordinator holds each worker's edge rows (its first and last ``halo`` rows) after its latest
@@ -13,27 +17,63 @@ the repartition balancer for transfers (a distributed rule once per node, on the
 central rule once with node = −1). Each transfer ``Transfer(i, j, k)`` with |i − j| = 1 ships the
 k rows of *i* that touch *j* (contiguity kept), clamped so that *i* keeps at least ``halo`` rows;
 then the next window's measurement starts afresh (000 §6.2: reset after a transfer).
+
+A worker holds its block between iterations and does only what the coordinator asks; it decides
+nothing. Messages (first element a kind; ``STOP`` and ``ERROR`` are the runtime's own, so the MPI
+transport's stop/drain protocol works unchanged):
+
+Coordinator → worker:
+
+* ``(INIT, block)``: the worker's first rows.
+* ``(STEP, it, lo, hi)``: compute iteration *it* on ``concatenate([lo, block, hi])`` (*lo*/*hi* are
+  the ``halo`` rows above and below the block: the neighbours' edge rows after iteration it − 1, or
+  the domain's fixed boundary rows at the global edges).
+* ``(SHIP, side, k)``: give away the *k* rows at *side* (``"lo"``: the first rows, ``"hi"``: the last).
+* ``(TAKE, side, rows)``: add *rows* at *side* (they come from the neighbour on that side).
+* ``(GATHER,)``: send the block back; ``Stop()``: leave.
+
+Worker → coordinator:
+
+* ``(STEPPED, it, top, bottom, work, t_start, t_end)``: the block's first and last ``halo`` rows
+  after iteration *it*, the measured seconds of ``step`` on this machine (*work*), and when the
+  step began and ended (run time; *t_end* includes the emulated stretch).
+* ``(SHIPPED, rows, top, bottom)``, ``(TOOK, top, bottom)``: after a transfer, with the new edges.
+* ``(BLOCK, block)``; an ``Error`` (index = the iteration) when *step* raised (or returned
+  a block of the wrong shape).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ..balancers.base import RepartitionBalancer, Transfer
-from ..errors import DlbkitError
-from ..model.availability import Constant
-from ..model.trace import Trace
-from ..model.view import SpmdView
-from .coordinator import _task_error
-from .emulation import Emulation
-from .messages import DIED, ERROR, STOP
-from .progress import Progress
-from .spmd_worker import BLOCK, GATHER, INIT, SHIP, SHIPPED, STEP, STEPPED, TAKE, TOOK
-from .transport import Transport
+from ...balancers.base import RepartitionBalancer, Transfer
+from ...errors import ConfigError, DlbkitError, TaskError
+from ...model.availability import Constant
+from ...model.trace import Trace
+from ...model.view import SpmdView
+from ..backends import execute
+from ..backends.base import Family, Transport, error_message, task_error
+from ..emulation import Emulation
+from ..messages import DIED, ERROR, STOP, Error, Stop
+from ..progress import Progress
 
-__all__ = ["LARGE", "coordinate_spmd", "partition"]
+__all__ = ["LARGE", "SpmdSpec", "SpmdRun", "coordinate_spmd", "partition", "rows_problem", "run_spmd",
+           "serve_spmd"]
+
+INIT = "init"
+STEP = "step"
+STEPPED = "stepped"
+SHIP = "ship"
+SHIPPED = "shipped"
+TAKE = "take"
+TOOK = "took"
+GATHER = "gather"
+BLOCK = "block"
 
 #: free memory (DP) and bandwidth (DP/s) reported while unknown: large and finite, so that the
 #: balancers' cost terms (e.g. DLAH's M_f·M_a with M_a = 0) stay exact zeros instead of NaN
@@ -108,10 +148,9 @@ class _Run:
             w, msg = got
             self.messages += 1
             if msg[0] == ERROR:
-                _, it, exc_bytes, tb = msg
-                raise _step_error(w, it, exc_bytes, tb)
+                raise _step_error(w, msg)
             if msg[0] == DIED:
-                raise DlbkitError(f"SPMD worker {w} died (exit code {msg[1]}) after iteration {self.done[w]}: "
+                raise DlbkitError(f"SPMD worker {w} died (exit code {msg.exitcode}) after iteration {self.done[w]}: "
                                   "its rows are lost, the run cannot continue")
             return w, msg
 
@@ -226,7 +265,7 @@ class _Run:
 
     def finish(self, domain_out: np.ndarray) -> Trace:
         for w in range(self.P):
-            self.send(w, (STOP,))
+            self.send(w, Stop())
         self.t.stop()
         tr = self.trace
         tr.messages = self.messages
@@ -246,26 +285,156 @@ def coordinate_spmd(transport: Transport, balancer: RepartitionBalancer | None, 
                     iterations: int, halo: int, window: int, origin: float, bandwidth: float | None = None,
                     emulation: Emulation | None = None, progress: Progress | None = None, rng=None,
                     backend: str = "local") -> tuple[np.ndarray, Trace]:
-    """Drive *transport*'s workers through *iterations* steps of *domain*; return (final domain, trace)."""
-    try:
-        run = _Run(transport, balancer, domain, iterations=iterations, halo=halo, window=window,
-                   bandwidth=bandwidth, origin=origin, emulation=emulation, progress=progress, rng=rng,
-                   backend=backend)
-        out = run.run()
-    except BaseException:
-        transport.stop(kill=True)
-        raise
-    finally:
-        if progress:
-            progress.close()
+    """Drive *transport*'s workers through *iterations* steps of *domain*; return (final domain, trace).
+
+    The backend stops every worker if anything here fails and closes the progress bar (base.drive).
+    """
+    run = _Run(transport, balancer, domain, iterations=iterations, halo=halo, window=window,
+               bandwidth=bandwidth, origin=origin, emulation=emulation, progress=progress, rng=rng,
+               backend=backend)
+    out = run.run()
     return out, run.finish(out)
 
 
-def _step_error(w: int, it: int, exc_bytes, tb: str):
+def _step_error(w: int, msg: Error):
     """A TaskError whose ``index`` is the iteration, with ``worker`` and ``iteration`` attributes."""
-    err = _task_error(it, exc_bytes, tb)
+    it = msg.index
+    err = task_error(msg)
     what = str(err).split(" failed: ", 1)[-1]
     err.args = (f"step failed on worker {w} at iteration {it}: {what}",)
     err.worker, err.iteration = w, it
     return err
 
+
+# --- the worker ------------------------------------------------------------------------------------
+@dataclass
+class SpmdSpec:
+    """What every worker needs (sent once, with the process or broadcast under MPI)."""
+
+    step: Callable[[np.ndarray], Any]
+    halo: int
+    emulation: Emulation | None = None
+    origin: float = 0.0  # perf_counter reading that is run time 0 on this process
+
+
+def _step(spec: SpmdSpec, w: int, it: int, block: np.ndarray, lo, hi, send) -> tuple | None:
+    """One iteration: (new block, message to send), or None after reporting an ERROR."""
+    clock = time.perf_counter
+    t_start = clock()
+    try:
+        ext = np.concatenate([lo, block, hi])
+        new = np.asarray(spec.step(ext))
+        if new.shape != block.shape:
+            raise ValueError(f"step returned an array of shape {new.shape}; expected {block.shape} "
+                             f"(its input without the {spec.halo} halo rows at each end)")
+        block[...] = new  # the cast the serial loop's ``domain[h:-h] = step(domain)`` makes
+    except BaseException as e:  # noqa: BLE001 - every failure of user code goes to the coordinator
+        send(error_message(it, e))
+        return None
+    t_done = clock()
+    work = t_done - t_start
+    if spec.emulation is not None:
+        end = t_start + spec.emulation.duration(w, t_start - spec.origin, work)
+        delay = end - clock()
+        if delay > 0:
+            time.sleep(delay)
+    h = spec.halo
+    return block, (STEPPED, it, block[:h], block[-h:], work, t_start - spec.origin, clock() - spec.origin)
+
+
+def serve_spmd(conn, w: int, spec: SpmdSpec) -> None:
+    """Process entry point of an SPMD worker: follow the coordinator's orders until STOP."""
+    send = conn.send
+    h = spec.halo
+    block = np.empty(0)
+    try:
+        while True:
+            msg = conn.recv()
+            kind = msg[0]
+            if kind == STEP:
+                out = _step(spec, w, msg[1], block, msg[2], msg[3], send)
+                if out is None:
+                    return
+                block, reply = out
+                send(reply)
+            elif kind == SHIP:
+                _, side, k = msg
+                if side == "lo":
+                    rows, block = block[:k].copy(), block[k:].copy()
+                else:
+                    rows, block = block[-k:].copy(), block[:-k].copy()
+                send((SHIPPED, rows, block[:h], block[-h:]))
+            elif kind == TAKE:
+                _, side, rows = msg
+                block = np.concatenate([rows, block] if side == "lo" else [block, rows])
+                send((TOOK, block[:h], block[-h:]))
+            elif kind == INIT:
+                block = np.array(msg[1])  # a private, writable copy
+            elif kind == GATHER:
+                send((BLOCK, block))
+            elif kind == STOP:
+                return
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        return  # the coordinator ended the run
+
+
+# --- the family, as the backends run it ------------------------------------------------------------
+def rows_problem(rows: int, halo: int, n: int, backend: str = "local", field: str = "domain") -> ConfigError | None:
+    """A domain of *rows* rows must give every one of *n* workers at least *halo* interior rows."""
+    need = 2 * halo + n * halo
+    if rows >= need:
+        return None
+    if backend == "mpi":
+        return ConfigError(field, f"{rows} rows", f"at least 2·halo + workers·halo = {need} rows for {n} worker "
+                           f"ranks and halo {halo}")
+    return ConfigError(field, f"{rows} rows", f"at least 2·halo + workers·halo = {need} rows ({halo} fixed "
+                       f"boundary rows at each end, then ≥ {halo} rows per worker for {n} workers)")
+
+
+class SpmdRun(Family):
+    """*iterations* steps of *domain*; the outcome is ``(final domain, trace)``."""
+
+    serve = staticmethod(serve_spmd)
+
+    def __init__(self, spec: SpmdSpec, balancer: RepartitionBalancer | None, domain: np.ndarray, *,
+                 iterations: int, window: int, bandwidth: float | None, progress: bool | None, rng):
+        self.spec, self.balancer, self.domain = spec, balancer, domain
+        self.iterations, self.window, self.bandwidth, self.rng = iterations, window, bandwidth, rng
+        self.emulation = spec.emulation
+        self.progress = Progress(iterations, progress)
+
+    def default_workers(self, cpus):
+        return max(1, min(cpus, (len(self.domain) - 2 * self.spec.halo) // self.spec.halo))
+
+    def problem(self, n_workers, backend):
+        return rows_problem(len(self.domain), self.spec.halo, n_workers, backend)
+
+    def setup(self, n_workers, origin, shared):
+        self.spec.origin = origin
+        self.spec.emulation = self.emulation = shared
+
+    def worker_args(self, backend):
+        return (self.spec,)
+
+    def coordinate(self, transport, backend):
+        return coordinate_spmd(transport, self.balancer, self.domain, iterations=self.iterations, halo=self.spec.halo,
+                               window=self.window, origin=self.spec.origin, bandwidth=self.bandwidth,
+                               emulation=self.spec.emulation, progress=self.progress, rng=self.rng, backend=backend)
+
+    def failure_reason(self, e):
+        if isinstance(e, TaskError) and hasattr(e, "worker"):
+            return (f"step failed on worker {e.worker} (rank {e.worker + 1}) at iteration {e.iteration} "
+                    "(traceback on rank 0)")
+        return None
+
+
+def run_spmd(spec: SpmdSpec, balancer: RepartitionBalancer | None, domain: np.ndarray, *, iterations: int,
+             window: int, bandwidth: float | None = None, backend: str = "local", workers: int | None = None,
+             progress: bool | None = None, rng=None, start_method: str | None = None) -> tuple[np.ndarray, Trace]:
+    """The SPMD family's runner: *iterations* steps of *domain* on *backend*; ``(domain, trace)``.
+
+    *balancer* is a resolved, validated repartition balancer or None (no balancing); *workers* None
+    means the usable CPUs, at most one per *halo* interior rows (local), or the job's worker ranks (MPI)."""
+    run = SpmdRun(spec, balancer, domain, iterations=iterations, window=window, bandwidth=bandwidth,
+                  progress=progress, rng=rng)
+    return execute(run, backend, workers=workers, start_method=start_method)

@@ -2,8 +2,8 @@
 
 A real run (``dlbkit.run_map(..., record=path)``, ``dlbkit run --record``) records every chunk
 (worker, items, when it was asked for, started and ended) and every item's measured cost. A replay
-rebuilds, from that record alone, the simulator's picture of the run and runs a chunking balancer on
-it (:func:`dlbkit.sim.divisible.simulate_divisible`), so the recorded loads can be tried under other
+rebuilds, from that record alone, the simulator's picture of the run (a platform and a workload) and
+simulates it with a chunking balancer through the public API (:func:`dlbkit.simulate`), so the recorded loads can be tried under other
 policies (DESIGN.md: "record the run, and replay the recorded loads in the simulator").
 
 The replay model (:func:`estimate`):
@@ -29,9 +29,10 @@ The replay model (:func:`estimate`):
   recorded round trips already include (it over-predicted SS by up to 7.6%). ``latency=`` and
   ``overhead=`` override the estimates.
 * **Startup**: the master is busy until the first recorded chunk starts, less the reply's latency:
-  starting worker processes (``local``) or ranks (``mpi``). It is modelled as a broadcast that
-  occupies the master before the first decision (the startup's messages are not counted); a first
-  chunk that starts one round trip after time 0, as in a simulation, means no startup.
+  starting worker processes (``local``) or ranks (``mpi``). The engine's ``startup`` option models
+  it: the master starts the workers one after another, an equal share of the time each, before its
+  first decision, and no message is counted for it (it is not balancing traffic); a first chunk
+  that starts one round trip after time 0, as in a simulation, means no startup.
 
 Why ``measured``: on 11 sets of real runs (4 local workers emulating speeds 1, 1, 0.5, 0.25; 200–300
 items of 0.5–3 ms of busy loop on a 2-core machine, idle and under heavy background CPU load) replaying
@@ -44,7 +45,7 @@ overhead) reproduces it exactly, with either model (tests/test_record_replay.py)
 
 Not replayed: faults (every worker stays alive; a worker that died is replayed at the speed of the
 chunks it finished). Under MPI across machines the recorded times carry the ranks' clock offsets'
-error (the start barrier's exit skew, :mod:`dlbkit.runtime.mpi`).
+error (the start barrier's exit skew, :mod:`dlbkit.runtime.backends.mpi`).
 """
 
 from __future__ import annotations
@@ -56,22 +57,21 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..api import Result
-from ..balancers.base import Balancer
-from ..balancers.registry import make
-from ..errors import ConfigError
-from ..model import metrics as _metrics
-from ..model.availability import Piecewise, Recorded
-from ..model.platform import Network, Node, Platform
-from ..model.trace import Trace
-from ..model.workload import Divisible
-from ..sim.divisible import simulate_divisible
-from .record import load_trace
+from .api import Result, simulate
+from .balancers.base import Balancer
+from .balancers.registry import resolve
+from .errors import ConfigError
+from .model import metrics as _metrics
+from .model.availability import Piecewise, Recorded
+from .model.platform import Network, Node, Platform
+from .model.trace import Trace
+from .model.workload import Divisible
+from .runtime.record import load_trace
 
 __all__ = ["replay", "compare", "estimate", "ReplayModel", "ReplayResult", "MODELS"]
 
 MODELS = ("measured", "emulated")
-#: the replay network's bandwidth (bytes/s): nothing but the startup "broadcast" uses it
+#: the replay network's bandwidth (bytes/s): no replayed message carries bytes
 _BANDWIDTH = 1e9
 
 
@@ -187,18 +187,12 @@ def _balancer(trace: Trace, balancer: Balancer | str | None, params: Mapping | N
         if not trace.balancer:
             raise ConfigError("balancer", None, "a balancer name (the trace does not name the one it used)")
         try:
-            return make(trace.balancer, {**recorded, **dict(params or {})})
+            return resolve(trace.balancer, {**recorded, **dict(params or {})})
         except ConfigError as e:
             if balancer is None and not params:
                 raise ConfigError(f"recorded {e.field}", e.value, e.allowed) from None
             raise
-    if isinstance(balancer, str):
-        return make(balancer, dict(params or {}))
-    if isinstance(balancer, Balancer):
-        b = balancer.clone().set_params(**dict(params)) if params else balancer
-        b.validate()
-        return b
-    raise ConfigError("balancer", balancer, "a registered balancer name or a Balancer object")
+    return resolve(balancer, params)
 
 
 def replay(trace_or_path: Trace | str | Path, balancer: Balancer | str | None = None,
@@ -234,12 +228,8 @@ def replay(trace_or_path: Trace | str | Path, balancer: Balancer | str | None = 
     P = trace.n_workers
     nodes = [Node("master")] + [Node(f"w{w}", speed=m.speeds[w], availability=m.availability[w]) for w in m.order]
     platform = Platform(nodes, Network(latency=m.latency, bandwidth=_BANDWIDTH), name="replay")
-    startup_bytes = m.startup / P * _BANDWIDTH
-    tr = simulate_divisible(platform, Divisible(len(m.costs)), b, seed=seed, master=0,
-                            master_overhead=m.overhead, costs=m.costs, broadcast_bytes=startup_bytes)
-    if startup_bytes:  # the startup is not balancing traffic
-        tr.messages -= P
-        tr.bytes -= P * startup_bytes
+    tr = simulate(platform, Divisible(len(m.costs)), b, seed=seed, master=0, master_overhead=m.overhead,
+                  costs=m.costs, startup=m.startup).trace
     # back to the recorded numbering: replay worker j is recorded worker order[j]
     pos = {w: j for j, w in enumerate(m.order)}
     tr.worker = [m.order[j] for j in tr.worker]

@@ -1,14 +1,12 @@
-"""How the coordinator and the workers of a real run exchange messages.
+"""The local backend: worker processes on this machine (the default).
 
-A transport starts the workers and moves messages; it decides nothing. Two exist:
-
-* :class:`LocalTransport`: worker processes on this machine, one duplex pipe each (socketpairs:
-  no network listener is opened). With the ``fork`` start method the workers inherit the user's
-  function and items, so only indices and results cross the pipes.
-* ``MPITransport`` (:mod:`dlbkit.runtime.mpi`): ranks of an ``mpiexec`` job; rank 0 coordinates.
-
-Messages are tuples whose first element is a kind from :mod:`dlbkit.runtime.messages`. A worker
-that dies is reported to the coordinator as ``(DIED, exitcode)``.
+It owns start-up (one process per worker, Ctrl-C ignored there: the coordinator decides how a run
+ends), transport (:class:`LocalTransport`: one duplex pipe per worker, socketpairs, so no network
+listener is opened; with the ``fork`` start method the workers inherit the user's function and
+items, so only indices and results cross the pipes), failure detection (a worker that dies is
+reported to the coordinator as a ``Died`` message, after whatever it sent before dying), stop
+and clean-up (no orphan, whatever failed: :func:`~.base.drive`). :func:`run` executes any
+:class:`~.base.Family`.
 """
 
 from __future__ import annotations
@@ -16,13 +14,14 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
-from abc import ABC, abstractmethod
+import time
 from multiprocessing.connection import wait
 from typing import Any, Callable
 
-from .messages import DIED
+from ..messages import Died
+from .base import Family, Transport, drive
 
-__all__ = ["Transport", "LocalTransport", "default_workers"]
+__all__ = ["LocalTransport", "default_workers", "run"]
 
 
 def default_workers() -> int:
@@ -31,26 +30,6 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
         return max(1, os.cpu_count() or 1)
-
-
-class Transport(ABC):
-    """What a coordinator needs: ``n_workers``, ``send(w, msg)``, ``recv(timeout)`` and ``stop()``."""
-
-    n_workers: int
-    #: True when the workers already hold the items (no need to send them with each chunk)
-    shares_items: bool = False
-
-    @abstractmethod
-    def send(self, w: int, msg: tuple) -> None:
-        """Send *msg* to worker *w* (silently dropped if *w* has died: its death is reported)."""
-
-    @abstractmethod
-    def recv(self, timeout: float | None = None) -> tuple[int, tuple] | None:
-        """The next message as (worker, msg), or None after *timeout* seconds without one."""
-
-    @abstractmethod
-    def stop(self, *, kill: bool = False) -> None:
-        """End every worker (after STOP was sent, or by force with *kill*)."""
 
 
 class LocalTransport(Transport):
@@ -117,7 +96,7 @@ class LocalTransport(Transport):
         self._dead.add(w)
         p = self._procs[w]
         p.join(timeout=1.0)
-        return w, (DIED, p.exitcode)
+        return w, Died(exitcode=p.exitcode)
 
     def stop(self, *, kill: bool = False) -> None:
         """End every worker: politely (they were sent STOP) or by killing them; never leave orphans."""
@@ -131,3 +110,18 @@ class LocalTransport(Transport):
                 p.join()
         for c in self._conns:
             c.close()
+
+
+def run(family: Family, *, workers: int | None = None, start_method: str | None = None) -> tuple:
+    """Execute *family* on *workers* local processes (default: the family's choice from the usable
+    CPUs); its outcome."""
+    outcome = family.empty(workers, "local")
+    if outcome is not None:
+        return outcome
+    n = workers or family.default_workers(default_workers())
+    problem = family.problem(n, "local")
+    if problem is not None:
+        raise problem
+    family.setup(n, time.perf_counter(), family.shared())
+    transport = LocalTransport(n, family.serve, family.worker_args("local"), start_method=start_method)
+    return drive(family, transport, "local")

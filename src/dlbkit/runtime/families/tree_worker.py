@@ -3,8 +3,8 @@
 A worker keeps its waiting tasks in a deque: it runs the newest (depth-first, LIFO) and migrates the
 oldest (breadth-first, FIFO: nearest the root, likely the largest subtrees), as Haron's kernel does
 (001 §1.3). It talks only to the coordinator and only through ``conn.send`` / ``conn.recv`` (a pipe
-locally, a :class:`RankConn` on MPI), so one loop serves both backends. Since it cannot poll, it
-reads its messages at defined points:
+locally, a :class:`~dlbkit.runtime.backends.mpi.RankConn` on MPI), so one loop serves both
+backends. Since it cannot poll, it reads its messages at defined points:
 
 * while busy, every :data:`CHECK_S` seconds between two tasks (a *check point*): it sends
   ``REPORT`` and, at the next check point, reads everything up to the coordinator's ``MAIL`` reply
@@ -27,18 +27,17 @@ counts the MAIL and POST messages read, so the coordinator knows which of the ta
   ``(GIVE, st, bound, dst, tasks, how)`` (tasks for *dst*; *how* :data:`PUSH` for a placement,
   :data:`ANSWER` for a steal reply and :data:`ORDER` for a periodic transfer, both sent even when
   empty); ``(FINAL, has_value, acc, bound, rows, expanded, work, max_task)`` after STOP;
-  ``(ERROR, index, exc_bytes, traceback)`` when the user's code raised; ``(FAIL, traceback)`` when
+  an ``Error`` (index = the task's repr) when the user's code raised; ``(FAIL, traceback)`` when
   dlbkit's own code (a balancer hook) raised.
 * coordinator → worker: ``(MAIL, bound, loads, items)`` in reply to REPORT, ``(POST, bound, loads,
   items)`` to a worker that is reading anyway; items are ``("req", thief, wanted)``, ``("give",
   dst, n)`` (a periodic transfer), ``("loot", victim, tasks)`` (a steal's answer), ``("tasks", src,
-  tasks)`` (work pushed here); ``(STOP,)``.
+  tasks)`` (work pushed here); ``Stop()``.
 """
 
 from __future__ import annotations
 
 import operator
-import pickle
 import time
 import traceback
 from collections import deque
@@ -47,10 +46,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..balancers.base import MigrationBalancer
-from ..model.view import TreeView
-from .emulation import Emulation
-from .messages import ERROR, STOP
+from ...balancers.base import MigrationBalancer
+from ...model.view import TreeView
+from ..backends.base import error_message, short_repr
+from ..emulation import Emulation
+from ..messages import STOP
 
 __all__ = ["TreeSpec", "serve_tree", "CHECK_S", "PUSH", "ANSWER", "ORDER"]
 
@@ -289,7 +289,7 @@ class _Worker:
             if not isinstance(out, (tuple, list)) or len(out) not in ((2, 3) if spec.branch_and_bound else (2,)):
                 shape = "(children, value) or (children, value, bound)" if spec.branch_and_bound \
                     else "(children, value)"
-                raise TypeError(f"expand must return {shape}; got {_short(out)}")
+                raise TypeError(f"expand must return {shape}; got {short_repr(out)}")
             children = [] if out[0] is None else list(out[0])
             new = out[2] if len(out) == 3 else None
             return children, out[1], (new if new is not None and spec.better(new, self.bound) else None)
@@ -297,7 +297,7 @@ class _Worker:
             self.fail_task(task, e)
 
     def fail_task(self, task, e: BaseException):
-        self.conn.send((ERROR, _short(task), _pickled(e), traceback.format_exc()))
+        self.conn.send(error_message(short_repr(task), e))
         raise _Failed
 
     def place(self, children: list) -> None:
@@ -340,18 +340,3 @@ def serve_tree(conn, w: int, spec: TreeSpec) -> None:
             conn.send((FAIL, traceback.format_exc()))
         except Exception:  # noqa: BLE001
             pass
-
-
-def _short(x: Any, limit: int = 200) -> str:
-    try:
-        r = repr(x)
-    except Exception:  # noqa: BLE001
-        r = f"<{type(x).__name__} object>"
-    return r if len(r) <= limit else r[:limit - 3] + "..."
-
-
-def _pickled(e: BaseException) -> bytes | None:
-    try:
-        return pickle.dumps(e)
-    except Exception:  # noqa: BLE001 - an unpicklable exception still reaches the caller as text
-        return None

@@ -1,0 +1,165 @@
+"""What the backends and the families share: the transport interface, the family interface, and the
+one path from a failure of user code to :class:`~dlbkit.errors.TaskError`.
+
+A **backend** (:mod:`.local`, :mod:`.mpi`) owns everything that is not a family's rule: starting the
+workers, moving messages (a :class:`Transport`), noticing a dead worker (a ``Died`` message),
+fixing run time 0, broadcasting the outcome, aborting, stopping and cleaning up. A **family** (map,
+tree, SPMD: :mod:`dlbkit.runtime.families`) supplies only its coordinator rules and its worker loop,
+as a :class:`Family` object that a backend executes with :func:`dlbkit.runtime.backends.execute`.
+
+The error path: a worker that catches an exception of the user's code sends :func:`error_message`, an
+:class:`~dlbkit.runtime.messages.Error` (where, the pickled exception or None, the traceback text);
+the coordinator turns it into a :class:`TaskError` with :func:`task_error` and raises it; the backend stops every worker
+(:func:`drive`) and, under MPI, tells the worker ranks why.
+"""
+
+from __future__ import annotations
+
+import pickle
+import traceback
+from abc import ABC, abstractmethod
+from typing import Any, Callable
+
+from ...errors import ConfigError, RemoteTraceback, TaskError
+from ..emulation import Emulation
+from ..messages import Error
+from ..progress import Progress
+
+__all__ = ["Transport", "Family", "drive", "task_error", "error_message", "pickled", "short_repr"]
+
+
+class Transport(ABC):
+    """What a coordinator needs: ``n_workers``, ``send(w, msg)``, ``recv(timeout)`` and ``stop()``."""
+
+    n_workers: int
+    #: True when the workers already hold the items (no need to send them with each chunk)
+    shares_items: bool = False
+
+    @abstractmethod
+    def send(self, w: int, msg: tuple) -> None:
+        """Send *msg* to worker *w* (silently dropped if *w* has died: its death is reported)."""
+
+    @abstractmethod
+    def recv(self, timeout: float | None = None) -> tuple[int, tuple] | None:
+        """The next message as (worker, msg), or None after *timeout* seconds without one."""
+
+    @abstractmethod
+    def stop(self, *, kill: bool = False) -> None:
+        """End every worker (after STOP was sent, or by force with *kill*)."""
+
+
+class Family(ABC):
+    """One run of a family, as a backend executes it: its coordinator rules and its worker loop.
+
+    A backend calls, in this order (``backend`` is ``"local"`` or ``"mpi"``):
+
+    1. ``empty(n)`` (local: before anything starts, with the workers asked for or None): the
+       outcome of a run with nothing to do, or None. Under MPI it is asked after step 4.
+    2. ``default_workers(cpus)``: the worker count when the user gave none (local only).
+    3. ``problem(n, backend)``: a :class:`ConfigError` if the run cannot go on *n* workers, or None
+       (local: raised before any worker starts; MPI: rank 0's verdict, raised on rank 0 while the
+       other ranks leave with one line).
+    4. ``setup(n, origin, shared)`` on every process (every rank): fix the worker count, run time 0
+       (a ``time.perf_counter()`` reading) and ``shared`` (rank 0's :meth:`shared`, broadcast under
+       MPI so the ranks cannot disagree).
+    5. Worker side: ``serve(conn, w, *worker_args(backend))`` (``conn`` has ``send``/``recv`` of
+       a pipe end; under MPI a map worker also gets ``interruptible=``, see :attr:`interruptible`).
+       Coordinator side: ``coordinate(transport, backend)``, which returns the run's **outcome**, a
+       tuple whose last element is its :class:`~dlbkit.model.trace.Trace`; it sends STOP and calls
+       ``transport.stop()`` when it ends normally. On any exception the backend stops every worker
+       by force and closes :attr:`progress` (:func:`drive`).
+    6. MPI only: rank 0 broadcasts ``for_workers(outcome)``; every rank returns an outcome.
+       A failure is described to the worker ranks by ``failure_reason(e)`` (None: the backend's words).
+
+    Worker messages carry **run times** (seconds since run time 0 on the sender's own clock), so
+    no backend rewrites a message.
+    """
+
+    #: the emulated heterogeneity (rank 0's is broadcast under MPI)
+    emulation: Emulation | None = None
+    #: the progress bar, closed by the backend however the run ends
+    progress: Progress | None = None
+    #: Ctrl-C on an MPI worker rank interrupts the user's code (True) or is ignored (False)
+    interruptible: bool = False
+    #: the worker loop, a module-level function ``serve(conn, w, *args)`` (picklable for spawn)
+    serve: Callable[..., None]
+
+    def empty(self, n_workers: int | None, backend: str) -> tuple | None:
+        return None
+
+    def default_workers(self, cpus: int) -> int:
+        return cpus
+
+    def problem(self, n_workers: int, backend: str) -> ConfigError | None:
+        return None
+
+    def shared(self) -> Any:
+        return self.emulation
+
+    def setup(self, n_workers: int, origin: float, shared: Any) -> None:
+        self.emulation = shared
+
+    @abstractmethod
+    def worker_args(self, backend: str) -> tuple:
+        """The arguments of :attr:`serve` after ``(conn, w)``."""
+
+    @abstractmethod
+    def coordinate(self, transport: Transport, backend: str) -> tuple:
+        """Drive the workers to the end; the outcome (its last element the Trace)."""
+
+    def for_workers(self, outcome: tuple) -> tuple:
+        return outcome
+
+    def failure_reason(self, e: BaseException) -> str | None:
+        return None
+
+
+def drive(family: Family, transport: Transport, backend: str) -> tuple:
+    """Run *family*'s coordinator on *transport*: whatever fails, no worker is left behind."""
+    try:
+        return family.coordinate(transport, backend)
+    except BaseException:
+        transport.stop(kill=True)
+        raise
+    finally:
+        if family.progress:
+            family.progress.close()
+
+
+def pickled(e: BaseException) -> bytes | None:
+    """*e* pickled, or None if it cannot be (it still reaches the caller as text)."""
+    try:
+        return pickle.dumps(e)
+    except Exception:  # noqa: BLE001 - an unpicklable exception still reaches the caller as text
+        return None
+
+
+def error_message(index: Any, e: BaseException) -> Error:
+    """The message a worker sends when the user's code raised *e* at *index* (call it inside the ``except``)."""
+    return Error(index=index, exception=pickled(e), traceback=traceback.format_exc())
+
+
+def task_error(msg: Error) -> TaskError:
+    """The :class:`TaskError` for an :class:`~dlbkit.runtime.messages.Error`: the original exception
+    (if it could be rebuilt here) as its cause, and the worker's traceback."""
+    index, exc_bytes, tb = msg.index, msg.exception, msg.traceback
+    cause: BaseException = RemoteTraceback(tb)
+    if exc_bytes is not None:
+        try:
+            cause = pickle.loads(exc_bytes)
+            cause.__cause__ = RemoteTraceback(tb)
+        except Exception:  # noqa: BLE001 - keep the text if the exception cannot be rebuilt here
+            pass
+    err = TaskError(index, f"{type(cause).__name__}: {cause}" if not isinstance(cause, RemoteTraceback)
+                    else tb.strip().splitlines()[-1], tb)
+    err.__cause__ = cause
+    return err
+
+
+def short_repr(x: Any, limit: int = 200) -> str:
+    """``repr(x)``, at most *limit* characters (a task named in an error)."""
+    try:
+        r = repr(x)
+    except Exception:  # noqa: BLE001
+        r = f"<{type(x).__name__} object>"
+    return r if len(r) <= limit else r[:limit - 3] + "..."

@@ -1,0 +1,281 @@
+"""The map family (``dlbkit.map``): a chunking balancer hands out chunks of items to a user's function.
+
+The coordinator is the runtime twin of the simulator's master.
+
+It owns the same :class:`~dlbkit.model.view.LoopView` and writes the same
+:class:`~dlbkit.model.trace.Trace` as :mod:`dlbkit.sim.divisible`, so a chunking balancer cannot
+tell a real run from a simulated one and every metric and plot works on both. Measurements arrive
+with each worker's result (which doubles as its next request), exactly as in the simulator.
+
+Faults: a worker that dies has its outstanding chunk handed, whole, to the next worker that asks
+(results are kept per item and accepted once, so every item is computed and returned exactly once).
+An exception in the user's function stops every worker and is raised as :class:`TaskError` with the
+item's index and the worker's traceback.
+
+The worker (:func:`serve`) asks for work by reporting (READY first, then each DONE doubles as the
+next request), times every item with ``time.perf_counter`` and, when emulating a slower node,
+sleeps so that the chunk takes as long as it would there. It never decides anything: chunk sizes
+come from the coordinator.
+
+Messages (first element a kind from :mod:`dlbkit.runtime.messages`; times are run times):
+coordinator → worker ``(WORK, first, count, items_or_None)``, ``Stop()``; worker → coordinator
+``(READY, t)`` once at start, ``(DONE, first, count, results, t_start, t_end, item_times)`` after
+each chunk, an ``Error`` (index = the item's) when the user's function raised; the local transport
+adds ``Died``.
+
+:func:`run_map` is the family's runner: a resolved balancer in, ``(results, trace)`` out, on
+either backend.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections import deque
+from typing import Any, Callable, Sequence
+
+from ...balancers.base import ChunkingBalancer
+from ...errors import DlbkitError
+from ...model.availability import Constant
+from ...model.trace import Trace
+from ...model.view import LoopView
+from ..backends import execute
+from ..backends.base import Family, Transport, error_message, task_error
+from ..emulation import Emulation
+from ..messages import DIED, DONE, ERROR, READY, STOP, WORK, Stop
+from ..progress import Progress
+
+__all__ = ["coordinate", "serve", "run_chunk", "MapRun", "run_map"]
+
+_MISSING = object()
+POLL_S = 0.2  # how often the progress bar refreshes while no message arrives
+
+
+def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence, *, origin: float,
+               emulation: Emulation | None = None, progress: Progress | None = None,
+               rng=None, backend: str = "local") -> tuple[list, Trace]:
+    """Drive *transport*'s workers through *items* with *balancer*; return (results, trace)."""
+    N = len(items)
+    P = transport.n_workers
+    speeds = list(emulation.speeds) if emulation else [1.0] * P
+    view = LoopView(N, P, speeds)
+    balancer.start(view, rng)
+    trace = Trace(P, list(range(P)), balancer=balancer.name, source=backend, speeds=speeds,
+                  availability=list(emulation.availability) if emulation else [Constant().realise()] * P)
+    results: list[Any] = [_MISSING] * N
+    item_cost = [0.0] * N  # measured seconds per item (this machine, before emulation)
+    outstanding: dict[int, tuple[int, int, float]] = {}  # worker -> (first, count, t_ask)
+    requeued: deque[tuple[int, int]] = deque()
+    waiting: list[tuple[int, float]] = []  # workers asking while nothing is left to hand out
+    alive = set(range(P))
+    next_item = 0
+    done = 0
+    messages = 0
+    faults: list[tuple[int, int, int, float]] = []  # (worker, first, count, time) of lost chunks
+    send_items = not transport.shares_items
+    clock = time.perf_counter
+
+    def give(w: int, t_ask: float) -> None:
+        nonlocal next_item, messages
+        if requeued:
+            first, count = requeued.popleft()
+        elif next_item < N:
+            view.time = clock() - origin
+            view.remaining = N - next_item
+            count = int(balancer.chunk(view, w))
+            count = 1 if count < 1 else min(count, N - next_item)
+            first = next_item
+            next_item += count
+        else:
+            waiting.append((w, t_ask))
+            return
+        outstanding[w] = (first, count, t_ask)
+        payload = list(items[first:first + count]) if send_items else None
+        transport.send(w, (WORK, first, count, payload))
+        messages += 1
+
+    # the backend stops every worker if anything here fails, and closes the progress bar (base.drive)
+    while done < N:
+        got = transport.recv(POLL_S if progress and progress.enabled else None)
+        if got is None:
+            if progress:
+                progress.update(done)
+            continue
+        w, msg = got
+        kind = msg[0]
+        messages += 1
+        if kind == DONE:
+            _, first, count, res, t_start, t_end, times = msg
+            if outstanding.get(w, (None,))[:2] != (first, count):
+                continue  # a stale copy of a chunk already reassigned: never counted twice
+            t_ask = outstanding.pop(w)[2]
+            results[first:first + count] = res
+            item_cost[first:first + count] = times
+            done += count
+            _measure(view, w, count, t_start, t_end, t_ask, times)
+            trace.add_chunk(w, first, count, t_ask, t_start, t_end)
+            if progress:
+                progress.update(done)
+            if done < N:
+                give(w, t_end)
+        elif kind == READY:
+            give(w, msg[1])
+        elif kind == ERROR:
+            raise task_error(msg)
+        elif kind == DIED:
+            alive.discard(w)
+            lost = outstanding.pop(w, None)
+            if lost is not None:
+                faults.append((w, lost[0], lost[1], clock() - origin))
+                requeued.append(lost[:2])
+                while requeued and waiting:
+                    give(*waiting.pop(0))
+            if not alive:
+                raise DlbkitError(f"every worker died (the last, {w}, with exit code {msg.exitcode}); "
+                                  f"{N - done} of {N} items were not computed")
+        else:  # pragma: no cover - a protocol error is a bug, never silent
+            raise DlbkitError(f"unexpected message {kind!r} from worker {w}")
+    for w in range(P):
+        transport.send(w, Stop())
+    transport.stop()
+    n_chunks = len(trace.worker)
+    trace.messages = messages + P
+    trace.end_time = max(trace.t_end, default=0.0)
+    trace.total_work = float(sum(item_cost))
+    trace.max_item = float(max(item_cost, default=0.0))
+    trace.events = 2 * (n_chunks + P) + n_chunks
+    trace.meta.update(mechanism="self-scheduling", backend=backend, item_cost=item_cost, faults=faults,
+                      balancer_params=balancer.get_params())
+    return results, trace
+
+
+def _measure(view: LoopView, w: int, count: int, t_start: float, t_end: float, t_ask: float,
+             times: Sequence[float]) -> None:
+    """Book a chunk's measurements in the view, as the simulator does when a result arrives."""
+    dt = t_end - t_start
+    busy = sum(times)
+    scale = dt / busy if busy > 0 else 0.0  # emulation stretches every item alike
+    view.items_done[w] += count
+    view.chunks_done[w] += 1
+    view.compute_time[w] += dt
+    view.sq_item_time[w] += scale * scale * math.fsum(t * t for t in times)
+    view.overhead_time[w] += max(t_start - t_ask, 0.0)
+    view.last_chunk[w] = count
+    view.last_time[w] = dt
+    view.updated_at[w] = t_end
+
+
+# --- the worker ------------------------------------------------------------------------------------
+def run_chunk(fn: Callable, items: Sequence | None, payload: Sequence | None, first: int, count: int,
+              w: int, emulation: Emulation | None, origin: float, conn_send: Callable,
+              interruptible: Any = None) -> bool:
+    """Compute one chunk and report it; False if the user's function raised (reported as ERROR).
+
+    *interruptible*, if given, has a boolean ``inside`` that is true exactly while the chunk's
+    items are being computed (an MPI rank lets Ctrl-C interrupt only that part).
+    """
+    source, offset = (payload, 0) if payload is not None else (items, first)
+    results = [None] * count
+    item_time = [0.0] * count
+    clock = time.perf_counter
+    j = 0
+    t_start = t_prev = clock()
+    if interruptible is not None:
+        interruptible.inside = True
+    try:
+        for j in range(count):
+            results[j] = fn(source[offset + j])
+            t = clock()  # one clock read per item: the end of one item starts the next
+            item_time[j] = t - t_prev
+            t_prev = t
+    except BaseException as e:  # noqa: BLE001 - every failure of user code goes to the caller
+        if interruptible is not None:
+            interruptible.inside = False
+        conn_send(error_message(first + j, e))
+        return False
+    if interruptible is not None:
+        interruptible.inside = False
+    if emulation is not None:
+        end = t_start + emulation.duration(w, t_start - origin, t_prev - t_start)
+        delay = end - clock()
+        if delay > 0:
+            time.sleep(delay)
+    conn_send((DONE, first, count, results, t_start - origin, clock() - origin, item_time))
+    return True
+
+
+def serve(conn, w: int, fn: Callable, items: Sequence | None, emulation: Emulation | None,
+          origin: float, interruptible: Any = None) -> None:
+    """The worker loop: serve chunks until STOP or the coordinator goes away."""
+    send = conn.send
+    try:
+        send((READY, time.perf_counter() - origin))
+        while True:
+            msg = conn.recv()
+            if msg[0] == STOP:
+                return
+            _, first, count, payload = msg
+            if not run_chunk(fn, items, payload, first, count, w, emulation, origin, send, interruptible):
+                return
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        return  # the coordinator ended the run
+
+
+# --- the family, as the backends run it ------------------------------------------------------------
+def empty_trace(balancer: ChunkingBalancer, n: int, backend: str) -> Trace:
+    """The trace of a run with no items: *n* workers that did nothing."""
+    return Trace(n, list(range(n)), balancer=balancer.name, source=backend, speeds=[1.0] * n,
+                 availability=[Constant().realise()] * n)
+
+
+class MapRun(Family):
+    """``fn`` over ``items``, chunked by a chunking balancer; the outcome is ``(results, trace)``."""
+
+    serve = staticmethod(serve)
+    interruptible = True  # Ctrl-C on an MPI worker rank interrupts the user's function only
+
+    def __init__(self, fn: Callable, items: Sequence, balancer: ChunkingBalancer, *,
+                 emulation: Emulation | None, progress: bool | None, rng):
+        self.fn, self.items, self.balancer, self.rng = fn, items, balancer, rng
+        self.emulation = emulation
+        self.n_items = len(items)
+        self.progress = Progress(len(items), progress)
+        self.origin = 0.0
+
+    def empty(self, n_workers, backend):
+        if self.n_items:
+            return None
+        return [], empty_trace(self.balancer, n_workers or 1, backend)
+
+    def shared(self):
+        return self.n_items, self.emulation  # rank 0's items decide; the others' may be None
+
+    def setup(self, n_workers, origin, shared):
+        self.n_items, self.emulation = shared
+        self.origin = origin
+
+    def worker_args(self, backend):
+        # under MPI the items travel with each work order: only rank 0's items matter
+        return (self.fn, self.items if backend == "local" else None, self.emulation, self.origin)
+
+    def coordinate(self, transport, backend):
+        return coordinate(transport, self.balancer, self.items, origin=self.origin, emulation=self.emulation,
+                          progress=self.progress, rng=self.rng, backend=backend)
+
+    def for_workers(self, outcome):
+        """The worker ranks get all of the trace but the per-item costs, the bulk of it, which only a
+        recording needs (and rank 0 writes recordings)."""
+        results, trace = outcome
+        return results, dataclasses.replace(trace, meta={k: v for k, v in trace.meta.items() if k != "item_cost"})
+
+
+def run_map(fn: Callable[[Any], Any], items: Sequence, balancer: ChunkingBalancer, *, backend: str = "local",
+            workers: int | None = None, emulation: Emulation | None = None, progress: bool | None = None,
+            rng=None, start_method: str | None = None) -> tuple[list, Trace]:
+    """The map family's runner: ``[fn(x) for x in items]`` on *backend*; ``(results, trace)``.
+
+    *balancer* is a resolved, validated chunking balancer; *workers* None means the usable CPUs
+    (local) or the job's worker ranks (MPI)."""
+    run = MapRun(fn, items, balancer, emulation=emulation, progress=progress, rng=rng)
+    return execute(run, backend, workers=workers, start_method=start_method)
