@@ -1,5 +1,5 @@
 # make demo  — create .venv, install dlbkit, run the main job (simulated comparison + report in out/demo)
-# make test  — create .venv, install dlbkit with test extras, run the test suite
+# make test  — create .venv, install dlbkit with test extras, check the import layers, run the test suite
 # make bench — run the benchmark scripts (figures go in BENCHMARKS.md by hand)
 PYTHON ?= python3
 VENV   ?= .venv
@@ -19,6 +19,7 @@ demo: $(VENV)/.installed
 	$(BIN)/dlbkit simulate demo --out out/demo --jobs 2
 
 test: $(VENV)/.installed
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/pytest -q
 
 bench: $(VENV)/.installed
