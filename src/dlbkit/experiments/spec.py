@@ -57,7 +57,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .. import families
+from .. import families, info
 from ..balancers import registry
 from ..errors import ConfigError
 from ..families import Family
@@ -66,11 +66,12 @@ from ..model.platform import Platform, load_toml
 
 __all__ = ["BalancerSpec", "Experiment", "RunSpec", "load_experiment", "run_seed", "point_key"]
 
-TOP_KEYS = {"name", "description", "repetitions", "seed", "platform", "workload", "engine", "balancers", "grid"}
-BALANCER_KEYS = {"name", "label", "params", "engine"}
+TOP_KEYS = {"name", "description", "repetitions", "seed", "platform", "workload", "engine", "info", "balancers",
+            "grid"}
+BALANCER_KEYS = {"name", "label", "params", "engine", "info"}
 PLATFORM_KEYS = {"file", "name", "nodes", "network"}
 NO_BALANCING = "none"  #: a family's unbalanced reference (``name = "none"``, where the family allows it)
-GRID_ROOTS = ("platform", "workload", "engine")
+GRID_ROOTS = ("platform", "workload", "engine", "info")
 
 
 def run_seed(seed: int, repetition: int) -> int:
@@ -87,12 +88,14 @@ def point_key(point: tuple[tuple[str, Any], ...]) -> str:
 
 @dataclass(frozen=True)
 class BalancerSpec:
-    """One ``[[balancers]]`` entry: *label* (unique), registry *name*, *params*, engine overrides."""
+    """One ``[[balancers]]`` entry: *label* (unique), registry *name*, *params*, engine overrides, and
+    its own information model (an ``info`` table replacing the experiment's ``[info]``; None: that one)."""
 
     label: str
     name: str
     params: dict = field(default_factory=dict)
     engine: dict = field(default_factory=dict)
+    info: dict | None = None
 
 
 @dataclass
@@ -159,31 +162,33 @@ class Experiment:
         platform_dict, platform_dir, source = _platform_table(check.required(d, "platform", ""), base_dir)
         workload_dict = dict(check.table(check.required(d, "workload", ""), "workload"))
         engine_dict = dict(check.table(d.get("engine", {}), "engine"))
+        info_dict = dict(check.table(d["info"], "info")) if "info" in d else {}
         platform = _build_platform(platform_dict, platform_dir, source)
         workload = _workload(workload_dict, "workload")
         family = families.of(workload)
         family.check_fit(platform, workload)
         family.engine.validate(engine_dict, platform, "engine")
+        if info_dict:
+            _info(info_dict, family, "info")
         balancers = _balancers(check.required(d, "balancers", ""), platform, engine_dict, family)
         grid = _grid(d.get("grid", {}))
 
         exp = cls(name, description, repetitions, seed, platform, workload, engine_dict, balancers, grid,
                   path=path, platform_source=source, family=family,
                   raw={"platform": platform_dict, "platform_dir": platform_dir, "workload": workload_dict,
-                       "engine": engine_dict})
+                       "engine": engine_dict, "info": info_dict})
         exp._points = exp._build_points()
         return exp
 
     # --- grid -----------------------------------------------------------------------------------
-    def _configs_at(self, point: tuple) -> tuple[dict, dict, dict]:
-        tables = {"platform": copy.deepcopy(self.raw["platform"]), "workload": copy.deepcopy(self.raw["workload"]),
-                  "engine": copy.deepcopy(self.raw["engine"])}
+    def _configs_at(self, point: tuple) -> tuple[dict, dict, dict, dict]:
+        tables = {k: copy.deepcopy(self.raw[k]) for k in GRID_ROOTS}
         for key, value in point:
             _set_dotted(tables, key, value)
-        return tables["platform"], tables["workload"], tables["engine"]
+        return tables["platform"], tables["workload"], tables["engine"], tables["info"]
 
-    def _build_at(self, point: tuple) -> tuple[Platform, Any, dict, dict, dict]:
-        pd, wd, ed = self._configs_at(point)
+    def _build_at(self, point: tuple) -> tuple[Platform, Any, dict, dict, dict, dict]:
+        pd, wd, ed, it = self._configs_at(point)
         platform = self.platform if pd == self.raw["platform"] else _build_platform(
             pd, self.raw["platform_dir"], self.platform_source)
         workload = _workload(wd, "workload")
@@ -193,7 +198,9 @@ class Experiment:
         self.family.check_fit(platform, workload)
         for b in self.balancers:
             self.family.engine.validate({**ed, **b.engine}, platform, "engine")
-        return platform, workload, ed, pd, wd
+        if it:
+            _info(it, self.family, "info")
+        return platform, workload, ed, pd, wd, it
 
     def _build_points(self) -> list:
         keys = list(self.grid)
@@ -227,12 +234,15 @@ class Experiment:
         """Every run, ordered by grid point, then repetition, then balancer (so an interrupted sweep
         has compared all balancers on the first repetitions)."""
         specs = []
-        for point, (platform, workload, engine, pd, wd) in self._points:
+        for point, (platform, workload, engine, pd, wd, it) in self._points:
             for r in range(self.repetitions):
                 seed = run_seed(self.seed, r)
                 work = self.family.per_repetition(workload, wd, seed)
                 for b in self.balancers:
                     eng = {**engine, **b.engine}
+                    chosen = it if b.info is None else b.info
+                    if chosen:  # absent: the engine's default (exact), and the fingerprint of before
+                        eng["info"] = dict(chosen)
                     fp = _fingerprint(pd, wd, eng, b, seed)
                     specs.append(RunSpec(b.label, b.name, dict(b.params), point, r, seed, platform, work,
                                          eng, fp))
@@ -311,13 +321,17 @@ def _balancers(raw: Any, platform: Platform, engine: dict, family: Family) -> li
             name, params = _registered(b, name, path, family)
         eng = dict(check.table(b.get("engine", {}), f"{path}.engine"))
         family.engine.validate({**engine, **eng}, platform, f"{path}.engine")
+        own_info = None
+        if "info" in b:
+            own_info = dict(check.table(b["info"], f"{path}.info"))
+            _info(own_info, family, f"{path}.info")
         label = b.get("label", _default_label(name, params))
         if not isinstance(label, str) or not label.strip():
             raise ConfigError(f"{path}.label", label, "a non-empty string")
         if label in labels:
             raise ConfigError(f"{path}.label", label, f"unique across balancers (balancers[{labels[label]}] has it)")
         labels[label] = i
-        out.append(BalancerSpec(label, name, params, eng))
+        out.append(BalancerSpec(label, name, params, eng, own_info))
     return out
 
 
@@ -342,6 +356,15 @@ def _registered(b: Mapping, name: str, path: str, family: Family) -> tuple[str, 
     except TypeError as e:  # a constructor rejecting a value before validate() sees it
         raise ConfigError(f"{path}.params", params, f"parameters {cls.name!r} accepts ({e})") from None
     return cls.name, params
+
+
+def _info(d: dict, family: Family, path: str) -> None:
+    """An ``[info]`` table: the family's engine must take an information model, and *d* must build one."""
+    if "info" not in family.engine.api_options:
+        takes = [f.name for f in families.FAMILIES.values() if "info" in f.engine.api_options]
+        raise ConfigError(path, d, f"absent: the {family.name} family's {family.engine.name} engine has no "
+                          "information layer (families whose engine has one: " + (", ".join(takes) or "none") + ")")
+    info.resolve(d, path)
 
 
 def _default_label(name: str, params: Mapping) -> str:

@@ -26,6 +26,10 @@ METRICS: dict[str, tuple[str, str]] = {
     "steps_to_balance": ("balancing actions needed to reach steady state, all nodes (SPMD)", "lower"),
     "dp_moved": ("data points moved by balancing (SPMD)", "lower"),
     "loops_to_steady": ("loops until the last transfer before a quiet period (SPMD)", "lower"),
+    # the information layer (dlbkit.info): what knowing the loads cost, and how old it was
+    "info_messages": ("messages that carried load information to deciders", "lower"),
+    "info_bytes": ("bytes of load information sent", "lower"),
+    "info_age_mean": ("mean age of the other nodes' loads in the views deciders read (s)", "lower"),
 }
 
 BALANCE_TOLERANCE = 0.10  # 004 §5: "homogeneous execution time ... on third iteration"; within 10%
@@ -112,4 +116,6 @@ def compute(trace: Trace) -> dict[str, float]:
         "rounds_to_balance": rounds_to_balance(trace),
         "tasks_moved": float(trace.meta.get("tasks_moved", math.nan)),
         "steps_to_balance": math.nan, "dp_moved": math.nan, "loops_to_steady": math.nan,
+        "info_messages": float(trace.info_messages), "info_bytes": float(trace.info_bytes),
+        "info_age_mean": float(trace.info_age_mean),
     }

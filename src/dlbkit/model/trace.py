@@ -9,6 +9,7 @@ Columnar lists (appended in engines' hot loops, turned into numpy arrays on dema
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +42,11 @@ class Trace:
     bytes: float = 0.0
     events: int = 0
     end_time: float = 0.0  # when the master holds every result
+    #: the information layer's cost and the mean age of the loads deciders read (NaN: the engine
+    #: has no information layer; dlbkit.info)
+    info_messages: float = math.nan
+    info_bytes: float = math.nan
+    info_age_mean: float = math.nan
     #: per-worker speed and realised availability, total work and the largest item (for bounds)
     speeds: list[float] = field(default_factory=list)
     availability: list[Any] = field(default_factory=list)
