@@ -85,8 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(ITERATIONS):
         serial[1:-1] = step(serial)
     diff = float(np.abs(result.domain - serial).max())
-    first = result.trace.chunk_table()
-    start_rows = int(first["count"][(first["worker"] == slow) & (first["round"] == 0)][0])
+    first = result.trace.intervals()
+    start_rows = int(first["count"][(first["node"] == slow) & (first["round"] == 0)][0])
     end_rows = result.rows[slow]
     print(f"Jacobi heat equation on a {ROWS}x{COLS} grid ({ROWS - 2} interior rows decomposed by row), "
           f"{ITERATIONS} iterations, balancer {args.balancer}, one worker at speed {SLOW}")

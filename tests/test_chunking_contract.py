@@ -60,7 +60,7 @@ def test_rules_declared_blind_to_measurements_do_not_read_them(name, platform):
     workload = Divisible(600, CostModel("exponential", mean=1.0))
     blind = simulate(platform, workload, cls(), seed=5).trace
     full = simulate(platform, workload, seeing(), seed=5).trace
-    assert blind.count == full.count and blind.worker == full.worker
+    assert blind.count == full.count and blind.node == full.node
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED - {"rnd"}))
@@ -85,7 +85,7 @@ def test_property_every_rule_conserves_items_and_is_reproducible(n_items, speeds
         b = simulate(platform, workload, name, seed=seed).trace
         assert tiles(a, n_items), name
         assert sum(a.count) == n_items, name
-        assert (a.worker, a.first, a.count, a.t_start, a.t_end) == (b.worker, b.first, b.count, b.t_start,
+        assert (a.node, a.first, a.count, a.t_start, a.t_end) == (b.node, b.first, b.count, b.t_start,
                                                                      b.t_end), name
 
 

@@ -82,7 +82,7 @@ def test_run_from_the_command_line_records_plots_and_saves_results(tmp_path, wor
                                                                                    "local", "gss")
     assert any("rec/run.json" in ln and "dlbkit replay" in ln for ln in lines[1:])
     tr = load_trace(tmp_path / "rec" / "run.json")
-    assert tr.balancer == "gss" and tr.n_workers == 2 and sum(tr.count) == 40
+    assert tr.balancer == "gss" and tr.n_nodes == 2 and sum(tr.count) == 40
     assert len(tr.meta["item_cost"]) == 40
     assert json.loads((tmp_path / "res.json").read_text()) == [expected(i) for i in range(40)]
     for png in ("gantt.png", "work.png"):

@@ -31,7 +31,7 @@ def test_m1_worked_example_chunk_by_chunk():
     from dlbkit.model.workload import m1_costs
     from dlbkit.sim.bench import m1_platform
     tr = simulate_divisible(m1_platform(2), Divisible(3), SelfScheduling(), costs=m1_costs(3))
-    assert tr.worker == [0, 1, 0] and tr.first == [0, 1, 2]
+    assert tr.node == [0, 1, 0] and tr.first == [0, 1, 2]
     assert tr.t_end == pytest.approx([1.002, 1.452, 5.804], rel=1e-12)
     assert tr.t_start == pytest.approx([0.002, 0.002, 1.004], rel=1e-12)
     assert tr.t_ask == pytest.approx([0.0, 0.0, 1.002], rel=1e-12)
@@ -41,7 +41,7 @@ def test_simultaneous_requests_are_served_in_worker_order():
     """Equal workers ask at the same instant: the lower index gets the lower items every time."""
     p = Platform([Node("m")] + [Node(f"w{i}") for i in range(4)], Network(latency=0.1, bandwidth=1.0))
     tr = simulate_divisible(p, Divisible(12), SelfScheduling())
-    assert tr.worker == [0, 1, 2, 3] * 3
+    assert tr.node == [0, 1, 2, 3] * 3
     assert tr.first == list(range(12))
 
 
@@ -101,8 +101,8 @@ def test_master_that_computes_gets_work_without_messages():
     """The master (speed 0.25) starts item 0 at once; a's request and reply take 1 s each."""
     p = Platform([Node("m", speed=0.25), Node("a", speed=1.0)], Network(latency=1.0, bandwidth=1.0))
     tr = simulate_divisible(p, Divisible(2), SelfScheduling(), master_computes=True)
-    assert tr.worker_nodes == [0, 1]
-    assert tr.worker == [0, 1]
+    assert tr.node_of == [0, 1]
+    assert tr.node == [0, 1]
     assert tr.t_start == pytest.approx([0.0, 2.0])
     assert tr.t_end == pytest.approx([4.0, 3.0])
 
@@ -188,7 +188,7 @@ def test_every_item_processed_exactly_once_and_bound_holds(n, speeds, size, seed
     assert 0 < m["efficiency"] <= 1 + 1e-12
     again = simulate_divisible(p, wl, SelfScheduling(size=size), seed=seed,
                                mechanism="rounds" if rounds else "self-scheduling")
-    assert again.t_end == tr.t_end and again.worker == tr.worker
+    assert again.t_end == tr.t_end and again.node == tr.node
 
 
 def test_different_seeds_draw_different_costs():

@@ -50,7 +50,7 @@ def test_an_spmd_experiment_runs_end_to_end_with_a_report(tmp_path):
             assert r[m] == pytest.approx(direct.metrics[m], rel=1e-12), m
         assert r["dp_moved"] > 0 and math.isnan(r["efficiency"]) and math.isnan(r["chunks"])
     for trace in sweep.traces.values():
-        assert (trace.points.sum(axis=1) == 4000).all() and trace.window == 5
+        assert (trace.series["points"].sum(axis=1) == 4000).all() and trace.meta["window"] == 5
     summary = summarise(sweep.rows)
     images = save_all(tmp_path, summary, sweep.traces, family=exp.family)
     assert sorted(p.name for p in images["looptime"]) == ["looptime_dlah.png", "looptime_optimal-chain.png"]

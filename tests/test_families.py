@@ -100,9 +100,9 @@ class Ticks:
 
 
 def _toy_engine(platform, workload, balancer, *, seed=0, scale: float = 1.0):
-    tr = Trace(n_workers=platform.n_nodes, worker_nodes=list(range(platform.n_nodes)), seed=seed)
+    tr = Trace(n_nodes=platform.n_nodes, node_of=list(range(platform.n_nodes)), seed=seed)
     for w, node in enumerate(platform.nodes):
-        tr.add_chunk(w, w * workload.n, workload.n, 0.0, 0.0, scale * workload.n / node.speed)
+        tr.add_interval(w, w * workload.n, workload.n, 0.0, 0.0, scale * workload.n / node.speed)
     tr.speeds = [n.speed for n in platform.nodes]
     tr.availability = [n.availability.realise(np.random.default_rng(seed)) for n in platform.nodes]
     tr.total_work = float(workload.n * platform.n_nodes)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dlbkit.balancers.repartition.bounds import (Z90, Z95, ci_half_width, dlah_bound_steps, global_variance_change,
+from dlbkit.model.spmd_bounds import (Z90, Z95, ci_half_width, dlah_bound_steps, global_variance_change,
                                                  loop_time_variance, mean_std_ci, pilot_extrapolation,
                                                  pipeline_efficiency, pipeline_speedup, propagation,
                                                  propagation_load, thesis_bound_steps)

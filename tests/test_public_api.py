@@ -1,5 +1,6 @@
 """The public API list and its documentation cannot drift apart."""
 
+import inspect
 import re
 from pathlib import Path
 
@@ -13,7 +14,9 @@ def test_docs_name_exactly_the_public_api():
     documented = set(re.findall(r"`([A-Za-z_][A-Za-z_0-9]*)[(`]", text))
     public = set(dlbkit.__all__)
     assert public - documented == set(), "public but undocumented"
-    assert {n for n in documented if hasattr(dlbkit, n)} == public
+    # a documented word that is one of dlbkit's subpackages (``results``, ``families``) is not an API name
+    names = {n for n in documented if hasattr(dlbkit, n) and not inspect.ismodule(getattr(dlbkit, n))}
+    assert names == public
 
 
 def test_every_public_name_exists():

@@ -65,11 +65,11 @@ def test_a_real_run_round_trips_exactly(quick_run, tmp_path):
 
     t = load_trace(path)
     assert trace_to_dict(t) == trace_to_dict(r.trace)
-    for col in ("worker", "first", "count", "t_ask", "t_start", "t_end"):
+    for col in ("node", "first", "count", "t_ask", "t_start", "t_end"):
         assert getattr(t, col) == getattr(r.trace, col)
     assert t.meta["item_cost"] == r.trace.meta["item_cost"]
     assert t.meta["balancer_params"] == {"min_chunk": 1}
-    assert t.speeds == [1.0, 0.5] and t.n_workers == 2 and t.balancer == "fac2" and t.source == "local"
+    assert t.speeds == [1.0, 0.5] and t.n_nodes == 2 and t.balancer == "fac2" and t.source == "local"
     assert compute(t) == r.metrics
 
 
@@ -175,7 +175,7 @@ def _recording(balancer, perm=None):
     tr.meta["item_cost"] = costs.tolist()
     if perm is not None:  # recorded worker perm[j] is simulated worker j
         inv = np.argsort(perm)
-        tr.worker = [perm[w] for w in tr.worker]
+        tr.node = [perm[w] for w in tr.node]
         tr.speeds = [tr.speeds[inv[w]] for w in range(4)]
         tr.availability = [tr.availability[inv[w]] for w in range(4)]
     return res
@@ -192,8 +192,8 @@ def test_replaying_a_simulated_run_reproduces_it_exactly(balancer, perm, tmp_pat
         assert r.makespan == pytest.approx(res.makespan, rel=1e-9)
         assert r.ratio == pytest.approx(1.0, rel=1e-9)
         # the same chunks to the same (recorded) workers
-        rec = sorted(zip(res.trace.first, res.trace.count, res.trace.worker))
-        rep = sorted(zip(r.trace.first, r.trace.count, r.trace.worker))
+        rec = sorted(zip(res.trace.first, res.trace.count, res.trace.node))
+        rep = sorted(zip(r.trace.first, r.trace.count, r.trace.node))
         assert rep == rec
         assert r.trace.t_end == pytest.approx(res.trace.t_end, rel=1e-9)
 

@@ -60,7 +60,7 @@ def test_map_accepts_any_iterable_and_keeps_input_order():
 
 def test_measurements_reach_the_view_as_in_the_simulator():
     r = dlbkit.run_map(uneven, list(range(200)), workers=2, balancer="fac2")
-    done = [sum(c for w, c in zip(r.trace.worker, r.trace.count) if w == i) for i in range(2)]
+    done = [sum(c for w, c in zip(r.trace.node, r.trace.count) if w == i) for i in range(2)]
     assert sum(done) == 200
     assert r.trace.total_work > 0 and len(r.trace.meta["item_cost"]) == 200
     assert r.trace.source == "local"
@@ -133,7 +133,7 @@ class _NotChunking(dlbkit.Balancer):
 def test_emulated_slow_worker_does_less():
     """Speeds 1 and 0.2: the slow worker's chunks take five times as long, so it gets fewer items."""
     r = dlbkit.run_map(uneven, list(range(400)), emulate=[1.0, 0.2], balancer="ss")
-    done = [sum(c for w, c in zip(r.trace.worker, r.trace.count) if w == i) for i in range(2)]
+    done = [sum(c for w, c in zip(r.trace.node, r.trace.count) if w == i) for i in range(2)]
     assert done[0] > 2 * done[1]
     assert r.results == [uneven(x) for x in range(400)]
 

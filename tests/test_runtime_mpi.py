@@ -168,7 +168,7 @@ EMULATED = """
 
     items = list(range(300))
     r = dlbkit.run_map(f, items, balancer=BALANCER, backend="mpi", emulate=[1, 1, 0.5])
-    done = [sum(c for w, c in zip(r.trace.worker, r.trace.count) if w == i) for i in range(3)]
+    done = [sum(c for w, c in zip(r.trace.node, r.trace.count) if w == i) for i in range(3)]
     report(ok=r.results == [-x for x in items], done=done, speeds=r.trace.speeds)
 """
 

@@ -78,7 +78,7 @@ def test_unbalanced_run_equals_the_serial_loop(workers):
     assert isinstance(r, SpmdResult)
     assert np.abs(r.domain - serial(jacobi, d, 25)).max() <= TOL
     assert sum(r.rows) == len(d) - 2 and len(r.rows) == workers
-    assert r.trace.n_chunks == 25 * workers and r.transfers == []
+    assert r.trace.n_intervals == 25 * workers and r.transfers == []
     assert np.array_equal(d, field())  # the caller's domain is not written
 
 

@@ -133,7 +133,7 @@ def test_every_worker_rows_tile_its_expansions_and_metrics_bound_the_makespan():
     r = run_tree(queens8, (), workers=3, balancer="random", seed=4)
     t = r.trace
     for w in range(3):
-        rows = sorted((f, c) for ww, f, c in zip(t.worker, t.first, t.count) if ww == w)
+        rows = sorted((f, c) for ww, f, c in zip(t.node, t.first, t.count) if ww == w)
         pos = 0
         for f, c in rows:
             assert f == pos and c >= 1
@@ -291,7 +291,7 @@ def test_expand_must_be_callable():
 
 def test_emulated_speeds_are_recorded_and_the_result_unchanged():
     r = run_tree(queens7, (), emulate=[1.0, 0.5], seed=1)
-    assert r.value == 40 and r.trace.n_workers == 2 and r.trace.speeds == [1.0, 0.5]
+    assert r.value == 40 and r.trace.n_nodes == 2 and r.trace.speeds == [1.0, 0.5]
 
 
 # --- MPI -----------------------------------------------------------------------------------------------

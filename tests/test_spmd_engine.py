@@ -14,10 +14,14 @@ from dlbkit.model.hnow import (BANDWIDTH, BOUNDARY, DISK_ACCESS, DISK_LATENCY, L
                                Hnow, Workstation)
 from dlbkit.sim.spmd import simulate_spmd
 from dlbkit.sim.spmd_experiment import run_many
-from dlbkit.sim.spmd_metrics import (confidence, dp_to_steady, half_width, loop_time_moments, loops_to_steady, smoothed,
+from dlbkit.model.spmd_metrics import (confidence, dp_to_steady, half_width, loop_time_moments, loops_to_steady, smoothed,
                                     steps_to_steady)
-from dlbkit.model.spmd_trace import SpmdTrace
-from dlbkit.model.spmd_trace import pipeline_finish_times
+from dlbkit.model.spmd_trace import eq41_time, loops, pipeline_finish_times, spmd_trace
+
+def moves(tr):
+    """The trace's transfers as (loop, src, dst, dp), without their times."""
+    return [(k, src, dst, n) for k, _t, src, dst, n in tr.transfers]
+
 
 DEFAULT_LOOP = WORKLOAD / PP + 2 * (LATENCY + BOUNDARY / BANDWIDTH)  # 98.042 s (note §7.1)
 
@@ -86,7 +90,7 @@ def test_default_loop_time_is_98_042_seconds():
     """R7: Table 8.1 defaults, no noise: 9.8e6/1e5 compute + 2 × (1 ms + 200,000/1e7) boundaries."""
     tr = simulate_spmd(Hnow.homogeneous(10), None, loops=5, noise=0)
     assert DEFAULT_LOOP == pytest.approx(98.042, abs=1e-12)
-    np.testing.assert_allclose(tr.loop_time, DEFAULT_LOOP, rtol=1e-15)
+    np.testing.assert_allclose(tr.series["loop_time"], DEFAULT_LOOP, rtol=1e-15)
 
 
 @pytest.mark.parametrize("layout", ["line", "ring"])
@@ -96,15 +100,15 @@ def test_deterministic_total_time_is_iterations_times_slowest_loop(layout):
     h = Hnow(tuple(Workstation(speed=s) for s in speeds), layout=layout)
     loops = 700
     tr = simulate_spmd(h, None, loops=loops, noise=0)
-    slowest = tr.loop_time[0].max()
+    slowest = tr.series["loop_time"][0].max()
     assert tr.makespan == pytest.approx(loops * slowest, rel=1e-9)
-    assert tr.eq41_time == pytest.approx(loops * slowest, rel=1e-9)
+    assert eq41_time(tr) == pytest.approx(loops * slowest, rel=1e-9)
 
 
 def test_line_ends_exchange_one_boundary():
     tr = simulate_spmd(Hnow.homogeneous(3, layout="line"), None, loops=1, noise=0)
     one = LATENCY + BOUNDARY / BANDWIDTH
-    np.testing.assert_allclose(tr.loop_time[0], [98 + one, 98 + 2 * one, 98 + one])
+    np.testing.assert_allclose(tr.series["loop_time"][0], [98 + one, 98 + 2 * one, 98 + one])
 
 
 def test_swapped_points_cost_disk_time_and_latency():
@@ -112,20 +116,20 @@ def test_swapped_points_cost_disk_time_and_latency():
     w = 12_000_000
     tr = simulate_spmd(Hnow.homogeneous(3, points=w), None, loops=1, noise=0)
     expect = w / PP + (w - MEMORY) / DISK_ACCESS + DISK_LATENCY + 2 * (LATENCY + BOUNDARY / BANDWIDTH)
-    np.testing.assert_allclose(tr.loop_time[0], expect)
+    np.testing.assert_allclose(tr.series["loop_time"][0], expect)
 
 
 def test_slow_link_is_paid_by_both_ends_of_it():
     h = Hnow.homogeneous(4).with_workstation(0, bandwidth=1e5, latency=0.01)
     tr = simulate_spmd(h, None, loops=1, noise=0)
     slow, fast = 0.01 + BOUNDARY / 1e5, LATENCY + BOUNDARY / BANDWIDTH
-    np.testing.assert_allclose(tr.loop_time[0], [98 + 2 * slow, 98 + slow + fast, 98 + 2 * fast, 98 + slow + fast])
+    np.testing.assert_allclose(tr.series["loop_time"][0], [98 + 2 * slow, 98 + slow + fast, 98 + 2 * fast, 98 + slow + fast])
 
 
 def test_noise_is_uniform_within_ten_percent_and_centred():
     h = Hnow.homogeneous(20, points=int(PP), boundary=0.0, latency=0.0)
     tr = simulate_spmd(h, None, loops=2000, seed=3)
-    speed = 1.0 / tr.loop_time  # PP × u with points = PP
+    speed = 1.0 / tr.series["loop_time"]  # PP × u with points = PP
     assert speed.min() >= 0.9 and speed.max() <= 1.1
     assert speed.mean() == pytest.approx(1.0, abs=2e-3)
     assert speed.std() == pytest.approx(0.2 / math.sqrt(12), rel=0.02)
@@ -134,7 +138,7 @@ def test_noise_is_uniform_within_ten_percent_and_centred():
 def test_step_disturbance_between_two_loops():
     """000 §8.4.2: resources at WS 0 reduced at loop 100 and released at loop 600 (loop clock)."""
     h = Hnow.homogeneous(5).with_workstation(0, availability=Pulse(start=100, duration=500, level=0.5))
-    lt = simulate_spmd(h, None, loops=700, noise=0).loop_time[:, 0]
+    lt = simulate_spmd(h, None, loops=700, noise=0).series["loop_time"][:, 0]
     np.testing.assert_allclose(lt[:100], DEFAULT_LOOP)
     np.testing.assert_allclose(lt[100:600], DEFAULT_LOOP + 98.0)
     np.testing.assert_allclose(lt[600:], DEFAULT_LOOP)
@@ -142,7 +146,7 @@ def test_step_disturbance_between_two_loops():
 
 def test_memory_disturbance_makes_a_node_swap():
     h = Hnow.homogeneous(3).with_workstation(1, memory_availability=Step(at=10, level=0.5))
-    lt = simulate_spmd(h, None, loops=20, noise=0).loop_time[:, 1]
+    lt = simulate_spmd(h, None, loops=20, noise=0).series["loop_time"][:, 1]
     assert lt[9] == pytest.approx(DEFAULT_LOOP)
     assert lt[10] == pytest.approx(DEFAULT_LOOP + (WORKLOAD - MEMORY / 2) / DISK_ACCESS + DISK_LATENCY)
 
@@ -158,12 +162,12 @@ def test_transfer_cost_next_loop_and_window_reset():
     next window starts at loop 11 (the loop paying the transfer is not measured)."""
     b = Once()
     tr = simulate_spmd(Hnow.homogeneous(5, layout="line"), b, loops=30, window=10, noise=0)
-    assert tr.transfers == [(9, 0, 1, 1000)]
+    assert moves(tr) == [(9, 0, 1, 1000)]
     cost = LATENCY + 1000 / BANDWIDTH
-    assert tr.loop_time[10, 0] - tr.loop_time[11, 0] == pytest.approx(cost)
-    assert tr.loop_time[10, 1] - tr.loop_time[11, 1] == pytest.approx(cost)
-    assert tr.points[10].tolist() == [WORKLOAD - 1000, WORKLOAD + 1000, WORKLOAD, WORKLOAD, WORKLOAD]
-    assert tr.steps.tolist() == [1, 0, 0, 0, 0]
+    assert tr.series["loop_time"][10, 0] - tr.series["loop_time"][11, 0] == pytest.approx(cost)
+    assert tr.series["loop_time"][10, 1] - tr.series["loop_time"][11, 1] == pytest.approx(cost)
+    assert tr.series["points"][10].tolist() == [WORKLOAD - 1000, WORKLOAD + 1000, WORKLOAD, WORKLOAD, WORKLOAD]
+    assert tr.meta["steps"].tolist() == [1, 0, 0, 0, 0]
 
 
 def test_neighbours_wait_for_a_fresh_status():
@@ -180,30 +184,30 @@ def test_central_balancer_decides_once_per_window_for_all():
     b = Central()
     tr = simulate_spmd(Hnow.homogeneous(4), b, loops=40, window=10, noise=0)
     assert all(node == -1 for _, node in b.calls)
-    assert tr.transfers == [(9, 0, 1, 1000)]
-    assert tr.steps.tolist() == [1, 0, 0, 0]
+    assert moves(tr) == [(9, 0, 1, 1000)]
+    assert tr.meta["steps"].tolist() == [1, 0, 0, 0]
 
 
 def test_balancing_evens_out_a_heavy_node():
     h = Hnow.homogeneous(5).with_workstation(0, points=4 * WORKLOAD)
     tr = simulate_spmd(h, Halve(), loops=400, seed=1)
-    start = tr.loop_time[:10].mean(axis=0)
-    end = tr.loop_time[-10:].mean(axis=0)
+    start = tr.series["loop_time"][:10].mean(axis=0)
+    end = tr.series["loop_time"][-10:].mean(axis=0)
     assert start.max() / start.min() > 3
     assert end.max() / end.min() < 1.25
-    assert tr.steps[0] >= 1 and tr.dp_exchanged > 0
+    assert tr.meta["steps"][0] >= 1 and tr.moved > 0
 
 
 def _check_blocks(tr, ring):
     total = tr.meta["total_points"]
-    assert (tr.points.sum(axis=1) == total).all()
-    assert (tr.points >= 1).all()
-    nxt = np.roll(tr.starts, -1, axis=1) if ring else tr.starts[:, 1:]
-    cur = tr.starts if ring else tr.starts[:, :-1]
-    pts = tr.points if ring else tr.points[:, :-1]
+    assert (tr.series["points"].sum(axis=1) == total).all()
+    assert (tr.series["points"] >= 1).all()
+    nxt = np.roll(tr.series["starts"], -1, axis=1) if ring else tr.series["starts"][:, 1:]
+    cur = tr.series["starts"] if ring else tr.series["starts"][:, :-1]
+    pts = tr.series["points"] if ring else tr.series["points"][:, :-1]
     assert ((cur + pts - nxt) % total == 0).all()  # each block ends where the next begins
     if not ring:
-        assert (tr.starts[:, 0] == 0).all()
+        assert (tr.series["starts"][:, 0] == 0).all()
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -213,7 +217,7 @@ def test_points_are_conserved_and_blocks_stay_contiguous(n, layout, seed, window
     h = Hnow(tuple(Workstation(points=p) for p in points[:n]), layout=layout)
     tr = simulate_spmd(h, RandomMoves(), loops=40, window=window, seed=seed)
     _check_blocks(tr, layout == "ring" and n > 2)
-    for loop, src, dst, dp in tr.transfers:
+    for loop, src, dst, dp in moves(tr):
         assert dst in h.neighbours(src) and dp >= 1
 
 
@@ -222,9 +226,9 @@ def test_same_seed_same_trace_and_seeds_differ():
     a = simulate_spmd(h, RandomMoves(), loops=60, seed=7)
     b = simulate_spmd(h, RandomMoves(), loops=60, seed=7)
     c = simulate_spmd(h, RandomMoves(), loops=60, seed=8)
-    np.testing.assert_array_equal(a.loop_time, b.loop_time)
-    assert a.transfers == b.transfers and a.steps.tolist() == b.steps.tolist()
-    assert not np.array_equal(a.loop_time, c.loop_time)
+    np.testing.assert_array_equal(a.series["loop_time"], b.series["loop_time"])
+    assert moves(a) == moves(b) and a.meta["steps"].tolist() == b.meta["steps"].tolist()
+    assert not np.array_equal(a.series["loop_time"], c.series["loop_time"])
 
 
 def test_many_seeds_in_processes_equal_serial():
@@ -252,7 +256,7 @@ def test_bad_hnow_names_the_field(make, field):
 
 def test_a_line_of_one_runs():
     tr = simulate_spmd(Hnow((Workstation(),), layout="line"), Halve(), loops=3, noise=0)
-    assert tr.loop_time[0, 0] == pytest.approx(98.0)
+    assert tr.series["loop_time"][0, 0] == pytest.approx(98.0)
 
 
 @pytest.mark.parametrize("kw, field", [({"loops": 0}, "loops"), ({"loops": 5, "window": 0}, "window"),
@@ -305,8 +309,8 @@ def test_loops_to_steady():
 
 def _trace_with(transfers, P=6, layout="line", loops=200, window=10):
     z = np.zeros((loops, P))
-    return SpmdTrace(P, layout, window, z, z.astype(np.int64), np.zeros(P, np.int64), np.zeros(P, np.int64),
-                     z.astype(np.int64), transfers)
+    return spmd_trace(layout=layout, window=window, loop_time=z, points=z.astype(np.int64),
+                      starts=z.astype(np.int64), transfers=transfers)
 
 
 def test_steps_to_steady_counts_each_workstation_until_its_neighbourhood_settles():
@@ -358,9 +362,9 @@ def test_steps_to_steady_never_exceeds_the_run_count_and_equals_it_when_nothing_
     h = Hnow.homogeneous(5).with_workstation(0, points=4 * WORKLOAD)
     tr = simulate_spmd(h, Halve(), loops=400, seed=1)
     s = steps_to_steady(tr)
-    assert (s <= tr.steps).all() and s.sum() > 0
-    assert dp_to_steady(tr) <= tr.dp_exchanged
-    assert steps_to_steady(tr, since=tr.loops).sum() == 0
+    assert (s <= tr.meta["steps"]).all() and s.sum() > 0
+    assert dp_to_steady(tr) <= tr.moved
+    assert steps_to_steady(tr, since=loops(tr)).sum() == 0
 
 
 def test_confidence_half_widths_follow_z_s_over_root_n():

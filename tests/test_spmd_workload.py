@@ -11,7 +11,7 @@ from dlbkit.balancers.registry import make
 from dlbkit.model.hnow import DISK_ACCESS, DISK_LATENCY
 from dlbkit.model.spmd import hnow_from_platform
 from dlbkit.sim.spmd import simulate_spmd
-from dlbkit.sim.spmd_metrics import steps_to_steady
+from dlbkit.model.spmd_metrics import steps_to_steady
 
 
 def line3(**net) -> Platform:
@@ -26,8 +26,8 @@ def test_no_noise_no_balancer_makespan_is_loops_times_the_slowest_loop():
     times, so the pipelined makespan is loops × 101 s (000 §8.1)."""
     w = Spmd(points=100, loops=7, boundary=10, noise=0.0, bytes_per_point=2.0)
     r = simulate(line3(), w, "none", seed=5)
-    assert r.trace.loop_time[0].tolist() == [101.0, 52.0, 26.0]
-    assert (r.trace.loop_time == r.trace.loop_time[0]).all()
+    assert r.trace.series["loop_time"][0].tolist() == [101.0, 52.0, 26.0]
+    assert (r.trace.series["loop_time"] == r.trace.series["loop_time"][0]).all()
     assert r.makespan == pytest.approx(7 * 101.0, rel=1e-12)
     busy = 7 * (101.0 + 52.0 + 26.0)
     assert r.metrics["idle_share"] == pytest.approx(1 - busy / (3 * 707.0), rel=1e-12)
@@ -40,7 +40,10 @@ def test_no_noise_no_balancer_makespan_is_loops_times_the_slowest_loop():
         assert math.isnan(r.metrics[m]), m
     assert r.balancer is None and r.trace.balancer == "none"
     table = r.table()
-    assert table["loop"][:4] == [0, 0, 0, 1] and table["points"][:3] == [100, 100, 100]
+    # one interval per loop and node: the loop is its round, the DP held its count, and it ends when
+    # the pipeline says (node 0 sets the pace: 101 s a loop)
+    assert table["round"][:4] == [0, 0, 0, 1] and table["count"][:3] == [100, 100, 100]
+    assert table["node"][:4] == [0, 1, 2, 0] and table["t_end"][0] == 101.0 and table["t_end"][3] == 202.0
 
 
 def test_platform_maps_to_hnow_field_by_field():
@@ -75,11 +78,11 @@ def test_balanced_runs_conserve_points_and_equal_the_engine_on_the_hnow(name):
     w = Spmd(points=98_000, boundary=2_000, loops=120)
     r = simulate(ring10(), w, name, seed=11, window=5)
     tr = r.trace
-    assert (tr.points.sum(axis=1) == 10 * 98_000).all()
+    assert (tr.series["points"].sum(axis=1) == 10 * 98_000).all()
     direct = simulate_spmd(hnow_from_platform(ring10(), w), make(name), loops=120, window=5, seed=11)
     assert tr.transfers == direct.transfers and len(tr.transfers) > 0
-    np.testing.assert_array_equal(tr.loop_time, direct.loop_time)
-    assert r.metrics["dp_moved"] == float(direct.dp_exchanged) > 0
+    np.testing.assert_array_equal(tr.series["loop_time"], direct.series["loop_time"])
+    assert r.metrics["dp_moved"] == float(direct.moved) > 0
     assert r.metrics["steps_to_balance"] == float(steps_to_steady(direct).sum())
     assert r.metrics["makespan"] == direct.makespan
 
@@ -88,7 +91,7 @@ def test_dlah_beats_no_balancing_when_a_node_loses_its_cpu():
     w = Spmd(points=98_000, boundary=2_000, loops=120)
     none, dlah = (simulate(ring10(), w, b, seed=3, window=5) for b in ("none", "dlah"))
     assert dlah.makespan < 0.8 * none.makespan
-    assert dlah.trace.points[-1, 0] < 98_000 < none.trace.points[-1, 0] + 1  # WS 0 shed data points
+    assert dlah.trace.series["points"][-1, 0] < 98_000 < none.trace.series["points"][-1, 0] + 1  # WS 0 shed data points
 
 
 @pytest.mark.parametrize("make_call, field", [
@@ -116,7 +119,8 @@ def test_result_plots_of_an_spmd_run():
     r = simulate(line3(), Spmd(points=100, loops=7, boundary=10, noise=0.0), "dlah", window=2)
     fig = r.plot_points()
     ys = [line.get_ydata() for line in fig.axes[0].get_lines()[:3]]
-    assert [list(y) for y in ys] == [r.trace.points[:, i].tolist() for i in range(3)]
+    assert [list(y) for y in ys] == [r.trace.series["points"][:, i].tolist() for i in range(3)]
     assert r.plot_loop_times().axes[0].get_ylabel() == "loop time (s)"
-    with pytest.raises(ConfigError, match="plot_loop_times"):
-        r.plot_gantt()
+    # an SPMD run's intervals are its loops: the Gantt chart has a bar per loop of every node
+    gantt = r.plot_gantt()
+    assert len(gantt.axes[0].get_yticks()) == 3 and r.trace.n_intervals == 7 * 3

@@ -19,7 +19,7 @@ from dlbkit.sim import simulate_tree_async
 from dlbkit.sim.bench import M2_TICKS_PER_SECOND, MersenneIntegers, m2_platform
 from dlbkit.sim.tree_async import WAITING_SAMPLES
 
-TRACE_FIELDS = ("worker", "first", "count", "t_ask", "t_start", "t_end", "round_of", "events", "messages",
+TRACE_FIELDS = ("node", "first", "count", "t_ask", "t_start", "t_end", "round_of", "events", "messages",
                 "bytes", "end_time", "total_work", "max_item", "speeds")
 
 
@@ -150,7 +150,7 @@ def test_m2_worked_example_stretch_by_stretch(ticks, fast):
     task 2 then task 1 until 7.7. 3 completions + 3,600 requests + 3,599 replies = 7,202 events."""
     tr = m2(2, 3, ticks=ticks, fast=fast)
     assert tr.meta["fast_path"] is fast
-    assert tr.worker == [1, 0] and tr.first == [0, 0] and tr.count == [1, 2]
+    assert tr.node == [1, 0] and tr.first == [0, 0] and tr.count == [1, 2]
     assert tr.t_start == pytest.approx([0.002, 0.0], abs=1e-12)
     assert tr.t_end == pytest.approx([0.502, 7.7], rel=1e-12)
     assert tr.end_time == pytest.approx(7.7, rel=1e-12) and tr.meta["makespan"] == tr.end_time
@@ -173,7 +173,7 @@ def test_m2_fast_loop_equals_general_loop(p, n, ticks):
 def test_float_seconds_and_ticks_agree_at_small_sizes():
     """Same decisions (the tolerance treats equal rational times as equal); times agree to round-off."""
     a, b = m2(16, 2000, ticks=None), m2(16, 2000)
-    assert (a.events, a.meta["steals"], a.worker, a.count) == (b.events, b.meta["steals"], b.worker, b.count)
+    assert (a.events, a.meta["steals"], a.node, a.count) == (b.events, b.meta["steals"], b.node, b.count)
     assert a.t_end == pytest.approx(b.t_end, rel=1e-12, abs=1e-12)
 
 
@@ -183,7 +183,7 @@ def test_messages_take_latency_plus_bytes_over_bandwidth():
     p = platform([1, 1], latency=0.01, bandwidth=1000.0)
     tr = simulate_tree_async(p, FlatTasks([1.0] * 4), WorkStealing(), seed=0)
     assert not tr.meta["fast_path"]  # replies carrying tasks are longer: not one message time
-    row = tr.worker.index(1)
+    row = tr.node.index(1)
     assert tr.t_start[row] == pytest.approx(0.042 + 0.058)  # node 0 held 3 waiting tasks: gives 1
     assert tr.t_end[row] == pytest.approx(1.1)
     assert tr.bytes == pytest.approx(32 * tr.messages + 16 * tr.meta["tasks_moved"])
@@ -195,7 +195,7 @@ def test_messages_cross_hops_of_the_topology():
     tr = simulate_tree_async(p, FlatTasks([10.0] * 7), WorkStealing(), seed=3, control_bytes=0, task_bytes=0,
                              start_node=[1] * 7)
     assert sum(tr.meta["expanded"]) == 7
-    first = {w: tr.t_start[tr.worker.index(w)] for w in (0, 2)}
+    first = {w: tr.t_start[tr.node.index(w)] for w in (0, 2)}
     assert first[0] == pytest.approx(1.0) and first[2] == pytest.approx(1.0)  # one hop there and back
 
 
@@ -247,7 +247,7 @@ def test_periodic_orders_travel_one_hop_then_the_tasks_travel():
     b = Leveller(interval=0)
     tr = simulate_tree_async(platform([1, 1], latency=0.1), FlatTasks([10.0] * 4), b, control_bytes=0,
                              task_bytes=0)
-    assert tr.t_start[tr.worker.index(1)] == pytest.approx(10.2)
+    assert tr.t_start[tr.node.index(1)] == pytest.approx(10.2)
     assert tr.meta["transfers"] == 1 and tr.meta["tasks_moved"] == 1
     assert tr.end_time == pytest.approx(30.0)
 
@@ -262,7 +262,7 @@ def test_the_centre_counts_its_orders_while_they_travel():
     (t0, first), *later = b.log_
     assert t0 == pytest.approx(1.0) and first == [Transfer(0, 1, 19)]
     assert all(tr_[0].src == 1 for t, tr_ in later if t < 7.0)  # node 0 ran below node 1's count
-    assert tr.t_start[tr.worker.index(1)] == pytest.approx(7.0)
+    assert tr.t_start[tr.node.index(1)] == pytest.approx(7.0)
     assert tr.meta["tasks"] == 40 and tr.meta["tasks_moved"] < 30
 
 
@@ -286,7 +286,7 @@ def test_low_water_asks_while_still_busy():
     assert pre.meta["tasks"] == plain.meta["tasks"] == tree.count()[0]
     assert pre.meta["steal_requests"] > plain.meta["steal_requests"]
     # a busy stretch per steal at most; prefetching keeps nodes busy across steals: fewer stretches
-    assert len(pre.worker) < len(plain.worker)
+    assert len(pre.node) < len(plain.node)
 
 
 def test_a_node_that_asked_nobody_asks_again_when_a_neighbours_load_changes():
@@ -383,7 +383,7 @@ def test_every_task_is_expanded_exactly_once_and_tasks_are_conserved(c):
     assert tr.events >= n and tr.end_time == max(tr.t_end)
     eps = 1e-9  # float times within the simultaneity tolerance are one instant
     for w in range(len(c["speeds"])):  # a node's busy stretches are ordered and do not overlap
-        rows = [(a, s, e) for x, a, s, e in zip(tr.worker, tr.t_ask, tr.t_start, tr.t_end) if x == w]
+        rows = [(a, s, e) for x, a, s, e in zip(tr.node, tr.t_ask, tr.t_start, tr.t_end) if x == w]
         assert all(a <= s + eps and s <= e for a, s, e in rows)
         assert all(rows[k][2] <= rows[k + 1][1] + eps for k in range(len(rows) - 1))
     # no bound can be beaten: the work over the total speed (up to a rounded half tick per task)
@@ -408,7 +408,7 @@ def test_fast_loop_gives_the_general_loops_trace(c):
 
 def test_a_different_seed_draws_other_victims():
     a, b = m2(16, 2000, seed=1), m2(16, 2000, seed=2)
-    assert a.worker != b.worker
+    assert a.node != b.node
     c = simulate_tree_async(m2_platform(16), FlatTasks(m1_costs(2000).tolist()), WorkStealing(), seed=7,
                             control_bytes=0, task_bytes=0)
     d = simulate_tree_async(m2_platform(16), FlatTasks(m1_costs(2000).tolist()), WorkStealing(), seed=7,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -11,64 +10,9 @@ from .balancers.base import Balancer
 from .balancers.registry import resolve
 from .errors import ConfigError
 from .model.platform import Platform
-from .model.spmd_trace import SpmdTrace
-from .model.trace import Trace
+from .results import Result
 
 __all__ = ["simulate", "Result"]
-
-
-@dataclass
-class Result:
-    """One run: its Trace, the metrics computed from it, and what produced it.
-
-    For an :class:`~dlbkit.model.spmd.Spmd` workload *trace* is the engine's
-    :class:`~dlbkit.model.spmd_trace.SpmdTrace` (loop times and DP per loop and workstation, transfers):
-    an SPMD run has loops, not chunks.
-    """
-
-    trace: Trace | SpmdTrace
-    platform: Platform
-    balancer: Balancer
-    metrics: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def makespan(self) -> float:
-        return self.metrics["makespan"]
-
-    def table(self) -> dict[str, list]:
-        """The chunk records as columns (a DataFrame-like dict: ``pandas.DataFrame(result.table())``);
-        for an SPMD run one row per loop and workstation: loop, node, points, loop_time."""
-        if isinstance(self.trace, SpmdTrace):
-            import numpy as np
-            t = self.trace
-            loops, P = t.loop_time.shape
-            return {"loop": np.repeat(np.arange(loops), P).tolist(), "node": np.tile(np.arange(P), loops).tolist(),
-                    "points": t.points.ravel().tolist(), "loop_time": t.loop_time.ravel().tolist()}
-        return {k: v.tolist() for k, v in self.trace.chunk_table().items()}
-
-    def plot_gantt(self, ax=None, **kw):
-        self._not_spmd("plot_gantt")
-        from .plots import gantt
-        return gantt(self.trace, ax=ax, **kw)
-
-    def plot_work(self, ax=None, **kw):
-        self._not_spmd("plot_work")
-        from .plots import work_over_time
-        return work_over_time(self.trace, ax=ax, **kw)
-
-    def plot_loop_times(self, ax=None, **kw):
-        """SPMD: loop time per workstation over the loops."""
-        from .plots import spmd_loop_times
-        return spmd_loop_times(self.trace, ax=ax, **kw)
-
-    def plot_points(self, ax=None, **kw):
-        """SPMD: data points per workstation over the loops."""
-        from .plots import spmd_points
-        return spmd_points(self.trace, ax=ax, **kw)
-
-    def _not_spmd(self, what: str) -> None:
-        if isinstance(self.trace, SpmdTrace):  # an SPMD run has no chunks to draw
-            raise ConfigError(what, "an SPMD run", "plot_loop_times() or plot_points() for an SPMD run")
 
 
 def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer | str | None = "gss", *,
@@ -79,7 +23,7 @@ def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer 
     :class:`~dlbkit.model.workload.Divisible` loop runs on the master–worker engine with a chunking
     balancer; a :class:`~dlbkit.model.tree.TaskTree` on the asynchronous tree engine with a migration
     balancer; an :class:`~dlbkit.model.spmd.Spmd` loop (Osman 2003, 000) on the pipelined-SPMD engine
-    with a repartition balancer or ``"none"``/None (no balancing; its Result's trace is an SpmdTrace).
+    with a repartition balancer or ``"none"``/None (no balancing).
     *balancer* is a balancer object or a registered name (with *params*); *platform* a Platform or
     the path of a platform TOML file. *engine* options go to the engine (``dlbkit families`` lists
     them per family; an unknown one is a ConfigError naming those allowed).
@@ -101,4 +45,4 @@ def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer 
                               f"an option of the {family.name} family's {eng.name} engine: " + ", ".join(allowed))
     b = resolve(balancer, dict(params or {}), kind=family.kind, allow_none=family.allow_none)
     trace = eng.run(platform, workload, b, seed=seed, **engine)
-    return Result(trace, platform, b, family.metrics(trace))
+    return Result(trace, b, platform=platform)

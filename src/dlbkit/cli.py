@@ -579,7 +579,7 @@ def _run(args, rank: int) -> int:
             return 0
     m = r.metrics
     tr = r.trace
-    summary = {"function": args.target, "items": len(items), "workers": tr.n_workers, "backend": args.backend,
+    summary = {"function": args.target, "items": len(items), "workers": tr.n_nodes, "backend": args.backend,
                "balancer": r.balancer.name, "params": r.balancer.get_params(), "makespan": m["makespan"],
                "lower_bound": m["lower_bound"], "efficiency": m["efficiency"], "imbalance": m["imbalance"],
                "chunks": int(m["chunks"]), "messages": int(m["messages"])}
@@ -622,7 +622,7 @@ def _run_plots(r, out: Path, label: str) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     tr = r.trace
     paths = [out / "gantt.png", out / "work.png"]
-    fig = r.plot_gantt(title=f"Gantt chart: {label}, {r.balancer.name}, {tr.n_chunks} chunks, "
+    fig = r.plot_gantt(title=f"Gantt chart: {label}, {r.balancer.name}, {tr.n_intervals} chunks, "
                              f"makespan {r.makespan:.4g} s")
     fig.savefig(paths[0], dpi=110)
     plt.close(fig)
@@ -682,13 +682,13 @@ def _cmd_replay(args) -> int:
     bound = rows[0]["makespan"] * rows[0]["efficiency"]
     real_eff = bound / real if real > 0 else math.nan
     info = {"trace": str(args.trace), "balancer": trace.balancer,
-            "params": dict(trace.meta.get("balancer_params") or {}), "workers": trace.n_workers,
+            "params": dict(trace.meta.get("balancer_params") or {}), "workers": trace.n_nodes,
             "items": int(len(model.costs)), "backend": trace.meta.get("backend", trace.source),
             "real_makespan": real, "real_efficiency": real_eff, "model": model.as_dict(), "rows": rows}
     if args.json:
         print(json.dumps(_jsonable(info), indent=2))
         return 0
-    print(f"replay of {args.trace}: {trace.balancer} on {trace.n_workers} workers ({info['backend']}), "
+    print(f"replay of {args.trace}: {trace.balancer} on {trace.n_nodes} workers ({info['backend']}), "
           f"{info['items']} items; real makespan {real:.4g} s")
     speeds = " ".join(f"{s:.3g}" for s in model.speeds)
     print(f"model: {model.model} speeds {speeds}; latency {model.latency * 1e3:.3g} ms; master overhead "

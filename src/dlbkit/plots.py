@@ -19,7 +19,6 @@ from matplotlib.patches import Patch
 
 from .model.metrics import METRICS
 from .model.trace import Trace
-from .model.spmd_trace import SpmdTrace
 
 __all__ = ["gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "slug"]
 
@@ -41,19 +40,19 @@ def _axes(ax, size, margins=(0.9, 0.3, 0.4, 0.65)):
 
 
 def _worker_labels(trace: Trace) -> list[str]:
-    speeds = trace.speeds or [math.nan] * trace.n_workers
-    return [f"w{i} (node {n}, s={s:g})" for i, (n, s) in enumerate(zip(trace.worker_nodes, speeds))]
+    speeds = trace.speeds or [math.nan] * trace.n_nodes
+    return [f"w{i} (node {n}, s={s:g})" for i, (n, s) in enumerate(zip(trace.node_of, speeds))]
 
 
 def gantt(trace: Trace, ax=None, *, title: str | None = None, show_load: bool = True):
     """Per worker, a bar per chunk from ``t_start`` to ``t_end``; the wait between asking for work
     and receiving it (``t_ask`` → ``t_start``) in orange; idle time left blank; with *show_load*,
     periods of background load (availability < 1) shaded red behind the bars."""
-    P = trace.n_workers
+    P = trace.n_nodes
     own = ax is None
     fig, ax = _axes(ax, (11, max(3.0, 0.32 * P + 1.5)), margins=(1.35, 0.2, 0.4, 0.85))
-    ct = trace.chunk_table()
-    end = float(max(trace.t_end)) if trace.t_end else 1.0
+    ct = trace.intervals()
+    end = trace.makespan or 1.0
     if show_load and trace.availability:
         for i, a in enumerate(trace.availability[:P]):
             times, levels = a.segments_until(end)
@@ -63,7 +62,7 @@ def gantt(trace: Trace, ax=None, *, title: str | None = None, show_load: bool = 
             for (t0, w), al in zip(spans, alphas):
                 ax.broken_barh([(t0, w)], (i - 0.48, 0.96), facecolors=_LOAD, alpha=al, linewidth=0)
     for i in range(P):
-        sel = np.flatnonzero(ct["worker"] == i)
+        sel = np.flatnonzero(ct["node"] == i)
         if not len(sel):
             continue
         order = sel[np.argsort(ct["t_start"][sel], kind="stable")]
@@ -78,7 +77,7 @@ def gantt(trace: Trace, ax=None, *, title: str | None = None, show_load: bool = 
     ax.set_ylim(P - 0.5, -0.5)
     ax.set_xlim(0, end * 1.01)
     ax.set_xlabel("time (s)")
-    ax.set_title(title or f"Gantt chart: {trace.balancer} (seed {trace.seed}), {trace.n_chunks} chunks, "
+    ax.set_title(title or f"Gantt chart: {trace.balancer} (seed {trace.seed}), {trace.n_intervals} chunks, "
                  f"makespan {end:.4g} s")
     handles = [Patch(color=_BUSY[0], label="computing (chunks alternate shades)"),
                Patch(color=_WAIT, label="waiting for work (request + reply)"),
@@ -100,15 +99,15 @@ def work_over_time(trace: Trace, ax=None, *, title: str | None = None, interpola
     at a constant rate between its ``t_start`` and ``t_end`` (so slopes show each worker's
     throughput, and background load shows as a flatter stretch); otherwise they count at ``t_end``
     (a step per finished chunk, what the master sees)."""
-    P = trace.n_workers
+    P = trace.n_nodes
     fig, ax = _axes(ax, (10, 5.5), margins=(0.8, 0.2, 0.4, 0.55))
-    ct = trace.chunk_table()
+    ct = trace.intervals()
     speeds = np.asarray(trace.speeds if trace.speeds else [1.0] * P, dtype=float)
     norm = plt.Normalize(speeds.min(), speeds.max() if speeds.max() > speeds.min() else speeds.min() + 1)
     cmap = plt.get_cmap("viridis")
-    end = float(max(trace.t_end)) if trace.t_end else 1.0
+    end = trace.makespan or 1.0
     for i in range(P):
-        sel = np.flatnonzero(ct["worker"] == i)
+        sel = np.flatnonzero(ct["node"] == i)
         order = sel[np.argsort(ct["t_end"][sel], kind="stable")]
         done = np.cumsum(ct["count"][order])
         colour = cmap(norm(speeds[i]))
@@ -137,7 +136,7 @@ def work_over_time(trace: Trace, ax=None, *, title: str | None = None, interpola
     return fig
 
 
-def _per_workstation(trace: SpmdTrace, values: np.ndarray, ax, ylabel: str, title: str):
+def _per_workstation(trace: Trace, values: np.ndarray, ax, ylabel: str, title: str):
     """One line per workstation over the loops, coloured along a colour map; dotted lines at the
     loops at whose end a transfer was decided."""
     loops, P = values.shape
@@ -159,17 +158,17 @@ def _per_workstation(trace: SpmdTrace, values: np.ndarray, ax, ylabel: str, titl
     return fig
 
 
-def spmd_loop_times(trace: SpmdTrace, ax=None, *, title: str | None = None):
+def spmd_loop_times(trace: Trace, ax=None, *, title: str | None = None):
     """Pipelined SPMD (Osman 2003, 000 §8 figures): each workstation's loop time (busy seconds:
     compute + swap + boundaries + transfers) per loop; dotted: loops ending in a balancing decision."""
-    return _per_workstation(trace, trace.loop_time, ax, "loop time (s)",
+    return _per_workstation(trace, trace.series["loop_time"], ax, "loop time (s)",
                             title or f"Loop time per workstation: {trace.balancer} (seed {trace.seed})")
 
 
-def spmd_points(trace: SpmdTrace, ax=None, *, title: str | None = None):
+def spmd_points(trace: Trace, ax=None, *, title: str | None = None):
     """Pipelined SPMD (000): data points (DP) each workstation holds per loop; they change only by
     balancing transfers, so flat lines mean no balancing."""
-    return _per_workstation(trace, trace.points, ax, "data points (DP)",
+    return _per_workstation(trace, trace.series["points"], ax, "data points (DP)",
                             title or f"Data points per workstation: {trace.balancer} (seed {trace.seed})")
 
 

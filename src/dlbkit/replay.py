@@ -57,11 +57,11 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .api import Result, simulate
+from .api import simulate
+from .results import Result
 from .balancers.base import Balancer
 from .balancers.registry import resolve
 from .errors import ConfigError
-from .model import metrics as _metrics
 from .model.availability import Piecewise, Recorded
 from .model.platform import Network, Node, Platform
 from .model.trace import Trace
@@ -98,14 +98,18 @@ class ReplayModel:
 
 @dataclass
 class ReplayResult(Result):
-    """A replay's :class:`~dlbkit.api.Result`, with the recorded run it replays and the model used."""
+    """A replay's :class:`~dlbkit.results.Result`, with the recorded run it replays (*recorded*) and the
+    model used (*model*)."""
 
-    recorded: Trace | None = None
-    model: ReplayModel | None = None
+    def __init__(self, trace: Trace, balancer, *, platform=None, recorded: Trace | None = None,
+                 model: ReplayModel | None = None):
+        super().__init__(trace, balancer, platform=platform)
+        self.recorded = recorded
+        self.model = model
 
     @property
     def real_makespan(self) -> float:
-        return float(max(self.recorded.t_end)) if self.recorded is not None and self.recorded.t_end else math.nan
+        return self.recorded.makespan if self.recorded is not None and len(self.recorded.t_end) else math.nan
 
     @property
     def ratio(self) -> float:
@@ -140,16 +144,16 @@ def estimate(trace: Trace, model: str = "measured") -> ReplayModel:
         raise ConfigError("trace item_cost", "<missing>",
                           "the measured per-item costs of a real run (a simulated trace cannot be replayed)")
     costs = np.asarray(costs, dtype=float)
-    if len(costs) == 0 or trace.n_chunks == 0:
-        raise ConfigError("trace chunks", trace.n_chunks, "a run that computed at least one item")
-    P = trace.n_workers
+    if len(costs) == 0 or trace.n_intervals == 0:
+        raise ConfigError("trace chunks", trace.n_intervals, "a run that computed at least one item")
+    P = trace.n_nodes
     if len(trace.speeds) != P or len(trace.availability) != P:
         raise ConfigError("trace speeds", len(trace.speeds), f"one speed and availability per worker ({P})")
     cum = np.concatenate(([0.0], np.cumsum(costs)))
     until = max(max(trace.t_end), float(trace.end_time))
     rows_of: list[list[int]] = [[] for _ in range(P)]
-    for k in sorted(range(trace.n_chunks), key=trace.t_start.__getitem__):
-        rows_of[trace.worker[k]].append(k)
+    for k in sorted(range(trace.n_intervals), key=trace.t_start.__getitem__):
+        rows_of[trace.node[k]].append(k)
     speeds, avail, gaps, served = [], [], [], []
     first_start = math.inf
     for w in range(P):
@@ -225,21 +229,21 @@ def replay(trace_or_path: Trace | str | Path, balancer: Balancer | str | None = 
     if seed is None:
         seed = trace.seed if trace.seed is not None else 0
     b = _balancer(trace, balancer, params)
-    P = trace.n_workers
+    P = trace.n_nodes
     nodes = [Node("master")] + [Node(f"w{w}", speed=m.speeds[w], availability=m.availability[w]) for w in m.order]
     platform = Platform(nodes, Network(latency=m.latency, bandwidth=_BANDWIDTH), name="replay")
     tr = simulate(platform, Divisible(len(m.costs)), b, seed=seed, master=0, master_overhead=m.overhead,
                   costs=m.costs, startup=m.startup).trace
     # back to the recorded numbering: replay worker j is recorded worker order[j]
     pos = {w: j for j, w in enumerate(m.order)}
-    tr.worker = [m.order[j] for j in tr.worker]
+    tr.node = [m.order[j] for j in tr.node]
     tr.speeds = [tr.speeds[pos[w]] for w in range(P)]
     tr.availability = [tr.availability[pos[w]] for w in range(P)]
-    tr.worker_nodes = [tr.worker_nodes[pos[w]] for w in range(P)]
+    tr.node_of = [tr.node_of[pos[w]] for w in range(P)]
     tr.source = "replay"
     tr.meta.update(replay_of=trace.balancer, replay_model=m.as_dict(), item_cost=m.costs.tolist(),
                    balancer_params=b.get_params())
-    return ReplayResult(tr, platform, b, _metrics.compute(tr), recorded=trace, model=m)
+    return ReplayResult(tr, b, platform=platform, recorded=trace, model=m)
 
 
 def compare(trace_or_path: Trace | str | Path, balancers: Sequence[str | Balancer] = (),

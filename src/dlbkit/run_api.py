@@ -18,7 +18,7 @@ import numpy as np
 from .balancers.base import Balancer, ChunkingBalancer, MigrationBalancer, RepartitionBalancer
 from .balancers.registry import resolve
 from .errors import ConfigError
-from .model import metrics as _metrics
+from .results import Result
 from .model.platform import Platform
 from .runtime.backends import BACKENDS
 from .runtime.emulation import Emulation
@@ -43,38 +43,20 @@ DEFAULT_SPMD_BALANCER = "dlah"
 DEFAULT_WINDOW = 10
 
 
-class RunResult:
-    """A real run: ``results`` in input order, its ``trace`` and ``metrics`` (as for a simulation)."""
+class RunResult(Result):
+    """A real run: ``results`` in input order, its ``trace`` and ``metrics`` (as for a simulation:
+    :class:`~dlbkit.results.Result`, whose plot methods and ``save`` it has)."""
 
-    def __init__(self, results: list, trace, balancer: Balancer):
+    def __init__(self, results: Any, trace, balancer: Balancer | None):
+        super().__init__(trace, balancer)
         self.results = results
-        self.trace = trace
-        self.balancer = balancer
-        self.metrics = _metrics.compute(trace)
-
-    @property
-    def makespan(self) -> float:
-        return self.metrics["makespan"]
-
-    def plot_gantt(self, ax=None, **kw):
-        from .plots import gantt
-        return gantt(self.trace, ax=ax, **kw)
-
-    def plot_work(self, ax=None, **kw):
-        from .plots import work_over_time
-        return work_over_time(self.trace, ax=ax, **kw)
-
-    def save(self, path: str | Path) -> Path:
-        """Record the run (for ``dlbkit replay``)."""
-        from .runtime.record import save_trace
-        return save_trace(self.trace, path)
 
 
 class TreeResult(RunResult):
     """A real tree run: ``value`` (the combined result), ``bound`` (the best bound, or None without
     branch and bound), ``tasks`` (tasks expanded), its ``trace`` and ``metrics``.
 
-    Trace rows (``trace.chunk_table()``) are **busy stretches**: one row per run of tasks a worker
+    Trace rows (``trace.intervals()``) are **busy stretches**: one row per run of tasks a worker
     expanded without going idle: ``worker``; ``first``, the worker's count of tasks expanded before
     the stretch (a worker's rows tile 0..its total); ``count``, the tasks expanded in it; ``t_ask``,
     when the worker became ready or ran dry before it (it then asked for work); ``t_start`` and
@@ -99,7 +81,7 @@ class SpmdResult(RunResult):
     """A real SPMD run: ``domain`` (the final field, boundary rows included), its ``trace`` and
     ``metrics``; ``rows`` (interior rows per worker at the end) and ``transfers``.
 
-    Trace rows (``trace.chunk_table()``) are **iterations**: one row per worker and iteration,
+    Trace rows (``trace.intervals()``) are **iterations**: one row per worker and iteration,
     ``round`` = the iteration, ``first``/``count`` = the worker's first interior row and rows owned,
     ``t_ask`` = when its halos were sent, ``t_start``/``t_end`` = when its step began and ended
     (the end includes the emulated stretch), in seconds since the run began. ``trace.meta`` holds
@@ -121,20 +103,14 @@ class SpmdResult(RunResult):
         return list(self.trace.meta.get("transfers", []))
 
     def plot_loads(self, axes=None):
-        """Loop time (s) and rows per worker against the iteration, on two axes (matplotlib)."""
+        """Loop time (s) and rows per worker against the iteration, on two axes: :meth:`plot_loop_times`
+        and :meth:`plot_points` (matplotlib); returns the axes."""
         import matplotlib.pyplot as plt
 
         if axes is None:
             _, axes = plt.subplots(2, 1, sharex=True, figsize=(7, 5))
-        ct = self.trace.chunk_table()
-        for w in range(self.trace.n_workers):
-            m = ct["worker"] == w
-            axes[0].plot(ct["round"][m], ct["t_end"][m] - ct["t_start"][m], lw=0.8, label=f"worker {w}")
-            axes[1].step(ct["round"][m], ct["count"][m], where="post", label=f"worker {w}")
-        axes[0].set_ylabel("loop time (s)")
-        axes[1].set_ylabel("rows owned")
-        axes[1].set_xlabel("iteration")
-        axes[0].legend(fontsize="small")
+        self.plot_loop_times(ax=axes[0])
+        self.plot_points(ax=axes[1])
         return axes
 
 

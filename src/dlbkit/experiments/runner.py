@@ -26,7 +26,6 @@ from ..api import simulate
 from ..errors import ConfigError
 from ..model.metrics import METRICS
 from ..model.trace import Trace
-from ..model.spmd_trace import SpmdTrace
 from .spec import Experiment, RunSpec
 
 __all__ = ["Sweep", "run_sweep", "columns", "read_results", "RESULTS_FILE"]
@@ -49,7 +48,7 @@ class Sweep:
     """The outcome of :func:`run_sweep`.
 
     *rows*: the latest row of every run of the experiment that has one, in the experiment's order
-    (typed: numbers as numbers); *traces*: the Trace (an SpmdTrace for an SPMD workload) of repetition 0
+    (typed: numbers as numbers); *traces*: the Trace of repetition 0
     per (label, grid point text).
     *ran* runs were executed now, *skipped* were already in results.csv.
     """
@@ -57,7 +56,7 @@ class Sweep:
     experiment: Experiment
     out_dir: Path
     rows: list[dict]
-    traces: dict[tuple[str, str], Trace | SpmdTrace] = field(default_factory=dict)
+    traces: dict[tuple[str, str], Trace] = field(default_factory=dict)
     ran: int = 0
     skipped: int = 0
     wall_s: float = 0.0

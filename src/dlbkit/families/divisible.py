@@ -68,8 +68,8 @@ def describe(w: Divisible) -> str:
 def figures(trace, run: str) -> dict:
     """A Gantt chart and the work done per worker over time."""
     from ..plots import gantt, work_over_time
-    end = float(max(trace.t_end)) if trace.t_end else 0.0
-    return {"gantt": gantt(trace, title=f"Gantt chart: {run} (seed {trace.seed}), {trace.n_chunks} chunks, "
+    end = trace.makespan
+    return {"gantt": gantt(trace, title=f"Gantt chart: {run} (seed {trace.seed}), {trace.n_intervals} chunks, "
                                         f"makespan {end:.4g} s"),
             "work": work_over_time(trace, title=f"Work done per worker: {run}")}
 

@@ -10,7 +10,8 @@ from ..model.platform import Platform
 from ..model.spmd import Spmd, hnow_from_platform, spmd_from_dict
 from ..model.view import SpmdView
 from ..sim.spmd import DEFAULT_WINDOW
-from ..sim.spmd_platform import simulate_spmd_platform, spmd_metrics
+from ..model.spmd_metrics import metrics as spmd_metrics
+from ..sim.spmd_platform import simulate_spmd_platform
 from .registry import Engine, Family, register
 
 __all__ = ["FAMILY", "describe"]
@@ -48,7 +49,7 @@ def figures(trace, run: str) -> dict:
     return {"looptime": spmd_loop_times(trace, title=f"Loop time per workstation: {run} (seed {trace.seed}), "
                                                      f"makespan {trace.makespan:.4g} s"),
             "points": spmd_points(trace, title=f"Data points per workstation: {run}, "
-                                               f"{trace.dp_exchanged:,} DP moved")}
+                                               f"{trace.moved:,} DP moved")}
 
 
 FAMILY = register(Family(

@@ -71,9 +71,9 @@ def lower_bound(trace: Trace) -> float:
 
 def worker_loads(trace: Trace) -> dict[str, np.ndarray]:
     """Per worker: items done, busy seconds, finish time (last completion, 0 if never used)."""
-    P = trace.n_workers
-    ct = trace.chunk_table()
-    w = ct["worker"]
+    P = trace.n_nodes
+    ct = trace.intervals()
+    w = ct["node"]
     items = np.bincount(w, weights=ct["count"], minlength=P)
     busy = np.bincount(w, weights=ct["t_end"] - ct["t_start"], minlength=P)
     finish = np.zeros(P)
@@ -99,7 +99,7 @@ def rounds_to_balance(trace: Trace, tolerance: float = BALANCE_TOLERANCE) -> flo
 
 def compute(trace: Trace) -> dict[str, float]:
     """Every metric of METRICS for one run."""
-    makespan = float(max(trace.t_end)) if trace.t_end else 0.0
+    makespan = trace.makespan
     bound = lower_bound(trace)
     loads = worker_loads(trace)
     finish = loads["finish"]
@@ -109,8 +109,8 @@ def compute(trace: Trace) -> dict[str, float]:
         "lower_bound": bound,
         "efficiency": bound / makespan if makespan > 0 else math.nan,
         "imbalance": float(finish.max() / mean_finish) if mean_finish > 0 else math.nan,
-        "idle_share": 1.0 - float(loads["busy"].sum()) / (trace.n_workers * makespan) if makespan > 0 else math.nan,
-        "chunks": float(trace.n_chunks),
+        "idle_share": 1.0 - float(loads["busy"].sum()) / (trace.n_nodes * makespan) if makespan > 0 else math.nan,
+        "chunks": float(trace.n_intervals),
         "messages": float(trace.messages),
         "bytes": float(trace.bytes),
         "rounds_to_balance": rounds_to_balance(trace),

@@ -1,21 +1,23 @@
-"""The record of one pipelined-SPMD run (:func:`dlbkit.sim.spmd.simulate_spmd`).
+"""The SPMD family's record in the one :class:`~dlbkit.model.trace.Trace` (:func:`spmd_trace`).
 
-Per loop and workstation (numpy arrays of shape loops × P): ``loop_time``, the workstation's own
+Per loop and node (``trace.series``, numpy arrays of shape loops × P): ``loop_time``, the node's own
 busy seconds in that loop (compute + swap + boundary communication + any transfer it sent or
 received; 000's loop time L_i, see the note §5.6 for why it is not wall-clock); ``points``, the DP it
-held. Every transfer is a row (loop, src, dst, dp): decided at the end of ``loop``, its DP are
-computed by ``dst`` from loop + 1 on and its cost is paid by both ends in loop + 1. ``steps[i]``
-counts the balancing actions workstation i initiated (decisions that moved DP), ``decisions[i]``
-every time its balancer was asked.
+held. Every transfer is a row (loop, time, src, dst, dp): decided at the end of ``loop``, its DP are
+computed by ``dst`` from loop + 1 on and its cost is paid by both ends in loop + 1.
+``meta["steps"][i]`` counts the balancing actions node i initiated (decisions that moved DP),
+``meta["decided"][i]`` every time its balancer was asked.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-__all__ = ["SpmdTrace", "pipeline_finish_times"]
+from .trace import Trace
+
+__all__ = ["spmd_trace", "pipeline_finish_times", "loops", "finish_times", "eq41_time", "ownership"]
 
 
 def pipeline_finish_times(loop_time: np.ndarray, layout: str) -> np.ndarray:
@@ -45,54 +47,62 @@ def pipeline_finish_times(loop_time: np.ndarray, layout: str) -> np.ndarray:
     return out
 
 
-@dataclass
-class SpmdTrace:
-    """What happened in one pipelined-SPMD run; metrics in :mod:`dlbkit.sim.spmd_metrics`."""
+def spmd_trace(*, layout: str, window: int, loop_time: np.ndarray, points: np.ndarray, starts: np.ndarray,
+               transfers: list[tuple[int, int, int, int]], steps: np.ndarray | None = None,
+               decided: np.ndarray | None = None, finish: np.ndarray | None = None, balancer: str = "",
+               seed: Any = None, source: str = "sim", **meta: Any) -> Trace:
+    """The :class:`~dlbkit.model.trace.Trace` of an SPMD run from its per-loop arrays (loops × P).
 
-    n_nodes: int
-    layout: str
-    window: int
-    loop_time: np.ndarray  # (loops, P) busy seconds
-    points: np.ndarray  # (loops, P) DP held during each loop
-    steps: np.ndarray  # (P,) balancing actions initiated (decisions that moved DP)
-    decisions: np.ndarray  # (P,) times the balancer decided for the node (central: node -1 not counted)
-    starts: np.ndarray  # (loops, P) first DP offset of every block (see :meth:`ownership`)
-    transfers: list[tuple[int, int, int, int]] = field(default_factory=list)  # (loop, src, dst, dp)
-    balancer: str = ""
-    seed: object = None
-    meta: dict = field(default_factory=dict)
+    Every loop of every node is an interval: ``first`` its block's first DP offset (``starts``),
+    ``count`` the DP it held (``points``), ``t_end`` when it ended (*finish*; by default the pipeline
+    of :func:`pipeline_finish_times`) and ``t_start`` = ``t_end`` − ``loop_time``, ``round`` the loop.
+    ``series`` keeps ``loop_time``, ``points`` and ``starts``; every transfer ``(loop, src, dst, dp)`` is
+    a transfer row ``(loop, time, src, dst, dp)``, *time* the end of that loop on the sender (where it
+    was decided); ``meta`` has ``layout``, ``window``, ``steps`` and ``decided`` (per node: balancing actions
+    initiated, and times its balancer was asked) and anything else given.
+    """
+    loop_time = np.asarray(loop_time, dtype=float)
+    loops, P = loop_time.shape if loop_time.ndim == 2 else (0, len(steps) if steps is not None else 0)
+    if finish is None:
+        finish = pipeline_finish_times(loop_time, layout)
+    tr = Trace(P, list(range(P)), balancer=balancer, seed=seed, source=source, family="spmd")
+    if loops:
+        tr.node = np.tile(np.arange(P, dtype=np.int64), loops)
+        tr.first = np.asarray(starts, dtype=np.int64).ravel()
+        tr.count = np.asarray(points, dtype=np.int64).ravel()
+        tr.t_end = np.asarray(finish, dtype=float).ravel()
+        tr.t_start = tr.t_end - loop_time.ravel()
+        tr.t_ask = tr.t_start
+        tr.round_of = np.repeat(np.arange(loops, dtype=np.int64), P)
+    tr.series = {"loop_time": loop_time, "points": np.asarray(points), "starts": np.asarray(starts)}
+    # a transfer's time: when the sender finished the loop at whose end it was decided
+    tr.transfers = [(int(k), float(finish[k, src]), int(src), int(dst), int(dp)) for k, src, dst, dp in transfers]
+    tr.meta.update(layout=layout, window=int(window),
+                   steps=np.zeros(P, dtype=np.int64) if steps is None else np.asarray(steps),
+                   decided=np.zeros(P, dtype=np.int64) if decided is None else np.asarray(decided), **meta)
+    return tr
 
-    @property
-    def loops(self) -> int:
-        return int(self.loop_time.shape[0])
 
-    def transfer_table(self) -> dict[str, np.ndarray]:
-        cols = list(zip(*self.transfers)) if self.transfers else [[], [], [], []]
-        return {name: np.asarray(col, dtype=np.int64) for name, col in zip(("loop", "src", "dst", "dp"), cols)}
+def loops(trace: Trace) -> int:
+    """Loops an SPMD trace holds."""
+    return int(trace.series["loop_time"].shape[0])
 
-    @property
-    def dp_exchanged(self) -> int:
-        """Total DP moved by balancing (000's "load exchange")."""
-        return int(sum(t[3] for t in self.transfers))
 
-    def finish_times(self) -> np.ndarray:
-        """Wall-clock end of every loop on every workstation (see :func:`pipeline_finish_times`)."""
-        return pipeline_finish_times(self.loop_time, self.layout)
+def finish_times(trace: Trace) -> np.ndarray:
+    """Wall-clock end of every loop on every node (loops × P): the intervals' ends."""
+    return np.asarray(trace.t_end, dtype=float).reshape(loops(trace), trace.n_nodes)
 
-    @property
-    def makespan(self) -> float:
-        """Wall-clock time until every workstation has finished its last loop (pipelined)."""
-        return float(self.finish_times()[-1].max()) if self.loops else 0.0
 
-    @property
-    def eq41_time(self) -> float:
-        """000's eq 4.1: Σ over loops of the slowest workstation's loop time (a barrier after every loop)."""
-        return float(self.loop_time.max(axis=1).sum()) if self.loops else 0.0
+def eq41_time(trace: Trace) -> float:
+    """000's eq 4.1: Σ over loops of the slowest node's loop time (a barrier after every loop)."""
+    lt = trace.series["loop_time"]
+    return float(lt.max(axis=1).sum()) if len(lt) else 0.0
 
-    def ownership(self, loop: int) -> np.ndarray:
-        """Block start offsets of every workstation during *loop* (node 0 starts where it started).
 
-        Blocks are contiguous and in node order; on a ring offsets are modulo the domain size and
-        node 0's start moves when the wrap-around pair (P−1, 0) exchanges DP.
-        """
-        return self.starts[loop]
+def ownership(trace: Trace, loop: int) -> np.ndarray:
+    """Block start offsets of every node during *loop* (node 0 starts where it started).
+
+    Blocks are contiguous and in node order; on a ring offsets are modulo the domain size and node 0's
+    start moves when the wrap-around pair (P−1, 0) exchanges DP.
+    """
+    return trace.series["starts"][loop]

@@ -1,6 +1,6 @@
 """Reproduction of Osman (000, 2003): the ranked claims R1–R15 of notes/000_osman.md §7.3.
 
-R1–R5, R8 and R15 check the closed forms (:mod:`dlbkit.balancers.repartition.bounds`,
+R1–R5, R8 and R15 check the closed forms (:mod:`dlbkit.model.spmd_bounds`,
 :mod:`~dlbkit.balancers.repartition.hnow_cost`); R6, R7 and R9–R14 run the pipelined-SPMD simulator
 (:func:`dlbkit.sim.spmd.simulate_spmd`) with the repartition balancers from the registry ("dlah",
 "homogeneous-diffusion", "processor-only"). ``python -m dlbkit.reproduce.osman2003`` prints the table.
@@ -11,7 +11,7 @@ misses is reported with ok = False and the measured value.
 
 Steps and DP are counted as 000 defines its measures (§6.3.4.2): "the number of steps required to
 reach steady state from an imbalanced state" and the "extra data points exchanged to reach steady
-state" (:func:`~dlbkit.sim.spmd_metrics.steps_to_steady`, :func:`~dlbkit.sim.spmd_metrics.dp_to_steady`:
+state" (:func:`~dlbkit.model.spmd_metrics.steps_to_steady`, :func:`~dlbkit.model.spmd_metrics.dp_to_steady`:
 a workstation's actions until its neighbourhood first stays quiet for QUIET_WINDOWS windows). The
 counts over the whole run, which also hold later re-triggers by noise, are printed next to them.
 """
@@ -25,14 +25,14 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from ..balancers.registry import make
-from ..balancers.repartition import bounds
+from ..model import spmd_bounds as bounds
 from ..balancers.repartition.hnow_cost import NORMAL, classify, local_average
 from ..model.availability import Pulse
 from ..model.hnow import BANDWIDTH, BOUNDARY, LATENCY, MEMORY, PP, WORKLOAD, Hnow, Workstation
 from ..model.view import SpmdView
 from ..sim.spmd import DEFAULT_WINDOW, simulate_spmd
 from ..sim.spmd_experiment import run_many
-from ..sim.spmd_metrics import confidence, dp_to_steady, steps_to_steady
+from ..model.spmd_metrics import confidence, dp_to_steady, steps_to_steady
 from . import Claim, format_claims
 
 __all__ = ["claims", "e11_scenario", "cpu_scenario", "cpu_uniform_scenario", "network_scenario",
@@ -130,18 +130,18 @@ def _steps_dp(trace) -> tuple[int, int, int, int]:
     steps = (steps_to_steady(trace, since=E11_START, until=E11_END).sum()
              + steps_to_steady(trace, since=E11_END).sum())
     dp = dp_to_steady(trace, since=E11_START, until=E11_END) + dp_to_steady(trace, since=E11_END)
-    return int(steps), int(dp), int(trace.steps.sum()), trace.dp_exchanged
+    return int(steps), int(dp), int(trace.meta["steps"].sum()), trace.moved
 
 
 def _steps_per_ws(trace) -> tuple[list[int], list[int]]:
     """Per WS: steps to steady state, then steps in the whole run."""
-    return steps_to_steady(trace).tolist(), trace.steps.tolist()
+    return steps_to_steady(trace).tolist(), trace.meta["steps"].tolist()
 
 
 def _sweep_steps(trace) -> tuple[int, int, int, int]:
     """R13: steps to steady state summed over the WS, WS[0]'s own; the same over the whole run."""
     s = steps_to_steady(trace)
-    return int(s.sum()), int(s[0]), int(trace.steps.sum()), int(trace.steps[0])
+    return int(s.sum()), int(s[0]), int(trace.meta["steps"].sum()), int(trace.meta["steps"][0])
 
 
 def _pooled(results) -> np.ndarray:
@@ -265,7 +265,7 @@ def _r6() -> Claim:
     speeds = [PP, 0.5 * PP, 2 * PP, 0.8 * PP, 1.3 * PP, 0.25 * PP, PP, 3 * PP, 0.9 * PP, 1.1 * PP]
     h = Hnow(tuple(Workstation(speed=s) for s in speeds))
     tr = simulate_spmd(h, None, loops=LOOPS, noise=0.0)
-    expect = LOOPS * float(tr.loop_time[0].max())
+    expect = LOOPS * float(tr.series["loop_time"][0].max())
     err = abs(tr.makespan - expect) / expect
     return _claim(f"R6 §8.1 / eq 4.1: deterministic run (10 WS ring, speeds 0.25–3 PP, no noise, no balancing, "
                   f"{LOOPS} loops): pipelined makespan vs loops × slowest loop time",
@@ -276,7 +276,7 @@ def _r6() -> Claim:
 def _r7() -> Claim:
     tr = simulate_spmd(Hnow.homogeneous(10), None, loops=1, noise=0.0)
     expect = WORKLOAD / PP + 2 * (LATENCY + BOUNDARY / BANDWIDTH)
-    got = float(tr.loop_time[0, 0])
+    got = float(tr.series["loop_time"][0, 0])
     return _claim("R7 Table 8.1 defaults: one loop = 9.8e6/1e5 s + 2 × (1 ms + 200,000/1e7 s)",
                   "≈ 98.04 s (note §7.1)",
                   round(got, 9), "exact (98.042 s, 1e-12 rel)", abs(got - expect) <= 1e-12 * expect and
@@ -496,7 +496,7 @@ def _r13() -> list[Claim]:
 
 # --- R14: bouncing ------------------------------------------------------------------------------------------
 def _reversals(transfers) -> int:
-    dirs = [(s, d) for _, s, d, _ in transfers]
+    dirs = [(s, d) for _, _, s, d, _ in transfers]
     return sum(1 for a, b in zip(dirs, dirs[1:]) if a != b)
 
 

@@ -52,9 +52,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..errors import ConfigError
 from ..model.availability import Piecewise, Recorded
-from ..model.trace import CHUNK_COLUMNS, ROUND_COLUMNS, Trace
+from ..model.trace import Trace
 
 __all__ = ["save_trace", "load_trace", "trace_to_dict", "trace_from_dict", "FORMAT", "FORMAT_VERSION"]
 
@@ -64,6 +66,12 @@ FORMAT_VERSION = 1
 #: meta keys stored in their own fields of the file (everything else goes to "meta")
 _OWN_META = ("item_cost", "faults", "balancer_params", "backend", "mechanism")
 _INT_CHUNK = ("worker", "first", "count", "round")
+#: the file's chunk columns (format version 1: its words, kept so that older recordings load) and the
+#: Trace's interval attribute each one holds
+_FILE_COLUMNS = {"worker": "node", "first": "first", "count": "count", "t_ask": "t_ask", "t_start": "t_start",
+                 "t_end": "t_end", "round": "round_of"}
+#: the file's round columns (the Trace's ROUND_COLUMNS, with the file's word for the node)
+_FILE_ROUND_COLUMNS = ("round", "worker", "count", "t_send", "send_time", "calc_time", "exe_time")
 
 
 # --- writing --------------------------------------------------------------------------------------
@@ -101,17 +109,17 @@ def trace_to_dict(trace: Trace) -> dict:
     version = getattr(sys.modules.get(__name__.split(".")[0]), "__version__", None)
     meta = dict(trace.meta)
     until = max([float(trace.end_time)] + [float(t) for t in trace.t_end])
-    speeds = list(trace.speeds) or [1.0] * trace.n_workers
-    avail = list(trace.availability) or [None] * trace.n_workers
+    speeds = list(trace.speeds) or [1.0] * trace.n_nodes
+    avail = list(trace.availability) or [None] * trace.n_nodes
     workers = [{"speed": float(s),
                 "availability": _availability_pieces(a, until) if a is not None else {"times": [0.0], "levels": [1.0]}}
                for s, a in zip(speeds, avail)]
-    n = trace.n_chunks
+    n = trace.n_intervals
     round_of = list(trace.round_of) if len(trace.round_of) == n else [-1] * n
-    chunks = {c: [int(x) for x in (round_of if c == "round" else getattr(trace, c))] if c in _INT_CHUNK
-              else [float(x) for x in getattr(trace, c)] for c in CHUNK_COLUMNS}
-    rounds = {k: _plain(list(v)) for k, v in zip(ROUND_COLUMNS, zip(*trace.rounds))} if trace.rounds \
-        else {k: [] for k in ROUND_COLUMNS}
+    chunks = {c: [int(x) for x in (round_of if c == "round" else getattr(trace, a))] if c in _INT_CHUNK
+              else [float(x) for x in getattr(trace, a)] for c, a in _FILE_COLUMNS.items()}
+    rounds = {k: _plain(list(v)) for k, v in zip(_FILE_ROUND_COLUMNS, zip(*trace.rounds))} if trace.rounds \
+        else {k: [] for k in _FILE_ROUND_COLUMNS}
     costs = meta.get("item_cost")
     faults = [{"worker": int(w), "first": int(f), "count": int(c), "time": float(t)}
               for w, f, c, t in meta.get("faults", [])]
@@ -120,12 +128,13 @@ def trace_to_dict(trace: Trace) -> dict:
         "version": FORMAT_VERSION,
         "dlbkit": version,
         "source": trace.source,
+        "family": trace.family,
         "backend": meta.get("backend"),
         "mechanism": meta.get("mechanism"),
         "balancer": {"name": trace.balancer, "params": _plain(meta.get("balancer_params", {}))},
         "seed": _plain(trace.seed),
-        "n_workers": int(trace.n_workers),
-        "worker_nodes": [int(x) for x in trace.worker_nodes],
+        "n_workers": int(trace.n_nodes),
+        "worker_nodes": [int(x) for x in trace.node_of],
         "workers": workers,
         "chunks": chunks,
         "rounds": rounds,
@@ -134,6 +143,8 @@ def trace_to_dict(trace: Trace) -> dict:
         "totals": {"messages": int(trace.messages), "bytes": float(trace.bytes), "events": int(trace.events),
                    "end_time": float(trace.end_time), "total_work": float(trace.total_work),
                    "max_item": float(trace.max_item)},
+        "series": {k: _plain(v) for k, v in trace.series.items()},
+        "transfers": _plain(trace.transfers),
         "meta": _plain({k: v for k, v in meta.items() if k not in _OWN_META}),
     }
 
@@ -244,7 +255,7 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
     chunks = ck.table(ck.get(d, "chunks", "chunks"), "chunks")
     cols: dict[str, list] = {}
     n = None
-    for c in CHUNK_COLUMNS:
+    for c in _FILE_COLUMNS:
         f = f"chunks.{c}"
         col = ck.array(ck.get(chunks, c, f), f, n)
         n = len(col)
@@ -265,14 +276,14 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
 
     rounds_d = ck.table(d.get("rounds", {}), "rounds")
     rounds: list[tuple] = []
-    if any(rounds_d.get(k) for k in ROUND_COLUMNS):
+    if any(rounds_d.get(k) for k in _FILE_ROUND_COLUMNS):
         rcols = []
         m = None
-        for k in ROUND_COLUMNS:
+        for k in _FILE_ROUND_COLUMNS:
             col = ck.array(ck.get(rounds_d, k, f"rounds.{k}"), f"rounds.{k}", m)
             m = len(col)
             rcols.append([ck.number(x, f"rounds.{k}[{j}]") for j, x in enumerate(col)])
-        rounds = [tuple(int(v) if k in ("round", "worker", "count") else v for k, v in zip(ROUND_COLUMNS, row))
+        rounds = [tuple(int(v) if k in ("round", "worker", "count") else v for k, v in zip(_FILE_ROUND_COLUMNS, row))
                   for row in zip(*rcols)]
 
     bal = ck.table(ck.get(d, "balancer", "balancer"), "balancer")
@@ -319,8 +330,18 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
     if costs is not None:
         meta["item_cost"] = costs
 
-    return Trace(P, nodes, balancer=name, seed=seed, source=source,
-                 worker=cols["worker"], first=cols["first"], count=cols["count"], t_ask=cols["t_ask"],
+    family = d.get("family", "divisible")  # files written before traces named their family: loops
+    if not isinstance(family, str):
+        ck.fail("family", family, "a workload family's name")
+    series = {k: np.asarray(v) for k, v in ck.table(d.get("series", {}), "series").items()}
+    transfers = [tuple(float(x) if j == 1 else int(x) for j, x in enumerate(row))
+                 for row in ck.array(d.get("transfers", []), "transfers")]
+    for k in ("steps", "decided"):  # the SPMD family's per-node counts
+        if k in meta:
+            meta[k] = np.asarray(meta[k])
+    return Trace(P, nodes, balancer=name, seed=seed, source=source, family=family, series=series,
+                 transfers=transfers,
+                 node=cols["worker"], first=cols["first"], count=cols["count"], t_ask=cols["t_ask"],
                  t_start=cols["t_start"], t_end=cols["t_end"], round_of=cols["round"], rounds=rounds,
                  messages=tot["messages"], bytes=tot["bytes"], events=tot["events"], end_time=tot["end_time"],
                  speeds=speeds, availability=avail, total_work=tot["total_work"], max_item=tot["max_item"],

@@ -162,7 +162,7 @@ def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workloa
     decide = balancer.chunk
     tol = SIMULTANEITY_TOLERANCE
     # columns of the trace, bound locally for the hot loop
-    T_w, T_first, T_count, T_start, T_end = trace.worker, trace.first, trace.count, trace.t_start, trace.t_end
+    T_w, T_first, T_count, T_start, T_end = trace.node, trace.first, trace.count, trace.t_start, trace.t_end
     measure = balancer.reads_measurements
     items_done, chunks_done, compute_time = view.items_done, view.chunks_done, view.compute_time
     sq_time, overhead_time, last_chunk = view.sq_item_time, view.overhead_time, view.last_chunk
@@ -316,7 +316,7 @@ def _rounds(run: _Run, balancer, seed, overhead, request_bytes, workload, t0) ->
             back = t_end + run.latency[w] + n * workload.bytes_out * run.inv_bw[w]
             exe[w], calc[w], send[w] = back - s, t_end - arrive, e - s
             round_end = max(round_end, back)
-            trace.add_chunk(w, first, n, t, arrive, t_end, rnd)
+            trace.add_interval(w, first, n, t, arrive, t_end, rnd)
             trace.rounds.append((rnd, w, n, s, e - s, t_end - arrive, back - s))
             # measurements as the master learns them at the end of the round
             view.items_done[w] += n

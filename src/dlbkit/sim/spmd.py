@@ -41,7 +41,8 @@ from ..balancers.base import RepartitionBalancer, Transfer
 from ..errors import ConfigError, DlbkitError
 from ..model.hnow import Hnow, levels_on_loops
 from ..model.view import SpmdView
-from ..model.spmd_trace import SpmdTrace
+from ..model.spmd_trace import spmd_trace
+from ..model.trace import Trace
 
 __all__ = ["simulate_spmd", "DEFAULT_WINDOW"]
 
@@ -105,14 +106,14 @@ def _check_run(hnow, balancer, loops, window) -> None:
 
 
 def simulate_spmd(hnow: Hnow, balancer: RepartitionBalancer | None, *, loops: int,
-                  window: int = DEFAULT_WINDOW, seed=0, noise: float | None = None) -> SpmdTrace:
+                  window: int = DEFAULT_WINDOW, seed=0, noise: float | None = None) -> Trace:
     """Run *loops* loops of a pipelined SPMD application on *hnow*, balanced by *balancer*.
 
     *balancer*: a :class:`~dlbkit.balancers.base.RepartitionBalancer` (e.g.
     ``registry.make("dlah")``) or None for no balancing. *window*: loops per measurement window
     (:data:`DEFAULT_WINDOW`). *seed*: anything :class:`numpy.random.SeedSequence` accepts; the same
     seed gives the same trace. *noise* overrides ``hnow.noise`` (0: deterministic loop times).
-    Returns a :class:`~dlbkit.model.spmd_trace.SpmdTrace`. Raise :exc:`~dlbkit.errors.ConfigError`
+    Returns a the run's :class:`~dlbkit.model.trace.Trace` (:func:`~dlbkit.model.spmd_trace.spmd_trace`). Raise :exc:`~dlbkit.errors.ConfigError`
     for bad arguments, :exc:`~dlbkit.errors.DlbkitError` if the balancer returns a transfer between
     non-neighbours or of a negative amount.
     """
@@ -151,7 +152,7 @@ class _Engine:
                              speeds=[w.speed for w in hnow.workstations])
 
     # --- the loop ---------------------------------------------------------------------------------
-    def run(self) -> SpmdTrace:
+    def run(self) -> Trace:
         b = self.balancer
         if b is not None:
             b.start(self.view, self.m.rng_balancer)
@@ -163,9 +164,10 @@ class _Engine:
             if end - 1 == nxt:
                 self._decision_point(nxt)
             a = end
-        return SpmdTrace(self.m.P, self.hnow.layout, w, self.loop_time, self.points, self.steps, self.decisions,
-                         self.starts_rec, self.transfers, balancer=getattr(b, "name", "none") if b else "none",
-                         seed=self.seed, meta={"total_points": self.total, "hnow": self.hnow.name})
+        return spmd_trace(layout=self.hnow.layout, window=w, loop_time=self.loop_time, points=self.points,
+                          starts=self.starts_rec, transfers=self.transfers, steps=self.steps, decided=self.decisions,
+                          balancer=getattr(b, "name", "none") if b else "none", seed=self.seed,
+                          total_points=self.total, hnow=self.hnow.name)
 
     def _segment(self, a: int, b: int) -> None:
         """Loop times of loops [a, b), during which no workstation's DP change."""

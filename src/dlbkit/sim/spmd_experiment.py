@@ -19,7 +19,7 @@ import numpy as np
 
 from ..model.hnow import Hnow
 from .spmd import DEFAULT_WINDOW, simulate_spmd
-from .spmd_metrics import summary
+from ..model.spmd_metrics import summary
 
 __all__ = ["run_many", "run_one"]
 

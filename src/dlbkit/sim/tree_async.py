@@ -332,7 +332,7 @@ class _Run:
                    speeds=list(self.speeds), availability=self.availability, total_work=self.work,
                    max_item=self.max_cost)
         w, first, count, ask, start, end = self.rows
-        tr.worker, tr.first, tr.count = w, first, count
+        tr.node, tr.first, tr.count = w, first, count
         tr.t_ask, tr.t_start, tr.t_end = ([sec(x) for x in col] for col in (ask, start, end))
         tr.round_of = [-1] * len(w)
         tr.events, tr.messages, tr.bytes = self.events, self.messages, self.bytes

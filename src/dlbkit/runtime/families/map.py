@@ -114,7 +114,7 @@ def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence
             item_cost[first:first + count] = times
             done += count
             _measure(view, w, count, t_start, t_end, t_ask, times)
-            trace.add_chunk(w, first, count, t_ask, t_start, t_end)
+            trace.add_interval(w, first, count, t_ask, t_start, t_end)
             if progress:
                 progress.update(done)
             if done < N:
@@ -139,7 +139,7 @@ def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence
     for w in range(P):
         transport.send(w, Stop())
     transport.stop()
-    n_chunks = len(trace.worker)
+    n_chunks = len(trace.node)
     trace.messages = messages + P
     trace.end_time = max(trace.t_end, default=0.0)
     trace.total_work = float(sum(item_cost))

@@ -44,6 +44,7 @@ Worker → coordinator:
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -116,9 +117,11 @@ class _Run:
         bw = LARGE if bandwidth is None else float(bandwidth)
         self.view = SpmdView(P, list(self.counts), [0.0] * P, [0.0] * P, [LARGE] * P, [0.0] * P, [bw] * P)
         self.trace = Trace(P, list(range(P)), balancer=balancer.name if balancer else "none", source=backend,
+                           family="spmd",
                            speeds=speeds,
                            availability=list(emulation.availability) if emulation else [Constant().realise()] * P)
         self.windows: list[dict] = []
+        self.decided = 0  # windows at whose end every node's rule was asked (distributed rules)
         self.transfers: list[tuple] = []
         if balancer is not None:
             balancer.start(self.view, rng)
@@ -185,7 +188,7 @@ class _Run:
         self.work += work
         self.win_busy[w] += t_end - t_start
         self.win_loops[w] += 1
-        self.trace.add_chunk(w, self.first_row(w), self.counts[w], self.sent_at[w], t_start, t_end, it)
+        self.trace.add_interval(w, self.first_row(w), self.counts[w], self.sent_at[w], t_start, t_end, it)
 
     def first_row(self, w: int) -> int:
         """Index of worker *w*'s first row among the interior rows."""
@@ -231,6 +234,8 @@ class _Run:
         self.windows.append({"loop": v.loop, "time": now, "points": list(v.points),
                              "loop_time": list(v.loop_time)})
         b = self.balancer
+        if not b.central:
+            self.decided += 1  # every node's rule is asked once per window
         decided = list(b.decide(v, -1)) if b.central else [t for i in range(self.P) for t in b.decide(v, i)]
         for tr in decided:
             self.move(tr)
@@ -273,9 +278,23 @@ class _Run:
         tr.end_time = self.now()
         tr.total_work = self.work
         tr.max_item = 0.0
-        tr.events = len(tr.worker)
+        tr.events = len(tr.node)
+        # the SPMD family's per-loop series, as the simulator records them (dlbkit.model.spmd_trace)
+        ct = tr.intervals()
+        shape = (self.iterations, self.P)
+        loop_time, points, starts = np.zeros(shape), np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64)
+        loop_time[ct["round"], ct["node"]] = ct["t_end"] - ct["t_start"]
+        points[ct["round"], ct["node"]] = ct["count"]
+        starts[ct["round"], ct["node"]] = ct["first"]
+        tr.series = {"loop_time": loop_time, "points": points, "starts": starts}
+        moved = [(it, src, dst, k) for it, src, dst, _asked, k in self.transfers if k > 0]
+        tr.transfers = [(it, math.nan, src, dst, k) for it, src, dst, k in moved]
+        steps = np.zeros(self.P, dtype=np.int64)
+        for it, src in {(it, src) for it, src, _dst, _k in moved}:
+            steps[src] += 1
         tr.meta.update(mechanism="spmd", backend=tr.source, iterations=self.iterations, halo=self.h,
-                       window=self.window, rows=int(len(domain_out) - 2 * self.h), final_rows=list(self.counts),
+                       window=self.window, layout="line", steps=steps, decided=np.full(self.P, self.decided),
+                       rows=int(len(domain_out) - 2 * self.h), final_rows=list(self.counts),
                        windows=self.windows, transfers=self.transfers,
                        balancer_params=self.balancer.get_params() if self.balancer else {})
         return tr

@@ -268,7 +268,7 @@ def _trace(finals: dict, P: int, balancer, spec: TreeSpec, emulation, counts: di
            best) -> Trace:
     """One chunk row per busy stretch: a run of tasks a worker expanded without going idle."""
     speeds = list(spec.speeds) or [1.0] * P
-    trace = Trace(P, list(range(P)), balancer=balancer.name, seed=spec.seed, source=backend, speeds=speeds,
+    trace = Trace(P, list(range(P)), balancer=balancer.name, seed=spec.seed, source=backend, family="tree", speeds=speeds,
                   availability=list(emulation.availability) if emulation else [Constant().realise()] * P)
     expanded = []
     work = 0.0
@@ -279,7 +279,7 @@ def _trace(finals: dict, P: int, balancer, spec: TreeSpec, emulation, counts: di
         work += wk
         max_task = max(max_task, mx)
         for first, count, t_ask, t_start, t_end in rows:
-            trace.add_chunk(w, first, count, t_ask, t_start, t_end)
+            trace.add_interval(w, first, count, t_ask, t_start, t_end)
     trace.messages = counts["messages"]
     trace.events = counts["messages"] + sum(expanded)
     trace.end_time = max(trace.t_end, default=0.0)
