@@ -19,25 +19,16 @@ def same(a: np.random.SeedSequence, b: np.random.SeedSequence) -> bool:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_divisible_layout_is_spawn_3_costs_availability_balancer(seed):
-    old = np.random.SeedSequence(seed).spawn(3)
-    s = streams(seed, DIVISIBLE)
-    for k, name in enumerate(("costs", "availability", "balancer")):
-        assert same(s.seq(name), old[k]), name
-
-
-@pytest.mark.parametrize("seed", SEEDS)
-def test_tree_layout_is_spawn_2_availability_balancer(seed):
-    old = np.random.SeedSequence(seed).spawn(2)
-    s = streams(seed, TREE)
-    assert same(s.seq("availability"), old[0]) and same(s.seq("balancer"), old[1])
-
-
-@pytest.mark.parametrize("seed", SEEDS)
-def test_spmd_layout_is_spawn_3_noise_availability_balancer(seed):
-    old = np.random.SeedSequence(seed).spawn(3)
-    s = streams(seed, SPMD)
-    for k, name in enumerate(("noise", "availability", "balancer")):
+@pytest.mark.parametrize("layout, old_names", [
+    (DIVISIBLE, ("costs", "availability", "balancer")),  # divisible: SeedSequence(seed).spawn(3)
+    (TREE, ("availability", "balancer")),  # tree_async: spawn(2)
+    (SPMD, ("noise", "availability", "balancer")),  # spmd: spawn(3)
+], ids=["divisible", "tree", "spmd"])
+def test_layout_is_the_engines_old_spawn(layout, old_names, seed):
+    old = np.random.SeedSequence(seed).spawn(len(old_names))
+    s = streams(seed, layout)
+    assert layout.names == old_names
+    for k, name in enumerate(old_names):
         assert same(s.seq(name), old[k]), name
 
 

@@ -16,9 +16,13 @@ with blocking sends that occupy it for ``bytes · (master_cost_per_byte / master
 master's own node gets its data without a message. ``broadcast_bytes`` of shared read-only data (004's
 INIT, e.g. the MxV vector) go to every worker, one blocking send after another, before any work.
 
-Only master-side events (a request or result arriving) go through the event heap: what a worker does
-between receiving a chunk and its next request touches no shared state, so the engine computes that
-chain directly and still counts its model events (reply delivered, chunk completed).
+Only master-side events (a request or result arriving) are queued: what a worker does between
+receiving a chunk and its next request touches no shared state, so the engine computes that chain
+directly and still counts its model events (reply delivered, chunk completed). The master's rule
+(:class:`_Master`) is a handler on the :class:`~dlbkit.sim.kernel.Kernel`; each request is scheduled
+with its worker index as rank, so the kernel's order (time, priority, rank, sequence) is M1's tie rule.
+The same rule runs inlined on a private heap for speed (M1's loop, the default; ``fast_path=False``
+selects the kernel), and both write the kernel's event log, which tests compare event for event.
 """
 
 from __future__ import annotations

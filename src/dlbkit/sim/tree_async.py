@@ -54,8 +54,9 @@ Model (the same kernel as the real runtime, :mod:`dlbkit.runtime.tree_worker`, 0
   tasks, kept incrementally); otherwise only the deciding node's own ``queue``/``updated_at`` are
   refreshed before each hook (``work`` stays 0): a rule that reads no loads needs no more.
 
-Order and time. Events are processed in time order and simultaneous events in the order they were
-scheduled (FIFO by a sequence number), which is benchmarks/MODELS.md's canonical order; at t = 0
+Order and time. The rules are handlers on a :class:`~dlbkit.sim.kernel.Kernel`, all at priority
+``NORMAL``: events are processed in time order and simultaneous events in the order they were
+scheduled (FIFO by the kernel's sequence number), which is benchmarks/MODELS.md's canonical order; at t = 0
 nodes start in index order (a node with work starts its task, then a node without work asks). Times
 are float seconds, and times closer than :data:`~dlbkit.sim.timebase.SIMULTANEITY_TOLERANCE` are
 the same instant; or, with *ticks_per_second*, exact integer ticks (every duration rounded to a
@@ -71,7 +72,7 @@ pushed, periodic orders); ``trace.messages``/``bytes`` count messages sent.
 Speed: when messages all take the same time (a complete graph and no per-task bytes) and the rule
 is receiver-initiated or none, with ``reads_loads`` False, the same semantics run in a specialised
 loop: messages are then delivered in the order they are sent, so they sit in a FIFO queue and only
-completions need a heap (*fast_path*; tests check it gives the general loop's trace).
+completions need a heap (*fast_path*; tests compare its event log with the kernel's, event for event).
 """
 
 from __future__ import annotations
