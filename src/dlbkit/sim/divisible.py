@@ -168,7 +168,8 @@ class _Master:
         self.N = workload.n_items
         self.costs = run.costs.tolist()
         self.cum = np.concatenate(([0.0], np.cumsum(run.costs))).tolist()
-        self.cum_sq = np.concatenate(([0.0], np.cumsum(run.costs * run.costs))).tolist()
+        # squared item costs only feed measurements (a rule that reads none skips them)
+        self.cum_sq = np.concatenate(([0.0], np.cumsum(run.costs * run.costs))).tolist() if self.measure else []
         self.speeds, self.avail, self.latency, self.rates = run.speeds, run.availability, run.latency, run.rates
         self.send_in = [workload.bytes_in * c for c in run.send_cost]  # master busy per item sent to w
         self.b_out = [workload.bytes_out * x for x in run.inv_bw]  # result transfer per item from w
@@ -246,18 +247,17 @@ def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workloa
         _fast_self_scheduling(m, log)
     else:
         _kernel_self_scheduling(m, log)
-    T_w, T_end, T_count = trace.worker, trace.t_end, trace.count
-    n_chunks = len(T_w)
+    n_chunks = len(trace.worker)
+    w_arr, end_arr = np.asarray(trace.worker, dtype=np.intp), np.asarray(trace.t_end, dtype=float)
     trace.round_of = [-1] * n_chunks
-    trace.t_ask = _ask_times(T_w, T_end)
+    trace.t_ask = _ask_times(w_arr, end_arr)
     # model events: requests delivered, replies delivered (work or STOP), chunks completed
     trace.events = 2 * m.served + n_chunks
     # balancing messages: a request and a reply per chunk, plus each worker's last request and STOP
     trace.messages = 2 * m.served
     trace.bytes = m.N * (workload.bytes_in + workload.bytes_out) + m.served * request_bytes
     if n_chunks:
-        w_arr = np.asarray(T_w)
-        back = np.asarray(T_end) + np.asarray(m.latency)[w_arr] + np.asarray(T_count) * np.asarray(m.b_out)[w_arr]
+        back = end_arr + np.asarray(m.latency)[w_arr] + np.asarray(trace.count) * np.asarray(m.b_out)[w_arr]
         trace.end_time = float(back.max())
     trace.meta["mechanism"] = "self-scheduling"
     return trace
@@ -302,8 +302,6 @@ def _fast_self_scheduling(m: _Master, log: list | None) -> None:
     next_item = 0
     remaining = m.N
     master_free = m.master_free
-    served = 0
-    row = 0  # next trace row
     batch: list = []
     while heap or batch:
         if batch:
@@ -312,10 +310,8 @@ def _fast_self_scheduling(m: _Master, log: list | None) -> None:
             t, w = heappop(heap)
             if heap and heap[0][0] <= t + tol:
                 # same instant up to round-off: the kernel's order (rank = worker index)
-                heappush(heap, (t, w))
-                batch = pop_instant(heap, tol, _WORKER)
+                batch = pop_instant(heap, tol, _WORKER, (t, w))
                 t, w = batch.pop()
-        served += 1  # a request delivered; the reply (work or STOP) is delivered too
         if extra:
             if log is not None:
                 log.append((t, NORMAL, w, w if pending[w] < 0 else P + pending[w], "on_request", (w,)))
@@ -342,23 +338,23 @@ def _fast_self_scheduling(m: _Master, log: list | None) -> None:
         rate = rates[w]
         # NOTE: costs.finish_time inlined for its constant-rate case
         t_end = t_start + work / rate if rate else finish_time(avail[w], t_start, work, speeds[w])
-        pending[w] = row
-        row += 1
+        if extra:
+            pending[w] = len(T_w)  # the row whose measurements travel with w's next request
         T_w.append(w)
         T_first.append(first)
         T_count.append(n)
         T_start.append(t_start)
         T_end.append(t_end)
         heappush(heap, (t_end + latency[w] + n * b_out[w] + req[w], w))
-    m.served = served
+    # requests delivered (each with its reply, work or STOP): one per chunk, and each worker's last
+    m.served = len(T_w) + P
 
 
-def _ask_times(workers: list[int], ends: list[float]) -> list[float]:
-    """When each chunk was asked for: the worker's previous completion (0 for its first chunk)."""
-    if not workers:
+def _ask_times(w: np.ndarray, e: np.ndarray) -> list[float]:
+    """When each chunk was asked for: the worker's previous completion (0 for its first chunk);
+    *w*, *e*: each chunk's worker and end time."""
+    if not len(w):
         return []
-    w = np.asarray(workers)
-    e = np.asarray(ends)
     order = np.argsort(w, kind="stable")  # each worker's chunks, in the order it did them
     ws, es = w[order], e[order]
     prev = np.concatenate(([0.0], es[:-1]))

@@ -80,11 +80,13 @@ class _Stop(Exception):
     """Raised by :meth:`Kernel.stop` inside a handler: ends :meth:`Kernel.run` after that event."""
 
 
-def pop_instant(heap: list, tolerance, order: Callable = _INSTANT_ORDER) -> list:
+def pop_instant(heap: list, tolerance, order: Callable = _INSTANT_ORDER, first: tuple | None = None) -> list:
     """Pop the events of *heap*'s next instant: its first event and every other one within
     *tolerance* of it, ordered by *order* (a key without the time) so that ``list.pop()`` gives the
-    one to run next. Shared by the kernel and the specialised loops, so all keep one tie rule."""
-    first = heappop(heap)
+    one to run next. *first*: the instant's first event, already popped. Shared by the kernel and
+    the specialised loops, so all keep one tie rule."""
+    if first is None:
+        first = heappop(heap)
     lim = first[0] + tolerance
     out = [first]
     while heap and heap[0][0] <= lim:
@@ -157,8 +159,7 @@ class Kernel:
         heap = self._heap
         ev = heappop(heap)
         if heap and heap[0][0] <= ev[0] + self.tolerance:
-            heappush(heap, ev)
-            batch[:] = pop_instant(heap, self.tolerance)
+            batch[:] = pop_instant(heap, self.tolerance, first=ev)
             ev = batch.pop()
         return ev
 
@@ -208,8 +209,7 @@ class Kernel:
                 else:
                     ev = heappop(heap)
                     if heap and heap[0][0] <= ev[0] + tol:
-                        heappush(heap, ev)
-                        batch[:] = pop_instant(heap, tol)
+                        batch[:] = pop_instant(heap, tol, first=ev)
                         ev = batch.pop()
                 t = ev[0]
                 if t >= until:
