@@ -194,9 +194,7 @@ class Kernel:
 
         Raise :exc:`~dlbkit.errors.ConfigError` if *until* is before ``now``.
         """
-        if until is None:
-            until = _INF
-        elif not until >= self.now:
+        if until is not None and not until >= self.now:
             raise ConfigError("until", until, f"a time not before the kernel's now ({self.now!r})")
         heap, batch, tol, log = self._heap, self._batch, self.tolerance, self.log
         n = 0
@@ -211,17 +209,16 @@ class Kernel:
                     if heap and heap[0][0] <= ev[0] + tol:
                         batch[:] = pop_instant(heap, tol, first=ev)
                         ev = batch.pop()
-                t = ev[0]
-                if t >= until:
+                t, _, _, _, handler, args = ev
+                if until is not None and t >= until:
                     self._put_back(ev)
-                    self.now = until
-                    return
+                    break
                 self.now = t
                 n += 1
                 if log is not None:
-                    log.append(ev[:4] + (ev[4].__name__, ev[5]))
-                ev[4](t, *ev[5])
-            if until != _INF:
+                    log.append(ev[:4] + (handler.__name__, args))
+                handler(t, *args)
+            if until is not None:
                 self.now = until
         except _Stop:
             pass

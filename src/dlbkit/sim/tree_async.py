@@ -206,6 +206,7 @@ class _Run:
             raise ConfigError("network.topology", "a disconnected graph", "a connected graph")
         net = platform.network
         self.latency, self.bandwidth = net.latency, net.bandwidth
+        self._delays: dict = {}  # (hops, bytes) -> a message's time in engine units
         polls = balancer.receiver_initiated or balancer.periodic
         if P > 1 and polls and self.latency == 0 and control_bytes == 0:
             raise ConfigError("network.latency", 0.0, "> 0 (or control_bytes > 0) for a balancer that asks or "
@@ -304,11 +305,16 @@ class _Run:
         return t / self.tps if self.tps else t
 
     def delay(self, src: int, dst: int, nbytes: float):
-        """A message's time in engine units (:func:`~dlbkit.sim.costs.message_time`)."""
+        """A message's time in engine units (:func:`~dlbkit.sim.costs.message_time`, kept per hop
+        count and size: a run sends millions of messages of a few kinds)."""
         if src == dst:
             return 0
         h = 1 if self.complete else int(self.platform.hops_from(src)[dst])
-        return ticks(message_time(h, nbytes, self.latency, self.bandwidth), self.tps)
+        key = (h, nbytes)
+        d = self._delays.get(key)
+        if d is None:
+            d = self._delays[key] = ticks(message_time(h, nbytes, self.latency, self.bandwidth), self.tps)
+        return d
 
     def _one_hop(self):
         """An order's time from the centre (one hop from every node)."""
@@ -325,6 +331,8 @@ class _Run:
 
     def requests(self, w: int, decision) -> list[tuple[int, int]]:
         """:meth:`on_idle`'s answer as validated (victim, wanted) pairs."""
+        if decision.__class__ is int and 0 <= decision < self.P and decision != w:
+            return [(decision, 0)]  # one victim, the common case: what the general path gives it
         out = []
         for r in MigrationBalancer.requests(w, decision):
             v = r.src
@@ -365,6 +373,9 @@ class _Run:
         simultaneous events run FIFO); *log* keeps the kernel's event log. Return the kernel."""
         k = self.kernel = Kernel(tolerance=self.tol, log=log)
         self.schedule = k.schedule
+        # the handlers, bound once (a bound method per message would be built and dropped)
+        self.on_completion, self.on_request, self.on_reply = self.on_completion, self.on_request, self.on_reply
+        self.on_push, self.on_move, self.on_order = self.on_push, self.on_move, self.on_order
         b = self.balancer
         self.periodic = b.periodic or self.observes
         self.threshold = float(b.interval) if self.periodic else _INF
@@ -373,6 +384,8 @@ class _Run:
         if self.observes:
             self.phases.append((0.0, getattr(b, "phase_", None)))
         self.order_delay = self._one_hop()
+        # only a periodic rule or a watcher has anything to do after an event (see after())
+        self.settle = self.periodic or self.watch
         for w in range(self.P):
             if self.dq[w]:
                 self.start(w, 0)
@@ -385,8 +398,8 @@ class _Run:
         return k
 
     def after(self, t) -> None:
-        """What follows every event: a periodic point if one is due, and parked nodes next to a
-        changed queue ask again."""
+        """What follows every event when ``settle``: a periodic point if one is due, and parked nodes
+        next to a changed queue ask again (nodes are only touched and parked for a watcher)."""
         if self.periodic and (self.changed if self.threshold == 0 else self.since_max >= self.threshold):
             self.balance(t)
         if self.touched:
@@ -406,7 +419,7 @@ class _Run:
     def refresh(self, w: int, t) -> TreeView:
         """The view as node *w* sees it now (its own entries exact)."""
         v = self.view
-        s = self.sec(t)
+        s = t / self.tps if self.tps else t  # NOTE: sec() inlined (twice per steal attempt)
         v.time = s
         v.node = w
         v.queue[w] = max(0, len(self.dq[w]) + self.pend[w])  # an order may outrun the queue
@@ -576,7 +589,8 @@ class _Run:
         """Node *w* completed its task."""
         if self.on_done(t, w):
             self.kernel.stop()  # the last task: nothing after it counts
-        self.after(t)
+        if self.settle:
+            self.after(t)
 
     def on_request(self, t, v: int, thief: int, wanted: int) -> None:
         """A steal request from *thief* reached victim *v*."""
@@ -587,7 +601,8 @@ class _Run:
         self.send(t, self.on_reply, v, thief, tasks, len(tasks))
         if self.low > 0:
             self.trigger(v, t)
-        self.after(t)
+        if self.settle:
+            self.after(t)
 
     def on_reply(self, t, thief: int, victim: int, tasks) -> None:
         """The reply to a steal request reached *thief*."""
@@ -596,20 +611,23 @@ class _Run:
             self.steals += 1
             self.receive(thief, tasks, t)
         self.trigger(thief, t)
-        self.after(t)
+        if self.settle:
+            self.after(t)
 
     def on_push(self, t, dst: int, src: int, tasks) -> None:
         """Children that on_spawn placed on *dst* arrived."""
         self.receive(dst, tasks, t)
         self.trigger(dst, t)
-        self.after(t)
+        if self.settle:
+            self.after(t)
 
     def on_move(self, t, dst: int, src: int, tasks) -> None:
         """Tasks the centre ordered from *src* arrived at *dst*."""
         self.pend[dst] -= len(tasks)
         self.receive(dst, tasks, t)
         self.trigger(dst, t)
-        self.after(t)
+        if self.settle:
+            self.after(t)
 
     def on_order(self, t, src: int, dst: int, n: int) -> None:
         """The centre's order to send *n* tasks to *dst* reached *src*."""
@@ -623,7 +641,8 @@ class _Run:
             self.send(t, self.on_move, src, dst, self.take(src, k, t), k)
             if self.low > 0:
                 self.trigger(src, t)
-        self.after(t)
+        if self.settle:
+            self.after(t)
 
     def balance(self, t) -> None:
         self.since = [0] * self.P
