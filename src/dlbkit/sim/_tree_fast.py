@@ -71,6 +71,7 @@ def fast_loop(run, log: list | None = None) -> None:
     bal = run.balancer
     recv = bal.receiver_initiated
     low = run.low
+    prefetch = low > 0  # asks while it still holds up to low waiting tasks
     on_idle, on_request = bal.on_idle, bal.on_request
     view = run.view
     vq, vupd = view.queue, view.updated_at
@@ -106,7 +107,7 @@ def fast_loop(run, log: list | None = None) -> None:
             seq += 1
             if te < tc:
                 tc, tc_lo = te, te - tol
-        if recv and ((not busy[w] and not d) or (low > 0 and len(d) <= low)):
+        if recv and ((not busy[w] and not d) or (prefetch and len(d) <= low)):
             view.time = 0.0
             view.node = w
             vq[w] = len(d)
@@ -159,7 +160,7 @@ def fast_loop(run, log: list | None = None) -> None:
                     pay = EMPTY
                 send((t + L, seq, REP, y, x, pay))
                 seq += 1
-                if not (low > 0 and not out[x] and len(d) <= low):
+                if not (prefetch and not out[x] and len(d) <= low):
                     continue
                 w = x
             else:  # a reply delivered to thief x
@@ -188,7 +189,7 @@ def fast_loop(run, log: list | None = None) -> None:
                         seq += 1
                         if te < tc and not cb:
                             tc, tc_lo = te, te - tol
-                if o or not ((not busy[w] and not d) or (low > 0 and len(d) <= low)):
+                if o or not ((not busy[w] and not d) or (prefetch and len(d) <= low)):
                     continue
         else:
             if cb:
@@ -248,7 +249,7 @@ def fast_loop(run, log: list | None = None) -> None:
                 seq += 1
                 if te < tc and not cb:
                     tc, tc_lo = te, te - tol
-                if not (recv and low > 0 and not out[w] and len(d) <= low):
+                if not (recv and prefetch and not out[w] and len(d) <= low):
                     continue
             else:
                 running[w] = None

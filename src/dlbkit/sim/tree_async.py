@@ -391,7 +391,12 @@ class _Run:
                 self.start(w, 0)
             self.trigger(w, 0)
         self.changed = False
-        k.run()
+        try:
+            k.run()
+        finally:
+            # the bound handlers and the kernel refer back to this run: no cycles left for the collector
+            del self.on_completion, self.on_request, self.on_reply, self.on_push, self.on_move, self.on_order
+            del self.schedule, self.kernel
         self.events = k.processed
         if self.remaining:  # pragma: no cover - a waiting task always has a busy node: a bug
             raise DlbkitError(f"internal: no event scheduled with {self.remaining} tasks left")
