@@ -380,8 +380,12 @@ def test_every_task_is_expanded_exactly_once_and_tasks_are_conserved(c):
     assert tr.meta["tasks"] == n == sum(tr.meta["expanded"]) == sum(tr.count)
     assert tr.meta["waiting"][-1][1] == 0
     assert tr.meta["steals"] <= tr.meta["steal_requests"] and tr.meta["steals"] <= tr.meta["tasks_moved"]
-    assert tr.events >= n and tr.end_time == max(tr.t_end)
     eps = 1e-9  # float times within the simultaneity tolerance are one instant
+    # the run ends at the completion processed last in its instant: in floats it may be a round-off
+    # earlier than another completion of that instant
+    assert tr.events >= n and max(tr.t_end) - eps <= tr.end_time <= max(tr.t_end)
+    if c["ticks"]:
+        assert tr.end_time == max(tr.t_end)
     for w in range(len(c["speeds"])):  # a node's busy stretches are ordered and do not overlap
         rows = [(a, s, e) for x, a, s, e in zip(tr.node, tr.t_ask, tr.t_start, tr.t_end) if x == w]
         assert all(a <= s + eps and s <= e for a, s, e in rows)

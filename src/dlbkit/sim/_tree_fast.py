@@ -1,57 +1,63 @@
-"""The specialised inner loop of :mod:`dlbkit.sim.tree_async` (M2's hot loop), and the event-order
-helpers both loops share.
+"""The specialised inner loop of :mod:`dlbkit.sim.tree_async` (M2's hot loop).
 
-Same semantics as ``_Run.general``, for the case where every message takes the same time and the
+Same semantics as ``_Run.general`` on the :class:`~dlbkit.sim.kernel.Kernel`, for the case where every message takes the same time and the
 balancer is receiver-initiated (or none), not periodic, not sender-initiated, and reads no loads:
 messages are then delivered in the order they were sent, so they sit in a FIFO queue and only
 completions need a heap. Bookkeeping the general loop does in small methods is inlined here, and
-counts that follow from others are derived once at the end instead of kept per event.
+counts that follow from others are derived once at the end instead of kept per event. Simultaneous
+events keep the kernel's order (all NORMAL, rank 0: FIFO by sequence number, instants formed by
+:func:`~dlbkit.sim.kernel.pop_instant`), and the loop writes the kernel's event log on request, so a
+test compares the two paths event for event.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from heapq import heappop, heappush
+from operator import itemgetter
 
 from ..errors import DlbkitError
+from .kernel import NORMAL, pop_instant, simultaneous
 
-__all__ = ["fast_loop", "group", "has_group"]
+__all__ = ["fast_loop"]
 
-# event kinds (the general loop's heap entries: (time, seq, kind, dst, src, payload)): a completion,
-# a steal request, its reply, tasks pushed by on_spawn, an order from the centre, tasks it ordered
-_DONE, _REQ, _REP, _PUSH, _ORDER, _MOVE = range(6)
+# kinds of the messages in the FIFO queue (entries (time, seq, kind, dst, src, payload)): a steal
+# request, its reply; and the name of the general loop's handler for each, for the event log
+_REQ, _REP = range(2)
+_HANDLER = {_REQ: "on_request", _REP: "on_reply"}
+_COMPLETION = "on_completion"
 _EMPTY: tuple = ()
 _INF = float("inf")
-
-
-def _minus_seq(event) -> int:
-    return -event[1]
+_SEQ = itemgetter(1)  # completions are (time, seq, node): simultaneous ones run in scheduling order
 
 
 def group(heap: list, tol: float) -> list:
-    """Pop the heap's events within *tol* of its first, ordered so that ``pop()`` gives the one
-    scheduled first (float round-off must not order simultaneous events)."""
-    first = heappop(heap)
-    lim = first[0] + tol
-    g = [first]
-    while heap and heap[0][0] <= lim:
-        g.append(heappop(heap))
-    g.sort(key=_minus_seq)
-    return g
+    """The completions of the heap's next instant, ordered so that ``pop()`` gives the one scheduled
+    first (the kernel's order: every event of this loop is NORMAL with rank 0)."""
+    return pop_instant(heap, tol, _SEQ)
 
 
-def has_group(heap: list, tol: float) -> bool:
-    """Whether another event lies within *tol* of the heap's first (the second smallest is a child
-    of the root)."""
-    n = len(heap)
-    if n < 2:
-        return False
-    lim = heap[0][0] + tol
-    return heap[1][0] <= lim or (n > 2 and heap[2][0] <= lim)
+def _logging(msgs: deque, log: list):
+    """The message queue's take and put-back functions that also write the event log: a message
+    taken and put back (a completion runs first) is struck off again. Swapped in only when logging,
+    so the loop pays nothing for the log on its messages (most of M2's events)."""
+    take, put_back, note, strike = msgs.popleft, msgs.appendleft, log.append, log.pop
+
+    def receive():
+        m = take()
+        note((m[0], NORMAL, 0, m[1], _HANDLER[m[2]], m[3:]))
+        return m
+
+    def unreceive(m):
+        strike()
+        put_back(m)
+
+    return receive, unreceive
 
 
-def fast_loop(run) -> None:
-    """Run *run* (a ``tree_async._Run``) to its end and store the counters back into it."""
+def fast_loop(run, log: list | None = None) -> None:
+    """Run *run* (a ``tree_async._Run``) to its end and store the counters back into it; append the
+    kernel's event log entries to *log* (the general loop's handler names and arguments)."""
     P = run.P
     dq, busy, out, done, running = run.dq, run.busy, run.out, run.done, run.running
     s_first, s_start, free_since = run.s_first, run.s_start, run.free_since
@@ -65,6 +71,7 @@ def fast_loop(run) -> None:
     bal = run.balancer
     recv = bal.receiver_initiated
     low = run.low
+    prefetch = low > 0  # asks while it still holds up to low waiting tasks
     on_idle, on_request = bal.on_idle, bal.on_request
     view = run.view
     vq, vupd = view.queue, view.updated_at
@@ -74,6 +81,8 @@ def fast_loop(run) -> None:
     REQ, REP, EMPTY, INF = _REQ, _REP, _EMPTY, _INF
     msgs: deque = deque()
     send, receive, unreceive = msgs.append, msgs.popleft, msgs.appendleft
+    if log is not None:
+        receive, unreceive = _logging(msgs, log)
     comps: list = []
     cb: list = []  # completions at one instant, taken from the heap in scheduling order (float time)
     seq = steals = moved = n_done = 0
@@ -98,7 +107,7 @@ def fast_loop(run) -> None:
             seq += 1
             if te < tc:
                 tc, tc_lo = te, te - tol
-        if recv and ((not busy[w] and not d) or (low > 0 and len(d) <= low)):
+        if recv and ((not busy[w] and not d) or (prefetch and len(d) <= low)):
             view.time = 0.0
             view.node = w
             vq[w] = len(d)
@@ -118,7 +127,7 @@ def fast_loop(run) -> None:
             elif t > tc + tol:
                 go = False
             else:
-                if fuzzy and not cb and has_group(comps, tol):
+                if fuzzy and not cb and simultaneous(comps, tol):
                     cb = group(comps, tol)
                 go = sq < (cb[-1][1] if cb else comps[0][1])
             if not go:
@@ -151,7 +160,7 @@ def fast_loop(run) -> None:
                     pay = EMPTY
                 send((t + L, seq, REP, y, x, pay))
                 seq += 1
-                if not (low > 0 and not out[x] and len(d) <= low):
+                if not (prefetch and not out[x] and len(d) <= low):
                     continue
                 w = x
             else:  # a reply delivered to thief x
@@ -180,18 +189,20 @@ def fast_loop(run) -> None:
                         seq += 1
                         if te < tc and not cb:
                             tc, tc_lo = te, te - tol
-                if o or not ((not busy[w] and not d) or (low > 0 and len(d) <= low)):
+                if o or not ((not busy[w] and not d) or (prefetch and len(d) <= low)):
                     continue
         else:
             if cb:
-                t, _, w = cb.pop()
-            elif fuzzy and has_group(comps, tol):
+                t, sq, w = cb.pop()
+            elif fuzzy and simultaneous(comps, tol):
                 cb = group(comps, tol)
-                t, _, w = cb.pop()
+                t, sq, w = cb.pop()
             elif comps:
-                t, _, w = heappop(comps)
+                t, sq, w = heappop(comps)
             else:  # pragma: no cover - a waiting task always has a busy node: a bug
                 raise DlbkitError(f"internal: no event scheduled with {remaining} tasks left")
+            if log is not None:
+                log.append((t, NORMAL, 0, sq, _COMPLETION, (w,)))
             if not cb:
                 if comps:
                     tc = comps[0][0]
@@ -238,7 +249,7 @@ def fast_loop(run) -> None:
                 seq += 1
                 if te < tc and not cb:
                     tc, tc_lo = te, te - tol
-                if not (recv and low > 0 and not out[w] and len(d) <= low):
+                if not (recv and prefetch and not out[w] and len(d) <= low):
                     continue
             else:
                 running[w] = None

@@ -19,9 +19,13 @@ INIT, e.g. the MxV vector) go to every worker, one blocking send after another, 
 run measured it): it starts them one after another, an equal share of the time each, in the same
 order and with the same timing as a broadcast, but without messages.
 
-Only master-side events (a request or result arriving) go through the event heap: what a worker does
-between receiving a chunk and its next request touches no shared state, so the engine computes that
-chain directly and still counts its model events (reply delivered, chunk completed).
+Only master-side events (a request or result arriving) are queued: what a worker does between
+receiving a chunk and its next request touches no shared state, so the engine computes that chain
+directly and still counts its model events (reply delivered, chunk completed). The master's rule
+(:class:`_Master`) is a handler on the :class:`~dlbkit.sim.kernel.Kernel`; each request is scheduled
+with its worker index as rank, so the kernel's order (time, priority, rank, sequence) is M1's tie rule.
+The same rule runs inlined on a private heap for speed (M1's loop, the default; ``fast_path=False``
+selects the kernel), and both write the kernel's event log, which tests compare event for event.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 import gc
 import math
 from heapq import heappop, heappush
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -38,12 +43,16 @@ from ..errors import ConfigError
 from ..model.platform import Platform
 from ..model.trace import Trace
 from ..model.view import LoopView
+from ..model.seeding import DIVISIBLE, streams
 from ..model.workload import Divisible
+from .costs import constant_rates, finish_time, message_time
+from .kernel import NORMAL, Kernel, pop_instant
 from .timebase import SIMULTANEITY_TOLERANCE
 
 __all__ = ["simulate_divisible", "MECHANISMS"]
 
 MECHANISMS = ("self-scheduling", "rounds")
+_WORKER = itemgetter(1)  # the fast loop's heap holds (time, worker): an instant runs by worker index
 
 
 class _Run:
@@ -59,32 +68,34 @@ class _Run:
         if not (0 <= master < platform.n_nodes):
             raise ConfigError("engine.master", master, f"a node index in [0, {platform.n_nodes - 1}]")
         self.master = master
-        self.worker_nodes = platform.worker_nodes(exclude=None if master_computes else master)
-        if not self.worker_nodes:
+        self.node_of = platform.worker_nodes(exclude=None if master_computes else master)
+        if not self.node_of:
             raise ConfigError("engine.master_computes", master_computes,
                               "true when the platform has only the master node")
-        ss_costs, ss_avail, ss_bal = np.random.SeedSequence(seed).spawn(3)
-        self.costs = workload.costs(np.random.default_rng(ss_costs)) if costs is None else np.asarray(costs, float)
+        rs = streams(seed, DIVISIBLE)
+        self.costs = workload.costs(rs.rng("costs")) if costs is None else np.asarray(costs, float)
         if len(self.costs) != workload.n_items:
             raise ConfigError("costs", len(self.costs), f"one cost per item ({workload.n_items})")
-        rng_avail = np.random.default_rng(ss_avail)
+        rng_avail = rs.rng("availability")
         node_avail = [n.availability.realise(rng_avail) for n in platform.nodes]
-        self.availability = [node_avail[n] for n in self.worker_nodes]
-        self.speeds = [platform.nodes[n].speed for n in self.worker_nodes]
-        self.rng_balancer = np.random.default_rng(ss_bal)
-        lat = platform.network.latency
+        self.availability = [node_avail[n] for n in self.node_of]
+        self.speeds = [platform.nodes[n].speed for n in self.node_of]
+        self.rates = constant_rates(self.speeds, self.availability)
+        self.rng_balancer = rs.rng("balancer")
+        net = platform.network
         hops = platform.hops_from(master)
-        self.hops = [int(hops[n]) for n in self.worker_nodes]
-        self.latency = [h * lat for h in self.hops]
+        self.hops = [int(hops[n]) for n in self.node_of]
+        # latency only: bytes are charged per item below (the same term, factored per item)
+        self.latency = [message_time(h, 0.0, net.latency, net.bandwidth) for h in self.hops]
         # seconds per byte between each worker and the master: data within a node is not sent
-        self.inv_bw = [0.0 if n == master else 1.0 / platform.network.bandwidth for n in self.worker_nodes]
+        self.inv_bw = [0.0 if n == master else 1.0 / platform.network.bandwidth for n in self.node_of]
         self.master_speed = platform.nodes[master].speed
         #: seconds a blocking send of one byte to each worker occupies the master
         self.send_cost = [cost_per_byte / self.master_speed + x if x else 0.0 for x in self.inv_bw]
-        self.view = LoopView(workload.n_items, len(self.worker_nodes), list(self.speeds))
+        self.view = LoopView(workload.n_items, len(self.node_of), list(self.speeds))
 
     def trace(self, balancer, seed) -> Trace:
-        return Trace(len(self.worker_nodes), list(self.worker_nodes), balancer=balancer.name, seed=seed,
+        return Trace(len(self.node_of), list(self.node_of), balancer=balancer.name, seed=seed,
                      speeds=list(self.speeds), availability=self.availability,
                      total_work=float(self.costs.sum()), max_item=float(self.costs.max()))
 
@@ -93,11 +104,15 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
                        mechanism: str = "self-scheduling", master: int | str = 0,
                        master_computes: bool = False, master_overhead: float = 0.0,
                        master_cost_per_byte: float = 0.0, request_bytes: float = 0.0,
-                       broadcast_bytes: float = 0.0, costs: Any = None, startup: float = 0.0) -> Trace:
+                       broadcast_bytes: float = 0.0, costs: Any = None, startup: float = 0.0,
+                       fast_path: bool | None = None, log_events: bool = False) -> Trace:
     """Run *workload* on *platform* with a chunking *balancer*; return the Trace.
 
     *costs* overrides the workload's drawn item costs (e.g. replaying measured costs). *startup*:
     seconds the master spends starting the workers before its first decision (no messages).
+    Self-scheduling runs in the specialised loop unless *fast_path* is False (then on the kernel; same
+    trace, tested). *log_events* keeps the kernel's event log of the requests served (the specialised
+    loop writes the same one) in ``trace.meta["event_log"]``.
     """
     if mechanism not in MECHANISMS:
         raise ConfigError("engine.mechanism", mechanism, "one of " + ", ".join(repr(m) for m in MECHANISMS))
@@ -113,15 +128,18 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
     # collector only costs time here (about 25% at a million events, BENCHMARKS.md).
     collecting = gc.isenabled()
     gc.disable()
+    log: list | None = [] if log_events and mechanism != "rounds" else None
     try:
         if mechanism == "rounds":
             trace = _rounds(run, balancer, seed, master_overhead, request_bytes, workload, master_free)
         else:
             trace = _self_scheduling(run, balancer, seed, master_overhead, request_bytes, workload, ready,
-                                     master_free)
+                                     master_free, fast_path is not False, log)
     finally:
         if collecting:
             gc.enable()
+    if log is not None:
+        trace.meta["event_log"] = log
     if broadcast_bytes:
         sent = sum(1 for x in run.inv_bw if x)
         trace.messages += sent
@@ -134,7 +152,7 @@ def _broadcast(run: _Run, nbytes: float, startup: float = 0.0) -> tuple[list[flo
     worker with an equal share of *startup*: when each worker has it, and when the master is free
     again. A worker on the master's node needs neither."""
     t = 0.0
-    ready = [0.0] * len(run.worker_nodes)
+    ready = [0.0] * len(run.node_of)
     if nbytes or startup:
         remote = sum(1 for cost in run.send_cost if cost)
         share = startup / remote if remote else 0.0
@@ -145,69 +163,168 @@ def _broadcast(run: _Run, nbytes: float, startup: float = 0.0) -> tuple[list[flo
     return ready, t
 
 
-def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workload, ready, master_free) -> Trace:
+class _Master:
+    """The self-scheduling master's rule and state: a request from a worker reaches the master, which
+    takes the measurements that travel with it, asks the balancer for a chunk, sends it, and (the
+    worker's chain touches no shared state) computes when the worker's next request arrives."""
+
+    def __init__(self, run: _Run, balancer, trace: Trace, overhead, request_bytes, workload, ready, master_free):
+        view = run.view
+        self.trace, self.view, self.decide = trace, view, balancer.chunk
+        self.measure = balancer.reads_measurements
+        self.P = P = view.n_nodes
+        self.N = workload.n_items
+        self.costs = run.costs.tolist()
+        self.cum = np.concatenate(([0.0], np.cumsum(run.costs))).tolist()
+        # squared item costs only feed measurements (a rule that reads none skips them)
+        self.cum_sq = np.concatenate(([0.0], np.cumsum(run.costs * run.costs))).tolist() if self.measure else []
+        self.speeds, self.avail, self.latency, self.rates = run.speeds, run.availability, run.latency, run.rates
+        self.send_in = [workload.bytes_in * c for c in run.send_cost]  # master busy per item sent to w
+        self.b_out = [workload.bytes_out * x for x in run.inv_bw]  # result transfer per item from w
+        self.req = [request_bytes * x for x in run.inv_bw]
+        self.serial = overhead > 0 or any(self.send_in)
+        self.overhead = overhead
+        self.pending = [-1] * P  # trace row whose result travels with the worker's next request
+        self.asked = [0.0] * P  # when the worker last asked for work (for its scheduling overhead)
+        #: (arrival, worker) of every worker's first request, in worker order
+        self.first = [(ready[w] + self.latency[w] + self.req[w], w) for w in range(P)]
+        self.next_item = 0
+        self.remaining = self.N
+        self.served = 0
+        self.master_free = master_free
+
+    def measured(self, w: int) -> None:
+        """Worker *w*'s measurements of its last chunk arrive with its request."""
+        k = self.pending[w]
+        if k < 0:
+            return
+        tr, v, cum = self.trace, self.view, self.cum
+        n = tr.count[k]
+        f = tr.first[k]
+        dt = tr.t_end[k] - tr.t_start[k]
+        v.items_done[w] += n
+        v.chunks_done[w] += 1
+        v.compute_time[w] += dt
+        work = cum[f + n] - cum[f]
+        if work > 0:
+            scale = dt / work
+            v.sq_item_time[w] += scale * scale * (self.cum_sq[f + n] - self.cum_sq[f])
+        v.overhead_time[w] += tr.t_start[k] - self.asked[w]
+        self.asked[w] = tr.t_end[k]
+        v.last_chunk[w] = n
+        v.last_time[w] = dt
+        v.updated_at[w] = tr.t_end[k]
+
+    def serve(self, t: float, w: int):
+        """A request from worker *w* reached the master at *t*; return when *w*'s next request
+        arrives, or None when no work was left (the reply was STOP)."""
+        self.served += 1
+        if self.measure:
+            self.measured(w)
+        remaining = self.remaining
+        if remaining == 0:
+            return None
+        ts = max(t, self.master_free) + self.overhead
+        view = self.view
+        view.time = ts
+        view.remaining = remaining
+        n = min(max(self.decide(view, w), 1), remaining)
+        first = self.next_item
+        self.next_item += n
+        self.remaining = remaining - n
+        if self.serial:
+            self.master_free = ts = ts + n * self.send_in[w]  # the blocking send ends
+        t_start = ts + self.latency[w]
+        work = self.costs[first] if n == 1 else self.cum[first + n] - self.cum[first]
+        t_end = finish_time(self.avail[w], t_start, work, self.speeds[w], self.rates[w])
+        tr = self.trace
+        self.pending[w] = len(tr.node)
+        tr.node.append(w)
+        tr.first.append(first)
+        tr.count.append(n)
+        tr.t_start.append(t_start)
+        tr.t_end.append(t_end)
+        return t_end + self.latency[w] + n * self.b_out[w] + self.req[w]
+
+
+def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workload, ready, master_free,
+                     fast: bool, log: list | None) -> Trace:
     trace = run.trace(balancer, seed)
-    view = run.view
-    P = view.n_nodes
-    N = workload.n_items
-    costs = run.costs.tolist()
-    cum = np.concatenate(([0.0], np.cumsum(run.costs))).tolist()
-    cum_sq = np.concatenate(([0.0], np.cumsum(run.costs * run.costs))).tolist()
-    speeds, avail, latency, inv_bw = run.speeds, run.availability, run.latency, run.inv_bw
-    rates = [s * a.constant if a.constant is not None else 0.0 for s, a in zip(speeds, avail)]
-    send_in = [workload.bytes_in * c for c in run.send_cost]  # master busy per item sent to w
-    b_out = [workload.bytes_out * x for x in inv_bw]  # result transfer per item from w
-    req = [request_bytes * x for x in inv_bw]
-    serial = overhead > 0 or any(send_in)
-    decide = balancer.chunk
+    m = _Master(run, balancer, trace, overhead, request_bytes, workload, ready, master_free)
+    if fast:
+        _fast_self_scheduling(m, log)
+    else:
+        _kernel_self_scheduling(m, log)
+    n_chunks = len(trace.node)
+    w_arr, end_arr = np.asarray(trace.node, dtype=np.intp), np.asarray(trace.t_end, dtype=float)
+    trace.round_of = [-1] * n_chunks
+    trace.t_ask = _ask_times(w_arr, end_arr)
+    # model events: requests delivered, replies delivered (work or STOP), chunks completed
+    trace.events = 2 * m.served + n_chunks
+    # balancing messages: a request and a reply per chunk, plus each worker's last request and STOP
+    trace.messages = 2 * m.served
+    trace.bytes = m.N * (workload.bytes_in + workload.bytes_out) + m.served * request_bytes
+    if n_chunks:
+        back = end_arr + np.asarray(m.latency)[w_arr] + np.asarray(trace.count) * np.asarray(m.b_out)[w_arr]
+        trace.end_time = float(back.max())
+    trace.meta["mechanism"] = "self-scheduling"
+    return trace
+
+
+def _kernel_self_scheduling(m: _Master, log: list | None) -> None:
+    """The master's rule as a kernel handler: requests at one instant are served in increasing worker
+    index because each is ranked by its worker (MODELS.md M1's tie rule as the kernel's order)."""
+    k = Kernel(tolerance=SIMULTANEITY_TOLERANCE, log=log is not None)
+    serve, schedule = m.serve, k.schedule
+
+    def on_request(t, w):
+        nxt = serve(t, w)
+        if nxt is not None:
+            schedule(nxt, on_request, w, priority=NORMAL, rank=w)
+
+    for t, w in m.first:
+        schedule(t, on_request, w, priority=NORMAL, rank=w)
+    k.run()
+    if log is not None:
+        log.extend(k.log)
+
+
+def _fast_self_scheduling(m: _Master, log: list | None) -> None:
+    """:meth:`_Master.serve` on a private heap of (time, worker): the same order as the kernel path
+    (a worker has at most one request queued, so its rank alone orders an instant) with the rule
+    inlined (M1's loop: a function call per request is a tenth of its time). Writes the kernel's log."""
+    view = m.view
+    P = m.P
+    costs, cum = m.costs, m.cum
+    speeds, avail, latency, rates = m.speeds, m.avail, m.latency, m.rates
+    send_in, b_out, req, serial, overhead = m.send_in, m.b_out, m.req, m.serial, m.overhead
+    decide = m.decide
     tol = SIMULTANEITY_TOLERANCE
+    trace = m.trace
     # columns of the trace, bound locally for the hot loop
     T_w, T_first, T_count, T_start, T_end = trace.node, trace.first, trace.count, trace.t_start, trace.t_end
-    measure = balancer.reads_measurements
-    items_done, chunks_done, compute_time = view.items_done, view.chunks_done, view.compute_time
-    sq_time, overhead_time, last_chunk = view.sq_item_time, view.overhead_time, view.last_chunk
-    last_time, updated_at = view.last_time, view.updated_at
-    pending = [-1] * P  # trace row whose result travels with the worker's next request
-    asked = [0.0] * P  # when the worker last asked for work (for its scheduling overhead)
-    heap = [(ready[w] + latency[w] + req[w], w) for w in range(P)]
-    heap.sort()
+    measure = m.measure
+    extra = measure or log is not None  # one test per request for both (M1 does neither)
+    pending = m.pending
+    heap = sorted(m.first)
     next_item = 0
-    remaining = N
-    served = 0
-    row = 0  # next trace row
+    remaining = m.N
+    master_free = m.master_free
     batch: list = []
     while heap or batch:
         if batch:
             t, w = batch.pop()
         else:
             t, w = heappop(heap)
-            if heap and heap[0][0] - t <= tol:
-                # same instant up to round-off: serve in increasing worker index (tie rule)
-                batch = [(t, w)]
-                while heap and heap[0][0] - t <= tol:
-                    batch.append(heappop(heap))
-                batch.sort(key=_minus_worker)
+            if heap and heap[0][0] <= t + tol:
+                # same instant up to round-off: the kernel's order (rank = worker index)
+                batch = pop_instant(heap, tol, _WORKER, (t, w))
                 t, w = batch.pop()
-        served += 1  # a request delivered; the reply (work or STOP) is delivered too
-        if measure:
-            k = pending[w]
-            if k >= 0:
-                # the measurements of the worker's last chunk arrive with this request
-                n = T_count[k]
-                f = T_first[k]
-                dt = T_end[k] - T_start[k]
-                items_done[w] += n
-                chunks_done[w] += 1
-                compute_time[w] += dt
-                work = cum[f + n] - cum[f]
-                if work > 0:
-                    scale = dt / work
-                    sq_time[w] += scale * scale * (cum_sq[f + n] - cum_sq[f])
-                overhead_time[w] += T_start[k] - asked[w]
-                asked[w] = T_end[k]
-                last_chunk[w] = n
-                last_time[w] = dt
-                updated_at[w] = T_end[k]
+        if extra:
+            if log is not None:
+                log.append((t, NORMAL, w, w if pending[w] < 0 else P + pending[w], "on_request", (w,)))
+            if measure:
+                m.measured(w)
         if remaining == 0:
             continue
         ts = t if t >= master_free else master_free
@@ -227,41 +344,25 @@ def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workloa
         t_start = ts + latency[w]
         work = costs[first] if n == 1 else cum[first + n] - cum[first]
         rate = rates[w]
-        t_end = t_start + work / rate if rate else avail[w].finish(t_start, work / speeds[w])
-        pending[w] = row
-        row += 1
+        # NOTE: costs.finish_time inlined for its constant-rate case
+        t_end = t_start + work / rate if rate else finish_time(avail[w], t_start, work, speeds[w])
+        if extra:
+            pending[w] = len(T_w)  # the row whose measurements travel with w's next request
         T_w.append(w)
         T_first.append(first)
         T_count.append(n)
         T_start.append(t_start)
         T_end.append(t_end)
         heappush(heap, (t_end + latency[w] + n * b_out[w] + req[w], w))
-    n_chunks = len(T_w)
-    trace.round_of = [-1] * n_chunks
-    trace.t_ask = _ask_times(T_w, T_end)
-    # model events: requests delivered, replies delivered (work or STOP), chunks completed
-    trace.events = 2 * served + n_chunks
-    # balancing messages: a request and a reply per chunk, plus each worker's last request and STOP
-    trace.messages = 2 * served
-    trace.bytes = N * (workload.bytes_in + workload.bytes_out) + served * request_bytes
-    if n_chunks:
-        w_arr = np.asarray(T_w)
-        back = np.asarray(T_end) + np.asarray(latency)[w_arr] + np.asarray(T_count) * np.asarray(b_out)[w_arr]
-        trace.end_time = float(back.max())
-    trace.meta["mechanism"] = "self-scheduling"
-    return trace
+    # requests delivered (each with its reply, work or STOP): one per chunk, and each worker's last
+    m.served = len(T_w) + P
 
 
-def _minus_worker(event):
-    return -event[1]
-
-
-def _ask_times(workers: list[int], ends: list[float]) -> list[float]:
-    """When each chunk was asked for: the worker's previous completion (0 for its first chunk)."""
-    if not workers:
+def _ask_times(w: np.ndarray, e: np.ndarray) -> list[float]:
+    """When each chunk was asked for: the worker's previous completion (0 for its first chunk);
+    *w*, *e*: each chunk's worker and end time."""
+    if not len(w):
         return []
-    w = np.asarray(workers)
-    e = np.asarray(ends)
     order = np.argsort(w, kind="stable")  # each worker's chunks, in the order it did them
     ws, es = w[order], e[order]
     prev = np.concatenate(([0.0], es[:-1]))
@@ -311,8 +412,8 @@ def _rounds(run: _Run, balancer, seed, overhead, request_bytes, workload, t0) ->
             first = next_item
             next_item += n
             work = float(cum[first + n] - cum[first])
-            a = run.availability[w]
-            t_end = a.finish(arrive, work / run.speeds[w])
+            # integrated even at a constant level, as this mechanism always did (same round-off)
+            t_end = finish_time(run.availability[w], arrive, work, run.speeds[w])
             back = t_end + run.latency[w] + n * workload.bytes_out * run.inv_bw[w]
             exe[w], calc[w], send[w] = back - s, t_end - arrive, e - s
             round_end = max(round_end, back)

@@ -41,8 +41,10 @@ from ..balancers.base import RepartitionBalancer, Transfer
 from ..errors import ConfigError, DlbkitError
 from ..model.hnow import Hnow, levels_on_loops
 from ..model.view import SpmdView
+from ..model.seeding import SPMD, streams
 from ..model.spmd_trace import spmd_trace
 from ..model.trace import Trace
+from .costs import message_time
 
 __all__ = ["simulate_spmd", "DEFAULT_WINDOW"]
 
@@ -58,15 +60,14 @@ class _Realised:
     def __init__(self, hnow: Hnow, loops: int, noise: float, seed):
         ws = hnow.workstations
         P = self.P = hnow.n
-        root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-        ss_noise, ss_avail, ss_bal = root.spawn(3)
-        self.rng_balancer = np.random.default_rng(ss_bal)
+        rs = streams(seed, SPMD)
+        self.rng_balancer = rs.rng("balancer")
         pp = np.array([w.speed for w in ws])
-        rng_noise = np.random.default_rng(ss_noise)
+        rng_noise = rs.rng("noise")
         eff = np.broadcast_to(pp, (loops, P)).copy()
         if noise > 0:
             eff *= rng_noise.uniform(1.0 - noise, 1.0 + noise, size=(loops, P))
-        rng_avail = np.random.default_rng(ss_avail)
+        rng_avail = rs.rng("availability")
         mem = np.array([w.memory for w in ws])
         self.ram = np.broadcast_to(mem, (loops, P)).copy()
         for i, w in enumerate(ws):
@@ -86,8 +87,7 @@ class _Realised:
         self.comm = np.zeros(P)
         for i, nb in enumerate(self.neighbours):
             for j in nb:
-                lat, bw = self.link(i, j)
-                self.comm[i] += lat + hnow.boundary / bw
+                self.comm[i] += message_time(1, hnow.boundary, *self.link(i, j))
         self.k_over_bw = hnow.boundary_k / self.bandwidth
 
     def link(self, i: int, j: int) -> tuple[float, float]:
@@ -242,8 +242,7 @@ class _Engine:
             else:
                 self.starts[src] = (self.starts[src] + n) % self.total  # slab from src's start
             self.transfers.append((k, src, dst, n))
-            lat, bw = m.link(src, dst)
-            cost = lat + n / bw
+            cost = message_time(1, n, *m.link(src, dst))
             self.extra[src] += cost
             self.extra[dst] += cost
             for x in (src, dst):

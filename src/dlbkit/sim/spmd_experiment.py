@@ -3,7 +3,8 @@
 :func:`run_many` draws one HNOW per seed from a *scenario* (a function of a Generator, so random
 heterogeneity is part of the seed), runs a fresh clone of the balancer on it and keeps only what
 *measure* extracts from the trace (traces of thousands of runs are not shipped between processes).
-Seeds are independent streams: seed s gives SeedSequence(s).spawn(2) = (scenario, run).
+Seeds are independent streams: seed s gives the ``SPMD_SWEEP`` streams (scenario, run) of
+:mod:`dlbkit.model.seeding`, and ``run`` seeds the run's own ``SPMD`` streams.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ..model.hnow import Hnow
+from ..model.seeding import SPMD_SWEEP, streams
 from .spmd import DEFAULT_WINDOW, simulate_spmd
 from ..model.spmd_metrics import summary
 
@@ -27,8 +29,9 @@ __all__ = ["run_many", "run_one"]
 def run_one(seed: int, scenario: Hnow | Callable[[np.random.Generator], Hnow], balancer, *, loops: int,
             window: int = DEFAULT_WINDOW, measure: Callable = summary, noise: float | None = None) -> Any:
     """One run: the scenario drawn with seed *seed*, then ``measure(trace)``."""
-    scn, run = np.random.SeedSequence(seed).spawn(2)
-    hnow = scenario if isinstance(scenario, Hnow) else scenario(np.random.default_rng(scn))
+    rs = streams(seed, SPMD_SWEEP)
+    run = rs.seq("run")
+    hnow = scenario if isinstance(scenario, Hnow) else scenario(rs.rng("scenario"))
     b = balancer.clone() if balancer is not None else None
     trace = simulate_spmd(hnow, b, loops=loops, window=window, seed=run, noise=noise)
     return measure(trace)

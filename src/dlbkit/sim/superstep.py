@@ -48,6 +48,7 @@ import numpy as np
 from ..balancers.base import MigrationBalancer
 from ..balancers.registry import make
 from ..errors import ConfigError
+from ..model.seeding import SUPERSTEP, streams
 from ..model.topology import build, dims_create, edge_colouring, kary_ncube, neighbour_lists
 from ..model.tree import FlatTasks, TaskTree
 from ..model.view import TreeView
@@ -151,7 +152,7 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
     pairwise = bal is not None and bal.protocol == "pairwise"
     colours = edge_colouring(g) if g.graph.get("dims") or pairwise else []
     view = TreeView(p, neighbours=neighbour_lists(g), colours=colours)
-    rng = np.random.default_rng(seed)
+    rng = streams(seed, SUPERSTEP).rng("balancer")
     if bal is not None:
         bal.start(view, rng)
     server = getattr(bal, "server_", None) if bal is not None else None  # the LIS computes nothing

@@ -54,8 +54,9 @@ Model (the same kernel as the real runtime, :mod:`dlbkit.runtime.families.tree_w
   tasks, kept incrementally); otherwise only the deciding node's own ``queue``/``updated_at`` are
   refreshed before each hook (``work`` stays 0): a rule that reads no loads needs no more.
 
-Order and time. Events are processed in time order and simultaneous events in the order they were
-scheduled (FIFO by a sequence number), which is benchmarks/MODELS.md's canonical order; at t = 0
+Order and time. The rules are handlers on a :class:`~dlbkit.sim.kernel.Kernel`, all at priority
+``NORMAL``: events are processed in time order and simultaneous events in the order they were
+scheduled (FIFO by the kernel's sequence number), which is benchmarks/MODELS.md's canonical order; at t = 0
 nodes start in index order (a node with work starts its task, then a node without work asks). Times
 are float seconds, and times closer than :data:`~dlbkit.sim.timebase.SIMULTANEITY_TOLERANCE` are
 the same instant; or, with *ticks_per_second*, exact integer ticks (every duration rounded to a
@@ -71,7 +72,7 @@ pushed, periodic orders); ``trace.messages``/``bytes`` count messages sent.
 Speed: when messages all take the same time (a complete graph and no per-task bytes) and the rule
 is receiver-initiated or none, with ``reads_loads`` False, the same semantics run in a specialised
 loop: messages are then delivered in the order they are sent, so they sit in a FIFO queue and only
-completions need a heap (*fast_path*; tests check it gives the general loop's trace).
+completions need a heap (*fast_path*; tests compare its event log with the kernel's, event for event).
 """
 
 from __future__ import annotations
@@ -79,7 +80,6 @@ from __future__ import annotations
 import gc
 import math
 from collections import deque
-from heapq import heappop, heappush
 from numbers import Integral
 from typing import Any, Sequence
 
@@ -89,10 +89,13 @@ import numpy as np
 from ..balancers.base import MigrationBalancer
 from ..errors import ConfigError, DlbkitError
 from ..model.platform import Platform
+from ..model.seeding import TREE, streams
 from ..model.topology import neighbour_lists
 from ..model.trace import Trace
 from ..model.view import TreeView
-from ._tree_fast import _DONE, _EMPTY, _INF, _MOVE, _ORDER, _PUSH, _REP, _REQ, fast_loop, group
+from ._tree_fast import _EMPTY, _INF, fast_loop
+from .costs import constant_rates, finish_ticks, finish_time, message_time, ticks
+from .kernel import Kernel
 from .timebase import SIMULTANEITY_TOLERANCE
 
 __all__ = ["simulate_tree_async", "CONTROL_BYTES", "TASK_BYTES", "WAITING_SAMPLES"]
@@ -110,7 +113,7 @@ def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBa
                         seed: int | None = None, rng: Any = None, start_node: int | Sequence[int] = 0,
                         record: bool = True, ticks_per_second: int | None = None,
                         control_bytes: float = CONTROL_BYTES, task_bytes: float = TASK_BYTES,
-                        fast_path: bool | None = None) -> Trace:
+                        fast_path: bool | None = None, log_events: bool = False) -> Trace:
     """Run task-tree *workload* (:class:`~dlbkit.model.tree.TaskTree`, :class:`FlatTasks` or any
     object with ``roots()``, ``children(task)``, ``cost(task)``, ``estimate(task)`` and ``order``)
     on *platform* with migration *balancer*, asynchronously; return the Trace.
@@ -120,7 +123,9 @@ def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBa
     the node holding the roots, or one node per root. *record* False skips the chunk rows and the
     ``waiting`` series. *ticks_per_second* switches to exact integer time (see the module doc).
     *fast_path* None picks the specialised loop when it applies; False forces the general loop;
-    True requires the specialised one.
+    True requires the specialised one. *log_events* keeps the kernel's event log (the specialised
+    loop writes the same one) in ``trace.meta["event_log"]``: (time, priority, rank, sequence,
+    handler, args) per event, times in engine units.
 
     Raise :exc:`~dlbkit.errors.ConfigError` for a bad argument, a node with several cores, a
     disconnected topology, messages that take no time with a rule that polls, or a hook answer that
@@ -146,15 +151,20 @@ def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBa
     # millions of short-lived tuples and no reference cycles: the cyclic collector only costs time
     collecting = gc.isenabled()
     gc.disable()
+    log: list | None = [] if log_events else None
     try:
         if fast:
-            fast_loop(run)
+            fast_loop(run, log)
         else:
-            run.general()
+            k = run.general(log_events)
+            log = k.log
     finally:
         if collecting:
             gc.enable()
-    return run.trace(fast)
+    tr = run.trace(fast)
+    if log is not None:
+        tr.meta["event_log"] = log
+    return tr
 
 
 class _Run:
@@ -196,20 +206,20 @@ class _Run:
             raise ConfigError("network.topology", "a disconnected graph", "a connected graph")
         net = platform.network
         self.latency, self.bandwidth = net.latency, net.bandwidth
+        self._delays: dict = {}  # (hops, bytes) -> a message's time in engine units
         polls = balancer.receiver_initiated or balancer.periodic
         if P > 1 and polls and self.latency == 0 and control_bytes == 0:
             raise ConfigError("network.latency", 0.0, "> 0 (or control_bytes > 0) for a balancer that asks or "
                               "orders: messages that take no time would poll forever at one instant")
 
-        ss_avail, ss_bal = np.random.SeedSequence(seed).spawn(2)
-        rng_avail = np.random.default_rng(ss_avail)
+        rs = streams(seed, TREE)
+        rng_avail = rs.rng("availability")
         self.availability = [n.availability.realise(rng_avail) for n in platform.nodes]
         self.speeds = [float(n.speed) for n in platform.nodes]
-        self.rates = [s * a.constant if a.constant is not None else 0.0
-                      for s, a in zip(self.speeds, self.availability)]
+        self.rates = constant_rates(self.speeds, self.availability)
         # ticks per unit of work at each node's constant rate (tick mode)
         self.tscale = [self.tps / r if (self.tps and r) else 0.0 for r in self.rates]
-        self.rng = rng if rng is not None else np.random.default_rng(ss_bal)
+        self.rng = rng if rng is not None else rs.rng("balancer")
 
         if self.complete:
             # slices of one list share its int objects: a random victim then touches a few
@@ -262,7 +272,6 @@ class _Run:
         self.s_start: list = [zero] * P
         self.free_since: list = [zero] * P
         # counters
-        self.seq = 0
         self.events = self.messages = 0
         self.bytes = 0.0
         self.steal_requests = self.steals = self.tasks_moved = self.transfers = 0
@@ -296,27 +305,34 @@ class _Run:
         return t / self.tps if self.tps else t
 
     def delay(self, src: int, dst: int, nbytes: float):
-        """A message's time in engine units (platform.message_time's formula, without its lookups)."""
+        """A message's time in engine units (:func:`~dlbkit.sim.costs.message_time`, kept per hop
+        count and size: a run sends millions of messages of a few kinds)."""
         if src == dst:
             return 0
         h = 1 if self.complete else int(self.platform.hops_from(src)[dst])
-        x = float(h) * self.latency + nbytes / self.bandwidth
-        return round(x * self.tps) if self.tps else x
+        key = (h, nbytes)
+        d = self._delays.get(key)
+        if d is None:
+            d = self._delays[key] = ticks(message_time(h, nbytes, self.latency, self.bandwidth), self.tps)
+        return d
+
+    def _one_hop(self):
+        """An order's time from the centre (one hop from every node)."""
+        return ticks(message_time(1, self.control_bytes, self.latency, self.bandwidth), self.tps)
 
     def uniform_delay(self):
         return self.delay(0, 1, self.control_bytes) if self.P > 1 else 0
 
     def end_time(self, w: int, t, c: float):
-        """When task work *c* started at *t* on node *w* ends (engine units)."""
-        r = self.rates[w]
+        """When task work *c* started at *t* on node *w* ends (engine units; :mod:`~dlbkit.sim.costs`)."""
         if self.tps:
-            if r:
-                return t + round(c * self.tscale[w])
-            return max(t, round(self.availability[w].finish(t / self.tps, c / self.speeds[w]) * self.tps))
-        return t + c / r if r else self.availability[w].finish(t, c / self.speeds[w])
+            return finish_ticks(self.availability[w], t, c, self.speeds[w], self.tscale[w], self.tps)
+        return finish_time(self.availability[w], t, c, self.speeds[w], self.rates[w])
 
     def requests(self, w: int, decision) -> list[tuple[int, int]]:
         """:meth:`on_idle`'s answer as validated (victim, wanted) pairs."""
+        if decision.__class__ is int and 0 <= decision < self.P and decision != w:
+            return [(decision, 0)]  # one victim, the common case: what the general path gives it
         out = []
         for r in MigrationBalancer.requests(w, decision):
             v = r.src
@@ -351,10 +367,15 @@ class _Run:
                        ticks_per_second=self.tps, control_bytes=self.control_bytes, task_bytes=self.task_bytes)
         return tr
 
-    # --- the general loop -----------------------------------------------------------------------
-    def general(self) -> None:
-        self.heap: list = []
-        self.changed = False
+    # --- the general loop: the family's rules as handlers on the kernel ---------------------------
+    def general(self, log: bool = False) -> Kernel:
+        """Run to the end on a :class:`~dlbkit.sim.kernel.Kernel` (every event at NORMAL priority, so
+        simultaneous events run FIFO); *log* keeps the kernel's event log. Return the kernel."""
+        k = self.kernel = Kernel(tolerance=self.tol, log=log)
+        self.schedule = k.schedule
+        # the handlers, bound once (a bound method per message would be built and dropped)
+        self.on_completion, self.on_request, self.on_reply = self.on_completion, self.on_request, self.on_reply
+        self.on_push, self.on_move, self.on_order = self.on_push, self.on_move, self.on_order
         b = self.balancer
         self.periodic = b.periodic or self.observes
         self.threshold = float(b.interval) if self.periodic else _INF
@@ -363,68 +384,47 @@ class _Run:
         if self.observes:
             self.phases.append((0.0, getattr(b, "phase_", None)))
         self.order_delay = self._one_hop()
+        # only a periodic rule or a watcher has anything to do after an event (see after())
+        self.settle = self.periodic or self.watch
         for w in range(self.P):
             if self.dq[w]:
                 self.start(w, 0)
             self.trigger(w, 0)
-        heap, tol = self.heap, self.tol
-        batch: list = []
-        while True:
-            if batch:
-                ev = batch.pop()
+        self.changed = False
+        try:
+            k.run()
+        finally:
+            # the bound handlers and the kernel refer back to this run: no cycles left for the collector
+            del self.on_completion, self.on_request, self.on_reply, self.on_push, self.on_move, self.on_order
+            del self.schedule, self.kernel
+        self.events = k.processed
+        if self.remaining:  # pragma: no cover - a waiting task always has a busy node: a bug
+            raise DlbkitError(f"internal: no event scheduled with {self.remaining} tasks left")
+        return k
+
+    def after(self, t) -> None:
+        """What follows every event when ``settle``: a periodic point if one is due, and parked nodes
+        next to a changed queue ask again (nodes are only touched and parked for a watcher)."""
+        if self.periodic and (self.changed if self.threshold == 0 else self.since_max >= self.threshold):
+            self.balance(t)
+        if self.touched:
+            if self.parked:
+                self.wake(t)
             else:
-                if not heap:  # pragma: no cover - a waiting task always has a busy node: a bug
-                    raise DlbkitError(f"internal: no event scheduled with {self.remaining} tasks left")
-                ev = heappop(heap)
-                if tol and heap and heap[0][0] - ev[0] <= tol:
-                    heappush(heap, ev)
-                    batch = group(heap, tol)
-                    ev = batch.pop()
-            t, _, kind, dst, src, pay = ev
-            self.changed = False
-            self.events += 1
-            if kind == _DONE:
-                if self.on_done(t, dst):
-                    return
-            elif kind == _REQ:
-                self.on_request(t, dst, src, pay)
-            elif kind == _REP:
-                self.on_reply(t, dst, pay)
-            elif kind == _PUSH:
-                self.receive(dst, pay, t)
-                self.trigger(dst, t)
-            elif kind == _MOVE:
-                self.pend[dst] -= len(pay)
-                self.receive(dst, pay, t)
-                self.trigger(dst, t)
-            else:
-                self.on_order(t, dst, src, pay)
-            if self.periodic and (self.changed if self.threshold == 0 else self.since_max >= self.threshold):
-                self.balance(t)
-            if self.touched:
-                if self.parked:
-                    self.wake(t)
-                else:
-                    self.touched.clear()
+                self.touched.clear()
+        self.changed = False
 
-    def _one_hop(self):
-        x = self.latency + self.control_bytes / self.bandwidth
-        return round(x * self.tps) if self.tps else x
-
-    def push(self, t, kind: int, dst: int, src: int, pay) -> None:
-        heappush(self.heap, (t, self.seq, kind, dst, src, pay))
-        self.seq += 1
-
-    def send(self, t, kind: int, src: int, dst: int, pay, ntasks: int) -> None:
+    def send(self, t, handler, src: int, dst: int, pay, ntasks: int) -> None:
+        """A message from *src* to *dst*: ``handler(arrival, dst, src, pay)`` when it is delivered."""
         nbytes = self.control_bytes + ntasks * self.task_bytes
         self.messages += 1
         self.bytes += nbytes
-        self.push(t + self.delay(src, dst, nbytes), kind, dst, src, pay)
+        self.schedule(t + self.delay(src, dst, nbytes), handler, dst, src, pay)
 
     def refresh(self, w: int, t) -> TreeView:
         """The view as node *w* sees it now (its own entries exact)."""
         v = self.view
-        s = self.sec(t)
+        s = t / self.tps if self.tps else t  # NOTE: sec() inlined (twice per steal attempt)
         v.time = s
         v.node = w
         v.queue[w] = max(0, len(self.dq[w]) + self.pend[w])  # an order may outrun the queue
@@ -481,7 +481,7 @@ class _Run:
             self.busy[w] = True
             self.s_first[w] = self.done[w]
             self.s_start[w] = t
-        self.push(self.end_time(w, t, c), _DONE, w, -1, None)
+        self.schedule(self.end_time(w, t, c), self.on_completion, w)
 
     def close(self, w: int, t) -> None:
         """End node *w*'s busy stretch at *t* (one trace row)."""
@@ -517,7 +517,7 @@ class _Run:
         for v, wanted in reqs:
             self.steal_requests += 1
             self.out[w] += 1
-            self.send(t, _REQ, w, v, wanted, 0)
+            self.send(t, self.on_request, w, v, wanted, 0)
 
     def wake(self, t) -> None:
         """Parked nodes next to a node whose queue changed ask again (in node order): their view
@@ -587,25 +587,55 @@ class _Run:
                 self._loads(w, t, local, +1)
         for x, tasks in away.items():
             self.tasks_moved += len(tasks)
-            self.send(t, _PUSH, w, x, tasks, len(tasks))
+            self.send(t, self.on_push, w, x, tasks, len(tasks))
+
+    # --- event handlers (the kernel calls them; the specialised loop logs the same names) ---------
+    def on_completion(self, t, w: int) -> None:
+        """Node *w* completed its task."""
+        if self.on_done(t, w):
+            self.kernel.stop()  # the last task: nothing after it counts
+        if self.settle:
+            self.after(t)
 
     def on_request(self, t, v: int, thief: int, wanted: int) -> None:
+        """A steal request from *thief* reached victim *v*."""
         q = len(self.dq[v])
         n = int(self.balancer.on_request(self.refresh(v, t), v, thief, q, wanted))
         n = min(n, q)
         tasks = self.take(v, n, t) if n > 0 else _EMPTY
-        self.send(t, _REP, v, thief, tasks, len(tasks))
+        self.send(t, self.on_reply, v, thief, tasks, len(tasks))
         if self.low > 0:
             self.trigger(v, t)
+        if self.settle:
+            self.after(t)
 
-    def on_reply(self, t, thief: int, tasks) -> None:
+    def on_reply(self, t, thief: int, victim: int, tasks) -> None:
+        """The reply to a steal request reached *thief*."""
         self.out[thief] -= 1
         if tasks:
             self.steals += 1
             self.receive(thief, tasks, t)
         self.trigger(thief, t)
+        if self.settle:
+            self.after(t)
+
+    def on_push(self, t, dst: int, src: int, tasks) -> None:
+        """Children that on_spawn placed on *dst* arrived."""
+        self.receive(dst, tasks, t)
+        self.trigger(dst, t)
+        if self.settle:
+            self.after(t)
+
+    def on_move(self, t, dst: int, src: int, tasks) -> None:
+        """Tasks the centre ordered from *src* arrived at *dst*."""
+        self.pend[dst] -= len(tasks)
+        self.receive(dst, tasks, t)
+        self.trigger(dst, t)
+        if self.settle:
+            self.after(t)
 
     def on_order(self, t, src: int, dst: int, n: int) -> None:
+        """The centre's order to send *n* tasks to *dst* reached *src*."""
         k = min(n, len(self.dq[src]))
         self.pend[src] += n
         self.pend[dst] -= n - k  # what will not come after all
@@ -613,9 +643,11 @@ class _Run:
             self._loads(dst, t, (), +1)
             self._loads(src, t, (), -1)
         if k > 0:
-            self.send(t, _MOVE, src, dst, self.take(src, k, t), k)
+            self.send(t, self.on_move, src, dst, self.take(src, k, t), k)
             if self.low > 0:
                 self.trigger(src, t)
+        if self.settle:
+            self.after(t)
 
     def balance(self, t) -> None:
         self.since = [0] * self.P
@@ -651,4 +683,4 @@ class _Run:
                 if self.loads:
                     v.queue[src] -= n
                     v.queue[dst] += n
-                self.push(t + self.order_delay, _ORDER, src, dst, n)
+                self.schedule(t + self.order_delay, self.on_order, src, dst, n)

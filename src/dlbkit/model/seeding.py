@@ -1,0 +1,104 @@
+"""Named random streams derived from an experiment's seed: one helper for every engine and the runtime.
+
+Same seed, same trace (DESIGN.md "Engines"): every random draw comes from a
+:class:`numpy.random.Generator` whose :class:`~numpy.random.SeedSequence` is derived from the
+experiment's seed here. Each engine declares its *layout* once: the names of its streams in spawn
+order. Stream *k* of a layout is child *k* of ``SeedSequence(seed)`` (``spawn(len(layout))[k]``), so
+streams are independent and a stream does not change when another one is drawn from more or less.
+
+The layouts are the derivations the engines used before this module existed, kept bit for bit so that
+no result changes; that is why the same name sits at different indices in different layouts (the
+divisible engine draws item costs, the tree engine has none) and why the superstep engine's single
+stream is the root itself (it seeded ``default_rng(seed)``):
+
+=================  ===========================================  ======================================
+layout             streams (spawn order)                        used by
+=================  ===========================================  ======================================
+``DIVISIBLE``      costs, availability, balancer                :func:`~dlbkit.sim.simulate_divisible`;
+                                                                the runtime's ``map``/``spmd`` balancer
+                                                                (``balancer``) and platform emulation
+                                                                (``availability``)
+``TREE``           availability, balancer                       :func:`~dlbkit.sim.simulate_tree_async`
+``SPMD``           noise, availability, balancer                :func:`~dlbkit.sim.simulate_spmd`
+``SPMD_SWEEP``     scenario, run                                :func:`~dlbkit.sim.spmd_experiment.run_one`
+                                                                (``run`` is the seed of ``SPMD``)
+``SUPERSTEP``      balancer = the root SeedSequence itself      :func:`~dlbkit.sim.simulate_superstep`
+=================  ===========================================  ======================================
+
+The runtime's tree family spawns one stream per worker under ``DIVISIBLE``'s ``balancer``
+(``streams(seed, DIVISIBLE).seq("balancer").spawn(n + 1)``).
+
+A seed is anything :class:`~numpy.random.SeedSequence` accepts (an int, a sequence of ints, None for
+fresh entropy) or a SeedSequence (e.g. a stream of another layout). As :meth:`SeedSequence.spawn`
+does, deriving from a SeedSequence object advances its spawn counter: pass a fresh one per run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ConfigError
+
+__all__ = ["Layout", "Streams", "streams", "DIVISIBLE", "TREE", "SPMD", "SPMD_SWEEP", "SUPERSTEP", "LAYOUTS"]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """An engine's named streams in spawn order; *root*: the one stream is the seed's SeedSequence itself."""
+
+    name: str
+    names: tuple[str, ...]
+    root: bool = False
+
+    def __post_init__(self):
+        if len(set(self.names)) != len(self.names) or not self.names:
+            raise ValueError(f"layout {self.name!r}: stream names must be distinct and at least one")
+        if self.root and len(self.names) != 1:
+            raise ValueError(f"layout {self.name!r}: a root layout has exactly one stream")
+
+
+DIVISIBLE = Layout("divisible", ("costs", "availability", "balancer"))
+TREE = Layout("tree", ("availability", "balancer"))
+SPMD = Layout("spmd", ("noise", "availability", "balancer"))
+SPMD_SWEEP = Layout("spmd-sweep", ("scenario", "run"))
+SUPERSTEP = Layout("superstep", ("balancer",), root=True)
+#: every layout by name (the table in the module docstring)
+LAYOUTS = {x.name: x for x in (DIVISIBLE, TREE, SPMD, SPMD_SWEEP, SUPERSTEP)}
+
+
+class Streams:
+    """The named streams of one *layout* derived from *seed* (see :func:`streams`)."""
+
+    __slots__ = ("layout", "_seqs")
+
+    def __init__(self, seed, layout: Layout):
+        root = seed if isinstance(seed, np.random.SeedSequence) else _root(seed)
+        self.layout = layout
+        children = [root] if layout.root else root.spawn(len(layout.names))
+        self._seqs = dict(zip(layout.names, children))
+
+    def seq(self, name: str) -> np.random.SeedSequence:
+        """The SeedSequence of stream *name*."""
+        try:
+            return self._seqs[name]
+        except KeyError:
+            raise ConfigError("stream", name, f"one of the {self.layout.name} layout's streams: "
+                              + ", ".join(self.layout.names)) from None
+
+    def rng(self, name: str) -> np.random.Generator:
+        """A fresh Generator on stream *name* (each call starts the stream again)."""
+        return np.random.default_rng(self.seq(name))
+
+
+def streams(seed, layout: Layout) -> Streams:
+    """The named random streams of *layout* derived from the experiment's *seed*."""
+    return Streams(seed, layout)
+
+
+def _root(seed) -> np.random.SeedSequence:
+    try:
+        return np.random.SeedSequence(seed)
+    except (TypeError, ValueError) as e:
+        raise ConfigError("seed", seed, f"an int >= 0, a sequence of them, None or a SeedSequence ({e})") from None
