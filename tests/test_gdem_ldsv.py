@@ -283,7 +283,7 @@ def test_work_detector_reads_the_largest_local_remaining_work():
 def test_same_balancer_named_twice_is_one_instance():
     b = started(PhaseAdaptive(balancers=("ldsv", "ldsv", None)), TreeView(5))
     assert b.balancers_[0] is b.balancers_[1] and b.balancers_[2] is None
-    assert b.server_ == 4
+    assert b.reserved_node() == 4
 
 
 @pytest.mark.parametrize("param, bad", [("balancers", ("gdem", "gdem")), ("balancers", ("gdem", "bogus", None)),

@@ -21,7 +21,7 @@ from typing import Sequence
 from ..errors import ConfigError
 from .base import ChunkingBalancer, MigrationBalancer, RepartitionBalancer, Transfer
 
-__all__ = ["chunk", "victims", "given", "placements", "transfers", "repartition"]
+__all__ = ["chunk", "victims", "checked_requests", "given", "placements", "transfers", "repartition"]
 
 
 def _is_int(x) -> bool:
@@ -39,9 +39,14 @@ def chunk(balancer: ChunkingBalancer, view, node: int) -> int:
 def victims(balancer: MigrationBalancer, view, node: int) -> list[tuple[int, int]]:
     """Whom *node* asks for work and how much it wants (0: whatever the victim gives), from
     :meth:`~MigrationBalancer.on_idle`; each victim must be another node."""
+    return checked_requests(balancer, node, balancer.on_idle(view, node), view.n_nodes)
+
+
+def checked_requests(balancer: MigrationBalancer, node: int, decision, P: int) -> list[tuple[int, int]]:
+    """:meth:`~MigrationBalancer.on_idle`'s *decision* for *node* as checked (victim, wanted) pairs
+    (for an engine that has asked already, e.g. to take a fast path for a single victim first)."""
     out = []
-    P = view.n_nodes
-    for r in MigrationBalancer.requests(node, balancer.on_idle(view, node)):
+    for r in MigrationBalancer.requests(node, decision):
         v = r.src
         if not _is_int(v) or not (0 <= v < P) or v == node:
             raise ConfigError(f"the victim {balancer.name}.on_idle chose for node {node}", v,

@@ -45,7 +45,8 @@ def _run_figures(family: str, label: str, point: str, trace: Any, out_dir: Path,
 
 def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: str | Family, dpi: int = 110,
              jobs: int = 1) -> dict[str, list[Path]]:
-    """Write the bars of *family*'s ``bar_metrics`` (those with a finite value) and, per (label, grid
+    """Write the bars of *family*'s ``bar_metrics`` (those with a finite, non-zero value: a cost nobody
+    paid needs no chart) and, per (label, grid
     point) in *traces*, the family's run figures into *out_dir* (on *jobs* processes); return the paths
     by kind (:data:`FIGURE_KINDS`)."""
     fam = families.get(family)
@@ -54,7 +55,7 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: st
     written: dict[str, list[Path]] = {k: [] for k in FIGURE_KINDS}
     if summary:
         for m in fam.bar_metrics:
-            if any(s.metric == m and math.isfinite(s.mean) for s in summary):
+            if any(s.metric == m and math.isfinite(s.mean) and s.mean != 0 for s in summary):
                 written["bars"].append(_save(metric_bars(summary, m), out_dir / f"{m}.png", dpi))
     items = list(traces.items())
     if jobs > 1 and len(items) > 1:

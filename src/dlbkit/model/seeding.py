@@ -18,12 +18,16 @@ layout             streams (spawn order)                        used by
                                                                 the runtime's ``map``/``spmd`` balancer
                                                                 (``balancer``) and platform emulation
                                                                 (``availability``)
-``TREE``           availability, balancer                       :func:`~dlbkit.sim.simulate_tree_async`
+``TREE``           availability, balancer, info                 :func:`~dlbkit.sim.simulate_tree_async`
 ``SPMD``           noise, availability, balancer                :func:`~dlbkit.sim.simulate_spmd`
 ``SPMD_SWEEP``     scenario, run                                :func:`~dlbkit.sim.spmd_experiment.run_one`
                                                                 (``run`` is the seed of ``SPMD``)
 ``SUPERSTEP``      balancer = the root SeedSequence itself      :func:`~dlbkit.sim.simulate_superstep`
 =================  ===========================================  ======================================
+
+A stream added at the end of a layout leaves the others as they were (child *k* of a SeedSequence
+does not depend on how many children are spawned), which is how ``TREE`` gained ``info`` (the
+information layer's draws, :mod:`dlbkit.info`) without changing a result.
 
 The runtime's tree family spawns one stream per worker under ``DIVISIBLE``'s ``balancer``
 (``streams(seed, DIVISIBLE).seq("balancer").spawn(n + 1)``).
@@ -60,7 +64,7 @@ class Layout:
 
 
 DIVISIBLE = Layout("divisible", ("costs", "availability", "balancer"))
-TREE = Layout("tree", ("availability", "balancer"))
+TREE = Layout("tree", ("availability", "balancer", "info"))
 SPMD = Layout("spmd", ("noise", "availability", "balancer"))
 SPMD_SWEEP = Layout("spmd-sweep", ("scenario", "run"))
 SUPERSTEP = Layout("superstep", ("balancer",), root=True)

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..balancers.base import ChunkingBalancer
+from ..balancers.decide import chunk
 from ..errors import ConfigError
 from ..model.platform import Platform
 from ..model.trace import Trace
@@ -170,7 +171,7 @@ class _Master:
 
     def __init__(self, run: _Run, balancer, trace: Trace, overhead, request_bytes, workload, ready, master_free):
         view = run.view
-        self.trace, self.view, self.decide = trace, view, balancer.chunk
+        self.trace, self.view, self.balancer, self.decide = trace, view, balancer, balancer.chunk
         self.measure = balancer.reads_measurements
         self.P = P = view.n_nodes
         self.N = workload.n_items
@@ -228,7 +229,7 @@ class _Master:
         view = self.view
         view.time = ts
         view.remaining = remaining
-        n = min(max(self.decide(view, w), 1), remaining)
+        n = chunk(self.balancer, view, w)
         first = self.next_item
         self.next_item += n
         self.remaining = remaining - n
@@ -331,6 +332,8 @@ def _fast_self_scheduling(m: _Master, log: list | None) -> None:
         ts += overhead
         view.time = ts
         view.remaining = remaining
+        # NOTE: balancers.decide.chunk inlined for speed (M1: a call per request is a tenth of the
+        # loop); the kernel path calls it, and tests/test_fast_paths.py checks the two agree
         n = decide(view, w)
         if n < 1:
             n = 1

@@ -46,7 +46,9 @@ import networkx as nx
 import numpy as np
 
 from ..balancers.base import MigrationBalancer
-from ..balancers.registry import make
+from ..balancers.decide import given, placements, victims
+from ..balancers.decide import transfers as decided_transfers
+from ..balancers.registry import resolve
 from ..errors import ConfigError
 from ..model.seeding import SUPERSTEP, streams
 from ..model.topology import build, dims_create, edge_colouring, kary_ncube, neighbour_lists
@@ -116,13 +118,7 @@ def topology_graph(kind: str | nx.Graph, p: int) -> nx.Graph:
 
 
 def _balancer(b) -> MigrationBalancer | None:
-    if b is None or (isinstance(b, str) and b.lower() == "none"):
-        return None
-    if isinstance(b, str):
-        b = make(b)
-    if not isinstance(b, MigrationBalancer):
-        raise ConfigError("balancer", b, "a migration balancer, its registry name, or 'none'")
-    return b
+    return resolve(b, kind="migration", allow_none=True)
 
 
 def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalancer | str | None = "gdem", *,
@@ -155,7 +151,7 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
     rng = streams(seed, SUPERSTEP).rng("balancer")
     if bal is not None:
         bal.start(view, rng)
-    server = getattr(bal, "server_", None) if bal is not None else None  # the LIS computes nothing
+    server = bal.reserved_node() if bal is not None else None  # the LIS computes nothing
     workers = [j for j in range(p) if j != server]
     widx = np.array(workers, dtype=np.int64)
     W = len(workers)
@@ -193,8 +189,8 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
             i = bal.interval
         i = max(1, i) if not math.isinf(i) else math.inf
         i_series.append(i)
-        if bal is not None and hasattr(bal, "phase_"):
-            ph_series.append(bal.phase_)
+        if bal is not None and bal.observes:
+            ph_series.append(bal.phase())
         # --- compute ---------------------------------------------------------------------------
         comp = [0.0] * p
         spawn = act is not None and act.sender_initiated
@@ -217,7 +213,7 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
                     if spawn:
                         view.queue[j] = len(q)
                         view.node = j
-                        for c, d in zip(ch, act.on_spawn(view, j, len(ch))):
+                        for c, d in zip(ch, placements(act, view, j, len(ch))):
                             if d == j:
                                 q.append(c)
                             else:
@@ -249,7 +245,7 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
             if act.periodic:
                 view.queue = [len(q) for q in queues]
                 view.node = -1
-                transfers = bal.balance(view)
+                transfers = decided_transfers(bal, view)
                 proto = act.protocol
                 if proto == "pairwise":
                     messages += _cost_pairwise(act, transfers, queues, T, cost, pair_cache)
@@ -320,16 +316,13 @@ def _steal_round(act, view: TreeView, queues, T, cost: T3D, workers) -> tuple[in
         if len(queues[j]) > low:
             continue
         view.node = j
-        for req in MigrationBalancer.requests(j, act.on_idle(view, j)):
-            v = int(req.src)
-            if v == j or not 0 <= v < len(queues):
-                raise ConfigError(f"a victim {act.name}.on_idle named for {j}", v, "another processor's index")
+        for v, wanted in victims(act, view, j):
             st = T[j]
             T[j] = st + s1
             T[v] = max(T[v] + rm1, st + r1)
             msgs += 1
             view.node = v
-            n = int(act.on_request(view, v, j, len(queues[v]), int(req.n)))
+            n = given(act, view, v, j, len(queues[v]), wanted)
             m = _move(queues, v, j, n) if n > 0 else 0
             if m > 0:
                 _migrate(T, cost, v, j, m)
@@ -357,7 +350,7 @@ def _cost_plain(transfers, queues, T, cost) -> int:
 
 def _cost_pairwise(act, transfers, queues, T, cost, cache) -> int:
     """Dimension exchange: per colour, every pair swaps loads, then that colour's migrations."""
-    colours = act.colours_
+    colours = act.last_exchange()
     key = id(colours)
     if key not in cache:
         cache.clear()
@@ -412,7 +405,7 @@ def _cost_pairwise(act, transfers, queues, T, cost, cache) -> int:
 
 def _cost_server(act, transfers, queues, T, cost, workers) -> int:
     """Loadserver: registrations, LIS queries with contention, migrations, then PROCEED."""
-    log = act.log_
+    log = act.last_exchange()
     per_round: dict[int, int] = {}
     for e in log:
         if e[0] == "query":

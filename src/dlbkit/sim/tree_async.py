@@ -35,15 +35,24 @@ Model (the same kernel as the real runtime, :mod:`dlbkit.runtime.families.tree_w
   number of nodes a processor executes between invocations; in a superstep every processor runs up
   to i, here the first to get there calls it), and ``interval`` 0 after every event that changed a
   queue.
-  The centre is, as in the runtime, a coordinator one hop from every node whose view is exact at
-  decision time: load information costs no messages and is never stale here (the runtime pays
-  for its load reports; DESIGN.md's information models are not built yet). Each decision
+  The centre is, as in the runtime, a coordinator one hop from every node (node
+  ``info.centre``, 0 by default, for what it knows: see "Information" below). Each decision
   Transfer(src, dst, n) with n > 0 becomes an order that reaches *src* one hop later (latency +
   :data:`CONTROL_BYTES` / bandwidth); *src* then sends its ``min(n, |D_src|)`` oldest tasks to *dst*.
   The centre knows its own orders: from the moment of an order, its view counts the n tasks at
   *dst* and not at *src* (until they arrive, or turn out not to come), and it orders no more than
   *src* holds by that count. Without this, every call while an order travels would repeat it.
-* **Phase adaptivity.** A rule that overrides :meth:`observe` (``phase-adaptive``) is called
+* **Information** (:mod:`dlbkit.info`). With the default, exact information, every decider reads
+  the true loads at the moment it decides, for free. With another model (``info=``), the model's
+  rounds run on the kernel every period (at URGENT priority), its messages take their network time
+  (hops · latency + bytes / bandwidth) and are merged on arrival; a rule that reads loads then
+  decides from its node's knowledge (:meth:`~dlbkit.info.InfoModel.fill`: its own load exact, the
+  others as old as their last message), a periodic rule from the centre's knowledge plus its own
+  orders in flight, and a parked receiver-initiated node asks again when new loads reach it (not,
+  as with exact information, whenever a neighbour's queue changes). The trace counts the model's
+  messages and bytes and the mean age of what deciders read (``info_messages``, ``info_bytes``,
+  ``info_age_mean``); the specialised loop runs only with exact information.
+* **Phase adaptivity.** A rule that declares ``observes`` (``phase-adaptive``) is called
   there at every periodic point — with the *current* phase's interval — before its current rule
   (:meth:`acting`) balances; when that is None (phase III) no transfer is ordered.
   ``trace.meta["phases"]`` lists (time, phase) at the start and at each change.
@@ -87,7 +96,9 @@ import networkx as nx
 import numpy as np
 
 from ..balancers.base import MigrationBalancer
+from ..balancers.decide import checked_requests, given, placements, transfers
 from ..errors import ConfigError, DlbkitError
+from ..info import resolve as resolve_info
 from ..model.platform import Platform
 from ..model.seeding import TREE, streams
 from ..model.topology import neighbour_lists
@@ -95,7 +106,7 @@ from ..model.trace import Trace
 from ..model.view import TreeView
 from ._tree_fast import _EMPTY, _INF, fast_loop
 from .costs import constant_rates, finish_ticks, finish_time, message_time, ticks
-from .kernel import Kernel
+from .kernel import URGENT, Kernel
 from .timebase import SIMULTANEITY_TOLERANCE
 
 __all__ = ["simulate_tree_async", "CONTROL_BYTES", "TASK_BYTES", "WAITING_SAMPLES"]
@@ -113,7 +124,7 @@ def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBa
                         seed: int | None = None, rng: Any = None, start_node: int | Sequence[int] = 0,
                         record: bool = True, ticks_per_second: int | None = None,
                         control_bytes: float = CONTROL_BYTES, task_bytes: float = TASK_BYTES,
-                        fast_path: bool | None = None, log_events: bool = False) -> Trace:
+                        fast_path: bool | None = None, log_events: bool = False, info: Any = None) -> Trace:
     """Run task-tree *workload* (:class:`~dlbkit.model.tree.TaskTree`, :class:`FlatTasks` or any
     object with ``roots()``, ``children(task)``, ``cost(task)``, ``estimate(task)`` and ``order``)
     on *platform* with migration *balancer*, asynchronously; return the Trace.
@@ -125,25 +136,28 @@ def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBa
     *fast_path* None picks the specialised loop when it applies; False forces the general loop;
     True requires the specialised one. *log_events* keeps the kernel's event log (the specialised
     loop writes the same one) in ``trace.meta["event_log"]``: (time, priority, rank, sequence,
-    handler, args) per event, times in engine units.
+    handler, args) per event, times in engine units. *info* is the information model (a name, an
+    ``[info]`` table or a :class:`~dlbkit.info.InfoModel`; default exact): see "Information" in the
+    module doc.
 
     Raise :exc:`~dlbkit.errors.ConfigError` for a bad argument, a node with several cores, a
     disconnected topology, messages that take no time with a rule that polls, or a hook answer that
     is not allowed (a victim that is not another node, a destination out of range).
     """
     run = _Run(platform, workload, balancer, seed, rng, start_node, record, ticks_per_second,
-               control_bytes, task_bytes)
+               control_bytes, task_bytes, resolve_info(info, "info"))
     eligible = run.fast_eligible()
     if fast_path is None:
         fast = eligible
     elif fast_path and not eligible:
         raise ConfigError("fast_path", True, "False or None unless every message takes the same time (complete "
-                          "topology, task_bytes 0) and the balancer is neither periodic nor sender-initiated "
-                          "nor reads loads")
+                          "topology, task_bytes 0), the information is exact and the balancer is neither "
+                          "periodic nor sender-initiated nor reads loads")
     else:
         fast = bool(fast_path)
     balancer.start(run.view, run.rng)
-    server = getattr(balancer, "server_", None)
+    run.start_info()
+    server = balancer.reserved_node()
     if server is not None and run.dq[server]:
         # the Loadserver's LIS computes nothing (001 §2.2): a root there would run there, alone
         raise ConfigError("start_node", server, f"a node other than {balancer.name}'s server node {server} "
@@ -171,7 +185,7 @@ class _Run:
     """One run's state, shared by the general and the specialised loop, and the general loop."""
 
     def __init__(self, platform, workload, balancer, seed, rng, start_node, record, tps, control_bytes,
-                 task_bytes):
+                 task_bytes, info):
         if not isinstance(balancer, MigrationBalancer):
             raise ConfigError("balancer", getattr(balancer, "name", balancer),
                               "a migration balancer for a task-tree workload")
@@ -220,6 +234,9 @@ class _Run:
         # ticks per unit of work at each node's constant rate (tick mode)
         self.tscale = [self.tps / r if (self.tps and r) else 0.0 for r in self.rates]
         self.rng = rng if rng is not None else rs.rng("balancer")
+        self.info = info
+        self.exact = info.exact  # exact information: the engine's own exact view, no rounds
+        self.rng_info = rs.rng("info")
 
         if self.complete:
             # slices of one list share its int objects: a random victim then touches a few
@@ -233,7 +250,7 @@ class _Run:
         self.low = int(balancer.low_water) if balancer.receiver_initiated else 0
         # a rule that adapts per phase (PhaseAdaptive) watches the global state at every periodic
         # point, whether or not its current phase's rule balances there
-        self.observes = type(balancer).observe is not MigrationBalancer.observe
+        self.observes = balancer.observes
         self.phases: list = []  # (time, phase) at the start and at each phase change
 
         roots = list(workload.roots())
@@ -298,7 +315,7 @@ class _Run:
     def fast_eligible(self) -> bool:
         b = self.balancer
         return (self.complete and self.task_bytes == 0 and not b.periodic and not b.sender_initiated
-                and not b.reads_loads and not self.observes)
+                and not b.reads_loads and not self.observes and self.exact)
 
     def sec(self, t):
         """Engine time to seconds."""
@@ -332,20 +349,13 @@ class _Run:
     def requests(self, w: int, decision) -> list[tuple[int, int]]:
         """:meth:`on_idle`'s answer as validated (victim, wanted) pairs."""
         if decision.__class__ is int and 0 <= decision < self.P and decision != w:
-            return [(decision, 0)]  # one victim, the common case: what the general path gives it
-        out = []
-        for r in MigrationBalancer.requests(w, decision):
-            v = r.src
-            if isinstance(v, bool) or not isinstance(v, Integral) or not (0 <= v < self.P) or v == w:
-                raise ConfigError(f"the victim {self.balancer.name}.on_idle chose for node {w}", v,
-                                  f"another node in 0..{self.P - 1}")
-            out.append((int(v), max(0, int(r.n))))
-        return out
+            return [(decision, 0)]  # one victim, the common case: what checked_requests gives it
+        return checked_requests(self.balancer, w, decision, self.P)
 
     def trace(self, fast: bool) -> Trace:
         sec = self.sec
         tr = Trace(self.P, list(range(self.P)), balancer=self.balancer.name, seed=self.seed, source="sim",
-                   speeds=list(self.speeds), availability=self.availability, total_work=self.work,
+                   family="tree", speeds=list(self.speeds), availability=self.availability, total_work=self.work,
                    max_item=self.max_cost)
         w, first, count, ask, start, end = self.rows
         tr.node, tr.first, tr.count = w, first, count
@@ -353,6 +363,12 @@ class _Run:
         tr.round_of = [-1] * len(w)
         tr.events, tr.messages, tr.bytes = self.events, self.messages, self.bytes
         tr.end_time = sec(self.makespan)
+        if self.exact:  # the decider's view is the truth, and knowing it costs nothing
+            tr.info_messages, tr.info_bytes, tr.info_age_mean = 0, 0.0, 0.0
+        else:
+            m = self.info
+            tr.info_messages, tr.info_bytes, tr.info_age_mean = m.messages_, m.bytes_, m.age_mean
+            tr.meta["info"] = {"model": m.name, **m.get_params(), "rounds": m.rounds_}
         if self.record and self.w_t[-1] != self.makespan:  # always end on the last completion
             self.w_t.append(self.makespan)
             self.w_n.append(self.waiting)
@@ -382,7 +398,7 @@ class _Run:
         self.since = [0] * self.P  # tasks each node completed since the last periodic point
         self.since_max = 0
         if self.observes:
-            self.phases.append((0.0, getattr(b, "phase_", None)))
+            self.phases.append((0.0, b.phase()))
         self.order_delay = self._one_hop()
         # only a periodic rule or a watcher has anything to do after an event (see after())
         self.settle = self.periodic or self.watch
@@ -390,6 +406,8 @@ class _Run:
             if self.dq[w]:
                 self.start(w, 0)
             self.trigger(w, 0)
+        if not self.exact and self.info_period < _INF:
+            self.schedule(self.info_period, self.on_info_round, priority=URGENT)
         self.changed = False
         try:
             k.run()
@@ -422,21 +440,51 @@ class _Run:
         self.schedule(t + self.delay(src, dst, nbytes), handler, dst, src, pay)
 
     def refresh(self, w: int, t) -> TreeView:
-        """The view as node *w* sees it now (its own entries exact)."""
+        """The view as node *w* sees it now (its own entries exact; the others' from the information
+        model when it is not exact and the rule reads loads)."""
         v = self.view
         s = t / self.tps if self.tps else t  # NOTE: sec() inlined (twice per steal attempt)
         v.time = s
         v.node = w
-        v.queue[w] = max(0, len(self.dq[w]) + self.pend[w])  # an order may outrun the queue
+        own = len(self.dq[w]) + self.pend[w]
+        if not self.exact and self.loads:
+            self.info.fill(w, s, max(0, own), v.queue, v.updated_at, integer=True)
+            return v
+        v.queue[w] = max(0, own)  # an order may outrun the queue
         v.updated_at[w] = s
         return v
+
+    # --- the information layer (dlbkit.info) when it is not exact -------------------------------
+    def start_info(self) -> None:
+        """Start the information model: everyone knows the start (where the roots are)."""
+        if self.exact:
+            return
+        self.info.start(self.P, self.view.neighbours, [len(d) for d in self.dq], self.rng_info)
+        self.info_period = ticks(self.info.interval, self.tps) if self.info.interval < _INF else _INF
+        if self.info_period < _INF and not self.info_period > 0:
+            raise ConfigError("info.period", self.info.interval, "a period of at least one tick")
+
+    def on_info_round(self, t) -> None:
+        """An information round: the model's messages leave now, each delivered after its network
+        time (URGENT: a decision at the instant a report arrives already sees it)."""
+        truth = [max(0, len(d) + p) for d, p in zip(self.dq, self.pend)]
+        for m in self.info.round(self.sec(t), truth):
+            self.schedule(t + self.delay(m.src, m.dst, m.bytes), self.on_info, m, priority=URGENT)
+        self.schedule(t + self.info_period, self.on_info_round, priority=URGENT)
+
+    def on_info(self, t, m) -> None:
+        """Load entries reached node ``m.dst``: merged; a parked node reconsiders (its view changed)."""
+        self.info.deliver(m)
+        if self.watch and m.dst in self.parked:
+            self.parked.discard(m.dst)
+            self.trigger(m.dst, t)
 
     def _loads(self, w: int, t, tasks, sign: int) -> None:
         """Keep the exact view of node *w* after *tasks* joined (+1) or left (-1) its deque."""
         v = self.view
         v.queue[w] = max(0, len(self.dq[w]) + self.pend[w])  # an order may outrun the queue
         v.updated_at[w] = self.sec(t)
-        if self.watch:
+        if self.watch and self.exact:  # others learn of the change at once only with exact information
             self.touched.add(w)
         if not self.dq[w]:
             v.work[w] = 0.0  # no drift from adding and subtracting floats
@@ -566,16 +614,9 @@ class _Run:
     def place(self, w: int, kids: list, t) -> None:
         """Sender-initiated: on_spawn gives each child a node (the view's queue is before them)."""
         b = self.balancer
-        dests = b.on_spawn(self.refresh(w, t), w, len(kids))
-        if len(dests) != len(kids):
-            raise ConfigError(f"{b.name}.on_spawn's answer for node {w}", f"{len(dests)} destinations",
-                              f"one per child ({len(kids)})")
+        dests = placements(b, self.refresh(w, t), w, len(kids))
         local, away = [], {}
         for child, x in zip(kids, dests):
-            if isinstance(x, bool) or not isinstance(x, Integral) or not 0 <= x < self.P:
-                raise ConfigError(f"the destination {b.name}.on_spawn chose on node {w}", x,
-                                  f"a node index in [0, {self.P - 1}]")
-            x = int(x)
             if x == w:
                 local.append(child)
             else:
@@ -600,8 +641,7 @@ class _Run:
     def on_request(self, t, v: int, thief: int, wanted: int) -> None:
         """A steal request from *thief* reached victim *v*."""
         q = len(self.dq[v])
-        n = int(self.balancer.on_request(self.refresh(v, t), v, thief, q, wanted))
-        n = min(n, q)
+        n = given(self.balancer, self.refresh(v, t), v, thief, q, wanted)
         tasks = self.take(v, n, t) if n > 0 else _EMPTY
         self.send(t, self.on_reply, v, thief, tasks, len(tasks))
         if self.low > 0:
@@ -656,22 +696,25 @@ class _Run:
         v.time = self.sec(t)
         v.node = -1
         b = self.balancer
+        if not self.exact and self.loads:
+            # the centre's knowledge, plus its own orders still in flight (it knows what it ordered)
+            c = self.info.centre
+            self.info.fill(c, v.time, max(0, len(self.dq[c]) + self.pend[c]), v.queue, v.updated_at, integer=True)
+            q, pend = v.queue, self.pend
+            for j in range(self.P):
+                if j != c:
+                    q[j] = max(0, q[j] + pend[j])
         if self.observes:
-            before = getattr(b, "phase_", None)
+            before = b.phase()
             b.observe(v)
             self.threshold = float(b.interval)  # the new phase's interval (inf: no more)
             self.low = int(b.low_water) if b.receiver_initiated else 0
-            if getattr(b, "phase_", None) != before:
-                self.phases.append((v.time, b.phase_))
+            if b.phase() != before:
+                self.phases.append((v.time, b.phase()))
             if b.acting() is None:
                 return
-        for tr in b.balance(v):
+        for tr in transfers(b, v):
             src, dst, n = tr.src, tr.dst, tr.n
-            ok = all(isinstance(x, Integral) and not isinstance(x, bool) for x in (src, dst, n))
-            if not (ok and 0 <= src < self.P and 0 <= dst < self.P and src != dst):
-                raise ConfigError(f"a transfer {b.name}.balance returned", tr,
-                                  f"src != dst, both in 0..{self.P - 1}, n an integer")
-            src, dst = int(src), int(dst)
             # no more than src holds, as far as the centre knows
             n = min(int(n), len(self.dq[src]) + self.pend[src])
             if n > 0:

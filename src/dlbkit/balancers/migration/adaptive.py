@@ -193,10 +193,6 @@ class PhaseAdaptive(MigrationBalancer):
     def phase(self) -> int | None:
         return getattr(self, "phase_", None)
 
-    @property
-    def server_(self) -> int | None:  # TODO(redesign): engines move to reserved_node(); then remove
-        return self.reserved_node()
-
     def last_exchange(self) -> list:
         b = self.acting() if hasattr(self, "balancers_") else None
         return [] if b is None else b.last_exchange()

@@ -36,6 +36,7 @@ from collections import deque
 from typing import Any, Callable, Sequence
 
 from ...balancers.base import ChunkingBalancer
+from ...balancers.decide import chunk
 from ...errors import DlbkitError
 from ...model.availability import Constant
 from ...model.trace import Trace
@@ -83,8 +84,7 @@ def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence
         elif next_item < N:
             view.time = clock() - origin
             view.remaining = N - next_item
-            count = int(balancer.chunk(view, w))
-            count = 1 if count < 1 else min(count, N - next_item)
+            count = chunk(balancer, view, w)
             first = next_item
             next_item += count
         else:

@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from ...balancers.base import RepartitionBalancer, Transfer
+from ...balancers.decide import repartition
 from ...errors import ConfigError, DlbkitError, TaskError
 from ...model.availability import Constant
 from ...model.trace import Trace
@@ -236,17 +237,16 @@ class _Run:
         b = self.balancer
         if not b.central:
             self.decided += 1  # every node's rule is asked once per window
-        decided = list(b.decide(v, -1)) if b.central else [t for i in range(self.P) for t in b.decide(v, i)]
+        # rows move only between neighbours on the line (the view's neighbours: the runtime's layout)
+        decided = repartition(b, v, -1, v.neighbours) if b.central else \
+            [t for i in range(self.P) for t in repartition(b, v, i, v.neighbours)]
         for tr in decided:
             self.move(tr)
         self.win_busy = [0.0] * self.P
         self.win_loops = [0] * self.P
 
     def move(self, tr: Transfer) -> None:
-        src, dst, asked = int(tr.src), int(tr.dst), int(tr.n)
-        if not (0 <= src < self.P and 0 <= dst < self.P and abs(src - dst) == 1):
-            raise DlbkitError(f"balancer {self.balancer.name!r} asked to move rows from {src} to {dst}: "
-                              "only neighbours on the line exchange rows")
+        src, dst, asked = tr.src, tr.dst, tr.n  # checked by balancers.decide.repartition
         k = max(0, min(asked, self.counts[src] - self.h))  # the sender keeps at least `halo` rows
         if k == 0:
             self.transfers.append((self.next_balance, src, dst, asked, 0))

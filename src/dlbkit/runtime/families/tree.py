@@ -98,7 +98,7 @@ def bind_check(spec: TreeSpec, n_workers: int) -> None:
     view = TreeView(n_workers, neighbours=nb, colours=colours, speeds=list(spec.speeds) or [1.0] * n_workers)
     b = spec.balancer.clone()
     b.start(view, np.random.default_rng(0))
-    if getattr(b, "server_", None) == 0:  # the root starts on worker 0
+    if b.reserved_node() == 0:  # the root starts on worker 0
         raise ConfigError("parameter 'server' of ldsv", 0, "another worker than 0, where the root starts (the "
                           "Load Information Server computes nothing); the default -1 is the last worker")
 

@@ -39,10 +39,11 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import DlbkitError, TaskError
+from ...errors import DlbkitError, RemoteTraceback, TaskError
 from ...model.availability import Constant
 from ...model.trace import Trace
 from ...model.view import TreeView
+from ...balancers.decide import transfers
 from ..backends.base import Transport, task_error
 from ..emulation import Emulation
 from ..messages import DIED, ERROR, Stop
@@ -131,14 +132,12 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
         at_last = list(completed)
         view.time = clock() - origin
         view.node = -1
-        balancer.observe(view)
+        if balancer.observes:
+            balancer.observe(view)
         if balancer.acting() is None:
             return
-        for t in balancer.balance(view):
-            src, dst, n = int(t.src), int(t.dst), int(t.n)
-            if not (0 <= src < P and 0 <= dst < P and src != dst):
-                raise DlbkitError(f"balancer {balancer.name!r} returned {t}; allowed: src != dst, both in "
-                                  f"0..{P - 1}")
+        for t in transfers(balancer, view):
+            src, dst, n = t.src, t.dst, t.n
             if n > 0:
                 counts["transfers"] += 1
                 books.order(src, dst, n)
@@ -223,6 +222,8 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
         elif kind == ERROR:
             raise task_error(msg)
         elif kind == FAIL:
+            if msg[2]:  # dlbkit refused something (e.g. a balancer's answer): its message says what
+                raise DlbkitError(f"worker {w}: {msg[2]}") from RemoteTraceback(msg[1])
             raise DlbkitError(f"worker {w} failed in dlbkit's own code:\n{msg[1]}")
         elif kind == DIED:
             raise DlbkitError(f"worker {w} died (exit code {msg.exitcode}); the tasks it held are lost, "

@@ -27,7 +27,7 @@ counts the MAIL and POST messages read, so the coordinator knows which of the ta
   ``(GIVE, st, bound, dst, tasks, how)`` (tasks for *dst*; *how* :data:`PUSH` for a placement,
   :data:`ANSWER` for a steal reply and :data:`ORDER` for a periodic transfer, both sent even when
   empty); ``(FINAL, has_value, acc, bound, rows, expanded, work, max_task)`` after STOP;
-  an ``Error`` (index = the task's repr) when the user's code raised; ``(FAIL, traceback)`` when
+  an ``Error`` (index = the task's repr) when the user's code raised; ``(FAIL, traceback, message)`` when
   dlbkit's own code (a balancer hook) raised.
 * coordinator → worker: ``(MAIL, bound, loads, items)`` in reply to REPORT, ``(POST, bound, loads,
   items)`` to a worker that is reading anyway; items are ``("req", thief, wanted)``, ``("give",
@@ -47,6 +47,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ...balancers.base import MigrationBalancer
+from ...balancers.decide import given, placements, victims
+from ...errors import DlbkitError
 from ...model.view import TreeView
 from ..backends.base import error_message, short_repr
 from ..emulation import Emulation
@@ -189,8 +191,7 @@ class _Worker:
 
     def answer(self, thief: int, wanted: int) -> None:
         q = len(self.dq)
-        n = self.balancer.on_request(self._own_view(), self.w, thief, q, wanted)
-        n = max(0, min(int(n), q))
+        n = given(self.balancer, self._own_view(), self.w, thief, q, wanted)
         tasks = [self.dq.popleft() for _ in range(n)]
         self.send(GIVE, thief, tasks, ANSWER)
 
@@ -201,10 +202,10 @@ class _Worker:
 
     def ask(self) -> bool:
         """Ask for work as the balancer says; False if it names nobody."""
-        reqs = self.balancer.requests(self.w, self.balancer.on_idle(self._own_view(), self.w))
+        reqs = victims(self.balancer, self._own_view(), self.w)
         if not reqs:
             return False
-        self.send(STEAL, [(int(r.src), int(r.n)) for r in reqs])
+        self.send(STEAL, reqs)
         self.asks_out += len(reqs)
         return True
 
@@ -301,20 +302,13 @@ class _Worker:
         raise _Failed
 
     def place(self, children: list) -> None:
-        dests = self.balancer.on_spawn(self._own_view(), self.w, len(children))
-        if len(dests) != len(children):
-            raise RuntimeError(f"{self.balancer.name}.on_spawn returned {len(dests)} destinations "
-                               f"for {len(children)} children")
+        dests = placements(self.balancer, self._own_view(), self.w, len(children))
         away: dict[int, list] = {}
         for child, d in zip(children, dests):
-            d = int(d)
             if d == self.w:
                 self.dq.append(child)
-            elif 0 <= d < self.spec.n_workers:
-                away.setdefault(d, []).append(child)
             else:
-                raise RuntimeError(f"{self.balancer.name}.on_spawn chose node {d}; allowed: "
-                                   f"0..{self.spec.n_workers - 1}")
+                away.setdefault(d, []).append(child)
         for d, tasks in away.items():
             self.send(GIVE, d, tasks, PUSH)
 
@@ -335,8 +329,10 @@ def serve_tree(conn, w: int, spec: TreeSpec) -> None:
         return
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the coordinator ended the run
-    except BaseException:  # noqa: BLE001 - a bug in dlbkit or a balancer hook: never silent
+    except BaseException as e:  # noqa: BLE001 - a bug in dlbkit or a balancer hook: never silent
+        # a balancer's answer that dlbkit refused (balancers.decide) says what was wrong in one line
+        said = str(e) if isinstance(e, DlbkitError) else ""
         try:
-            conn.send((FAIL, traceback.format_exc()))
+            conn.send((FAIL, traceback.format_exc(), said))
         except Exception:  # noqa: BLE001
             pass
