@@ -170,6 +170,12 @@ def _migration_balancer(balancer: Balancer | str, params: Mapping | None) -> Mig
     return b
 
 
+def _flag(name: str, v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise ConfigError(name, v, "True or False")
+    return v
+
+
 def _callable(name: str, f: Any, optional: bool = True) -> None:
     if (f is None and not optional) or (f is not None and not callable(f)):
         raise ConfigError(name, f, "a callable" + (" or None" if optional else ""))
@@ -209,12 +215,16 @@ def _repartition_balancer(balancer, params: Mapping | None) -> RepartitionBalanc
 def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | str = DEFAULT_BALANCER,
             params: Mapping | None = None, backend: str = "local", workers: int | None = None,
             progress: bool | None = None, emulate: Any = None, master: str | int | None = None,
-            seed: int = 0, record: str | Path | None = None, start_method: str | None = None) -> RunResult:
+            seed: int = 0, record: str | Path | None = None, start_method: str | None = None,
+            record_decisions: bool = False) -> RunResult:
     """Apply *fn* to every item on worker processes (or MPI ranks), balanced by a chunking balancer.
 
     Returns a :class:`RunResult`. *emulate* slows workers down as the nodes of a platform would
     (a Platform, a platform TOML path, or a list of speed factors); it also sets the number of
-    workers. *record* saves the run's trace for ``dlbkit replay``. See :func:`map`.
+    workers. *record* saves the run's trace for ``dlbkit replay``. *record_decisions* keeps every
+    decision the coordinator asked the balancer for, with a copy of the view it was asked with, in
+    ``trace.decisions`` (to replay them; memory grows with the run; run_tree and run_spmd take it too:
+    a tree's periodic decisions, an SPMD run's repartitions). See :func:`map`.
     """
     _backend(backend)
     b: ChunkingBalancer = resolve(balancer, params, kind="chunking")
@@ -226,7 +236,8 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
     results, trace = _map_family.run_map(fn, items, b, backend=backend,
                                          workers=asked if backend == "mpi" else workers, emulation=emulation,
-                                         progress=progress, rng=rng, start_method=start_method)
+                                         progress=progress, rng=rng, start_method=start_method,
+                                         record_decisions=_flag("record_decisions", record_decisions))
     trace.seed = seed  # the balancer's generator came from it: a replay can repeat its draws
     result = RunResult(results, trace, b)
     if record is not None and _coordinates(backend):  # every MPI rank holds the trace: one writes it
@@ -264,7 +275,7 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
              params: Mapping | None = None, combine: Callable | None = None, initial: Any = None,
              bound: Any = None, better: Callable | None = None, backend: str = "local",
              workers: int | None = None, progress: bool | None = None, emulate: Any = None, seed: int = 0,
-             topology: Any = None, start_method: str | None = None) -> TreeResult:
+             topology: Any = None, start_method: str | None = None, record_decisions: bool = False) -> TreeResult:
     """Expand the task tree grown from *root* on worker processes (or MPI ranks); a :class:`TreeResult`.
 
     *expand(task)* returns ``(children, value)``: *children* an iterable of new tasks (may be
@@ -320,7 +331,8 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
                     combine=combine if combine is not None else operator.add,
                     branch_and_bound=bound is not None, bound=bound,
                     better=better if better is not None else operator.gt, emulation=emulation, seed=seed,
-                    speeds=list(emulation.speeds) if emulation else [], topology=topology)
+                    speeds=list(emulation.speeds) if emulation else [], topology=topology,
+                    record_decisions=_flag("record_decisions", record_decisions))
     init = 0 if initial is None else initial
     value, best, trace = _tree_family.run_tree(spec, initial=init, backend=backend,
                                                workers=asked if backend == "mpi" else workers,
@@ -355,7 +367,7 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
              backend: str = "local", workers: int | None = None, window: int = DEFAULT_WINDOW,
              emulate: Any = None, progress: bool | None = None, seed: int = 0, halo: int = 1,
              bandwidth: float | None = None, record: str | Path | None = None,
-             start_method: str | None = None) -> SpmdResult:
+             start_method: str | None = None, record_decisions: bool = False) -> SpmdResult:
     """Iterate *step* over a 1-D decomposed *domain* on worker processes (or MPI ranks); a :class:`SpmdResult`.
 
     **Semantics.** *domain* is an array of R rows (its first axis; any trailing shape and numeric
@@ -417,7 +429,8 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
     spec = SpmdSpec(step=step, halo=halo, emulation=emulation)
     out, trace = _spmd_family.run_spmd(spec, b, arr, iterations=iterations, window=window, bandwidth=bandwidth,
                                        backend=backend, workers=asked if backend == "mpi" else workers,
-                                       progress=progress, rng=rng, start_method=start_method)
+                                       progress=progress, rng=rng, start_method=start_method,
+                                       record_decisions=_flag("record_decisions", record_decisions))
     trace.seed = seed
     result = SpmdResult(out, trace, b)
     if record is not None and _coordinates(backend):

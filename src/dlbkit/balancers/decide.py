@@ -11,14 +11,22 @@ and feeds them to both engines' paths).
 
 A hot loop may inline one of these for speed (the M1 engine inlines :func:`chunk`); it then says so
 where it does, and a test checks the inlined copy against this one.
+
+**Decision records.** Given a list as *record*, each function appends a
+:class:`~dlbkit.model.trace.Decision` (time, deciding node, hook, checked answer, the mean age of the
+other nodes' entries in the view, and a copy of the view): an engine asked to record decisions passes
+its trace's ``decisions``. Replaying the recorded views through these functions with a fresh balancer
+gives the recorded answers (tests/test_decisions.py), whichever engine recorded them.
 """
 
 from __future__ import annotations
 
+import copy
 from numbers import Integral
 from typing import Sequence
 
 from ..errors import ConfigError
+from ..model.trace import Decision
 from .base import ChunkingBalancer, MigrationBalancer, RepartitionBalancer, Transfer
 
 __all__ = ["chunk", "victims", "checked_requests", "given", "placements", "transfers", "repartition"]
@@ -28,11 +36,24 @@ def _is_int(x) -> bool:
     return isinstance(x, Integral) and not isinstance(x, bool)
 
 
+def _note(record: list | None, view, node: int, hook: str, answer, view_copy=None) -> None:
+    """Append the decision to *record* (None: not recording): the view as it was when asked."""
+    if record is None:
+        return
+    others = [view.time - view.updated_at[j] for j in range(view.n_nodes) if j != node]
+    age = sum(others) / len(others) if others else 0.0
+    record.append(Decision(view.time, node, hook, answer, age, view_copy if view_copy is not None else
+                           copy.deepcopy(view)))
+
+
 # --- chunking ---------------------------------------------------------------------------------------
-def chunk(balancer: ChunkingBalancer, view, node: int) -> int:
+def chunk(balancer: ChunkingBalancer, view, node: int, record: list | None = None) -> int:
     """How many items *node* gets now: the balancer's answer clamped to [1, ``view.remaining``]."""
+    seen = copy.deepcopy(view) if record is not None else None  # rules may learn in chunk(): copy first
     n = int(balancer.chunk(view, node))
-    return 1 if n < 1 else (n if n < view.remaining else view.remaining)
+    n = 1 if n < 1 else (n if n < view.remaining else view.remaining)
+    _note(record, view, node, "chunk", n, seen)
+    return n
 
 
 # --- migration ----------------------------------------------------------------------------------------
@@ -86,17 +107,23 @@ def _checked(balancer, where: str, decided: Sequence, P: int) -> list[Transfer]:
     return out
 
 
-def transfers(balancer: MigrationBalancer, view) -> list[Transfer]:
+def transfers(balancer: MigrationBalancer, view, record: list | None = None) -> list[Transfer]:
     """The periodic, central decision (:meth:`~MigrationBalancer.balance`), each transfer checked
     (the engine still clamps *n* to what the source holds)."""
-    return _checked(balancer, "balance", balancer.balance(view), view.n_nodes)
+    seen = copy.deepcopy(view) if record is not None else None
+    out = _checked(balancer, "balance", balancer.balance(view), view.n_nodes)
+    _note(record, view, -1, "balance", out, seen)
+    return out
 
 
 # --- repartition --------------------------------------------------------------------------------------
-def repartition(balancer: RepartitionBalancer, view, node: int, neighbours: Sequence[Sequence[int]]) -> list[Transfer]:
+def repartition(balancer: RepartitionBalancer, view, node: int, neighbours: Sequence[Sequence[int]],
+                record: list | None = None) -> list[Transfer]:
     """The data points *node* (-1: a central rule) moves now; every transfer between neighbours with
     n ≥ 0 (the engine still keeps at least one data point on the sender)."""
+    seen = copy.deepcopy(view) if record is not None else None
     out = _checked(balancer, "decide", balancer.decide(view, node) or (), view.n_nodes)
+    _note(record, view, node, "decide", out, seen)
     for tr in out:
         if tr.dst not in neighbours[tr.src] or tr.n < 0:
             raise ConfigError(f"a transfer {balancer.name}.decide returned for node {node}", tr,

@@ -37,7 +37,8 @@ from numbers import Integral
 
 import numpy as np
 
-from ..balancers.base import RepartitionBalancer, Transfer
+from ..balancers.base import RepartitionBalancer
+from ..balancers.decide import repartition
 from ..errors import ConfigError, DlbkitError
 from ..model.hnow import Hnow, levels_on_loops
 from ..model.view import SpmdView
@@ -206,7 +207,7 @@ class _Engine:
         if self.balancer.central:
             if self.valid.all():
                 self.pending[:] = False
-                moved = self._apply(self.balancer.decide(v, -1), k, -1)
+                moved = self._apply(repartition(self.balancer, v, -1, self.m.neighbours), k, -1)
                 for src in sorted(moved):
                     self.steps[src] += 1
             return
@@ -217,21 +218,15 @@ class _Engine:
                 continue  # reset by an earlier transfer, or waiting for a neighbour's status
             self.pending[i] = False
             self.decisions[i] += 1
-            if self._apply(self.balancer.decide(v, i), k, i):
+            if self._apply(repartition(self.balancer, v, i, self.m.neighbours), k, i):
                 self.steps[i] += 1
 
     def _apply(self, transfers, k: int, node: int) -> set[int]:
         """Move DP as decided at the end of loop *k*; return the senders that moved any."""
         m, W, P = self.m, self.W, self.m.P
         senders: set[int] = set()
-        for t in transfers or ():
-            if not isinstance(t, Transfer):
-                raise DlbkitError(f"balancer {self.balancer.name!r} returned {t!r} for node {node}; "
-                                  "expected a list of Transfer(src, dst, dp)")
-            src, dst, n = int(t.src), int(t.dst), int(t.n)
-            if not (0 <= src < P) or dst not in m.neighbours[src] or n < 0:
-                raise DlbkitError(f"balancer {self.balancer.name!r} returned {t!r} for node {node}; a transfer "
-                                  "must go between neighbours with dp >= 0")
+        for t in transfers:  # checked by balancers.decide.repartition
+            src, dst, n = t.src, t.dst, t.n
             n = min(n, int(W[src]) - 1)  # a sender keeps at least one DP
             if n <= 0:
                 continue

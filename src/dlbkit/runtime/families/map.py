@@ -55,8 +55,9 @@ POLL_S = 0.2  # how often the progress bar refreshes while no message arrives
 
 def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence, *, origin: float,
                emulation: Emulation | None = None, progress: Progress | None = None,
-               rng=None, backend: str = "local") -> tuple[list, Trace]:
-    """Drive *transport*'s workers through *items* with *balancer*; return (results, trace)."""
+               rng=None, backend: str = "local", record_decisions: bool = False) -> tuple[list, Trace]:
+    """Drive *transport*'s workers through *items* with *balancer*; return (results, trace).
+    *record_decisions*: keep every decision with a copy of its view in ``trace.decisions``."""
     N = len(items)
     P = transport.n_workers
     speeds = list(emulation.speeds) if emulation else [1.0] * P
@@ -76,6 +77,7 @@ def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence
     faults: list[tuple[int, int, int, float]] = []  # (worker, first, count, time) of lost chunks
     send_items = not transport.shares_items
     clock = time.perf_counter
+    record = trace.decisions if record_decisions else None
 
     def give(w: int, t_ask: float) -> None:
         nonlocal next_item, messages
@@ -84,7 +86,7 @@ def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence
         elif next_item < N:
             view.time = clock() - origin
             view.remaining = N - next_item
-            count = chunk(balancer, view, w)
+            count = chunk(balancer, view, w, record)
             first = next_item
             next_item += count
         else:
@@ -236,8 +238,9 @@ class MapRun(Family):
     interruptible = True  # Ctrl-C on an MPI worker rank interrupts the user's function only
 
     def __init__(self, fn: Callable, items: Sequence, balancer: ChunkingBalancer, *,
-                 emulation: Emulation | None, progress: bool | None, rng):
+                 emulation: Emulation | None, progress: bool | None, rng, record_decisions: bool = False):
         self.fn, self.items, self.balancer, self.rng = fn, items, balancer, rng
+        self.record_decisions = record_decisions
         self.emulation = emulation
         self.n_items = len(items)
         self.progress = Progress(len(items), progress)
@@ -261,7 +264,8 @@ class MapRun(Family):
 
     def coordinate(self, transport, backend):
         return coordinate(transport, self.balancer, self.items, origin=self.origin, emulation=self.emulation,
-                          progress=self.progress, rng=self.rng, backend=backend)
+                          progress=self.progress, rng=self.rng, backend=backend,
+                          record_decisions=self.record_decisions)
 
     def for_workers(self, outcome):
         """The worker ranks get all of the trace but the per-item costs, the bulk of it, which only a
@@ -272,10 +276,11 @@ class MapRun(Family):
 
 def run_map(fn: Callable[[Any], Any], items: Sequence, balancer: ChunkingBalancer, *, backend: str = "local",
             workers: int | None = None, emulation: Emulation | None = None, progress: bool | None = None,
-            rng=None, start_method: str | None = None) -> tuple[list, Trace]:
+            rng=None, start_method: str | None = None, record_decisions: bool = False) -> tuple[list, Trace]:
     """The map family's runner: ``[fn(x) for x in items]`` on *backend*; ``(results, trace)``.
 
     *balancer* is a resolved, validated chunking balancer; *workers* None means the usable CPUs
     (local) or the job's worker ranks (MPI)."""
-    run = MapRun(fn, items, balancer, emulation=emulation, progress=progress, rng=rng)
+    run = MapRun(fn, items, balancer, emulation=emulation, progress=progress, rng=rng,
+                 record_decisions=record_decisions)
     return execute(run, backend, workers=workers, start_method=start_method)

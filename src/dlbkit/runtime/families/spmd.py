@@ -94,7 +94,8 @@ class _Run:
 
     def __init__(self, transport: Transport, balancer: RepartitionBalancer | None, domain: np.ndarray, *,
                  iterations: int, halo: int, window: int, bandwidth: float | None, origin: float,
-                 emulation: Emulation | None, progress: Progress | None, rng, backend: str):
+                 emulation: Emulation | None, progress: Progress | None, rng, backend: str,
+                 record_decisions: bool = False):
         P = transport.n_workers
         h = halo
         self.t, self.balancer, self.P, self.h = transport, balancer, P, h
@@ -123,6 +124,7 @@ class _Run:
                            availability=list(emulation.availability) if emulation else [Constant().realise()] * P)
         self.windows: list[dict] = []
         self.decided = 0  # windows at whose end every node's rule was asked (distributed rules)
+        self.record = self.trace.decisions if record_decisions else None
         self.transfers: list[tuple] = []
         if balancer is not None:
             balancer.start(self.view, rng)
@@ -238,8 +240,8 @@ class _Run:
         if not b.central:
             self.decided += 1  # every node's rule is asked once per window
         # rows move only between neighbours on the line (the view's neighbours: the runtime's layout)
-        decided = repartition(b, v, -1, v.neighbours) if b.central else \
-            [t for i in range(self.P) for t in repartition(b, v, i, v.neighbours)]
+        decided = repartition(b, v, -1, v.neighbours, self.record) if b.central else \
+            [t for i in range(self.P) for t in repartition(b, v, i, v.neighbours, self.record)]
         for tr in decided:
             self.move(tr)
         self.win_busy = [0.0] * self.P
@@ -303,13 +305,15 @@ class _Run:
 def coordinate_spmd(transport: Transport, balancer: RepartitionBalancer | None, domain: np.ndarray, *,
                     iterations: int, halo: int, window: int, origin: float, bandwidth: float | None = None,
                     emulation: Emulation | None = None, progress: Progress | None = None, rng=None,
-                    backend: str = "local") -> tuple[np.ndarray, Trace]:
+                    backend: str = "local", record_decisions: bool = False) -> tuple[np.ndarray, Trace]:
     """Drive *transport*'s workers through *iterations* steps of *domain*; return (final domain, trace).
+    *record_decisions*: keep every decision with a copy of its view in ``trace.decisions``.
 
     The backend stops every worker if anything here fails and closes the progress bar (base.drive).
     """
     run = _Run(transport, balancer, domain, iterations=iterations, halo=halo, window=window,
                bandwidth=bandwidth, origin=origin, emulation=emulation, progress=progress, rng=rng,
+               record_decisions=record_decisions,
                backend=backend)
     out = run.run()
     return out, run.finish(out)
@@ -416,8 +420,10 @@ class SpmdRun(Family):
     serve = staticmethod(serve_spmd)
 
     def __init__(self, spec: SpmdSpec, balancer: RepartitionBalancer | None, domain: np.ndarray, *,
-                 iterations: int, window: int, bandwidth: float | None, progress: bool | None, rng):
+                 iterations: int, window: int, bandwidth: float | None, progress: bool | None, rng,
+                 record_decisions: bool = False):
         self.spec, self.balancer, self.domain = spec, balancer, domain
+        self.record_decisions = record_decisions
         self.iterations, self.window, self.bandwidth, self.rng = iterations, window, bandwidth, rng
         self.emulation = spec.emulation
         self.progress = Progress(iterations, progress)
@@ -438,7 +444,8 @@ class SpmdRun(Family):
     def coordinate(self, transport, backend):
         return coordinate_spmd(transport, self.balancer, self.domain, iterations=self.iterations, halo=self.spec.halo,
                                window=self.window, origin=self.spec.origin, bandwidth=self.bandwidth,
-                               emulation=self.spec.emulation, progress=self.progress, rng=self.rng, backend=backend)
+                               emulation=self.spec.emulation, progress=self.progress, rng=self.rng, backend=backend,
+                               record_decisions=self.record_decisions)
 
     def failure_reason(self, e):
         if isinstance(e, TaskError) and hasattr(e, "worker"):
@@ -449,11 +456,12 @@ class SpmdRun(Family):
 
 def run_spmd(spec: SpmdSpec, balancer: RepartitionBalancer | None, domain: np.ndarray, *, iterations: int,
              window: int, bandwidth: float | None = None, backend: str = "local", workers: int | None = None,
-             progress: bool | None = None, rng=None, start_method: str | None = None) -> tuple[np.ndarray, Trace]:
+             progress: bool | None = None, rng=None, start_method: str | None = None,
+             record_decisions: bool = False) -> tuple[np.ndarray, Trace]:
     """The SPMD family's runner: *iterations* steps of *domain* on *backend*; ``(domain, trace)``.
 
     *balancer* is a resolved, validated repartition balancer or None (no balancing); *workers* None
     means the usable CPUs, at most one per *halo* interior rows (local), or the job's worker ranks (MPI)."""
     run = SpmdRun(spec, balancer, domain, iterations=iterations, window=window, bandwidth=bandwidth,
-                  progress=progress, rng=rng)
+                  progress=progress, rng=rng, record_decisions=record_decisions)
     return execute(run, backend, workers=workers, start_method=start_method)

@@ -79,6 +79,7 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
     view = TreeView(P, speeds=speeds, neighbours=neighbours, colours=list(spec.colours))
     balancer.start(view, np.random.default_rng(spec.seeds()[0]))
     better = spec.better
+    record: list | None = [] if spec.record_decisions else None  # the periodic decisions and their views
     bnb = spec.branch_and_bound
     best = spec.bound
     created = [0] * P
@@ -136,7 +137,7 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
             balancer.observe(view)
         if balancer.acting() is None:
             return
-        for t in transfers(balancer, view):
+        for t in transfers(balancer, view, record):
             src, dst, n = t.src, t.dst, t.n
             if n > 0:
                 counts["transfers"] += 1
@@ -262,6 +263,7 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
                 err.__cause__ = e
                 raise err from e
     trace = _trace(finals, P, balancer, spec, emulation, counts, backend, best)
+    trace.decisions = record or []
     return value, best if bnb else None, trace
 
 
@@ -269,8 +271,8 @@ def _trace(finals: dict, P: int, balancer, spec: TreeSpec, emulation, counts: di
            best) -> Trace:
     """One chunk row per busy stretch: a run of tasks a worker expanded without going idle."""
     speeds = list(spec.speeds) or [1.0] * P
-    trace = Trace(P, list(range(P)), balancer=balancer.name, seed=spec.seed, source=backend, family="tree", speeds=speeds,
-                  availability=list(emulation.availability) if emulation else [Constant().realise()] * P)
+    trace = Trace(P, list(range(P)), balancer=balancer.name, seed=spec.seed, source=backend, family="tree",
+                  speeds=speeds, availability=list(emulation.availability) if emulation else [Constant().realise()] * P)
     expanded = []
     work = 0.0
     max_task = 0.0

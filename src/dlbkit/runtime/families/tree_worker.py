@@ -95,6 +95,8 @@ class TreeSpec:
     #: worker w's neighbours (empty: the complete graph) and the topology's edge colour classes
     neighbours: list[list[int]] = field(default_factory=list)
     colours: list[list[tuple[int, int]]] = field(default_factory=list)
+    #: keep the coordinator's decisions (periodic rules) with a copy of their view in trace.decisions
+    record_decisions: bool = False
 
     def seeds(self) -> list[np.random.SeedSequence]:
         """Random streams: [0] the coordinator's balancer, [1 + w] worker w's."""

@@ -1,0 +1,100 @@
+"""The design's promise, tested for every family: given the same views, a balancer decides the same in
+the simulator and in the runtime.
+
+A real run records every decision its coordinator asked for, with a copy of the view it was asked with
+(``record_decisions=True``). Those views are then fed, in order, to a fresh copy of the balancer
+through the simulator's path and through the runtime's path (the functions each engine calls to ask:
+:mod:`dlbkit.balancers.decide`); both give the decisions the real run made.
+"""
+
+import copy
+
+import numpy as np
+import pytest
+
+import dlbkit
+from dlbkit.balancers import decide
+from dlbkit.runtime.families import map as runtime_map
+from dlbkit.runtime.families import spmd as runtime_spmd
+from dlbkit.runtime.families import tree_coordinator as runtime_tree
+from dlbkit.sim import divisible as sim_divisible
+from dlbkit.sim import spmd as sim_spmd
+from dlbkit.sim import tree_async as sim_tree
+
+
+def slow_square(x):
+    s = 0
+    for k in range(2000 * (1 + x % 7)):  # unequal items, so that an adaptive rule has something to learn
+        s += k
+    return x * x
+
+
+def binary(n):
+    """A complete binary tree of depth n: (children, value = 1 per node)."""
+    return ([n - 1, n - 1] if n > 0 else []), 1
+
+
+def smooth(u):
+    return (u[:-2] + u[1:-1] + u[2:]) / 3.0
+
+
+def replayed(decisions, balancer, ask):
+    """A fresh copy of *balancer*, started on the first recorded view, asked through *ask* with each
+    recorded view in order (copies: a rule may write to its view)."""
+    b = balancer.clone()
+    b.start(copy.deepcopy(decisions[0].view), np.random.default_rng(0))
+    return [ask(b, copy.deepcopy(d.view), d) for d in decisions]
+
+
+def test_both_engines_ask_through_the_same_functions():
+    assert sim_divisible.chunk is runtime_map.chunk is decide.chunk
+    assert sim_tree.transfers is runtime_tree.transfers is decide.transfers
+    assert sim_spmd.repartition is runtime_spmd.repartition is decide.repartition
+
+
+def test_a_chunking_balancer_decides_the_same_in_both_paths():
+    run = dlbkit.run_map(slow_square, range(300), balancer="awf-c", workers=2, emulate=[1.0, 0.5],
+                         record_decisions=True)
+    ds = run.trace.decisions
+    assert len(ds) == run.trace.n_intervals > 4 and {d.hook for d in ds} == {"chunk"}
+    assert len({d.answer for d in ds}) > 1  # the rule adapted: not one fixed size
+    sim = replayed(ds, run.balancer, lambda b, v, d: sim_divisible.chunk(b, v, d.node))
+    real = replayed(ds, run.balancer, lambda b, v, d: runtime_map.chunk(b, v, d.node))
+    assert sim == real == [d.answer for d in ds]
+
+
+def test_a_migration_balancer_decides_the_same_in_both_paths():
+    run = dlbkit.run_tree(binary, 11, balancer="gdem", params={"interval": 4}, workers=3, topology="ring",
+                          record_decisions=True)
+    assert run.value == 2 ** 12 - 1
+    ds = run.trace.decisions
+    assert len(ds) > 2 and {(d.hook, d.node) for d in ds} == {("balance", -1)}
+    assert any(d.answer for d in ds)  # some decision moved work
+    sim = replayed(ds, run.balancer, lambda b, v, d: sim_tree.transfers(b, v))
+    real = replayed(ds, run.balancer, lambda b, v, d: runtime_tree.transfers(b, v))
+    assert sim == real == [d.answer for d in ds]
+
+
+def test_a_repartition_balancer_decides_the_same_in_both_paths():
+    domain = np.linspace(0.0, 1.0, 62)
+    run = dlbkit.run_spmd(smooth, domain, iterations=40, window=5, workers=3, balancer="dlah",
+                          emulate=[1.0, 0.25, 1.0], record_decisions=True)
+    ds = run.trace.decisions
+    assert {d.hook for d in ds} == {"decide"} and {d.node for d in ds} == {0, 1, 2}
+    assert any(d.answer for d in ds)  # the slow middle worker shed rows
+    sim = replayed(ds, run.balancer, lambda b, v, d: sim_spmd.repartition(b, v, d.node, v.neighbours))
+    real = replayed(ds, run.balancer, lambda b, v, d: runtime_spmd.repartition(b, v, d.node, v.neighbours))
+    assert sim == real == [d.answer for d in ds]
+
+
+def test_decision_records_carry_the_age_of_the_view():
+    run = dlbkit.run_tree(binary, 9, balancer="gdem", params={"interval": 4}, workers=2, record_decisions=True)
+    for d in run.trace.decisions:
+        ages = [d.view.time - d.view.updated_at[j] for j in range(d.view.n_nodes)]
+        assert d.age == pytest.approx(sum(ages) / len(ages)) and d.age >= 0  # a central decider: node -1
+
+
+def test_recording_is_off_by_default_and_asked_for_with_a_bool():
+    assert dlbkit.run_map(abs, range(20), workers=2).trace.decisions == []
+    with pytest.raises(dlbkit.ConfigError, match="record_decisions must be True or False"):
+        dlbkit.run_map(abs, range(20), workers=2, record_decisions="yes")
