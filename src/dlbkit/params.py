@@ -111,6 +111,16 @@ class Parameterised:
         sig = inspect.signature(cls.__init__)
         return {n: sig.parameters[n].default for n in cls.param_names()}
 
+    @classmethod
+    def check_param_names(cls, params, field: str, owner: str) -> None:
+        """Raise ConfigError ``{field}.{name}`` for the first key of *params* that is not a parameter of
+        this class (*owner* names the class for the reader, e.g. "'gdem'")."""
+        valid = cls.param_names()
+        for k in params:
+            if k not in valid:
+                raise ConfigError(f"{field}.{k}", "<unknown parameter>",
+                                  f"a parameter of {owner}: " + (", ".join(valid) or "(it has none)"))
+
     def get_params(self) -> dict[str, Any]:
         return {n: getattr(self, n) for n in self.param_names()}
 

@@ -344,11 +344,7 @@ def _registered(b: Mapping, name: str, path: str, family: Family) -> tuple[str, 
         raise ConfigError(f"{path}.name", name, f"a {want} balancer for a {family.name} workload: "
                           + ", ".join(registry.names(want)) + extra)
     params = dict(check.table(b.get("params", {}), f"{path}.params"))
-    valid = cls.param_names()
-    for k in params:
-        if k not in valid:
-            raise ConfigError(f"{path}.params.{k}", "<unknown parameter>",
-                              f"a parameter of {cls.name!r}: " + (", ".join(valid) or "(it has none)"))
+    cls.check_param_names(params, f"{path}.params", repr(cls.name))
     try:
         registry.make(cls.name, params, f"{path}.name")
     except ConfigError as e:

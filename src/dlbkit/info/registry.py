@@ -41,11 +41,7 @@ def resolve(spec: Any, field: str = "info"):
     if name not in INFO_MODELS:
         raise ConfigError(f"{field}.model", name, "an information model: " + ", ".join(INFO_MODELS))
     cls = INFO_MODELS[name]
-    valid = cls.param_names()
-    for k in params:
-        if k not in valid:
-            raise ConfigError(f"{field}.{k}", "<unknown parameter>",
-                              f"a parameter of the {name!r} model: " + (", ".join(valid) or "(it has none)"))
+    cls.check_param_names(params, field, f"the {name!r} model")
     try:
         model = cls(**params)
         model.validate()
