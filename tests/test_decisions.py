@@ -98,3 +98,41 @@ def test_recording_is_off_by_default_and_asked_for_with_a_bool():
     assert dlbkit.run_map(abs, range(20), workers=2).trace.decisions == []
     with pytest.raises(dlbkit.ConfigError, match="record_decisions must be True or False"):
         dlbkit.run_map(abs, range(20), workers=2, record_decisions="yes")
+
+
+# --- and the other way round: views the simulator recorded, through the runtime's path ------------
+PLATFORM = dlbkit.Platform([dlbkit.Node("m"), dlbkit.Node("a", speed=1.0), dlbkit.Node("b", speed=3.0),
+                            dlbkit.Node("c", speed=2.0, availability=dlbkit.Pulse(start=20.0, duration=30.0, level=0.3))])
+
+
+def test_simulated_chunking_decisions_replay_through_the_runtime_path():
+    r = dlbkit.simulate(PLATFORM, dlbkit.Divisible(400), "af", seed=3, record_decisions=True)
+    ds = r.trace.decisions
+    assert len(ds) == r.trace.n_intervals and len({d.answer for d in ds}) > 1
+    assert replayed(ds, r.balancer, lambda b, v, d: runtime_map.chunk(b, v, d.node)) == [d.answer for d in ds]
+    # recording takes the kernel path, which gives the specialised loop's schedule
+    plain = dlbkit.simulate(PLATFORM, dlbkit.Divisible(400), "af", seed=3)
+    assert list(plain.trace.t_end) == list(r.trace.t_end) and plain.trace.decisions == []
+
+
+def test_simulated_migration_decisions_replay_through_the_runtime_path():
+    platform = dlbkit.Platform.from_dict({"nodes": [{"name": "n", "count": 8, "speed": 1.0}],
+                                         "network": {"latency": 1e-3, "topology": "ring"}})
+    tree = dlbkit.TaskTree("balanced", depth=9, grain=1.0)
+    r = dlbkit.simulate(platform, tree, "gdem", params={"interval": 4}, seed=1, record_decisions=True)
+    plain = dlbkit.simulate(platform, tree, "gdem", params={"interval": 4}, seed=1)
+    assert list(r.trace.t_end) == list(plain.trace.t_end) and r.trace.n_intervals > 0  # recording changes nothing
+    ds = [d for d in r.trace.decisions if d.hook == "balance"]
+    assert len(ds) > 3 and any(d.answer for d in ds)
+    assert replayed(ds, r.balancer, lambda b, v, d: runtime_tree.transfers(b, v)) == [d.answer for d in ds]
+
+
+def test_simulated_repartition_decisions_replay_through_the_runtime_path():
+    platform = dlbkit.Platform([dlbkit.Node("a", speed=1.0), dlbkit.Node("b", speed=0.3), dlbkit.Node("c", speed=1.0)],
+                               dlbkit.Network(topology="chain"))
+    r = dlbkit.simulate(platform, dlbkit.Spmd(points=1000, loops=60, boundary=10), "dlah", seed=2, window=5,
+                        record_decisions=True)
+    ds = r.trace.decisions
+    assert {d.hook for d in ds} == {"decide"} and any(d.answer for d in ds)
+    assert replayed(ds, r.balancer, lambda b, v, d: runtime_spmd.repartition(b, v, d.node, v.neighbours)) == \
+        [d.answer for d in ds]

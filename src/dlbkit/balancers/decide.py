@@ -57,10 +57,13 @@ def chunk(balancer: ChunkingBalancer, view, node: int, record: list | None = Non
 
 
 # --- migration ----------------------------------------------------------------------------------------
-def victims(balancer: MigrationBalancer, view, node: int) -> list[tuple[int, int]]:
+def victims(balancer: MigrationBalancer, view, node: int, record: list | None = None) -> list[tuple[int, int]]:
     """Whom *node* asks for work and how much it wants (0: whatever the victim gives), from
     :meth:`~MigrationBalancer.on_idle`; each victim must be another node."""
-    return checked_requests(balancer, node, balancer.on_idle(view, node), view.n_nodes)
+    seen = copy.deepcopy(view) if record is not None else None
+    out = checked_requests(balancer, node, balancer.on_idle(view, node), view.n_nodes)
+    _note(record, view, node, "on_idle", out, seen)
+    return out
 
 
 def checked_requests(balancer: MigrationBalancer, node: int, decision, P: int) -> list[tuple[int, int]]:
@@ -76,14 +79,20 @@ def checked_requests(balancer: MigrationBalancer, node: int, decision, P: int) -
     return out
 
 
-def given(balancer: MigrationBalancer, view, victim: int, thief: int, queue_length: int, wanted: int = 0) -> int:
+def given(balancer: MigrationBalancer, view, victim: int, thief: int, queue_length: int, wanted: int = 0,
+          record: list | None = None) -> int:
     """How many of its *queue_length* waiting tasks *victim* gives *thief*, clamped to [0, queue_length]."""
+    seen = copy.deepcopy(view) if record is not None else None
     n = int(balancer.on_request(view, victim, thief, queue_length, wanted))
-    return 0 if n < 0 else (n if n < queue_length else queue_length)
+    n = 0 if n < 0 else (n if n < queue_length else queue_length)
+    _note(record, view, victim, "on_request", (thief, queue_length, wanted, n), seen)
+    return n
 
 
-def placements(balancer: MigrationBalancer, view, node: int, n_children: int) -> list[int]:
+def placements(balancer: MigrationBalancer, view, node: int, n_children: int,
+               record: list | None = None) -> list[int]:
     """Where each of the *n_children* just created on *node* goes: one node index per child."""
+    seen = copy.deepcopy(view) if record is not None else None
     dests = list(balancer.on_spawn(view, node, n_children))
     if len(dests) != n_children:
         raise ConfigError(f"{balancer.name}.on_spawn's answer for node {node}", f"{len(dests)} destinations",
@@ -93,7 +102,9 @@ def placements(balancer: MigrationBalancer, view, node: int, n_children: int) ->
         if not _is_int(x) or not 0 <= x < P:
             raise ConfigError(f"the destination {balancer.name}.on_spawn chose on node {node}", x,
                               f"a node index in [0, {P - 1}]")
-    return [int(x) for x in dests]
+    out = [int(x) for x in dests]
+    _note(record, view, node, "on_spawn", out, seen)
+    return out
 
 
 def _checked(balancer, where: str, decided: Sequence, P: int) -> list[Transfer]:

@@ -106,14 +106,16 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
                        master_computes: bool = False, master_overhead: float = 0.0,
                        master_cost_per_byte: float = 0.0, request_bytes: float = 0.0,
                        broadcast_bytes: float = 0.0, costs: Any = None, startup: float = 0.0,
-                       fast_path: bool | None = None, log_events: bool = False) -> Trace:
+                       fast_path: bool | None = None, log_events: bool = False,
+                       record_decisions: bool = False) -> Trace:
     """Run *workload* on *platform* with a chunking *balancer*; return the Trace.
 
     *costs* overrides the workload's drawn item costs (e.g. replaying measured costs). *startup*:
     seconds the master spends starting the workers before its first decision (no messages).
     Self-scheduling runs in the specialised loop unless *fast_path* is False (then on the kernel; same
     trace, tested). *log_events* keeps the kernel's event log of the requests served (the specialised
-    loop writes the same one) in ``trace.meta["event_log"]``.
+    loop writes the same one) in ``trace.meta["event_log"]``. *record_decisions* keeps every decision
+    with a copy of its view in ``trace.decisions`` (self-scheduling; it runs on the kernel then).
     """
     if mechanism not in MECHANISMS:
         raise ConfigError("engine.mechanism", mechanism, "one of " + ", ".join(repr(m) for m in MECHANISMS))
@@ -135,7 +137,8 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
             trace = _rounds(run, balancer, seed, master_overhead, request_bytes, workload, master_free)
         else:
             trace = _self_scheduling(run, balancer, seed, master_overhead, request_bytes, workload, ready,
-                                     master_free, fast_path is not False, log)
+                                     master_free, fast_path is not False and not record_decisions, log,
+                                     record_decisions)
     finally:
         if collecting:
             gc.enable()
@@ -172,6 +175,7 @@ class _Master:
     def __init__(self, run: _Run, balancer, trace: Trace, overhead, request_bytes, workload, ready, master_free):
         view = run.view
         self.trace, self.view, self.balancer, self.decide = trace, view, balancer, balancer.chunk
+        self.record: list | None = None  # the trace's decisions, when they are recorded
         self.measure = balancer.reads_measurements
         self.P = P = view.n_nodes
         self.N = workload.n_items
@@ -229,7 +233,7 @@ class _Master:
         view = self.view
         view.time = ts
         view.remaining = remaining
-        n = chunk(self.balancer, view, w)
+        n = chunk(self.balancer, view, w, self.record)
         first = self.next_item
         self.next_item += n
         self.remaining = remaining - n
@@ -249,9 +253,10 @@ class _Master:
 
 
 def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workload, ready, master_free,
-                     fast: bool, log: list | None) -> Trace:
+                     fast: bool, log: list | None, record_decisions: bool = False) -> Trace:
     trace = run.trace(balancer, seed)
     m = _Master(run, balancer, trace, overhead, request_bytes, workload, ready, master_free)
+    m.record = trace.decisions if record_decisions else None
     if fast:
         _fast_self_scheduling(m, log)
     else:

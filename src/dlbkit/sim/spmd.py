@@ -39,7 +39,7 @@ import numpy as np
 
 from ..balancers.base import RepartitionBalancer
 from ..balancers.decide import repartition
-from ..errors import ConfigError, DlbkitError
+from ..errors import ConfigError
 from ..model.hnow import Hnow, levels_on_loops
 from ..model.view import SpmdView
 from ..model.seeding import SPMD, streams
@@ -107,15 +107,17 @@ def _check_run(hnow, balancer, loops, window) -> None:
 
 
 def simulate_spmd(hnow: Hnow, balancer: RepartitionBalancer | None, *, loops: int,
-                  window: int = DEFAULT_WINDOW, seed=0, noise: float | None = None) -> Trace:
+                  window: int = DEFAULT_WINDOW, seed=0, noise: float | None = None,
+                  record_decisions: bool = False) -> Trace:
     """Run *loops* loops of a pipelined SPMD application on *hnow*, balanced by *balancer*.
 
     *balancer*: a :class:`~dlbkit.balancers.base.RepartitionBalancer` (e.g.
     ``registry.make("dlah")``) or None for no balancing. *window*: loops per measurement window
     (:data:`DEFAULT_WINDOW`). *seed*: anything :class:`numpy.random.SeedSequence` accepts; the same
     seed gives the same trace. *noise* overrides ``hnow.noise`` (0: deterministic loop times).
-    Returns a the run's :class:`~dlbkit.model.trace.Trace` (:func:`~dlbkit.model.spmd_trace.spmd_trace`). Raise :exc:`~dlbkit.errors.ConfigError`
-    for bad arguments, :exc:`~dlbkit.errors.DlbkitError` if the balancer returns a transfer between
+    *record_decisions* keeps every decision with a copy of its view in ``trace.decisions``.
+    Returns the run's :class:`~dlbkit.model.trace.Trace` (:func:`~dlbkit.model.spmd_trace.spmd_trace`).
+    Raise :exc:`~dlbkit.errors.ConfigError` for bad arguments or a balancer's transfer between
     non-neighbours or of a negative amount.
     """
     _check_run(hnow, balancer, loops, window)
@@ -124,12 +126,15 @@ def simulate_spmd(hnow: Hnow, balancer: RepartitionBalancer | None, *, loops: in
     elif isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 <= noise < 1:
         raise ConfigError("noise", noise, "a number in [0, 1)")
     m = _Realised(hnow, loops, float(noise), seed)
-    return _Engine(hnow, m, balancer, loops, window, seed).run()
+    engine = _Engine(hnow, m, balancer, loops, window, seed)
+    engine.record = [] if record_decisions else None
+    return engine.run()
 
 
 class _Engine:
     def __init__(self, hnow: Hnow, m: _Realised, balancer, loops: int, window: int, seed):
         self.hnow, self.m, self.balancer, self.loops, self.window, self.seed = hnow, m, balancer, loops, window, seed
+        self.record: list | None = None  # the decisions with their views, when asked to record them
         P = m.P
         self.W = np.array([w.points for w in hnow.workstations], dtype=np.int64)
         self.total = int(self.W.sum())
@@ -165,10 +170,12 @@ class _Engine:
             if end - 1 == nxt:
                 self._decision_point(nxt)
             a = end
-        return spmd_trace(layout=self.hnow.layout, window=w, loop_time=self.loop_time, points=self.points,
-                          starts=self.starts_rec, transfers=self.transfers, steps=self.steps, decided=self.decisions,
-                          balancer=getattr(b, "name", "none") if b else "none", seed=self.seed,
-                          total_points=self.total, hnow=self.hnow.name)
+        tr = spmd_trace(layout=self.hnow.layout, window=w, loop_time=self.loop_time, points=self.points,
+                        starts=self.starts_rec, transfers=self.transfers, steps=self.steps, decided=self.decisions,
+                        balancer=getattr(b, "name", "none") if b else "none", seed=self.seed,
+                        total_points=self.total, hnow=self.hnow.name)
+        tr.decisions = self.record or []
+        return tr
 
     def _segment(self, a: int, b: int) -> None:
         """Loop times of loops [a, b), during which no workstation's DP change."""
@@ -207,7 +214,7 @@ class _Engine:
         if self.balancer.central:
             if self.valid.all():
                 self.pending[:] = False
-                moved = self._apply(repartition(self.balancer, v, -1, self.m.neighbours), k, -1)
+                moved = self._apply(repartition(self.balancer, v, -1, self.m.neighbours, self.record), k, -1)
                 for src in sorted(moved):
                     self.steps[src] += 1
             return
@@ -218,7 +225,7 @@ class _Engine:
                 continue  # reset by an earlier transfer, or waiting for a neighbour's status
             self.pending[i] = False
             self.decisions[i] += 1
-            if self._apply(repartition(self.balancer, v, i, self.m.neighbours), k, i):
+            if self._apply(repartition(self.balancer, v, i, self.m.neighbours, self.record), k, i):
                 self.steps[i] += 1
 
     def _apply(self, transfers, k: int, node: int) -> set[int]:

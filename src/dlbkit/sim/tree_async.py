@@ -93,10 +93,9 @@ from numbers import Integral
 from typing import Any, Sequence
 
 import networkx as nx
-import numpy as np
 
 from ..balancers.base import MigrationBalancer
-from ..balancers.decide import checked_requests, given, placements, transfers
+from ..balancers.decide import checked_requests, given, placements, transfers, victims
 from ..errors import ConfigError, DlbkitError
 from ..info import resolve as resolve_info
 from ..model.platform import Platform
@@ -124,7 +123,8 @@ def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBa
                         seed: int | None = None, rng: Any = None, start_node: int | Sequence[int] = 0,
                         record: bool = True, ticks_per_second: int | None = None,
                         control_bytes: float = CONTROL_BYTES, task_bytes: float = TASK_BYTES,
-                        fast_path: bool | None = None, log_events: bool = False, info: Any = None) -> Trace:
+                        fast_path: bool | None = None, log_events: bool = False, info: Any = None,
+                        record_decisions: bool = False) -> Trace:
     """Run task-tree *workload* (:class:`~dlbkit.model.tree.TaskTree`, :class:`FlatTasks` or any
     object with ``roots()``, ``children(task)``, ``cost(task)``, ``estimate(task)`` and ``order``)
     on *platform* with migration *balancer*, asynchronously; return the Trace.
@@ -138,7 +138,8 @@ def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBa
     loop writes the same one) in ``trace.meta["event_log"]``: (time, priority, rank, sequence,
     handler, args) per event, times in engine units. *info* is the information model (a name, an
     ``[info]`` table or a :class:`~dlbkit.info.InfoModel`; default exact): see "Information" in the
-    module doc.
+    module doc. *record_decisions* keeps every decision with a copy of its view in ``trace.decisions``
+    (on the general loop).
 
     Raise :exc:`~dlbkit.errors.ConfigError` for a bad argument, a node with several cores, a
     disconnected topology, messages that take no time with a rule that polls, or a hook answer that
@@ -146,6 +147,8 @@ def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBa
     """
     run = _Run(platform, workload, balancer, seed, rng, start_node, record, ticks_per_second,
                control_bytes, task_bytes, resolve_info(info, "info"))
+    if record_decisions:
+        run.decided = []
     eligible = run.fast_eligible()
     if fast_path is None:
         fast = eligible
@@ -235,6 +238,7 @@ class _Run:
         self.tscale = [self.tps / r if (self.tps and r) else 0.0 for r in self.rates]
         self.rng = rng if rng is not None else rs.rng("balancer")
         self.info = info
+        self.decided: list | None = None  # the decisions with their views, when asked to record them
         self.exact = info.exact  # exact information: the engine's own exact view, no rounds
         self.rng_info = rs.rng("info")
 
@@ -315,7 +319,7 @@ class _Run:
     def fast_eligible(self) -> bool:
         b = self.balancer
         return (self.complete and self.task_bytes == 0 and not b.periodic and not b.sender_initiated
-                and not b.reads_loads and not self.observes and self.exact)
+                and not b.reads_loads and not self.observes and self.exact and self.decided is None)
 
     def sec(self, t):
         """Engine time to seconds."""
@@ -363,6 +367,8 @@ class _Run:
         tr.round_of = [-1] * len(w)
         tr.events, tr.messages, tr.bytes = self.events, self.messages, self.bytes
         tr.end_time = sec(self.makespan)
+        if self.decided is not None:
+            tr.decisions = self.decided
         if self.exact:  # the decider's view is the truth, and knowing it costs nothing
             tr.info_messages, tr.info_bytes, tr.info_age_mean = 0, 0.0, 0.0
         else:
@@ -556,7 +562,10 @@ class _Run:
                 self.ask(w, t)
 
     def ask(self, w: int, t) -> None:
-        reqs = self.requests(w, self.balancer.on_idle(self.refresh(w, t), w))
+        if self.decided is None:
+            reqs = self.requests(w, self.balancer.on_idle(self.refresh(w, t), w))
+        else:
+            reqs = victims(self.balancer, self.refresh(w, t), w, self.decided)
         if self.watch:
             if reqs:
                 self.parked.discard(w)
@@ -614,7 +623,7 @@ class _Run:
     def place(self, w: int, kids: list, t) -> None:
         """Sender-initiated: on_spawn gives each child a node (the view's queue is before them)."""
         b = self.balancer
-        dests = placements(b, self.refresh(w, t), w, len(kids))
+        dests = placements(b, self.refresh(w, t), w, len(kids), self.decided)
         local, away = [], {}
         for child, x in zip(kids, dests):
             if x == w:
@@ -641,7 +650,7 @@ class _Run:
     def on_request(self, t, v: int, thief: int, wanted: int) -> None:
         """A steal request from *thief* reached victim *v*."""
         q = len(self.dq[v])
-        n = given(self.balancer, self.refresh(v, t), v, thief, q, wanted)
+        n = given(self.balancer, self.refresh(v, t), v, thief, q, wanted, self.decided)
         tasks = self.take(v, n, t) if n > 0 else _EMPTY
         self.send(t, self.on_reply, v, thief, tasks, len(tasks))
         if self.low > 0:
@@ -713,7 +722,7 @@ class _Run:
                 self.phases.append((v.time, b.phase()))
             if b.acting() is None:
                 return
-        for tr in transfers(b, v):
+        for tr in transfers(b, v, self.decided):
             src, dst, n = tr.src, tr.dst, tr.n
             # no more than src holds, as far as the centre knows
             n = min(int(n), len(self.dq[src]) + self.pend[src])
