@@ -66,3 +66,16 @@ def test_observes_is_declared_by_exactly_the_rules_that_observe(name):
     from dlbkit.balancers.base import MigrationBalancer
     cls = REGISTRY[name]
     assert cls.observes == (cls.observe is not MigrationBalancer.observe)
+
+
+def test_a_rule_overriding_observe_must_declare_it():
+    from dlbkit.balancers.base import MigrationBalancer
+
+    class Silent(MigrationBalancer):
+        name = ""
+
+        def observe(self, view):
+            pass
+
+    with pytest.raises(ConfigError, match="Silent.observes must be True for a rule that overrides observe"):
+        Silent().start(TreeView(2), np.random.default_rng(0))

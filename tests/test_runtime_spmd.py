@@ -13,6 +13,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
+import dlbkit
 from dlbkit.balancers.base import RepartitionBalancer, Taxonomy, Transfer
 from dlbkit.balancers.registry import REGISTRY
 from dlbkit.errors import ConfigError, TaskError
@@ -230,3 +231,21 @@ def test_mpi_step_error_ends_the_job_with_a_message(tmp_path):
     assert done.returncode != 0
     assert "step failed on worker 0 at iteration 0: ValueError: bad row" in done.stderr
     assert "dlbkit: rank 2 stopping: step failed on worker 0 (rank 1) at iteration 0" in done.stderr
+
+
+def test_real_transfers_are_rows_of_the_loop_they_were_decided_after():
+    """As in the simulator (dlbkit.model.spmd_trace): a move made before iteration it was decided at the
+    end of loop it - 1, and its time is when that loop ended on the sender."""
+    from dlbkit.model.spmd_trace import finish_times
+    r = dlbkit.run_spmd(_mean3, np.linspace(0.0, 1.0, 62), iterations=40, window=5, workers=3, balancer="dlah",
+                        emulate=[1.0, 0.25, 1.0])
+    assert r.trace.transfers and r.metrics["dp_moved"] == sum(t[4] for t in r.trace.transfers) > 0
+    ends = finish_times(r.trace)
+    for loop, when, src, dst, n in r.trace.transfers:
+        assert (loop + 1) % 5 == 0 and when == ends[loop, src] and abs(src - dst) == 1 and n > 0
+    assert {(it - 1, s, d, k) for it, s, d, _a, k in r.transfers if k} == {(lp, s, d, n) for lp, _t, s, d, n in
+                                                                            r.trace.transfers}
+
+
+def _mean3(u):
+    return (u[:-2] + u[1:-1] + u[2:]) / 3.0

@@ -197,6 +197,7 @@ class Probe(MigrationBalancer):
     taxonomy = Taxonomy("periodic", "central", "global", "one", "oldest")
     periodic = True
     reads_work = True
+    observes = True  # it overrides observe(): engines call it only when declared
 
     def __init__(self, *, interval: float = 2):
         self.interval = interval

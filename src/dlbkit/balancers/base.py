@@ -210,6 +210,9 @@ class MigrationBalancer(Balancer):
         if rng is None:
             raise ConfigError(f"the rng passed to {self.name}.start", None,
                               "a numpy.random.Generator (engines pass one)")
+        if type(self).observe is not MigrationBalancer.observe and not self.observes:
+            # engines call observe() only for rules that declare it: never skip one silently
+            raise ConfigError(f"{type(self).__name__}.observes", False, "True for a rule that overrides observe()")
 
     def on_idle(self, view: TreeView, node: int) -> int | Sequence[Transfer] | None:
         """Whom *node* asks for work: a victim, a list of requests Transfer(victim, node, wanted),

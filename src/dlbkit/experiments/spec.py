@@ -172,6 +172,11 @@ class Experiment:
             _info(info_dict, family, "info")
         balancers = _balancers(check.required(d, "balancers", ""), platform, engine_dict, family)
         grid = _grid(d.get("grid", {}))
+        own = [i for i, b in enumerate(balancers) if b.info is not None]
+        swept = [k for k in grid if k.startswith("info.")]
+        if own and swept:  # a balancer's own info table replaces [info], so the sweep would not reach it
+            raise ConfigError(f"grid.{swept[0]}", grid[swept[0]], f"absent while balancers[{own[0]}] has its own "
+                              "info table (sweep [info] with every balancer using it, or give each its own)")
 
         exp = cls(name, description, repetitions, seed, platform, workload, engine_dict, balancers, grid,
                   path=path, platform_source=source, family=family,

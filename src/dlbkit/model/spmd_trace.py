@@ -17,7 +17,8 @@ import numpy as np
 
 from .trace import Trace
 
-__all__ = ["spmd_trace", "pipeline_finish_times", "loops", "finish_times", "eq41_time", "ownership"]
+__all__ = ["spmd_trace", "series_from_intervals", "pipeline_finish_times", "loops", "finish_times", "eq41_time",
+           "ownership"]
 
 
 def pipeline_finish_times(loop_time: np.ndarray, layout: str) -> np.ndarray:
@@ -89,8 +90,27 @@ def loops(trace: Trace) -> int:
 
 
 def finish_times(trace: Trace) -> np.ndarray:
-    """Wall-clock end of every loop on every node (loops × P): the intervals' ends."""
-    return np.asarray(trace.t_end, dtype=float).reshape(loops(trace), trace.n_nodes)
+    """Wall-clock end of every loop on every node (loops × P): the intervals' ends, placed by their
+    round and node (a real run appends them in the order they complete)."""
+    ct = trace.intervals()
+    out = np.zeros((loops(trace), trace.n_nodes))
+    out[ct["round"], ct["node"]] = ct["t_end"]
+    return out
+
+
+def series_from_intervals(trace: Trace, n_loops: int | None = None) -> Trace:
+    """Set an SPMD trace's series from its intervals (one per loop and node, in any order): loop time
+    ``t_end − t_start``, points ``count`` and block starts ``first`` (loops × P); return the trace.
+    A real run builds its series so, and so does a recording written before traces kept them."""
+    ct = trace.intervals()
+    n = n_loops if n_loops is not None else (int(ct["round"].max()) + 1 if len(ct["round"]) else 0)
+    shape = (n, trace.n_nodes)
+    loop_time, points, starts = np.zeros(shape), np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64)
+    loop_time[ct["round"], ct["node"]] = ct["t_end"] - ct["t_start"]
+    points[ct["round"], ct["node"]] = ct["count"]
+    starts[ct["round"], ct["node"]] = ct["first"]
+    trace.series = {"loop_time": loop_time, "points": points, "starts": starts}
+    return trace
 
 
 def eq41_time(trace: Trace) -> float:

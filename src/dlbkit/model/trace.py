@@ -37,9 +37,10 @@ TRANSFER_COLUMNS = ("round", "time", "src", "dst", "n")
 @dataclass(frozen=True)
 class Decision:
     """One call of a balancer: at *time* node *node* (-1: a central decider) asked *hook* and got
-    *answer*; *age* is the mean age (s) of the other nodes' entries in the view it read (0 with
-    exact information). *view* is a copy of that view, kept only when the engine was asked for views
-    (to replay them: tests/test_decisions.py)."""
+    *answer*; *age* is the mean over the other nodes of ``view.time − view.updated_at[j]`` in the
+    view it read (with exact information entries are current, and a node's ``updated_at`` is when
+    its load last changed; with an information model, when the decider last heard of it). *view* is
+    a copy of that view (to replay the decisions: tests/test_decisions.py)."""
 
     time: float
     node: int

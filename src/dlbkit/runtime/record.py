@@ -56,12 +56,16 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..model.availability import Piecewise, Recorded
+from ..model.spmd_trace import series_from_intervals
 from ..model.trace import Trace
 
 __all__ = ["save_trace", "load_trace", "trace_to_dict", "trace_from_dict", "FORMAT", "FORMAT_VERSION"]
 
 FORMAT = "dlbkit-trace"
 FORMAT_VERSION = 1
+
+#: the family a recording written before traces named their family belongs to, by its mechanism
+_FAMILY_OF_MECHANISM = {"spmd": "spmd", "tree": "tree", "tree-async": "tree"}
 
 #: meta keys stored in their own fields of the file (everything else goes to "meta")
 _OWN_META = ("item_cost", "faults", "balancer_params", "backend", "mechanism")
@@ -142,7 +146,8 @@ def trace_to_dict(trace: Trace) -> dict:
         "faults": faults,
         "totals": {"messages": int(trace.messages), "bytes": float(trace.bytes), "events": int(trace.events),
                    "end_time": float(trace.end_time), "total_work": float(trace.total_work),
-                   "max_item": float(trace.max_item)},
+                   "max_item": float(trace.max_item), "info_messages": _plain(float(trace.info_messages)),
+                   "info_bytes": _plain(float(trace.info_bytes)), "info_age_mean": _plain(float(trace.info_age_mean))},
         "series": {k: _plain(v) for k, v in trace.series.items()},
         "transfers": _plain(trace.transfers),
         "meta": _plain({k: v for k, v in meta.items() if k not in _OWN_META}),
@@ -330,7 +335,8 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
     if costs is not None:
         meta["item_cost"] = costs
 
-    family = d.get("family", "divisible")  # files written before traces named their family: loops
+    # files written before traces named their family say it with their mechanism
+    family = d.get("family", _FAMILY_OF_MECHANISM.get(d.get("mechanism"), "divisible"))
     if not isinstance(family, str):
         ck.fail("family", family, "a workload family's name")
     series = {k: np.asarray(v) for k, v in ck.table(d.get("series", {}), "series").items()}
@@ -339,13 +345,27 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
     for k in ("steps", "decided"):  # the SPMD family's per-node counts
         if k in meta:
             meta[k] = np.asarray(meta[k])
-    return Trace(P, nodes, balancer=name, seed=seed, source=source, family=family, series=series,
-                 transfers=transfers,
+    info = {k: _number_or_nan(totals.get(k, "nan"), f"totals.{k}", ck) for k in
+            ("info_messages", "info_bytes", "info_age_mean")}
+    trace = Trace(P, nodes, balancer=name, seed=seed, source=source, family=family, series=series,
+                 transfers=transfers, **info,
                  node=cols["worker"], first=cols["first"], count=cols["count"], t_ask=cols["t_ask"],
                  t_start=cols["t_start"], t_end=cols["t_end"], round_of=cols["round"], rounds=rounds,
                  messages=tot["messages"], bytes=tot["bytes"], events=tot["events"], end_time=tot["end_time"],
                  speeds=speeds, availability=avail, total_work=tot["total_work"], max_item=tot["max_item"],
                  meta=meta)
+    if family == "spmd" and "loop_time" not in trace.series:  # written before traces kept their series
+        series_from_intervals(trace)
+    return trace
+
+
+def _number_or_nan(v: Any, field: str, ck) -> float:
+    """A number of the file, "nan" (how non-finite numbers are written) allowed."""
+    if v == "nan":
+        return math.nan  # the one NaN object the metrics use, so that a loaded run's metrics compare equal
+    if v == "inf":
+        return math.inf
+    return ck.number(v, field)
 
 
 def load_trace(path: str | Path) -> Trace:

@@ -340,6 +340,8 @@ def _fast_self_scheduling(m: _Master, log: list | None) -> None:
         # NOTE: balancers.decide.chunk inlined for speed (M1: a call per request is a tenth of the
         # loop); the kernel path calls it, and tests/test_fast_paths.py checks the two agree
         n = decide(view, w)
+        if n.__class__ is not int:
+            n = int(n)
         if n < 1:
             n = 1
         elif n > remaining:

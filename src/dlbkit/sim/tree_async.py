@@ -47,8 +47,10 @@ Model (the same kernel as the real runtime, :mod:`dlbkit.runtime.families.tree_w
   rounds run on the kernel every period (at URGENT priority), its messages take their network time
   (hops · latency + bytes / bandwidth) and are merged on arrival; a rule that reads loads then
   decides from its node's knowledge (:meth:`~dlbkit.info.InfoModel.fill`: its own load exact, the
-  others as old as their last message), a periodic rule from the centre's knowledge plus its own
-  orders in flight, and a parked receiver-initiated node asks again when new loads reach it (not,
+  others as old as their last message; a node reports its queue), a periodic rule from the centre's
+  knowledge plus its own orders still in flight (an order that took effect after a node's last
+  report is not corrected for: that is the staleness; a rule that reads remaining work needs exact
+  information), and a parked receiver-initiated node asks again when new loads reach it (not,
   as with exact information, whenever a neighbour's queue changes). The trace counts the model's
   messages and bytes and the mean age of what deciders read (``info_messages``, ``info_bytes``,
   ``info_age_mean``); the specialised loop runs only with exact information.
@@ -465,6 +467,9 @@ class _Run:
         """Start the information model: everyone knows the start (where the roots are)."""
         if self.exact:
             return
+        if self.balancer.reads_work:  # the engine keeps view.work exact; no model carries it
+            raise ConfigError("info", self.info.name, f"'exact' for {self.balancer.name} with a remaining-work "
+                              "detector (the information layer carries queue lengths, not work estimates)")
         self.info.start(self.P, self.view.neighbours, [len(d) for d in self.dq], self.rng_info)
         self.info_period = ticks(self.info.interval, self.tps) if self.info.interval < _INF else _INF
         if self.info_period < _INF and not self.info_period > 0:
@@ -473,7 +478,9 @@ class _Run:
     def on_info_round(self, t) -> None:
         """An information round: the model's messages leave now, each delivered after its network
         time (URGENT: a decision at the instant a report arrives already sees it)."""
-        truth = [max(0, len(d) + p) for d, p in zip(self.dq, self.pend)]
+        # what each node knows of itself: its queue (orders still on their way it cannot know; the
+        # centre adds its own in-flight orders when it decides, see balance())
+        truth = [len(d) for d in self.dq]
         for m in self.info.round(self.sec(t), truth):
             self.schedule(t + self.delay(m.src, m.dst, m.bytes), self.on_info, m, priority=URGENT)
         self.schedule(t + self.info_period, self.on_info_round, priority=URGENT)
@@ -725,7 +732,7 @@ class _Run:
         for tr in transfers(b, v, self.decided):
             src, dst, n = tr.src, tr.dst, tr.n
             # no more than src holds, as far as the centre knows
-            n = min(int(n), len(self.dq[src]) + self.pend[src])
+            n = min(int(n), len(self.dq[src]) + self.pend[src] if self.exact else v.queue[src])
             if n > 0:
                 self.transfers += 1
                 self.messages += 1

@@ -44,7 +44,6 @@ Worker → coordinator:
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,6 +55,7 @@ from ...balancers.base import RepartitionBalancer, Transfer
 from ...balancers.decide import repartition
 from ...errors import ConfigError, DlbkitError, TaskError
 from ...model.availability import Constant
+from ...model.spmd_trace import finish_times, series_from_intervals
 from ...model.trace import Trace
 from ...model.view import SpmdView
 from ..backends import execute
@@ -282,17 +282,15 @@ class _Run:
         tr.max_item = 0.0
         tr.events = len(tr.node)
         # the SPMD family's per-loop series, as the simulator records them (dlbkit.model.spmd_trace)
-        ct = tr.intervals()
-        shape = (self.iterations, self.P)
-        loop_time, points, starts = np.zeros(shape), np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64)
-        loop_time[ct["round"], ct["node"]] = ct["t_end"] - ct["t_start"]
-        points[ct["round"], ct["node"]] = ct["count"]
-        starts[ct["round"], ct["node"]] = ct["first"]
-        tr.series = {"loop_time": loop_time, "points": points, "starts": starts}
-        moved = [(it, src, dst, k) for it, src, dst, _asked, k in self.transfers if k > 0]
-        tr.transfers = [(it, math.nan, src, dst, k) for it, src, dst, k in moved]
+        series_from_intervals(tr, self.iterations)
+        # a move recorded before iteration `it` was decided at the end of loop it - 1 (the simulator's
+        # convention, dlbkit.model.spmd_trace); its time: when that loop ended on the sender
+        ends = finish_times(tr) if self.iterations else None
+        moved = [(it - 1, src, dst, k) for it, src, dst, _asked, k in self.transfers if k > 0]
+        tr.transfers = [(k_loop, float(ends[k_loop, src]) if k_loop >= 0 else 0.0, src, dst, k)
+                        for k_loop, src, dst, k in moved]
         steps = np.zeros(self.P, dtype=np.int64)
-        for it, src in {(it, src) for it, src, _dst, _k in moved}:
+        for _it, src in {(it, src) for it, src, _dst, _k in moved}:
             steps[src] += 1
         tr.meta.update(mechanism="spmd", backend=tr.source, iterations=self.iterations, halo=self.h,
                        window=self.window, layout="line", steps=steps, decided=np.full(self.P, self.decided),
