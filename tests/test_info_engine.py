@@ -194,3 +194,29 @@ def test_an_info_sweep_must_reach_every_balancer():
     d["grid"] = {"info.period": [1e-4, 1e-3]}
     with pytest.raises(ConfigError, match=r"grid.info.period must be absent while balancers\[0\] has its own info"):
         Experiment.from_dict(d)
+
+
+# --- the runtime: the coordinator relays the model's messages -----------------------------------------
+def binary(n):
+    return ([n - 1, n - 1] if n > 0 else []), 1
+
+
+@pytest.mark.parametrize("model, per_round", [("periodic", 2), ("neighbour", 6), ("gossip", 3)])
+def test_a_real_tree_run_takes_an_information_model(model, per_round):
+    """Three workers on a ring (each the other two's neighbour): per round, periodic reports 2 messages
+    of one entry, neighbour exchange 6 of one entry, gossip 3 of three entries."""
+    r = dlbkit.run_tree(binary, 12, balancer="rid", workers=3, topology="ring",
+                        info={"model": model, "period": 1e-3})
+    assert r.value == 2 ** 13 - 1
+    rounds = r.trace.meta["info"]["rounds"]
+    entries = 3 if model == "gossip" else 1
+    assert rounds >= 1 and r.metrics["info_messages"] == rounds * per_round
+    assert r.metrics["info_bytes"] == r.metrics["info_messages"] * (HEADER_BYTES + ENTRY_BYTES * entries)
+    assert r.metrics["info_age_mean"] > 0
+
+
+def test_a_real_run_without_a_model_reads_the_coordinators_reports():
+    r = dlbkit.run_tree(binary, 10, balancer="gdem", params={"interval": 4}, workers=2)
+    assert math.isnan(r.metrics["info_messages"]) and "info" not in r.trace.meta
+    with pytest.raises(ConfigError, match="info.model must be an information model"):
+        dlbkit.run_tree(binary, 10, balancer="gdem", workers=2, info={"model": "rumour"})

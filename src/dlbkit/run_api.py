@@ -17,6 +17,7 @@ import numpy as np
 
 from .balancers.base import Balancer, ChunkingBalancer, MigrationBalancer, RepartitionBalancer
 from .balancers.registry import resolve
+from .info import resolve as resolve_info
 from .errors import ConfigError
 from .results import Result
 from .model.platform import Platform
@@ -275,7 +276,8 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
              params: Mapping | None = None, combine: Callable | None = None, initial: Any = None,
              bound: Any = None, better: Callable | None = None, backend: str = "local",
              workers: int | None = None, progress: bool | None = None, emulate: Any = None, seed: int = 0,
-             topology: Any = None, start_method: str | None = None, record_decisions: bool = False) -> TreeResult:
+             topology: Any = None, start_method: str | None = None, record_decisions: bool = False,
+             info: Any = None) -> TreeResult:
     """Expand the task tree grown from *root* on worker processes (or MPI ranks); a :class:`TreeResult`.
 
     *expand(task)* returns ``(children, value)``: *children* an iterable of new tasks (may be
@@ -309,6 +311,12 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
     ``"hypercube"``, ``"star"``, a table ``{"kind": "torus", "rows": 2}``, or a connected networkx
     graph on nodes 0..workers-1 (see :func:`~dlbkit.runtime.families.tree.resolve_topology`). It is over the workers (MPI: over
     ranks 1..n-1, worker w = rank w + 1); one that does not fit the worker count is a ConfigError.
+    *info* names an information model (:mod:`dlbkit.info`: "periodic", "neighbour", "gossip", or a
+    table with ``model`` and ``period`` in seconds): the coordinator, which relays every message of the
+    star transport, then keeps each worker's table, merges the model's round messages into their
+    receivers' tables as they pass it, and hands a deciding worker (or its own periodic rule) that
+    worker's (the centre's) knowledge instead of the freshest reports; the trace counts the model's
+    messages, bytes and the age of what deciders read. Default: the coordinator's reports.
 
     Raise :class:`~dlbkit.errors.TaskError` if *expand* (or *combine*) raises: its ``index`` is the
     ``repr`` of the failing task (at most 200 characters), its message carries the worker's
@@ -332,7 +340,8 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
                     branch_and_bound=bound is not None, bound=bound,
                     better=better if better is not None else operator.gt, emulation=emulation, seed=seed,
                     speeds=list(emulation.speeds) if emulation else [], topology=topology,
-                    record_decisions=_flag("record_decisions", record_decisions))
+                    record_decisions=_flag("record_decisions", record_decisions),
+                    info=resolve_info(info) if info is not None else None)
     init = 0 if initial is None else initial
     value, best, trace = _tree_family.run_tree(spec, initial=init, backend=backend,
                                                workers=asked if backend == "mpi" else workers,

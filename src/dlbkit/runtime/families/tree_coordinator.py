@@ -33,6 +33,7 @@ raised as :class:`~dlbkit.errors.TaskError`.
 from __future__ import annotations
 
 import heapq
+import math
 import time
 import traceback
 from typing import Any
@@ -103,8 +104,51 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
     asleep = [False] * P
     shown: list[list[int]] = [[0] * P for _ in range(P)]  # the loads each worker last received
 
-    def loads():
-        return (list(view.queue), list(view.done), list(view.updated_at)) if reads_loads else None
+    # --- an information model (dlbkit.info): the coordinator is the star's relay, so it keeps every
+    # worker's table; a round's messages are merged into their receivers' tables as they pass it, and
+    # a worker reads its table in the next loads it is sent (MAIL/POST). A node's own entry is what it
+    # last reported of itself. Without a model, deciders read the coordinator's view (reports).
+    info = spec.info if spec.info is not None and not spec.info.exact else None
+    next_round = math.inf
+    if info is not None:
+        info.start(P, neighbours, [1 if w == 0 else 0 for w in range(P)],
+                   np.random.default_rng(np.random.SeedSequence(spec.seed).spawn(4)[3]))
+        next_round = info.interval
+        seen_view = TreeView(P, speeds=speeds, neighbours=neighbours, colours=list(spec.colours))
+
+    def knowledge(node: int) -> TreeView:
+        """What *node* (-1: the coordinator, deciding centrally) knows now, as a view."""
+        if info is None:
+            return view
+        v = seen_view
+        v.time, v.node, v.done = clock() - origin, node, view.done
+        c = info.centre if node < 0 else node
+        info.fill(c, v.time, books.reported[c], v.queue, v.updated_at, integer=True)
+        if node < 0:  # the coordinator adds what it sent or ordered that no report covers yet
+            for j in range(P):
+                if j != c:
+                    v.queue[j] = max(0, v.queue[j] + books.flight_sum[j] + books.mail[j] + books.promised[j])
+        return v
+
+    def info_round() -> None:
+        nonlocal next_round
+        now = clock() - origin
+        for m in info.round(now, list(books.reported)):
+            info.deliver(m)
+        while next_round <= now:
+            next_round += info.interval
+        if wake:  # every sleeping worker's knowledge changed: it reconsiders
+            for u in range(P):
+                if asleep[u]:
+                    counts["load_updates"] += 1
+                    asleep[u] = False
+                    post(u, POST)
+
+    def loads(w: int):
+        if not reads_loads:
+            return None
+        k = knowledge(w)
+        return list(k.queue), list(k.done), list(k.updated_at)
 
     def send(w: int, msg: tuple) -> None:
         transport.send(w, msg)
@@ -115,7 +159,7 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
         books.posted(w)
         if wake:
             shown[w] = list(view.queue)
-        send(w, (kind, best, loads(), items))
+        send(w, (kind, best, loads(w), items))
 
     def deliver(w: int, item: tuple) -> None:
         mailbox[w].append(item)
@@ -137,7 +181,7 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
             balancer.observe(view)
         if balancer.acting() is None:
             return
-        for t in transfers(balancer, view, record):
+        for t in transfers(balancer, knowledge(-1), record):
             src, dst, n = t.src, t.dst, t.n
             if n > 0:
                 counts["transfers"] += 1
@@ -145,7 +189,10 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
                 deliver(src, ("give", dst, n))
 
     def wake_neighbours(v: int) -> None:
-        """Fresh loads to every sleeping neighbour of *v* that has not seen v's load this high."""
+        """Fresh loads to every sleeping neighbour of *v* that has not seen v's load this high (with an
+        information model, workers hear of loads in its rounds instead)."""
+        if info is not None:
+            return
         for u in neighbours[v]:
             if asleep[u] and view.queue[v] > shown[u][v]:
                 counts["load_updates"] += 1
@@ -158,12 +205,17 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
         timeout = None
         if timers:
             timeout = max(0.0, timers[0][0] - clock())
+        if info is not None:
+            due = max(0.0, origin + next_round - clock())
+            timeout = due if timeout is None else min(timeout, due)
         if progress and progress.enabled:
             timeout = POLL_S if timeout is None else min(timeout, POLL_S)
         got = transport.recv(timeout)
         while timers and timers[0][0] <= clock():
             _, _, tw, item = heapq.heappop(timers)
             deliver(tw, item)
+        if info is not None and clock() - origin >= next_round:
+            info_round()
         if got is None:
             if progress:
                 progress.total = n_created
@@ -264,6 +316,9 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
                 raise err from e
     trace = _trace(finals, P, balancer, spec, emulation, counts, backend, best)
     trace.decisions = record or []
+    if info is not None:
+        trace.info_messages, trace.info_bytes, trace.info_age_mean = info.messages_, info.bytes_, info.age_mean
+        trace.meta["info"] = {"model": info.name, **info.get_params(), "rounds": info.rounds_}
     return value, best if bnb else None, trace
 
 

@@ -97,6 +97,8 @@ class TreeSpec:
     colours: list[list[tuple[int, int]]] = field(default_factory=list)
     #: keep the coordinator's decisions (periodic rules) with a copy of their view in trace.decisions
     record_decisions: bool = False
+    #: an information model (dlbkit.info) other than exact, or None: the coordinator's own reports
+    info: Any = None
 
     def seeds(self) -> list[np.random.SeedSequence]:
         """Random streams: [0] the coordinator's balancer, [1 + w] worker w's."""
