@@ -109,3 +109,32 @@ def test_repartition_moves_only_between_neighbours():
         decide.repartition(Moves(moves=[Transfer(0, 2, 3)]), view, 0, line)
     with pytest.raises(ConfigError, match="between neighbours"):
         decide.repartition(Moves(moves=[Transfer(1, 2, -1)]), view, 1, line)
+
+
+class Rounds(ChunkingBalancer):
+    name = ""
+
+    def __init__(self, *, counts=(), order=None):
+        self.counts, self.order = counts, order
+
+    def chunk(self, view, worker):
+        return 1
+
+    def allocate(self, view):
+        return list(self.counts)
+
+    def send_order(self, view):
+        return list(self.order) if self.order is not None else list(range(view.n_nodes))
+
+
+def test_a_rounds_allocation_is_checked_and_scaled_to_what_remains():
+    view = LoopView(100, 3, [1.0] * 3, remaining=30)
+    assert decide.allocation(Rounds(counts=[36, 22, 10]), view) == ([16, 10, 4], [0, 1, 2])  # largest remainders
+    assert decide.allocation(Rounds(counts=[0, 0, 0]), view) == ([1, 0, 0], [0, 1, 2])  # a round must progress
+    with pytest.raises(ConfigError, match="allocation of balancer"):
+        decide.allocation(Rounds(counts=[1, -1, 0]), view)
+    with pytest.raises(ConfigError, match="send_order of balancer"):
+        decide.allocation(Rounds(counts=[1, 1, 1], order=[0, 0, 1]), view)
+    record = []
+    decide.allocation(Rounds(counts=[5, 5, 5], order=[2, 1, 0]), view, record)
+    assert record[0].hook == "allocate" and record[0].answer == ([5, 5, 5], [2, 1, 0]) and record[0].node == -1

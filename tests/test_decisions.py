@@ -136,3 +136,11 @@ def test_simulated_repartition_decisions_replay_through_the_runtime_path():
     assert {d.hook for d in ds} == {"decide"} and any(d.answer for d in ds)
     assert replayed(ds, r.balancer, lambda b, v, d: runtime_spmd.repartition(b, v, d.node, v.neighbours)) == \
         [d.answer for d in ds]
+
+
+def test_simulated_rounds_decisions_replay():
+    """The round mechanism (Sánchez et al., 004): every round's allocation is recorded and replays."""
+    r = dlbkit.simulate(PLATFORM, dlbkit.Divisible(2000), "sanchez", seed=1, mechanism="rounds", record_decisions=True)
+    ds = r.trace.decisions
+    assert len(ds) == len({rnd for rnd in r.trace.round_of}) > 2 and {d.hook for d in ds} == {"allocate"}
+    assert replayed(ds, r.balancer, lambda b, v, d: decide.allocation(b, v)) == [d.answer for d in ds]

@@ -22,6 +22,7 @@ gives the recorded answers (tests/test_decisions.py), whichever engine recorded 
 from __future__ import annotations
 
 import copy
+import math
 from numbers import Integral
 from typing import Sequence
 
@@ -29,7 +30,7 @@ from ..errors import ConfigError
 from ..model.trace import Decision
 from .base import ChunkingBalancer, MigrationBalancer, RepartitionBalancer, Transfer
 
-__all__ = ["chunk", "victims", "checked_requests", "given", "placements", "transfers", "repartition"]
+__all__ = ["chunk", "allocation", "victims", "checked_requests", "given", "placements", "transfers", "repartition"]
 
 
 def _is_int(x) -> bool:
@@ -54,6 +55,39 @@ def chunk(balancer: ChunkingBalancer, view, node: int, record: list | None = Non
     n = 1 if n < 1 else (n if n < view.remaining else view.remaining)
     _note(record, view, node, "chunk", n, seen)
     return n
+
+
+def allocation(balancer: ChunkingBalancer, view, record: list | None = None) -> tuple[list[int], list[int]]:
+    """A round's counts per node and its send order (the round mechanism, 004 §2.2): one
+    non-negative count per node and a permutation of the nodes; counts beyond what remains are
+    scaled down proportionally (004 note §2.7.2), and a round of nothing gives node 0 one item."""
+    P = view.n_nodes
+    seen = copy.deepcopy(view) if record is not None else None
+    counts = [int(c) for c in balancer.allocate(view)]
+    order = [int(w) for w in balancer.send_order(view)]
+    if sorted(order) != list(range(P)):
+        raise ConfigError(f"send_order of balancer {balancer.name!r}", order,
+                          f"a permutation of the worker indices 0..{P - 1}")
+    if len(counts) != P or any(c < 0 for c in counts):
+        raise ConfigError(f"allocation of balancer {balancer.name!r}", counts, f"{P} non-negative counts")
+    counts = _clip(counts, view.remaining)
+    _note(record, view, -1, "allocate", (counts, order), seen)
+    return counts, order
+
+
+def _clip(counts: list[int], remaining: int) -> list[int]:
+    """Scale a round's counts down proportionally when they exceed what is left (004 note §2.7.2)."""
+    total = sum(counts)
+    if total <= remaining:
+        if total == 0:
+            counts = list(counts)
+            counts[0] = min(1, remaining)  # a round must make progress
+        return counts
+    exact = [c * remaining / total for c in counts]
+    out = [math.floor(x) for x in exact]
+    for i in sorted(range(len(exact)), key=lambda i: out[i] - exact[i])[: remaining - sum(out)]:
+        out[i] += 1
+    return out
 
 
 # --- migration ----------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..balancers.base import ChunkingBalancer
-from ..balancers.decide import chunk
+from ..balancers.decide import allocation, chunk
 from ..errors import ConfigError
 from ..model.platform import Platform
 from ..model.trace import Trace
@@ -115,7 +115,7 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
     Self-scheduling runs in the specialised loop unless *fast_path* is False (then on the kernel; same
     trace, tested). *log_events* keeps the kernel's event log of the requests served (the specialised
     loop writes the same one) in ``trace.meta["event_log"]``. *record_decisions* keeps every decision
-    with a copy of its view in ``trace.decisions`` (self-scheduling; it runs on the kernel then).
+    with a copy of its view in ``trace.decisions`` (self-scheduling runs on the kernel then).
     """
     if mechanism not in MECHANISMS:
         raise ConfigError("engine.mechanism", mechanism, "one of " + ", ".join(repr(m) for m in MECHANISMS))
@@ -134,7 +134,8 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
     log: list | None = [] if log_events and mechanism != "rounds" else None
     try:
         if mechanism == "rounds":
-            trace = _rounds(run, balancer, seed, master_overhead, request_bytes, workload, master_free)
+            trace = _rounds(run, balancer, seed, master_overhead, request_bytes, workload, master_free,
+                            record_decisions)
         else:
             trace = _self_scheduling(run, balancer, seed, master_overhead, request_bytes, workload, ready,
                                      master_free, fast_path is not False and not record_decisions, log,
@@ -382,8 +383,9 @@ def _ask_times(w: np.ndarray, e: np.ndarray) -> list[float]:
     return out.tolist()
 
 
-def _rounds(run: _Run, balancer, seed, overhead, request_bytes, workload, t0) -> Trace:
+def _rounds(run: _Run, balancer, seed, overhead, request_bytes, workload, t0, record_decisions=False) -> Trace:
     trace = run.trace(balancer, seed)
+    record = trace.decisions if record_decisions else None
     view = run.view
     P = view.n_nodes
     cum = np.concatenate(([0.0], np.cumsum(run.costs)))
@@ -398,15 +400,7 @@ def _rounds(run: _Run, balancer, seed, overhead, request_bytes, workload, t0) ->
         t += overhead
         view.time = t
         view.remaining = remaining
-        counts = [int(c) for c in balancer.allocate(view)]
-        order = [int(w) for w in balancer.send_order(view)]
-        if sorted(order) != list(range(P)):
-            raise ConfigError(f"send_order of balancer {balancer.name!r}", order,
-                              f"a permutation of the worker indices 0..{P - 1}")
-        if len(counts) != P or any(c < 0 for c in counts):
-            raise ConfigError(f"allocation of balancer {balancer.name!r}", counts,
-                              f"{P} non-negative counts")
-        counts = _clip(counts, remaining)
+        counts, order = allocation(balancer, view, record)
         t_send = t
         round_end = t
         exe, calc, send = [0.0] * P, [0.0] * P, [0.0] * P
@@ -457,18 +451,3 @@ def _rounds(run: _Run, balancer, seed, overhead, request_bytes, workload, t0) ->
     trace.meta["mechanism"] = "rounds"
     trace.meta["n_rounds"] = rnd
     return trace
-
-
-def _clip(counts: list[int], remaining: int) -> list[int]:
-    """Scale a round's counts down proportionally when they exceed what is left (004 note §2.7.2)."""
-    total = sum(counts)
-    if total <= remaining:
-        if total == 0:
-            counts = list(counts)
-            counts[0] = min(1, remaining)  # a round must make progress
-        return counts
-    exact = [c * remaining / total for c in counts]
-    out = [math.floor(x) for x in exact]
-    for i in sorted(range(len(exact)), key=lambda i: out[i] - exact[i])[: remaining - sum(out)]:
-        out[i] += 1
-    return out
