@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from ..errors import ConfigError
+from ..model import check
 
 __all__ = ["Engine", "Family", "register", "get", "names", "of", "FAMILIES"]
 
@@ -55,7 +56,6 @@ class Engine:
 
     def validate(self, options: Mapping, platform: Any, path: str = "engine") -> dict:
         """*options* checked: known keys only (an experiment's [engine] keys), then the engine's check."""
-        from ..model import check
         d = check.table(options, path)
         check.known_keys(d, path, set(self.options))
         if self.check is not None:

@@ -22,6 +22,7 @@ this layer existed: every decider sees every load as it is now, for free. Engine
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar, Sequence
 
@@ -54,8 +55,9 @@ class InfoMessage:
         return HEADER_BYTES + ENTRY_BYTES * len(self.nodes)
 
 
-class InfoModel(Parameterised):
-    """Base of the information models. Subclasses set ``name`` and implement :meth:`_send`.
+class InfoModel(Parameterised, ABC):
+    """Base of the information models. Subclasses set ``name`` and implement :meth:`_send`, the one
+    required method.
 
     Learned state (the tables, counters) ends in ``_`` and is reset by :meth:`start`, which engines
     call before a run with the node count, neighbour lists, the loads at time 0 (which every node
@@ -135,10 +137,10 @@ class InfoModel(Parameterised):
         """Mean age (s) of the other nodes' entries handed to deciders so far (NaN before any)."""
         return self.age_sum_ / self.age_count_ if self.age_count_ else float("nan")
 
-    # --- what a model decides ---------------------------------------------------------------------
+    # --- what a model decides (its one required method) ---------------------------------------------
+    @abstractmethod
     def _send(self, t: float) -> list[InfoMessage]:
         """The messages of one round (the tables' own entries are current)."""
-        raise NotImplementedError
 
     def _entries(self, src: int, dst: int, nodes: np.ndarray) -> InfoMessage:
         """A message from *src* to *dst* with *src*'s entries for *nodes*, as it knows them now."""

@@ -6,6 +6,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..params import Interval
 from .base import InfoModel
 from .registry import register
@@ -39,7 +40,6 @@ class Periodic(InfoModel):
     def start(self, n_nodes, neighbours, loads, rng=None):
         super().start(n_nodes, neighbours, loads, rng)
         if self.centre >= n_nodes:
-            from ..errors import ConfigError
             raise ConfigError("parameter 'centre' of periodic", self.centre, f"a node index below {n_nodes}")
 
     def _send(self, t):
