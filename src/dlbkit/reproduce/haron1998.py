@@ -220,7 +220,7 @@ def _claims_balanced_rows() -> list[Claim]:
                 out.append(Claim(text, list(paper), _r(ours, 2), f"±{ITA_PP:g} pp", worst <= ITA_PP))
             else:
                 out.append(Claim(text, list(paper), _r(ours, 2), "reported, not asserted (note §3.9 item 7: the "
-                                 "LDSV/PROCEED costing at large p is not fully reconstructed)", True))
+                                 "LDSV/PROCEED costing at large p is not fully reconstructed)", None, asserted=False))
     return out
 
 
@@ -238,7 +238,7 @@ def _claims_table_5_10() -> list[Claim]:
     early = int(na.n_series[1])
     out.append(Claim(f"H9 Table 5.10 iterations with c2 = 1 / 5 / 10 (t2 only). On our tree the DF count is "
                      f"{early} after iteration 2, already ≤ 10·p = 40, so c2 = 10 switches LB off at once",
-                     [463, 459, 454], its, "reported, not asserted (depends on the unspecified random tree)", True))
+                     [463, 459, 454], its, "reported, not asserted (depends on the unspecified random tree)", None, asserted=False))
     return out
 
 
@@ -379,7 +379,7 @@ def _claims_contention() -> list[Claim]:
                   worst < CONTENTION_REL),
             Claim("H16 Table 4.6 absolute totals (s), optimistic / pessimistic / intermediate, against ours with "
                   f"g = {VALIDATION_GRAIN}, i = 1", {p: list(v) for p, v in TABLE_4_6.items()},
-                  {p: _r(v, 4) for p, v in totals.items()}, "reported, not asserted (g and i unstated)", True)]
+                  {p: _r(v, 4) for p, v in totals.items()}, "reported, not asserted (g and i unstated)", None, asserted=False)]
 
 
 # --- algorithmic adaptivity: 001 could not run it (§5.4) --------------------------------------------
@@ -398,7 +398,7 @@ def _claims_algorithmic() -> list[Claim]:
         out.append(Claim(f"H17 algorithmic adaptivity LDSV (i = 1) → GDEM (i2 = 16) → none, t1t2, tasks detector, "
                          f"our random tree g = {g}: time-ITA (%) against the better single algorithm (GDEM i = 16, "
                          "LDSV i = 64), next to parametric GDEM t1t2", "not run in 001 (§5.4: the synchronised LDSV "
-                         "was expected to make phase I slower)", cells, "reported, not asserted", True))
+                         "was expected to make phase I slower)", cells, "reported, not asserted", None, asserted=False))
     g = 100  # the same with every interval tuned per p: each single algorithm at its own best i (1 … 1024)
     cells = {}
     for p in P_CH5:
@@ -415,7 +415,7 @@ def _claims_algorithmic() -> list[Claim]:
                     "best single": min(single, key=single.get)}
     out.append(Claim("H17 the same at g = 100 with every interval tuned per p (i_b of each single algorithm over "
                      "1 … 1024; the adaptive runs use GDEM's i_b as i2)", "not run in 001", cells,
-                     "reported, not asserted", True))
+                     "reported, not asserted", None, asserted=False))
     return out
 
 
