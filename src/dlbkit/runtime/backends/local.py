@@ -122,7 +122,9 @@ def _tie_to_coordinator(coordinator: int) -> None:
     parent dies (``prctl(PR_SET_PDEATHSIG)``), then check that it has not died already (the race
     between the fork and the prctl); everywhere, a daemon thread checks every :data:`WATCHDOG_S`
     seconds that the parent is unchanged (an orphan is re-parented). Under ``forkserver`` the parent
-    is the server, so the thread checks that the coordinator's process exists instead.
+    is the server, so the thread checks that the coordinator's process exists instead. (Linux sends
+    the death signal when the *thread* that started the worker ends; that thread runs the whole
+    run and stops the workers before it returns, so this never ends a worker early.)
     """
     if os.getppid() == coordinator:
         if sys.platform.startswith("linux"):
