@@ -16,6 +16,7 @@ traceback). Ctrl-C exits with status 130; runs already finished stay in results.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import math
@@ -24,6 +25,7 @@ import shlex
 import sys
 import textwrap
 import time
+import warnings
 from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
@@ -546,6 +548,26 @@ def _cmd_run(args) -> int:
         raise
 
 
+@contextlib.contextmanager
+def _warnings_in_one_line(rank: int):
+    """While a run goes on, print each :class:`DlbkitWarning` as one line on stderr (rank 0 only),
+    when it is raised: ``dlbkit: warning: <message>``; other warnings as Python prints them."""
+    from .errors import DlbkitWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", DlbkitWarning)
+        shown = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if not issubclass(category, DlbkitWarning):
+                return shown(message, category, filename, lineno, file, line)
+            if rank == 0:
+                print(f"dlbkit: warning: {_one_line(str(message))}", file=sys.stderr, flush=True)
+
+        warnings.showwarning = show
+        yield
+
+
 def _run(args, rank: int) -> int:
     from .errors import TaskError
     from .balancers.registry import resolve
@@ -572,8 +594,9 @@ def _run(args, rank: int) -> int:
     fn = load_function(args.target)
     resolve(args.balancer, params, kind="chunking")  # a bad balancer or parameter is reported before any worker starts
     try:
-        r = run_map(fn, items, balancer=args.balancer, params=params, backend=args.backend, workers=args.workers,
-                    progress=args.progress, emulate=emulate, master=args.master, seed=args.seed)
+        with _warnings_in_one_line(rank):
+            r = run_map(fn, items, balancer=args.balancer, params=params, backend=args.backend, workers=args.workers,
+                        progress=args.progress, emulate=emulate, master=args.master, seed=args.seed)
     except TaskError as e:
         if rank == 0:
             print(e.remote_traceback.rstrip(), file=sys.stderr)
