@@ -23,7 +23,7 @@ OPTIONS = {
     "task_bytes": "bytes per task moved (default 16)",
     "backoff": "an idle node's wait after its k-th empty reply in a row, min(first·2^(k-1), longest) seconds: "
                "[first, longest], \"off\" (ask again at once, as M2) or \"auto\" (default: first = one "
-               "round trip, longest = a quarter of the mean task's time)",
+               "round trip, longest = a sixteenth of the mean task's time)",
 }
 
 
