@@ -11,7 +11,8 @@ whenever that does not overflow) and without overflow for any *k*: once the doub
 pass *longest*, the answer is *longest*, however many failures there were.
 
 Where it is used: the runtime's tree coordinator holds an empty steal answer back by this delay
-(its ``STEAL_BACKOFF_S``); the simulated tree engine (:mod:`dlbkit.sim.tree_async`, option
+(with its ``STEAL_BACKOFF_S``; it lives here, in the model layer, so that the runtime can call it
+too: both engines may import the model, not each other); the simulated tree engine (:mod:`dlbkit.sim.tree_async`, option
 ``backoff``) delivers an empty reply that much later, so an idle node's polling costs messages in
 proportion to the logarithm of its idle time, then to idle time / *longest*, instead of to idle
 time / round trip.
