@@ -311,3 +311,35 @@ def test_interrupt_exits_130_and_keeps_finished_runs(tmp_path, capsys, monkeypat
     monkeypatch.setattr(runner, "simulate", real)
     code, out, _ = run(capsys, "simulate", write(tmp_path, TINY), "--out", out_dir)
     assert code == 0 and "4 runs done, 2 reused" in out
+
+
+# --- progress of a sweep (issue 11, class 3) --------------------------------------------------------------
+def test_simulate_is_silent_on_stderr_that_is_not_a_terminal_and_draws_a_bar_when_asked(tmp_path, capsys):
+    exp = write(tmp_path, TINY)
+    code, out, err = run(capsys, "simulate", exp, "--out", tmp_path / "a")
+    assert code == 0 and err == ""  # capsys's stderr is no terminal
+    code, out, err = run(capsys, "simulate", exp, "--out", tmp_path / "b", "--progress")
+    assert code == 0 and err.endswith("\n")
+    assert re.search(r"\[#{30}\] 6/6 runs +\d+\.\d s\n$", err)
+    code, out, err = run(capsys, "simulate", exp, "--out", tmp_path / "c", "--no-progress")
+    assert code == 0 and err == ""
+
+
+def test_the_sweep_bar_is_on_for_a_pseudo_terminal_and_off_for_a_file(tmp_path):
+    import os
+    from dlbkit.cli import SweepBar
+    master, slave = os.openpty()
+    try:
+        with os.fdopen(slave, "w") as tty:
+            bar = SweepBar(tty)
+            assert bar.enabled
+            bar(1, 2)
+            bar(2, 2)
+        text = os.read(master, 4096).decode()
+    finally:
+        os.close(master)
+    assert "1/2 runs" in text and "2/2 runs" in text
+    with open(tmp_path / "log", "w") as f:
+        bar = SweepBar(f)
+        bar(2, 2)
+    assert not bar.enabled and (tmp_path / "log").read_text() == ""

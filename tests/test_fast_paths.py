@@ -85,13 +85,27 @@ def test_m1_ties_are_served_by_worker_index_on_both_paths(p, n):
 
 
 # --- asynchronous tree (M2's loop) ------------------------------------------------------------------------
-def tree_run(fast, *, speeds, availability=None, ticks=None, balancer=None, tree=None, seed=1, latency=1e-3):
+def tree_run(fast, *, speeds, availability=None, ticks=None, balancer=None, tree=None, seed=1, latency=1e-3,
+             backoff="auto"):
     av = availability or {}
     p = Platform([Node(f"n{i}", speed=float(s), **({"availability": av[i]} if i in av else {}))
                   for i, s in enumerate(speeds)], Network(latency=latency, bandwidth=1e9, topology="complete"))
     return simulate_tree_async(p, tree or TaskTree("random", depth=9, fanout=2, seed=seed, grain=1.0),
                                balancer() if balancer else WorkStealing(), seed=seed, ticks_per_second=ticks,
-                               control_bytes=0, task_bytes=0, fast_path=fast, log_events=True)
+                               control_bytes=0, task_bytes=0, fast_path=fast, log_events=True, backoff=backoff)
+
+
+def held_replies(log, latency):
+    """Replies delivered later than one latency after their request (held back by the back-off)."""
+    sent = {}
+    held = 0
+    for t, _, _, seq, name, args in log:
+        if name == "on_request":
+            sent[(args[1], args[0])] = t  # (thief, victim) -> when the request arrived
+        elif name == "on_reply" and t > sent.pop((args[0], args[1])) + latency * (1 + 1e-9):
+            assert args[2] == ()  # only empty replies are held
+            held += 1
+    return held
 
 
 class Prefetch(WorkStealing):
@@ -104,22 +118,28 @@ class Prefetch(WorkStealing):
 @pytest.mark.parametrize("balancer", [WorkStealing, Prefetch, lambda: WorkStealing(fraction=0.25, max_tasks=3)],
                          ids=["steal", "prefetch", "steal-quarter"])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_tree_fast_loop_logs_the_kernel_paths_events(ticks, balancer, seed):
-    kw = dict(speeds=[1, 2, 2, 4, 1, 3, 1, 1], availability=AVAIL, ticks=ticks, balancer=balancer, seed=seed)
+@pytest.mark.parametrize("backoff", ["off", "auto", (1e-3, 2e-2)], ids=["no-backoff", "auto", "backoff"])
+def test_tree_fast_loop_logs_the_kernel_paths_events(ticks, balancer, seed, backoff):
+    kw = dict(speeds=[1, 2, 2, 4, 1, 3, 1, 1], availability=AVAIL, ticks=ticks, balancer=balancer, seed=seed,
+              backoff=backoff)
     fast, kernel = tree_run(True, **kw), tree_run(False, **kw)
     assert fast.meta["fast_path"] and not kernel.meta["fast_path"]
     log = same_run(fast, kernel)
     assert len(log) == fast.events
     assert {e[4] for e in log} == {"on_completion", "on_request", "on_reply"}
+    held = held_replies(log, 1e-3 * (ticks or 1))  # the latency in engine units
+    assert (held == 0) == (backoff == "off")
 
 
 @pytest.mark.parametrize("ticks", [None, M2_TICKS_PER_SECOND], ids=["float", "ticks"])
 @pytest.mark.parametrize("p, n", [(2, 3), (16, 2000)])
-def test_m2_fast_loop_logs_the_kernel_paths_events(ticks, p, n):
-    """Equal speeds and one latency: many simultaneous completions and messages, ordered FIFO."""
+@pytest.mark.parametrize("backoff", ["off", "auto"])
+def test_m2_fast_loop_logs_the_kernel_paths_events(ticks, p, n, backoff):
+    """Equal speeds and one latency: many simultaneous completions and messages, ordered FIFO (M2 itself
+    has no back-off; with one, held replies join the completions' heap and keep the kernel's order)."""
     runs = [simulate_tree_async(m2_platform(p), FlatTasks(m1_costs(n).tolist()), WorkStealing(),
                                 rng=MersenneIntegers(1), ticks_per_second=ticks, control_bytes=0, task_bytes=0,
-                                fast_path=f, log_events=True) for f in (True, False)]
+                                fast_path=f, log_events=True, backoff=backoff) for f in (True, False)]
     log = same_run(*runs)
     instants = {}
     for t, prio, rank, seq, name, args in log:

@@ -137,9 +137,10 @@ def all_tasks(tree) -> Counter:
 
 
 def m2(p, n, *, ticks=M2_TICKS_PER_SECOND, fast=None, seed=1):
+    """M2 (MODELS.md): thieves ask again as soon as an empty reply arrives, so no back-off."""
     return simulate_tree_async(m2_platform(p), FlatTasks(m1_costs(n).tolist()), WorkStealing(),
                                rng=MersenneIntegers(seed), ticks_per_second=ticks, control_bytes=0,
-                               task_bytes=0, fast_path=fast)
+                               task_bytes=0, fast_path=fast, backoff="off")
 
 
 # --- M2's worked example (../shared/benchmarks/MODELS.md) ------------------------------------------------

@@ -61,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an experiment TOML file, or the name of a shipped one (e.g. 'demo')")
     s.add_argument("--out", metavar="DIR", help="output directory (default: ./out/<experiment name>)")
     s.add_argument("--jobs", "-j", metavar="N", type=int, default=1, help="worker processes (default 1)")
+    s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="a progress bar of the runs on stderr (default: when stderr is a terminal)")
     s.set_defaults(func=_cmd_simulate)
 
     b = sub.add_parser("balancers", help="list the registered balancers",
@@ -143,6 +145,33 @@ def _one_line(text: str) -> str:
 
 
 # --- simulate ---------------------------------------------------------------------------------------
+class SweepBar:
+    """``bar(done, total, row)`` after each run of a sweep: a bar, the runs done and the time elapsed on
+    *stream*, redrawn at most every :attr:`REFRESH_S` (and at the last run); *enabled* None: only when
+    *stream* is a terminal, so a redirected or piped stderr gets nothing."""
+
+    REFRESH_S = 0.2
+    WIDTH = 30
+
+    def __init__(self, stream, enabled: bool | None = None):
+        self.stream = stream
+        isatty = getattr(stream, "isatty", None)
+        self.enabled = (bool(isatty()) if callable(isatty) else False) if enabled is None else bool(enabled)
+        self.t0 = time.perf_counter()
+        self.last = -math.inf
+
+    def __call__(self, done: int, total: int, row=None) -> None:
+        now = time.perf_counter()
+        if not self.enabled or (done < total and now - self.last < self.REFRESH_S):
+            return
+        self.last = now
+        frac = done / total if total else 1.0
+        bar = "#" * int(frac * self.WIDTH)
+        self.stream.write(f"\r[{bar:<{self.WIDTH}}] {done}/{total} runs {now - self.t0:6.1f} s"
+                          + ("\n" if done >= total else ""))
+        self.stream.flush()
+
+
 def shipped_experiments() -> dict[str, Path]:
     """Shipped experiment files by name (src/dlbkit/data/experiments/*.toml)."""
     folder = resources.files("dlbkit") / "data" / "experiments"
@@ -184,11 +213,7 @@ def _cmd_simulate(args) -> int:
     args.out_dir = out
     print(f"{exp.name}: {exp.n_runs} runs ({len(exp.balancers)} balancers × {len(exp.points)} grid point(s) × "
           f"{exp.repetitions} repetitions), {args.jobs} job(s), output in {out}", flush=True)
-    tty = sys.stderr.isatty()
-
-    def progress(done: int, total: int, row: dict) -> None:
-        if tty:
-            print(f"\r  {done}/{total} runs", end="" if done < total else "\n", file=sys.stderr, flush=True)
+    progress = SweepBar(sys.stderr, args.progress)
 
     t0 = time.perf_counter()
     sweep = run_sweep(exp, out, jobs=args.jobs, progress=progress)

@@ -6,6 +6,7 @@ import dataclasses
 from typing import Mapping
 
 from ..model import check
+from ..model.backoff import check_backoff
 from ..model.metrics import compute
 from ..model.platform import Platform
 from ..model.tree import FlatTasks, TaskTree, tree_from_dict
@@ -20,6 +21,9 @@ OPTIONS = {
     "start_node": "the node holding the root (default 0)",
     "control_bytes": "bytes of a control message: request, reply header, order (default 32)",
     "task_bytes": "bytes per task moved (default 16)",
+    "backoff": "an idle node's wait after its k-th empty reply in a row, min(first·2^(k-1), longest) seconds: "
+               "[first, longest], \"off\" (ask again at once, as M2) or \"auto\" (default: first = one "
+               "round trip, longest = a sixteenth of the mean task's time)",
 }
 
 
@@ -29,6 +33,8 @@ def check_options(d: Mapping, platform: Platform, path: str) -> None:
     for k in ("control_bytes", "task_bytes"):
         if k in d:
             check.number(d[k], f"{path}.{k}", lo=0.0)
+    if "backoff" in d:
+        check_backoff(d["backoff"], f"{path}.backoff")
 
 
 def describe(w) -> str:

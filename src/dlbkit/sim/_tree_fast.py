@@ -3,7 +3,9 @@
 Same semantics as ``_Run.general`` on the :class:`~dlbkit.sim.kernel.Kernel`, for the case where every message takes the same time and the
 balancer is receiver-initiated (or none), not periodic, not sender-initiated, and reads no loads:
 messages are then delivered in the order they were sent, so they sit in a FIFO queue and only
-completions need a heap. Bookkeeping the general loop does in small methods is inlined here, and
+completions need a heap. An empty reply held back by the back-off (``tree_async``'s ``backoff``)
+arrives later than the messages sent after it: it goes into the heap too, as an entry whose node is
+negative (``~(thief · P + victim)``), handled when popped as the general loop's ``on_reply``. Bookkeeping the general loop does in small methods is inlined here, and
 counts that follow from others are derived once at the end instead of kept per event. Simultaneous
 events keep the kernel's order (all NORMAL, rank 0: FIFO by sequence number, instants formed by
 :func:`~dlbkit.sim.kernel.pop_instant`), and the loop writes the kernel's event log on request, so a
@@ -73,6 +75,9 @@ def fast_loop(run, log: list | None = None) -> None:
     low = run.low
     prefetch = low > 0  # asks while it still holds up to low waiting tasks
     on_idle, on_request = bal.on_idle, bal.on_request
+    pauses, fails = run.pauses, run.fails
+    backoff = len(pauses) > 1  # empty replies are held back (see tree_async's backoff)
+    last_pause = len(pauses) - 1
     view = run.view
     vq, vupd = view.queue, view.updated_at
     record = run.record
@@ -158,10 +163,23 @@ def fast_loop(run, log: list | None = None) -> None:
                         pay = [d.popleft() for _ in range(n)]
                     waiting -= n
                     moved += n
+                    if backoff:
+                        fails[y] = 0
                 else:
                     pay = EMPTY
-                send((t + L, seq, REP, y, x, pay))
-                seq += 1
+                    if backoff:
+                        k = fails[y] = fails[y] + 1
+                        held = pauses[k if k < last_pause else last_pause]
+                        if held:  # the reply waits in the heap (it arrives after later messages)
+                            te = t + L + held
+                            heappush(comps, (te, seq, ~(y * P + x)))
+                            seq += 1
+                            if te < tc and not cb:
+                                tc, tc_lo = te, te - tol
+                            pay = None
+                if pay is not None:
+                    send((t + L, seq, REP, y, x, pay))
+                    seq += 1
                 if not (prefetch and not out[x] and len(d) <= low):
                     continue
                 w = x
@@ -203,69 +221,79 @@ def fast_loop(run, log: list | None = None) -> None:
                 t, sq, w = heappop(comps)
             else:  # pragma: no cover - a waiting task always has a busy node: a bug
                 raise DlbkitError(f"internal: no event scheduled with {remaining} tasks left")
-            if log is not None:
-                log.append((t, NORMAL, 0, sq, _COMPLETION, (w,)))
             if not cb:
                 if comps:
                     tc = comps[0][0]
                     tc_lo = tc - tol
                 else:
                     tc = tc_lo = INF
-            done[w] += 1
-            n_done += 1
-            remaining -= 1
-            d = dq[w]
-            kids = children_of(running[w])
-            if kids:
-                d.extend(kids)
-                remaining += len(kids)
-                waiting += len(kids)
-            if record and not (n_done & w_mask):
-                W_t.append(t)
-                W_n.append(waiting)
-                W_q.append(tuple(map(len, dq)))
-                if len(W_t) > w_limit:
-                    W_t, W_n, W_q = W_t[::2], W_n[::2], W_q[::2]
-                    w_mask = 2 * w_mask + 1
-            if remaining == 0:
-                if record:
-                    R_w.append(w)
-                    R_first.append(s_first[w])
-                    R_count.append(done[w] - s_first[w])
-                    R_ask.append(free_since[w])
-                    R_start.append(s_start[w])
-                    R_end.append(t)
-                run.makespan = t
-                break
-            if d:
-                task = d.pop() if lifo else d.popleft()
-                waiting -= 1
-                c = cost_of(task)
-                work += c
-                if c > mx:
-                    mx = c
-                running[w] = task
-                r = rates[w]
-                te = (t + round(c * tscale[w]) if tps else t + c / r) if r else end_time(w, t, c)
-                heappush(comps, (te, seq, w))
-                seq += 1
-                if te < tc and not cb:
-                    tc, tc_lo = te, te - tol
-                if not (recv and prefetch and not out[w] and len(d) <= low):
+            if w < 0:  # an empty reply held back by the back-off, delivered to thief w from victim
+                w, victim = divmod(~w, P)
+                if log is not None:
+                    log.append((t, NORMAL, 0, sq, _HANDLER[REP], (w, victim, EMPTY)))
+                o = out[w] - 1
+                out[w] = o
+                d = dq[w]
+                if o or not ((not busy[w] and not d) or (prefetch and len(d) <= low)):
                     continue
-            else:
-                running[w] = None
-                busy[w] = False
-                if record:
-                    R_w.append(w)
-                    R_first.append(s_first[w])
-                    R_count.append(done[w] - s_first[w])
-                    R_ask.append(free_since[w])
-                    R_start.append(s_start[w])
-                    R_end.append(t)
-                free_since[w] = t
-                if not recv or out[w]:
-                    continue
+            else:  # a completion of node w
+                if log is not None:
+                    log.append((t, NORMAL, 0, sq, _COMPLETION, (w,)))
+                done[w] += 1
+                n_done += 1
+                remaining -= 1
+                d = dq[w]
+                kids = children_of(running[w])
+                if kids:
+                    d.extend(kids)
+                    remaining += len(kids)
+                    waiting += len(kids)
+                if record and not (n_done & w_mask):
+                    W_t.append(t)
+                    W_n.append(waiting)
+                    W_q.append(tuple(map(len, dq)))
+                    if len(W_t) > w_limit:
+                        W_t, W_n, W_q = W_t[::2], W_n[::2], W_q[::2]
+                        w_mask = 2 * w_mask + 1
+                if remaining == 0:
+                    if record:
+                        R_w.append(w)
+                        R_first.append(s_first[w])
+                        R_count.append(done[w] - s_first[w])
+                        R_ask.append(free_since[w])
+                        R_start.append(s_start[w])
+                        R_end.append(t)
+                    run.makespan = t
+                    break
+                if d:
+                    task = d.pop() if lifo else d.popleft()
+                    waiting -= 1
+                    c = cost_of(task)
+                    work += c
+                    if c > mx:
+                        mx = c
+                    running[w] = task
+                    r = rates[w]
+                    te = (t + round(c * tscale[w]) if tps else t + c / r) if r else end_time(w, t, c)
+                    heappush(comps, (te, seq, w))
+                    seq += 1
+                    if te < tc and not cb:
+                        tc, tc_lo = te, te - tol
+                    if not (recv and prefetch and not out[w] and len(d) <= low):
+                        continue
+                else:
+                    running[w] = None
+                    busy[w] = False
+                    if record:
+                        R_w.append(w)
+                        R_first.append(s_first[w])
+                        R_count.append(done[w] - s_first[w])
+                        R_ask.append(free_since[w])
+                        R_start.append(s_start[w])
+                        R_end.append(t)
+                    free_since[w] = t
+                    if not recv or out[w]:
+                        continue
 
         # --- node w asks for work (on_idle); one victim is the common case
         s = t / tps if tps else t
@@ -286,11 +314,12 @@ def fast_loop(run, log: list | None = None) -> None:
 
     # Counts that follow from the others (no per-event increments): every scheduled completion was
     # processed (nothing runs at the end), so seq - n_done messages were sent, all but those still
-    # queued delivered; every request delivered was answered by one reply.
+    # queued (or held back in the heap) delivered; every request delivered was answered by one reply.
     messages = seq - n_done
     req_in_flight = sum(1 for e in msgs if e[2] == REQ)
+    held = sum(1 for e in comps if e[2] < 0) + sum(1 for e in cb if e[2] < 0)
     run.seq, run.messages = seq, messages
-    run.events = n_done + messages - len(msgs)
+    run.events = n_done + messages - len(msgs) - held
     run.steal_requests = (messages + req_in_flight) // 2
     run.bytes = float(messages * run.control_bytes)
     run.steals, run.tasks_moved = steals, moved

@@ -107,7 +107,7 @@ def run_m2(workers: int, tasks: int, seed: int = 1, *, record: bool = True) -> d
     t0 = time.perf_counter()
     trace = simulate_tree_async(platform, workload, balancer, seed=seed, rng=MersenneIntegers(seed),
                                 ticks_per_second=M2_TICKS_PER_SECOND, control_bytes=0, task_bytes=0,
-                                record=record)
+                                record=record, backoff="off")  # M2's thieves ask again at once
     wall = time.perf_counter() - t0
     return {"model": "m2", "workers": workers, "tasks": tasks, "makespan": trace.end_time,
             "events": trace.events, "wall_s": wall,
