@@ -146,30 +146,27 @@ def _one_line(text: str) -> str:
 
 # --- simulate ---------------------------------------------------------------------------------------
 class SweepBar:
-    """``bar(done, total, row)`` after each run of a sweep: a bar, the runs done and the time elapsed on
-    *stream*, redrawn at most every :attr:`REFRESH_S` (and at the last run); *enabled* None: only when
-    *stream* is a terminal, so a redirected or piped stderr gets nothing."""
-
-    REFRESH_S = 0.2
-    WIDTH = 30
+    """``bar(done, total, row)`` after each run of a sweep: a progress bar of the runs on *stream*
+    (:class:`~dlbkit.runtime.progress.Progress`, tqdm), closed at the last run; *enabled* None: only
+    when *stream* is a terminal, so a redirected or piped stderr gets nothing."""
 
     def __init__(self, stream, enabled: bool | None = None):
-        self.stream = stream
         isatty = getattr(stream, "isatty", None)
+        self.stream = stream
         self.enabled = (bool(isatty()) if callable(isatty) else False) if enabled is None else bool(enabled)
-        self.t0 = time.perf_counter()
-        self.last = -math.inf
+        self.bar = None
 
     def __call__(self, done: int, total: int, row=None) -> None:
-        now = time.perf_counter()
-        if not self.enabled or (done < total and now - self.last < self.REFRESH_S):
+        if not self.enabled:
             return
-        self.last = now
-        frac = done / total if total else 1.0
-        bar = "#" * int(frac * self.WIDTH)
-        self.stream.write(f"\r[{bar:<{self.WIDTH}}] {done}/{total} runs {now - self.t0:6.1f} s"
-                          + ("\n" if done >= total else ""))
-        self.stream.flush()
+        if self.bar is None:  # drawn from the first finished run, when the total is known
+            from .runtime.progress import Progress
+
+            self.bar = Progress(total, True, self.stream, unit="runs")
+        self.bar.total = total
+        self.bar.update(done)
+        if done >= total:
+            self.bar.close()
 
 
 def shipped_experiments() -> dict[str, Path]:

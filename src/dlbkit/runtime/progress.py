@@ -1,44 +1,60 @@
-"""A progress bar on long runs when stderr is a terminal; silent otherwise."""
+"""A progress bar on long runs (tqdm) when stderr is a terminal; silent otherwise."""
 
 from __future__ import annotations
 
+import os
 import sys
-import time
+
+from tqdm import tqdm
 
 __all__ = ["Progress"]
 
 REFRESH_S = 0.2  # redraw at most five times a second
-WIDTH = 30
+
+
+def _columns(stream) -> int:
+    """The terminal's width, or 80 where it reports none (a pseudo-terminal without a size, a file)."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (AttributeError, OSError, ValueError):
+        return 80
 
 
 class Progress:
-    """``Progress(total, enabled=None)``: *enabled* None means "if stderr is a terminal"."""
+    """``Progress(total, enabled=None, stream=None, unit="items")``: a tqdm bar on *stream* (stderr);
+    *enabled* None means "if *stream* is a terminal", so a redirected or piped stderr gets nothing.
+    :meth:`update` takes the count done so far; :attr:`total` may grow while it runs (a task tree's
+    tasks are created as it runs)."""
 
-    def __init__(self, total: int, enabled: bool | None = None, stream=None):
+    def __init__(self, total: int, enabled: bool | None = None, stream=None, unit: str = "items"):
         self.stream = stream or sys.stderr
-        self.enabled = (self.stream.isatty() if hasattr(self.stream, "isatty") else False) if enabled is None \
-            else bool(enabled)
-        self.total = total
+        isatty = getattr(self.stream, "isatty", None)
+        self.enabled = (bool(isatty()) if callable(isatty) else False) if enabled is None else bool(enabled)
         self.done = 0
-        self._t0 = time.monotonic()
-        self._last = 0.0
+        self._total = total
+        self._bar = tqdm(total=total, file=self.stream, unit=f" {unit}", mininterval=REFRESH_S,
+                         ncols=_columns(self.stream)) if self.enabled else None
+
+    @property
+    def total(self) -> int:
+        return self._total
+
+    @total.setter
+    def total(self, value: int) -> None:
+        self._total = value
+        if self._bar is not None:
+            self._bar.total = value
 
     def update(self, done: int, *, force: bool = False) -> None:
         self.done = done
-        if not self.enabled:
+        if self._bar is None:
             return
-        now = time.monotonic()
-        if not force and now - self._last < REFRESH_S:
-            return
-        self._last = now
-        frac = done / self.total if self.total else 1.0
-        bar = "#" * int(frac * WIDTH)
-        self.stream.write(f"\r[{bar:<{WIDTH}}] {100 * frac:5.1f}% {done}/{self.total} items "
-                          f"{now - self._t0:6.1f} s")
-        self.stream.flush()
+        self._bar.update(done - self._bar.n)  # tqdm redraws at most every REFRESH_S
+        if force:
+            self._bar.refresh()
 
     def close(self) -> None:
-        if self.enabled:
-            self.update(self.done, force=True)
-            self.stream.write("\n")
-            self.stream.flush()
+        if self._bar is not None:
+            self._bar.update(self.done - self._bar.n)
+            self._bar.close()
+            self._bar = None

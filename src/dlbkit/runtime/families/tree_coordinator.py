@@ -42,6 +42,7 @@ import numpy as np
 
 from ...errors import DlbkitError, RemoteTraceback, TaskError
 from ...model.availability import Constant
+from ...model.backoff import backoff_delay
 from ...model.trace import Trace
 from ...model.view import TreeView
 from ...balancers.decide import transfers
@@ -62,15 +63,12 @@ POLL_S = 0.2  # how often the progress bar refreshes while no message arrives
 
 def steal_backoff(failures: int, lo: float | None = None, hi: float | None = None) -> float:
     """The delay of the *failures*-th consecutive empty steal answer: ``lo · 2^(failures − 1)``, at
-    most *hi* (default :data:`STEAL_BACKOFF_S`). The exponent is capped first (at the doublings that
-    reach *hi*), so the power never overflows however long a worker goes without work (a long
-    sequential phase: a chain of tasks)."""
+    most *hi* (default :data:`STEAL_BACKOFF_S`); the rule the simulated tree engine follows too
+    (:func:`dlbkit.model.backoff.backoff_delay`: exact, and finite however long a worker goes
+    without work, e.g. a chain of tasks)."""
     lo = STEAL_BACKOFF_S[0] if lo is None else lo
     hi = STEAL_BACKOFF_S[1] if hi is None else hi
-    if failures <= 1 or hi <= lo:
-        return min(lo, hi)
-    doublings = math.ceil(math.log2(hi / lo))  # beyond this many, lo · 2^k ≥ hi
-    return min(lo * 2.0 ** min(failures - 1, doublings), hi)
+    return backoff_delay(max(failures, 1), lo, hi)
 
 
 def coordinate_tree(transport: Transport, spec: TreeSpec, *, initial: Any = 0,
