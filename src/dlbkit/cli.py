@@ -675,6 +675,11 @@ def _run(args, rank: int) -> int:
     label = balancer_label(r.balancer.name, r.balancer.get_params())
     print(f"{args.target}: {summary['items']} items on {summary['workers']} workers ({args.backend}, {label}): "
           f"makespan {m['makespan']:.4g} s, efficiency {m['efficiency']:.2f}, {summary['chunks']} chunks")
+    if isinstance(emulate, str):  # a platform: say which nodes compute (simulate's default differs)
+        print(f"emulated {emulate}: " + (f"node {args.master!r} coordinates and does not compute; the other "
+                                         "nodes' cores are the workers" if args.master is not None else
+                                         "every node computes, one worker per core (the coordinator is not a "
+                                         "platform node; --master NODE makes one)"))
     for line in written:
         print(line)
     return 0

@@ -275,7 +275,10 @@ def _read_trace_file(path: Path, field: str) -> tuple[tuple[float, ...], tuple[f
         data = path.read_bytes()
     except OSError as e:
         raise ConfigError(field, str(path), f"a readable CSV file ({e.strerror})") from None
-    text = check.decode(data, path)
+    try:
+        text = check.decode(data, path)
+    except ConfigError as e:
+        raise ConfigError(f"{field} ({path})", e.value, e.allowed) from None
     times, levels = [], []
     for lineno, row in enumerate(csv.reader(io.StringIO(text, newline="")), 1):
         if not row or not "".join(row).strip() or row[0].strip().startswith("#"):
