@@ -362,6 +362,27 @@ def test_api_calls_with_bad_arguments_raise_config_error(no_runtime, entry, kwar
             assert e.field and "\n" not in str(e)
 
 
+CHUNKING = sorted(n for n, c in dlbkit.REGISTRY.items() if c.kind == "chunking")
+
+
+@settings(FUZZ, max_examples=100)
+@given(data=st.data(), name=st.sampled_from(CHUNKING))
+def test_balancer_parameters_raise_config_error_or_run(data, name):
+    """Any chunking balancer with weird values for its own parameters: a ConfigError, or a finite run."""
+    keys = dlbkit.REGISTRY[name].param_names()
+    if not keys:
+        return
+    params = data.draw(st.dictionaries(st.sampled_from(keys), NUM, min_size=1, max_size=2))
+    p = Platform([Node("m"), Node("a"), Node("b", speed=2.0)])
+    try:
+        with deadline():
+            r = dlbkit.simulate(p, Divisible(40), name, params=params)
+    except ConfigError as e:
+        assert "\n" not in str(e)
+        return
+    assert math.isfinite(r.makespan) and r.makespan > 0
+
+
 @settings(FUZZ, max_examples=60)
 @given(kind=st.one_of(st.sampled_from(["balanced", "random", "imbalance"]), WEIRD),
        depth=st.one_of(st.integers(0, 300), WEIRD), fanout=st.one_of(st.integers(0, 10**6), WEIRD),

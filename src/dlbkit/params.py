@@ -16,12 +16,17 @@ from typing import Any, ClassVar
 
 from .errors import ConfigError
 
+#: the largest magnitude of a balancer parameter (as of any configured number: dlbkit.model.check.HUGE)
+MAGNITUDE = 1e30
+
 __all__ = ["Interval", "Options", "Parameterised"]
 
 
 @dataclass(frozen=True)
 class Interval:
-    """A number of *kind* (``Integral`` or ``Real``) in [left, right], each end open or closed."""
+    """A number of *kind* (``Integral`` or ``Real``) in [left, right], each end open or closed; always
+    finite and of magnitude at most :data:`MAGNITUDE` (an open-ended range stops there), so that a
+    balancer's arithmetic stays finite."""
 
     kind: type
     left: float | None
@@ -31,7 +36,7 @@ class Interval:
     def accepts(self, value: Any) -> bool:
         if isinstance(value, bool) or not isinstance(value, self.kind):
             return False
-        if isinstance(value, Real) and math.isnan(value):
+        if isinstance(value, Real) and not (abs(value) <= MAGNITUDE):  # NaN, ±inf and the absurdly large
             return False
         lo_ok = self.left is None or (
             value >= self.left if self.closed in ("both", "left") else value > self.left
@@ -45,8 +50,12 @@ class Interval:
         noun = "an int" if self.kind is Integral else "a number"
         lb = "[" if self.closed in ("both", "left") and self.left is not None else "("
         rb = "]" if self.closed in ("both", "right") and self.right is not None else ")"
-        lo = "-inf" if self.left is None else f"{self.left:g}"
-        hi = "inf" if self.right is None else f"{self.right:g}"
+        lo = "-1e30" if self.left is None else f"{self.left:g}"
+        hi = "1e30" if self.right is None else f"{self.right:g}"
+        if self.right is None:
+            rb = "]"
+        if self.left is None:
+            lb = "["
         return f"{noun} in the range {lb}{lo}, {hi}{rb}"
 
 

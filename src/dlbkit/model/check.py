@@ -11,6 +11,7 @@ from numbers import Integral, Real
 from typing import Any, Iterator, Mapping
 
 from ..errors import ConfigError
+from ..params import MAGNITUDE
 
 __all__ = ["number", "integer", "size", "table", "choice", "known_keys", "required", "renamed", "decode", "HUGE",
            "TINY"]
@@ -20,8 +21,8 @@ __all__ = ["number", "integer", "size", "table", "choice", "known_keys", "requir
 #: is 1e18 flop/s), and small enough that sums and products of a simulation's quantities stay finite:
 #: a cost of 1e30 on a node of speed 1e-30 at availability 1e-30 still takes a finite 1e90 s, and a
 #: billion of them sum to 1e99, far below the float limit of 1.8e308 (docs/experiments.md, "Limits").
-HUGE = 1e30
-TINY = 1e-30
+HUGE = MAGNITUDE  # 1e30, the same limit as balancer parameters (dlbkit.params)
+TINY = 1 / MAGNITUDE
 
 
 def required(d: Mapping, key: str, path: str) -> Any:
