@@ -273,3 +273,9 @@ def test_count_is_a_named_tuple_and_period_names_the_duration():
     with pytest.raises(ConfigError, match=r"nodes\[0\].availability.period must be a number > 2, the pulse's duration"):
         Platform.from_dict({"nodes": [{"speed": 1, "availability": {"kind": "pulse", "start": 0, "duration": 2,
                                                                     "level": 0.5, "period": 1}}]})
+
+
+def test_balancer_parameters_are_finite_and_bounded():
+    """fsc with h = 1e308 overflowed inside the balancer; now its parameter check names the limit."""
+    with pytest.raises(ConfigError, match=r"parameter 'h' of fsc must be .* magnitude at most 1e30"):
+        simulate(small(), Divisible(40), "fsc", params={"h": 1e308})

@@ -50,12 +50,8 @@ class Interval:
         noun = "an int" if self.kind is Integral else "a number"
         lb = "[" if self.closed in ("both", "left") and self.left is not None else "("
         rb = "]" if self.closed in ("both", "right") and self.right is not None else ")"
-        lo = "-1e30" if self.left is None else f"{self.left:g}"
-        hi = "1e30" if self.right is None else f"{self.right:g}"
-        if self.right is None:
-            rb = "]"
-        if self.left is None:
-            lb = "["
+        lo = "-inf" if self.left is None else f"{self.left:g}"
+        hi = "inf" if self.right is None else f"{self.right:g}"
         return f"{noun} in the range {lb}{lo}, {hi}{rb}"
 
 
@@ -151,6 +147,8 @@ class Parameterised:
             value = getattr(self, name)
             if not any(_accepts(f, value) for f in forms):
                 allowed = " or ".join(_describe(f) for f in forms)
+                if isinstance(value, Real) and not isinstance(value, bool) and not abs(value) <= MAGNITUDE:
+                    allowed += f" (finite, of magnitude at most {MAGNITUDE:.0e}: dlbkit's limit)".replace("e+", "e")
                 raise ConfigError(f"parameter {name!r} of {self.registry_name()}", value, allowed)
 
     @classmethod
