@@ -39,16 +39,47 @@ def test_gss_min_chunk_floors_the_tail():
     assert drive("gss", {"min_chunk": 5}) == [25, 19, 14, 11, 8, 6, 5, 5, 5, 2]
 
 
-def test_tss_falls_linearly_from_first_to_last():
-    # f = ⌈100/8⌉ = 13, l = 1, n = ⌈200/14⌉ = 15, δ = 12/14 = 6/7; c_k = ⌊(91 − 6k)/7⌋:
+def test_tss_reproduces_the_published_example_table():
+    # N = 1000, P = 4: f = ⌈1000/8⌉ = 125, l = 1, n = ⌈2000/126⌉ = 16, δ = 124/15 = 8.27 → ⌊δ⌋ = 8:
+    # 125, 117, …, 37 (twelve chunks, 12·(125+37)/2 = 972 items), then 29 cut to the remainder 28
+    assert drive("tss", n_items=1000) == [125, 117, 109, 101, 93, 85, 77, 69, 61, 53, 45, 37, 28]
+
+
+def test_tfss_reproduces_the_published_example_table():
+    # batches of the TSS chunks above: (125+117+109+101)/4 = 113, (93+85+77+69)/4 = 81,
+    # (61+53+45+37)/4 = 49, (29+21+13+5)/4 = 17; 4·(113+81+49) = 972, so 17 and the remainder 11
+    assert drive("tfss", n_items=1000) == [113] * 4 + [81] * 4 + [49] * 4 + [17, 11]
+
+
+def test_tss_integer_decrement_of_zero_is_fixed_size_chunking():
+    # N = 100, P = 4: f = 13, n = ⌈200/14⌉ = 15, δ = 12/14 → ⌊δ⌋ = 0: chunks of 13 (7·13 = 91), then 9
+    assert drive("tss") == [13] * 7 + [9]
+    assert drive("tfss") == [13] * 7 + [9]
+
+
+def test_tss_real_decrement_falls_from_first_to_last():
+    # f = 13, l = 1, n = 15, δ = 12/14 = 6/7; c_k = ⌊(91 − 6k)/7⌋:
     # 91/7=13, 85/7→12, 79/7→11, 73/7→10, 67/7→9, 61/7→8, 55/7→7, 49/7=7, 43/7→6, 37/7→5,
     # 31/7→4, 25/7→3, 19/7→2, 13/7→1, 7/7=1: sum 99, so one more chunk of l = 1
-    assert drive("tss") == [13, 12, 11, 10, 9, 8, 7, 7, 6, 5, 4, 3, 2, 1, 1, 1]
+    assert drive("tss", {"decrement": "real"}) == [13, 12, 11, 10, 9, 8, 7, 7, 6, 5, 4, 3, 2, 1, 1, 1]
+    # the published example with δ = 124/15 kept real: c_k = ⌊(1875 − 124k)/15⌋, k = 0 … 14
+    assert drive("tss", {"decrement": "real"}, n_items=1000) == [
+        125, 116, 108, 100, 91, 83, 75, 67, 58, 50, 42, 34, 25, 17, 9]
 
 
 def test_tss_with_given_first_and_last():
-    # f = 20, l = 4, n = ⌈200/24⌉ = 9, δ = 16/8 = 2: 20, 18, 16, 14, 12, 10, 8 (sum 98), then 6 cut to 2
-    assert drive("tss", {"first": 20, "last": 4}) == [20, 18, 16, 14, 12, 10, 8, 2]
+    # f = 20, l = 4, n = ⌈200/24⌉ = 9, δ = 16/8 = 2 (whole, so both decrements agree):
+    # 20, 18, 16, 14, 12, 10, 8 (sum 98), then 6 cut to 2
+    for decrement in ("integer", "real"):
+        assert drive("tss", {"first": 20, "last": 4, "decrement": decrement}) == [20, 18, 16, 14, 12, 10, 8, 2]
+
+
+def test_tss_chunks_never_fall_below_last():
+    # f = 20, l = 10, n = ⌈200/30⌉ = 7, δ = 10/6 → ⌊δ⌋ = 1: 20, 19, 18, 17, 16 (sum 90), then 10
+    assert drive("tss", {"first": 20, "last": 10}) == [20, 19, 18, 17, 16, 10]
+    # N = 1000, P = 4, l = 40: f = 125, n = ⌈2000/165⌉ = 13, ⌊85/12⌋ = 7: 125, 118, …, 55
+    # (eleven chunks, 11·(125+55)/2 = 990), then the remainder 10 (the engine's cut, not the rule's)
+    assert drive("tss", {"last": 40}, n_items=1000) == [125, 118, 111, 104, 97, 90, 83, 76, 69, 62, 55, 10]
 
 
 def test_tss_first_below_last_is_a_config_error():
@@ -57,10 +88,15 @@ def test_tss_first_below_last_is_a_config_error():
         b.start(LoopView(100, 4, [1.0] * 4))
 
 
-def test_tfss_batches_are_means_of_tss_chunks():
-    # TSS sequence (above) 13 12 11 10 | 9 8 7 7 | 6 5 4 3: batch means ⌈46/4⌉ = 12, ⌈31/4⌉ = 8,
+def test_tss_decrement_is_declared():
+    with pytest.raises(ConfigError, match="decrement"):
+        make("tss", {"decrement": "round"}).start(LoopView(100, 4, [1.0] * 4))
+
+
+def test_tfss_real_decrement_batches_are_means_of_tss_chunks():
+    # TSS (real δ) 13 12 11 10 | 9 8 7 7 | 6 5 4 3: batch means ⌈46/4⌉ = 12, ⌈31/4⌉ = 8,
     # ⌈18/4⌉ = 5; 4·12 + 4·8 + 4·5 = 100
-    assert drive("tfss") == [12] * 4 + [8] * 4 + [5] * 4
+    assert drive("tfss", {"decrement": "real"}) == [12] * 4 + [8] * 4 + [5] * 4
 
 
 def test_fac2_halves_the_remainder_per_batch():
@@ -125,10 +161,20 @@ def test_fsc_caps_at_n_over_p_and_handles_zero_sigma():
 
 
 def test_mfsc_matches_fac2s_chunk_count():
-    # t = ⌈100/4⌉ = 25: 25·ln2/ln25 = 17.3287/3.2189 = 5.383 → 5, twenty chunks of 5
+    # t = ⌈100/4⌉ = 25: 25·ln2/ln25 = 17.3287/3.2189 = 5.383, +0.55 = 5.93 → 5, twenty chunks of 5
     assert drive("mfsc") == [5] * 20
-    # N = 8000, P = 4: t = 2000, 2000·0.693147/7.600902 = 182.38 → 182
+    # N = 8000, P = 4: t = 2000, 2000·0.693147/7.600902 = 182.38, +0.55 → 182
     assert drive("mfsc", n_items=8000)[0] == 182
+
+
+def test_mfsc_rounds_with_lb4omps_offset():
+    # LB4OMP truncates t·ln2/ln t + 0.55: a fractional part of 0.45 or more rounds up.
+    # t = 7 (N = 28): 7·0.693147/1.945910 = 2.493 → 3 (nearest: 2); t = 19 (N = 76): 4.473 → 5 (nearest: 4)
+    assert drive("mfsc", n_items=28) == [3] * 9 + [1]
+    assert drive("mfsc", n_items=76) == [5] * 15 + [1]
+    # t = 10 (N = 40): 3.010 → 3; min_chunk raises it
+    assert drive("mfsc", n_items=40)[0] == 3
+    assert drive("mfsc", {"min_chunk": 4}, n_items=40)[0] == 4
 
 
 def test_fiss_increases_by_a_fixed_step_per_stage():

@@ -271,3 +271,55 @@ def test_a_killed_worker_rank_ends_the_job_instead_of_hanging(tmp_path):
     os.kill(pids[2], signal.SIGKILL)  # MPI cannot survive this: mpiexec must end the job
     code, out, _ = _finish(p, TIMEOUT)
     assert code != 0 and "map returned" not in out
+
+
+def _gone(pids, timeout: float = 10.0) -> list[int]:
+    """The pids still running after *timeout* seconds (a zombie counts as gone)."""
+    deadline = time.monotonic() + timeout
+    left = list(pids)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = [p for p in left if _running(p)]
+    return left
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_a_killed_rank_0_ends_every_rank(tmp_path, sig):
+    """Rank 0 (the coordinator) killed: mpiexec ends the job, no worker rank is left computing."""
+    p, pids = _start(_script(tmp_path, LONG), 3)
+    assert len(pids) == 3
+    time.sleep(1.5)
+    os.kill(pids[0], sig)
+    code, out, _ = _finish(p, TIMEOUT)
+    assert code != 0 and "map returned" not in out
+    assert _gone(pids.values()) == []
+
+
+UNPICKLABLE = """
+    import threading, dlbkit
+
+    def f(x):
+        return threading.Lock() if x == 5 else x
+
+    dlbkit.map(f, range(20), balancer="ss", backend="mpi")
+    print("map returned")
+"""
+
+
+def test_a_result_that_cannot_be_pickled_is_a_clean_task_error(tmp_path):
+    p = _run(_script(tmp_path, UNPICKLABLE), 3)
+    assert p.returncode != 0 and "map returned" not in p.stdout
+    err = p.stderr
+    assert "TaskError: item 5 failed: PicklingError: the result of f cannot be pickled" in err
+    assert "cannot pickle '_thread.lock' object" in err
+    assert "MPI_Abort" not in err and "BAD TERMINATION" not in err  # a clean stop, no abort
+    for k in (1, 2):
+        assert f"dlbkit: rank {k} stopping: item 5 failed on rank" in err

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -343,3 +344,47 @@ def test_mpi_backend_counts_on_every_rank_and_fails_cleanly(tmp_path):
     assert len(errors) == 1 and errors[0].startswith("rank 0 TaskError (")
     assert p.returncode != 0  # the worker ranks left with SystemExit: the job reports failure
     assert "too deep" in p.stderr or "failed" in p.stderr
+
+
+# --- a long sequential phase: failed steals back off without overflow (issue 11, class 1) -----------
+def test_steal_backoff_is_capped_without_overflow():
+    from dlbkit.runtime.families.tree_coordinator import STEAL_BACKOFF_S, steal_backoff
+
+    lo, hi = STEAL_BACKOFF_S
+    assert steal_backoff(1) == lo and steal_backoff(2) == 2 * lo
+    delays = [steal_backoff(f) for f in range(1, 2000)]
+    assert delays == sorted(delays) and delays[-1] == hi
+    for f in (1025, 10**6, 10**100):  # 2.0 ** 1024 overflowed
+        assert steal_backoff(f) == hi
+    assert steal_backoff(10**6, 1e-4, 1e-4) == 1e-4
+
+
+CHAIN = 20_000
+
+
+def chain(n):
+    """A chain: every task has one child, so one worker works and the other only fails to steal."""
+    return ([n + 1] if n + 1 < CHAIN else []), 1
+
+
+def slow_chain(n):
+    time.sleep(5e-5)
+    return chain(n)
+
+
+def test_a_20000_task_chain_completes_on_2_workers(monkeypatch):
+    """Past the 1 025th consecutive empty steal answer, where ``2.0 ** (failures - 1)`` overflowed: a
+    faster check and back-off make the idle worker fail about 500 times a second, so a chain of
+    tasks of ~0.1 ms gets there within seconds."""
+    from dlbkit.runtime.families import tree_coordinator, tree_worker
+
+    monkeypatch.setattr(tree_worker, "CHECK_S", 2e-4)  # inherited by the forked workers
+    monkeypatch.setattr(tree_coordinator, "STEAL_BACKOFF_S", (1e-5, 1e-4))
+    r = run_tree(slow_chain, 0, workers=2)
+    assert (r.value, r.tasks) == (CHAIN, CHAIN)
+    assert r.trace.meta["steals"] == 0 and r.trace.meta["steal_requests"] > 1100
+
+
+def test_a_chain_completes_with_the_default_backoff():
+    r = run_tree(chain, 0, workers=2)
+    assert (r.value, r.tasks) == (CHAIN, CHAIN)

@@ -308,3 +308,41 @@ def test_ita_rejects_what_is_not_a_positive_time():
             ita_time(bad, 1.0)
     with pytest.raises(ConfigError, match="single"):
         ita_best(1.0, ["x"])
+
+
+# --- the run as a Trace (the one format of every engine) --------------------------------------------------
+def test_trace_of_a_run_without_balancing_is_one_interval_worked_by_hand():
+    costs = [1.0, 5.0, 2.0, 8.0]
+    r = simulate_superstep(FlatTasks(costs), None, p=2)
+    tr = r.trace
+    compute = (4 * T.t_c + sum(costs) * T.t_fl) * 1e-6  # every task on processor 0, in one iteration
+    assert (tr.family, tr.n_nodes, tr.balancer, tr.node, tr.first, tr.count) == ("tree", 2, "none", [0], [0], [4])
+    assert (tr.t_start, tr.round_of) == ([0.0], [0])
+    assert tr.t_end == [pytest.approx(compute, rel=1e-12)]
+    assert tr.end_time == r.total == pytest.approx(compute + T.allreduce(2, 1) * 1e-6, rel=1e-12)
+    assert tr.total_work == pytest.approx(compute, rel=1e-12) and tr.transfers == []
+    assert tr.series["waiting"].tolist() == [[0, 0]] and tr.meta["waiting"] == [(r.total, 0)]
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(balancer=st.sampled_from(["gdem", "ldsv", "steal", "rid", "sid", None]), p=st.integers(2, 9),
+       seed=st.integers(0, 50), grain=st.sampled_from([1.0, 10.0, 100.0]))
+def test_trace_holds_every_node_once_and_the_breakdown(balancer, p, seed, grain):
+    r = simulate_superstep(TaskTree(kind="random", depth=9, grain=grain, seed=seed), balancer, p=p, seed=seed)
+    tr = r.trace
+    iv = tr.intervals()
+    # every executed tree node is in exactly one interval, on the processor that executed it
+    assert iv["count"].sum() == r.nodes
+    assert np.bincount(iv["node"], weights=iv["count"], minlength=p).astype(int).tolist() == r.executed.tolist()
+    for j in range(p):  # a processor's intervals number its nodes 0, 1, 2, … without gap
+        mine = iv["node"] == j
+        assert (iv["first"][mine] == np.concatenate(([0], np.cumsum(iv["count"][mine])[:-1]))).all()
+    # the intervals' compute, averaged over the workers, is 001's Compute column; the run ends at Total
+    assert (iv["t_end"] - iv["t_start"]).sum() / r.workers == pytest.approx(r.compute, rel=1e-9, abs=1e-15)
+    assert tr.end_time == r.total and tr.makespan <= r.total * (1 + 1e-12)
+    assert (np.diff(iv["round"]) >= 0).all() and iv["round"].max() < r.iterations
+    # moves carried out: no more than the balancer decided, stamped at their iteration's barrier
+    moves = tr.transfer_table()
+    assert tr.moved <= r.tasks_moved and (moves["src"] != moves["dst"]).all()
+    assert (np.diff(moves["time"]) >= 0).all()
+    assert tr.series["waiting"].sum(axis=1).tolist() == r.n_series.tolist()

@@ -6,7 +6,7 @@ Balancers decide, engines do: the same balancer objects drive the simulator and 
 from .api import Result, simulate
 from .balancers import Balancer, ChunkingBalancer, MigrationBalancer, RepartitionBalancer, Taxonomy, Transfer
 from .balancers.registry import REGISTRY, make
-from .errors import ConfigError, DlbkitError, TaskError
+from .errors import ConfigError, DlbkitError, DlbkitWarning, TaskError
 from .replay import replay
 from .run_api import RunResult, SpmdResult, TreeResult, map, run_map, run_spmd, run_tree, spmd, tree
 from .runtime import Emulation, load_trace, save_trace
@@ -25,5 +25,5 @@ __all__ = [
     # balancers
     "Balancer", "ChunkingBalancer", "MigrationBalancer", "RepartitionBalancer", "Transfer", "Taxonomy", "REGISTRY", "make",
     # errors
-    "DlbkitError", "ConfigError", "TaskError",
+    "DlbkitError", "ConfigError", "TaskError", "DlbkitWarning",
 ]

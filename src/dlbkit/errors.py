@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["DlbkitError", "ConfigError", "TaskError", "RemoteTraceback"]
+__all__ = ["DlbkitError", "ConfigError", "TaskError", "RemoteTraceback", "DlbkitWarning"]
 
 
 class DlbkitError(Exception):
@@ -42,3 +42,9 @@ class TaskError(DlbkitError):
         self.remote_traceback = remote_traceback
         # the traceback text is shown once, through the __cause__ chain, as concurrent.futures does
         super().__init__(f"item {index} failed: {error}")
+
+
+class DlbkitWarning(UserWarning):
+    """A run goes on, but something about it deserves a word (e.g. more local workers than CPUs:
+    measured efficiency then describes time-sharing). The CLI prints it as one line,
+    ``dlbkit: warning: <message>``."""

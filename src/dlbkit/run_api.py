@@ -23,6 +23,7 @@ from .results import Result
 from .model.check import number
 from .model.platform import Platform
 from .runtime.backends import BACKENDS
+from .runtime.backends.local import check_workers
 from .runtime.emulation import Emulation
 from .runtime.families import map as _map_family
 from .runtime.families import spmd as _spmd_family
@@ -165,12 +166,20 @@ def _seed(seed: Any) -> int:
     return int(seed)
 
 
-def _worker_count(workers: int | None, emulation: Emulation | None) -> int | None:
-    """The number of workers asked for, checked; an emulation sets it when the user does not."""
+def _worker_count(workers: int | None, emulation: Emulation | None, backend: str = "local") -> int | None:
+    """The number of workers asked for, checked; an emulation sets it when the user does not.
+
+    Locally the count is bounded before anything starts
+    (:func:`~dlbkit.runtime.backends.local.check_workers`: ``max(256, 4 × usable CPUs)``, within the
+    open-file limit); under MPI the job's ranks set it."""
     if workers is None:
+        if emulation and backend == "local":
+            check_workers(emulation.n_workers, "emulate (one worker per emulated core)")
         return emulation.n_workers if emulation else None
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ConfigError("workers", workers, "a positive integer")
+    if backend == "local":
+        check_workers(workers)
     if emulation and workers != emulation.n_workers:
         raise ConfigError("workers", workers, f"the emulated platform's worker count ({emulation.n_workers})")
     return workers
@@ -275,7 +284,7 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
         items = list(items)
     emulation = _emulation(emulate, seed, master)
     asked = workers
-    workers = _worker_count(workers, emulation)
+    workers = _worker_count(workers, emulation, backend)
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
     results, trace = _map_family.run_map(fn, items, b, backend=backend,
                                          workers=asked if backend == "mpi" else workers, emulation=emulation,
@@ -376,7 +385,7 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
     _tree_family.check_topology(topology)
     emulation = _emulation(emulate, seed, None)
     asked = workers
-    workers = _worker_count(workers, emulation)
+    workers = _worker_count(workers, emulation, backend)
     spec = TreeSpec(expand=expand, root=root, n_workers=0, balancer=b,
                     combine=combine if combine is not None else operator.add,
                     branch_and_bound=bound is not None, bound=bound,
@@ -476,7 +485,7 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
     b = _repartition_balancer(balancer, params)
     emulation = _emulation(emulate, seed, None)
     asked = workers
-    workers = _worker_count(workers, emulation)
+    workers = _worker_count(workers, emulation, backend)
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
     spec = SpmdSpec(step=step, halo=halo, emulation=emulation)
     out, trace = _spmd_family.run_spmd(spec, b, arr, iterations=iterations, window=window, bandwidth=bandwidth,

@@ -14,7 +14,11 @@ Splitting rules, with d the maximum depth (nothing splits at depth d):
   ``1 − slope·(k − 1 − min_split_depth)`` once k > min_split_depth, always above it. The thesis
   gives neither slope nor hash; slope 0.00845 gives an expected 29 535 nodes at f = 2, d = 16
   (the note's calibration of the thesis's standard tree), and :meth:`TaskTree.count` reports the
-  realised size for a seed.
+  realised size for a seed. The thesis says only that the probability is "a linear function which
+  decreases with depth", not that it is 1 at the root: *intercept* (default 1) is that function's
+  value where it starts, ``p(k) = min(1, intercept − slope·(k − 1 − min_split_depth))``, so an
+  intercept above 1 gives a tree that is full down to the depth where the line crosses 1 and thins
+  steeply below it (what 001's Table 5.8 iteration counts suggest: reproduce/haron1998.py, H13).
 * ``imbalance`` (Davy, 001 §3.2): the root and the right-most child of every splitting node
   always split; other children split with probability ``1 − m``. Erratum applied: the text says
   "split if rand ≤ m", which contradicts "m = 0 is the balanced tree" (001 §4.10 item 1).
@@ -77,7 +81,8 @@ def _unit(seed: int, node: int) -> float:
 class TaskTree:
     """A divide-and-conquer or branch-and-bound tree (001 §3.2): *kind*, maximum *depth* d (root at
     depth 1), *fanout* f, *grain* g (work per node), *imbalance* m, *min_split_depth*, the random
-    tree's *slope*, *seed* (for random and imbalance trees) and the local traversal *order*: ``df``
+    tree's *slope* (and *intercept*, last so that positional use is unchanged), *seed* (for random and
+    imbalance trees) and the local traversal *order*: ``df``
     (LIFO stack, run the newest; the default, as in 001 Ch. 5) or ``bf`` (FIFO queue, run the
     oldest). Migration always takes the oldest task, the one nearest the root."""
 
@@ -90,6 +95,7 @@ class TaskTree:
     slope: float = 0.00845
     seed: int = 0
     order: str = "df"
+    intercept: float = 1.0
 
     def __post_init__(self):
         check.choice(self.kind, "workload.kind", KINDS)
@@ -100,6 +106,7 @@ class TaskTree:
         check.number(self.imbalance, "workload.imbalance", lo=0.0, hi=1.0)
         check.integer(self.min_split_depth, "workload.min_split_depth", lo=0)
         check.number(self.slope, "workload.slope", lo=0.0, hi=1.0)
+        check.number(self.intercept, "workload.intercept", lo=0.0)
         check.integer(self.seed, "workload.seed", lo=0)
         expected = self.expected_nodes()
         if expected > MAX_TREE_NODES:
@@ -125,7 +132,7 @@ class TaskTree:
         if kind == "random":
             if k <= self.min_split_depth:
                 return True
-            return _unit(self.seed, v) < 1.0 - self.slope * (k - 1 - self.min_split_depth)
+            return _unit(self.seed, v) < self.intercept - self.slope * (k - 1 - self.min_split_depth)
         f = self.fanout
         if v == 0 or (v - 1) % f == f - 1:
             return True
@@ -155,6 +162,10 @@ class TaskTree:
             return spine[k] if v == 0 or (v - 1) % f == f - 1 else other[k]
         return other[k]
 
+    def _p_random(self, k: int) -> float:
+        """The random tree's split probability at depth k > min_split_depth, clipped to [0, 1]."""
+        return min(1.0, max(0.0, self.intercept - self.slope * (k - 1 - self.min_split_depth)))
+
     @cached_property
     def _subtree_sizes(self) -> tuple[list[float], list[float]]:
         """Expected subtree sizes by depth: (always-splitting nodes, other nodes); index = depth."""
@@ -168,7 +179,7 @@ class TaskTree:
             if self.kind == "balanced" or (self.kind == "random" and k <= self.min_split_depth):
                 p = 1.0
             elif self.kind == "random":
-                p = max(0.0, 1.0 - self.slope * (k - 1 - self.min_split_depth))
+                p = self._p_random(k)
             else:
                 p = 1.0 - self.imbalance
             if self.kind == "imbalance":
@@ -210,7 +221,7 @@ class TaskTree:
             if self.kind == "balanced" or k <= self.min_split_depth:
                 p = 1.0
             else:
-                p = max(0.0, 1.0 - self.slope * (k - 1 - self.min_split_depth))
+                p = self._p_random(k)
             level *= f * p if k < d else 0.0
         return total
 
@@ -260,8 +271,8 @@ def tree_from_dict(d: Any, field: str = "workload") -> TaskTree:
     """A :class:`TaskTree` from a TOML table: ``kind = "tree"`` (the family, optional), ``shape``
     (balanced, random or imbalance: the dataclass's *kind*), and the other fields by name."""
     d = check.table(d, field)
-    allowed = {"kind", "shape", "depth", "fanout", "grain", "imbalance", "min_split_depth", "slope", "seed",
-               "order"}
+    allowed = {"kind", "shape", "depth", "fanout", "grain", "imbalance", "min_split_depth", "slope", "intercept",
+               "seed", "order"}
     check.known_keys(d, field, allowed)
     check.choice(d.get("kind", "tree"), f"{field}.kind", {"tree"})
     kw: dict[str, Any] = {k: v for k, v in d.items() if k not in ("kind", "shape")}

@@ -150,7 +150,10 @@ def _pooled(results) -> np.ndarray:
 
 
 def _claim(claim: str, paper, ours, tolerance: str, ok) -> Claim:
-    """A Claim with plain Python values (numpy scalars become floats, ok a bool)."""
+    """A Claim with plain Python values (numpy scalars become floats, ok a bool); a tolerance that
+    starts "reported" makes a reported row (not asserted, ok None)."""
+    if tolerance.startswith("reported"):
+        return Claim(claim, _plain(paper), _plain(ours), tolerance, None, asserted=False)
     return Claim(claim, _plain(paper), _plain(ours), tolerance, bool(ok))
 
 

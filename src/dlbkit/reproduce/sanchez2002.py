@@ -3,10 +3,26 @@
 The paper has no table of times, only qualitative results and "about six times" (note, caveat), so the
 claims are the note's §6 list, checked on the deterministic simulator of the 004 testbed
 (data/platforms/sanchez2002*.toml; the experiment files data/experiments/sanchez2002_*.toml hold the
-same setup). ``python -m dlbkit.reproduce.sanchez2002`` prints the table.
+same setup). ``python -m dlbkit.reproduce.sanchez2002`` prints the table; ``dlbkit reproduce
+sanchez2002`` prints it with the count: 13 of 14 asserted claims hold, 1 more row is reported only.
 
-Modelling choices the paper leaves open are constants below, each with its reason. Times are the
-application's execution time: until the master holds every result (``Trace.end_time``).
+Calibrations (what was fitted to which number of the paper):
+
+- the *calibrated* speeds PC1 = PC2 = 1, PC3 = 0.118, PC4 = 0.065 (sanchez2002_calibrated.toml) are
+  fitted to the paper's one quantitative result, GACSYS's "about six times lower" (§5.1, Fig. 2's
+  text): they make the ideal gain Σs/(n·min s) about six in both pairs (5.98 for E2/E4, 6.07 for
+  E3/E5; note §5). The calibrated gain rows therefore check that Eq. 1 attains that ideal, not that
+  the testbed gives six by itself; every row marked "calibrated" runs on these fitted speeds. The
+  clock-rate speeds (733:733:200:133) are not fitted.
+- nothing else is fitted to the paper: the GACSYS size and cost per unit, the MxV cost per row
+  (the note's toy model), the master's CPU cost per byte sent (our assumption, ~50 MB/s; the MxV
+  E2-vs-E3 row holds only because of it, and says so), the noise and the step slowdown are chosen
+  before running and stated below with their reasons.
+
+Every asserted row compares the value it prints, at the precision it prints, with a band written
+in its tolerance (two-sided where the paper or the note gives a number). Modelling choices the
+paper leaves open are constants below, each with its reason. Times are the application's execution
+time: until the master holds every result (``Trace.end_time``).
 """
 
 from __future__ import annotations
@@ -27,7 +43,7 @@ from ..model.platform import Platform
 from ..model.trace import Trace
 from ..model.view import LoopView
 from ..model.workload import CostModel, Divisible
-from . import Claim, format_claims
+from . import Claim, format_claims, reported
 
 __all__ = ["claims", "gacsys", "mxv"]
 
@@ -58,18 +74,22 @@ VECTOR_BYTES = 4 * MXV_COLS  # "Initially, the vector is broadcasted": the engin
 #: (004 §5.2: "the load balancing mechanism is running in a low performance node (PC4)")
 MASTER_COST_PER_BYTE = 2e-8
 
-# --- tolerances (note §6) -----------------------------------------------------------------------
-GAIN_FRACTION = 0.85  # §6.1: T_noLB/T_LB >= 0.85 x ideal Σs/(n·min s)
-SIX_TIMES = (4.5, 6.5)  # §6.1: "about six times lower" with the calibrated speeds
-BALANCE_BY_ROUND = 2  # §6.3: "homogeneous execution time ... on third iteration" = round index 2
+# --- tolerances (note §6), fixed from the texts before the runs --------------------------------------
+GAIN_FRACTION = 0.85  # §6.1: 0.85 x ideal <= T_noLB/T_LB <= ideal Σs/(n·min s) (no balancer beats the ideal)
+SIX_TIMES = (4.5, 6.5)  # §6.1: "about six times lower" with the calibrated speeds: 6 ± 1.5
+BALANCE_ROUNDS = (1, 2)  # §6.3: "homogeneous execution time ... on third iteration" = round index 2; round 0
+#                          is the equal split, so a balancer can be balanced from round index 1 on
 NOISE = 0.05  # §6.3: ±5% multiplicative noise
 NOISE_PERIOD = 1.0  # s between redraws of a node's CPU share (about one round at c0 = 10)
 NOISE_SEEDS = (1, 2, 3)
-NOISY_MEDIAN_MAX = 1.15  # §6.3: median per-round max/min t_exe from round 2 on
+NOISY_MEDIAN_MAX = 1.15  # §6.3: median per-round max/min t_exe from round 2 on (max/min >= 1 by definition)
 NOISE_HORIZON = 1000.0  # s of noisy availability drawn (longer than any run here)
 STEP_NODE, STEP_AT, STEP_LEVEL = "pc2", 5.0, 0.5  # §6.4: a slave (in both pairs) halves mid-run
 STEP_ROUNDS = 2  # §6.4: balanced again within 2 rounds after the step
-MXV_EPSILON = 0.05  # §6.5: T_LB <= T_noLB (1 + ε), ε from 0.05–0.2: the strict end for "lightly smaller"
+#: §6.5: MxV with LB is "lightly smaller" than without: smaller (T_LB/T_noLB < 1), and lightly, which we
+#: read as by at most 10% (>= 0.90). Read from the sentence, not from our runs: the note's one-sided
+#: "<= 1 + ε" let LB be 5% slower, which "smaller" excludes.
+MXV_LIGHTLY = (0.90, 1.0)
 SEQ_FACTOR = 10  # §6.5: parallel MxV slower than sequential "by > 10x in the derived model"
 UNIT_EXAMPLE = dict(units=[10, 10, 10], exe=[2.0, 3.0, 6.0], calc=[1.5, 2.5, 5.5], expected=[36, 22, 10])  # §6.7
 
@@ -157,6 +177,15 @@ def _fmt(xs, nd=2) -> list:
     return [round(float(x), nd) for x in xs]
 
 
+#: a calibrated row's tag: which fit it depends on (module docstring)
+CALIBRATED = "calibrated speeds (fitted to 'about six times lower')"
+
+
+def _in(x: float, lo: float, hi: float, *, hi_open: bool = False) -> bool:
+    """lo <= x <= hi (or < hi): *x* and the bounds as printed, so the row reads as it is decided."""
+    return lo <= x and (x < hi if hi_open else x <= hi)
+
+
 # --- the claims, in the note's rank order --------------------------------------------------------
 def _claims_gain() -> list[Claim]:
     """§6.1 [STRONG]: LB vs no-LB gain on the compute-bound GACSYS stand-in."""
@@ -164,25 +193,29 @@ def _claims_gain() -> list[Claim]:
     for cal in CALIBRATIONS:
         for pair, master in PAIRS.items():
             p = _platform(cal)
-            ideal = _ideal_gain(p, master)
-            need = GAIN_FRACTION * ideal
-            gains = [_gacsys_time(cal, master, c0, False) / _gacsys_time(cal, master, c0, True) for c0 in C0_VALUES]
-            ok = all(g >= need for g in gains)
-            tol = f">= {GAIN_FRACTION} x ideal {ideal:.2f} = {need:.2f} for every c0"
+            ideal = round(_ideal_gain(p, master), 2)
+            need = round(GAIN_FRACTION * ideal, 2)
+            gains = _fmt(_gacsys_time(cal, master, c0, False) / _gacsys_time(cal, master, c0, True)
+                         for c0 in C0_VALUES)
+            ok = all(_in(g, need, ideal) for g in gains)
+            tol = f"in [{GAIN_FRACTION} x ideal, ideal] = [{need:.2f}, {ideal:.2f}] for every c0"
             if cal == "calibrated":
-                ok = ok and all(SIX_TIMES[0] <= g <= SIX_TIMES[1] for g in gains)
+                ok = ok and all(_in(g, *SIX_TIMES) for g in gains)
                 tol = f"in [{SIX_TIMES[0]}, {SIX_TIMES[1]}] and " + tol
+                speeds = f"{CALIBRATED}: the ideal {ideal:.2f} is about six by construction, so this row checks " \
+                         f"that Eq. 1 attains it"
+            else:
+                speeds = f"clock-rate speeds (not fitted): the paper's six is out of reach, ideal {ideal:.2f}"
             text = (f"GACSYS {pair}, {cal} speeds: T_noLB/T_LB (Eq. 1 vs equal chunks) for c0 = "
-                    f"{', '.join(map(str, C0_VALUES))}")
-            failing = [c0 for c0, g in zip(C0_VALUES, gains) if g < need]
+                    f"{', '.join(map(str, C0_VALUES))}; {speeds}")
+            failing = [c0 for c0, g in zip(C0_VALUES, gains) if not _in(g, need, ideal)]
             if failing:
                 carry = [_gacsys_time(cal, master, c0, False) / _gacsys_time(cal, master, c0, True, "carry")
                          for c0 in failing]
                 text += (f". FAILS at c0 = {failing}: with floor rounding the slowest slave stays at c0 units "
                          f"and the fast ones' counts are truncated (note §2.7.1); carry rounding gives "
                          f"{_fmt(carry)}")
-            out.append(Claim(text, "about six times lower" if cal == "calibrated"
-                             else f"about six times lower (ideal here only {ideal:.2f})", _fmt(gains), tol, ok))
+            out.append(Claim(text, "about six times lower", gains, tol, ok))
     return out
 
 
@@ -192,10 +225,12 @@ def _claims_sequential() -> list[Claim]:
     for cal in CALIBRATIONS:
         t_seq = _sequential(gacsys(), _platform(cal))
         ratios = [_gacsys_time(cal, m, c0, False) / t_seq for m in PAIRS.values() for c0 in C0_VALUES]
-        out.append(Claim(f"GACSYS, {cal} speeds: no-LB (E4, E5; every c0) slower than sequential on PC1 (E1, "
-                         f"{t_seq:.0f} s); ours = min T_noLB/T_seq",
-                         "without balancing is worse than sequential execution time", round(min(ratios), 2),
-                         "> 1", min(ratios) > 1.0))
+        worst = round(min(ratios), 2)
+        speeds = CALIBRATED if cal == "calibrated" else "clock-rate speeds (not fitted)"
+        out.append(Claim(f"GACSYS, {speeds}: no-LB (E4, E5; every c0) slower than sequential on PC1 (E1, "
+                         f"{t_seq:.0f} s); ours = min T_noLB/T_seq (the paper gives no number)",
+                         "without balancing is worse than sequential execution time", worst,
+                         "> 1", worst > 1.0))
     return out
 
 
@@ -213,18 +248,23 @@ def _claims_balance() -> list[Claim]:
             after.append(max(imb[int(rb):-1]) if not math.isnan(rb) else math.inf)  # the clipped last round aside
             for seed in NOISE_SEEDS:
                 imb = [r[2] for r in _rounds(_run(_noisy(p, seed), gacsys(), Sanchez(c0=c0), master))]
-                medians.append(statistics.median(imb[BALANCE_BY_ROUND:]))
-    worst = max(first)
-    ok = worst <= BALANCE_BY_ROUND and max(after) <= 1.0 + BALANCE_TOLERANCE
+                medians.append(statistics.median(imb[BALANCE_ROUNDS[1]:]))
+    worst = int(max(first)) if all(math.isfinite(x) for x in first) else math.inf
+    stays = round(max(after), 3)
+    noisy = round(max(medians), 3)
+    lo, hi = BALANCE_ROUNDS
     return [
-        Claim(f"GACSYS, calibrated, E2 and E3, c0 = 10 and 20, no noise: first round index whose t_exe agree "
-              f"within {BALANCE_TOLERANCE:.0%} (max/min), and it stays so (worst later round "
-              f"{max(after):.3f}, the clipped last round aside)", "on third iteration (round index 2)",
-              int(worst) if math.isfinite(worst) else worst, f"<= {BALANCE_BY_ROUND}", bool(ok)),
+        Claim(f"GACSYS, {CALIBRATED}, E2 and E3, c0 = 10 and 20, no noise: worst first round index whose "
+              f"t_exe agree within {BALANCE_TOLERANCE:.0%} (max/min), and they stay so (worst later round "
+              f"{stays:.3f}, the clipped last round aside). Reading: 'on third iteration' is round index 2; "
+              f"without noise Eq. 1 balances after one measured round, so 1 is the design's value",
+              "on third iteration (round index 2)", worst,
+              f"in [{lo}, {hi}] and later rounds <= {1 + BALANCE_TOLERANCE:.2f}",
+              _in(worst, lo, hi) and stays <= 1.0 + BALANCE_TOLERANCE),
         Claim(f"Same with ±{NOISE:.0%} noise (each node's CPU share redrawn every {NOISE_PERIOD:g} s, uniform in "
               f"[{1 - 2 * NOISE:.2f}, 1], seeds {list(NOISE_SEEDS)}): worst median per-round max/min t_exe "
-              f"from round {BALANCE_BY_ROUND} on", "usually ... on third iteration",
-              round(max(medians), 3), f"<= {NOISY_MEDIAN_MAX}", max(medians) <= NOISY_MEDIAN_MAX),
+              f"from round index {hi} on (the note's check, §6.3)", "usually ... on third iteration",
+              noisy, f"in [1, {NOISY_MEDIAN_MAX}]", _in(noisy, 1.0, NOISY_MEDIAN_MAX)),
     ]
 
 
@@ -242,13 +282,15 @@ def _claims_step() -> list[Claim]:
         back = next((k for k in range(k_step + 1, len(imb)) if all(_balanced(x) for x in imb[k:])), math.inf)
         late.append(back - k_step)
         gains.append(_run(p, gacsys(), Static(size=10), master).end_time / tr.end_time)
+    gains = _fmt(gains)
     return [
-        Claim(f"GACSYS, calibrated, c0 = 10, {STEP_NODE} at {STEP_LEVEL:g} of its CPU from t = {STEP_AT:g} s: rounds "
-              f"after the step's round until t_exe stay within {BALANCE_TOLERANCE:.0%} (E2, E3)",
-              "not in the paper (follows from the design, note §6.4)", late, f"<= {STEP_ROUNDS}",
-              max(late) <= STEP_ROUNDS),
-        Claim("Same step: LB still beats no-LB, T_noLB/T_LB (E2/E4, E3/E5)", "not in the paper",
-              _fmt(gains), "> 1", min(gains) > 1.0),
+        Claim(f"GACSYS, {CALIBRATED}, c0 = 10, {STEP_NODE} at {STEP_LEVEL:g} of its CPU from t = {STEP_AT:g} s: "
+              f"rounds after the step's round until t_exe stay within {BALANCE_TOLERANCE:.0%} (E2, E3); a "
+              f"property of the design (note §6.4), not a result of the paper",
+              "not in the paper (follows from the design, note §6.4)", late, f"in [1, {STEP_ROUNDS}] each",
+              all(_in(x, 1, STEP_ROUNDS) for x in late)),
+        Claim("Same step: LB still beats no-LB, T_noLB/T_LB (E2/E4, E3/E5); a property of the design (note §6.4)",
+              "not in the paper", gains, "> 1 each", min(gains) > 1.0),
     ]
 
 
@@ -256,26 +298,31 @@ def _claims_mxv() -> list[Claim]:
     """§6.5 [MEDIUM, qualitative]: MxV on 10 Mbps, comm-aware formula, slowest first."""
     t_seq = _sequential(mxv(), _platform("calibrated"))
     runs = {(m, c0, lb): _mxv_time(m, c0, lb) for m in PAIRS.values() for c0 in C0_VALUES for lb in (True, False)}
-    slowest = min(t for t, _ in runs.values()) / t_seq
-    ratio = [runs[(m, c0, True)][0] / runs[(m, c0, False)][0] for m in PAIRS.values() for c0 in C0_VALUES]
+    slowest = round(min(t for t, _ in runs.values()) / t_seq)
+    ratio = _fmt([runs[(m, c0, True)][0] / runs[(m, c0, False)][0] for m in PAIRS.values() for c0 in C0_VALUES], 4)
     lb_rounds = [runs[(m, 10, True)][1] for m in PAIRS.values()]
     eq_rounds = [runs[(m, 10, False)][1] for m in PAIRS.values()]
     e2_e3 = [runs[("pc4", c0, True)][0] / runs[("pc1", c0, True)][0] for c0 in C0_VALUES]
     e4_e5 = [runs[("pc4", c0, False)][0] / runs[("pc1", c0, False)][0] for c0 in C0_VALUES]
+    masters = _fmt(e2_e3 + e4_e5, 3)
     free = _mxv_time("pc4", 10, True, 0.0)[0] / _mxv_time("pc1", 10, True, 0.0)[0]
-    ok_lb = max(ratio) <= 1.0 + MXV_EPSILON
+    lo, hi = MXV_LIGHTLY
+    ok_lb = all(_in(r, lo, hi, hi_open=True) for r in ratio)
     return [
-        Claim(f"MxV 5000x1000 int32, calibrated, 10 Mbps: every parallel run (E2–E5, every c0) vs sequential on "
-              f"PC1 ({t_seq * 1e3:.0f} ms); ours = min T_par/T_seq", "sequential execution is faster",
-              round(slowest), f">= {SEQ_FACTOR}", slowest >= SEQ_FACTOR),
+        Claim(f"MxV 5000x1000 int32, {CALIBRATED}, 10 Mbps: every parallel run (E2–E5, every c0) vs sequential "
+              f"on PC1 ({t_seq * 1e3:.0f} ms); ours = min T_par/T_seq (the paper gives no number; "
+              f"{SEQ_FACTOR}x is the note's derived model)", "sequential execution is faster",
+              slowest, f">= {SEQ_FACTOR}", slowest >= SEQ_FACTOR),
         Claim(f"MxV: T_LB/T_noLB (modified Eq. 1, slowest first) for E2/E4 then E3/E5, c0 = "
               f"{', '.join(map(str, C0_VALUES))}; LB needs {lb_rounds} rounds vs {eq_rounds} at c0 = 10 (the "
-              f"formula starves late-sent slaves, note §2.5)" + ("" if ok_lb else ". FAILS"),
-              "lightly smaller", _fmt(ratio, 4), f"<= 1 + {MXV_EPSILON}", ok_lb),
-        Claim(f"MxV with master CPU cost {MASTER_COST_PER_BYTE:g} s/byte at speed 1: T(E2)/T(E3) then T(E4)/T(E5), "
-              f"c0 = {', '.join(map(str, C0_VALUES))} (without that cost T(E2)/T(E3) = {free:.3f} at c0 = 10)",
-              "E2 and E4 spend more execution time than E3 and E5", _fmt(e2_e3 + e4_e5, 3), "> 1 each",
-              min(e2_e3 + e4_e5) > 1.0),
+              f"formula starves late-sent slaves, note §2.5). Reading of 'lightly smaller': smaller (< 1) by "
+              f"at most {1 - lo:.0%}" + ("" if ok_lb else ". FAILS"),
+              "lightly smaller", ratio, f"in [{lo:.2f}, {hi:.2f}) each", ok_lb),
+        Claim(f"MxV with master CPU cost {MASTER_COST_PER_BYTE:g} s/byte at speed 1 (our assumption, not fitted; "
+              f"the row holds only because of it: without it T(E2)/T(E3) = {free:.3f} at c0 = 10): "
+              f"T(E2)/T(E3) then T(E4)/T(E5), c0 = {', '.join(map(str, C0_VALUES))}",
+              "E2 and E4 spend more execution time than E3 and E5", masters, "> 1 each",
+              min(masters) > 1.0),
     ]
 
 
@@ -288,10 +335,10 @@ def _claim_c0() -> Claim:
             parts.append(f"{pair[:2]} {rounding}: " + "/".join(f"{x:.1f}" for x in t))
             monotone[rounding] = monotone.get(rounding, True) and all(a <= b for a, b in zip(t, t[1:]))
     said = "; ".join(f"{r}: {'holds' if m else 'does not hold'}" for r, m in monotone.items())
-    return Claim(f"GACSYS, calibrated: T_LB in s for c0 = {'/'.join(map(str, C0_VALUES))}; smaller c0 faster "
-                 f"in both pairs with {said}",
-                 "increasing initial data size, LB spends a little more execution time",
-                 "; ".join(parts), "reported, not asserted (note §6.6)", True)
+    return reported(f"GACSYS, {CALIBRATED}: T_LB in s for c0 = {'/'.join(map(str, C0_VALUES))}; smaller c0 "
+                    f"faster in both pairs with {said}",
+                    "increasing initial data size, LB spends a little more execution time",
+                    "; ".join(parts), "note §6.6: fragile, floor rounding pins the slowest slave at c0 = 1")
 
 
 def _claim_unit_example() -> Claim:

@@ -33,6 +33,14 @@ the barrier) times are averaged over the (worker) processors; synch is ``T_allre
 Compute + LB + Idle + Synch summed over iterations (001 §3.3 [INF]). A phase wrapper is told the
 global count after every barrier (:meth:`observe`) and its ``interval`` and :meth:`acting` are read
 every iteration; ``interval`` ``inf`` (phase III) runs every local task in one iteration.
+
+The result carries the run's :class:`~dlbkit.model.trace.Trace` too (``result.trace``, family
+"tree"), in the same format as every other engine's: per iteration and processor one interval (the
+nodes it executed, from the iteration's start on the global clock to the end of its compute phase),
+the tasks that moved (stamped with the time of the iteration's barrier), the waiting tasks per
+processor after every barrier (``series["waiting"]``), and the 001 breakdown in ``meta``. Work is
+counted in seconds of T3D computation (speed 1 per processor), so the trace's lower bound is the
+compute spread evenly over all p processors.
 """
 
 from __future__ import annotations
@@ -52,6 +60,8 @@ from ..balancers.registry import resolve
 from ..errors import ConfigError
 from ..model.seeding import SUPERSTEP, streams
 from ..model.topology import build, dims_create, edge_colouring, kary_ncube, neighbour_lists
+from ..model.availability import Constant
+from ..model.trace import Trace
 from ..model.tree import FlatTasks, TaskTree
 from ..model.view import TreeView
 from .t3d import T3D
@@ -70,7 +80,8 @@ class SuperstepResult:
     processors that compute (the W workers for the Loadserver) and summed over iterations; *total*
     is their sum (001's "Total"). *n_series[t]* is the global waiting-task count at the barrier of
     iteration t + 1 (Haron's n(t), after LB); *queue_series* the per-processor counts (iterations ×
-    p); *interval_series* and *phase_series* what the balancer used each iteration."""
+    p); *interval_series* and *phase_series* what the balancer used each iteration; *trace* the run
+    as a :class:`~dlbkit.model.trace.Trace` (see the module's docstring)."""
 
     total: float
     compute: float
@@ -89,6 +100,17 @@ class SuperstepResult:
     executed: np.ndarray
     interval_series: list = field(default_factory=list)
     phase_series: list = field(default_factory=list)
+    _raw: tuple | None = field(default=None, repr=False, compare=False)
+    _trace: Trace | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def trace(self) -> Trace:
+        """The run as a :class:`Trace`, built on first use (most reproduction runs need only the
+        breakdown)."""
+        if self._trace is None:
+            self._trace = _trace(self, *self._raw)
+            self._raw = None
+        return self._trace
 
     @property
     def speed(self) -> float:
@@ -177,6 +199,12 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
     i_series: list[float] = []
     ph_series: list[Any] = []
     pair_cache: dict[int, tuple] = {}
+    # for the trace: per iteration each processor's compute (µs) and node count, the iteration's
+    # span (µs, the slowest worker's clock before the barrier) and the moves carried out
+    rec_comp: list[list[float]] = []
+    rec_n: list[list[int]] = []
+    rec_span: list[float] = []
+    moves: list[list[tuple[int, int, int]]] = []
     it = 0
     while True:
         it += 1
@@ -193,6 +221,8 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
             ph_series.append(bal.phase())
         # --- compute ---------------------------------------------------------------------------
         comp = [0.0] * p
+        ns = [0] * p
+        log: list[tuple[int, int, int]] = []
         spawn = act is not None and act.sender_initiated
         outbox: dict[tuple[int, int], list] = {}
         for j in workers:
@@ -221,6 +251,7 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
                     else:
                         q.extend(ch)
             executed[j] += n
+            ns[j] = n
             nodes += n
             comp[j] = n * node_cost + nch * t_e + gsum * t_fl
         T = np.array(comp)
@@ -232,13 +263,14 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
             view.time = (cp_acc + lb_acc + idle_acc + sy_acc) * _US
             for (src, dst), tasks in outbox.items():  # children placed elsewhere travel now
                 queues[dst].extend(tasks)
+                log.append((src, dst, len(tasks)))
                 _migrate(T, cost, src, dst, len(tasks))
                 messages += 1
                 moved += len(tasks)
                 n_transfers += 1
             if act.receiver_initiated:
                 view.queue = [len(q) for q in queues]
-                m, n_moved, n_tr = _steal_round(act, view, queues, T, cost, workers)
+                m, n_moved, n_tr = _steal_round(act, view, queues, T, cost, workers, log)
                 messages += m
                 moved += n_moved
                 n_transfers += n_tr
@@ -248,17 +280,21 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
                 transfers = decided_transfers(bal, view)
                 proto = act.protocol
                 if proto == "pairwise":
-                    messages += _cost_pairwise(act, transfers, queues, T, cost, pair_cache)
+                    messages += _cost_pairwise(act, transfers, queues, T, cost, pair_cache, log)
                 elif proto == "server":
-                    messages += _cost_server(act, transfers, queues, T, cost, workers)
+                    messages += _cost_server(act, transfers, queues, T, cost, workers, log)
                 else:
-                    messages += _cost_plain(transfers, queues, T, cost)
+                    messages += _cost_plain(transfers, queues, T, cost, log)
                 for tr in transfers:
                     moved += tr.n
                 n_transfers += len(transfers)
             lb_acc += (T[widx] - T0[widx]).sum() / W
         Tw = T[widx]
         idle_acc += (Tw.max() - Tw).sum() / W
+        rec_comp.append(comp)
+        rec_n.append(ns)
+        rec_span.append(float(Tw.max()))
+        moves.append(log)
         sy_acc += sy
         # --- barrier: the global count -------------------------------------------------------------
         counts = [len(q) for q in queues]
@@ -276,21 +312,62 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
         if n_tot == 0:
             break
     cp, lb, idle, synch = (float(x) * _US for x in (cp_acc, lb_acc, idle_acc, sy_acc))
-    return SuperstepResult(total=cp + lb + idle + synch, compute=cp, lb=lb, idle=idle, synch=synch,
-                           iterations=it, nodes=nodes, p=p, workers=W, messages=messages, tasks_moved=moved,
-                           transfers=n_transfers, n_series=np.array(n_series, dtype=np.int64),
-                           queue_series=np.array(q_series, dtype=np.int32), executed=executed,
-                           interval_series=i_series, phase_series=ph_series)
+    res = SuperstepResult(total=cp + lb + idle + synch, compute=cp, lb=lb, idle=idle, synch=synch,
+                          iterations=it, nodes=nodes, p=p, workers=W, messages=messages, tasks_moved=moved,
+                          transfers=n_transfers, n_series=np.array(n_series, dtype=np.int64),
+                          queue_series=np.array(q_series, dtype=np.int32), executed=executed,
+                          interval_series=i_series, phase_series=ph_series)
+    biggest = node_cost if uniform else cost.t_c + max(workload.costs) * t_fl  # one node's compute, µs
+    res._raw = (bal.name if bal is not None else "none", seed, sy, rec_comp, rec_n, rec_span, moves,
+                biggest * _US)
+    return res
 
 
-def _move(queues, src: int, dst: int, n: int) -> int:
-    """Move the *n* oldest tasks of *src* to the back of *dst* (DF: its top); the count moved."""
+def _trace(res: SuperstepResult, balancer: str, seed: int, sy: float, comp, ns, span, moves,
+           max_item: float) -> Trace:
+    """The run as a :class:`Trace` (the module's docstring says what its rows hold)."""
+    p = res.p
+    C = np.asarray(comp, dtype=float) * _US  # iterations × p, seconds
+    N = np.asarray(ns, dtype=np.int64)
+    # the global clock: an iteration lasts its slowest worker's clock, then the barrier
+    ends = np.cumsum((np.asarray(span, dtype=float) + sy) * _US)
+    ends[-1] = res.total  # the same sum added in another order: the last barrier is Total, exactly
+    starts = np.concatenate(([0.0], ends[:-1]))
+    it, node = np.nonzero(N)  # iteration-major, as the processors ran
+    before = np.cumsum(N, axis=0) - N  # nodes each processor had executed before the iteration
+    tr = Trace(p, list(range(p)), balancer=balancer, seed=seed, source="sim",
+               family="tree", speeds=[1.0] * p, availability=[Constant(1.0).realise()] * p,
+               total_work=float(C.sum()), max_item=float(max_item))
+    tr.node, tr.first, tr.count = node.tolist(), before[it, node].tolist(), N[it, node].tolist()
+    tr.t_ask = starts[it].tolist()
+    tr.t_start = list(tr.t_ask)
+    tr.t_end = (starts[it] + C[it, node]).tolist()
+    tr.round_of = it.tolist()
+    tr.transfers = [(k, float(ends[k]), s, d, n) for k, log in enumerate(moves) for s, d, n in log]
+    tr.series["waiting"] = res.queue_series
+    tr.messages = res.messages
+    tr.end_time = res.total
+    # n(t) and the queues after every barrier, and the phase transitions, as the async engine keeps
+    # them (so the tree family's "tasks" figure draws either engine's trace)
+    phases = [(float(starts[k]), ph) for k, ph in enumerate(res.phase_series)
+              if k == 0 or ph != res.phase_series[k - 1]]
+    tr.meta.update(mechanism="superstep", breakdown=res.breakdown(), intervals=list(res.interval_series),
+                   workers=res.workers, waiting=list(zip(ends.tolist(), res.n_series.tolist())),
+                   queues=[tuple(q) for q in res.queue_series.tolist()], phases=phases)
+    return tr
+
+
+def _move(queues, src: int, dst: int, n: int, log: list) -> int:
+    """Move the *n* oldest tasks of *src* to the back of *dst* (DF: its top); the count moved
+    (logged as (src, dst, count) when tasks moved)."""
     if src == dst:
         raise ConfigError("transfer", (src, dst), "a transfer between two different processors")
     qs, qd = queues[src], queues[dst]
     n = min(n, len(qs))
     for _ in range(n):
         qd.append(qs.popleft())
+    if n > 0:
+        log.append((src, dst, n))
     return n
 
 
@@ -303,7 +380,7 @@ def _migrate(T, cost: T3D, src: int, dst: int, m: int) -> None:
     T[dst] = max(T[dst] + cost.recvmin(ints), st + cost.recv(ints)) + m * cost.t_eq
 
 
-def _steal_round(act, view: TreeView, queues, T, cost: T3D, workers) -> tuple[int, int, int]:
+def _steal_round(act, view: TreeView, queues, T, cost: T3D, workers, log) -> tuple[int, int, int]:
     """One synchronous round of a receiver-initiated rule: every worker with at most ``low_water``
     waiting tasks (in index order) asks the victims :meth:`on_idle` names; each victim answers at
     once with :meth:`on_request`'s count of its oldest tasks (a one-integer request, then a task
@@ -323,7 +400,7 @@ def _steal_round(act, view: TreeView, queues, T, cost: T3D, workers) -> tuple[in
             msgs += 1
             view.node = v
             n = given(act, view, v, j, len(queues[v]), wanted)
-            m = _move(queues, v, j, n) if n > 0 else 0
+            m = _move(queues, v, j, n, log) if n > 0 else 0
             if m > 0:
                 _migrate(T, cost, v, j, m)
                 moved += m
@@ -338,17 +415,17 @@ def _steal_round(act, view: TreeView, queues, T, cost: T3D, workers) -> tuple[in
     return msgs, moved, n_tr
 
 
-def _cost_plain(transfers, queues, T, cost) -> int:
+def _cost_plain(transfers, queues, T, cost, log) -> int:
     msgs = 0
     for tr in transfers:
-        m = _move(queues, tr.src, tr.dst, tr.n)
+        m = _move(queues, tr.src, tr.dst, tr.n, log)
         if m > 0:
             _migrate(T, cost, tr.src, tr.dst, m)
             msgs += 1
     return msgs
 
 
-def _cost_pairwise(act, transfers, queues, T, cost, cache) -> int:
+def _cost_pairwise(act, transfers, queues, T, cost, cache, log) -> int:
     """Dimension exchange: per colour, every pair swaps loads, then that colour's migrations."""
     colours = act.last_exchange()
     key = id(colours)
@@ -377,14 +454,14 @@ def _cost_pairwise(act, transfers, queues, T, cost, cache) -> int:
             continue
         if len(trs) <= 8:
             for tr in trs:
-                m = _move(queues, tr.src, tr.dst, tr.n)
+                m = _move(queues, tr.src, tr.dst, tr.n, log)
                 if m > 0:
                     _migrate(T, cost, tr.src, tr.dst, m)
                     msgs += 1
             continue
         src, dst, ms = [], [], []
         for tr in trs:
-            m = _move(queues, tr.src, tr.dst, tr.n)
+            m = _move(queues, tr.src, tr.dst, tr.n, log)
             if m > 0:
                 src.append(tr.src)
                 dst.append(tr.dst)
@@ -403,11 +480,11 @@ def _cost_pairwise(act, transfers, queues, T, cost, cache) -> int:
     return msgs
 
 
-def _cost_server(act, transfers, queues, T, cost, workers) -> int:
+def _cost_server(act, transfers, queues, T, cost, workers, log) -> int:
     """Loadserver: registrations, LIS queries with contention, migrations, then PROCEED."""
-    log = act.last_exchange()
+    exchange = act.last_exchange()
     per_round: dict[int, int] = {}
-    for e in log:
+    for e in exchange:
         if e[0] == "query":
             per_round[e[2]] = per_round.get(e[2], 0) + 1
     first = min(per_round) if per_round else 0
@@ -415,7 +492,7 @@ def _cost_server(act, transfers, queues, T, cost, workers) -> int:
     msgs = 0
     pos = 0
     s1 = cost.send(1)
-    for e in log:
+    for e in exchange:
         if e[0] == "register":
             T[e[1]] += s1
             msgs += 1
@@ -427,7 +504,7 @@ def _cost_server(act, transfers, queues, T, cost, workers) -> int:
         for _dst, _n in got:
             tr = transfers[pos]
             pos += 1
-            m = _move(queues, tr.src, tr.dst, tr.n)
+            m = _move(queues, tr.src, tr.dst, tr.n, log)
             if m > 0:
                 _migrate(T, cost, tr.src, tr.dst, m)
                 msgs += 1

@@ -9,9 +9,12 @@ from ...model.view import LoopView
 from ...params import Interval
 from ..base import ChunkingBalancer
 from ..registry import register
-from ._common import ceil_div, request_driven, round_half_up
+from ._common import ceil_div, request_driven
 
 __all__ = ["FixedSize", "ModifiedFixedSize"]
+
+#: mFSC's rounding offset: LB4OMP adds 0.55 to t·ln2/ln t and truncates (kmp_dispatch.cpp, kmp_sch_mfsc)
+MFSC_OFFSET = 0.55
 
 
 @register
@@ -61,12 +64,14 @@ class FixedSize(ChunkingBalancer):
 
 @register
 class ModifiedFixedSize(ChunkingBalancer):
-    """mFSC, modified fixed-size chunking: every chunk is round(t·ln 2 / ln t) items, t = ⌈N/P⌉.
+    """mFSC, modified fixed-size chunking: every chunk is ⌊t·ln 2 / ln t + 0.55⌋ items, t = ⌈N/P⌉.
 
     Source: the "modified FSC" of Cariño & Banicescu's DLB tool (2008; as carried into DLS4LB and
     LB4OMP), a fixed chunk that needs no h or σ: it makes the number of chunks, N/K ≈ P·log₂(N/P),
-    equal to FAC2's. Rounded to the nearest integer (halves up); t = 1 gives 1; at least
-    *min_chunk* (LB4OMP's chunk parameter).
+    equal to FAC2's. Rounded as LB4OMP rounds it (its ``kmp_sch_mfsc`` case truncates the value
+    plus 0.55), so a fractional part of 0.45 or more rounds up: t = 10 gives 3.01 → 3, t = 4 gives
+    2 → 2, t = 7 gives 2.49 → 3 where rounding to the nearest would give 2. t = 1 gives 1 (the
+    formula divides by ln 1 = 0); at least *min_chunk* (LB4OMP's chunk parameter).
 
     Helps: FSC's O(1) simplicity with FAC2's number of chunks and no profiling. Backfires: a fixed
     chunk cannot follow the remaining work, so the end of the loop is only as balanced as one
@@ -85,7 +90,7 @@ class ModifiedFixedSize(ChunkingBalancer):
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
         t = ceil_div(view.n_items, view.n_nodes)
-        k = 1 if t == 1 else round_half_up(t * math.log(2.0) / math.log(t))
+        k = 1 if t == 1 else math.floor(t * math.log(2.0) / math.log(t) + MFSC_OFFSET)
         self.size_ = max(k, self.min_chunk)
 
     def chunk(self, view: LoopView, worker: int) -> int:

@@ -7,7 +7,7 @@ from numbers import Integral
 
 from ...errors import ConfigError
 from ...model.view import LoopView
-from ...params import Interval
+from ...params import Interval, Options
 from ..base import ChunkingBalancer
 from ..registry import register
 from ._common import ceil_div, request_driven
@@ -18,18 +18,24 @@ __all__ = ["Trapezoid", "TrapezoidFactoring"]
 class _TrapezoidSequence:
     """The TSS chunk sequence for a loop of *n_items* on *n_nodes*: sizes c_k, k = 0, 1, ..."""
 
-    __slots__ = ("first", "last", "n_chunks")
+    __slots__ = ("first", "last", "n_chunks", "integer", "step")
 
-    def __init__(self, n_items: int, n_nodes: int, first: int | None, last: int, owner: str):
+    def __init__(self, n_items: int, n_nodes: int, first: int | None, last: int, decrement: str,
+                 owner: str):
         f = max(ceil_div(n_items, 2 * n_nodes), last) if first is None else first
         if f < last:
             raise ConfigError(f"parameter 'first' of {owner}", f, f"an int >= last ({last})")
         self.first = f
         self.last = last
         self.n_chunks = ceil_div(2 * n_items, f + last)  # n = ⌈2N/(f+l)⌉
+        self.integer = decrement == "integer"
+        # the integer decrement ⌊δ⌋ = ⌊(f−l)/(n−1)⌋ (0 when n = 1: one chunk of f)
+        self.step = (f - last) // (self.n_chunks - 1) if self.n_chunks > 1 else 0
 
     def size(self, k: int) -> int:
-        """c_k = ⌊f − k·δ⌋ with δ = (f−l)/(n−1), computed exactly; l once the n planned chunks are out."""
+        """c_k: f − k·⌊δ⌋ (integer) or ⌊f − k·δ⌋ (real, computed exactly), never below l."""
+        if self.integer:
+            return max(self.first - k * self.step, self.last)
         n = self.n_chunks
         if k >= n - 1:
             return self.first if n == 1 and k == 0 else self.last
@@ -45,17 +51,22 @@ class Trapezoid(ChunkingBalancer):
     compilers", IEEE TPDS 4(1):87–98: TSS(f, l) with f = ⌈N/(2P)⌉ and l = 1 by default,
     n = ⌈2N/(f+l)⌉ chunks and decrement δ = (f−l)/(n−1).
 
-    Rounding (the paper computes with integers; we state ours): chunk k = ⌊f − k·δ⌋ of the
-    real-valued δ, evaluated exactly as ⌊(f·(n−1) − k·(f−l)) / (n−1)⌋, so chunk 0 is f and chunk n−1
-    is l. Flooring can leave a few items after the n planned chunks; they go out in chunks of l.
-    (LLVM's OpenMP runtime instead truncates δ itself to an integer, which keeps every chunk at or
-    above the real sequence but turns TSS into fixed-size chunking whenever f − l < n − 1.)
-    A *first* below *last* raises ConfigError; the default f is raised to l if N/(2P) < l.
+    Rounding, *decrement*: ``"integer"`` (default) subtracts the integer ⌊δ⌋ each time, chunk
+    k = f − k·⌊δ⌋, as the published example does: N = 1000, P = 4 gives f = 125, n = 16,
+    δ = 124/15 = 8.27 → 8, so 125, 117, 109, …, 37 (twelve chunks, 972 items) and the remainder 28
+    (LLVM's OpenMP runtime truncates δ the same way). With ⌊δ⌋ every chunk is at or above the
+    real-valued line, so the n chunks always cover N, usually in fewer than n; when f − l < n − 1,
+    ⌊δ⌋ = 0 and TSS is fixed-size chunking at f. ``"real"`` keeps the real-valued δ: chunk
+    k = ⌊f − k·δ⌋, evaluated exactly as ⌊(f·(n−1) − k·(f−l)) / (n−1)⌋, so chunk n−1 is l (for the
+    example: 125, 116, 108, 100, 91, …); flooring can leave a few items after the n planned chunks,
+    which go out in chunks of l. Either way no chunk is below l. A *first* below *last* raises
+    ConfigError; the default f is raised to l if N/(2P) < l.
 
     Helps: like GSS it shrinks chunks, but linearly, so the first chunks are half GSS's and the
-    number of chunks is known in advance (n), with a cheap O(1) rule. Backfires: the linear
+    number of chunks is known in advance (at most n), with a cheap O(1) rule. Backfires: the linear
     decrease is blind to the actual speeds; on strongly heterogeneous or loaded workers the last
-    chunks can still be too large (l is the only knob).
+    chunks can still be too large (l is the only knob), and with the integer decrement on a short
+    loop (f − l < n − 1) the chunks do not shrink at all.
     """
 
     name = "tss"
@@ -63,15 +74,18 @@ class Trapezoid(ChunkingBalancer):
     taxonomy = request_driven("chunk count", "linearly decreasing sizes f → l")
     reads_measurements = False
     _parameter_constraints = {"first": [None, Interval(Integral, 1, None)],
-                              "last": [Interval(Integral, 1, None)]}
+                              "last": [Interval(Integral, 1, None)],
+                              "decrement": [Options("integer", "real")]}
 
-    def __init__(self, *, first: int | None = None, last: int = 1):
+    def __init__(self, *, first: int | None = None, last: int = 1, decrement: str = "integer"):
         self.first = first
         self.last = last
+        self.decrement = decrement  # "integer": ⌊δ⌋, the published example's; "real": δ itself
 
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
-        self.sequence_ = _TrapezoidSequence(view.n_items, view.n_nodes, self.first, self.last, self.name)
+        self.sequence_ = _TrapezoidSequence(view.n_items, view.n_nodes, self.first, self.last,
+                                            self.decrement, self.name)
         self.issued_ = 0
 
     def chunk(self, view: LoopView, worker: int) -> int:
@@ -88,8 +102,11 @@ class TrapezoidFactoring(Trapezoid):
     Source: Chronopoulos, Andonie, Benche & Grosu 2001, "A class of loop self-scheduling for
     heterogeneous clusters", IEEE CLUSTER 2001 (TFSS). Batch b (requests bP … bP+P−1) hands out
     ⌈(c_{bP} + … + c_{bP+P−1}) / P⌉ items per chunk, c_k being the TSS sequence of :class:`Trapezoid`
-    (same *first*, *last* and rounding). The mean is rounded up (our choice; the paper does not
-    say), so a batch never assigns fewer items than the P TSS chunks it replaces.
+    (same *first*, *last* and *decrement*; the integer decrement by default). The published example,
+    N = 1000, P = 4: TSS 125 117 109 101 | 93 85 77 69 | 61 53 45 37 | 29 … gives 113 ×4, 81 ×4,
+    49 ×4, then 17 and the remainder 11. The mean is rounded up (our choice; the paper does not
+    say, and the example's means are whole), so a batch never assigns fewer items than the P TSS
+    chunks it replaces.
 
     Helps: TSS's predictable decrease with factoring's batches, so each batch spreads evenly over
     the P workers and the early chunks are smaller than GSS's. Backfires: the batch is P equal

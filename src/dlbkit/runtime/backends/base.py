@@ -10,7 +10,9 @@ as a :class:`Family` object that a backend executes with :func:`dlbkit.runtime.b
 The error path: a worker that catches an exception of the user's code sends :func:`error_message`, an
 :class:`~dlbkit.runtime.messages.Error` (where, the pickled exception or None, the traceback text);
 the coordinator turns it into a :class:`TaskError` with :func:`task_error` and raises it; the backend stops every worker
-(:func:`drive`) and, under MPI, tells the worker ranks why.
+(:func:`drive`) and, under MPI, tells the worker ranks why. A message the worker cannot pickle (a
+result, a task, a value of the user's) takes the same path: :func:`send_or_report` sends instead an
+``Error`` naming the first part that cannot be pickled, and why.
 """
 
 from __future__ import annotations
@@ -18,14 +20,16 @@ from __future__ import annotations
 import pickle
 import traceback
 from abc import ABC, abstractmethod
-from typing import Any, Callable
+from multiprocessing.reduction import ForkingPickler
+from typing import Any, Callable, Iterable
 
 from ...errors import ConfigError, RemoteTraceback, TaskError
 from ..emulation import Emulation
 from ..messages import Error
 from ..progress import Progress
 
-__all__ = ["Transport", "Family", "drive", "task_error", "error_message", "pickled", "short_repr"]
+__all__ = ["Transport", "Family", "drive", "task_error", "error_message", "pickled", "short_repr", "unpicklable",
+           "send_or_report"]
 
 
 class Transport(ABC):
@@ -110,6 +114,11 @@ class Family(ABC):
     def for_workers(self, outcome: tuple) -> tuple:
         return outcome
 
+    def sent_to_workers(self) -> list[tuple[str, Any]]:
+        """``(argument name, object)`` of the user's objects the workers receive pickled when they do
+        not inherit them (local start methods other than fork); checked before any worker starts."""
+        return []
+
     def failure_reason(self, e: BaseException) -> str | None:
         return None
 
@@ -137,6 +146,38 @@ def pickled(e: BaseException) -> bytes | None:
 def error_message(index: Any, e: BaseException) -> Error:
     """The message a worker sends when the user's code raised *e* at *index* (call it inside the ``except``)."""
     return Error(index=index, exception=pickled(e), traceback=traceback.format_exc())
+
+
+def unpicklable(obj: Any) -> str | None:
+    """Why *obj* cannot be pickled (one line: the exception's type and message), or None if it can."""
+    try:
+        ForkingPickler.dumps(obj)
+    except Exception as e:  # noqa: BLE001 - any failure to pickle is the answer
+        text = " ".join(str(e).split())
+        return f"{type(e).__name__}: {text}" if text else type(e).__name__
+    return None
+
+
+def send_or_report(send: Callable[[Any], None], msg: tuple,
+                   parts: Callable[[], Iterable[tuple[Any, str, Any]]]) -> bool:
+    """``send(msg)``; True if it went. If *msg* could not be pickled, send instead an
+    :class:`~dlbkit.runtime.messages.Error` for the first of *parts()* — ``(index, what, object)``
+    triples, *what* naming the object in words — that cannot be pickled, and return False (the
+    worker then ends, as after any failure of user code). A failure of the transport, or one that
+    no part explains, is raised."""
+    try:
+        send(msg)
+        return True
+    except (EOFError, OSError):
+        raise
+    except Exception:
+        for index, what, obj in parts():
+            reason = unpicklable(obj)
+            if reason is not None:
+                e = pickle.PicklingError(f"{what} cannot be pickled to cross to another process: {reason}")
+                send(Error(index=index, exception=pickled(e), traceback=f"{type(e).__name__}: {e}\n"))
+                return False
+        raise
 
 
 def task_error(msg: Error) -> TaskError:

@@ -7,6 +7,25 @@ items, so only indices and results cross the pipes), failure detection (a worker
 reported to the coordinator as a ``Died`` message, after whatever it sent before dying), stop
 and clean-up (no orphan, whatever failed: :func:`~.base.drive`). :func:`run` executes any
 :class:`~.base.Family`.
+
+No worker outlives its coordinator, however the coordinator ends (written here once, for every
+family):
+
+* it fails or is interrupted (Ctrl-C): :func:`~.base.drive` kills every worker before the error
+  leaves :func:`run`;
+* it gets SIGTERM (a batch scheduler's time limit, ``kill``): while :func:`run` is in progress in
+  the main thread, and SIGTERM has its default action, SIGTERM takes the same path (the workers are
+  killed), then the default action runs: the process ends by SIGTERM, as it would have;
+* it is killed outright (SIGKILL, a crash): each worker is tied to it at start
+  (:func:`_tie_to_coordinator`): on Linux the kernel sends the worker SIGKILL when its parent dies
+  (``prctl(PR_SET_PDEATHSIG)``), and on every system a watchdog thread in the worker checks every
+  :data:`WATCHDOG_S` seconds that the coordinator is still its parent, and ends the worker if not.
+
+Bounds (:func:`check_workers`, before any worker starts): at most :func:`max_workers` processes,
+``max(256, 4 × usable CPUs)``, and no more than the descriptors this process may open allow
+(:data:`FDS_PER_WORKER` each). More workers than usable CPUs is allowed (emulating a larger
+platform) with a warning: the workers then share cores, so measured times, makespan and efficiency
+describe this machine's time-sharing rather than the run.
 """
 
 from __future__ import annotations
@@ -14,14 +33,30 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
+import sys
+import threading
 import time
+import warnings
 from multiprocessing.connection import wait
 from typing import Any, Callable
 
+from ...errors import ConfigError, DlbkitWarning
 from ..messages import Died
-from .base import Family, Transport, drive
+from .base import Family, Transport, drive, short_repr, unpicklable
 
-__all__ = ["LocalTransport", "default_workers", "run"]
+__all__ = ["LocalTransport", "default_workers", "max_workers", "check_workers", "run", "WATCHDOG_S",
+           "MAX_WORKERS_FLOOR", "FDS_PER_WORKER"]
+
+#: seconds between a worker's checks that its coordinator is alive (where no death signal exists,
+#: the longest a worker outlives a coordinator killed outright)
+WATCHDOG_S = 0.25
+#: worker processes always allowed (more where there are many CPUs: :func:`max_workers`)
+MAX_WORKERS_FLOOR = 256
+#: file descriptors the coordinator holds per worker (its end of the pipe, the process sentinel),
+#: and those kept free for everything else
+FDS_PER_WORKER = 2
+_SPARE_FDS = 64
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def default_workers() -> int:
@@ -30,6 +65,97 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def max_workers() -> tuple[int, str]:
+    """The most worker processes a local run may start, and why: ``max(256, 4 × usable CPUs)``,
+    lowered to what the open-file limit (``ulimit -n``) allows."""
+    limit = max(MAX_WORKERS_FLOOR, 4 * default_workers())
+    why = f"at most {limit} on this machine (max({MAX_WORKERS_FLOOR}, 4 × {default_workers()} usable CPUs))"
+    try:
+        import resource
+    except ImportError:  # not POSIX: no descriptor limit to read
+        return limit, why
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft != resource.RLIM_INFINITY and soft > 0:
+        by_fds = max(1, (soft - _SPARE_FDS) // FDS_PER_WORKER)
+        if by_fds < limit:
+            limit = by_fds
+            why = (f"at most {limit} here: the open-file limit ({soft}, `ulimit -n`) allows "
+                   f"{FDS_PER_WORKER} descriptors per worker")
+    return limit, why
+
+
+def check_workers(n: Any, field: str = "workers") -> int:
+    """*n* checked as a local worker count before anything starts: a positive integer within
+    :func:`max_workers`; raise :class:`ConfigError` naming *field* otherwise."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ConfigError(field, n, "a positive integer")
+    limit, why = max_workers()
+    if n > limit:
+        raise ConfigError(field, n, f"a number of local worker processes {why}; for more, use "
+                          "backend='mpi' on several machines, or simulate")
+    return n
+
+
+def oversubscription_warning(n: int) -> str | None:
+    """The warning for *n* workers on this machine's usable CPUs, or None if they fit."""
+    cpus = default_workers()
+    if n <= cpus:
+        return None
+    return (f"{n} workers on {cpus} usable CPU{'s' if cpus != 1 else ''}: the workers share cores, so measured "
+            f"times, makespan and efficiency describe this machine's time-sharing rather than the workers (use at most "
+            f"{cpus} workers, or simulate the platform)")
+
+
+# --- workers tied to their coordinator ------------------------------------------------------------
+def _worker_main(target: Callable, coordinator: int, conn, w: int, *args) -> None:
+    """A worker process: tie it to its coordinator (pid *coordinator*), then run *target*."""
+    _tie_to_coordinator(coordinator)
+    target(conn, w, *args)
+
+
+def _tie_to_coordinator(coordinator: int) -> None:
+    """End this process when the coordinator (process *coordinator*) ends, however it ends.
+
+    When the coordinator is the parent (fork, spawn): on Linux ask the kernel for SIGKILL when the
+    parent dies (``prctl(PR_SET_PDEATHSIG)``), then check that it has not died already (the race
+    between the fork and the prctl); everywhere, a daemon thread checks every :data:`WATCHDOG_S`
+    seconds that the parent is unchanged (an orphan is re-parented). Under ``forkserver`` the parent
+    is the server, so the thread checks that the coordinator's process exists instead. (Linux sends
+    the death signal when the *thread* that started the worker ends; that thread runs the whole
+    run and stops the workers before it returns, so this never ends a worker early.)
+    """
+    if os.getppid() == coordinator:
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                libc = ctypes.CDLL(None, use_errno=True)
+                libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+            except (OSError, AttributeError):  # no libc symbol: the watchdog alone
+                pass
+        if os.getppid() != coordinator:  # it died before the prctl took effect
+            os._exit(1)
+
+        def gone() -> bool:
+            return os.getppid() != coordinator
+    else:
+        def gone() -> bool:
+            try:
+                os.kill(coordinator, 0)
+            except ProcessLookupError:
+                return True
+            except PermissionError:  # pragma: no cover - a pid reused by another user's process
+                return True
+            return False
+
+    def watch() -> None:
+        while not gone():
+            time.sleep(WATCHDOG_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="dlbkit-coordinator-watchdog", daemon=True).start()
 
 
 class LocalTransport(Transport):
@@ -50,15 +176,27 @@ class LocalTransport(Transport):
         try:
             for w in range(n_workers):
                 parent, child = ctx.Pipe(duplex=True)
-                p = ctx.Process(target=target, args=(child, w, *args), daemon=True, name=f"dlbkit-worker-{w}")
+                p = ctx.Process(target=_worker_main, args=(target, os.getpid(), child, w, *args), daemon=True,
+                                name=f"dlbkit-worker-{w}")
+                self._conns.append(parent)
                 p.start()
                 child.close()
-                self._conns.append(parent)
                 self._procs.append(p)
+        except BaseException:  # a failed start (no memory, no descriptors, SIGTERM): none left behind
+            self._started_only()
+            raise
         finally:
             signal.signal(signal.SIGINT, old)
         self._index = {c: w for w, c in enumerate(self._conns)}
         self._sentinel = {p.sentinel: w for w, p in enumerate(self._procs)}
+
+    def _started_only(self) -> None:
+        for p in self._procs:
+            p.kill()
+        for p in self._procs:
+            p.join(timeout=5.0)
+        for c in self._conns:
+            c.close()
 
     @property
     def pids(self) -> list[int]:
@@ -112,16 +250,62 @@ class LocalTransport(Transport):
             c.close()
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../dlbkit
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` that points a warning at the first caller outside dlbkit."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived while a run was in progress: the run stops as on Ctrl-C."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise _Terminated
+
+
 def run(family: Family, *, workers: int | None = None, start_method: str | None = None) -> tuple:
     """Execute *family* on *workers* local processes (default: the family's choice from the usable
     CPUs); its outcome."""
     outcome = family.empty(workers, "local")
     if outcome is not None:
         return outcome
-    n = workers or family.default_workers(default_workers())
+    n = check_workers(workers or family.default_workers(default_workers()))
     problem = family.problem(n, "local")
     if problem is not None:
         raise problem
+    if start_method is None:
+        start_method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    if start_method != "fork":  # the workers receive the user's objects pickled: say which cannot be
+        for name, obj in family.sent_to_workers():
+            reason = unpicklable(obj)
+            if reason is not None:
+                raise ConfigError(name, short_repr(obj, 80), f"picklable with start method {start_method!r}, which "
+                                  f"sends it to every worker (a module-level function or object, not a lambda or "
+                                  f"a local one; or use start method 'fork'): {reason}")
+    message = oversubscription_warning(n)
+    if message is not None:
+        warnings.warn(message, DlbkitWarning, stacklevel=_caller_level())
     family.setup(n, time.perf_counter(), family.shared())
-    transport = LocalTransport(n, family.serve, family.worker_args("local"), start_method=start_method)
-    return drive(family, transport, "local")
+    # SIGTERM (a scheduler's time limit) ends the run as Ctrl-C does, workers first; then its default
+    # action ends this process. Only from the main thread, and only if nobody else handles SIGTERM.
+    catch = (threading.current_thread() is threading.main_thread()
+             and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
+    if catch:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        transport = LocalTransport(n, family.serve, family.worker_args("local"), start_method=start_method)
+        return drive(family, transport, "local")
+    except _Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        catch = False
+        signal.raise_signal(signal.SIGTERM)  # the workers are gone: end as SIGTERM would have
+        raise  # pragma: no cover - not reached
+    finally:
+        if catch:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -58,13 +58,22 @@ Failures.
   function only (the item is reported failed, the rank waits for STOP; elsewhere it is ignored),
   so the workers stop at once instead of finishing their chunks; rank 0 raises
   KeyboardInterrupt, stops the workers as above and re-raises it.
-* Any other exception inside this module, on any rank (a result that cannot be pickled, a bug):
-  the rank prints its traceback and calls ``MPI_Abort``, which ends the whole job.
+* A result (or a tree's task or value) that cannot be pickled: the worker sends an ERROR naming
+  the item and the pickling problem instead (:func:`~.base.send_or_report`), so it ends as above,
+  cleanly; an item rank 0 cannot pickle to send is a :class:`~dlbkit.errors.DlbkitError` naming it.
+* Any other exception inside this module, on any rank (a bug): the rank prints its traceback and
+  calls ``MPI_Abort``, which ends the whole job.
 * Exceptions in the script outside ``map`` are the script's own: run it as
   ``mpiexec -n N python -m mpi4py script.py`` to have any unhandled exception abort the job.
 * A worker rank that dies (killed, segfault) cannot be survived under MPI: ``mpiexec`` (MPICH's
-  Hydra) notices, kills the other ranks and exits non-zero ("BAD TERMINATION"), so the job never
-  hangs. The coordinators' DIED handling is therefore never used by this backend.
+  Hydra) notices, kills every other rank at once with SIGKILL and exits non-zero with its own
+  "BAD TERMINATION" banner (the dead process's PID and exit code), so the job never hangs. No rank
+  survives to say which chunk the dead rank held (rank 0 is killed as abruptly as the others;
+  surviving would need ``mpiexec -disable-auto-cleanup`` and MPI fault tolerance, which this
+  backend does not use). Nothing is recovered: the job must be rerun. The coordinators' DIED
+  handling is therefore never used by this backend.
+* Rank 0 that dies or gets SIGTERM: it ends (the local backend's SIGTERM handling is not installed
+  here), and ``mpiexec`` kills every other rank the same way (``tests/test_runtime_mpi.py``).
 """
 
 from __future__ import annotations

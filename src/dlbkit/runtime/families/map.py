@@ -8,9 +8,10 @@ tell a real run from a simulated one and every metric and plot works on both. Me
 with each worker's result (which doubles as its next request), exactly as in the simulator.
 
 Faults: a worker that dies has its outstanding chunk handed, whole, to the next worker that asks
-(results are kept per item and accepted once, so every item is computed and returned exactly once).
-An exception in the user's function stops every worker and is raised as :class:`TaskError` with the
-item's index and the worker's traceback.
+(results are kept per item and accepted once, so every item is computed and returned exactly once;
+the local backend only: under MPI a dead rank ends the job). An exception in the user's function
+stops every worker and is raised as :class:`TaskError` with the item's index and the worker's
+traceback; so is a result that cannot be pickled (the item and the pickling problem named).
 
 The worker (:func:`serve`) asks for work by reporting (READY first, then each DONE doubles as the
 next request), times every item with ``time.perf_counter`` and, when emulating a slower node,
@@ -42,7 +43,7 @@ from ...model.availability import Constant
 from ...model.trace import Trace
 from ...model.view import LoopView
 from ..backends import execute
-from ..backends.base import Family, Transport, error_message, task_error
+from ..backends.base import Family, Transport, error_message, send_or_report, short_repr, task_error, unpicklable
 from ..emulation import Emulation
 from ..messages import DIED, DONE, ERROR, READY, STOP, WORK, Stop
 from ..progress import Progress
@@ -94,7 +95,15 @@ def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence
             return
         outstanding[w] = (first, count, t_ask)
         payload = list(items[first:first + count]) if send_items else None
-        transport.send(w, (WORK, first, count, payload))
+        try:
+            transport.send(w, (WORK, first, count, payload))
+        except Exception:  # MPI pickles the items it sends: name the one that cannot be
+            for j, x in enumerate(payload or ()):
+                reason = unpicklable(x)
+                if reason is not None:
+                    raise DlbkitError(f"item {first + j} cannot be pickled to send it to a worker rank: "
+                                      f"{reason}") from None
+            raise
         messages += 1
 
     # the backend stops every worker if anything here fails, and closes the progress bar (base.drive)
@@ -203,8 +212,9 @@ def run_chunk(fn: Callable, items: Sequence | None, payload: Sequence | None, fi
         delay = end - clock()
         if delay > 0:
             time.sleep(delay)
-    conn_send((DONE, first, count, results, t_start - origin, clock() - origin, item_time))
-    return True
+    name = getattr(fn, "__qualname__", None) or short_repr(fn, 60)
+    return send_or_report(conn_send, (DONE, first, count, results, t_start - origin, clock() - origin, item_time),
+                          lambda: ((first + j, f"the result of {name}", r) for j, r in enumerate(results)))
 
 
 def serve(conn, w: int, fn: Callable, items: Sequence | None, emulation: Emulation | None,
@@ -266,6 +276,9 @@ class MapRun(Family):
         return coordinate(transport, self.balancer, self.items, origin=self.origin, emulation=self.emulation,
                           progress=self.progress, rng=self.rng, backend=backend,
                           record_decisions=self.record_decisions)
+
+    def sent_to_workers(self):
+        return [("fn", self.fn), ("items", self.items)]
 
     def for_workers(self, outcome):
         """The worker ranks get all of the trace but the per-item costs, the bulk of it, which only a

@@ -429,6 +429,9 @@ class SpmdRun(Family):
     def default_workers(self, cpus):
         return max(1, min(cpus, (len(self.domain) - 2 * self.spec.halo) // self.spec.halo))
 
+    def sent_to_workers(self):
+        return [("step", self.spec.step)]
+
     def problem(self, n_workers, backend):
         return rows_problem(len(self.domain), self.spec.halo, n_workers, backend)
 

@@ -129,6 +129,11 @@ class TreeRun(Family):
                                "worker ranks: rank 0 coordinates)")
         return None
 
+    def sent_to_workers(self):
+        s = self.spec
+        return [("expand", s.expand), ("combine", s.combine), ("better", s.better), ("root", s.root),
+                ("bound", s.bound), ("balancer", s.balancer)]
+
     def setup(self, n_workers, origin, shared):
         spec = self.spec
         spec.n_workers = n_workers

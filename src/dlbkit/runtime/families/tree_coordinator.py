@@ -52,12 +52,25 @@ from ..progress import Progress
 from .tree_loads import InFlightLoads
 from .tree_worker import ANSWER, FAIL, FINAL, GIVE, IDLE, MAIL, ORDER, POST, REPORT, STEAL, CHECK_S, TreeSpec
 
-__all__ = ["coordinate_tree", "STEAL_BACKOFF_S"]
+__all__ = ["coordinate_tree", "STEAL_BACKOFF_S", "steal_backoff"]
 
 #: (first, longest) delay before an empty steal answer reaches its thief, in seconds; the delay
 #: doubles with each consecutive empty answer and resets when a steal succeeds
 STEAL_BACKOFF_S = (1e-4, 5e-3)
 POLL_S = 0.2  # how often the progress bar refreshes while no message arrives
+
+
+def steal_backoff(failures: int, lo: float | None = None, hi: float | None = None) -> float:
+    """The delay of the *failures*-th consecutive empty steal answer: ``lo · 2^(failures − 1)``, at
+    most *hi* (default :data:`STEAL_BACKOFF_S`). The exponent is capped first (at the doublings that
+    reach *hi*), so the power never overflows however long a worker goes without work (a long
+    sequential phase: a chain of tasks)."""
+    lo = STEAL_BACKOFF_S[0] if lo is None else lo
+    hi = STEAL_BACKOFF_S[1] if hi is None else hi
+    if failures <= 1 or hi <= lo:
+        return min(lo, hi)
+    doublings = math.ceil(math.log2(hi / lo))  # beyond this many, lo · 2^k ≥ hi
+    return min(lo * 2.0 ** min(failures - 1, doublings), hi)
 
 
 def coordinate_tree(transport: Transport, spec: TreeSpec, *, initial: Any = 0,
@@ -258,8 +271,7 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
                     deliver(dst, ("loot", w, tasks))
                 else:
                     failures[dst] += 1
-                    lo, hi = STEAL_BACKOFF_S
-                    delay = min(lo * 2.0 ** (failures[dst] - 1), hi)
+                    delay = steal_backoff(failures[dst])
                     seq += 1
                     heapq.heappush(timers, (clock() + delay, seq, dst, ("loot", w, tasks)))
             if reading[w] and mailbox[w]:
@@ -299,6 +311,8 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
             raise DlbkitError(f"worker {w} died (exit code {msg.exitcode}) before returning its results")
         elif msg[0] == FAIL:
             raise DlbkitError(f"worker {w} failed in dlbkit's own code:\n{msg[1]}")
+        elif msg[0] == ERROR:  # its value could not be pickled
+            raise task_error(msg)
     transport.stop()
 
     value = initial

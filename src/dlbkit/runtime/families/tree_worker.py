@@ -27,7 +27,8 @@ counts the MAIL and POST messages read, so the coordinator knows which of the ta
   ``(GIVE, st, bound, dst, tasks, how)`` (tasks for *dst*; *how* :data:`PUSH` for a placement,
   :data:`ANSWER` for a steal reply and :data:`ORDER` for a periodic transfer, both sent even when
   empty); ``(FINAL, has_value, acc, bound, rows, expanded, work, max_task)`` after STOP;
-  an ``Error`` (index = the task's repr) when the user's code raised; ``(FAIL, traceback, message)`` when
+  an ``Error`` (index = the task's repr) when the user's code raised, or when a task, the bound or
+  the folded value cannot be pickled (instead of the message that carried it); ``(FAIL, traceback, message)`` when
   dlbkit's own code (a balancer hook) raised.
 * coordinator → worker: ``(MAIL, bound, loads, items)`` in reply to REPORT, ``(POST, bound, loads,
   items)`` to a worker that is reading anyway; items are ``("req", thief, wanted)``, ``("give",
@@ -50,7 +51,7 @@ from ...balancers.base import MigrationBalancer
 from ...balancers.decide import given, placements, victims
 from ...errors import DlbkitError
 from ...model.view import TreeView
-from ..backends.base import error_message, short_repr
+from ..backends.base import error_message, send_or_report, short_repr
 from ..emulation import Emulation
 from ..messages import STOP
 
@@ -146,7 +147,15 @@ class _Worker:
         return (self.created, self.completed, len(self.dq), self.idle, self.clock() - self.origin, self.seen)
 
     def send(self, kind: str, *rest) -> None:
-        self.conn.send((kind, self.st(), self.bound, *rest))
+        """Send a message; one that cannot be pickled (a task, the bound) is reported as the user's
+        failure, naming the task, and ends this worker."""
+        def parts():
+            yield "the bound", "the bound", self.bound
+            for t in (rest[1] if kind == GIVE else ()):
+                yield short_repr(t), "a task created by expand", t
+
+        if not send_or_report(self.conn.send, (kind, self.st(), self.bound, *rest), parts):
+            raise _Failed
 
     def read(self) -> None:
         """Receive and handle one message (raise _Stop on STOP)."""
@@ -318,7 +327,11 @@ class _Worker:
 
     def final(self) -> None:
         has = self.acc is not _NOTHING
-        self.conn.send((FINAL, has, self.acc if has else None, self.bound, self.rows, self.completed, self.work, self.max_task))
+        acc = self.acc if has else None
+        send_or_report(self.conn.send, (FINAL, has, acc, self.bound, self.rows, self.completed, self.work,
+                                        self.max_task),
+                       lambda: [(f"worker {self.w}'s value", f"the value folded from worker {self.w}'s tasks", acc),
+                                ("the bound", "the bound", self.bound)])
 
 
 def serve_tree(conn, w: int, spec: TreeSpec) -> None:
