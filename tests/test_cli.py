@@ -219,11 +219,33 @@ def test_balancers_text_and_kind_filter(capsys):
     code, out, _ = run(capsys, "balancers", "--kind", "chunking")
     assert code == 0
     assert "ss" in out and "parameters: size=1" in out and "taxonomy:" in out and "source:" in out
-    code, out, _ = run(capsys, "balancers", "--kind", "placement", "--json")
+    code, out, _ = run(capsys, "balancers", "--kind", "migration", "--json")
     assert code == 0
-    placement = json.loads(out)
-    assert isinstance(placement, list) and all(d["kind"] == "placement" for d in placement)
-    assert {d["name"] for d in placement} == {n for n, c in dlbkit.REGISTRY.items() if c.kind == "placement"}
+    migration = json.loads(out)
+    assert isinstance(migration, list) and all(d["kind"] == "migration" for d in migration)
+    assert {d["name"] for d in migration} == {n for n, c in dlbkit.REGISTRY.items() if c.kind == "migration"}
+
+
+def test_balancers_kind_offers_only_kinds_with_balancers(capsys):
+    """--kind accepts, and its help lists, only the kinds that have registered balancers."""
+    kinds = sorted({c.kind for c in dlbkit.REGISTRY.values()})
+    assert "placement" not in kinds  # no placement balancer is registered (yet)
+    code, out, err = run(capsys, "balancers", "--kind", "placement")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "--kind must be one of chunking, migration, repartition" in err
+    code, out, _ = run(capsys, "balancers", "--help")
+    assert "only balancers of this kind: chunking, migration, repartition" in " ".join(out.split())
+
+
+def test_balancers_print_plain_text_without_unshipped_files(capsys):
+    """No Sphinx roles or literals, and no pointers to the repository's notes or MODELS.md."""
+    for args in (("balancers",), ("balancers", "--json")):
+        code, out, _ = run(capsys, *args)
+        assert code == 0
+        for mark in (":class:", ":func:", ":mod:", "``", "notes/", "MODELS.md", "DESIGN.md"):
+            assert mark not in out, (args, mark)
+    code, out, _ = run(capsys, "balancers", "--kind", "chunking")
+    assert "(see BatchedFactoring)" in out
 
 
 # --- bench -------------------------------------------------------------------------------------------

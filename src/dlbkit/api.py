@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+from numbers import Integral
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -9,10 +11,11 @@ from . import families
 from .balancers.base import Balancer
 from .balancers.registry import resolve
 from .errors import ConfigError
+from .model.availability import Pulse, Recorded, Step
 from .model.platform import Platform
 from .results import Result
 
-__all__ = ["simulate", "Result"]
+__all__ = ["simulate", "Result", "UnusedAvailabilityWarning", "unused_availability"]
 
 
 def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer | str | None = "gss", *,
@@ -24,9 +27,18 @@ def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer 
     balancer; a :class:`~dlbkit.model.tree.TaskTree` on the asynchronous tree engine with a migration
     balancer; an :class:`~dlbkit.model.spmd.Spmd` loop (Osman 2003, 000) on the pipelined-SPMD engine
     with a repartition balancer or ``"none"``/None (no balancing).
-    *balancer* is a balancer object or a registered name (with *params*); *platform* a Platform or
-    the path of a platform TOML file. *engine* options go to the engine (``dlbkit families`` lists
-    them per family; an unknown one is a ConfigError naming those allowed).
+    *balancer* is a balancer object or a registered name (with *params*, a dict of its
+    parameters); *platform* a Platform or the path of a platform TOML file; *seed* an integer >= 0.
+    *engine* options go to the engine (``dlbkit families`` lists them per family) and are checked as
+    an experiment file's ``[engine]`` table is; an unknown one is a ConfigError naming those allowed.
+
+    **The divisible family has a master.** Its engine makes one platform node the master, which
+    hands out work and does **not** compute: node 0 unless ``master=`` names another, and only with
+    ``master_computes=True`` does it also compute. (A real run, :func:`dlbkit.map` with *emulate*,
+    makes every node a worker unless its *master* is given.) ``result.trace.meta["master"]`` names it.
+
+    Raise :exc:`~dlbkit.errors.ConfigError` naming the argument for bad input; warn
+    (:class:`UnusedAvailabilityWarning`) when a node's availability changes only after the run ended.
 
     >>> from dlbkit import Platform, Node, Divisible, simulate
     >>> p = Platform([Node("m"), Node("a", speed=1.0), Node("b", speed=3.0)])
@@ -36,6 +48,10 @@ def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer 
     """
     if isinstance(platform, (str, Path)):
         platform = Platform.from_toml(platform)
+    if not isinstance(platform, Platform):
+        raise ConfigError("platform", platform, "a Platform or the path of a platform TOML file")
+    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
+        raise ConfigError("seed", seed, "an integer >= 0")
     family = families.of(workload)
     eng = family.engine
     allowed = eng.api_options
@@ -43,6 +59,35 @@ def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer 
         if k not in allowed:
             raise ConfigError(f"engine.{k}", "<unknown option>",
                               f"an option of the {family.name} family's {eng.name} engine: " + ", ".join(allowed))
-    b = resolve(balancer, dict(params or {}), kind=family.kind, allow_none=family.allow_none)
-    trace = eng.run(platform, workload, b, seed=seed, **engine)
+    # the options an experiment file may set are checked as there (one path)
+    eng.validate({k: v for k, v in engine.items() if k in eng.options}, platform, "engine")
+    b = resolve(balancer, params, kind=family.kind, allow_none=family.allow_none)
+    trace = eng.run(platform, workload, b, seed=int(seed), **engine)
+    trace.meta.setdefault("node_names", [n.name for n in platform.nodes])
+    for message in unused_availability(platform, trace):
+        warnings.warn(message, UnusedAvailabilityWarning, stacklevel=2)
     return Result(trace, b, platform=platform)
+
+
+class UnusedAvailabilityWarning(UserWarning):
+    """A node's availability changes only after the run ended: the background load it describes
+    had no effect on the run (often a pulse given in the wrong unit of time)."""
+
+
+def unused_availability(platform: Platform, trace: Any) -> list[str]:
+    """One message per node whose availability (a step, pulse or recorded trace) first changes after
+    the run's makespan: what it describes did not happen during the run."""
+    if trace.family == "spmd":  # its availability is read on the loop clock (dlbkit.model.spmd)
+        return []
+    end = trace.makespan
+    out = []
+    for n in platform.nodes:
+        a = n.availability
+        first = (a.start if isinstance(a, Pulse) and a.start > 0 else
+                 a.at if isinstance(a, Step) and a.at > 0 and a.level != a.before else
+                 a.times[1] if isinstance(a, Recorded) and len(a.times) > 1 else None)
+        if first is not None and end > 0 and first >= end:
+            kind = type(a).__name__.lower()
+            out.append(f"node {n.name!r}: its availability {kind} begins at t = {first:g} s, after the run "
+                       f"ended (makespan {end:.4g} s): it had no effect")
+    return out

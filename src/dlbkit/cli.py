@@ -21,6 +21,7 @@ import inspect
 import json
 import math
 import os
+import re
 import shlex
 import sys
 import textwrap
@@ -35,6 +36,14 @@ from .errors import ConfigError, DlbkitError
 __all__ = ["main", "build_parser"]
 
 KINDS = ("chunking", "placement", "migration", "repartition", "mapping", "adaptive")  # DESIGN.md "Balancers"
+
+
+def balancer_kinds() -> list[str]:
+    """The kinds of KINDS that have at least one registered balancer (what ``--kind`` offers)."""
+    from .balancers import registry
+
+    have = {c.kind for c in registry.REGISTRY.values()}
+    return [k for k in KINDS if k in have] + sorted(have - set(KINDS))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Every registered balancer with its kind, parameters (defaults), "
                                    "taxonomy and source.")
     b.add_argument("--json", action="store_true", help="a JSON list of objects")
-    b.add_argument("--kind", metavar="KIND", help="only balancers of this kind: " + ", ".join(KINDS))
+    b.add_argument("--kind", metavar="KIND", help="only balancers of this kind: " + ", ".join(balancer_kinds()))
     b.set_defaults(func=_cmd_balancers)
 
     f = sub.add_parser("families", help="list the workload families: workload, balancer kind, engines, metrics",
@@ -192,6 +201,7 @@ def find_experiment(name: str) -> Path:
 
 
 def _cmd_simulate(args) -> int:
+    from .api import UnusedAvailabilityWarning
     from .experiments import (format_table, load_experiment, run_sweep, save_all, summarise, write_report,
                               write_summary_csv)
 
@@ -210,11 +220,18 @@ def _cmd_simulate(args) -> int:
     args.out_dir = out
     print(f"{exp.name}: {exp.n_runs} runs ({len(exp.balancers)} balancers × {len(exp.points)} grid point(s) × "
           f"{exp.repetitions} repetitions), {args.jobs} job(s), output in {out}", flush=True)
+    role = master_role(exp)
+    if role:
+        print(role, flush=True)
     progress = SweepBar(sys.stderr, args.progress)
 
     t0 = time.perf_counter()
-    sweep = run_sweep(exp, out, jobs=args.jobs, progress=progress)
+    with warnings.catch_warnings():  # said once below, for the sweep, not once per run
+        warnings.simplefilter("ignore", UnusedAvailabilityWarning)
+        sweep = run_sweep(exp, out, jobs=args.jobs, progress=progress)
     summary = summarise(sweep.rows)
+    for message in _unused_availability(exp, sweep.rows):
+        print(f"dlbkit: warning: {message}", file=sys.stderr)
     write_summary_csv(summary, out / "summary.csv")
     print()
     print(format_table(summary) if summary else "no successful runs")
@@ -232,6 +249,37 @@ def _cmd_simulate(args) -> int:
             print(f"  {r['label']}{pt} repetition {r['repetition']}: {r['error']}")
         return 1
     return 0
+
+
+def master_role(exp) -> str:
+    """The line that says which node of a master–worker family's platform is the master, and
+    whether it computes ("" for the other families)."""
+    if exp.family is None or not exp.family.master_worker:
+        return ""
+    m = exp.engine.get("master", 0)
+    name = exp.platform.nodes[m].name if isinstance(m, int) else m
+    if exp.engine.get("master_computes", False):
+        return f"master: node {name!r} hands out work and also computes ([engine] master_computes = true)"
+    others = {b.engine.get("master_computes") for b in exp.balancers} - {None, False}
+    note = "; some balancers set master_computes = true" if others else ""
+    return (f"master: node {name!r} hands out work and does not compute ([engine] master, master_computes = "
+            f"true to change){note}")
+
+
+def _unused_availability(exp, rows) -> list[str]:
+    """Nodes whose availability changes only after the longest run of the sweep ended."""
+    from .api import unused_availability
+
+    spans = [float(r["makespan"]) for r in rows if r.get("status", "ok") == "ok"]
+    if not spans or not all(math.isfinite(x) for x in spans):
+        return []
+
+    class _Longest:
+        family = exp.family.name if exp.family is not None else ""
+        makespan = max(spans)
+
+    return [m.replace("after the run ended", "after every run ended").replace("(makespan", "(longest makespan")
+            for m in unused_availability(exp.platform, _Longest)]
 
 
 # --- balancers --------------------------------------------------------------------------------------
@@ -255,20 +303,45 @@ def _summary_line(doc: str | None) -> str:
     return _one_line(text.split("\n\n", 1)[0]) if text else ""
 
 
+_ROLE = re.compile(r":[a-z]+:`~?([^`<]*?)(?:\s*<[^>]*>)?`")  # :class:`~a.b.C` (or `text <target>`)
+_UNSHIPPED = re.compile(r"\b(?:notes|benchmarks|docs)/[\w./-]+\.md\b|\b(?:MODELS|DESIGN|BENCHMARKS)\.md\b")
+
+
+def plain_text(text: str) -> str:
+    """A docstring's reST as plain text for a terminal: roles (``:class:`~a.b.C``` → ``C``), literals
+    (````x```` → ``x``) and emphasis (``*x*`` → ``x``) unmarked; references to files that are not
+    installed with dlbkit (the repository's notes and benchmark pages) dropped."""
+    def role(m: re.Match) -> str:
+        target = m.group(1).strip()
+        whole = m.group(0)
+        return target.rsplit(".", 1)[-1] if ":`~" in whole else target
+
+    text = _ROLE.sub(role, text)
+    text = re.sub(r"``([^`]+)``", r"\1", text)
+    text = re.sub(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])", r"\1", text)
+    # "...; notes/x.md §3" and "(see MODELS.md M1)": drop the reference with what qualifies it
+    text = re.sub(r"\s*\((?:see |as in |cf\. )?[^()]*?(?:" + _UNSHIPPED.pattern + r")[^()]*\)", "", text)
+    parts = [p for p in re.split(r";\s*", text) if not _UNSHIPPED.search(p)]
+    text = "; ".join(parts) if len(parts) > 1 or parts else ""
+    return _UNSHIPPED.sub("", text).strip()
+
+
 def balancer_info(cls) -> dict:
-    """What ``dlbkit balancers --json`` prints for one balancer class."""
+    """What ``dlbkit balancers --json`` prints for one balancer class (its summary and source as
+    plain text, without references to files dlbkit does not install)."""
     tax = getattr(cls, "taxonomy", None)
     return {"name": cls.name, "kind": cls.kind, "class": f"{cls.__module__}.{cls.__qualname__}",
             "parameters": {k: _jsonable(v) for k, v in cls.param_defaults().items()},
-            "taxonomy": tax.as_dict() if tax is not None else {}, "source": cls.source,
-            "doc": _summary_line(cls.__doc__)}
+            "taxonomy": tax.as_dict() if tax is not None else {}, "source": plain_text(cls.source),
+            "doc": plain_text(_summary_line(cls.__doc__))}
 
 
 def _cmd_balancers(args) -> int:
     from .balancers import registry
 
-    if args.kind is not None and args.kind not in KINDS:
-        raise ConfigError("--kind", args.kind, "one of " + ", ".join(KINDS))
+    kinds = balancer_kinds()
+    if args.kind is not None and args.kind not in kinds:
+        raise ConfigError("--kind", args.kind, "one of " + ", ".join(kinds) + " (the kinds with registered balancers)")
     infos = [balancer_info(registry.REGISTRY[n]) for n in registry.names(args.kind)]
     if args.json:
         print(json.dumps(infos, indent=2, ensure_ascii=False))
@@ -652,6 +725,11 @@ def _run(args, rank: int) -> int:
     label = balancer_label(r.balancer.name, r.balancer.get_params())
     print(f"{args.target}: {summary['items']} items on {summary['workers']} workers ({args.backend}, {label}): "
           f"makespan {m['makespan']:.4g} s, efficiency {m['efficiency']:.2f}, {summary['chunks']} chunks")
+    if isinstance(emulate, str):  # a platform: say which nodes compute (simulate's default differs)
+        print(f"emulated {emulate}: " + (f"node {args.master!r} coordinates and does not compute; the other "
+                                         "nodes' cores are the workers" if args.master is not None else
+                                         "every node computes, one worker per core (the coordinator is not a "
+                                         "platform node; --master NODE makes one)"))
     for line in written:
         print(line)
     return 0

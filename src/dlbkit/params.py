@@ -16,12 +16,17 @@ from typing import Any, ClassVar
 
 from .errors import ConfigError
 
+#: the largest magnitude of a balancer parameter (as of any configured number: dlbkit.model.check.HUGE)
+MAGNITUDE = 1e30
+
 __all__ = ["Interval", "Options", "Parameterised"]
 
 
 @dataclass(frozen=True)
 class Interval:
-    """A number of *kind* (``Integral`` or ``Real``) in [left, right], each end open or closed."""
+    """A number of *kind* (``Integral`` or ``Real``) in [left, right], each end open or closed; always
+    finite and of magnitude at most :data:`MAGNITUDE` (an open-ended range stops there), so that a
+    balancer's arithmetic stays finite."""
 
     kind: type
     left: float | None
@@ -31,7 +36,7 @@ class Interval:
     def accepts(self, value: Any) -> bool:
         if isinstance(value, bool) or not isinstance(value, self.kind):
             return False
-        if isinstance(value, Real) and math.isnan(value):
+        if isinstance(value, Real) and not (abs(value) <= MAGNITUDE):  # NaN, ±inf and the absurdly large
             return False
         lo_ok = self.left is None or (
             value >= self.left if self.closed in ("both", "left") else value > self.left
@@ -142,6 +147,8 @@ class Parameterised:
             value = getattr(self, name)
             if not any(_accepts(f, value) for f in forms):
                 allowed = " or ".join(_describe(f) for f in forms)
+                if isinstance(value, Real) and not isinstance(value, bool) and not abs(value) <= MAGNITUDE:
+                    allowed += f" (finite, of magnitude at most {MAGNITUDE:.0e}: dlbkit's limit)".replace("e+", "e")
                 raise ConfigError(f"parameter {name!r} of {self.registry_name()}", value, allowed)
 
     @classmethod

@@ -39,8 +39,23 @@ def _axes(ax, size, margins=(0.9, 0.3, 0.4, 0.65)):
 
 
 def _worker_labels(trace: Trace) -> list[str]:
+    """One label per row: the platform node's name (``meta["node_names"]``, as simulations record
+    it; "/k" numbers the workers of a node with several cores) and speed; ``worker i`` for a real
+    run, whose workers are processes rather than platform nodes."""
     speeds = trace.speeds or [math.nan] * trace.n_nodes
-    return [f"w{i} (node {n}, s={s:g})" for i, (n, s) in enumerate(zip(trace.node_of, speeds))]
+    names = trace.meta.get("node_names")
+    if not names:
+        return [f"worker {i} (s={s:g})" for i, s in enumerate(speeds)]
+    per_node: dict[int, int] = {}
+    for n in trace.node_of:
+        per_node[n] = per_node.get(n, 0) + 1
+    seen: dict[int, int] = {}
+    out = []
+    for n, s in zip(trace.node_of, speeds):
+        k = seen[n] = seen.get(n, -1) + 1
+        name = str(names[n]) if 0 <= n < len(names) else f"node {n}"
+        out.append(f"{name}{f'/{k}' if per_node[n] > 1 else ''} (s={s:g})")
+    return out
 
 
 def gantt(trace: Trace, ax=None, *, title: str | None = None, show_load: bool = True):

@@ -34,8 +34,12 @@ class Result:
         return self.metrics["makespan"]
 
     def table(self) -> dict[str, list]:
-        """The trace's intervals as columns (DataFrame-like: ``pandas.DataFrame(result.table())``): one
-        row per chunk, task stretch or SPMD loop of a node (``dlbkit.model.trace.INTERVAL_COLUMNS``)."""
+        """The trace's intervals as a dict of columns, column name → list of values, all of one length
+        (one row per chunk, task stretch or SPMD loop of a node): ``node`` (the view's index),
+        ``first`` and ``count`` (the first item and how many; tasks for a tree, rows for SPMD),
+        ``t_ask``, ``t_start``, ``t_end`` (s) and ``round`` (-1 outside round-based engines); see
+        ``dlbkit.model.trace.INTERVAL_COLUMNS``. For a table object: ``pandas.DataFrame(result.table())``.
+        """
         return {k: v.tolist() for k, v in self.trace.intervals().items()}
 
     def figures(self, title: str = "") -> dict:
@@ -74,4 +78,9 @@ class Result:
 
     def __repr__(self) -> str:
         name = getattr(self.balancer, "name", "none") if self.balancer is not None else "none"
-        return f"<{type(self).__name__} {self.family.name}, {name}: makespan {self.makespan:.6g}>"
+        master = self.trace.meta.get("master")
+        role = ""
+        if master is not None:  # the divisible family's master: say whether it computed
+            role = f", master {master!r}" + (" also computes" if self.trace.meta.get("master_computes")
+                                              else " hands out work, does not compute")
+        return f"<{type(self).__name__} {self.family.name}, {name}: makespan {self.makespan:.6g}{role}>"

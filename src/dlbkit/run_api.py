@@ -20,6 +20,7 @@ from .balancers.registry import resolve
 from .info import resolve as resolve_info
 from .errors import ConfigError
 from .results import Result
+from .model.check import number
 from .model.platform import Platform
 from .runtime.backends import BACKENDS
 from .runtime.backends.local import check_workers
@@ -118,15 +119,51 @@ class SpmdResult(RunResult):
 
 # --- argument checks ----------------------------------------------------------------------------
 def _emulation(emulate, seed: int, master) -> Emulation | None:
+    """The emulation *emulate* asks for, checked; *master* only with a platform (its node that
+    coordinates and does not compute)."""
+    platform = isinstance(emulate, (Platform, str, Path))
+    if master is not None:
+        if not platform:
+            raise ConfigError("master", master, "None unless emulate is a Platform or a platform TOML path (the "
+                              "master is a platform node that coordinates and does not compute)")
+        if isinstance(master, bool) or not isinstance(master, (str, int)):
+            raise ConfigError("master", master, "a node name or index of the emulated platform, or None")
     if emulate is None:
         return None
     if isinstance(emulate, Emulation):
         return emulate
-    if isinstance(emulate, (Platform, str, Path)):
+    if platform:
+        if isinstance(emulate, (str, Path)):
+            emulate = Platform.from_toml(emulate)
+        if isinstance(master, int) and not 0 <= master < emulate.n_nodes:
+            raise ConfigError("master", master, f"a node index in [0, {emulate.n_nodes - 1}] or a node name")
+        if isinstance(master, str):
+            emulate.index(master)  # a ConfigError naming the nodes if there is none of that name
+        if master is not None and len(emulate.worker_nodes(exclude=emulate.index(master) if isinstance(master, str)
+                                                             else master)) == 0:
+            raise ConfigError("master", master, "a node of a platform with other nodes to compute")
         return Emulation.from_platform(emulate, seed=seed, master=master)
-    if isinstance(emulate, Iterable):
-        return Emulation.from_speeds(list(emulate))
+    if isinstance(emulate, Iterable) and not isinstance(emulate, (bytes, Mapping)):
+        speeds = list(emulate)
+        if not speeds:
+            raise ConfigError("emulate", speeds, "a non-empty list of speed factors (one per worker), a Platform "
+                              "or a platform TOML path")
+        for i, x in enumerate(speeds):
+            number(x, f"emulate[{i}]", lo=0.0, lo_open=True)
+        return Emulation.from_speeds([float(x) for x in speeds])
     raise ConfigError("emulate", emulate, "a Platform, a platform TOML path or a list of speed factors")
+
+
+def _progress(progress: Any) -> bool | None:
+    if progress is not None and not isinstance(progress, bool):
+        raise ConfigError("progress", progress, "True, False or None (a bar when stderr is a terminal)")
+    return progress
+
+
+def _seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ConfigError("seed", seed, "an integer >= 0")
+    return int(seed)
 
 
 def _worker_count(workers: int | None, emulation: Emulation | None, backend: str = "local") -> int | None:
@@ -237,7 +274,12 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
     a tree's periodic decisions, an SPMD run's repartitions). See :func:`map`.
     """
     _backend(backend)
+    seed = _seed(seed)
+    _progress(progress)
+    _callable("fn", fn, optional=False)
     b: ChunkingBalancer = resolve(balancer, params, kind="chunking")
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+        raise ConfigError("items", type(items).__name__, "a sequence or iterable of items (a list, a range, ...)")
     if not isinstance(items, Sequence):
         items = list(items)
     emulation = _emulation(emulate, seed, master)
@@ -337,8 +379,8 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
     _callable("better", better)
     if better is not None and bound is None:
         raise ConfigError("better", better, "None unless a bound is given (branch and bound)")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ConfigError("seed", seed, "a non-negative integer")
+    seed = _seed(seed)
+    _progress(progress)
     b = _migration_balancer(balancer, params)
     _tree_family.check_topology(topology)
     emulation = _emulation(emulate, seed, None)
@@ -439,6 +481,7 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
     """
     _backend(backend)
     arr = _check(step, domain, iterations, halo, window, bandwidth, seed)
+    _progress(progress)
     b = _repartition_balancer(balancer, params)
     emulation = _emulation(emulate, seed, None)
     asked = workers

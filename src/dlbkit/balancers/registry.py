@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from ..errors import ConfigError
 
@@ -34,6 +34,8 @@ def get(name: str, field: str = "balancer") -> type:
 def make(name: str, params: dict[str, Any] | None = None, field: str = "balancer"):
     """Build and validate the balancer *name* with *params*; unknown parameters are named."""
     cls = get(name, field)
+    if params is not None and not isinstance(params, Mapping):
+        raise ConfigError("params", params, "a dict of parameter names to values, or None")
     params = dict(params or {})
     valid = cls.param_names()
     for k in params:
@@ -61,6 +63,8 @@ def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | 
     naming *field*.
     """
     from .base import Balancer  # base imports nothing from here; the import is local to keep it so
+    if params is not None and not isinstance(params, Mapping):
+        raise ConfigError("params", params, "a dict of parameter names to values, or None")
     hint = _KIND_HINT.get(kind, "a registered balancer name or a Balancer object") if kind else \
         "a registered balancer name or a Balancer object"
     if balancer is None or (allow_none and isinstance(balancer, str) and balancer.lower() == "none"):

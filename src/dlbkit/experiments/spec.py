@@ -49,6 +49,7 @@ import copy
 import hashlib
 import itertools
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from numbers import Real
@@ -64,7 +65,8 @@ from ..families import Family
 from ..model import check
 from ..model.platform import Platform, load_toml
 
-__all__ = ["BalancerSpec", "Experiment", "RunSpec", "load_experiment", "run_seed", "point_key"]
+__all__ = ["BalancerSpec", "Experiment", "RunSpec", "load_experiment", "run_seed", "point_key", "MAX_REPETITIONS",
+           "MAX_RUNS"]
 
 TOP_KEYS = {"name", "description", "repetitions", "seed", "platform", "workload", "engine", "info", "balancers",
             "grid"}
@@ -72,6 +74,10 @@ BALANCER_KEYS = {"name", "label", "params", "engine", "info"}
 PLATFORM_KEYS = {"file", "name", "nodes", "network"}
 NO_BALANCING = "none"  #: a family's unbalanced reference (``name = "none"``, where the family allows it)
 GRID_ROOTS = ("platform", "workload", "engine", "info")
+#: dlbkit's limits on the size of a sweep, checked before anything is built or run (a sweep keeps
+#: one run description per run in memory, about 1 kB each): far beyond any sweep worth running
+MAX_REPETITIONS = 100_000
+MAX_RUNS = 1_000_000
 
 
 def run_seed(seed: int, repetition: int) -> int:
@@ -156,7 +162,8 @@ class Experiment:
         description = d.get("description", "")
         if not isinstance(description, str):
             raise ConfigError("description", description, "a string")
-        repetitions = check.integer(d.get("repetitions", 1), "repetitions", lo=1)
+        repetitions = check.size(d.get("repetitions", 1), "repetitions", MAX_REPETITIONS,
+                                 "runs are held in memory before they run")
         seed = check.integer(d.get("seed", 0), "seed", lo=0)
 
         platform_dict, platform_dir, source = _platform_table(check.required(d, "platform", ""), base_dir)
@@ -172,6 +179,11 @@ class Experiment:
             _info(info_dict, family, "info")
         balancers = _balancers(check.required(d, "balancers", ""), platform, engine_dict, family)
         grid = _grid(d.get("grid", {}))
+        n_runs = repetitions * len(balancers) * math.prod(len(v) for v in grid.values())
+        if n_runs > MAX_RUNS:
+            raise ConfigError("runs (repetitions × balancers × grid points)", n_runs,
+                              f"at most {MAX_RUNS:,} (dlbkit's limit: runs are held in memory before they run; "
+                              "split the sweep into several experiments)")
         own = [i for i, b in enumerate(balancers) if b.info is not None]
         swept = [k for k in grid if k.startswith("info.")]
         if own and swept:  # a balancer's own info table replaces [info], so the sweep would not reach it

@@ -39,8 +39,9 @@ class Stat:
 def mean_ci(values: Iterable[float], confidence: float = CONFIDENCE) -> tuple[int, float, float, float]:
     """(n, mean, sample std, CI half-width) of the finite *values*.
 
-    The half-width is t_{(1+c)/2, n-1} · s / √n (Student's t); it is 0 when n = 1 or s = 0, and all
-    but n are NaN when there is no finite value.
+    The half-width is t_{(1+c)/2, n-1} · s / √n (Student's t); it is 0 when s = 0, undefined (NaN)
+    when n = 1 (one value says nothing of the spread; the std is NaN too), and all but n are NaN when
+    there is no finite value.
 
     >>> n, m, s, h = mean_ci([1.0, 2.0, 3.0])
     >>> n, m, s, round(h, 4)
@@ -52,7 +53,7 @@ def mean_ci(values: Iterable[float], confidence: float = CONFIDENCE) -> tuple[in
         return 0, math.nan, math.nan, math.nan
     mean = float(x.mean())
     if n == 1:
-        return 1, mean, 0.0, 0.0
+        return 1, mean, math.nan, math.nan
     s = float(x.std(ddof=1))
     if s == 0.0:
         return n, mean, 0.0, 0.0
@@ -113,12 +114,15 @@ def _decimals(x: float) -> int:
 
 
 def format_cell(mean: float, ci: float) -> str:
-    """``mean ± ci`` with the same number of decimals for both."""
+    """``mean ± ci`` with the same number of decimals for both; the mean alone when the interval is
+    undefined (NaN: a single repetition)."""
     if not math.isfinite(mean):
         return "n/a"
     d = _decimals(mean)
-    if float(mean).is_integer() and ci == 0 and abs(mean) >= 1:
+    if float(mean).is_integer() and (ci == 0 or not math.isfinite(ci)) and abs(mean) >= 1:
         d = 0
+    if not math.isfinite(ci):
+        return f"{mean:.{d}f}"
     return f"{mean:.{d}f} ± {ci:.{d}f}"
 
 
@@ -129,11 +133,15 @@ def format_table(summary: Sequence[Stat], metrics: Sequence[str] | None = None, 
     by = {(s.label, s.point, s.metric): s for s in summary}
     keys = list(dict.fromkeys((s.label, s.point) for s in summary))
     same: list[str] = []
+    identical = False
     if metrics is None:  # leave out, and state once, what is the same for every balancer
         metrics = []
-        for m in table_metrics(summary):
+        shown = table_metrics(summary)
+        for m in shown:
             cells = {format_cell(by[(lbl, p, m)].mean, by[(lbl, p, m)].ci95) for lbl, p in keys if (lbl, p, m) in by}
             (same if len(keys) > 1 and len(cells) == 1 else metrics).append(m)
+        if shown and not metrics:  # the balancers gave identical results: those are the results
+            metrics, same, identical = shown, [], True
     metrics = list(metrics)
     points = list(dict.fromkeys(p for _, p in keys))
     show_point = any(points)
@@ -144,7 +152,7 @@ def format_table(summary: Sequence[Stat], metrics: Sequence[str] | None = None, 
             means = [v for v in means if math.isfinite(v)]
             if means and min(means) != max(means):  # nothing to mark when all agree (e.g. lower_bound)
                 best[(p, m)] = (min if METRICS.get(m, ("", "lower"))[1] == "lower" else max)(means)
-    n_of = {k: max((by[(k[0], k[1], m)].n for m in metrics if (k[0], k[1], m) in by), default=0) for k in keys}
+    n_of = {k: max((s.n for s in summary if (s.label, s.point) == k), default=0) for k in keys}
     header = ["balancer"] + (["grid point"] if show_point else []) + ["n"] + metrics
     body = []
     for lbl, p in keys:
@@ -171,8 +179,12 @@ def format_table(summary: Sequence[Stat], metrics: Sequence[str] | None = None, 
         s0 = {m: next(by[(lbl, p, m)] for lbl, p in keys if (lbl, p, m) in by) for m in same}
         out.append("same for every balancer: " + "; ".join(f"{m} {format_cell(s0[m].mean, s0[m].ci95)}"
                                                           for m in same))
+    if identical:
+        out.append("every balancer gave identical results")
+    legend = "mean ± 95% CI half-width (Student's t) over repetitions"
+    if any(n < 2 for n in n_of.values()):
+        legend += " (n = 1: the mean alone, one repetition gives no interval)"
     if mark_best and len(keys) > 1:
-        out.append("mean ± 95% CI half-width (Student's t) over repetitions; * best mean per metric")
-    else:
-        out.append("mean ± 95% CI half-width (Student's t) over repetitions")
+        legend += "; * best mean per metric"
+    out.append(legend)
     return "\n".join(line_.rstrip() for line_ in out)

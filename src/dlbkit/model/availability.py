@@ -9,17 +9,19 @@ times, and when a given amount of work started at ``t0`` finishes.
 from __future__ import annotations
 
 import csv
+import io
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
 from ..errors import ConfigError
 from . import check
 
-__all__ = ["Piecewise", "Constant", "Step", "Pulse", "Markov", "Recorded", "availability_from_dict"]
+__all__ = ["Piecewise", "Constant", "Step", "Pulse", "Markov", "Recorded", "availability_from_dict",
+           "as_availability", "SPECS"]
 
 
 class Piecewise:
@@ -110,15 +112,25 @@ def _realised(times: tuple, levels: tuple) -> Piecewise:
     return Piecewise(list(zip(times, levels)))
 
 
+_FIELD = "availability"
+
+
 def _level(value, field: str) -> float:
     return check.number(value, field, lo=0.0, hi=1.0, lo_open=True)
 
 
+def _set(obj, name: str, value) -> None:
+    object.__setattr__(obj, name, value)
+
+
 @dataclass(frozen=True)
 class Constant:
-    """The node gives the job a fixed share *level* of its CPU."""
+    """The node gives the job a fixed share *level* of its CPU, in (0, 1]."""
 
     level: float = 1.0
+
+    def __post_init__(self):
+        _set(self, "level", _level(self.level, f"{_FIELD}.level"))
 
     def realise(self, rng: np.random.Generator | None = None) -> Piecewise:
         return Piecewise([(0.0, self.level)])
@@ -126,11 +138,17 @@ class Constant:
 
 @dataclass(frozen=True)
 class Step:
-    """Level *before* until time *at*, then *level* for ever (a user starts a long job)."""
+    """Level *before* until time *at* (s, >= 0), then *level* for ever (a user starts a long job);
+    levels in (0, 1]."""
 
     at: float
     level: float
     before: float = 1.0
+
+    def __post_init__(self):
+        _set(self, "at", check.number(self.at, f"{_FIELD}.at", lo=0.0))
+        _set(self, "level", _level(self.level, f"{_FIELD}.level"))
+        _set(self, "before", _level(self.before, f"{_FIELD}.before"))
 
     def realise(self, rng: np.random.Generator | None = None) -> Piecewise:
         if self.at == 0:
@@ -140,13 +158,28 @@ class Step:
 
 @dataclass(frozen=True)
 class Pulse:
-    """Level *level* during [start, start + duration), *base* otherwise; repeats every *period* if given."""
+    """Level *level* during [start, start + duration), *base* otherwise; repeats every *period* if
+    given. Times in seconds: *start* >= 0, *duration* > 0, *period* > *duration* (a pulse ends before
+    the next begins); levels in (0, 1]."""
 
     start: float
     duration: float
     level: float
     base: float = 1.0
     period: float | None = None
+
+    def __post_init__(self):
+        _set(self, "start", check.number(self.start, f"{_FIELD}.start", lo=0.0))
+        _set(self, "duration", check.number(self.duration, f"{_FIELD}.duration", lo=0.0, lo_open=True))
+        _set(self, "level", _level(self.level, f"{_FIELD}.level"))
+        _set(self, "base", _level(self.base, f"{_FIELD}.base"))
+        if self.period is not None:
+            try:
+                period = check.number(self.period, f"{_FIELD}.period", lo=self.duration, lo_open=True)
+            except ConfigError as e:
+                raise ConfigError(e.field, e.value, f"a number > {self.duration:g}, the pulse's duration (a pulse "
+                                  "ends before the next one begins)") from None
+            _set(self, "period", period)
 
     def realise(self, rng: np.random.Generator | None = None) -> Piecewise:
         def gen():
@@ -167,13 +200,22 @@ class Pulse:
 @dataclass(frozen=True)
 class Markov:
     """Two-state on/off Markov background load: exponential sojourns with means *mean_free* (level
-    *high*) and *mean_busy* (level *low*). Seeded: the trajectory comes from the run's Generator."""
+    *high*) and *mean_busy* (level *low*), in seconds (> 0); levels in (0, 1]. Seeded: the trajectory
+    comes from the run's Generator."""
 
     mean_free: float
     mean_busy: float
     low: float
     high: float = 1.0
     start_busy: bool = False
+
+    def __post_init__(self):
+        _set(self, "mean_free", check.number(self.mean_free, f"{_FIELD}.mean_free", lo=0.0, lo_open=True))
+        _set(self, "mean_busy", check.number(self.mean_busy, f"{_FIELD}.mean_busy", lo=0.0, lo_open=True))
+        _set(self, "low", _level(self.low, f"{_FIELD}.low"))
+        _set(self, "high", _level(self.high, f"{_FIELD}.high"))
+        if not isinstance(self.start_busy, bool):
+            raise ConfigError(f"{_FIELD}.start_busy", self.start_busy, "true or false")
 
     def realise(self, rng: np.random.Generator | None = None) -> Piecewise:
         if rng is None:
@@ -190,32 +232,67 @@ class Markov:
 
 @dataclass(frozen=True)
 class Recorded:
-    """A measured availability trace: level ``levels[k]`` from ``times[k]`` on (times[0] must be 0)."""
+    """A measured availability trace: level ``levels[k]`` (in (0, 1]) from ``times[k]`` on (seconds,
+    increasing; times[0] must be 0)."""
 
     times: tuple[float, ...]
     levels: tuple[float, ...]
     source: str = field(default="", compare=False)
 
+    def __post_init__(self):
+        times, levels = self.times, self.levels
+        for name, v in (("times", times), ("levels", levels)):
+            if isinstance(v, (str, bytes, Mapping)) or not hasattr(v, "__len__") or not hasattr(v, "__iter__"):
+                raise ConfigError(f"{_FIELD}.{name}", v, "a list of numbers")
+        where = f" (in {self.source})" if self.source else ""
+        if not len(times):
+            raise ConfigError(f"{_FIELD}.times", "an empty trace" + where,
+                              "at least one time,level pair (the level from time 0 on)")
+        if len(times) != len(levels):
+            raise ConfigError(f"{_FIELD}.levels", f"{len(levels)} levels",
+                              f"one level per time ({len(times)} times)")
+        ts = tuple(check.number(t, f"{_FIELD}.times[{i}]", lo=0.0) for i, t in enumerate(times))
+        for i, t in enumerate(ts):
+            if i == 0 and t != 0:
+                raise ConfigError(f"{_FIELD}.times[0]", times[0], "0 (a trace starts at time 0)")
+            if i and t <= ts[i - 1]:
+                raise ConfigError(f"{_FIELD}.times[{i}]", times[i], f"greater than times[{i - 1}] = {times[i - 1]}")
+        _set(self, "times", ts)
+        _set(self, "levels", tuple(_level(a, f"{_FIELD}.levels[{i}]") for i, a in enumerate(levels)))
+
     def realise(self, rng: np.random.Generator | None = None) -> Piecewise:
         return Piecewise(list(zip(self.times, self.levels)))
 
 
+SPECS = (Constant, Step, Pulse, Markov, Recorded)
+
+
 def _read_trace_file(path: Path, field: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The (times, levels) of a CSV file ``time,level`` (a header line and ``#`` comments allowed)."""
     if not path.is_file():
         raise ConfigError(field, str(path), "an existing CSV file with columns time,level")
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise ConfigError(field, str(path), f"a readable CSV file ({e.strerror})") from None
+    try:
+        text = check.decode(data, path)
+    except ConfigError as e:
+        raise ConfigError(f"{field} ({path})", e.value, e.allowed) from None
     times, levels = [], []
-    with path.open(newline="") as fh:
-        for lineno, row in enumerate(csv.reader(fh), 1):
-            if not row or row[0].strip().startswith("#"):
-                continue
-            try:
-                t, a = float(row[0]), float(row[1])
-            except (ValueError, IndexError):
-                if lineno == 1:
-                    continue  # a header line
-                raise ConfigError(f"{field} line {lineno}", ",".join(row), "two numbers: time,level")
-            times.append(t)
-            levels.append(a)
+    for lineno, row in enumerate(csv.reader(io.StringIO(text, newline="")), 1):
+        if not row or not "".join(row).strip() or row[0].strip().startswith("#"):
+            continue
+        try:
+            t, a = float(row[0]), float(row[1])
+        except (ValueError, IndexError):
+            if lineno == 1:
+                continue  # a header line
+            raise ConfigError(f"{field} line {lineno}", ",".join(row), "two numbers: time,level") from None
+        times.append(t)
+        levels.append(a)
+    if not times:
+        raise ConfigError(field, str(path), "a CSV file with at least one time,level line (the file has none)")
     return tuple(times), tuple(levels)
 
 
@@ -223,56 +300,59 @@ KINDS = ("constant", "step", "pulse", "markov", "trace")
 
 
 def availability_from_dict(d, field: str, base_dir: Path | None = None):
-    """Build and validate an availability spec from a TOML table (or a bare number = constant)."""
-    if isinstance(d, (int, float)) and not isinstance(d, bool):
-        return Constant(_level(d, field))
-    d = check.table(d, field)
-    kind = check.choice(check.required(d, "kind", field), f"{field}.kind", KINDS)
-    f = lambda k: f"{field}.{k}"  # noqa: E731
-    if kind == "constant":
-        check.known_keys(d, field, {"kind", "level"})
-        return Constant(_level(d.get("level", 1.0), f("level")))
-    if kind == "step":
-        check.known_keys(d, field, {"kind", "at", "level", "before"})
-        return Step(check.number(check.required(d, "at", field), f("at"), lo=0.0),
-                    _level(check.required(d, "level", field), f("level")),
-                    _level(d.get("before", 1.0), f("before")))
-    if kind == "pulse":
-        check.known_keys(d, field, {"kind", "start", "duration", "level", "base", "period"})
-        duration = check.number(check.required(d, "duration", field), f("duration"), lo=0.0, lo_open=True)
-        period = d.get("period")
-        if period is not None:
-            period = check.number(period, f("period"), lo=duration, lo_open=True)
-        return Pulse(check.number(check.required(d, "start", field), f("start"), lo=0.0), duration,
-                     _level(check.required(d, "level", field), f("level")),
-                     _level(d.get("base", 1.0), f("base")), period)
-    if kind == "markov":
-        check.known_keys(d, field, {"kind", "mean_free", "mean_busy", "low", "high", "start_busy"})
-        return Markov(check.number(check.required(d, "mean_free", field), f("mean_free"), lo=0.0, lo_open=True),
-                      check.number(check.required(d, "mean_busy", field), f("mean_busy"), lo=0.0, lo_open=True),
-                      _level(check.required(d, "low", field), f("low")),
-                      _level(d.get("high", 1.0), f("high")),
-                      bool(d.get("start_busy", False)))
+    """Build an availability spec from a TOML table (or a bare number = constant); its constructor
+    checks the values, naming them under *field*."""
+    with check.renamed(_FIELD, field):
+        if isinstance(d, (int, float)) and not isinstance(d, bool):
+            with check.renamed(f"{_FIELD}.level", _FIELD):
+                return Constant(d)
+        d = check.table(d, _FIELD)
+        kind = check.choice(check.required(d, "kind", _FIELD), f"{_FIELD}.kind", KINDS)
+        keys = {"constant": {"level"}, "step": {"at", "level", "before"},
+                "pulse": {"start", "duration", "level", "base", "period"},
+                "markov": {"mean_free", "mean_busy", "low", "high", "start_busy"},
+                "trace": {"file", "times", "levels"}}[kind]
+        check.known_keys(d, _FIELD, keys | {"kind"})
+        kw = {k: v for k, v in d.items() if k != "kind"}
+        if kind == "constant":
+            return Constant(**kw)
+        for k in {"step": ("at", "level"), "pulse": ("start", "duration", "level"),
+                  "markov": ("mean_free", "mean_busy", "low")}.get(kind, ()):
+            check.required(d, k, _FIELD)
+        if kind == "step":
+            return Step(**kw)
+        if kind == "pulse":
+            return Pulse(**kw)
+        if kind == "markov":
+            return Markov(**kw)
     # trace: inline arrays or a CSV file
-    check.known_keys(d, field, {"kind", "file", "times", "levels"})
     if "file" in d:
-        p = Path(d["file"])
+        f = d["file"]
+        if not isinstance(f, str) or not f:
+            raise ConfigError(f"{field}.file", f, "the path of a CSV file with columns time,level")
+        p = Path(f)
         if base_dir is not None and not p.is_absolute():
             p = base_dir / p
-        times, levels = _read_trace_file(p, f("file"))
-        source = str(p)
-    else:
-        times = tuple(check.required(d, "times", field))
-        levels = tuple(check.required(d, "levels", field))
-        source = ""
-    if not times or len(times) != len(levels):
-        raise ConfigError(f("times"), len(times), f"a non-empty list as long as levels ({len(levels)})")
-    for i, t in enumerate(times):
-        check.number(t, f"{field}.times[{i}]", lo=0.0)
-        if i == 0 and t != 0:
-            raise ConfigError(f"{field}.times[0]", t, "0 (a trace starts at time 0)")
-        if i and t <= times[i - 1]:
-            raise ConfigError(f"{field}.times[{i}]", t, f"greater than times[{i - 1}] = {times[i - 1]}")
-    for i, a in enumerate(levels):
-        _level(a, f"{field}.levels[{i}]")
-    return Recorded(tuple(float(t) for t in times), tuple(float(a) for a in levels), source)
+        times, levels = _read_trace_file(p, f"{field}.file")
+        try:
+            return Recorded(times, levels, str(p))
+        except ConfigError as e:  # name the file and the entry: "... file trace.csv, levels[3]"
+            entry = e.field[len(_FIELD) + 1:] if e.field.startswith(_FIELD + ".") else e.field
+            raise ConfigError(f"{field}.file {p}, {entry}", e.value, e.allowed) from None
+    with check.renamed(_FIELD, field):
+        for k in ("times", "levels"):
+            v = check.required(d, k, _FIELD)
+            if not isinstance(v, list):
+                raise ConfigError(f"{_FIELD}.{k}", v, "a list of numbers")
+        return Recorded(tuple(d["times"]), tuple(d["levels"]))
+
+
+def as_availability(a, field: str = "availability"):
+    """*a* as an availability spec: a spec already, a bare level (a Constant) or a table as in a
+    platform file."""
+    if isinstance(a, SPECS):
+        return a
+    if isinstance(a, (int, float, Mapping)) and not isinstance(a, bool):
+        return availability_from_dict(dict(a) if isinstance(a, Mapping) else a, field)
+    raise ConfigError(field, a, "a level in (0, 1], an availability (Constant, Step, Pulse, Markov, Recorded) "
+                      "or a table with kind")

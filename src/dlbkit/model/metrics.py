@@ -45,24 +45,36 @@ def lower_bound(trace: Trace) -> float:
     """
     speeds = trace.speeds
     avail = trace.availability
-    if not speeds or trace.total_work <= 0:
+    work = float(trace.total_work)
+    if not speeds or not work > 0:
         return 0.0
+    if not math.isfinite(work) or not all(math.isfinite(s) and s > 0 for s in speeds):
+        return math.nan  # nothing finite to bound (the model's checks keep configurations from this)
+    # Work and speeds in units of the fastest node: Σ s_i stays finite however large the speeds
+    # (two nodes of speed 1e308 would otherwise sum to inf and the search below never end).
+    scale = max(speeds)
+    rel = [s / scale for s in speeds]
     single = min(a.finish(0.0, trace.max_item / s) for s, a in zip(speeds, avail))
     if all(a.constant is not None for a in avail):
-        fluid = trace.total_work / sum(s * a.constant for s, a in zip(speeds, avail))
+        fluid = work / scale / sum(s * a.constant for s, a in zip(rel, avail))
         return max(fluid, single)
 
     def capacity(t: float) -> float:
-        return sum(s * a.capacity(t) for s, a in zip(speeds, avail))
+        return sum(s * a.capacity(t) for s, a in zip(rel, avail))
 
-    lo, hi = 0.0, trace.total_work / sum(speeds)  # at full availability: a lower bound on t
-    while capacity(hi) < trace.total_work:
+    target = work / scale
+    lo, hi = 0.0, target / sum(rel)  # at full availability: a lower bound on t (> 0: rel has a 1)
+    for _ in range(2100):  # doubling: from the smallest positive float to the largest takes < 2100
+        if capacity(hi) >= target or not math.isfinite(hi):
+            break
         lo, hi = hi, hi * 2.0
+    if not math.isfinite(hi):
+        return math.inf  # the capacity never reaches the work within the float range
     for _ in range(200):  # bisection to float resolution; capacity is continuous and increasing
         mid = 0.5 * (lo + hi)
         if mid in (lo, hi):
             break
-        if capacity(mid) < trace.total_work:
+        if capacity(mid) < target:
             lo = mid
         else:
             hi = mid

@@ -17,15 +17,26 @@ import numpy as np
 
 from ..errors import ConfigError
 from . import check
-from .availability import Constant, availability_from_dict
-from .topology import build, hop_matrix, topology_from_dict
+from .availability import Constant, as_availability, availability_from_dict
+from .topology import hop_matrix, topology_from_dict
 
-__all__ = ["Node", "Network", "Platform", "load_toml"]
+__all__ = ["Node", "Network", "Platform", "load_toml", "MAX_NODES", "MAX_CORES"]
+
+#: the most nodes of a platform and cores of a node (dlbkit's limits: the engines keep per-worker
+#: state and the topologies per-pair hop counts; far beyond the platforms of the sources, 64 nodes)
+MAX_NODES = 100_000
+MAX_CORES = 10_000
 
 
 @dataclass(frozen=True)
 class Node:
-    """One machine: *speed* (work units/s), *cores*, *memory* (bytes, None = unlimited), availability."""
+    """One machine: *name* (a non-empty string), *speed* (work units/s, > 0), *cores* (1 to
+    :data:`MAX_CORES`), *memory* (bytes, None = unlimited) and *availability*: an availability
+    (:class:`~dlbkit.model.availability.Constant`, ``Step``, ``Pulse``, ``Markov``, ``Recorded``), or
+    as in a platform file a bare level in (0, 1] or a table with ``kind``.
+
+    Raise :exc:`~dlbkit.errors.ConfigError` naming ``node 'name'.field`` for a bad value.
+    """
 
     name: str
     speed: float = 1.0
@@ -34,11 +45,14 @@ class Node:
     availability: Any = field(default_factory=Constant)
 
     def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise ConfigError("node name", self.name, "a non-empty string")
         f = f"node {self.name!r}"
-        check.number(self.speed, f"{f}.speed", lo=0.0, lo_open=True)
-        check.integer(self.cores, f"{f}.cores", lo=1)
+        object.__setattr__(self, "speed", check.number(self.speed, f"{f}.speed", lo=0.0, lo_open=True))
+        check.size(self.cores, f"{f}.cores", MAX_CORES, "workers per node")
         if self.memory is not None:
             check.number(self.memory, f"{f}.memory", lo=0.0)
+        object.__setattr__(self, "availability", as_availability(self.availability, f"{f}.availability"))
 
 
 @dataclass(frozen=True)
@@ -50,8 +64,10 @@ class Network:
     topology: Any = "complete"
 
     def __post_init__(self):
-        check.number(self.latency, "network.latency", lo=0.0)
-        check.number(self.bandwidth, "network.bandwidth", lo=0.0, lo_open=True)
+        object.__setattr__(self, "latency", check.number(self.latency, "network.latency", lo=0.0))
+        object.__setattr__(self, "bandwidth", check.number(self.bandwidth, "network.bandwidth", lo=0.0, lo_open=True))
+        if not isinstance(self.topology, (str, Mapping, nx.Graph)):
+            raise ConfigError("network.topology", self.topology, "a topology name, a table with kind, or a networkx graph")
 
 
 class Platform:
@@ -63,8 +79,21 @@ class Platform:
     """
 
     def __init__(self, nodes: Sequence[Node], network: Network | None = None, *, name: str = "platform"):
+        if isinstance(nodes, (str, bytes, Node)) or not isinstance(nodes, Sequence):
+            raise ConfigError("nodes", nodes, "a list of Node objects")
         if not nodes:
             raise ConfigError("nodes", [], "a non-empty list (a cluster needs at least one node)")
+        for i, n in enumerate(nodes):
+            if not isinstance(n, Node):
+                raise ConfigError(f"nodes[{i}]", n, "a Node")
+        workers = sum(n.cores for n in nodes)
+        if len(nodes) > MAX_NODES or workers > MAX_NODES:
+            raise ConfigError("nodes", f"{len(nodes)} nodes with {workers} cores",
+                              f"at most {MAX_NODES:,} nodes and cores in all (dlbkit's limit)")
+        if network is not None and not isinstance(network, Network):
+            raise ConfigError("network", network, "a Network or None")
+        if not isinstance(name, str):
+            raise ConfigError("platform name", name, "a string")
         names = [n.name for n in nodes]
         dup = {x for x in names if names.count(x) > 1}
         if dup:
@@ -73,8 +102,7 @@ class Platform:
         self.network = network or Network()
         self.name = name
         topo = self.network.topology
-        self.graph: nx.Graph = topo if isinstance(topo, nx.Graph) else build(topo, len(self.nodes),
-                                                                                 field="network.topology")
+        self.graph: nx.Graph = topo if isinstance(topo, nx.Graph) else topology_from_dict(topo, len(self.nodes))
         if self.graph.number_of_nodes() != len(self.nodes):
             raise ConfigError("network.topology", f"{self.graph.number_of_nodes()} vertices",
                               f"a graph with one vertex per node ({len(self.nodes)})")
@@ -147,25 +175,23 @@ class Platform:
             path = f"nodes[{i}]"
             nd = check.table(nd, path)
             check.known_keys(nd, path, {"name", "speed", "cores", "memory", "availability", "count"})
-            count = check.integer(nd.get("count", 1), f"{path}.count", lo=1)
-            speed = check.number(check.required(nd, "speed", path), f"{path}.speed", lo=0.0, lo_open=True)
-            cores = check.integer(nd.get("cores", 1), f"{path}.cores", lo=1)
-            memory = nd.get("memory")
-            if memory is not None:
-                memory = check.number(memory, f"{path}.memory", lo=0.0)
+            count = check.size(nd.get("count", 1), f"{path}.count", MAX_NODES, "nodes of a platform")
+            if len(nodes) + count > MAX_NODES:
+                raise ConfigError(f"{path}.count", count, f"at most {MAX_NODES:,} nodes in all (dlbkit's limit)")
+            speed = check.required(nd, "speed", path)
             avail = availability_from_dict(nd.get("availability", 1.0), f"{path}.availability", base_dir)
             base = nd.get("name", f"n{len(nodes)}")
             if not isinstance(base, str) or not base:
                 raise ConfigError(f"{path}.name", base, "a non-empty string")
             for k in range(count):
                 nm = base if count == 1 else f"{base}{k}"
-                nodes.append(Node(nm, speed, cores, memory, avail))
+                with check.renamed(f"node {nm!r}", path):
+                    nodes.append(Node(nm, speed, nd.get("cores", 1), nd.get("memory"), avail))
         net = check.table(d.get("network", {}), "network")
         check.known_keys(net, "network", {"latency", "bandwidth", "topology"})
-        latency = check.number(net.get("latency", 1e-4), "network.latency", lo=0.0)
-        bandwidth = check.number(net.get("bandwidth", 125e6), "network.bandwidth", lo=0.0, lo_open=True)
+        network = Network(net.get("latency", 1e-4), net.get("bandwidth", 125e6))
         graph = topology_from_dict(net.get("topology", "complete"), len(nodes))
-        return cls(nodes, Network(latency, bandwidth, graph), name=str(d.get("name", name)))
+        return cls(nodes, Network(network.latency, network.bandwidth, graph), name=str(d.get("name", name)))
 
     @classmethod
     def from_toml(cls, path: str | Path) -> "Platform":
@@ -177,9 +203,15 @@ def load_toml(path: str | Path) -> dict:
     """Read a TOML file; a missing file or a syntax error becomes a ConfigError naming the file."""
     path = Path(path)
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        data = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError("file", str(path), "an existing TOML file") from None
+    except OSError as e:  # a directory, no permission, ...
+        raise ConfigError("file", str(path), f"a readable TOML file ({e.strerror})") from None
+    text = check.decode(data, path)  # tomllib would raise UnicodeDecodeError on bytes that are not UTF-8
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"TOML syntax in {path}", str(e), "valid TOML") from None
+    except RecursionError:
+        raise ConfigError(f"TOML in {path}", "nesting too deep", "valid TOML of reasonable depth") from None

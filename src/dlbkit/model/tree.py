@@ -31,18 +31,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
 from ..errors import ConfigError
 from . import check
 
-__all__ = ["TaskTree", "FlatTasks", "tree_from_dict", "KINDS", "ORDERS", "task_id", "task_depth"]
+__all__ = ["TaskTree", "FlatTasks", "TreeSize", "tree_from_dict", "KINDS", "ORDERS", "task_id", "task_depth",
+           "MAX_TREE_NODES"]
+
+
+class TreeSize(NamedTuple):
+    """What :meth:`TaskTree.count` returns: *nodes*, every task of the tree, and *internal*, the
+    tasks that split (the rest, ``nodes - internal``, are leaves). A tuple, so ``n, k = tree.count()``
+    still unpacks."""
+
+    nodes: int
+    internal: int
 
 KINDS = ("balanced", "random", "imbalance")
 ORDERS = ("df", "bf")
 _MASK = (1 << 64) - 1
+#: the largest expected size of a simulated tree (dlbkit's limit: a simulation handles every task as
+#: events, about a microsecond each, so 1e8 tasks is minutes of simulation; 001's trees have 65 535)
+MAX_TREE_NODES = 10**8
 _DEPTH_BITS = 8
 _DEPTH_MASK = (1 << _DEPTH_BITS) - 1
 
@@ -95,6 +108,11 @@ class TaskTree:
         check.number(self.slope, "workload.slope", lo=0.0, hi=1.0)
         check.number(self.intercept, "workload.intercept", lo=0.0)
         check.integer(self.seed, "workload.seed", lo=0)
+        expected = self.expected_nodes()
+        if expected > MAX_TREE_NODES:
+            raise ConfigError("workload.depth", self.depth, f"small enough for the fanout ({self.fanout}) that "
+                              f"the tree has at most {MAX_TREE_NODES:,} tasks (dlbkit's limit on simulated trees; "
+                              f"this one has about {expected:.3g})")
 
     # -- structure ---------------------------------------------------------------------------------
 
@@ -172,8 +190,9 @@ class TaskTree:
                 other[k] = spine[k] = 1.0 + p * f * other[k + 1]
         return spine, other
 
-    def count(self) -> tuple[int, int]:
-        """(nodes, internal nodes) of the whole tree, by expanding it."""
+    def count(self) -> TreeSize:
+        """The tree's size, by expanding it: ``TreeSize(nodes, internal)``, every task and the tasks
+        that split (a named tuple: ``tree.count().nodes``)."""
         nodes = internal = 0
         stack = self.roots()
         while stack:
@@ -183,7 +202,7 @@ class TaskTree:
             if ch:
                 internal += 1
                 stack.extend(ch)
-        return nodes, internal
+        return TreeSize(nodes, internal)
 
     def expected_nodes(self) -> float:
         """The expected size over seeds (exact for balanced; per-depth expectation otherwise)."""
@@ -243,8 +262,9 @@ class FlatTasks:
     def estimate(self, task: int) -> float:
         return 1.0
 
-    def count(self) -> tuple[int, int]:
-        return len(self.costs), 0
+    def count(self) -> TreeSize:
+        """``TreeSize(nodes, internal)``: every task, none of which splits."""
+        return TreeSize(len(self.costs), 0)
 
 
 def tree_from_dict(d: Any, field: str = "workload") -> TaskTree:

@@ -69,6 +69,8 @@ class _Run:
         if not (0 <= master < platform.n_nodes):
             raise ConfigError("engine.master", master, f"a node index in [0, {platform.n_nodes - 1}]")
         self.master = master
+        self.master_computes = bool(master_computes)
+        self.node_names = [n.name for n in platform.nodes]
         self.node_of = platform.worker_nodes(exclude=None if master_computes else master)
         if not self.node_of:
             raise ConfigError("engine.master_computes", master_computes,
@@ -98,7 +100,9 @@ class _Run:
     def trace(self, balancer, seed) -> Trace:
         return Trace(len(self.node_of), list(self.node_of), balancer=balancer.name, seed=seed,
                      speeds=list(self.speeds), availability=self.availability,
-                     total_work=float(self.costs.sum()), max_item=float(self.costs.max()))
+                     total_work=float(self.costs.sum()), max_item=float(self.costs.max()),
+                     meta={"master": self.node_names[self.master], "master_computes": self.master_computes,
+                           "node_names": list(self.node_names)})
 
 
 def simulate_divisible(platform: Platform, workload: Divisible, balancer: ChunkingBalancer, *, seed=0,

@@ -1,0 +1,397 @@
+"""Fuzzing bad input (issue 11): valid experiment files, platforms and API calls, mutated (types, signs,
+NaN/inf, huge and tiny values, missing and unknown keys, bytes that are not UTF-8), must give one
+ConfigError — on the CLI one ``dlbkit: error:`` line and exit 2 — and never a traceback, never a
+hang, never a lost file. Derandomized (the same examples on every run) and bounded in time: the
+whole file runs in well under a minute in the default test run.
+
+The CLI is run in-process (:func:`dlbkit.cli.main`) on mutations the loader rejects, so it stops at
+validation; mutations the loader accepts are valid experiments and are not run (a valid sweep may be
+long). Every call runs under a deadline (:func:`deadline`) that turns a hang into a failure.
+"""
+
+import json
+import math
+import re
+import shutil
+import signal
+import tomllib
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import dlbkit
+from dlbkit import CostModel, Divisible, Markov, Node, Platform, Pulse, Recorded, Step, TaskTree
+from dlbkit.cli import main
+from dlbkit.errors import ConfigError
+from dlbkit.experiments import load_experiment
+from experiment_files import TINY
+
+DATA = Path(dlbkit.__file__).parent / "data"
+SHIPPED = ["demo", "haron_torus64_info", "osman_ring10", "sanchez2002_e2"]
+HANG_S = 20  # any single validation taking longer is a hang (they take milliseconds)
+
+FUZZ = settings(max_examples=120, deadline=None, derandomize=True, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                       HealthCheck.data_too_large])
+
+
+class Hang(Exception):
+    pass
+
+
+@contextmanager
+def deadline(seconds: float = HANG_S):
+    """Raise :class:`Hang` in the block if it runs longer than *seconds* (SIGALRM: main thread only)."""
+    def on_alarm(signum, frame):
+        raise Hang(f"no answer within {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+# --- TOML writing: every mutated table goes back to a file --------------------------------------------
+def _key(k: str) -> str:
+    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k)
+
+
+def _value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf") if math.isinf(v) else repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)  # a TOML basic string for the ASCII strings used here
+    if isinstance(v, list):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    return "{" + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items()) + "}"
+
+
+def to_toml(d: dict) -> str:
+    return "".join(f"{_key(k)} = {_value(v)}\n" for k, v in d.items())
+
+
+def bases() -> dict[str, dict]:
+    out = {"tiny": tomllib.loads(TINY)}
+    for name in SHIPPED:
+        out[name] = tomllib.loads((DATA / "experiments" / f"{name}.toml").read_text())
+    return out
+
+
+BASES = bases()
+
+
+# --- mutations ----------------------------------------------------------------------------------------
+WEIRD = st.one_of(
+    st.sampled_from([math.nan, math.inf, -math.inf, 0, -1, -1.5, 0.0, 1e308, -1e308, 1e-320, 10**18, 10**30,
+                     2**63 - 1, "", "x", "1", True, False, [], [1, 2], {}, {"kind": "x"}, [{}]]),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(alphabet="abcxyz_-.", max_size=6),
+)
+
+
+def paths(v, prefix=()):
+    """Every path to a value inside nested dicts and lists (the root excluded)."""
+    out = []
+    if isinstance(v, dict):
+        for k, x in v.items():
+            out.append(prefix + (k,))
+            out += paths(x, prefix + (k,))
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            out.append(prefix + (i,))
+            out += paths(x, prefix + (i,))
+    return out
+
+
+def _parent(d, path):
+    cur = d
+    for step in path[:-1]:
+        cur = cur[step]
+    return cur
+
+
+@st.composite
+def mutated(draw, base: dict) -> dict:
+    """*base* (deep-copied) with one to three mutations: a value replaced by a weird one, a key
+    deleted, an unknown key added."""
+    d = json.loads(json.dumps(base))
+    for _ in range(draw(st.integers(1, 3))):
+        where = paths(d)
+        if not where:
+            break
+        path = draw(st.sampled_from(where))
+        parent = _parent(d, path)
+        op = draw(st.sampled_from(["replace", "replace", "replace", "delete", "unknown", "size"]))
+        if op == "size":  # the sizes and magnitudes that used to hang or exhaust memory
+            sizes = [p for p in where if p[-1] in ("repetitions", "items", "speed", "depth", "fanout", "count")]
+            if sizes:
+                path = draw(st.sampled_from(sizes))
+                parent = _parent(d, path)
+            parent[path[-1]] = draw(st.sampled_from([10**12, 10**15, 2**63 - 1, 1e308, 1e300, 10**9]))
+        elif op == "replace":
+            parent[path[-1]] = draw(WEIRD)
+        elif op == "delete" and isinstance(parent, dict):
+            del parent[path[-1]]
+        elif op == "unknown":
+            target = parent[path[-1]] if isinstance(parent[path[-1]], dict) else (
+                parent if isinstance(parent, dict) else d)
+            target[draw(st.sampled_from(["colour", "speeed", "x_y", "itemz"]))] = draw(WEIRD)
+    return d
+
+
+BAD_BYTES = [b"\xff", b"\xfe\xff", b"\xc3\x28", b"\xe2\x82", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\x80"]
+
+
+@st.composite
+def bad_encoding(draw, text: str) -> tuple[bytes, int]:
+    """*text* as UTF-8 with bytes that are not UTF-8 inserted at a drawn offset."""
+    data = text.encode()
+    at = draw(st.integers(0, len(data)))
+    while at < len(data) and (data[at] & 0xC0) == 0x80:  # not inside a character
+        at += 1
+    return data[:at] + draw(st.sampled_from(BAD_BYTES)) + data[at:], at
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """A folder with the shipped platforms (so ``file = "../platforms/x.toml"`` resolves) and an
+    output folder holding a results file that no failing command may touch."""
+    root = tmp_path_factory.mktemp("fuzz")
+    shutil.copytree(DATA / "platforms", root / "platforms")
+    (root / "experiments").mkdir()
+    out = root / "out"
+    out.mkdir()
+    (out / "results.csv").write_text("label,point,repetition,status\nkept,,0,ok\n")
+    return root
+
+
+def check_cli_rejects(path: Path, workdir: Path, capsys) -> str:
+    """``dlbkit simulate PATH`` stops at validation: exit 2, one error line, no traceback, and the
+    results already in the output folder unchanged."""
+    before = (workdir / "out" / "results.csv").read_bytes()
+    with deadline():
+        code = main(["simulate", str(path), "--out", str(workdir / "out")])
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert code == 2, (code, err)
+    assert len(lines) == 1 and lines[0].startswith("dlbkit: error: "), err
+    assert "Traceback" not in err + out
+    assert (workdir / "out" / "results.csv").read_bytes() == before
+    assert sorted(p.name for p in (workdir / "out").iterdir()) == ["results.csv"]
+    return lines[0]
+
+
+def validate(path: Path):
+    """load_experiment(path): the experiment, or the ConfigError (anything else fails the test)."""
+    try:
+        with deadline():
+            return load_experiment(path)
+    except ConfigError as e:
+        text = str(e)
+        assert "\n" not in " ".join(text.split()) and e.field and e.allowed, text
+        return e
+
+
+# --- experiment files ---------------------------------------------------------------------------------
+@FUZZ
+@given(data=st.data(), name=st.sampled_from(sorted(BASES)))
+def test_mutated_experiment_files_fail_with_one_line(data, name, workdir, capsys):
+    d = data.draw(mutated(BASES[name]))
+    path = workdir / "experiments" / "fuzz.toml"
+    path.write_text(to_toml(d))
+    got = validate(path)
+    if isinstance(got, ConfigError):
+        check_cli_rejects(path, workdir, capsys)
+    else:  # a mutation that keeps the experiment valid: its sizes are within the limits
+        assert got.n_runs <= 1_000_000 and got.repetitions <= 100_000
+        assert getattr(got.workload, "n_items", 0) <= 10**8
+        assert all(1e-30 <= n.speed <= 1e30 for n in got.platform.nodes)
+
+
+@settings(FUZZ, max_examples=40)
+@given(data=st.data(), name=st.sampled_from(sorted(BASES)))
+def test_experiment_files_that_are_not_utf8_name_the_byte(data, name, workdir, capsys):
+    raw, at = data.draw(bad_encoding(to_toml(BASES[name])))
+    path = workdir / "experiments" / "enc.toml"
+    path.write_bytes(raw)
+    line = check_cli_rejects(path, workdir, capsys)
+    assert "UTF-8" in line and f"byte offset {at}" in line and str(path) in line
+
+
+@settings(FUZZ, max_examples=30)
+@given(data=st.data())
+def test_availability_csv_that_is_not_utf8_or_not_numbers(data, workdir, capsys):
+    text = "time,level\n0,1.0\n5,0.5\n9,0.25\n"
+    if data.draw(st.booleans()):
+        raw, _ = data.draw(bad_encoding(text))
+    else:
+        lines = text.splitlines()
+        k = data.draw(st.integers(1, len(lines) - 1))
+        lines[k] = data.draw(st.sampled_from(["x,y", "nan,1", "1,inf", "-1,0.5", "3", "0,0", "0,2", "1e400,1"]))
+        raw = ("\n".join(lines) + "\n").encode()
+    (workdir / "experiments" / "load.csv").write_bytes(raw)
+    d = tomllib.loads(TINY)
+    d["platform"]["nodes"][2]["availability"] = {"kind": "trace", "file": "load.csv"}
+    path = workdir / "experiments" / "csv.toml"
+    path.write_text(to_toml(d))
+    assert isinstance(validate(path), ConfigError)
+    line = check_cli_rejects(path, workdir, capsys)
+    assert "platform.nodes[2].availability" in line
+
+
+# --- platforms ----------------------------------------------------------------------------------------
+PLATFORMS = {p.stem: tomllib.loads(p.read_text()) for p in sorted((DATA / "platforms").glob("*.toml"))}
+
+
+@FUZZ
+@given(data=st.data(), name=st.sampled_from(sorted(PLATFORMS)))
+def test_mutated_platforms_raise_config_error_only(data, name, workdir):
+    d = data.draw(mutated(PLATFORMS[name]))
+    try:
+        with deadline():
+            p = Platform.from_dict(d, base_dir=workdir / "platforms")
+    except ConfigError as e:
+        assert e.field and "\n" not in str(e)
+        return
+    # accepted: every number is finite and within dlbkit's limits, so the totals are too
+    assert math.isfinite(p.total_speed) and p.n_nodes <= 100_000
+
+
+# --- Python API ---------------------------------------------------------------------------------------
+NUM = st.one_of(WEIRD, st.floats(min_value=0.01, max_value=10))
+
+
+@FUZZ
+@given(dist=st.one_of(st.sampled_from(["constant", "uniform", "normal", "exponential", "linear", "array"]), WEIRD),
+       fields=st.dictionaries(st.sampled_from(["value", "low", "high", "mean", "std", "first", "last", "floor",
+                                               "values"]), NUM, max_size=3))
+def test_cost_models_raise_config_error_or_give_positive_finite_costs(dist, fields):
+    try:
+        with deadline():
+            c = CostModel(dist, **fields)
+            costs = Divisible(len(c.values) if c.dist == "array" else 50, c).costs(np.random.default_rng(0))
+    except ConfigError as e:
+        assert e.field.startswith("workload.cost")
+        return
+    assert np.all(np.isfinite(costs)) and np.all(costs > 0)
+
+
+SPECS = st.one_of(
+    st.builds(Pulse, start=NUM, duration=NUM, level=NUM, base=NUM, period=st.one_of(st.none(), NUM)),
+    st.builds(Step, at=NUM, level=NUM, before=NUM),
+    st.builds(Markov, mean_free=NUM, mean_busy=NUM, low=NUM, high=NUM, start_busy=st.one_of(st.booleans(), WEIRD)),
+    st.builds(Recorded, times=st.lists(NUM, max_size=3).map(tuple), levels=st.lists(NUM, max_size=3).map(tuple)),
+)
+
+
+@FUZZ
+@given(name=st.one_of(st.just("a"), WEIRD), speed=NUM, cores=st.one_of(st.integers(-2, 4), WEIRD),
+       memory=st.one_of(st.none(), NUM), availability=st.one_of(NUM, st.just({"kind": "pulse"}), st.none()),
+       spec=st.data())
+def test_nodes_and_availabilities_raise_config_error_only(name, speed, cores, memory, availability, spec):
+    with deadline():
+        try:
+            a = spec.draw(SPECS) if availability is None else availability
+        except ConfigError:
+            return  # an availability's own constructor refused the drawn values
+        try:
+            n = Node(name, speed, cores, memory, a)
+        except ConfigError as e:
+            assert e.field.startswith(("node", "availability")), e.field
+            return
+    assert 1e-30 <= n.speed <= 1e30 and isinstance(n.cores, int) and n.cores >= 1
+    assert 0 < n.availability.realise(np.random.default_rng(0)).level(0.0) <= 1
+
+
+class ReachedTheRuntime(Exception):
+    """Raised by the stubbed runners: the arguments passed every check."""
+
+
+@pytest.fixture
+def no_runtime(monkeypatch):
+    import dlbkit.run_api as ra
+
+    def stub(*a, **k):
+        raise ReachedTheRuntime
+
+    monkeypatch.setattr(ra._map_family, "run_map", stub)
+    monkeypatch.setattr(ra._tree_family, "run_tree", stub)
+    monkeypatch.setattr(ra._spmd_family, "run_spmd", stub)
+
+
+ARG = st.one_of(st.none(), WEIRD)
+
+
+@settings(FUZZ, max_examples=150)
+@given(entry=st.sampled_from(["map", "tree", "spmd", "simulate"]),
+       kwargs=st.dictionaries(st.sampled_from(["seed", "params", "progress", "emulate", "master", "balancer",
+                                               "workers", "backend"]), ARG, max_size=3))
+def test_api_calls_with_bad_arguments_raise_config_error(no_runtime, entry, kwargs):
+    """Every entry point checks its arguments before any work: a ConfigError, or the stubbed runtime."""
+    if entry != "simulate" and "workers" in kwargs and not isinstance(kwargs["workers"], int):
+        pass  # checked like the rest
+    if entry == "simulate":
+        kwargs = {k: v for k, v in kwargs.items() if k in ("seed", "params", "balancer")}
+        call = lambda: dlbkit.simulate(Platform([Node("m"), Node("a"), Node("b", speed=2.0)]),  # noqa: E731
+                                       Divisible(30), **kwargs)
+    elif entry == "map":
+        call = lambda: dlbkit.run_map(abs, range(10), **kwargs)  # noqa: E731
+    elif entry == "tree":
+        kwargs.pop("master", None)
+        call = lambda: dlbkit.run_tree(lambda n: ([], 1), 0, **kwargs)  # noqa: E731
+    else:
+        kwargs.pop("master", None)
+        call = lambda: dlbkit.run_spmd(lambda u: u[1:-1], np.zeros(12), iterations=1, **kwargs)  # noqa: E731
+    try:
+        with deadline():
+            call()
+    except (ConfigError, ReachedTheRuntime) as e:
+        if isinstance(e, ConfigError):
+            assert e.field and "\n" not in str(e)
+
+
+CHUNKING = sorted(n for n, c in dlbkit.REGISTRY.items() if c.kind == "chunking")
+
+
+@settings(FUZZ, max_examples=100)
+@given(data=st.data(), name=st.sampled_from(CHUNKING))
+def test_balancer_parameters_raise_config_error_or_run(data, name):
+    """Any chunking balancer with weird values for its own parameters: a ConfigError, or a finite run."""
+    keys = dlbkit.REGISTRY[name].param_names()
+    if not keys:
+        return
+    params = data.draw(st.dictionaries(st.sampled_from(keys), NUM, min_size=1, max_size=2))
+    p = Platform([Node("m"), Node("a"), Node("b", speed=2.0)])
+    try:
+        with deadline():
+            r = dlbkit.simulate(p, Divisible(40), name, params=params)
+    except ConfigError as e:
+        assert "\n" not in str(e)
+        return
+    assert math.isfinite(r.makespan) and r.makespan > 0
+
+
+@settings(FUZZ, max_examples=60)
+@given(kind=st.one_of(st.sampled_from(["balanced", "random", "imbalance"]), WEIRD),
+       depth=st.one_of(st.integers(0, 300), WEIRD), fanout=st.one_of(st.integers(0, 10**6), WEIRD),
+       grain=NUM, seed=st.one_of(st.integers(0, 5), WEIRD))
+def test_task_trees_are_bounded(kind, depth, fanout, grain, seed):
+    try:
+        with deadline(5):
+            t = TaskTree(kind=kind, depth=depth, fanout=fanout, grain=grain, seed=seed)
+    except ConfigError as e:
+        assert e.field.startswith("workload.")
+        return
+    assert t.expected_nodes() <= 10**8
