@@ -7,6 +7,6 @@ real-run runner (``dlbkit.runtime``), then one module here that builds its :clas
 
 from .registry import FAMILIES, Engine, Family, get, names, of, register
 
-from . import divisible, tree, spmd  # noqa: E402,F401,I001  (one line per family; this order is the listing's)
+from . import divisible, tree, spmd, graph  # noqa: E402,F401,I001  (one line per family; this order is the listing's)
 
 __all__ = ["Engine", "Family", "register", "get", "names", "of", "FAMILIES"]

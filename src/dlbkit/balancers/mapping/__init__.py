@@ -1,0 +1,11 @@
+"""Mapping balancers: where every task of a task graph runs (static plans, 002; Topcuoglu 2002)."""
+
+from .cpop import CPOP
+from .elastic_force import ElasticForce
+from .heft import HEFT
+from .hlf import HighestLevelFirst
+from .max_k1_sum import MaxK1Sum
+from .random_map import RandomMapping
+from .round_robin import RoundRobin
+
+__all__ = ["RoundRobin", "RandomMapping", "HEFT", "CPOP", "HighestLevelFirst", "ElasticForce", "MaxK1Sum"]
