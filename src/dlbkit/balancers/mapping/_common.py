@@ -3,7 +3,7 @@ earliest finish time of a task on a processor (Topcuoglu, Hariri & Wu 2002 §4.1
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 __all__ = ["Timeline", "data_ready", "plan_order"]
 
@@ -36,7 +36,9 @@ class Timeline:
         return t
 
     def add(self, start: float, end: float) -> None:
-        k = bisect_right(self.starts, start)
+        # sorted by (start, end): a zero-length stretch goes before one starting at the same time, so
+        # that the ends stay sorted too
+        k = bisect_right(self.starts, start) if end > start else bisect_left(self.starts, start)
         self.starts.insert(k, start)
         self.ends.insert(k, end)
 
