@@ -1,4 +1,4 @@
-"""Workload families, each declared once (:mod:`.registry`): divisible loops, task trees, SPMD domains.
+"""Workload families, each declared once (:mod:`.registry`): divisible loops, task trees, SPMD domains, task graphs.
 
 Adding a family: write its workload (``dlbkit.model``), view, balancers, engine (``dlbkit.sim``) and
 real-run runner (``dlbkit.runtime``), then one module here that builds its :class:`Family` and calls
