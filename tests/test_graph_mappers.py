@@ -18,7 +18,7 @@ MAPPERS = sorted(n for n, c in REGISTRY.items() if c.kind == "mapping")
 
 
 def test_the_mapping_kind_has_its_balancers():
-    assert MAPPERS == ["cpop", "elastic-force", "heft", "hlf", "max-k1-sum", "random-map", "round-robin"]
+    assert MAPPERS == ["cpop", "elastic-force", "heft", "hlf", "max-k1-sum", "milp", "random-map", "round-robin"]
 
 
 def test_heft_on_topcuoglu_2002_fig2_gives_the_papers_schedule():
@@ -131,6 +131,8 @@ def cases(draw):
 def test_every_mapper_gives_a_valid_plan_the_evaluator_times(case, model):
     g, m = case
     for name in MAPPERS:
+        if name == "milp":  # its own tests below (a solve per example is too slow for a property)
+            continue
         tr = simulate_graph(m, g, make(name), cost_model=model)
         a = tr.meta["assignment"]
         assert len(a) == g.n_tasks and all(0 <= x < m for x in a)
@@ -160,3 +162,37 @@ def test_a_zero_length_task_keeps_the_timeline_sorted():
     g = TaskGraph(list(range(7)), loads=[3, 9, 6, 0, 9, 5, 6],
                   edges=[(0, 3, 8), (0, 4, 7), (0, 6, 9), (1, 4, 4), (1, 5, 8), (2, 6, 9), (3, 5, 8)])
     assert schedule(g, 1, "heft").makespan == 38 == sum(g.loads)
+
+
+def _brute_force_optimum(g, m):
+    """The best non-preemptive schedule: every assignment × every topological order, each timed ASAP."""
+    import itertools
+    from dlbkit.model.graph_costs import costs_for
+    from dlbkit.sim.graph import Evaluator
+    ev = Evaluator(costs_for(g, m))
+    orders = [p for p in itertools.permutations(range(g.n_tasks))
+              if all(p.index(i) < p.index(j) for i in range(g.n_tasks) for j, _ in g.succs[i])]
+    return min(ev.makespan(a, o) for a in itertools.product(range(m), repeat=g.n_tasks) for o in orders)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_exact_milp_finds_the_optimum_of_small_graphs(seed):
+    rng = np.random.default_rng(seed)
+    n = 5
+    edges = [(i, j, float(rng.integers(1, 6))) for i in range(n) for j in range(i + 1, n) if rng.random() < 0.4]
+    g = TaskGraph(list(range(n)), costs=rng.integers(1, 9, size=(n, 2)).tolist(), edges=edges)
+    s = schedule(g, 2, "milp", params={"time_limit": 20.0})
+    info = s.trace.meta["plan_info"]
+    assert info["optimal"] and s.makespan == pytest.approx(_brute_force_optimum(g, 2))
+    assert s.makespan <= info["estimate"] + 1e-6
+
+
+def test_the_exact_milp_beats_heft_on_topcuoglu_2002():
+    s = schedule(topcuoglu10(), 3, "milp", params={"time_limit": 30.0})
+    assert s.trace.meta["plan_info"]["optimal"] and s.makespan == 73 < 80
+
+
+def test_the_relaxed_milp_returns_at_most_m_clusters_and_reports_its_gap():
+    s = schedule(in_tree(2, 3), 2, "milp", params={"model": "relaxed", "time_limit": 5.0}, cost_model="thesis")
+    info = s.trace.meta["plan_info"]
+    assert info["clusters"] <= 2 and info["bcoeff"] == 4.0 and "gap" in info

@@ -5,7 +5,8 @@ from .elastic_force import ElasticForce
 from .heft import HEFT
 from .hlf import HighestLevelFirst
 from .max_k1_sum import MaxK1Sum
+from .milp import MILP
 from .random_map import RandomMapping
 from .round_robin import RoundRobin
 
-__all__ = ["RoundRobin", "RandomMapping", "HEFT", "CPOP", "HighestLevelFirst", "ElasticForce", "MaxK1Sum"]
+__all__ = ["RoundRobin", "RandomMapping", "HEFT", "CPOP", "HighestLevelFirst", "ElasticForce", "MaxK1Sum", "MILP"]
