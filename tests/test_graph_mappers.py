@@ -18,7 +18,7 @@ MAPPERS = sorted(n for n, c in REGISTRY.items() if c.kind == "mapping")
 
 
 def test_the_mapping_kind_has_its_balancers():
-    assert MAPPERS == ["cpop", "elastic-force", "heft", "hlf", "max-k1-sum", "milp", "random-map", "round-robin"]
+    assert MAPPERS == ["annealing", "cpop", "elastic-force", "heft", "hlf", "max-k1-sum", "milp", "random-map", "round-robin"]
 
 
 def test_heft_on_topcuoglu_2002_fig2_gives_the_papers_schedule():
@@ -133,7 +133,8 @@ def test_every_mapper_gives_a_valid_plan_the_evaluator_times(case, model):
     for name in MAPPERS:
         if name == "milp":  # its own tests below (a solve per example is too slow for a property)
             continue
-        tr = simulate_graph(m, g, make(name), cost_model=model)
+        b = make(name, {"moves": 30, "patience": 2} if name == "annealing" else None)
+        tr = simulate_graph(m, g, b, cost_model=model)
         a = tr.meta["assignment"]
         assert len(a) == g.n_tasks and all(0 <= x < m for x in a)
         c = costs_for(g, m, model)
@@ -196,3 +197,15 @@ def test_the_relaxed_milp_returns_at_most_m_clusters_and_reports_its_gap():
     s = schedule(in_tree(2, 3), 2, "milp", params={"model": "relaxed", "time_limit": 5.0}, cost_model="thesis")
     info = s.trace.meta["plan_info"]
     assert info["clusters"] <= 2 and info["bcoeff"] == 4.0 and "gap" in info
+
+
+def test_annealing_is_seeded_and_finds_the_two_node_optimum_of_a_small_graph():
+    g = in_tree(2, 3, l=[1, 2, 3], c=[1, 2])
+    b = make("annealing", {"moves": 200})
+    a = simulate_graph(2, g, b, cost_model="thesis", seed=1)
+    assert a.meta["assignment"] == simulate_graph(2, g, b, cost_model="thesis", seed=1).meta["assignment"]
+    from itertools import product
+    from dlbkit.model.graph_eval import Evaluator
+    ev = Evaluator(costs_for(g, 2, "thesis"))
+    best = min(ev.makespan(list(x)) for x in product(range(2), repeat=g.n_tasks))
+    assert a.makespan == best == a.meta["plan_info"]["estimate"]

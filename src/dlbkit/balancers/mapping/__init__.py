@@ -1,5 +1,6 @@
 """Mapping balancers: where every task of a task graph runs (static plans, 002; Topcuoglu 2002)."""
 
+from .annealing import Annealing
 from .cpop import CPOP
 from .elastic_force import ElasticForce
 from .heft import HEFT
@@ -9,4 +10,4 @@ from .milp import MILP
 from .random_map import RandomMapping
 from .round_robin import RoundRobin
 
-__all__ = ["RoundRobin", "RandomMapping", "HEFT", "CPOP", "HighestLevelFirst", "ElasticForce", "MaxK1Sum", "MILP"]
+__all__ = ["Annealing", "RoundRobin", "RandomMapping", "HEFT", "CPOP", "HighestLevelFirst", "ElasticForce", "MaxK1Sum", "MILP"]
