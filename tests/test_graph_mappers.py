@@ -18,7 +18,8 @@ MAPPERS = sorted(n for n, c in REGISTRY.items() if c.kind == "mapping")
 
 
 def test_the_mapping_kind_has_its_balancers():
-    assert MAPPERS == ["annealing", "cpop", "elastic-force", "heft", "hlf", "max-k1-sum", "milp", "random-map", "round-robin"]
+    assert MAPPERS == ["annealing", "cpop", "elastic-force", "heft", "hlf", "max-k1-sum", "milp", "peft", "random-map",
+                       "round-robin", "tabu"]
 
 
 def test_heft_on_topcuoglu_2002_fig2_gives_the_papers_schedule():
@@ -133,7 +134,8 @@ def test_every_mapper_gives_a_valid_plan_the_evaluator_times(case, model):
     for name in MAPPERS:
         if name == "milp":  # its own tests below (a solve per example is too slow for a property)
             continue
-        b = make(name, {"moves": 30, "patience": 2} if name == "annealing" else None)
+        b = make(name, {"moves": 30, "patience": 2} if name == "annealing" else
+                 {"perturbations": 60} if name == "tabu" else None)
         tr = simulate_graph(m, g, b, cost_model=model)
         a = tr.meta["assignment"]
         assert len(a) == g.n_tasks and all(0 <= x < m for x in a)
@@ -141,7 +143,7 @@ def test_every_mapper_gives_a_valid_plan_the_evaluator_times(case, model):
         for i in range(g.n_tasks):  # the trace is the evaluator's schedule: precedence holds
             for j, _ in g.succs[i]:
                 assert tr.t_start[j] >= tr.t_start[i] - 1e-9
-        if model == "standard" and name in ("heft", "cpop", "hlf"):
+        if model == "standard" and name in ("heft", "cpop", "hlf", "peft"):
             # the evaluator runs the plan's order as early as possible: never later than the mapper's estimate
             assert tr.makespan <= tr.meta["plan_info"]["estimate"] + 1e-9
         assert max(evaluate(c, a, tr.meta["order"])[2]) == tr.makespan
@@ -209,3 +211,18 @@ def test_annealing_is_seeded_and_finds_the_two_node_optimum_of_a_small_graph():
     ev = Evaluator(costs_for(g, 2, "thesis"))
     best = min(ev.makespan(list(x)) for x in product(range(2), repeat=g.n_tasks))
     assert a.makespan == best == a.meta["plan_info"]["estimate"]
+
+
+def test_peft_optimistic_cost_table_by_hand_on_topcuoglu_2002():
+    """Exit task 10: OCT 0. Task 7 (→ 10, c = 17): min over p_w of w(10, p_w) + 17·[p_w ≠ p_k] =
+    (21, 7, 16) for p_k = 1, 2, 3 (staying beats moving); task 8 (c = 11) likewise (18, 7, 16)."""
+    from dlbkit.balancers.mapping.peft import optimistic_cost_table
+    oct_ = optimistic_cost_table(costs_for(topcuoglu10(), 3))
+    assert oct_[9] == [0, 0, 0] and oct_[6] == [21, 7, 16] and oct_[7] == [18, 7, 16]
+    assert schedule(topcuoglu10(), 3, "peft").makespan <= 86
+
+
+def test_tabu_finds_the_sa_row_of_the_atmospheric_graph():
+    """002 Table 4's SA row under the thesis model: 59, 50, 38, 37, 37, 37, 37 (seed 0, defaults)."""
+    got = [simulate_graph(m, atmospheric(), make("tabu"), cost_model="thesis", seed=0).makespan for m in range(2, 9)]
+    assert got == [59, 50, 38, 37, 37, 37, 37]

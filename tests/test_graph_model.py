@@ -6,8 +6,8 @@ import networkx as nx
 import pytest
 
 from dlbkit import ConfigError, TaskGraph
-from dlbkit.model.graph import from_stg, to_stg
-from dlbkit.model.graph_costs import costs_for, upward_rank
+from dlbkit.model.graph import from_adg, from_stg, to_adg, to_stg
+from dlbkit.model.graph_costs import costs_for, platform_from_ntp, upward_rank
 from dlbkit.model.graph_gen import (atmospheric, fft, gaussian_elimination, graph_from_dict, in_tree, layered,
                                     sinclair_kmeans9, topcuoglu10)
 
@@ -100,9 +100,9 @@ def test_bad_stg_is_one_config_error(text, field):
 
 
 def test_reading_an_unknown_suffix_or_missing_file_is_a_config_error(tmp_path):
-    with pytest.raises(ConfigError, match=r"graph file must be a .json or .stg file"):
+    with pytest.raises(ConfigError, match=r"graph file must be a .json, .stg or .adg file"):
         TaskGraph.read(tmp_path / "g.txt")
-    with pytest.raises(ConfigError, match=r"an existing .json or .stg file"):
+    with pytest.raises(ConfigError, match=r"an existing .json, .stg or .adg file"):
         TaskGraph.read(tmp_path / "g.json")
 
 
@@ -161,3 +161,35 @@ def test_an_experiment_workload_table_builds_a_graph(tmp_path):
         graph_from_dict({"kind": "graph", "generator": "fft", "pointz": 4})
     with pytest.raises(ConfigError, match=r"exactly one of file"):
         graph_from_dict({"kind": "graph"})
+
+
+ATMOS_ADG_HEAD = "1 1 0 1.0 24.0 (2,1.0) (3,1.0) (4,1.0) (5,1.0) (6,1.0) (7,1.0) (8,1.0) (9,1.0)"
+
+
+def test_adg_writes_the_notes_atmospheric_file_and_reads_it_back(tmp_path):
+    """The note's App. A.1 lists the graph as .adg: our writer gives those lines (prec included)."""
+    text = to_adg(atmospheric())
+    assert text.splitlines()[0] == ATMOS_ADG_HEAD and text.splitlines()[-1] == "18 3 4 1.0 1.0"
+    g = from_adg(text)
+    assert (g.ids, g.loads, g.edges) == (atmospheric().ids, atmospheric().loads, atmospheric().edges)
+    atmospheric().write(tmp_path / "a.adg")
+    assert TaskGraph.read(tmp_path / "a.adg").n_edges == atmospheric().n_edges
+
+
+@pytest.mark.parametrize("text, field", [("1 1 0 1.0\n", "line 1"), ("1 1 1 1.0 2.0 (2,1.0)\n2 3 1 1.0 1.0\n", "n_preds"),
+                                         ("1 2 0 1.0 2.0\n", "type"), ("1 1 0 x 2.0\n", "numbers")])
+def test_bad_adg_is_one_config_error(text, field):
+    with pytest.raises(ConfigError, match=field):
+        from_adg(text)
+
+
+def test_ntp_ring_and_bus_become_platforms_whose_hops_are_the_distances(tmp_path):
+    ring = tmp_path / "bring4.ntp"
+    ring.write_text("4\n1.0\n2.0\n1.0\n1.0\n0 1 2 1\n1 0 1 2\n2 1 0 1\n1 2 1 0\n")
+    p = platform_from_ntp(ring)
+    assert p.n_nodes == 4 and list(p.speeds) == [1, 2, 1, 1]
+    assert costs_for(atmospheric(), p, "thesis").per[0] == [0.0, 1.0, 2.0, 1.0]
+    bad = tmp_path / "bad.ntp"
+    bad.write_text("2\n1\n1\n0 3\n3 0\n")
+    with pytest.raises(ConfigError, match="hop counts of a connected graph"):
+        platform_from_ntp(bad)

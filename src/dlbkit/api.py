@@ -77,10 +77,10 @@ def schedule(graph: Any, nodes: Any, balancer: Any = "heft", *, params: Mapping[
              cost_model: str = "standard", seed: int = 0) -> Schedule:
     """Map task *graph* onto *nodes* with a mapping balancer and time the plan; return a :class:`Schedule`.
 
-    *graph* is a :class:`~dlbkit.model.graph.TaskGraph`, a ``.json``/``.stg`` path or a
+    *graph* is a :class:`~dlbkit.model.graph.TaskGraph`, a ``.json``/``.stg``/``.adg`` path or a
     ``networkx.DiGraph`` (node ``load`` or ``costs``, edge ``data``). *nodes* is a processor count M
-    (identical nodes of speed 1; a transfer takes exactly its data), a Platform or a platform TOML
-    path. *cost_model* is ``"standard"`` or ``"thesis"`` (002's both-ends-busy model).
+    (identical nodes of speed 1; a transfer takes exactly its data), a Platform, a platform TOML path
+    or a thesis ``.ntp`` network file. *cost_model* is ``"standard"`` or ``"thesis"`` (002's both-ends-busy model).
 
     >>> import dlbkit
     >>> from dlbkit.model.graph_gen import topcuoglu10
@@ -96,9 +96,10 @@ def schedule(graph: Any, nodes: Any, balancer: Any = "heft", *, params: Mapping[
     elif isinstance(graph, nx.DiGraph):
         graph = TaskGraph.from_networkx(graph)
     elif not isinstance(graph, TaskGraph):
-        raise ConfigError("graph", type(graph).__name__, "a TaskGraph, a .json/.stg path or a networkx.DiGraph")
+        raise ConfigError("graph", type(graph).__name__, "a TaskGraph, a .json/.stg/.adg path or a networkx.DiGraph")
     if isinstance(nodes, (str, Path)):
-        nodes = Platform.from_toml(nodes)
+        from .model.graph_costs import platform_from_ntp
+        nodes = platform_from_ntp(nodes) if str(nodes).lower().endswith(".ntp") else Platform.from_toml(nodes)
     b = resolve(balancer, dict(params or {}), kind="mapping")
     trace = simulate_graph(nodes, graph, b, seed=seed, cost_model=cost_model)
     return Schedule(trace, b, platform=nodes if isinstance(nodes, Platform) else None)

@@ -718,14 +718,14 @@ if __name__ == "__main__":  # pragma: no cover
 
 def _add_schedule_parser(sub) -> None:
     sc = sub.add_parser("schedule", help="map a task graph onto nodes with a mapping balancer and time the plan",
-                        description="Read a task graph (.json or Kasahara .stg), map it onto --nodes M identical "
+                        description="Read a task graph (.json, Kasahara .stg or the thesis's .adg), map it onto --nodes M identical "
                                     "nodes (speed 1, a transfer takes its data) or a --platform, with a mapping "
                                     "balancer (dlbkit balancers --kind mapping), and time the plan with the graph "
                                     "family's evaluator. --json prints {makespan, assignment, start, finish}.")
-    sc.add_argument("graph", metavar="GRAPH", help="a task graph file: .json or .stg")
+    sc.add_argument("graph", metavar="GRAPH", help="a task graph file: .json, .stg or .adg")
     where = sc.add_mutually_exclusive_group(required=True)
     where.add_argument("--nodes", metavar="M", type=int, help="M identical nodes of speed 1")
-    where.add_argument("--platform", metavar="P.toml", help="a platform TOML file")
+    where.add_argument("--platform", metavar="P.toml", help="a platform TOML file (or a thesis .ntp network file)")
     sc.add_argument("--balancer", default="heft", metavar="NAME", help="a mapping balancer (default heft)")
     sc.add_argument("--param", action="append", metavar="KEY=VALUE", help="a balancer parameter (repeatable)")
     sc.add_argument("--cost-model", default="standard", choices=["standard", "thesis"],

@@ -24,7 +24,13 @@ time 0. Lines starting with ``#`` (the information part) and blank lines are ign
 no communication costs: every edge's data is 0. Task ids are the integers of the file, dummies
 included (002 §2.1 adds the same dummy entry and exit tasks of zero weight).
 
-The STG reader was written from the format's description, not from any other parser.
+**ADG** (the application descriptor of Sinclair's PD simulator, 002 §6 as the note's §8.8 gives it):
+one task per line, ``id type n_preds load prec (succ,comm) (succ,comm) ...`` with type 1 = root,
+2 = normal, 3 = terminal. The reader takes ids, loads and the edges; it checks that *n_preds* is the
+number of edges into the task and that the type agrees with the edges; *prec* is recomputed by dlbkit
+(the writer writes 002's precedence level, terminal load included).
+
+The STG and ADG readers were written from the formats' descriptions, not from any other parser.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ import networkx as nx
 
 from ..errors import ConfigError
 
-__all__ = ["TaskGraph", "read", "write", "from_stg", "to_stg", "from_json", "to_json"]
+__all__ = ["TaskGraph", "read", "write", "from_stg", "to_stg", "from_json", "to_json", "from_adg", "to_adg"]
 
 
 def _num(value: Any, field_: str) -> float:
@@ -255,11 +261,11 @@ class TaskGraph:
     # --- files ---------------------------------------------------------------------------------
     @classmethod
     def read(cls, path) -> "TaskGraph":
-        """Read a ``.json`` or Kasahara ``.stg`` file (by suffix; :func:`read`)."""
+        """Read a ``.json``, Kasahara ``.stg`` or thesis ``.adg`` file (by suffix; :func:`read`)."""
         return read(path)
 
     def write(self, path) -> None:
-        """Write a ``.json`` or ``.stg`` file (by suffix; :func:`write`)."""
+        """Write a ``.json``, ``.stg`` or ``.adg`` file (by suffix; :func:`write`)."""
         write(self, path)
 
     def __repr__(self) -> str:
@@ -364,19 +370,72 @@ def to_stg(g: TaskGraph) -> str:
     return "\n".join(out) + "\n"
 
 
+def from_adg(text: str, path: str = "graph.adg") -> TaskGraph:
+    """A TaskGraph from the thesis simulator's ``.adg`` text."""
+    import re
+    ids, loads, edges, npreds, types = [], [], [], [], []
+    for k, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        head = line.split("(")[0].split()
+        pairs = re.findall(r"\(\s*([^,()\s]+)\s*,\s*([^()\s]+)\s*\)", line)
+        if len(head) != 5 or line.count("(") != len(pairs):
+            raise ConfigError(f"{path} line {k}", line.strip(), "id type n_preds load prec (succ,comm) ...")
+        try:
+            tid, typ, npred, load = int(head[0]), int(head[1]), int(head[2]), float(head[3])
+            float(head[4])
+            succ = [(int(a), float(b)) for a, b in pairs]
+        except ValueError:
+            raise ConfigError(f"{path} line {k}", line.strip(), "integers for id, type, n_preds and successor ids; "
+                              "numbers for load, prec and comm") from None
+        if typ not in (1, 2, 3):
+            raise ConfigError(f"{path} line {k} type", typ, "1 (root), 2 (normal) or 3 (terminal)")
+        ids.append(tid)
+        loads.append(load)
+        npreds.append(npred)
+        types.append(typ)
+        edges.extend((tid, j, c) for j, c in succ)
+    if not ids:
+        raise ConfigError(path, "<empty>", "an .adg file: one task per line")
+    g = TaskGraph(ids, loads=loads, edges=edges, name=Path(path).stem)
+    for i, (npred, typ) in enumerate(zip(npreds, types)):
+        if npred != len(g.preds[i]):
+            raise ConfigError(f"{path} task {g.ids[i]} n_preds", npred, f"the number of edges into it ({len(g.preds[i])})")
+        if (typ == 1) != (npred == 0) or (typ == 3 and g.succs[i]):
+            raise ConfigError(f"{path} task {g.ids[i]} type", typ, "1 for a task without predecessors, 3 only for one "
+                              "without successors, else 2")
+    return g
+
+
+def to_adg(g: TaskGraph) -> str:
+    """``.adg`` text of *g* (loads; a cost table's row means), with 002's precedence levels."""
+    prec = [0.0] * g.n_tasks
+    for i in reversed(g.topo):
+        prec[i] = g.weight(i) + max((prec[j] + d for j, d in g.succs[i]), default=0.0)
+    out = []
+    for i, t in enumerate(g.ids):
+        typ = 1 if not g.preds[i] else 3 if not g.succs[i] else 2
+        succ = " ".join(f"({g.ids[j]},{d!r})" for j, d in g.succs[i])
+        out.append(f"{t} {typ} {len(g.preds[i])} {g.weight(i)!r} {prec[i]!r} {succ}".rstrip())
+    return "\n".join(out) + "\n"
+
+
+_SUFFIXES = (".json", ".stg", ".adg")
+
+
 def read(path) -> TaskGraph:
-    """A ``.json`` or ``.stg`` file (by suffix)."""
+    """A ``.json``, ``.stg`` or ``.adg`` file (by suffix)."""
     p = Path(path)
     suffix = p.suffix.lower()
-    if suffix not in (".json", ".stg"):
-        raise ConfigError("graph file", str(p), "a .json or .stg file")
+    if suffix not in _SUFFIXES:
+        raise ConfigError("graph file", str(p), "a .json, .stg or .adg file")
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError("graph file", str(p), "an existing .json or .stg file") from None
+        raise ConfigError("graph file", str(p), "an existing .json, .stg or .adg file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError("graph file", str(p), f"a readable UTF-8 text file ({e})") from None
-    return from_json(text, str(p)) if suffix == ".json" else from_stg(text, str(p))
+    return {".json": from_json, ".stg": from_stg, ".adg": from_adg}[suffix](text, str(p))
 
 
 def write(g: TaskGraph, path) -> None:
@@ -385,5 +444,7 @@ def write(g: TaskGraph, path) -> None:
         p.write_text(to_stg(g), encoding="utf-8")
     elif p.suffix.lower() == ".json":
         p.write_text(to_json(g), encoding="utf-8")
+    elif p.suffix.lower() == ".adg":
+        p.write_text(to_adg(g), encoding="utf-8")
     else:
-        raise ConfigError("graph file", str(p), "a .json or .stg file name")
+        raise ConfigError("graph file", str(p), "a .json, .stg or .adg file name")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ..errors import ConfigError
 from .graph import TaskGraph
 
-__all__ = ["GraphCosts", "costs_for", "upward_rank", "downward_rank", "critical_path_bound", "COST_MODELS"]
+__all__ = ["GraphCosts", "costs_for", "platform_from_ntp", "upward_rank", "downward_rank", "critical_path_bound", "COST_MODELS"]
 
 COST_MODELS = ("standard", "thesis")
 
@@ -149,3 +149,38 @@ def critical_path_bound(costs: GraphCosts) -> float:
     for i in g.topo:
         longest[i] = fastest[i] + max((longest[p] for p, _ in g.preds[i]), default=0.0)
     return max(max(longest), sum(fastest) / costs.n_nodes)
+
+
+def platform_from_ntp(path, *, name: str | None = None):
+    """A :class:`~dlbkit.model.platform.Platform` from the thesis simulator's network topology file
+    ``.ntp`` (002 §6, the note's §8.8): the node count m, then m relative speeds, then the m × m
+    communications distance matrix D (0 on the diagonal). D must be the hop count of a graph (bus =
+    complete, rings, hypercubes: every file the thesis shipped); the platform joins the nodes by that
+    graph with latency 0 and bandwidth 1, so under the thesis cost model a message of c costs c · D."""
+    from pathlib import Path
+
+    import networkx as nx
+
+    from .platform import Network, Node, Platform
+    from .topology import hop_matrix
+    p = Path(path)
+    try:
+        words = p.read_text(encoding="utf-8").split()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError("network topology file", str(p), f"a readable .ntp file ({e})") from None
+    try:
+        m = int(words[0])
+        nums = [float(x) for x in words[1:]]
+    except (ValueError, IndexError):
+        raise ConfigError(f"{p}", " ".join(words[:3]), "m, then m speeds, then m × m distances (numbers)") from None
+    if m < 1 or len(nums) != m + m * m:
+        raise ConfigError(f"{p}", f"{len(nums)} numbers after m = {words[0]}", f"m + m² = {m + m * m}")
+    speeds, flat = nums[:m], nums[m:]
+    d = [flat[i * m:(i + 1) * m] for i in range(m)]
+    g = nx.Graph()
+    g.add_nodes_from(range(m))
+    g.add_edges_from((i, j) for i in range(m) for j in range(i + 1, m) if d[i][j] == 1)
+    if not nx.is_connected(g) or hop_matrix(g).tolist() != [[int(x) for x in r] for r in d]:
+        raise ConfigError(f"{p} distances", d, "the hop counts of a connected graph (bus, ring, hypercube, ...)")
+    nodes = [Node(f"n{i}", speed=s) for i, s in enumerate(speeds)]
+    return Platform(nodes, Network(latency=0.0, bandwidth=1.0, topology=g), name=name or p.stem)
