@@ -1,6 +1,7 @@
 """Speed of the task-graph evaluator (dlbkit.sim.graph) and of HEFT (issue 13's performance targets).
 
 Usage: PYTHONPATH=src python benchmarks/graph_eval.py [--tasks N] [--nodes M] [--repeat R] [--width W] [--density D]
+       [--milp SECONDS]
 Prints, for a random layered DAG (dlbkit.model.graph_gen.layered: width W = 20, density D = 0.1, seed 1), the
 evaluator's tasks per second under both cost models, with the list rule (no order) and with a given
 order (the plan's), best of R runs; then HEFT's wall time on 1000 tasks onto 16 heterogeneous
@@ -35,6 +36,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--width", type=int, default=20)
     ap.add_argument("--density", type=float, default=0.1)
+    ap.add_argument("--milp", type=float, default=0.0, metavar="SECONDS",
+                    help="also solve the 18-task atmospheric graph with the milp mapper (both models, 2 and 4 "
+                         "nodes) within this time limit, printing the gap")
     args = ap.parse_args()
     g = layered(args.tasks, width=args.width, density=args.density, seed=1)
     print(f"graph: {g.n_tasks:,} tasks, {g.n_edges:,} edges ({g.n_edges / g.n_tasks:.2f} per task), "
@@ -49,6 +53,18 @@ def main() -> None:
     view = GraphView(16, costs_for(h, 16))
     dt = best_of(args.repeat, lambda: make("heft").map(view))
     print(f"HEFT, {h.n_tasks} tasks ({h.n_edges} edges) on 16 heterogeneous nodes: {dt:.3f} s")
+    if args.milp > 0:
+        from dlbkit.model.graph_gen import atmospheric
+        from dlbkit.sim.graph import simulate_graph
+        for model, cost in (("exact", "standard"), ("relaxed", "thesis")):
+            for m in (2, 4):
+                t = time.perf_counter()
+                tr = simulate_graph(m, atmospheric(), make("milp", {"model": model, "time_limit": args.milp}),
+                                    cost_model=cost)
+                info = tr.meta["plan_info"]
+                print(f"milp {model:7s} ({cost} model), atmospheric graph on {m} nodes: {time.perf_counter() - t:6.1f} s, "
+                      f"makespan {tr.makespan:g}, objective {info['objective']:.4g}, dual bound "
+                      f"{info['dual_bound']:.4g}, gap {info['gap']:.1%}, optimal {info['optimal']}")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,15 @@ def test_an_experiment_file_runs_graph_workloads(tmp_path):
     assert {r["balancer"]: r["makespan"] for r in rows}["round-robin"] == 63.0
 
 
+def test_a_layered_graph_without_a_seed_is_drawn_anew_per_repetition(tmp_path):
+    exp = Experiment.from_dict({"platform": {"nodes": [{"name": "a", "speed": 1.0, "count": 2}]},
+                                "workload": {"kind": "graph", "generator": "layered", "n": 30},
+                                "balancers": [{"name": "heft"}, {"name": "hlf"}], "repetitions": 2})
+    rows = run_sweep(exp, tmp_path).rows
+    heft = [r["makespan"] for r in rows if r["balancer"] == "heft"]
+    assert len(heft) == 2 and heft[0] != heft[1]
+
+
 def test_schedule_accepts_a_path_a_networkx_graph_and_a_platform_file(t10, tmp_path):
     assert dlbkit.schedule(str(t10), 3).makespan == 80
     assert dlbkit.schedule(topcuoglu10().to_networkx(), 3, "cpop").makespan == 86

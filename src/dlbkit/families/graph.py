@@ -48,6 +48,14 @@ def figures(trace, run: str) -> dict:
     return {"gantt": gantt(trace, title=f"Schedule: {run}, {trace.n_intervals} tasks, makespan {trace.makespan:.4g}")}
 
 
+def per_repetition(g: TaskGraph, table: Mapping, seed: int) -> TaskGraph:
+    """A random layered graph without a seed of its own is drawn anew in every repetition, from the
+    repetition's seed, the same for every balancer (common random numbers); other graphs are fixed."""
+    if table.get("generator") == "layered" and "seed" not in table:
+        return graph_from_dict({**table, "seed": seed})
+    return g
+
+
 def check_fit(platform: Platform, workload: TaskGraph) -> None:
     """A cost table needs one column per processor (a node with c cores gives c processors)."""
     if workload.costs is not None:
@@ -73,5 +81,6 @@ FAMILY = register(Family(
     bar_metrics=("makespan", "efficiency"),
     parse=graph_from_dict,
     describe=describe,
+    per_repetition=per_repetition,
     check_fit=check_fit,
 ))
