@@ -9,13 +9,16 @@ import pytest
 
 from dlbkit import ConfigError, LoopView, Taxonomy, TreeView, make
 from dlbkit.balancers import REGISTRY
-from dlbkit.model.view import SpmdView
+from dlbkit.model.graph_costs import costs_for
+from dlbkit.model.graph_gen import topcuoglu10
+from dlbkit.model.view import GraphView, SpmdView
 from dlbkit.params import _accepts
 
 ALL = sorted(REGISTRY)
 #: a fresh view of each kind, to start a balancer outside any engine
 VIEWS = {"chunking": lambda: LoopView(50, 3, [1.0, 2.0, 3.0]), "migration": lambda: TreeView(4),
-         "repartition": lambda: SpmdView(3, [100, 200, 300], [1.0, 2.0, 3.0], [100.0] * 3, [1e3] * 3, [1e-3] * 3, [1e6] * 3)}
+         "repartition": lambda: SpmdView(3, [100, 200, 300], [1.0, 2.0, 3.0], [100.0] * 3, [1e3] * 3, [1e-3] * 3, [1e6] * 3),
+         "mapping": lambda: GraphView(3, costs_for(topcuoglu10(), 3))}
 _CANDIDATES = [0, -1, -0.5, 1.5, 2, "bogus", float("nan"), None, True]
 
 

@@ -21,10 +21,10 @@ from dlbkit.model.trace import Trace
 from dlbkit.model.view import LoopView
 
 
-def test_dlbkit_families_json_lists_divisible_tree_with_both_engines_and_spmd(capsys):
+def test_dlbkit_families_json_lists_divisible_tree_with_both_engines_spmd_and_graph(capsys):
     assert main(["families", "--json"]) == 0
     infos = {f["name"]: f for f in json.loads(capsys.readouterr().out)}
-    assert list(infos) == ["divisible", "tree", "spmd"]
+    assert list(infos) == ["divisible", "tree", "spmd", "graph"]
     assert [e["name"] for e in infos["tree"]["engines"]] == ["async", "superstep"]
     assert [e["default"] for e in infos["tree"]["engines"]] == [True, False]
     assert infos["divisible"]["balancer_kind"] == "chunking" and infos["divisible"]["workload"] == [
@@ -64,7 +64,7 @@ def test_a_workload_finds_its_family(workload, name):
 
 
 def test_a_family_name_typo_is_one_clear_error():
-    with pytest.raises(ConfigError, match=r"family must be a workload family: divisible, tree, spmd; got 'tre'"):
+    with pytest.raises(ConfigError, match=r"family must be a workload family: divisible, tree, spmd, graph; got 'tre'"):
         families.get("tre")
     with pytest.raises(ConfigError, match=r"workload must be a workload of a registered family"):
         families.of(3.0)
@@ -76,7 +76,7 @@ def test_an_experiment_with_an_unknown_workload_kind_exits_2_with_one_line(tmp_p
                  '[[balancers]]\nname = "gss"\n')
     assert main(["simulate", str(p), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "workload.kind" in err and "divisible, tree, spmd" in err
+    assert len(err.splitlines()) == 1 and "workload.kind" in err and "divisible, tree, spmd, graph" in err
 
 
 def test_simulate_names_the_engine_options_allowed_for_the_family(platform):

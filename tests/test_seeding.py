@@ -80,7 +80,7 @@ def test_unknown_stream_and_bad_seed_name_what_is_allowed():
 
 
 def test_layouts_are_well_formed():
-    assert set(LAYOUTS) == {"divisible", "tree", "spmd", "spmd-sweep", "superstep"}
+    assert set(LAYOUTS) == {"divisible", "tree", "spmd", "spmd-sweep", "superstep", "graph"}
     with pytest.raises(ValueError):
         Layout("x", ("a", "a"))
     with pytest.raises(ValueError):

@@ -3,7 +3,7 @@
 Balancers decide, engines do: the same balancer objects drive the simulator and the real runtime.
 """
 
-from .api import Result, simulate
+from .api import Result, Schedule, schedule, simulate
 from .balancers import Balancer, ChunkingBalancer, MigrationBalancer, RepartitionBalancer, Taxonomy, Transfer
 from .balancers.registry import REGISTRY, make
 from .errors import ConfigError, DlbkitError, DlbkitWarning, TaskError
@@ -11,17 +11,17 @@ from .replay import replay
 from .run_api import RunResult, SpmdResult, TreeResult, map, run_map, run_spmd, run_tree, spmd, tree
 from .runtime import Emulation, load_trace, save_trace
 from .model import (Constant, CostModel, Divisible, FlatTasks, LoopView, Markov, Network, Node, Platform, Pulse,
-                    Recorded, Spmd, SpmdView, Step, TaskTree, Trace, TreeView)
+                    Recorded, Spmd, SpmdView, Step, TaskGraph, TaskTree, Trace, TreeView)
 
 __version__ = "0.1.0"
 
 __all__ = [
     # running
-    "simulate", "Result", "map", "run_map", "RunResult", "tree", "run_tree", "TreeResult", "spmd", "run_spmd", "SpmdResult", "Emulation",
+    "simulate", "Result", "schedule", "Schedule", "map", "run_map", "RunResult", "tree", "run_tree", "TreeResult", "spmd", "run_spmd", "SpmdResult", "Emulation",
     "replay", "save_trace", "load_trace",
     # model
     "Platform", "Node", "Network", "Constant", "Step", "Pulse", "Markov", "Recorded", "Divisible", "CostModel",
-    "TaskTree", "FlatTasks", "Spmd", "LoopView", "TreeView", "SpmdView", "Trace",
+    "TaskTree", "FlatTasks", "Spmd", "TaskGraph", "LoopView", "TreeView", "SpmdView", "Trace",
     # balancers
     "Balancer", "ChunkingBalancer", "MigrationBalancer", "RepartitionBalancer", "Transfer", "Taxonomy", "REGISTRY", "make",
     # errors

@@ -15,7 +15,7 @@ from .model.availability import Pulse, Recorded, Step
 from .model.platform import Platform
 from .results import Result
 
-__all__ = ["simulate", "Result", "UnusedAvailabilityWarning", "unused_availability"]
+__all__ = ["simulate", "Result", "UnusedAvailabilityWarning", "unused_availability", "schedule", "Schedule"]
 
 
 def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer | str | None = "gss", *,
@@ -91,3 +91,60 @@ def unused_availability(platform: Platform, trace: Any) -> list[str]:
             out.append(f"node {n.name!r}: its availability {kind} begins at t = {first:g} s, after the run "
                        f"ended (makespan {end:.4g} s): it had no effect")
     return out
+
+
+class Schedule(Result):
+    """A task graph's plan, timed: ``makespan``, and per task id its processor (``assignment``),
+    ``start`` and ``finish``; ``as_dict()`` is what ``dlbkit schedule --json`` prints; ``plot_gantt()``."""
+
+    @property
+    def assignment(self) -> dict:
+        return dict(zip(self.trace.meta["ids"], self.trace.meta["assignment"]))
+
+    @property
+    def start(self) -> dict:
+        return _by_task(self.trace, self.trace.t_start)
+
+    @property
+    def finish(self) -> dict:
+        return _by_task(self.trace, self.trace.t_end)
+
+    def as_dict(self) -> dict:
+        return {"makespan": self.makespan, "assignment": self.assignment, "start": self.start, "finish": self.finish}
+
+
+def _by_task(trace, column) -> dict:
+    ids = trace.meta["ids"]
+    return {ids[i]: float(column[k]) for k, i in enumerate(trace.first)}
+
+
+def schedule(graph: Any, nodes: Any, balancer: Any = "heft", *, params: Mapping[str, Any] | None = None,
+             cost_model: str = "standard", seed: int = 0) -> Schedule:
+    """Map task *graph* onto *nodes* with a mapping balancer and time the plan; return a :class:`Schedule`.
+
+    *graph* is a :class:`~dlbkit.model.graph.TaskGraph`, a ``.json``/``.stg``/``.adg`` path or a
+    ``networkx.DiGraph`` (node ``load`` or ``costs``, edge ``data``). *nodes* is a processor count M
+    (identical nodes of speed 1; a transfer takes exactly its data), a Platform, a platform TOML path
+    or a thesis ``.ntp`` network file. *cost_model* is ``"standard"`` or ``"thesis"`` (002's both-ends-busy model).
+
+    >>> import dlbkit
+    >>> from dlbkit.model.graph_gen import topcuoglu10
+    >>> dlbkit.schedule(topcuoglu10(), 3, "heft").makespan
+    80.0
+    """
+    import networkx as nx
+
+    from .model.graph import TaskGraph
+    from .sim.graph import simulate_graph
+    if isinstance(graph, (str, Path)):
+        graph = TaskGraph.read(graph)
+    elif isinstance(graph, nx.DiGraph):
+        graph = TaskGraph.from_networkx(graph)
+    elif not isinstance(graph, TaskGraph):
+        raise ConfigError("graph", type(graph).__name__, "a TaskGraph, a .json/.stg/.adg path or a networkx.DiGraph")
+    if isinstance(nodes, (str, Path)):
+        from .model.graph_costs import platform_from_ntp
+        nodes = platform_from_ntp(nodes) if str(nodes).lower().endswith(".ntp") else Platform.from_toml(nodes)
+    b = resolve(balancer, dict(params or {}), kind="mapping")
+    trace = simulate_graph(nodes, graph, b, seed=seed, cost_model=cost_model)
+    return Schedule(trace, b, platform=nodes if isinstance(nodes, Platform) else None)

@@ -18,7 +18,7 @@ from ..errors import ConfigError
 from ..model.view import LoopView, TreeView
 from ..params import Parameterised
 
-__all__ = ["Taxonomy", "Balancer", "ChunkingBalancer", "MigrationBalancer", "Transfer"]
+__all__ = ["Taxonomy", "Balancer", "ChunkingBalancer", "MigrationBalancer", "Transfer", "MappingBalancer", "Plan"]
 
 
 @dataclass(frozen=True)
@@ -267,3 +267,32 @@ class RepartitionBalancer(Balancer):
     @abstractmethod
     def decide(self, view, node: int) -> list[Transfer]:
         """The transfers to make now (an empty list when the node is balanced)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A static mapping of a task graph: ``assignment[i]`` is task i's processor; ``order`` a global
+    sequence of all tasks that is a topological order (each processor runs its tasks in that
+    sequence), or None for the evaluator's list rule (highest priority first among the ready tasks,
+    002 App. A.2). ``info`` carries what the balancer wants reported (its own estimate, a gap)."""
+
+    assignment: tuple
+    order: tuple | None = None
+    info: dict | None = None
+
+
+class MappingBalancer(Balancer):
+    """Decides where every task of a task graph runs, and optionally in which order (static mapping).
+
+    One required method, :meth:`map`: from a :class:`~dlbkit.model.view.GraphView` (the graph, the
+    execution time of every task on every processor, the transfer formula) return a :class:`Plan`.
+    The balancer decides; the engine times the plan (:func:`dlbkit.sim.graph.evaluate`, one evaluator
+    for every mapper) and :func:`dlbkit.balancers.decide.plan` checks it first. Randomised mappers
+    draw only from ``self.rng_`` (the engine's Generator, passed to :meth:`start`).
+    """
+
+    kind = "mapping"
+
+    @abstractmethod
+    def map(self, view) -> Plan:
+        """The plan for the graph in *view*."""

@@ -28,9 +28,9 @@ from typing import Sequence
 
 from ..errors import ConfigError
 from ..model.trace import Decision
-from .base import ChunkingBalancer, MigrationBalancer, RepartitionBalancer, Transfer
+from .base import ChunkingBalancer, MappingBalancer, MigrationBalancer, Plan, RepartitionBalancer, Transfer
 
-__all__ = ["chunk", "allocation", "victims", "checked_requests", "given", "placements", "transfers", "repartition"]
+__all__ = ["chunk", "allocation", "victims", "checked_requests", "given", "placements", "transfers", "repartition", "plan"]
 
 
 def _is_int(x) -> bool:
@@ -173,4 +173,40 @@ def repartition(balancer: RepartitionBalancer, view, node: int, neighbours: Sequ
         if tr.dst not in neighbours[tr.src] or tr.n < 0:
             raise ConfigError(f"a transfer {balancer.name}.decide returned for node {node}", tr,
                               "a move between neighbours with n >= 0")
+    return out
+
+
+# --- mapping (task graphs) ----------------------------------------------------------------------------
+def plan(balancer: MappingBalancer, view, record: list | None = None) -> Plan:
+    """The balancer's :class:`Plan` for the graph in *view*, checked: one processor in
+    [0, ``view.n_nodes``) per task, and an order (when given) that lists every task once and puts
+    each after its predecessors."""
+    seen = copy.deepcopy(view) if record is not None else None
+    p = balancer.map(view)
+    who = f"{balancer.name}.map"
+    if not isinstance(p, Plan):
+        raise ConfigError(f"the answer of {who}", type(p).__name__, "a Plan")
+    g = view.costs.graph
+    n, m = g.n_tasks, view.n_nodes
+    a = tuple(p.assignment)
+    if len(a) != n:
+        raise ConfigError(f"{who} assignment", f"{len(a)} entries", f"one processor per task ({n})")
+    for i, x in enumerate(a):
+        if not _is_int(x) or not 0 <= x < m:
+            raise ConfigError(f"{who} assignment[{g.ids[i]!r}]", x, f"a processor in [0, {m - 1}]")
+    order = None
+    if p.order is not None:
+        order = tuple(int(x) for x in p.order)
+        if sorted(order) != list(range(n)):
+            raise ConfigError(f"{who} order", "not a permutation", f"every task index 0..{n - 1} exactly once")
+        pos = [0] * n
+        for k, i in enumerate(order):
+            pos[i] = k
+        for i in range(n):
+            for j, _ in g.succs[i]:
+                if pos[j] < pos[i]:
+                    raise ConfigError(f"{who} order", f"{g.ids[j]!r} before its predecessor {g.ids[i]!r}",
+                                      "a topological order")
+    out = Plan(tuple(int(x) for x in a), order, p.info)
+    _note(record, view, -1, "map", out, seen)
     return out

@@ -49,7 +49,8 @@ def make(name: str, params: dict[str, Any] | None = None, field: str = "balancer
 #: what a kind's error message suggests (the kinds a family's engines accept)
 _KIND_HINT = {"chunking": "a chunking balancer (dlbkit balancers --kind chunking)",
               "migration": "a migration balancer (dlbkit balancers --kind migration)",
-              "repartition": "a repartition balancer (dlbkit balancers --kind repartition)"}
+              "repartition": "a repartition balancer (dlbkit balancers --kind repartition)",
+              "mapping": "a mapping balancer (dlbkit balancers --kind mapping)"}
 
 
 def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | None = None,

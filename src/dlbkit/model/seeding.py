@@ -23,6 +23,7 @@ layout             streams (spawn order)                        used by
 ``SPMD_SWEEP``     scenario, run                                :func:`~dlbkit.sim.spmd_experiment.run_one`
                                                                 (``run`` is the seed of ``SPMD``)
 ``SUPERSTEP``      balancer = the root SeedSequence itself      :func:`~dlbkit.sim.simulate_superstep`
+``GRAPH``          balancer, availability                       :func:`~dlbkit.sim.graph.simulate_graph`
 =================  ===========================================  ======================================
 
 A stream added at the end of a layout leaves the others as they were (child *k* of a SeedSequence
@@ -45,7 +46,7 @@ import numpy as np
 
 from ..errors import ConfigError
 
-__all__ = ["Layout", "Streams", "streams", "DIVISIBLE", "TREE", "SPMD", "SPMD_SWEEP", "SUPERSTEP", "LAYOUTS"]
+__all__ = ["Layout", "Streams", "streams", "DIVISIBLE", "TREE", "SPMD", "SPMD_SWEEP", "SUPERSTEP", "GRAPH", "LAYOUTS"]
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,9 @@ TREE = Layout("tree", ("availability", "balancer", "info"))
 SPMD = Layout("spmd", ("noise", "availability", "balancer"))
 SPMD_SWEEP = Layout("spmd-sweep", ("scenario", "run"))
 SUPERSTEP = Layout("superstep", ("balancer",), root=True)
+GRAPH = Layout("graph", ("balancer", "availability"))
 #: every layout by name (the table in the module docstring)
-LAYOUTS = {x.name: x for x in (DIVISIBLE, TREE, SPMD, SPMD_SWEEP, SUPERSTEP)}
+LAYOUTS = {x.name: x for x in (DIVISIBLE, TREE, SPMD, SPMD_SWEEP, SUPERSTEP, GRAPH)}
 
 
 class Streams:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["View", "LoopView", "TreeView", "SpmdView"]
+__all__ = ["View", "LoopView", "TreeView", "SpmdView", "GraphView"]
 
 
 class View:
@@ -232,3 +232,30 @@ class SpmdView(View):
 
     def measured_speed(self, i: int) -> float:
         return self.measured_speeds[i]
+
+
+@dataclass
+class GraphView(View):
+    """What a mapping balancer decides from (the task-graph family, 002): the whole graph and its
+    costs, known before the run (a static plan). ``costs`` is a
+    :class:`~dlbkit.model.graph_costs.GraphCosts` (execution time of every task on every processor,
+    the transfer formula, the cost model's name); ``n_nodes`` counts processors (a platform node with
+    c cores gives c). The decider is central (``node`` = -1) and every processor neighbours every other.
+    """
+
+    n_nodes: int
+    costs: object = None
+    speeds: list[float] = field(default_factory=list)
+    time: float = 0.0
+    node: int = -1
+    updated_at: list[float] = field(default_factory=list)
+    neighbours: list[list[int]] = field(default_factory=list)
+
+    def __post_init__(self):
+        if not self.speeds and self.costs is not None:
+            self.speeds = list(self.costs.speeds)
+        self._fill_common()
+
+    @property
+    def graph(self):
+        return self.costs.graph

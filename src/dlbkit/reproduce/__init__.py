@@ -68,6 +68,7 @@ REPRODUCTIONS: dict[str, str] = {
     "sanchez2002": "dlbkit.reproduce.sanchez2002:claims",
     "osman2003": "dlbkit.reproduce.osman2003:claims",
     "haron1998": "dlbkit.reproduce.haron1998:claims",
+    "sinclair1993": "dlbkit.reproduce.sinclair1993:claims",
 }
 
 

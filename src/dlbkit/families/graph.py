@@ -1,0 +1,86 @@
+"""The task-graph family: a DAG of tasks mapped onto heterogeneous processors (002; Topcuoglu 2002)."""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+from ..model import check
+from ..model.graph import TaskGraph
+from ..model.graph_costs import COST_MODELS
+from ..model.graph_gen import graph_from_dict
+from ..model.metrics import compute
+from ..model.platform import Platform
+from ..model.view import GraphView
+from ..sim.graph import simulate_graph
+from .registry import Engine, Family, register
+
+__all__ = ["FAMILY", "describe", "metrics", "figures"]
+
+OPTIONS = {"cost_model": "how transfers cost: 'standard' (latency + data/bandwidth, processors free while "
+                         "data flies; default) or 'thesis' (002: both ends busy, data × hops)"}
+
+
+def check_options(d: Mapping, platform: Platform, path: str) -> None:
+    if "cost_model" in d:
+        check.choice(d["cost_model"], f"{path}.cost_model", COST_MODELS)
+
+
+def describe(g: TaskGraph) -> str:
+    kind = "loads" if g.loads is not None else f"a cost table on {g.width} nodes"
+    return f"task graph {g.name!r}: {g.n_tasks:,} tasks, {g.n_edges:,} edges, {kind}"
+
+
+def metrics(trace) -> dict:
+    """The common metrics, with the graph's own lower bound (critical path at the fastest times, or
+    the fastest total over the processors: :func:`~dlbkit.model.graph_costs.critical_path_bound`);
+    ``messages``/``bytes`` count the edges that cross machines and their data."""
+    out = compute(trace)
+    lb = float(trace.meta.get("lower_bound", math.nan))
+    out["lower_bound"] = lb
+    out["efficiency"] = lb / out["makespan"] if out["makespan"] > 0 else math.nan
+    return out
+
+
+def figures(trace, run: str) -> dict:
+    """The Gantt chart: one bar per task on its processor (orange: ready, waiting for the processor)."""
+    from ..plots import gantt
+    return {"gantt": gantt(trace, title=f"Schedule: {run}, {trace.n_intervals} tasks, makespan {trace.makespan:.4g}")}
+
+
+def per_repetition(g: TaskGraph, table: Mapping, seed: int) -> TaskGraph:
+    """A random layered graph without a seed of its own is drawn anew in every repetition, from the
+    repetition's seed, the same for every balancer (common random numbers); other graphs are fixed."""
+    if table.get("generator") == "layered" and "seed" not in table:
+        return graph_from_dict({**table, "seed": seed})
+    return g
+
+
+def check_fit(platform: Platform, workload: TaskGraph) -> None:
+    """A cost table needs one column per processor (a node with c cores gives c processors)."""
+    if workload.costs is not None:
+        workload.exec_times([n.speed for n in platform.nodes for _ in range(n.cores)])
+
+
+FAMILY = register(Family(
+    name="graph",
+    summary="a DAG of tasks with computation and communication weights, mapped once onto the processors "
+            "(a static plan) and timed by one evaluator",
+    source="002 (Sinclair 1993); Topcuoglu, Hariri & Wu 2002",
+    workloads=(TaskGraph,),
+    view=GraphView,
+    kind="mapping",
+    engines=(Engine("static", "the mapping balancer's plan timed by the evaluator (standard or thesis cost model; "
+                    "availability stretches tasks)", "dlbkit.sim.graph.simulate_graph", simulate_graph, OPTIONS,
+                    check_options),),
+    runtime="(none yet: dlbkit.schedule plans and times a graph)",
+    metrics=metrics,
+    metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "messages", "bytes"),
+    figures=figures,
+    figure_kinds=("gantt",),
+    bar_metrics=("makespan", "efficiency"),
+    parse=graph_from_dict,
+    describe=describe,
+    per_repetition=per_repetition,
+    check_fit=check_fit,
+))

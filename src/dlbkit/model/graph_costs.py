@@ -1,0 +1,186 @@
+"""What a task graph costs on a set of processors: execution times, transfer times, priorities.
+
+Two cost models (``kind``), one formula for a transfer of *data* from processor p to q:
+``0`` if p and q share a machine, else ``lat[p][q] + data · per[p][q]``.
+
+* ``"standard"`` — the list-scheduling model (Topcuoglu, Hariri & Wu 2002 §3; Kwok & Ahmad 1999):
+  a transfer between distinct machines takes latency × hops + data / bandwidth over the platform's
+  topology, zero on one machine; processors are free while data is in flight; no contention. With a
+  bare processor count M (no platform) the processors are identical of speed 1 and a transfer takes
+  exactly ``data``.
+* ``"thesis"`` — Sinclair 1993 (002 §2.4, verified by the note's §9.4): a message of *c* costs
+  ``c · d`` where *d* is the hop distance (1 on a bus, and with a bare count M), and it occupies
+  **both** ends: the evaluator adds it to the sender's and the receiver's time on their processor.
+  Here *data* is a time per hop (002 §4: "the time taken to transmit"), never bytes.
+
+A platform node with *c* cores gives *c* processors (``Platform.worker_nodes``); transfers between
+cores of one machine are free. :func:`upward_rank` is the priority both evaluators and HEFT use
+(002 §2.2's precedence level ``prec``; HEFT's rank_u).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ConfigError
+from .graph import TaskGraph
+
+__all__ = ["GraphCosts", "costs_for", "platform_from_ntp", "upward_rank", "downward_rank", "critical_path_bound", "COST_MODELS"]
+
+COST_MODELS = ("standard", "thesis")
+
+
+@dataclass(frozen=True, eq=False)
+class GraphCosts:
+    """Execution and transfer times of *graph* on ``n_nodes`` processors under cost model *kind*.
+
+    ``exec[i][p]``: task i's time on processor p; ``host[p]``: the machine of processor p;
+    ``lat``/``per``: the transfer formula's terms (module docstring); ``speeds[p]``.
+    """
+
+    graph: TaskGraph
+    kind: str
+    speeds: tuple
+    host: tuple
+    exec: list
+    lat: list
+    per: list
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.speeds)
+
+    def comm(self, data: float, p: int, q: int) -> float:
+        """Time of a transfer of *data* from processor p to q (0 on one machine)."""
+        if self.host[p] == self.host[q]:
+            return 0.0
+        return self.lat[p][q] + data * self.per[p][q]
+
+    def mean_comm_factor(self) -> tuple[float, float]:
+        """(mean latency, mean per-unit time) over ordered pairs of processors on distinct machines
+        (HEFT's average communication cost, Topcuoglu 2002 §4.1); (0, 0) on one machine."""
+        m = self.n_nodes
+        pairs = [(p, q) for p in range(m) for q in range(m) if self.host[p] != self.host[q]]
+        if not pairs:
+            return 0.0, 0.0
+        return (sum(self.lat[p][q] for p, q in pairs) / len(pairs), sum(self.per[p][q] for p, q in pairs) / len(pairs))
+
+
+def costs_for(graph: TaskGraph, nodes, kind: str = "standard") -> GraphCosts:
+    """The costs of *graph* on *nodes*: a processor count M (identical, speed 1, transfer = data) or a
+    :class:`~dlbkit.model.platform.Platform`."""
+    from .platform import Platform
+    if kind not in COST_MODELS:
+        raise ConfigError("cost_model", kind, "one of " + ", ".join(repr(k) for k in COST_MODELS))
+    if isinstance(nodes, Platform):
+        host = tuple(nodes.worker_nodes())
+        speeds = tuple(nodes.nodes[h].speed for h in host)
+        hops = nodes.hops
+        m = len(host)
+        if kind == "standard":
+            lat_s, inv_bw = nodes.network.latency, 1.0 / nodes.network.bandwidth
+            lat = [[float(hops[host[p]][host[q]]) * lat_s for q in range(m)] for p in range(m)]
+            per = [[inv_bw] * m for _ in range(m)]
+        else:
+            lat = [[0.0] * m for _ in range(m)]
+            per = [[float(hops[host[p]][host[q]]) for q in range(m)] for p in range(m)]
+    else:
+        if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
+            raise ConfigError("nodes", nodes, "an integer >= 1 (a processor count) or a Platform")
+        m = nodes
+        host = tuple(range(m))
+        speeds = (1.0,) * m
+        lat = [[0.0] * m for _ in range(m)]
+        per = [[1.0] * m for _ in range(m)]
+    ex = graph.exec_times(speeds)
+    return GraphCosts(graph, kind, speeds, host, ex, lat, per)
+
+
+def upward_rank(costs: GraphCosts) -> list[float]:
+    """rank_u(i) = w̄_i + max over successors j of (c̄_ij + rank_u(j)), 0 over none (Topcuoglu 2002
+    eq. 3; 002 §2.2's ``prec`` with the terminal task's own load included, as its data file has it).
+
+    Standard model: w̄ the mean execution time over processors, c̄ the mean transfer time over pairs
+    of distinct machines. Thesis model: the compile-time precedence level, from the loads (speed 1;
+    a cost table's row mean) and the data at distance 1, as 002 defines it."""
+    g = costs.graph
+    if costs.kind == "thesis":
+        w = [g.weight(i) for i in range(g.n_tasks)]
+        lat_m, per_m = 0.0, 1.0
+    else:
+        m = costs.n_nodes
+        w = [sum(r) / m for r in costs.exec]
+        lat_m, per_m = costs.mean_comm_factor()
+    rank = [0.0] * g.n_tasks
+    for i in reversed(g.topo):
+        best = 0.0
+        for j, d in g.succs[i]:
+            v = rank[j] + (lat_m + d * per_m if (d or lat_m) else 0.0)
+            if v > best:
+                best = v
+        rank[i] = w[i] + best
+    return rank
+
+
+def downward_rank(costs: GraphCosts) -> list[float]:
+    """rank_d(i) = max over predecessors j of (rank_d(j) + w̄_j + c̄_ji), 0 for an entry task
+    (Topcuoglu 2002 eq. 4), with the standard model's means."""
+    g = costs.graph
+    m = costs.n_nodes
+    w = [sum(r) / m for r in costs.exec]
+    lat_m, per_m = costs.mean_comm_factor()
+    rank = [0.0] * g.n_tasks
+    for i in g.topo:
+        best = 0.0
+        for j, d in g.preds[i]:
+            v = rank[j] + w[j] + (lat_m + d * per_m if (d or lat_m) else 0.0)
+            if v > best:
+                best = v
+        rank[i] = best
+    return rank
+
+
+def critical_path_bound(costs: GraphCosts) -> float:
+    """A lower bound on any schedule's makespan under either model: the longest path with every task
+    at its fastest time and free communication, or the total of fastest times over the processors."""
+    g = costs.graph
+    fastest = [min(r) for r in costs.exec]
+    longest = [0.0] * g.n_tasks
+    for i in g.topo:
+        longest[i] = fastest[i] + max((longest[p] for p, _ in g.preds[i]), default=0.0)
+    return max(max(longest), sum(fastest) / costs.n_nodes)
+
+
+def platform_from_ntp(path, *, name: str | None = None):
+    """A :class:`~dlbkit.model.platform.Platform` from the thesis simulator's network topology file
+    ``.ntp`` (002 §6, the note's §8.8): the node count m, then m relative speeds, then the m × m
+    communications distance matrix D (0 on the diagonal). D must be the hop count of a graph (bus =
+    complete, rings, hypercubes: every file the thesis shipped); the platform joins the nodes by that
+    graph with latency 0 and bandwidth 1, so under the thesis cost model a message of c costs c · D."""
+    from pathlib import Path
+
+    import networkx as nx
+
+    from .platform import Network, Node, Platform
+    from .topology import hop_matrix
+    p = Path(path)
+    try:
+        words = p.read_text(encoding="utf-8").split()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError("network topology file", str(p), f"a readable .ntp file ({e})") from None
+    try:
+        m = int(words[0])
+        nums = [float(x) for x in words[1:]]
+    except (ValueError, IndexError):
+        raise ConfigError(f"{p}", " ".join(words[:3]), "m, then m speeds, then m × m distances (numbers)") from None
+    if m < 1 or len(nums) != m + m * m:
+        raise ConfigError(f"{p}", f"{len(nums)} numbers after m = {words[0]}", f"m + m² = {m + m * m}")
+    speeds, flat = nums[:m], nums[m:]
+    d = [flat[i * m:(i + 1) * m] for i in range(m)]
+    g = nx.Graph()
+    g.add_nodes_from(range(m))
+    g.add_edges_from((i, j) for i in range(m) for j in range(i + 1, m) if d[i][j] == 1)
+    if not nx.is_connected(g) or hop_matrix(g).tolist() != [[int(x) for x in r] for r in d]:
+        raise ConfigError(f"{p} distances", d, "the hop counts of a connected graph (bus, ring, hypercube, ...)")
+    nodes = [Node(f"n{i}", speed=s) for i, s in enumerate(speeds)]
+    return Platform(nodes, Network(latency=0.0, bandwidth=1.0, topology=g), name=name or p.stem)

@@ -1,0 +1,194 @@
+"""Task-graph generators: random layered DAGs, Gaussian elimination, FFT, the worst-case in-tree of
+002 §10, and the graphs the note gives in full (the atmospheric graph, Appendix A.1; the Max (k-1)
+Sum examples of §3.4.1 and §3.5.2, Appendix B; Topcuoglu, Hariri & Wu 2002's Fig. 2 example).
+
+Every generator returns a :class:`~dlbkit.model.graph.TaskGraph`; the random one draws from
+``numpy.random.default_rng(seed)`` only, so a seed gives one graph.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import ConfigError
+from . import check
+from .graph import TaskGraph
+
+__all__ = ["layered", "gaussian_elimination", "fft", "in_tree", "atmospheric", "sinclair_kmeans9",
+           "sinclair_equal5", "topcuoglu10", "GENERATORS"]
+
+
+def layered(n: int = 100, *, width: int = 10, density: float = 0.3, ccr: float = 1.0, load: float = 10.0,
+            nodes: int | None = None, beta: float = 0.5, seed: int = 0) -> TaskGraph:
+    """A random layered DAG of *n* tasks, about *width* per layer (layer sizes uniform in
+    [1, 2·width − 1]). Every task of a layer after the first gets an edge from each task of the layer
+    above with probability *density*, and at least one. Loads are uniform in [0.5, 1.5]·*load*; an
+    edge's data is uniform in [0.5, 1.5]·*ccr*·*load* (so the communication-to-computation ratio is
+    *ccr* on average). With *nodes*, tasks get a cost table instead (unrelated machines, Topcuoglu
+    et al. 2002 §5.1's range method: node costs uniform in load·[1 − β/2, 1 + β/2])."""
+    n = check.integer(n, "n", lo=1)
+    width = check.integer(width, "width", lo=1)
+    density = check.number(density, "density", lo=0.0, hi=1.0)
+    ccr = check.number(ccr, "ccr", lo=0.0)
+    load = check.number(load, "load", lo=0.0, lo_open=True)
+    beta = check.number(beta, "beta", lo=0.0, hi=2.0)
+    rng = np.random.default_rng(seed)
+    layers: list[list[int]] = []
+    t = 0
+    while t < n:
+        size = min(n - t, int(rng.integers(1, 2 * width)))
+        layers.append(list(range(t, t + size)))
+        t += size
+    edges = []
+    for above, layer in zip(layers, layers[1:]):
+        for j in layer:
+            ps = [i for i in above if rng.random() < density] or [above[int(rng.integers(len(above)))]]
+            edges.extend((i, j, float(rng.uniform(0.5, 1.5) * ccr * load)) for i in ps)
+    loads = rng.uniform(0.5, 1.5, size=n) * load
+    if nodes is None:
+        return TaskGraph(list(range(n)), loads=loads.tolist(), edges=edges, name=f"layered{n}")
+    nodes = check.integer(nodes, "nodes", lo=1)
+    costs = loads[:, None] * rng.uniform(1 - beta / 2, 1 + beta / 2, size=(n, nodes))
+    return TaskGraph(list(range(n)), costs=costs.tolist(), edges=edges, name=f"layered{n}x{nodes}")
+
+
+def gaussian_elimination(m: int = 10, *, ccr: float = 1.0) -> TaskGraph:
+    """The Gaussian-elimination DAG for an m × m matrix (Topcuoglu et al. 2002 §5.2.1; (m² + m − 2)/2
+    tasks): step k has a pivot task ``("p", k)`` and updates ``("u", k, j)`` of columns j > k. The
+    pivot feeds its step's updates; update (k, k+1) feeds the next pivot, update (k, j) feeds (k+1, j).
+    A task of step k has load m − k (the rows left) and sends ccr·(m − k) data."""
+    m = check.integer(m, "m", lo=2)
+    ccr = check.number(ccr, "ccr", lo=0.0)
+    ids, loads, edges = [], [], []
+    for k in range(1, m):
+        ids.append(f"p{k}")
+        loads.append(float(m - k))
+        for j in range(k + 1, m + 1):
+            ids.append(f"u{k},{j}")
+            loads.append(float(m - k))
+            edges.append((f"p{k}", f"u{k},{j}", ccr * (m - k)))
+            if k + 1 < m:
+                edges.append((f"u{k},{j}", f"p{k + 1}" if j == k + 1 else f"u{k + 1},{j}", ccr * (m - k)))
+    return TaskGraph(ids, loads=loads, edges=edges, name=f"gauss{m}")
+
+
+def fft(points: int = 8, *, ccr: float = 1.0) -> TaskGraph:
+    """The FFT DAG of Topcuoglu et al. 2002 §5.2.2 for *points* inputs (a power of 2): 2·points − 1
+    recursive-call tasks (a binary out-tree, ``r0`` the root) and log2(points) levels of *points*
+    butterfly tasks; leaf i feeds butterfly (1, i) and (1, i ^ 1), butterfly (l, i) feeds (l+1, i) and
+    (l+1, i ^ 2^l). Unit loads, data *ccr* on every edge."""
+    points = check.integer(points, "points", lo=2)
+    if points & (points - 1):
+        raise ConfigError("points", points, "a power of 2 (>= 2)")
+    ccr = check.number(ccr, "ccr", lo=0.0)
+    ids = [f"r{i}" for i in range(2 * points - 1)]  # heap order: children of r_i are r_{2i+1}, r_{2i+2}
+    edges = [(f"r{i}", f"r{c}", ccr) for i in range(points - 1) for c in (2 * i + 1, 2 * i + 2)]
+    leaves = [f"r{i}" for i in range(points - 1, 2 * points - 1)]
+    levels = int(math.log2(points))
+    for lv in range(1, levels + 1):
+        for i in range(points):
+            ids.append(f"b{lv},{i}")
+            srcs = leaves if lv == 1 else [f"b{lv - 1},{x}" for x in range(points)]
+            for x in sorted({i, i ^ (1 << (lv - 1))}):
+                edges.append((srcs[x], f"b{lv},{i}", ccr))
+    return TaskGraph(ids, loads=[1.0] * len(ids), edges=edges, name=f"fft{points}")
+
+
+def in_tree(m: int, k: int, *, l: float | list = 1.0, c: float | list = 1.0) -> TaskGraph:
+    """The worst-case structure of 002 §10.1 (Fig. 11): a complete m-ary in-tree of *k* levels.
+    Level i (1 = the single terminal task, k = the leaves) has m^(i−1) tasks of load l_i; a task of
+    level i+1 sends c_i to its parent on level i. *l* and *c* are one number for every level or
+    lists indexed by level (l[0] = l_1, c[0] = c_1). Tasks are numbered in allocation order, level k
+    first, siblings consecutive (the numbering under which round-robin gives C^PD, §10.5)."""
+    m = check.integer(m, "m", lo=2)
+    k = check.integer(k, "k", lo=2)
+    ls = [float(l)] * k if not isinstance(l, (list, tuple)) else [float(x) for x in l]
+    cs = [float(c)] * k if not isinstance(c, (list, tuple)) else [float(x) for x in c]
+    if len(ls) != k or len(cs) < k - 1:
+        raise ConfigError("l, c", (len(ls), len(cs)), f"k = {k} loads and at least k − 1 = {k - 1} communications")
+    first = {}
+    nxt = 0
+    for lv in range(k, 0, -1):
+        first[lv] = nxt
+        nxt += m ** (lv - 1)
+    ids = list(range(nxt))
+    loads = [0.0] * nxt
+    edges = []
+    for lv in range(k, 0, -1):
+        for q in range(m ** (lv - 1)):
+            loads[first[lv] + q] = ls[lv - 1]
+            if lv > 1:
+                edges.append((first[lv] + q, first[lv - 1] + q // m, cs[lv - 2]))
+    return TaskGraph(ids, loads=loads, edges=edges, name=f"intree{m}x{k}")
+
+
+def atmospheric() -> TaskGraph:
+    """The 18-task atmospheric-analysis module of 002 §9.1 (Fig. 8), as rebuilt in the note's Appendix
+    A.1 from the thesis's Sciconic data file (App. B.4): tasks 1..18, Σ loads = 86, every edge c = 1."""
+    loads = {1: 1.0, **{t: 3.0 for t in range(2, 10)}, **{t: 10.0 for t in range(10, 14)},
+             **{t: 5.0 for t in range(14, 18)}, 18: 1.0}
+    edges = [(1, t, 1.0) for t in range(2, 10)]
+    edges += [(s, 10 + (s - 2) // 2, 1.0) for s in range(2, 10)]
+    edges += [(s, d, 1.0) for s in range(10, 14) for d in range(14, 18)]
+    edges += [(s, 18, 1.0) for s in range(14, 18)]
+    return TaskGraph(list(loads), loads=list(loads.values()), edges=edges, name="atmospheric")
+
+
+def sinclair_kmeans9() -> TaskGraph:
+    """The 9-task Max (k-1) Sum example of 002 §3.5.2 (3 nodes), with the symmetric communication
+    matrix Cu reconstructed in the note's Appendix B (the thesis's [C] is missing from the text). The
+    example has no precedence: each Cu entry becomes one edge from the earlier to the later letter."""
+    loads = dict(a=1, b=3, c=2, d=2, e=3, f=2, g=1, h=4, i=5)
+    cu = [("a", "b", 2), ("a", "d", 4), ("a", "i", 10), ("b", "f", 4), ("c", "e", 2), ("c", "h", 4),
+          ("c", "i", 2), ("d", "f", 4), ("f", "g", 6)]
+    return TaskGraph(list(loads), loads=list(loads.values()), edges=cu, name="sinclair-3.5.2")
+
+
+def sinclair_equal5() -> TaskGraph:
+    """The 5-task equal-load example of 002 §3.4.1 (3 nodes). Its [C] is symmetric; each pair becomes
+    one edge from the earlier letter carrying c_ij + c_ji (the algorithm reads only Cu)."""
+    cu = [("a", "b", 2), ("a", "c", 4), ("a", "d", 4), ("c", "d", 2), ("c", "e", 2)]
+    return TaskGraph(list("abcde"), loads=[1.0] * 5, edges=cu, name="sinclair-3.4.1")
+
+
+def topcuoglu10() -> TaskGraph:
+    """The 10-task example of Topcuoglu, Hariri & Wu 2002 (Fig. 2, Table 1: costs on 3 processors;
+    edge weights are communication times). HEFT gives makespan 80 on it, CPOP 86 (Fig. 4)."""
+    w = {1: (14, 16, 9), 2: (13, 19, 18), 3: (11, 13, 19), 4: (13, 8, 17), 5: (12, 13, 10), 6: (13, 16, 9),
+         7: (7, 15, 11), 8: (5, 11, 14), 9: (18, 12, 20), 10: (21, 7, 16)}
+    e = [(1, 2, 18), (1, 3, 12), (1, 4, 9), (1, 5, 11), (1, 6, 14), (2, 8, 19), (2, 9, 16), (3, 7, 23),
+         (4, 8, 27), (4, 9, 23), (5, 9, 13), (6, 8, 15), (7, 10, 17), (8, 10, 11), (9, 10, 13)]
+    return TaskGraph(list(w), costs=list(w.values()), edges=e, name="topcuoglu2002")
+
+
+#: name → generator, for an experiment file's ``[workload] generator = ...``
+GENERATORS = {"layered": layered, "gaussian": gaussian_elimination, "fft": fft, "in-tree": in_tree,
+              "atmospheric": atmospheric, "sinclair-3.5.2": sinclair_kmeans9, "sinclair-3.4.1": sinclair_equal5,
+              "topcuoglu2002": topcuoglu10}
+
+
+def graph_from_dict(d, path: str = "workload"):
+    """An experiment's ``[workload]`` table (``kind = "graph"``) → TaskGraph: ``file = "g.json"|"g.stg"``,
+    or ``generator = NAME`` with that generator's keywords (:data:`GENERATORS`), or inline ``tasks``
+    and ``edges`` (the JSON form)."""
+    d = dict(check.table(d, path))
+    d.pop("kind", None)
+    ways = [k for k in ("file", "generator", "tasks") if k in d]
+    if len(ways) != 1:
+        raise ConfigError(path, ", ".join(ways) or "none of file, generator, tasks",
+                          "exactly one of file = PATH, generator = NAME (with its keywords), or tasks/edges")
+    if "file" in d:
+        check.known_keys(d, path, {"file"})
+        return TaskGraph.read(d["file"])
+    if "tasks" in d:
+        return TaskGraph.from_dict({k: v for k, v in d.items()}, path)
+    name = d.pop("generator")
+    if name not in GENERATORS:
+        raise ConfigError(f"{path}.generator", name, "one of " + ", ".join(GENERATORS))
+    import inspect
+    fn = GENERATORS[name]
+    allowed = set(inspect.signature(fn).parameters)
+    check.known_keys(d, path, allowed)
+    return fn(**d)

@@ -1,0 +1,127 @@
+"""The graph evaluator: hand-worked schedules under both cost models, and properties of every schedule."""
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dlbkit import ConfigError, Network, Node, Platform, TaskGraph
+from dlbkit.model.graph_costs import costs_for, critical_path_bound, upward_rank
+from dlbkit.sim.graph import Evaluator, evaluate
+
+
+def diamond():
+    return TaskGraph(["a", "b", "c", "d"], loads=[1, 2, 3, 1],
+                     edges=[("a", "b", 2), ("a", "c", 3), ("b", "d", 1), ("c", "d", 1)])
+
+
+ALLOC = [0, 0, 1, 0]  # a, b, d on node 0; c on node 1
+
+
+def test_standard_model_by_hand():
+    """a 0–1; b same node 1–3; c waits for a's 3 units of data: 4–7; d waits for c's: 8–9."""
+    ready, start, finish = evaluate(costs_for(diamond(), 2), ALLOC)
+    assert start == [0, 1, 4, 8] and finish == [1, 3, 7, 9] and ready == [0, 1, 4, 8]
+
+
+def test_thesis_model_by_hand():
+    """a computes 1 then sends 3 to c (both busy): 0–4; c is ready when a's message to it starts (1) and
+    runs receive 3 + compute 3 + send 1 on node 1: 1–8; b (lower precedence) runs 4–6; d receives 1:
+    ready at 7 (c's message starts), runs 7–9 (002 §2.4, the note's App. A.2)."""
+    ready, start, finish = evaluate(costs_for(diamond(), 2, "thesis"), ALLOC)
+    assert start == [0, 4, 1, 7] and finish == [4, 6, 8, 9] and ready == [0, 4, 1, 7]
+
+
+def test_a_given_order_is_followed_and_a_bad_one_refused():
+    c = costs_for(diamond(), 1)
+    _, start, _ = evaluate(c, [0] * 4, order=[0, 1, 2, 3])
+    assert start == [0, 1, 3, 6]
+    _, start, _ = evaluate(c, [0] * 4, order=[0, 2, 1, 3])
+    assert start == [0, 4, 1, 6]
+    with pytest.raises(ConfigError, match=r"order must be a topological order"):
+        evaluate(c, [0] * 4, order=[1, 0, 2, 3])
+    with pytest.raises(ConfigError, match=r"order must be every task exactly once"):
+        evaluate(c, [0] * 4, order=[0, 1, 2])
+
+
+def test_without_an_order_the_highest_priority_ready_task_goes_first():
+    """One node: after a, c (rank 5) runs before b (rank 4)."""
+    _, start, _ = evaluate(costs_for(diamond(), 1), [0] * 4)
+    assert start == [0, 4, 1, 6]
+
+
+def test_a_platform_costs_latency_per_hop_plus_data_over_bandwidth_and_cores_share_a_machine():
+    p = Platform([Node("x", speed=1.0, cores=2), Node("y", speed=2.0)], Network(latency=0.5, bandwidth=1.0))
+    c = costs_for(diamond(), p)
+    assert c.n_nodes == 3 and c.host == (0, 0, 1) and c.exec[2] == [3.0, 3.0, 1.5]
+    assert c.comm(3, 0, 1) == 0.0 and c.comm(3, 0, 2) == 3.5
+    _, start, finish = evaluate(c, [0, 0, 2, 1])  # c on y (speed 2), d on x's second core
+    assert start == [0, 1, 4.5, 7.5] and finish == [1, 3, 6, 8.5]  # 6 + 0.5 + 1
+    t = costs_for(diamond(), p, "thesis")
+    assert t.comm(3, 0, 2) == 3.0 and t.comm(3, 0, 1) == 0.0
+
+
+def test_availability_stretches_a_task():
+    from dlbkit import Step
+    p = Platform([Node("x", availability=Step(at=1.0, level=0.5))])
+    c = costs_for(diamond(), p)
+    prof = [n.availability.realise(None) for n in p.nodes]
+    _, _, finish = evaluate(c, [0] * 4, availability=prof)
+    assert finish[-1] == pytest.approx(1 + 2 * 6)
+
+
+# --- properties ---------------------------------------------------------------------------------------
+@st.composite
+def graphs(draw):
+    n = draw(st.integers(1, 10))
+    loads = draw(st.lists(st.integers(0, 9), min_size=n, max_size=n))
+    edges = [(i, j, draw(st.integers(0, 9))) for i in range(n) for j in range(i + 1, n) if draw(st.booleans())]
+    m = draw(st.integers(1, 4))
+    a = draw(st.lists(st.integers(0, m - 1), min_size=n, max_size=n))
+    perm = draw(st.permutations(range(n)))  # relabel so that index order is not topological
+    g = TaskGraph([perm[i] for i in range(n)], loads=loads, edges=[(perm[i], perm[j], d) for i, j, d in edges])
+    return g, m, a
+
+
+def _one_at_a_time(a, start, finish, m):
+    for p in range(m):
+        iv = sorted((s, f) for s, f, q in zip(start, finish, a) if q == p)
+        assert all(f0 <= s1 + 1e-9 for (_, f0), (s1, _) in zip(iv, iv[1:]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs(), st.booleans())
+def test_standard_schedules_are_valid_and_above_the_critical_path_bound(case, ordered):
+    g, m, a = case
+    c = costs_for(g, m)
+    ready, start, finish = evaluate(c, a, g.topo if ordered else None)
+    for i in range(g.n_tasks):
+        assert math.isclose(finish[i] - start[i], c.exec[i][a[i]]) and start[i] >= ready[i] - 1e-9
+        for j, d in g.succs[i]:
+            assert start[j] >= finish[i] + c.comm(d, a[i], a[j]) - 1e-9
+    _one_at_a_time(a, start, finish, m)
+    assert max(finish) >= critical_path_bound(c) - 1e-9
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs())
+def test_thesis_schedules_are_valid_and_above_the_critical_path_bound(case):
+    g, m, a = case
+    c = costs_for(g, m, "thesis")
+    ready, start, finish = evaluate(c, a)
+    for i in range(g.n_tasks):
+        recv = sum(d for p, d in g.preds[i] if a[p] != a[i])
+        send = sum(d for s, d in g.succs[i] if a[s] != a[i])
+        assert math.isclose(finish[i] - start[i], c.exec[i][a[i]] + recv + send)
+        for j, _ in g.succs[i]:  # a successor starts once its predecessor computed and received
+            assert start[j] >= start[i] + c.exec[i][a[i]] + recv - 1e-9
+    _one_at_a_time(a, start, finish, m)
+    assert max(finish) >= critical_path_bound(c) - 1e-9
+
+
+def test_the_prepared_evaluator_equals_the_one_shot_form():
+    g = diamond()
+    c = costs_for(g, 2, "thesis")
+    ev = Evaluator(c, upward_rank(c))
+    assert ev.times(ALLOC) == evaluate(c, ALLOC) and ev.makespan(ALLOC) == 9

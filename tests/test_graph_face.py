@@ -1,0 +1,140 @@
+"""The graph family through the face layer: families, simulate, experiment files, the CLI, reproduce."""
+
+import json
+
+import pytest
+
+import dlbkit
+from dlbkit import ConfigError, TaskGraph, families
+from dlbkit.cli import main
+from dlbkit.experiments import Experiment, run_sweep
+from dlbkit.model.graph_gen import atmospheric, topcuoglu10
+from dlbkit.reproduce import sinclair1993 as s93
+
+
+@pytest.fixture
+def t10(tmp_path):
+    p = tmp_path / "t10.json"
+    topcuoglu10().write(p)
+    return p
+
+
+def test_the_graph_family_is_registered():
+    fam = families.get("graph")
+    assert fam.kind == "mapping" and fam.engine.name == "static" and families.of(atmospheric()) is fam
+    assert fam.engine.api_options == ["cost_model", "record_decisions"]
+
+
+def test_simulate_runs_a_graph_on_a_platform(platform):
+    r = dlbkit.simulate(platform, atmospheric(), "heft", cost_model="thesis")
+    assert r.family.name == "graph" and r.makespan >= r.metrics["lower_bound"] > 0
+    assert set(r.figures()) == {"gantt"}
+    with pytest.raises(ConfigError, match=r"a mapping balancer"):
+        dlbkit.simulate(platform, atmospheric(), "gss")
+
+
+def test_an_experiment_file_runs_graph_workloads(tmp_path):
+    exp = Experiment.from_dict({"platform": {"nodes": [{"name": "a", "speed": 1.0, "count": 3}]},
+                                "workload": {"kind": "graph", "generator": "atmospheric"},
+                                "engine": {"cost_model": "thesis"},
+                                "balancers": [{"name": "round-robin"}, {"name": "heft"}], "repetitions": 1})
+    rows = run_sweep(exp, tmp_path).rows
+    assert {r["balancer"]: r["makespan"] for r in rows}["round-robin"] == 63.0
+
+
+def test_a_layered_graph_without_a_seed_is_drawn_anew_per_repetition(tmp_path):
+    exp = Experiment.from_dict({"platform": {"nodes": [{"name": "a", "speed": 1.0, "count": 2}]},
+                                "workload": {"kind": "graph", "generator": "layered", "n": 30},
+                                "balancers": [{"name": "heft"}, {"name": "hlf"}], "repetitions": 2})
+    rows = run_sweep(exp, tmp_path).rows
+    heft = [r["makespan"] for r in rows if r["balancer"] == "heft"]
+    assert len(heft) == 2 and heft[0] != heft[1]
+
+
+def test_schedule_accepts_a_path_a_networkx_graph_and_a_platform_file(t10, tmp_path):
+    assert dlbkit.schedule(str(t10), 3).makespan == 80
+    assert dlbkit.schedule(topcuoglu10().to_networkx(), 3, "cpop").makespan == 86
+    toml = tmp_path / "p.toml"
+    toml.write_text('[[nodes]]\nspeed = 1.0\ncount = 2\n[network]\nlatency = 0.0\nbandwidth = 1.0\n')
+    s = dlbkit.schedule(atmospheric(), str(toml), "round-robin", cost_model="thesis")
+    assert s.makespan == 63 and s.platform is not None
+
+
+def test_cli_schedule_json_prints_makespan_assignment_start_finish(t10, capsys):
+    assert main(["schedule", str(t10), "--nodes", "3", "--balancer", "heft", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert set(d) == {"makespan", "assignment", "start", "finish"} and d["makespan"] == 80
+    assert d["assignment"]["1"] == 2 and d["finish"]["10"] == 80
+
+
+def test_cli_schedule_table_and_gantt(t10, tmp_path, capsys):
+    png = tmp_path / "g.png"
+    assert main(["schedule", str(t10), "--nodes", "3", "--balancer", "cpop", "--gantt", str(png)]) == 0
+    assert "makespan 86" in capsys.readouterr().out and png.stat().st_size > 0
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--nodes", "0"], "--nodes must be an integer >= 1; got 0"),
+    (["--nodes", "2"], "one column per node (2 nodes)"),
+    (["--nodes", "3", "--balancer", "gss"], "a mapping balancer"),
+    (["--nodes", "3", "--cost-model", "bogus"], "invalid choice"),
+    ([], "one of the arguments --nodes --platform is required"),
+])
+def test_cli_schedule_bad_input_is_one_line_and_exit_2(t10, capsys, args, text):
+    assert main(["schedule", str(t10), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and text in err
+
+
+@pytest.mark.parametrize("content, text", [
+    ('{"tasks": [{"id": "a", "load": 1}, {"id": "b", "load": 1}], "edges": [{"from": "a", "to": "b"}, '
+     '{"from": "b", "to": "a"}]}', "directed acyclic graph"),
+    ('{"tasks": [{"id": "a", "load": -1}]}', "must be a finite number >= 0"),
+    ('{"tasks": [{"id": "a", "load": 1}], "edges": [{"from": "a", "to": "z"}]}', "edges[0].to"),
+    ('{"tasks": [{"id": "a", "costs": [1, 2]}, {"id": "b", "costs": [1]}]}', "2 values, one per node"),
+    ("{not json", "valid JSON"),
+])
+def test_cli_schedule_bad_graph_file_is_one_line_and_exit_2(tmp_path, capsys, content, text):
+    p = tmp_path / "bad.json"
+    p.write_text(content)
+    assert main(["schedule", str(p), "--nodes", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and text in err
+
+
+def test_sinclair1993_fast_claims_all_pass():
+    rows = s93.r1() + [s93.r2()] + s93.r4() + s93.r5()
+    assert rows and all(c.asserted and c.ok for c in rows)
+
+
+def _fast_sa(sim):
+    def run(m, g, b, **kw):  # a short annealing: the claims' shape, not their values, is tested here
+        if b.name == "annealing":
+            b = b.set_params(moves=20, patience=1)
+        return sim(m, g, b, **kw)
+    return run
+
+
+def rows_of(mod):
+    rows = mod.claims()
+    assert all(c.ok is None for c in rows if not c.asserted) and sum(c.asserted for c in rows) == 13
+    return [c for c in rows if not c.asserted]
+
+
+def test_sinclair1993_lists_unbuilt_parts_as_reported_not_passing(monkeypatch):
+    monkeypatch.setattr(s93, "brute_force_two_nodes", lambda: (59.0, ()))  # the exhaustive search is the slow test's
+    monkeypatch.setattr(s93, "MILP_SECONDS", 0.2)
+    monkeypatch.setattr(s93, "simulate_graph", _fast_sa(s93.simulate_graph))
+    assert [c.claim[:3] for c in rows_of(s93)] == ["R3 ", "R8 ", "R9 ", "R10", "R11"]
+
+
+@pytest.mark.slow
+def test_sinclair1993_r6_two_node_optimum_is_59_by_exhaustive_search():
+    best, alloc = s93.brute_force_two_nodes()
+    assert best == 59 and alloc[0] == 0
+
+
+@pytest.mark.slow
+def test_sinclair1993_r7_annealing_is_within_one_of_the_sa_row():
+    (r7,) = [c for c in s93.r6_r7() if c.claim.startswith("R7")]
+    assert r7.ok, r7.ours
