@@ -77,6 +77,10 @@ def test_rid_stays_quiet_within_the_threshold_and_when_balanced():
     assert b.on_idle(chain_view([3, 3, 3, 3, 3]), 2) is None
     assert b.on_idle(chain_view([1, 0, 0, 0, 0]), 1) is None  # L̄ - L = 1/3 <= 0.5
     assert b.on_idle(chain_view([2, 0, 0, 0, 0]), 1) == [Transfer(0, 1, 1)]  # 2/3 > 0.5
+    # 1 between two 2s: the deficit 2/3 rounds to one task, but taking it would swap the loads
+    assert b.on_idle(chain_view([2, 1, 2, 0, 0]), 1) is None
+    # capped at half the gap: 0 between 3 and 0: deficit 1 -> 1 task, gap 3 -> at most 1
+    assert b.on_idle(chain_view([3, 0, 0, 0, 0]), 1) == [Transfer(0, 1, 1)]
     assert started(ReceiverDiffusion(threshold=1.0), chain_view([0] * 5)).on_idle(
         chain_view([2, 0, 1, 0, 0]), 1) is None  # deficit 1 is not above 1
     assert b.on_idle(TreeView(1), 0) is None  # nobody to ask
@@ -217,8 +221,12 @@ def test_rid_asks_neighbours_above_the_mean_for_the_rounded_deficit(queue, node,
     reqs = started(ReceiverDiffusion(threshold=0.0), view).on_idle(view, node) or []
     mean = Fraction(queue[node] + sum(queue[j] for j in nb[node]), len(nb[node]) + 1)
     assert all(r.dst == node and r.src in nb[node] and queue[r.src] > mean and r.n >= 1 for r in reqs)
-    expected = int(mean - queue[node] + Fraction(1, 2)) if mean > queue[node] else 0
-    assert sum(r.n for r in reqs) == expected
+    rounded = int(mean - queue[node] + Fraction(1, 2)) if mean > queue[node] else 0
+    assert sum(r.n for r in reqs) <= rounded
+    # every move narrows its pair's gap, and only the cap takes tasks off the rounded deficit
+    assert all(r.n <= (queue[r.src] - queue[node]) // 2 for r in reqs)
+    uncapped = all(queue[j] - queue[node] >= 2 * rounded for j in nb[node] if queue[j] > mean)
+    assert not uncapped or sum(r.n for r in reqs) == rounded
 
 
 @settings(max_examples=300, deadline=None)
