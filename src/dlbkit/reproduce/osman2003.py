@@ -40,10 +40,8 @@ from scipy.stats import spearmanr
 
 from ..balancers.registry import make
 from ..model import spmd_bounds as bounds
-from ..balancers.base import Transfer
 from ..balancers.repartition.baselines import HomogeneousDiffusion
-from ..balancers.repartition.dlah import whole_points
-from ..balancers.repartition.hnow_cost import NORMAL, OVER, UNDER, classify, equalise, local_average, status
+from ..balancers.repartition.hnow_cost import NORMAL, classify, local_average
 from ..model.availability import Pulse
 from ..model.hnow import BANDWIDTH, BOUNDARY, LATENCY, MEMORY, PP, WORKLOAD, Hnow, Workstation
 from ..model.view import SpmdView
@@ -315,28 +313,8 @@ class ShedToAverage(HomogeneousDiffusion):
     only, not registered: it differs from :class:`HomogeneousDiffusion` only in the sender's level.
     """
 
-    def decide(self, view, node: int) -> list[Transfer]:
-        nbrs = list(view.neighbours[node])
-        if not nbrs or view.points[node] <= 1 or status(view, node, self.c, self.include_self) != OVER:
-            return []
-        under = [j for j in nbrs if status(view, j, self.c, self.include_self) == UNDER]
-        normal = [j for j in nbrs if status(view, j, self.c, self.include_self) == NORMAL]
-        costs = self.costs(view, node, [node] + nbrs)
-        level = local_average(view, node, self.include_self)  # the average load, not (1 + c)·avg
-        excess = min(math.ceil(-costs[node].points_for(level) - 1e-9), view.points[node] - 1)
-        if excess <= 0:
-            return []
-        caps = [max(0, math.floor(costs[j].points_for(self._fill_level(view, j)) + 1e-9)) for j in under]
-        if sum(caps) >= excess:
-            amounts = whole_points([excess * k / sum(caps) for k in caps], excess)
-            return [Transfer(node, j, n) for j, n in zip(under, amounts) if n > 0]
-        sent = dict(zip(under, caps))
-        members = under + normal
-        after = [costs[j].shift(sent.get(j, 0)) for j in members]
-        _, shed, extra = equalise(costs[node].shift(-sum(caps)), after, limit=excess - sum(caps))
-        for j, n in zip(members, whole_points(extra, math.floor(shed + 1e-9))):
-            sent[j] = sent.get(j, 0) + n
-        return [Transfer(node, j, n) for j, n in sent.items() if n > 0]
+    def sender_level(self, view, node: int) -> float:
+        return local_average(view, node, self.include_self)  # the average load, not (1 + c)·avg
 
 
 #: R9's baselines: the asserted one (registered rule, nominal speed) and the two reported readings of

@@ -75,6 +75,11 @@ class DLAH(RepartitionBalancer):
         """The cost model of each node in *members* as *node* predicts it (DLAH: eq 7.9 in full)."""
         return {j: node_cost(view, j) for j in members}
 
+    def sender_level(self, view, node: int) -> float:
+        """The predicted loop time an overloaded *node* sheds down to: the top of the normal band,
+        (1 + c) × its local average (§7.3; the "specific threshold" of §7.1's local averaging)."""
+        return (1 + self.c) * local_average(view, node, self.include_self)
+
     # --- the rule -----------------------------------------------------------------------------
     def _fill_level(self, view, j: int) -> float:
         avg = local_average(view, j, self.include_self)
@@ -89,8 +94,7 @@ class DLAH(RepartitionBalancer):
         normal = [j for j in nbrs if states[j] == NORMAL]
         costs = self.costs(view, node, [node] + nbrs)
         sender = costs[node]
-        level = (1 + self.c) * local_average(view, node, self.include_self)
-        excess = min(math.ceil(-sender.points_for(level) - 1e-9), view.points[node] - 1)
+        excess = min(math.ceil(-sender.points_for(self.sender_level(view, node)) - 1e-9), view.points[node] - 1)
         if excess <= 0:
             return []
         caps = [max(0, math.floor(costs[j].points_for(self._fill_level(view, j)) + 1e-9)) for j in under]
