@@ -385,7 +385,7 @@ def _cmd_families(args) -> int:
             opts = ", ".join(e["options"]) or "(no experiment options)"
             where = "" if e["on_platform"] else "; not from experiment files"
             print(f"{pad}  {tag}: {e['name']}: {e['entry']}; options: {opts}{where}")
-        print(f"{pad}  real runs: {i['runtime']}")
+        print(f"{pad}  real runs: {i['runtime'] or 'none yet'}")
         print(f"{pad}  metrics:   {', '.join(i['metrics'])}")
         print(f"{pad}  plots:     {', '.join(i['plots'])}")
     return 0
