@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
+from ..errors import ConfigError
 from ..model import check
 from ..model.graph import TaskGraph
 from ..model.graph_costs import COST_MODELS, costs_for
@@ -18,12 +19,19 @@ from .registry import Engine, Family, register
 __all__ = ["FAMILY", "describe", "metrics", "figures"]
 
 OPTIONS = {"cost_model": "how transfers cost: 'standard' (latency + data/bandwidth, processors free while "
-                         "data flies; default) or 'thesis' (002: both ends busy, data × hops)"}
+                         "data flies; default) or 'thesis' (002: both ends busy, data × hops)",
+           "contention": "true: the standard model with one message at a time per machine's send and receive "
+                         "port (the one-port model; default false)"}
 
 
 def check_options(d: Mapping, platform: Platform, path: str) -> None:
     if "cost_model" in d:
         check.choice(d["cost_model"], f"{path}.cost_model", COST_MODELS)
+    if "contention" in d:
+        if not isinstance(d["contention"], bool):
+            raise ConfigError(f"{path}.contention", d["contention"], "true or false")
+        if d["contention"] and d.get("cost_model", "standard") != "standard":
+            raise ConfigError(f"{path}.contention", True, "false with cost_model 'thesis' (an option of 'standard')")
 
 
 def describe(g: TaskGraph) -> str:
