@@ -7,23 +7,23 @@ import re
 import numpy as np
 import pytest
 
-from dlbkit import ConfigError, LoopView, Taxonomy, TreeView, make
+from dlbkit import ConfigError, Taxonomy, TreeView, families, make
 from dlbkit.balancers import REGISTRY
-from dlbkit.model.graph_costs import costs_for
-from dlbkit.model.graph_gen import topcuoglu10
-from dlbkit.model.view import GraphView, SpmdView
 from dlbkit.params import _accepts
 
 ALL = sorted(REGISTRY)
-#: a fresh view of each kind, to start a balancer outside any engine
-VIEWS = {"chunking": lambda: LoopView(50, 3, [1.0, 2.0, 3.0]), "migration": lambda: TreeView(4),
-         "repartition": lambda: SpmdView(3, [100, 200, 300], [1.0, 2.0, 3.0], [100.0] * 3, [1e3] * 3, [1e-3] * 3, [1e6] * 3),
-         "mapping": lambda: GraphView(3, costs_for(topcuoglu10(), 3))}
+#: a fresh view of each kind, to start a balancer outside any engine: the sample view of the family the
+#: kind decides for (``Family.sample_view``), so a new family brings its own
+VIEWS = {f.kind: f.sample_view for f in families.FAMILIES.values() if f.sample_view is not None}
 _CANDIDATES = [0, -1, -0.5, 1.5, 2, "bogus", float("nan"), None, True]
 
 
-def test_every_kind_in_the_registry_has_a_view_here():
-    assert {REGISTRY[n].kind for n in ALL} <= set(VIEWS)
+def test_every_kind_in_the_registry_has_a_view_of_its_familys_type():
+    kinds = {REGISTRY[n].kind for n in ALL}
+    assert kinds <= set(VIEWS)
+    for f in families.FAMILIES.values():
+        if f.kind in kinds:
+            assert isinstance(f.sample_view(), f.view), f.name
 
 
 @pytest.mark.parametrize("name", ALL)

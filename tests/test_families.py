@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -21,10 +22,29 @@ from dlbkit.model.trace import Trace
 from dlbkit.model.view import LoopView
 
 
-def test_dlbkit_families_json_lists_divisible_tree_with_both_engines_spmd_and_graph(capsys):
+def _declared_families() -> set[str]:
+    """The families the package's modules declare (each module of dlbkit.families but the registry
+    builds one ``FAMILY``), found without the registry, to check the registry against."""
+    import importlib
+    import pkgutil
+    mods = [m.name for m in pkgutil.iter_modules(families.__path__) if m.name != "registry"]
+    return {importlib.import_module(f"dlbkit.families.{m}").FAMILY.name for m in mods}
+
+
+def test_every_family_module_is_registered_once_by_importing_dlbkit():
+    """In a fresh interpreter (so that this test's own imports register nothing): the registry holds
+    exactly the families the package's modules declare, and ``dlbkit families --json`` lists them."""
+    code = "import json, dlbkit; from dlbkit import families; print(json.dumps(families.names()))"
+    registered = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                           check=True).stdout)
+    assert len(registered) == len(set(registered)) and set(registered) == _declared_families()
+    assert registered[:4] == ["divisible", "tree", "spmd", "graph"]  # the listing's order: registration order
+
+
+def test_dlbkit_families_json_lists_every_registered_family_and_its_engines(capsys):
     assert main(["families", "--json"]) == 0
     infos = {f["name"]: f for f in json.loads(capsys.readouterr().out)}
-    assert list(infos) == ["divisible", "tree", "spmd", "graph"]
+    assert list(infos) == families.names()
     assert [e["name"] for e in infos["tree"]["engines"]] == ["async", "superstep"]
     assert [e["default"] for e in infos["tree"]["engines"]] == [True, False]
     assert infos["divisible"]["balancer_kind"] == "chunking" and infos["divisible"]["workload"] == [
@@ -38,9 +58,19 @@ def test_dlbkit_families_json_lists_divisible_tree_with_both_engines_spmd_and_gr
 def test_the_plain_listing_names_each_family_and_engine(capsys):
     assert main(["families"]) == 0
     out = capsys.readouterr().out
-    for text in ("divisible", "tree", "spmd", "dlbkit.sim.simulate_tree_async", "dlbkit.sim.simulate_superstep",
-                 "options: window", "real runs: dlbkit.tree"):
+    for text in ("dlbkit.sim.simulate_tree_async", "dlbkit.sim.simulate_superstep", "options: window",
+                 "real runs: dlbkit.tree"):
         assert text in out
+    for fam in families.FAMILIES.values():
+        assert f"\n{fam.name} " in "\n" + out and fam.engine.entry in out
+        assert f"real runs: {fam.runtime or 'none yet'}" in out
+
+
+def test_a_family_without_a_real_run_says_none_yet(capsys):
+    assert families.get("graph").runtime is None and families.get("graph").as_dict()["runtime"] is None
+    assert main(["families"]) == 0
+    out = capsys.readouterr().out
+    assert "real runs: none yet" in out[out.index("\ngraph "):]
 
 
 @pytest.mark.parametrize("fam", list(families.FAMILIES.values()), ids=lambda f: f.name)
@@ -63,8 +93,16 @@ def test_a_workload_finds_its_family(workload, name):
     assert families.of(workload).name == name
 
 
+@pytest.mark.parametrize("fam, kind", [(f, t) for f in families.FAMILIES.values() for t in f.workloads],
+                         ids=lambda x: getattr(x, "name", getattr(x, "__name__", "")))
+def test_every_declared_workload_type_finds_its_own_family(fam, kind):
+    """No two families claim one workload type (an instance made without its constructor: only its type counts)."""
+    assert families.of(object.__new__(kind)) is fam
+
+
 def test_a_family_name_typo_is_one_clear_error():
-    with pytest.raises(ConfigError, match=r"family must be a workload family: divisible, tree, spmd, graph; got 'tre'"):
+    listed = re.escape(", ".join(families.names()))
+    with pytest.raises(ConfigError, match=rf"family must be a workload family: {listed}; got 'tre'"):
         families.get("tre")
     with pytest.raises(ConfigError, match=r"workload must be a workload of a registered family"):
         families.of(3.0)
@@ -76,7 +114,7 @@ def test_an_experiment_with_an_unknown_workload_kind_exits_2_with_one_line(tmp_p
                  '[[balancers]]\nname = "gss"\n')
     assert main(["simulate", str(p), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "workload.kind" in err and "divisible, tree, spmd, graph" in err
+    assert len(err.splitlines()) == 1 and "workload.kind" in err and ", ".join(families.names()) in err
 
 
 def test_simulate_names_the_engine_options_allowed_for_the_family(platform):
@@ -149,3 +187,31 @@ def test_a_registered_family_runs_through_simulate_and_experiment_files(toy_fami
 def test_registering_a_family_twice_is_refused(toy_family):
     with pytest.raises(TypeError, match="registered twice"):
         families.register(toy_family)
+
+
+def _legend(fig) -> list[str]:
+    return [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def test_a_family_labels_its_gantt_legend_as_its_trace_means_it(platform):
+    """The graph family's orange stretch is a ready task waiting for its processor and a blank is a
+    processor waiting for inputs; the divisible family keeps the labels of a request for work."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from dlbkit.model.graph_gen import topcuoglu10
+    from dlbkit.plots import GANTT_LEGEND
+    s = dlbkit.schedule(topcuoglu10(), 3, "heft")
+    for fig in (s.plot_gantt(), s.figures()["gantt"]):
+        assert _legend(fig) == ["computing (tasks alternate shades)", "ready, waiting for its turn on the processor",
+                                "idle (waiting for inputs)"]
+    r = dlbkit.simulate(platform, Divisible(50), "gss")
+    assert _legend(r.plot_gantt())[:3] == _legend(r.figures()["gantt"])[:3] == list(GANTT_LEGEND.values())
+    assert families.get("divisible").gantt_legend == {}
+    assert _legend(s.plot_gantt(legend={"idle": "free"}))[2] == "free"  # a caller's labels win
+
+
+def test_a_gantt_legend_key_outside_the_charts_parts_is_refused():
+    with pytest.raises(TypeError, match=r"gantt_legend keys \['waiting'\]"):
+        Family(name="x", summary="", source="", workloads=(Ticks,), view=LoopView, kind="chunking", engines=(),
+               runtime=None, metrics=compute, metric_names=(), figures=lambda t, r: {}, figure_kinds=(),
+               bar_metrics=(), parse=_parse, describe=str, gantt_legend={"waiting": "?"})

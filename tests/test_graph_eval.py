@@ -125,3 +125,66 @@ def test_the_prepared_evaluator_equals_the_one_shot_form():
     c = costs_for(g, 2, "thesis")
     ev = Evaluator(c, upward_rank(c))
     assert ev.times(ALLOC) == evaluate(c, ALLOC) and ev.makespan(ALLOC) == 9
+
+
+# --- the standard model with one-port contention (Bhat, Raghavendra & Prasanna 2003) -----------------
+def test_one_port_contention_serialises_a_forks_sends_by_hand():
+    """a (node 0) sends 4 to b (node 1) and 4 to c (node 2). Without contention both arrive at 1 + 4 = 5
+    and finish at 6. One send port: b's message (the higher priority: load 2) 1–5, then c's 5–9; c runs 9–10."""
+    g = TaskGraph(list("abc"), loads=[1, 2, 1], edges=[("a", "b", 4), ("a", "c", 4)])
+    assert evaluate(costs_for(g, 3), [0, 1, 2])[2] == [1, 7, 6]
+    ready, start, finish = evaluate(costs_for(g, 3, contention=True), [0, 1, 2])
+    assert ready == [0, 5, 9] and finish == [1, 7, 10]
+
+
+def test_one_port_contention_serialises_a_joins_receives_by_hand():
+    """x (node 0) and y (node 1), load 1, each send 3 to z (node 2). One receive port: x's message 1–4
+    (x is timed first: equal priority, lower index), y's 4–7; z runs 7–8 (without contention 4–5)."""
+    g = TaskGraph(list("xyz"), loads=[1, 1, 1], edges=[("x", "z", 3), ("y", "z", 3)])
+    assert evaluate(costs_for(g, 3), [0, 1, 2])[1][2] == 4
+    assert evaluate(costs_for(g, 3, contention=True), [0, 1, 2])[1][2] == 7
+
+
+def test_ports_belong_to_machines_and_cores_of_one_machine_talk_for_free():
+    """u and a run on x's two cores 0–1; b (x) has a's data for free at 1. u's message to w (y) holds x's
+    send port and y's receive port 1–11 (u is timed first: rank 12 against a's 7); a's message to c (y)
+    needs both ports: 11–12."""
+    p = Platform([Node("x", cores=2), Node("y", cores=2)], Network(latency=0.0, bandwidth=1.0))
+    g = TaskGraph(list("uabwc"), loads=[1, 1, 1, 1, 1], edges=[("u", "w", 10), ("a", "b", 5), ("a", "c", 1)])
+    ready, start, finish = evaluate(costs_for(g, p, contention=True), [0, 1, 0, 2, 3])
+    assert ready == [0, 0, 1, 11, 12]
+    assert evaluate(costs_for(g, p), [0, 1, 0, 2, 3])[0] == [0, 0, 1, 11, 2]
+
+
+def test_port_placement_uses_a_gap_when_both_ports_are_free():
+    from dlbkit.model.graph_eval import Port, _both_free
+    out, inp = Port(), Port()
+    out.add(0, 2)
+    out.add(5, 9)
+    inp.add(2, 4)
+    assert _both_free(out, inp, 0, 1) == 4 and _both_free(out, inp, 0, 2) == 9 and _both_free(out, inp, 9.5, 1) == 9.5
+
+
+def test_contention_is_an_option_of_the_standard_model_only():
+    with pytest.raises(ConfigError, match="contention"):
+        costs_for(diamond(), 2, "thesis", contention=True)
+    with pytest.raises(ConfigError, match="contention must be true or false"):
+        costs_for(diamond(), 2, contention="yes")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10 ** 6), st.integers(1, 4))
+def test_contention_never_makes_a_fixed_plan_faster(seed, m):
+    """With the plan's order fixed, every message arrives no earlier than without contention, so no task
+    finishes earlier; on one node nothing changes."""
+    import numpy as np
+    from dlbkit.model.graph_gen import layered
+    rng = np.random.default_rng(seed)
+    g = layered(12, width=3, density=0.5, ccr=2.0, seed=seed)
+    a = rng.integers(m, size=g.n_tasks).tolist()
+    order = list(g.topo)
+    free = evaluate(costs_for(g, m), a, order)[2]
+    busy = evaluate(costs_for(g, m, contention=True), a, order)[2]
+    assert all(y >= x - 1e-9 for x, y in zip(free, busy))
+    if m == 1:
+        assert busy == free

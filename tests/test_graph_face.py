@@ -22,7 +22,7 @@ def t10(tmp_path):
 def test_the_graph_family_is_registered():
     fam = families.get("graph")
     assert fam.kind == "mapping" and fam.engine.name == "static" and families.of(atmospheric()) is fam
-    assert fam.engine.api_options == ["cost_model", "record_decisions"]
+    assert fam.engine.api_options == ["cost_model", "contention", "record_decisions"]
 
 
 def test_simulate_runs_a_graph_on_a_platform(platform):
@@ -40,6 +40,22 @@ def test_an_experiment_file_runs_graph_workloads(tmp_path):
                                 "balancers": [{"name": "round-robin"}, {"name": "heft"}], "repetitions": 1})
     rows = run_sweep(exp, tmp_path).rows
     assert {r["balancer"]: r["makespan"] for r in rows}["round-robin"] == 63.0
+
+
+def test_link_contention_through_the_api_an_experiment_file_and_the_cli(t10, tmp_path, capsys):
+    """The one-port option never makes HEFT's plan (its order fixed) faster, and every face passes it on."""
+    free, busy = (dlbkit.schedule(topcuoglu10(), 3, "heft", contention=c) for c in (False, True))
+    assert busy.trace.meta["contention"] and busy.makespan >= free.makespan == 80
+    exp = Experiment.from_dict({"platform": {"nodes": [{"name": "a", "speed": 1.0, "count": 3}]},
+                                "workload": {"kind": "graph", "generator": "atmospheric"},
+                                "engine": {"contention": True}, "balancers": [{"name": "heft"}], "repetitions": 1})
+    assert [t.meta["contention"] for t in run_sweep(exp, tmp_path).traces.values()] == [True]
+    with pytest.raises(ConfigError, match=r"engine.contention must be false with cost_model 'thesis'"):
+        Experiment.from_dict({"platform": {"nodes": [{"name": "a", "speed": 1.0}]},
+                              "workload": {"kind": "graph", "generator": "atmospheric"},
+                              "engine": {"contention": True, "cost_model": "thesis"}, "balancers": [{"name": "heft"}]})
+    assert main(["schedule", str(t10), "--nodes", "3", "--contention", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["makespan"] == busy.makespan
 
 
 def test_a_layered_graph_without_a_seed_is_drawn_anew_per_repetition(tmp_path):
@@ -78,6 +94,7 @@ def test_cli_schedule_table_and_gantt(t10, tmp_path, capsys):
     (["--nodes", "2"], "one column per node (2 nodes)"),
     (["--nodes", "3", "--balancer", "gss"], "a mapping balancer"),
     (["--nodes", "3", "--cost-model", "bogus"], "invalid choice"),
+    (["--nodes", "3", "--cost-model", "thesis", "--contention"], "contention must be false with the thesis"),
     ([], "one of the arguments --nodes --platform is required"),
 ])
 def test_cli_schedule_bad_input_is_one_line_and_exit_2(t10, capsys, args, text):

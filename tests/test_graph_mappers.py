@@ -18,7 +18,8 @@ MAPPERS = sorted(n for n, c in REGISTRY.items() if c.kind == "mapping")
 
 
 def test_the_mapping_kind_has_its_balancers():
-    assert MAPPERS == ["annealing", "cpop", "elastic-force", "heft", "hlf", "max-k1-sum", "milp", "peft", "random-map",
+    assert MAPPERS == ["annealing", "cpop", "elastic-force", "heft", "hlf", "max-k1-sum", "metis", "milp", "peft",
+                       "random-map",
                        "round-robin", "tabu"]
 
 
@@ -226,3 +227,44 @@ def test_tabu_finds_the_sa_row_of_the_atmospheric_graph():
     """002 Table 4's SA row under the thesis model: 59, 50, 38, 37, 37, 37, 37 (seed 0, defaults)."""
     got = [simulate_graph(m, atmospheric(), make("tabu"), cost_model="thesis", seed=0).makespan for m in range(2, 9)]
     assert got == [59, 50, 38, 37, 37, 37, 37]
+
+
+def _two_chains(k=4, data=5.0):
+    """Two disconnected chains a0 → … → a(k−1) and b0 → … → b(k−1), unit loads, *data* on every edge."""
+    ids = [f"a{i}" for i in range(k)] + [f"b{i}" for i in range(k)]
+    edges = [(f"{c}{i}", f"{c}{i + 1}", data) for c in "ab" for i in range(k - 1)]
+    return TaskGraph(ids, loads=[1] * (2 * k), edges=edges)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_metis_puts_each_of_two_disconnected_chains_on_one_node(seed):
+    """By hand: a balanced cut of two equal chains into 2 parts costs nothing only when each chain is one
+    part, so no edge crosses; each node then runs its chain back to back: makespan = 4, no message."""
+    g = _two_chains()
+    tr = simulate_graph(2, g, make("metis"), seed=seed)
+    a = tr.meta["assignment"]
+    assert len(set(a[:4])) == 1 and len(set(a[4:])) == 1 and a[0] != a[4]
+    assert tr.meta["plan_info"]["cut_data"] == 0 and tr.messages == 0 and tr.makespan == 4
+
+
+def test_metis_is_seeded():
+    g = layered(120, width=8, density=0.2, ccr=1.0, seed=3)
+    runs = [simulate_graph(4, g, make("metis"), seed=s).meta for s in (7, 7, 8)]
+    assert runs[0]["assignment"] == runs[1]["assignment"]
+    assert runs[0]["plan_info"]["metis_seed"] == runs[1]["plan_info"]["metis_seed"] != runs[2]["plan_info"]["metis_seed"]
+
+
+def test_metis_gives_a_faster_node_a_proportionally_larger_part():
+    """Speeds 1 and 3: target shares 1/4 and 3/4 of 40 independent unit tasks (METIS's tolerance is a few %)."""
+    from dlbkit import Network, Node, Platform
+    p = Platform([Node("slow", speed=1.0), Node("fast", speed=3.0)], Network(latency=0.0, bandwidth=1.0))
+    g = TaskGraph(list(range(40)), loads=[1] * 40)
+    tr = simulate_graph(p, g, make("metis"))
+    assert tr.meta["plan_info"]["targets"] == pytest.approx([0.25, 0.75])
+    assert 9 <= tr.meta["assignment"].count(0) <= 11
+
+
+def test_metis_capacity_of_a_cost_table_is_the_processors_throughput():
+    from dlbkit.balancers.mapping.metis import capacities
+    c = costs_for(TaskGraph(["x", "y"], costs=[[2, 1], [4, 2]]), 2)
+    assert capacities(c, [1.5, 3.0]) == pytest.approx([1 / 3, 2 / 3])

@@ -80,7 +80,10 @@ def test_unknown_stream_and_bad_seed_name_what_is_allowed():
 
 
 def test_layouts_are_well_formed():
-    assert set(LAYOUTS) == {"divisible", "tree", "spmd", "spmd-sweep", "superstep", "graph"}
+    """Every family's engines draw through a layout of the family's name (docs/design.md, "a family" step 3);
+    the others are the SPMD sweep's and the superstep engine's."""
+    from dlbkit import families
+    assert set(LAYOUTS) == set(families.names()) | {"spmd-sweep", "superstep"}
     with pytest.raises(ValueError):
         Layout("x", ("a", "a"))
     with pytest.raises(ValueError):

@@ -119,13 +119,15 @@ def _by_task(trace, column) -> dict:
 
 
 def schedule(graph: Any, nodes: Any, balancer: Any = "heft", *, params: Mapping[str, Any] | None = None,
-             cost_model: str = "standard", seed: int = 0) -> Schedule:
+             cost_model: str = "standard", contention: bool = False, seed: int = 0) -> Schedule:
     """Map task *graph* onto *nodes* with a mapping balancer and time the plan; return a :class:`Schedule`.
 
     *graph* is a :class:`~dlbkit.model.graph.TaskGraph`, a ``.json``/``.stg``/``.adg`` path or a
     ``networkx.DiGraph`` (node ``load`` or ``costs``, edge ``data``). *nodes* is a processor count M
     (identical nodes of speed 1; a transfer takes exactly its data), a Platform, a platform TOML path
-    or a thesis ``.ntp`` network file. *cost_model* is ``"standard"`` or ``"thesis"`` (002's both-ends-busy model).
+    or a thesis ``.ntp`` network file. *cost_model* is ``"standard"`` or ``"thesis"`` (002's both-ends-busy model);
+    *contention* True adds the standard model's one-port link contention (one message at a time per
+    machine's send and receive port).
 
     >>> import dlbkit
     >>> from dlbkit.model.graph_gen import topcuoglu10
@@ -146,5 +148,5 @@ def schedule(graph: Any, nodes: Any, balancer: Any = "heft", *, params: Mapping[
         from .model.graph_costs import platform_from_ntp
         nodes = platform_from_ntp(nodes) if str(nodes).lower().endswith(".ntp") else Platform.from_toml(nodes)
     b = resolve(balancer, dict(params or {}), kind="mapping")
-    trace = simulate_graph(nodes, graph, b, seed=seed, cost_model=cost_model)
+    trace = simulate_graph(nodes, graph, b, seed=seed, cost_model=cost_model, contention=contention)
     return Schedule(trace, b, platform=nodes if isinstance(nodes, Platform) else None)

@@ -385,7 +385,7 @@ def _cmd_families(args) -> int:
             opts = ", ".join(e["options"]) or "(no experiment options)"
             where = "" if e["on_platform"] else "; not from experiment files"
             print(f"{pad}  {tag}: {e['name']}: {e['entry']}; options: {opts}{where}")
-        print(f"{pad}  real runs: {i['runtime']}")
+        print(f"{pad}  real runs: {i['runtime'] or 'none yet'}")
         print(f"{pad}  metrics:   {', '.join(i['metrics'])}")
         print(f"{pad}  plots:     {', '.join(i['plots'])}")
     return 0
@@ -853,6 +853,8 @@ def _add_schedule_parser(sub) -> None:
     sc.add_argument("--param", action="append", metavar="KEY=VALUE", help="a balancer parameter (repeatable)")
     sc.add_argument("--cost-model", default="standard", choices=["standard", "thesis"],
                     help="standard (default) or thesis (002: both ends busy for a message)")
+    sc.add_argument("--contention", action="store_true",
+                    help="standard model with one message at a time per node's send and receive port (one-port)")
     sc.add_argument("--seed", type=int, default=0, help="seed of a randomised balancer (default 0)")
     sc.add_argument("--gantt", metavar="FILE.png", help="also draw the Gantt chart to this file")
     sc.add_argument("--json", action="store_true", help="a JSON object: makespan, assignment, start, finish")
@@ -866,7 +868,7 @@ def _cmd_schedule(args) -> int:
     gantt = _writable_file(args.gantt, "--gantt")
     where = args.nodes if args.nodes is not None else args.platform
     r = schedule(args.graph, where, args.balancer, params=parse_params(args.param), cost_model=args.cost_model,
-                 seed=args.seed)
+                 contention=args.contention, seed=args.seed)
     if gantt is not None:
         fig = r.plot_gantt()
         fig.savefig(gantt)

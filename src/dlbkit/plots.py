@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -19,11 +19,15 @@ from matplotlib.patches import Patch
 from .model.metrics import METRICS
 from .model.trace import Trace
 
-__all__ = ["gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "slug"]
+__all__ = ["GANTT_LEGEND", "gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "slug"]
 
 _BUSY = ("#1f77b4", "#5fa2d6")  # alternate shades so consecutive chunks stay distinguishable
 _WAIT = "#f2a541"  # asked for work, waiting for it (scheduling + communication)
 _LOAD = "#d62728"  # background load: availability below 1
+
+#: the Gantt legend's labels (a family relabels what its trace means otherwise: ``Family.gantt_legend``)
+GANTT_LEGEND = {"busy": "computing (chunks alternate shades)", "wait": "waiting for work (request + reply)",
+                "idle": "idle"}
 
 
 def _axes(ax, size, margins=(0.9, 0.3, 0.4, 0.65)):
@@ -58,10 +62,15 @@ def _worker_labels(trace: Trace) -> list[str]:
     return out
 
 
-def gantt(trace: Trace, ax=None, *, title: str | None = None, show_load: bool = True):
+def gantt(trace: Trace, ax=None, *, title: str | None = None, show_load: bool = True,
+          legend: Mapping[str, str] | None = None):
     """Per worker, a bar per chunk from ``t_start`` to ``t_end``; the wait between asking for work
     and receiving it (``t_ask`` → ``t_start``) in orange; idle time left blank; with *show_load*,
-    periods of background load (availability < 1) shaded red behind the bars."""
+    periods of background load (availability < 1) shaded red behind the bars. *legend* replaces
+    labels of :data:`GANTT_LEGEND` (``busy``, ``wait``, ``idle``; a family's ``gantt_legend``)."""
+    labels = {**GANTT_LEGEND, **(legend or {})}
+    if set(labels) != set(GANTT_LEGEND):
+        raise ValueError(f"legend keys {sorted(set(labels) - set(GANTT_LEGEND))} are not among {sorted(GANTT_LEGEND)}")
     P = trace.n_nodes
     own = ax is None
     fig, ax = _axes(ax, (11, max(3.0, 0.32 * P + 1.5)), margins=(1.35, 0.2, 0.4, 0.85))
@@ -93,9 +102,8 @@ def gantt(trace: Trace, ax=None, *, title: str | None = None, show_load: bool = 
     ax.set_xlabel("time (s)")
     ax.set_title(title or f"Gantt chart: {trace.balancer} (seed {trace.seed}), {trace.n_intervals} chunks, "
                  f"makespan {end:.4g} s")
-    handles = [Patch(color=_BUSY[0], label="computing (chunks alternate shades)"),
-               Patch(color=_WAIT, label="waiting for work (request + reply)"),
-               Patch(color="white", ec="grey", label="idle")]
+    handles = [Patch(color=_BUSY[0], label=labels["busy"]), Patch(color=_WAIT, label=labels["wait"]),
+               Patch(color="white", ec="grey", label=labels["idle"])]
     if show_load and trace.availability:
         handles.append(Patch(color=_LOAD, alpha=0.4, label="background load (availability < 1)"))
     if own:

@@ -47,9 +47,10 @@ class Result:
         return self.family.figures(self.trace, title or self.trace.balancer)
 
     def plot_gantt(self, ax=None, **kw):
-        """A bar per interval on each node's row (waiting for work in orange, background load shaded)."""
+        """A bar per interval on each node's row (waiting for work in orange, background load shaded),
+        labelled as the family's trace means it (``Family.gantt_legend``)."""
         from .plots import gantt
-        return gantt(self.trace, ax=ax, **kw)
+        return gantt(self.trace, ax=ax, **{"legend": self.family.gantt_legend, **kw})
 
     def plot_work(self, ax=None, **kw):
         """Work completed per node over time."""

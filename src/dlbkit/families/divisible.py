@@ -74,6 +74,11 @@ def figures(trace, run: str) -> dict:
             "work": work_over_time(trace, title=f"Work done per worker: {run}")}
 
 
+
+def sample_view() -> LoopView:
+    """50 items left on 3 nodes of speeds 1, 2 and 3."""
+    return LoopView(50, 3, [1.0, 2.0, 3.0])
+
 FAMILY = register(Family(
     name="divisible",
     summary="a loop of independent items, handed out in chunks by a master",
@@ -92,5 +97,6 @@ FAMILY = register(Family(
     bar_metrics=("makespan", "efficiency"),
     parse=Divisible.from_dict,
     describe=describe,
+    sample_view=sample_view,
     master_worker=True,
 ))

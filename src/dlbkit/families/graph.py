@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
+from ..errors import ConfigError
 from ..model import check
 from ..model.graph import TaskGraph
-from ..model.graph_costs import COST_MODELS
-from ..model.graph_gen import graph_from_dict
+from ..model.graph_costs import COST_MODELS, costs_for
+from ..model.graph_gen import graph_from_dict, topcuoglu10
 from ..model.metrics import compute
 from ..model.platform import Platform
 from ..model.view import GraphView
@@ -18,12 +19,19 @@ from .registry import Engine, Family, register
 __all__ = ["FAMILY", "describe", "metrics", "figures"]
 
 OPTIONS = {"cost_model": "how transfers cost: 'standard' (latency + data/bandwidth, processors free while "
-                         "data flies; default) or 'thesis' (002: both ends busy, data × hops)"}
+                         "data flies; default) or 'thesis' (002: both ends busy, data × hops)",
+           "contention": "true: the standard model with one message at a time per machine's send and receive "
+                         "port (the one-port model; default false)"}
 
 
 def check_options(d: Mapping, platform: Platform, path: str) -> None:
     if "cost_model" in d:
         check.choice(d["cost_model"], f"{path}.cost_model", COST_MODELS)
+    if "contention" in d:
+        if not isinstance(d["contention"], bool):
+            raise ConfigError(f"{path}.contention", d["contention"], "true or false")
+        if d["contention"] and d.get("cost_model", "standard") != "standard":
+            raise ConfigError(f"{path}.contention", True, "false with cost_model 'thesis' (an option of 'standard')")
 
 
 def describe(g: TaskGraph) -> str:
@@ -42,10 +50,23 @@ def metrics(trace) -> dict:
     return out
 
 
+#: what a graph trace's Gantt chart shows: ``t_ask`` is when a task's inputs are all on its processor, so
+#: the orange stretch is a ready task waiting for its turn there, and a processor with no bar is waiting
+#: for the inputs of its next task
+LEGEND = {"busy": "computing (tasks alternate shades)", "wait": "ready, waiting for its turn on the processor",
+          "idle": "idle (waiting for inputs)"}
+
+
 def figures(trace, run: str) -> dict:
     """The Gantt chart: one bar per task on its processor (orange: ready, waiting for the processor)."""
     from ..plots import gantt
-    return {"gantt": gantt(trace, title=f"Schedule: {run}, {trace.n_intervals} tasks, makespan {trace.makespan:.4g}")}
+    return {"gantt": gantt(trace, title=f"Schedule: {run}, {trace.n_intervals} tasks, makespan {trace.makespan:.4g}",
+                           legend=LEGEND)}
+
+
+def sample_view() -> GraphView:
+    """Topcuoglu 2002's 10-task graph on 3 identical processors."""
+    return GraphView(3, costs_for(topcuoglu10(), 3))
 
 
 def per_repetition(g: TaskGraph, table: Mapping, seed: int) -> TaskGraph:
@@ -73,7 +94,7 @@ FAMILY = register(Family(
     engines=(Engine("static", "the mapping balancer's plan timed by the evaluator (standard or thesis cost model; "
                     "availability stretches tasks)", "dlbkit.sim.graph.simulate_graph", simulate_graph, OPTIONS,
                     check_options),),
-    runtime="(none yet: dlbkit.schedule plans and times a graph)",
+    runtime=None,  # dlbkit.schedule plans and times a graph; real runs (dlbkit.graph) are not built
     metrics=metrics,
     metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "messages", "bytes"),
     figures=figures,
@@ -83,4 +104,6 @@ FAMILY = register(Family(
     describe=describe,
     per_repetition=per_repetition,
     check_fit=check_fit,
+    sample_view=sample_view,
+    gantt_legend=LEGEND,
 ))

@@ -76,7 +76,14 @@ class Family:
     * *describe* ``(workload)``: one sentence for the report;
     * *per_repetition* ``(workload, table, seed)``: the workload of one repetition (a random tree
       without a seed of its own is drawn anew per repetition; others are returned unchanged);
-    * *check_fit* ``(platform, workload)``: does the workload fit the platform (raise ConfigError).
+    * *check_fit* ``(platform, workload)``: does the workload fit the platform (raise ConfigError);
+    * *sample_view* ``()``: a small view of the family (a few nodes), on which the balancer contract
+      tests start every balancer of its kind (``tests/test_balancer_contract.py``).
+
+    *runtime* None: the family has no real run yet (``dlbkit families`` prints "none yet").
+    *gantt_legend*: the Gantt legend's labels that differ from :data:`dlbkit.plots.GANTT_LEGEND` (keys
+    ``busy``, ``wait`` = the stretch from ``t_ask`` to ``t_start``, ``idle``), as the family's trace
+    means them; empty: those labels.
     """
 
     name: str
@@ -86,7 +93,7 @@ class Family:
     view: type
     kind: str  #: the balancer kind that decides for this family
     engines: tuple[Engine, ...]
-    runtime: str  #: the real-run entry point(s), e.g. "dlbkit.map, dlbkit.run_map"
+    runtime: str | None  #: the real-run entry point(s), e.g. "dlbkit.map, dlbkit.run_map"; None: none yet
     metrics: Callable[[Any], dict]
     metric_names: tuple[str, ...]  #: the METRICS this family fills (the rest are NaN)
     figures: Callable[[Any, str], dict]
@@ -98,6 +105,13 @@ class Family:
     master_worker: bool = False  #: one node is a master that hands out work (the report's roles)
     per_repetition: Callable[[Any, Mapping, int], Any] = lambda workload, table, seed: workload
     check_fit: Callable[[Any, Any], None] = lambda platform, workload: None
+    sample_view: Callable[[], Any] | None = None
+    gantt_legend: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        extra = set(self.gantt_legend) - set(GANTT_PARTS)
+        if extra:
+            raise TypeError(f"family {self.name!r}: gantt_legend keys {sorted(extra)} are not among {GANTT_PARTS}")
 
     @property
     def engine(self) -> Engine:
@@ -115,6 +129,9 @@ class Family:
                              "api_options": e.api_options} for i, e in enumerate(self.engines)],
                 "runtime": self.runtime, "metrics": list(self.metric_names), "plots": list(self.figure_kinds)}
 
+
+#: the parts of a Gantt chart a family may relabel (:data:`dlbkit.plots.GANTT_LEGEND`'s keys)
+GANTT_PARTS = ("busy", "wait", "idle")
 
 #: name → Family, in registration order
 FAMILIES: dict[str, Family] = {}

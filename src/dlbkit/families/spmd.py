@@ -52,6 +52,11 @@ def figures(trace, run: str) -> dict:
                                                f"{trace.moved:,} DP moved")}
 
 
+
+def sample_view() -> SpmdView:
+    """3 workstations of speeds 1, 2, 3 holding 100, 200, 300 points."""
+    return SpmdView(3, [100, 200, 300], [1.0, 2.0, 3.0], [100.0] * 3, [1e3] * 3, [1e-3] * 3, [1e6] * 3)
+
 FAMILY = register(Family(
     name="spmd",
     summary="a domain split in contiguous blocks; every loop each node computes its block and exchanges "
@@ -73,4 +78,5 @@ FAMILY = register(Family(
     describe=describe,
     allow_none=True,
     check_fit=check_fit,
+    sample_view=sample_view,
 ))

@@ -69,6 +69,11 @@ def figures(trace, run: str) -> dict:
     return out
 
 
+
+def sample_view() -> TreeView:
+    """4 nodes, nothing measured yet."""
+    return TreeView(4)
+
 FAMILY = register(Family(
     name="tree",
     summary="a task tree expanded in parallel: tasks spawn children, waiting tasks migrate",
@@ -91,4 +96,5 @@ FAMILY = register(Family(
     parse=tree_from_dict,
     describe=describe,
     per_repetition=per_repetition,
+    sample_view=sample_view,
 ))

@@ -13,6 +13,15 @@ Two cost models (``kind``), one formula for a transfer of *data* from processor 
   **both** ends: the evaluator adds it to the sender's and the receiver's time on their processor.
   Here *data* is a time per hop (002 §4: "the time taken to transmit"), never bytes.
 
+Option ``contention`` (standard model only): the **bidirectional one-port** model (Bhat, Raghavendra &
+Prasanna 2003, "Efficient collective communication in distributed heterogeneous systems", JPDC
+63(3); used for DAG scheduling by Beaumont, Boudet & Robert 2002, "A realistic model and an efficient
+heuristic for scheduling with heterogeneous processors", HCW): each machine sends at most one
+message at a time and receives at most one at a time, a message occupying the sender's and the
+receiver's port for its whole transfer time (latency included); processors still compute while
+data flies, and transfers between cores of one machine stay free and take no port. The evaluator
+(:mod:`dlbkit.model.graph_eval`) places the messages.
+
 A platform node with *c* cores gives *c* processors (``Platform.worker_nodes``); transfers between
 cores of one machine are free. :func:`upward_rank` is the priority both evaluators and HEFT use
 (002 §2.2's precedence level ``prec``; HEFT's rank_u).
@@ -35,7 +44,8 @@ class GraphCosts:
     """Execution and transfer times of *graph* on ``n_nodes`` processors under cost model *kind*.
 
     ``exec[i][p]``: task i's time on processor p; ``host[p]``: the machine of processor p;
-    ``lat``/``per``: the transfer formula's terms (module docstring); ``speeds[p]``.
+    ``lat``/``per``: the transfer formula's terms (module docstring); ``speeds[p]``; ``contention``:
+    the one-port model of the module docstring (standard model only).
     """
 
     graph: TaskGraph
@@ -45,6 +55,7 @@ class GraphCosts:
     exec: list
     lat: list
     per: list
+    contention: bool = False
 
     @property
     def n_nodes(self) -> int:
@@ -66,12 +77,18 @@ class GraphCosts:
         return (sum(self.lat[p][q] for p, q in pairs) / len(pairs), sum(self.per[p][q] for p, q in pairs) / len(pairs))
 
 
-def costs_for(graph: TaskGraph, nodes, kind: str = "standard") -> GraphCosts:
+def costs_for(graph: TaskGraph, nodes, kind: str = "standard", *, contention: bool = False) -> GraphCosts:
     """The costs of *graph* on *nodes*: a processor count M (identical, speed 1, transfer = data) or a
-    :class:`~dlbkit.model.platform.Platform`."""
+    :class:`~dlbkit.model.platform.Platform`; *contention*: one message at a time per machine's send
+    and receive port (standard model only; module docstring)."""
     from .platform import Platform
     if kind not in COST_MODELS:
         raise ConfigError("cost_model", kind, "one of " + ", ".join(repr(k) for k in COST_MODELS))
+    if not isinstance(contention, bool):
+        raise ConfigError("contention", contention, "true or false")
+    if contention and kind != "standard":
+        raise ConfigError("contention", contention, "false with the thesis cost model (it already keeps both "
+                          "ends of every message busy); link contention is an option of the standard model")
     if isinstance(nodes, Platform):
         host = tuple(nodes.worker_nodes())
         speeds = tuple(nodes.nodes[h].speed for h in host)
@@ -93,7 +110,7 @@ def costs_for(graph: TaskGraph, nodes, kind: str = "standard") -> GraphCosts:
         lat = [[0.0] * m for _ in range(m)]
         per = [[1.0] * m for _ in range(m)]
     ex = graph.exec_times(speeds)
-    return GraphCosts(graph, kind, speeds, host, ex, lat, per)
+    return GraphCosts(graph, kind, speeds, host, ex, lat, per, contention)
 
 
 def upward_rank(costs: GraphCosts) -> list[float]:

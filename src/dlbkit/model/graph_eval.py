@@ -19,6 +19,13 @@ search over plans (annealing) use it as their objective, without importing an en
   message *starts* to be sent (its receive time is inside its own time). This reproduces the
   thesis's simulated-annealing row (note §9.4) and the worst-case formulas of §10 (R5, R6).
 
+* **standard with contention** (the one-port model, :mod:`dlbkit.model.graph_costs`): when a task
+  finishes, its off-machine messages are placed one by one, to receivers of decreasing priority
+  (ties in successor-list order), each at the earliest time ≥ the task's finish when both its
+  machine's send port and the receiver machine's receive port are free for the whole transfer (an
+  idle gap left by earlier messages may be used, since tasks are timed in list order, not in time
+  order); the receiver's data arrives when the message ends.
+
 Availability: with ``availability`` (one piecewise profile per processor, or None for dedicated
 nodes) a task's time is stretched by its processor's availability (``Piecewise.finish``).
 """
@@ -26,12 +33,48 @@ nodes) a task's time is stretched by its processor's availability (``Piecewise.f
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_right
 from typing import Any, Sequence
 
 from ..errors import ConfigError
 from .graph_costs import GraphCosts, upward_rank
 
-__all__ = ["Evaluator", "evaluate", "send_order"]
+__all__ = ["Evaluator", "evaluate", "send_order", "Port"]
+
+
+class Port:
+    """The busy intervals of one machine's send or receive port, sorted and disjoint."""
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self):
+        self.starts: list[float] = []
+        self.ends: list[float] = []
+
+    def earliest(self, t: float, dur: float) -> float:
+        """The earliest start ≥ *t* of a free stretch of *dur*."""
+        starts, ends = self.starts, self.ends
+        for k in range(bisect_right(ends, t), len(starts)):
+            if starts[k] - t >= dur:
+                return t
+            if ends[k] > t:
+                t = ends[k]
+        return t
+
+    def add(self, start: float, end: float) -> None:
+        k = bisect_right(self.starts, start)
+        self.starts.insert(k, start)
+        self.ends.insert(k, end)
+
+
+def _both_free(out: Port, inp: Port, t: float, dur: float) -> float:
+    """The earliest start ≥ *t* when both ports are free for *dur* (alternate until they agree)."""
+    while True:
+        t1 = out.earliest(t, dur)
+        t2 = inp.earliest(t1, dur)
+        if t2 == t1:
+            return t1
+        t = t2
 
 
 def send_order(costs: GraphCosts, prio: Sequence[float]) -> list[list[tuple[int, float]]]:
@@ -52,6 +95,9 @@ class Evaluator:
         self.prio = list(priority) if priority is not None else upward_rank(costs)
         self.thesis = costs.kind == "thesis"
         self.succs = send_order(costs, self.prio) if self.thesis else costs.graph.succs
+        self.contention = bool(getattr(costs, "contention", False))
+        if self.contention:  # the order messages are placed in: receivers of decreasing priority
+            self.succs = send_order(costs, [-x for x in self.prio])
         self.npred0 = [len(p) for p in costs.graph.preds]
         self.entries = [i for i, k in enumerate(self.npred0) if k == 0]
         self.availability = list(availability) if availability is not None else None
@@ -74,6 +120,10 @@ class Evaluator:
         avail = [0.0] * c.n_nodes
         npred = self.npred0[:]
         prof = self.availability
+        contention = self.contention
+        if contention:
+            send_port = {h: Port() for h in set(host)}
+            recv_port = {h: Port() for h in set(host)}
         push, pop = heapq.heappush, heapq.heappop
         if order is None:
             heap = [(-prio[i], 0.0, i) for i in self.entries]
@@ -123,6 +173,25 @@ class Evaluator:
                     if host[q] != hp:
                         csum += d * perp[q]
                     t = f - csum
+                    if t > ready[j]:
+                        ready[j] = t
+                    npred[j] -= 1
+                    if npred[j] == 0 and it is None:
+                        push(heap, (-prio[j], ready[j], j))
+            elif contention:
+                latp = lat[p]
+                out = send_port[hp]
+                for j, d in succs[i]:
+                    q = a[j]
+                    hq = host[q]
+                    dur = 0.0 if hq == hp else latp[q] + d * perp[q]
+                    t = f
+                    if dur > 0:
+                        inp = recv_port[hq]
+                        t = _both_free(out, inp, f, dur)
+                        out.add(t, t + dur)
+                        inp.add(t, t + dur)
+                        t += dur
                     if t > ready[j]:
                         ready[j] = t
                     npred[j] -= 1

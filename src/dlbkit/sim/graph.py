@@ -24,17 +24,18 @@ __all__ = ["evaluate", "Evaluator", "simulate_graph", "send_order"]
 
 
 def simulate_graph(platform: Platform | int, workload: TaskGraph, balancer: MappingBalancer, *, seed: Any = 0,
-                   cost_model: str = "standard", record_decisions: bool = False) -> Trace:
+                   cost_model: str = "standard", contention: bool = False, record_decisions: bool = False) -> Trace:
     """Ask *balancer* for a plan of *workload* on *platform* (a Platform, or a processor count:
     identical nodes of speed 1, a transfer takes its data), check it (:func:`decide.plan`), time it
-    with :func:`evaluate` under *cost_model* ("standard" or "thesis"), and return the run's Trace:
+    with :func:`evaluate` under *cost_model* ("standard" or "thesis"; *contention*: the standard model's
+    one-port option, :mod:`dlbkit.model.graph_costs`), and return the run's Trace:
     one interval per task (``first`` = the task's index, ``t_ask`` = when its data was ready), the
     plan in ``meta``. Seeding: layout ``GRAPH`` (balancer, availability)."""
     if cost_model not in COST_MODELS:
         raise ConfigError("engine.cost_model", cost_model, "one of " + ", ".join(repr(k) for k in COST_MODELS))
     if not isinstance(workload, TaskGraph):
         raise ConfigError("workload", type(workload).__name__, "a TaskGraph")
-    costs = costs_for(workload, platform, cost_model)
+    costs = costs_for(workload, platform, cost_model, contention=contention)
     st = streams(seed, GRAPH)
     view = GraphView(costs.n_nodes, costs)
     balancer.start(view, st.rng("balancer"))
@@ -61,6 +62,6 @@ def simulate_graph(platform: Platform | int, workload: TaskGraph, balancer: Mapp
     tr.end_time = max(finish)
     tr.events = workload.n_tasks
     tr.meta.update({"assignment": list(a), "order": list(plan.order) if plan.order is not None else None,
-                    "cost_model": cost_model, "ids": list(workload.ids), "graph": workload.name,
+                    "cost_model": cost_model, "contention": contention, "ids": list(workload.ids), "graph": workload.name,
                     "lower_bound": critical_path_bound(costs), "plan_info": dict(plan.info or {})})
     return tr

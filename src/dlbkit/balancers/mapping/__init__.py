@@ -7,9 +7,10 @@ from .heft import HEFT
 from .hlf import HighestLevelFirst
 from .max_k1_sum import MaxK1Sum
 from .peft import PEFT
+from .metis import Metis
 from .milp import MILP
 from .random_map import RandomMapping
 from .round_robin import RoundRobin
 from .tabu import TabuSearch
 
-__all__ = ["Annealing", "RoundRobin", "RandomMapping", "HEFT", "CPOP", "HighestLevelFirst", "ElasticForce", "MaxK1Sum", "MILP", "TabuSearch", "PEFT"]
+__all__ = ["Annealing", "RoundRobin", "RandomMapping", "HEFT", "CPOP", "HighestLevelFirst", "ElasticForce", "MaxK1Sum", "MILP", "TabuSearch", "PEFT", "Metis"]
