@@ -9,7 +9,6 @@ checks them and raises :class:`~dlbkit.errors.ConfigError` in the single form
 from __future__ import annotations
 
 import inspect
-import math
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, ClassVar

@@ -1,11 +1,14 @@
-"""Shared pieces of the list-scheduling mappers: a processor's timeline with insertion, and the
-earliest finish time of a task on a processor (Topcuoglu, Hariri & Wu 2002 §4.1, eqs 5–6)."""
+"""Shared pieces of the list-scheduling mappers: a processor's timeline with insertion, the
+earliest finish time of a task on a processor (Topcuoglu, Hariri & Wu 2002 §4.1, eqs 5–6), and the
+one insertion-based list scheduler that HEFT, CPOP and PEFT differ only in the arguments of."""
 
 from __future__ import annotations
 
+import heapq
 from bisect import bisect_left, bisect_right
+from typing import Callable, Sequence
 
-__all__ = ["Timeline", "data_ready", "plan_order"]
+__all__ = ["Timeline", "data_ready", "plan_order", "list_schedule"]
 
 
 class Timeline:
@@ -59,3 +62,48 @@ def plan_order(start: list, finish: list, rank_position: list) -> tuple:
     topological order whenever the planned schedule respects precedence (a successor starts after its
     predecessor finishes; equal times fall back to the priority list, itself topological)."""
     return tuple(sorted(range(len(start)), key=lambda i: (start[i], finish[i], rank_position[i])))
+
+
+def list_schedule(costs, n_nodes: int, priority: Sequence[float], *, ready_queue: bool = True,
+                  insertion: bool = True, allowed: Callable[[int], Sequence[int]] | None = None,
+                  extra: Callable[[int, int], float] | None = None) -> tuple[list, list, list, list]:
+    """Place every task, one at a time, by decreasing *priority* (ties: the lower task index): from a
+    ready queue (a task enters once all its predecessors are placed: CPOP, PEFT), or with
+    *ready_queue* False from the one sorted list (HEFT, whose upward rank already orders every task
+    after its predecessors). Each task goes to the processor, of ``allowed(i)`` (default: all),
+    that minimises its finish time plus ``extra(i, p)`` (PEFT's optimistic cost; default 0), ties to
+    the lower processor, at the earliest start its inputs and the processor's timeline allow (in a
+    gap with *insertion*). Return (processor, start, finish, placement position) per task."""
+    g = costs.graph
+    n = g.n_tasks
+    lines = [Timeline() for _ in range(n_nodes)]
+    proc, start, finish, pos = [0] * n, [0.0] * n, [0.0] * n, [0] * n
+    every = range(n_nodes)
+    if ready_queue:
+        npred = [len(p) for p in g.preds]
+        heap = [(-priority[i], i) for i in g.entries]
+        heapq.heapify(heap)
+
+        def tasks():
+            while heap:
+                i = heapq.heappop(heap)[1]
+                yield i
+                for j, _ in g.succs[i]:
+                    npred[j] -= 1
+                    if npred[j] == 0:
+                        heapq.heappush(heap, (-priority[j], j))
+    else:
+        def tasks():
+            yield from sorted(range(n), key=lambda i: (-priority[i], i))
+    for seq, i in enumerate(tasks()):
+        row = costs.exec[i]
+        best = None
+        for p in (allowed(i) if allowed is not None else every):
+            st = lines[p].earliest(data_ready(costs, i, p, proc, finish), row[p], insertion)
+            key = st + row[p] + (extra(i, p) if extra is not None else 0.0)
+            if best is None or key < best[0]:
+                best = (key, st, p)
+        _, st, p = best
+        proc[i], start[i], finish[i], pos[i] = p, st, st + row[p], seq
+        lines[p].add(st, finish[i])
+    return proc, start, finish, pos

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import heapq
 
 from ...model.graph_costs import downward_rank, upward_rank
 from ..base import MappingBalancer, Plan, Taxonomy
 from ..registry import register
-from ._common import Timeline, data_ready, plan_order
+from ._common import list_schedule, plan_order
 from .heft import _standard
 
 __all__ = ["CPOP"]
@@ -43,7 +42,7 @@ class CPOP(MappingBalancer):
     def map(self, view) -> Plan:
         costs = view.costs if view.costs.kind == "standard" else _standard(view.costs)
         g = costs.graph
-        n, m = g.n_tasks, view.n_nodes
+        m = view.n_nodes
         up, down = upward_rank(costs), downward_rank(costs)
         prio = [u + d for u, d in zip(up, down)]
         entry = max(g.entries, key=lambda i: (prio[i], -i))
@@ -58,28 +57,7 @@ class CPOP(MappingBalancer):
             k = min(nxt)
             cp.add(k)
         p_cp = min(range(m), key=lambda p: (sum(costs.exec[i][p] for i in cp), p))
-        lines = [Timeline() for _ in range(m)]
-        proc, start, finish, pos = [0] * n, [0.0] * n, [0.0] * n, [0] * n
-        npred = [len(p) for p in g.preds]
-        heap = [(-prio[i], i) for i in g.entries]
-        heapq.heapify(heap)
-        seq = 0
-        while heap:
-            i = heapq.heappop(heap)[1]
-            row = costs.exec[i]
-            cands = [p_cp] if i in cp else range(m)
-            best = None
-            for p in cands:
-                st = lines[p].earliest(data_ready(costs, i, p, proc, finish), row[p])
-                if best is None or st + row[p] < best[0]:
-                    best = (st + row[p], st, p)
-            eft, st, p = best
-            proc[i], start[i], finish[i], pos[i] = p, st, eft, seq
-            seq += 1
-            lines[p].add(st, eft)
-            for j, _ in g.succs[i]:
-                npred[j] -= 1
-                if npred[j] == 0:
-                    heapq.heappush(heap, (-prio[j], j))
+        every = range(m)
+        proc, start, finish, pos = list_schedule(costs, m, prio, allowed=lambda i: (p_cp,) if i in cp else every)
         return Plan(tuple(proc), plan_order(start, finish, pos),
                     {"estimate": max(finish), "critical_path": sorted(g.ids[i] for i in cp), "cp_processor": p_cp})

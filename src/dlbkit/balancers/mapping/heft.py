@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...model.graph_costs import upward_rank
 from ..base import MappingBalancer, Plan, Taxonomy
 from ..registry import register
-from ._common import Timeline, data_ready, plan_order
+from ._common import list_schedule, plan_order
 
 __all__ = ["HEFT"]
 
@@ -41,27 +41,9 @@ class HEFT(MappingBalancer):
 
     def map(self, view) -> Plan:
         costs = view.costs
-        g = costs.graph
         rank = upward_rank(costs) if costs.kind == "standard" else upward_rank(_standard(costs))
-        order = sorted(range(g.n_tasks), key=lambda i: (-rank[i], i))
-        pos = [0] * g.n_tasks
-        for k, i in enumerate(order):
-            pos[i] = k
-        lines = [Timeline() for _ in range(view.n_nodes)]
-        proc = [0] * g.n_tasks
-        start = [0.0] * g.n_tasks
-        finish = [0.0] * g.n_tasks
-        for i in order:
-            best = None
-            row = costs.exec[i]
-            for p in range(view.n_nodes):
-                st = lines[p].earliest(data_ready(costs, i, p, proc, finish), row[p], self.insertion)
-                eft = st + row[p]
-                if best is None or eft < best[0]:
-                    best = (eft, st, p)
-            eft, st, p = best
-            proc[i], start[i], finish[i] = p, st, eft
-            lines[p].add(st, eft)
+        proc, start, finish, pos = list_schedule(costs, view.n_nodes, rank, ready_queue=False,
+                                                 insertion=self.insertion)
         return Plan(tuple(proc), plan_order(start, finish, pos), {"estimate": max(finish)})
 
 

@@ -3,7 +3,7 @@ thesis's relaxed non-symmetric formulation (002 §4)."""
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import heapq
 
 from ..base import MappingBalancer, Plan, Taxonomy
 from ..registry import register
-from ._common import Timeline, data_ready, plan_order
+from ._common import list_schedule, plan_order
 from .heft import _standard
 
 __all__ = ["PEFT"]
@@ -61,31 +60,8 @@ class PEFT(MappingBalancer):
 
     def map(self, view) -> Plan:
         costs = view.costs if view.costs.kind == "standard" else _standard(view.costs)
-        g = costs.graph
-        n, m = g.n_tasks, view.n_nodes
+        m = view.n_nodes
         oct_ = optimistic_cost_table(costs)
         rank = [sum(r) / m for r in oct_]
-        lines = [Timeline() for _ in range(m)]
-        proc, start, finish, pos = [0] * n, [0.0] * n, [0.0] * n, [0] * n
-        npred = [len(p) for p in g.preds]
-        heap = [(-rank[i], i) for i in g.entries]
-        heapq.heapify(heap)
-        seq = 0
-        while heap:
-            i = heapq.heappop(heap)[1]
-            row = costs.exec[i]
-            best = None
-            for p in range(m):
-                st = lines[p].earliest(data_ready(costs, i, p, proc, finish), row[p])
-                key = st + row[p] + oct_[i][p]
-                if best is None or key < best[0]:
-                    best = (key, st, p)
-            _, st, p = best
-            proc[i], start[i], finish[i], pos[i] = p, st, st + row[p], seq
-            seq += 1
-            lines[p].add(st, finish[i])
-            for j, _ in g.succs[i]:
-                npred[j] -= 1
-                if npred[j] == 0:
-                    heapq.heappush(heap, (-rank[j], j))
+        proc, start, finish, pos = list_schedule(costs, m, rank, extra=lambda i, p: oct_[i][p])
         return Plan(tuple(proc), plan_order(start, finish, pos), {"estimate": max(finish)})
