@@ -13,8 +13,9 @@ write — and ``state``) padded with spaces to :data:`RECORD_BYTES` and written 
 offset 0 into a file kept open: no truncation, no rename, no flush. A process killed by a signal
 finishes or never starts a ``write`` system call, and the page cache outlives the process, so the
 file always holds a whole record once the rank is gone (a machine that crashes loses it: then the
-launcher has only ``mpiexec``'s own report). Measured cost of one :func:`doing`: about 2 µs
-(``tests/test_launch.py`` reports it on a run of many small chunks).
+launcher has only ``mpiexec``'s own report). Measured cost of one :func:`doing`: about 4 µs
+(``tests/test_launch.py`` prints it); on 20 000 one-item ``ss`` chunks over 2 worker ranks
+the makespan was 4.0–4.5 s with and without status files, within the noise (expected: about 1%).
 
 Families call ``if status.ON: status.doing(...)`` at the start of each unit of work, so a run
 without a status directory pays one attribute read per unit.
