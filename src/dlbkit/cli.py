@@ -469,8 +469,10 @@ def _add_run_parser(sub) -> None:
         description="Apply FUNCTION to every item (0..N-1 with --items N) on worker processes of this machine "
                     "(--backend local, the default) or on MPI ranks, handing the items out in chunks chosen by "
                     "a chunking balancer; print a one-line summary (items, workers, makespan, efficiency). "
-                    "With --backend mpi start it as 'mpiexec -n N dlbkit run ... --backend mpi': rank 0 "
-                    "coordinates, prints and writes files; the other N-1 ranks compute.")
+                    "With --backend mpi --ranks N, dlbkit starts the MPI job itself (mpiexec -n N) and, if a "
+                    "rank dies, ends with one line naming the rank and what it was doing; or start it as "
+                    "'mpiexec -n N dlbkit run ... --backend mpi'. Rank 0 coordinates, prints and writes files; "
+                    "the other N-1 ranks compute.")
     ru.add_argument("target", metavar="MODULE:FUNCTION",
                     help="a module importable from the current directory or sys.path (work:step), or a .py "
                          "file (path/to/work.py:step), and the function to apply to each item")
@@ -485,6 +487,9 @@ def _add_run_parser(sub) -> None:
     ru.add_argument("--workers", "-P", type=int, metavar="P",
                     help="worker processes (local backend; default: the usable CPUs, or one per emulated worker)")
     ru.add_argument("--backend", choices=BACKENDS, default="local", help="local processes (default) or MPI ranks")
+    ru.add_argument("--ranks", type=int, metavar="N",
+                    help="with --backend mpi: start the MPI job here, mpiexec -n N (rank 0 coordinates, N-1 "
+                         "compute); a rank that dies is named in the last line")
     ru.add_argument("--emulate", metavar="PLATFORM",
                     help="slow the workers down as a platform's nodes would be: a platform TOML file (one "
                          "worker per core) or speed factors such as 1,1,0.5,0.25")
@@ -635,6 +640,8 @@ def _env_rank() -> int:
 
 
 def _cmd_run(args) -> int:
+    if args.ranks is not None:
+        return _launch(args)
     rank = _env_rank() if args.backend == "mpi" else 0
     try:
         return _run(args, rank)
@@ -664,10 +671,38 @@ def _warnings_in_one_line(rank: int):
         yield
 
 
-def _run(args, rank: int) -> int:
-    from .errors import TaskError
+def _launch(args) -> int:
+    """``--ranks N``: check everything here (one line for bad input, not one per rank), then start
+    ``mpiexec -n N`` on the same command without ``--ranks`` (:mod:`dlbkit.launch`)."""
+    import importlib.util
+
+    from .launch import MAX_RANKS, find_mpiexec, launch, without_ranks
+
+    if args.backend != "mpi":
+        raise ConfigError("--ranks", args.ranks, "used with --backend mpi (the local backend's count is --workers)")
+    if not 2 <= args.ranks <= MAX_RANKS:
+        raise ConfigError("--ranks", args.ranks, f"an integer from 2 to {MAX_RANKS} (rank 0 coordinates, the "
+                          "others compute)")
+    if any(v in os.environ for v in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")):
+        raise ConfigError("--ranks", args.ranks, "omitted when mpiexec already started this command")
+    emulate = _checked(args)["emulate"]
+    if isinstance(emulate, list) and len(emulate) != args.ranks - 1:
+        raise ConfigError("--emulate", args.emulate, f"one speed per worker rank: {args.ranks - 1} for --ranks "
+                          f"{args.ranks} (rank 0 coordinates)")
+    if importlib.util.find_spec("mpi4py") is None:
+        raise ConfigError("--backend", "mpi", "used with mpi4py installed (pip install 'dlbkit[mpi]')")
+    mpiexec = find_mpiexec()
+    if mpiexec is None:
+        raise ConfigError("--ranks", args.ranks, "used with an mpiexec next to this Python or on PATH "
+                          "(pip install mpich)")
+    sys.stdout.flush()
+    return launch(mpiexec, args.ranks, without_ranks(args.argv))
+
+
+def _checked(args) -> dict:
+    """The arguments of ``dlbkit run`` checked and loaded (the function imported, the items read, the
+    balancer resolved): a bad one raises a ConfigError before anything starts."""
     from .balancers.registry import resolve
-    from .run_api import run_map
 
     if args.items is not None and args.items < 1:
         raise ConfigError("--items", args.items, "an integer >= 1")
@@ -689,6 +724,16 @@ def _run(args, rank: int) -> int:
     items = range(args.items) if args.items is not None else _read_items(args.items_file)
     fn = load_function(args.target)
     resolve(args.balancer, params, kind="chunking")  # a bad balancer or parameter is reported before any worker starts
+    return dict(params=params, record=record, results_file=results_file, out=out, emulate=emulate, items=items, fn=fn)
+
+
+def _run(args, rank: int) -> int:
+    from .errors import TaskError
+    from .run_api import run_map
+
+    c = _checked(args)
+    params, record, results_file, out, emulate, items, fn = (c[k] for k in ("params", "record", "results_file", "out",
+                                                                            "emulate", "items", "fn"))
     try:
         with _warnings_in_one_line(rank):
             r = run_map(fn, items, balancer=args.balancer, params=params, backend=args.backend, workers=args.workers,

@@ -90,6 +90,7 @@ from typing import Any, NamedTuple, NoReturn
 from ...errors import ConfigError, DlbkitError, TaskError
 from ..emulation import Emulation
 from ..messages import ERROR, STOP, Stop
+from .. import status
 from .base import Family, Transport, drive
 
 __all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport", "RankConn", "run", "rank",
@@ -284,6 +285,7 @@ class RankConn:
 def _abort(reason: str, rank: int = 0) -> NoReturn:
     """Print the exception in flight (if any) and *reason*, then end the whole job."""
     exc = sys.exception()
+    status.doing("aborting the MPI job (%s)", reason)
     try:
         if exc is not None:
             traceback.print_exception(exc)
@@ -320,6 +322,8 @@ def start_run(problem_of: Callable[[int], ConfigError | None], payload: Any = No
     MPI = _mpi()
     world = MPI.COMM_WORLD
     size, rank = world.Get_size(), world.Get_rank()
+    status.open_for(rank)  # a launched job (dlbkit run --ranks): what this rank does, for the launcher
+    status.doing("starting the run")
     if size < 2:
         raise ConfigError("MPI ranks", size, "at least 2 for backend 'mpi' (rank 0 coordinates, the others "
                           "compute): start the script with mpiexec -n 3 python script.py")
@@ -340,6 +344,7 @@ def start_run(problem_of: Callable[[int], ConfigError | None], payload: Any = No
         _abort("unexpected error while starting the MPI run", rank)
     if error is not None:
         comm.Free()
+        status.done()
         if rank == 0:
             raise problem
         raise SystemExit(f"dlbkit: rank {rank} stopping: rank 0 rejected the run: {error}")
@@ -372,6 +377,7 @@ def run(family: Family, *, workers: int | None = None) -> tuple:
     outcome = family.empty(size - 1, "mpi")
     if outcome is not None:
         comm.Free()
+        status.done()
         return outcome
     if rank == 0:
         return coordinate_rank(comm, family)
@@ -383,10 +389,12 @@ def coordinate_rank(comm, family: Family) -> tuple:
     (or, when it failed, every worker stopped and told why, and the error raised here)."""
     global _failed
     transport = MPITransport(comm)
+    status.doing("coordinating the run")
     try:
         outcome = drive(family, transport, "mpi")
     except BaseException as e:
         _failed = True
+        status.doing("stopping the worker ranks after: %s", _reason(e, transport))
         try:
             transport.stop(kill=True)  # no-op when the coordinator has done it
             _quiet_barrier(comm)
@@ -394,6 +402,7 @@ def coordinate_rank(comm, family: Family) -> tuple:
             comm.Free()
         except BaseException:  # noqa: BLE001 - any failure here must end the whole job, not hang it
             _abort("could not stop the worker ranks cleanly; aborting the MPI job")
+        status.done()
         raise
     try:
         outcome[-1].meta["ranks"] = comm.Get_size()
@@ -402,6 +411,7 @@ def coordinate_rank(comm, family: Family) -> tuple:
         comm.Free()
     except BaseException:  # noqa: BLE001 - ditto
         _abort("could not send the results to the worker ranks; aborting the MPI job")
+    status.done()
     return outcome
 
 
@@ -434,8 +444,10 @@ def serve_rank(comm, rank: int, family: Family) -> tuple:
     if threading.current_thread() is threading.main_thread():
         old = signal.signal(signal.SIGINT, guard.on_sigint if guard is not None else signal.SIG_IGN)
     try:
+        status.doing("waiting for its first work")
         conn = RankConn(comm)
         family.serve(conn, rank - 1, *family.worker_args("mpi"), **extra)
+        status.doing("waiting for rank 0's outcome")
         conn.close()
         _quiet_barrier(comm)
         outcome = comm.bcast(None, root=0)
@@ -445,6 +457,7 @@ def serve_rank(comm, rank: int, family: Family) -> tuple:
     finally:
         if old is not None:
             signal.signal(signal.SIGINT, old)
+    status.done()
     if outcome[0] == "ok":
         return outcome[1]
     _failed = True

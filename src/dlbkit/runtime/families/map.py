@@ -47,6 +47,7 @@ from ..backends.base import Family, Transport, error_message, send_or_report, sh
 from ..emulation import Emulation
 from ..messages import DIED, DONE, ERROR, READY, STOP, WORK, Stop
 from ..progress import Progress
+from .. import status
 
 __all__ = ["coordinate", "serve", "run_chunk", "MapRun", "run_map"]
 
@@ -186,6 +187,9 @@ def run_chunk(fn: Callable, items: Sequence | None, payload: Sequence | None, fi
     *interruptible*, if given, has a boolean ``inside`` that is true exactly while the chunk's
     items are being computed (an MPI rank lets Ctrl-C interrupt only that part).
     """
+    if status.ON:  # a launched MPI job: the launcher names this chunk if the rank dies
+        status.doing("computing items %d–%d", first, first + count - 1) if count > 1 else \
+            status.doing("computing item %d", first)
     source, offset = (payload, 0) if payload is not None else (items, first)
     results = [None] * count
     item_time = [0.0] * count

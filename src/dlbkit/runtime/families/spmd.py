@@ -63,6 +63,7 @@ from ..backends.base import Family, Transport, error_message, task_error
 from ..emulation import Emulation
 from ..messages import DIED, ERROR, STOP, Error, Stop
 from ..progress import Progress
+from .. import status
 
 __all__ = ["LARGE", "SpmdSpec", "SpmdRun", "coordinate_spmd", "partition", "rows_problem", "run_spmd",
            "serve_spmd"]
@@ -340,6 +341,8 @@ class SpmdSpec:
 
 def _step(spec: SpmdSpec, w: int, it: int, block: np.ndarray, lo, hi, send) -> tuple | None:
     """One iteration: (new block, message to send), or None after reporting an ERROR."""
+    if status.ON:  # a launched MPI job: the launcher names this iteration if the rank dies
+        status.doing("iteration %d (worker %d, %d rows)", it, w, len(block))
     clock = time.perf_counter
     t_start = clock()
     try:

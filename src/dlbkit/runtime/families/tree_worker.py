@@ -54,6 +54,7 @@ from ...model.view import TreeView
 from ..backends.base import error_message, send_or_report, short_repr
 from ..emulation import Emulation
 from ..messages import STOP
+from .. import status
 
 __all__ = ["TreeSpec", "serve_tree", "CHECK_S", "PUSH", "ANSWER", "ORDER"]
 
@@ -262,6 +263,8 @@ class _Worker:
         next_check = clock() + CHECK_S
         while self.dq:
             task = self.dq.pop()
+            if status.ON:  # a launched MPI job: the launcher names this task if the rank dies
+                status.doing("running task %d of worker %d (%s)", self.completed + 1, self.w, short_repr(task, 80))
             t0 = clock()
             children, value, new_bound = self.expand(task)
             busy = clock() - t0

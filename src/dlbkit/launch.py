@@ -1,0 +1,255 @@
+"""``dlbkit run ... --backend mpi --ranks N``: dlbkit starts the MPI job itself, so a dead rank is named.
+
+Under MPI a rank that dies (killed, segfault, out of memory) ends the whole job: MPICH's Hydra kills
+every other rank at once with SIGKILL and prints its ``BAD TERMINATION`` banner, which names one
+PID and its exit code (not always the rank that died first). No rank survives to say more. When dlbkit starts ``mpiexec``
+itself, it can: :func:`launch` creates a status directory, starts
+``mpiexec -n N <python> -m dlbkit run <the same arguments>`` with :data:`~dlbkit.runtime.status.ENV`
+naming it (each rank then keeps a tiny file saying what it is doing: :mod:`dlbkit.runtime.status`),
+forwards the job's output as it comes, waits, and when ``mpiexec`` fails with a rank unfinished,
+prints one last line on stderr::
+
+    dlbkit: rank 2 (pid 4711 on node7) died while computing items 40–59
+
+The exit status is ``mpiexec``'s own (9 when the rank was killed by SIGKILL; 128 + the signal if
+``mpiexec`` itself was killed), never 0 after a failure.
+
+Which rank died first. By the time ``mpiexec`` exits every rank is dead: the one that died and the
+ones Hydra killed because of it, all by SIGKILL and all with a status file saying "not done". Neither
+the files nor Hydra's banner tell them apart: a file is written when a unit of work *starts*, not
+when the process ends, and the banner names whichever exit Hydra handled first (measured here: a rank
+2 that killed itself, and the banner named rank 1's PID). So the launcher watches the ranks while the
+job runs: as each rank's file appears it opens a ``pidfd`` on the rank's PID (Linux 5.3+, the same
+host) and waits on all of them; a pidfd becomes readable the moment its process ends, while Hydra
+needs a chain of wake-ups (its proxy reaps the rank, tells ``mpiexec``, which tells every proxy to
+kill) before the others end. The first rank seen ending whose file does not say "done" is the one
+named. When two ranks are seen ending in the same poll (the launcher woke late: about 1 run in 20
+on a loaded 2-core machine) the line lists both with their states. Where that cannot be watched (another host, no pidfd), a single unfinished rank is named, or
+the unfinished ranks are listed with their states.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Sequence
+
+from .runtime import status
+
+__all__ = ["MAX_RANKS", "find_mpiexec", "without_ranks", "launch", "diagnose"]
+
+#: the most ranks ``--ranks`` starts (a sanity bound, like the local backend's worker bound: start
+#: ``mpiexec`` yourself for a bigger job)
+MAX_RANKS = 1024
+
+
+def find_mpiexec() -> str | None:
+    """The ``mpiexec`` next to this Python (the ``mpich`` wheel installs it in the environment's bin),
+    else the first on ``PATH``, else None."""
+    here = Path(sys.executable).parent / "mpiexec"
+    if here.exists():
+        return str(here)
+    return shutil.which("mpiexec")
+
+
+def without_ranks(argv: Sequence[str]) -> list[str]:
+    """*argv* without ``--ranks N`` / ``--ranks=N`` (or an abbreviation argparse accepts: ``--ra``…)."""
+    out: list[str] = []
+    skip = False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        name = a.split("=", 1)[0]
+        if len(name) >= 4 and "--ranks".startswith(name):
+            skip = "=" not in a
+            continue
+        out.append(a)
+    return out
+
+
+class _Forward(threading.Thread):
+    """Copy one pipe of the job to our own stream as it comes (bytes, partial lines included)."""
+
+    def __init__(self, pipe, stream):
+        super().__init__(daemon=True)
+        self.pipe, self.stream = pipe, stream
+
+    def run(self) -> None:
+        out = getattr(self.stream, "buffer", None)
+        fd = self.pipe.fileno()
+        while True:
+            data = os.read(fd, 65536)
+            if not data:
+                break
+            try:
+                if out is not None:
+                    out.write(data)
+                else:
+                    self.stream.write(data.decode(errors="replace"))
+                self.stream.flush()
+            except (OSError, ValueError):  # our own stream is closed: keep draining the job
+                pass
+        self.pipe.close()
+
+
+def _tie_to_us() -> None:
+    """In the child before exec: on Linux, get SIGTERM when the launcher dies (Hydra then ends the
+    ranks), so a launcher killed outright leaves no job behind."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+
+class _Watch:
+    """Which rank ended first without finishing its run: pidfds on the ranks' PIDs as their status
+    files appear, polled together with the job's own pidfd."""
+
+    POLL_S = 0.005  # how often the status directory is listed until every rank has written its file
+
+    def __init__(self, folder: str, ranks: int, job_pid: int):
+        import select
+        import socket
+
+        self.folder, self.ranks = folder, ranks
+        self.host = socket.gethostname()
+        self.fds: dict[int, int] = {}  # pidfd -> rank
+        self.seen: set[int] = set()
+        self.first: list[tuple[int, dict]] | None = None  # [(rank, record)] of the first unfinished exit
+        self.poller = select.poll()
+        self.job_fd = os.pidfd_open(job_pid)
+        self.poller.register(self.job_fd, select.POLLIN)
+
+    def run(self) -> None:
+        """Until the job ends."""
+        try:
+            while True:
+                if len(self.seen) < self.ranks:
+                    self._discover()
+                ready = {fd for fd, _ in self.poller.poll(
+                    None if len(self.seen) >= self.ranks else self.POLL_S * 1000)}
+                ended = [self.fds[fd] for fd in ready if fd in self.fds]
+                if ended:
+                    for fd in [fd for fd in ready if fd in self.fds]:
+                        self.poller.unregister(fd)
+                    records = status.read(self.folder)
+                    dead = [(r, records[r]) for r in sorted(ended)
+                            if r in records and records[r].get("state") != status.DONE]
+                    if dead and self.first is None:
+                        self.first = dead
+                if self.job_fd in ready:
+                    return
+        finally:
+            for fd in [self.job_fd, *self.fds]:
+                os.close(fd)
+
+    def _discover(self) -> None:
+        import select
+
+        gone = []
+        for r, rec in sorted(status.read(self.folder).items()):
+            if r in self.seen:
+                continue
+            self.seen.add(r)
+            if rec.get("host") != self.host:
+                continue
+            try:
+                fd = os.pidfd_open(int(rec["pid"]))
+            except OSError:  # it ended before we saw its file: it ended first if nothing else did yet
+                if rec.get("state") != status.DONE:
+                    gone.append((r, rec))
+                continue
+            self.fds[fd] = r
+            self.poller.register(fd, select.POLLIN)
+        if gone and self.first is None:
+            self.first = gone
+
+
+def _alive(pid: int, host: str | None) -> bool:
+    import socket
+
+    if host is not None and host != socket.gethostname():
+        return False  # another machine's process: mpiexec has ended, so has it
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def diagnose(records: dict[int, dict], first: list[tuple[int, dict]] | None, code: int) -> str | None:
+    """The one line after a failed job, or None when every rank finished its run (the failure was
+    reported by the ranks themselves: an exception of the user's function, bad input). *first*: the
+    ranks seen ending first without finishing (:class:`_Watch`), or None if none was seen."""
+    if first is not None and len(first) == 1:
+        return _died(*first[0])
+    unfinished = {r: rec for r, rec in records.items()
+                  if rec.get("state") != status.DONE and not _alive(int(rec["pid"]), rec.get("host"))}
+    if first:  # several ended in the same instant: those are the candidates
+        unfinished = {r: rec for r, rec in first}
+    if not unfinished:
+        return None
+    if len(unfinished) == 1:
+        return _died(*next(iter(unfinished.items())))
+    each = "; ".join(f"rank {r} (pid {rec['pid']} on {rec.get('host', '?')}) was {rec['state']}"
+                     for r, rec in sorted(unfinished.items()))
+    return f"dlbkit: a rank died (mpiexec exit status {code}), which one is unknown: {each}"
+
+
+def _died(r: int, rec: dict) -> str:
+    return f"dlbkit: rank {r} (pid {rec['pid']} on {rec.get('host', '?')}) died while {rec['state']}"
+
+
+def launch(mpiexec: str, ranks: int, argv: Sequence[str]) -> int:
+    """Run ``dlbkit <argv>`` as an MPI job of *ranks* ranks; its exit status (with the one line
+    naming a dead rank on stderr when it died)."""
+    base = os.environ.get(status.ENV) or None
+    folder = tempfile.mkdtemp(prefix="dlbkit-status-", dir=base)
+    env = dict(os.environ)
+    env[status.ENV] = folder
+    cmd = [mpiexec, "-n", str(ranks), sys.executable, "-m", "dlbkit", *argv]
+    old: dict[int, object] = {}
+    try:
+        job = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=env, start_new_session=True, preexec_fn=_tie_to_us)
+        # the job has its own session: Ctrl-C and SIGTERM reach it once, through us
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                old[sig] = signal.signal(sig, lambda s, f: job.send_signal(s))
+        out = _Forward(job.stdout, sys.stdout)
+        err = _Forward(job.stderr, sys.stderr)
+        out.start()
+        err.start()
+        watch = None
+        if hasattr(os, "pidfd_open"):
+            try:
+                watch = _Watch(folder, ranks, job.pid)
+            except OSError:  # a kernel without pidfds: the final reading of the files only
+                watch = None
+        if watch is not None:
+            watch.run()
+        code = job.wait()
+        out.join()
+        err.join()
+        if code == 0:
+            return 0
+        code = code if code > 0 else 128 - code
+        line = diagnose(status.read(folder), watch.first if watch else None, code)
+        if line is not None:
+            print(line, file=sys.stderr, flush=True)
+        return code
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        shutil.rmtree(folder, ignore_errors=True)

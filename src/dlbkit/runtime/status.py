@@ -1,0 +1,94 @@
+"""What each MPI rank is doing now, in a tiny file a launcher reads after the job died.
+
+Under MPI a rank that dies (killed, segfault) takes the whole job with it: MPICH's Hydra kills every
+other rank at once with SIGKILL, so no rank survives to say what the dead one was doing. When
+``dlbkit run --ranks N`` starts the job (:mod:`dlbkit.launch`) it sets :data:`ENV` to a directory;
+each rank then keeps there one file, ``rank-R``, that it overwrites whenever it starts a unit of
+work (a map chunk, a tree task, an SPMD iteration) and at the end of its run (state ``"done"``).
+After ``mpiexec`` failed, the launcher reads the files and names the rank that died and its last
+state. Without :data:`ENV` nothing is written and :func:`doing` returns at once.
+
+The record is one line of JSON (``rank``, ``pid``, ``host``, ``time`` — ``time.time()`` of the
+write — and ``state``) padded with spaces to :data:`RECORD_BYTES` and written with one ``pwrite`` at
+offset 0 into a file kept open: no truncation, no rename, no flush. A process killed by a signal
+finishes or never starts a ``write`` system call, and the page cache outlives the process, so the
+file always holds a whole record once the rank is gone (a machine that crashes loses it: then the
+launcher has only ``mpiexec``'s own report). Measured cost of one :func:`doing`: about 4 µs
+(``tests/test_launch.py`` prints it); on 20 000 one-item ``ss`` chunks over 2 worker ranks
+the makespan was 4.0–4.5 s with and without status files, within the noise (expected: about 1%).
+
+Families call ``if status.ON: status.doing(...)`` at the start of each unit of work, so a run
+without a status directory pays one attribute read per unit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+
+__all__ = ["ENV", "RECORD_BYTES", "DONE", "ON", "open_for", "doing", "done", "read"]
+
+ENV = "DLBKIT_STATUS_DIR"  # the directory a launcher gives the ranks
+RECORD_BYTES = 512  # one fixed-size record per file: a state longer than this is cut
+DONE = "done"  # the state of a rank that left its run normally (success or a reported failure)
+
+#: a status file is open in this process (a rank of a launched job): families write their units
+ON = False
+_fd: int | None = None
+_head = ""  # the record's opening, up to the time: '{"rank": R, "pid": P, "host": "H", '
+
+
+
+def open_for(rank: int) -> None:
+    """Start keeping this rank's status file if :data:`ENV` names a directory (else nothing).
+    Idempotent: the second run of one job reuses the file."""
+    global ON, _fd, _head
+    folder = os.environ.get(ENV)
+    if not folder or _fd is not None:
+        return
+    try:
+        _fd = os.open(os.path.join(folder, f"rank-{rank}"), os.O_WRONLY | os.O_CREAT, 0o644)
+    except OSError:  # a status directory that is gone or not shared with this host: no status, no failure
+        return
+    _head = json.dumps({"rank": rank, "pid": os.getpid(), "host": socket.gethostname()})[:-1] + ", "
+    ON = True
+
+
+def doing(fmt: str, *args) -> None:
+    """Record that this rank now does ``fmt % args`` (formatted only when a file is open)."""
+    if _fd is None:
+        return
+    state = fmt % args if args else fmt
+    data = f'{_head}"time": {time.time()!r}, "state": {json.dumps(state)}}}'.encode()
+    if len(data) > RECORD_BYTES:
+        data = f'{_head}"time": {time.time()!r}, "state": {json.dumps(state[:RECORD_BYTES // 8] + "...")}}}'.encode()
+    try:
+        os.pwrite(_fd, data.ljust(RECORD_BYTES), 0)
+    except OSError:  # a full disk must not end the run: the status is a courtesy
+        pass
+
+
+def done() -> None:
+    """This rank left its run normally."""
+    doing(DONE)
+
+
+def read(folder: str) -> dict[int, dict]:
+    """The records in *folder*, by rank (files that do not parse are skipped)."""
+    out: dict[int, dict] = {}
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return out
+    for name in names:
+        if not name.startswith("rank-"):
+            continue
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                rec = json.loads(f.read().strip())
+            out[int(rec["rank"])] = rec
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return out
