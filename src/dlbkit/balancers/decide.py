@@ -30,7 +30,7 @@ from ..errors import ConfigError
 from ..model.trace import Decision
 from .base import ChunkingBalancer, MappingBalancer, MigrationBalancer, Plan, RepartitionBalancer, Transfer
 
-__all__ = ["chunk", "allocation", "victims", "checked_requests", "given", "placements", "transfers", "repartition", "plan"]
+__all__ = ["chunk", "allocation", "victims", "checked_requests", "given", "placements", "transfers", "repartition", "plan", "online_place"]
 
 
 def _is_int(x) -> bool:
@@ -209,4 +209,32 @@ def plan(balancer: MappingBalancer, view, record: list | None = None) -> Plan:
                                       "a topological order")
     out = Plan(tuple(int(x) for x in a), order, p.info)
     _note(record, view, -1, "map", out, seen)
+    return out
+
+
+def online_place(balancer, view, record: list | None = None) -> list[tuple[int, int]]:
+    """An online mapper's placements now (:meth:`~dlbkit.balancers.base.OnlineMapping.place`),
+    checked: a list of (task, node) pairs, each task a candidate of *view* placed once, each node in
+    [0, ``view.n_nodes``)."""
+    seen = copy.deepcopy(view) if record is not None else None
+    ans = balancer.place(view)
+    who = f"{balancer.name}.place"
+    if not isinstance(ans, (list, tuple)):
+        raise ConfigError(f"the answer of {who}", type(ans).__name__, "a list of (task, node) pairs")
+    cand = set(view.candidates)
+    ids = view.costs.graph.ids
+    m = view.n_nodes
+    out: list[tuple[int, int]] = []
+    for pair in ans:
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not _is_int(pair[0]) or not _is_int(pair[1]):
+            raise ConfigError(f"the answer of {who}", repr(pair), "(task index, node index) pairs")
+        i, p = int(pair[0]), int(pair[1])
+        if i not in cand:
+            raise ConfigError(f"{who} task", ids[i] if 0 <= i < len(ids) else i,
+                              "a candidate of the view (unplaced, zero holds), placed once")
+        if not 0 <= p < m:
+            raise ConfigError(f"{who} node of task {ids[i]!r}", p, f"a node in [0, {m - 1}]")
+        cand.discard(i)
+        out.append((i, p))
+    _note(record, view, -1, "place", out, seen)
     return out

@@ -14,6 +14,7 @@ from ..model.metrics import compute
 from ..model.platform import Platform
 from ..model.view import GraphView
 from ..sim.graph import simulate_graph
+from ..sim.graph_dynamic import simulate_graph_dynamic
 from .registry import Engine, Family, register
 
 __all__ = ["FAMILY", "describe", "metrics", "figures"]
@@ -93,7 +94,11 @@ FAMILY = register(Family(
     kind="mapping",
     engines=(Engine("static", "the mapping balancer's plan timed by the evaluator (standard or thesis cost model; "
                     "availability stretches tasks)", "dlbkit.sim.graph.simulate_graph", simulate_graph, OPTIONS,
-                    check_options),),
+                    check_options),
+             Engine("dynamic", "the graph run on the kernel while availability changes: a static plan replayed, or "
+                    "an online mapper (pd) placing tasks as they become placeable; several programs may arrive",
+                    "dlbkit.sim.graph_dynamic.simulate_graph_dynamic", simulate_graph_dynamic,
+                    {"cost_model": OPTIONS["cost_model"]}, check_options)),
     runtime=None,  # dlbkit.schedule plans and times a graph; real runs (dlbkit.graph) are not built
     metrics=metrics,
     metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "messages", "bytes"),

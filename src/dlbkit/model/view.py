@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["View", "LoopView", "TreeView", "SpmdView", "GraphView"]
+__all__ = ["View", "LoopView", "TreeView", "SpmdView", "GraphView", "GraphOnlineView"]
 
 
 class View:
@@ -259,3 +259,42 @@ class GraphView(View):
     @property
     def graph(self):
         return self.costs.graph
+
+
+@dataclass
+class GraphOnlineView(GraphView):
+    """What an online mapper decides from (the graph family's ``dynamic`` engine; 002 §5.2.4's Global
+    Scheduling Table as the engine keeps it). Besides :class:`GraphView`'s graph and costs, at ``time``:
+
+    * ``placed[i]``: task i's processor, -1 while unplaced;
+    * ``candidates``: the unplaced tasks that may be placed now (their program has arrived and every
+      predecessor is placed and has begun to receive its input: zero *holds*, 002 §5.2.4);
+    * ``gst``: every unplaced task in the table (the candidates and the tasks with holds left; a
+      task enters when one of its predecessors is placed, or with its program's roots);
+    * ``holds[i]``: i's holds remaining;
+    * ``load_level[p]``: the execution time on p of the tasks placed there and not finished (002's
+      L(j) = Σ l_i / s_j);
+    * ``active``: the tasks placed, ready (every input arrived) or running, not finished;
+    * ``priority[i]``: the local schedulers' priority, 002's precedence level shifted by the §6 rule
+      for programs arriving at different times (prec(i) − mp(P) − arrival(P)); one program: prec − mp.
+
+    The engine updates one view in place between decisions; a balancer reads it, never writes it.
+    """
+
+    placed: list[int] = field(default_factory=list)
+    candidates: list[int] = field(default_factory=list)
+    gst: set = field(default_factory=set)
+    holds: list[int] = field(default_factory=list)
+    load_level: list[float] = field(default_factory=list)
+    active: set = field(default_factory=set)
+    priority: list[float] = field(default_factory=list)
+
+    def __post_init__(self):
+        super().__post_init__()
+        n = self.costs.graph.n_tasks if self.costs is not None else 0
+        if not self.placed:
+            self.placed = [-1] * n
+        if not self.holds:
+            self.holds = [0] * n
+        if not self.load_level:
+            self.load_level = [0.0] * self.n_nodes

@@ -1,0 +1,6 @@
+"""Online mappers of the task-graph family: tasks placed during the run (002 §5), kind ``mapping``
+with :class:`~dlbkit.balancers.base.OnlineMapping`'s ``place`` hook; run by the ``dynamic`` engine."""
+
+from .pd import PseudoDynamic
+
+__all__ = ["PseudoDynamic"]

@@ -1,0 +1,132 @@
+"""Pseudo-Dynamic Load Balancing (PD): Sinclair 1993, 002 §5 (the note's §8)."""
+
+from __future__ import annotations
+
+from numbers import Real
+from typing import Sequence
+
+import numpy as np
+
+from ...params import Interval, Options
+from ..base import OnlineMapping, Taxonomy
+from ..registry import register
+
+__all__ = ["PseudoDynamic", "scores", "choose", "P_RULES"]
+
+#: how P, the load a node may carry before C_l turns negative, is read (002 §5.2.1; note §8.2):
+#: "avg_active": the text's "sum of the computational load of all active tasks divided by the number of
+#: processing nodes" (active: running or ready; we add the tasks placeable now, the note's §9.5 first
+#: variant, so that P is not 0 before anything runs); "max_load": max_j L(j), what Fig. 7's P = 14 is
+P_RULES = ("avg_active", "max_load")
+#: relative tolerance under which two scores are equal (the tie rules then decide)
+TIE = 1e-9
+
+
+def scores(load: Sequence[float], exec_: np.ndarray, level: Sequence[float], p: float, prec: Sequence[float],
+           t_p: float, cc: np.ndarray, weights: tuple[float, float, float] = (1.0, 1.0, 1.0)):
+    """002 §5.2.1–5.2.3 for candidate tasks (rows) on nodes (columns): (C_l, C_p, h).
+
+    C_l(i,j) = l_i if l_i/s_j + L(j) ≤ P, else P − (l_i/s_j + L(j)) (L_p = 0: a task's descendants are
+    never placed before it in this engine, note §8.2); C_p(i) = prec(i) − t_p; *cc* = C_c(i,j) =
+    −Σ d·c over placed partners; h = w_l·C_l + w_c·C_c + w_p·C_p (002's unweighted sum: weights 1)."""
+    fit = np.asarray(exec_, dtype=float) + np.asarray(level, dtype=float)[None, :]
+    cl = np.where(fit <= p, np.asarray(load, dtype=float)[:, None], p - fit)
+    cp = np.asarray(prec, dtype=float) - t_p
+    wl, wc, wp = weights
+    return cl, cp, wl * cl + wc * np.asarray(cc, dtype=float) + wp * cp[:, None]
+
+
+def choose(h: np.ndarray, prec: Sequence[float], level: Sequence[float]) -> tuple[int, int]:
+    """(row, node) of the largest h (002 §5.4 Phase 2(a)). Ties: between tasks the higher precedence,
+    then the earlier row (the note's §8.3 suggestion: 002 leaves it open); between nodes the smaller load
+    level, then the lower index (§5.4, §6)."""
+    top = float(h.max())
+    tol = TIE * max(1.0, abs(top))
+    rows, cols = np.nonzero(h >= top - tol)
+    best = min(zip(rows.tolist(), cols.tolist()), key=lambda rc: (-prec[rc[0]], rc[0], level[rc[1]], rc[1]))
+    return best
+
+
+@register
+class PseudoDynamic(OnlineMapping):
+    """PD: place each task, as soon as its holds reach zero, on the node of largest
+    h(i,j) = C_l(i,j) + C_c(i,j) + C_p(i); each node runs its ready task of highest precedence.
+
+    Source: Sinclair 1993 (002), §5.2 (derivation: average the load of the tasks able to run over the
+    nodes, keep communicating tasks together, start high-precedence tasks first), §5.2.1–5.2.3 (C_l,
+    C_c, C_p), §5.2.4 (the Global Scheduling Table with holds), §5.3 (local schedulers: highest
+    precedence first, preemptive, no time slicing; a task waits, freeing its node, until its receivers
+    are placed), §5.4 (the algorithm), §6 (several programs; precedence factors shifted by arrival).
+    The engine (:mod:`dlbkit.sim.graph_dynamic`) keeps the table and the local schedulers; this class
+    scores and chooses (Phase 2). ``cc_`` caches C_c per task (its parents are all placed once it is a
+    candidate, so it never changes).
+
+    Parameters: *w_load*, *w_comm*, *w_prec* weigh the three terms (the note's §15: "offer weights";
+    002's unweighted form is 1, 1, 1); *p_rule* reads P (:data:`P_RULES`; 002's text says the average,
+    its Fig. 7 uses the maximum); *preemptive* (002 §5.3 rule 2: True).
+
+    Helps: on-line, O(candidates × nodes) per placement, so it follows load that changes during the run
+    and programs that arrive; the thesis finds it within 0–15% of simulated annealing (Tables 4–7).
+    Backfires: the score adds a load, a communication time and a precedence level (unweighted, of
+    different dimensions); with P from the average it overfills no node early but scatters chains; its
+    worst case tends to 1 + 2a (§7, a = c_max / l_max); under unplaced receivers a task waits (rule 3).
+    """
+
+    name = "pd"
+    source = "Sinclair 1993 (002) §5.2–5.4, §6"
+    taxonomy = Taxonomy("arrival (a task's holds reach zero)", "central (the Global Scheduling Table)",
+                        "global: load level of every node, placements, precedence levels",
+                        "each task placed once, when placeable; preemptive local schedulers",
+                        "largest h = C_l + C_c + C_p; ties: smaller load level, lower node")
+    _parameter_constraints = {"w_load": [Interval(Real, 0, None)], "w_comm": [Interval(Real, 0, None)],
+                              "w_prec": [Interval(Real, 0, None)], "p_rule": [Options(*P_RULES)],
+                              "preemptive": [bool]}
+
+    def __init__(self, *, w_load: float = 1.0, w_comm: float = 1.0, w_prec: float = 1.0,
+                 p_rule: str = "avg_active", preemptive: bool = True):
+        self.w_load = w_load
+        self.w_comm = w_comm
+        self.w_prec = w_prec
+        self.p_rule = p_rule
+        self.preemptive = preemptive
+
+    def start(self, view, rng=None) -> None:
+        super().start(view, rng)
+        c = view.costs
+        m = view.n_nodes
+        same = np.array([[c.host[p] == c.host[q] for q in range(m)] for p in range(m)])
+        self.lat_ = np.where(same, 0.0, np.asarray(c.lat, dtype=float))
+        self.per_ = np.where(same, 0.0, np.asarray(c.per, dtype=float))
+        g = c.graph
+        self.load_ = [g.weight(i) for i in range(g.n_tasks)]
+        self.exec_ = np.asarray(c.exec, dtype=float)
+        self.cc_: dict[int, np.ndarray] = {}
+
+    def _cc(self, view, i: int) -> np.ndarray:
+        v = self.cc_.get(i)
+        if v is None:
+            v = np.zeros(view.n_nodes)
+            for k, d in view.costs.graph.preds[i]:
+                q = view.placed[k]
+                v -= self.lat_[q] + d * self.per_[q]
+            self.cc_[i] = v
+        return v
+
+    def place(self, view) -> list:
+        cand = view.candidates
+        if not cand:
+            return []
+        level = view.load_level
+        if self.p_rule == "max_load":
+            p = max(level)
+        else:
+            load = self.load_
+            p = (sum(load[i] for i in view.active) + sum(load[i] for i in cand)) / view.n_nodes
+        prio = view.priority
+        t_p = min(prio[i] for i in view.gst)
+        cc = np.array([self._cc(view, i) for i in cand])
+        pr = [prio[i] for i in cand]
+        _, _, h = scores([self.load_[i] for i in cand], self.exec_[cand], level, p, pr, t_p, cc,
+                         (self.w_load, self.w_comm, self.w_prec))
+        r, j = choose(h, pr, level)
+        return [(cand[r], j)]

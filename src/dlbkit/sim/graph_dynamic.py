@@ -1,0 +1,433 @@
+"""The task-graph family's ``dynamic`` engine: a DAG run on the kernel while node availability changes.
+
+Tasks become ready as their inputs arrive; each processor runs one task at a time at its speed ×
+availability (:func:`dlbkit.sim.costs.finish_time`, compute integrated over availability); a transfer
+takes the cost model's time (:meth:`~dlbkit.model.graph_costs.GraphCosts.comm`). Two kinds of mapper:
+
+* **a static plan** (any :class:`~dlbkit.balancers.base.MappingBalancer`): the plan is asked for once,
+  at time 0, and replayed: each processor runs its tasks in the plan's order (without one, in the
+  order the evaluator's list rule gives on dedicated nodes), each as soon as its inputs are in and
+  the processor is free, non-preemptive. With dedicated or constant availability this is exactly the
+  evaluator (:mod:`dlbkit.model.graph_eval`, order mode), and under any availability it is the
+  evaluator's replay of that order (``tests/test_graph_dynamic.py`` checks both);
+* **an online mapper** (:class:`~dlbkit.balancers.base.OnlineMapping`, e.g. ``pd``): the engine keeps
+  002 §5.2.4's Global Scheduling Table (a :class:`~dlbkit.model.view.GraphOnlineView`) and asks the
+  mapper whenever tasks may be placed. *Holds*: a task enters the table when its program arrives (a
+  root and the root's successors) or when a predecessor is placed, with one hold per predecessor; a
+  predecessor releases it the first time the predecessor receives data (a root: when it is placed;
+  002 §5.2.4, §5.4 Phase 2(b), Event 1). So a task is placed before its inputs are computed (one
+  level of look-ahead). Each node's local scheduler runs its ready task of highest ``priority``
+  (002 §5.3 rule 1: precedence level, shifted per program by §6's rule); with the mapper's
+  ``preemptive`` a newly ready task of higher priority preempts a computing one (rule 2; a task
+  that is transmitting is not preempted); no time slicing (rule 4). Several programs: *workload* a
+  list of ``(TaskGraph, arrival time)`` (002 §6).
+
+Cost models (:mod:`dlbkit.model.graph_costs`):
+
+* **standard**: a task's block is its execution time; when it ends, each successor's data arrives
+  after the transfer time (0 on one machine). A successor not yet placed gets its data when it is
+  placed plus the transfer time (the data waits at the sender; the processor is free).
+* **thesis** (002 §2.4): a task's block on its processor is receive + compute + transmit, messages
+  sent in decreasing precedence level of the receivers, a receiver's input counted as arrived when
+  its message starts (as the evaluator, 002 App. A.2). If a successor is not placed when the task
+  starts, its block is receive + compute, and the task then waits without holding the processor
+  until every successor is placed (002 §5.3 rule 3); its transmit block then queues on its processor
+  at its priority.
+
+Not built: the one-port contention option (the evaluator's); §8.3.2's neighbourhood GSTs; a decision
+time (placing is instantaneous, as the thesis's "real time" PD).
+
+Trace: one interval per stretch a task ran (``first`` = task index, ``t_ask`` = when its inputs were all
+in; a preempted task has several); ``meta``: ``assignment``, ``start`` (first stretch), ``finish``
+(when it terminated, its messages sent), ``placed_at``, ``preemptions``, ``programs``. Seeding:
+layout ``GRAPH`` (balancer, availability), as the static engine, so a static plan meets the same
+availability on both engines.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+from ..balancers import decide
+from ..balancers.base import MappingBalancer, OnlineMapping
+from ..errors import ConfigError
+from ..model import check
+from ..model.graph import TaskGraph
+from ..model.graph_costs import COST_MODELS, costs_for, critical_path_bound, upward_rank
+from ..model.graph_eval import Evaluator, send_order
+from ..model.platform import Platform
+from ..model.seeding import GRAPH, streams
+from ..model.trace import Trace
+from ..model.view import GraphOnlineView
+from .costs import finish_time
+from .kernel import NORMAL, Kernel
+from .timebase import SIMULTANEITY_TOLERANCE
+
+__all__ = ["simulate_graph_dynamic", "programs_of", "MAX_PROGRAMS"]
+
+#: the most programs one run may hold (a bound checked before any work, as the other size limits)
+MAX_PROGRAMS = 10_000
+#: work left under this (seconds at full availability) is none: a block is not preempted for it
+_EPS = 1e-12
+
+
+def programs_of(workload: Any) -> tuple[TaskGraph, list[int], list[float]]:
+    """One TaskGraph for *workload* (a TaskGraph, or a list of ``(TaskGraph, arrival time)``), the
+    program of each task and each program's arrival. Several programs are merged into one graph
+    whose ids are ``"k.id"`` (k = the program's index). Bad input is a ConfigError naming the entry."""
+    if isinstance(workload, TaskGraph):
+        return workload, [0] * workload.n_tasks, [0.0]
+    if not isinstance(workload, (list, tuple)) or not workload:
+        raise ConfigError("workload", type(workload).__name__,
+                          "a TaskGraph or a non-empty list of (TaskGraph, arrival time) pairs (002 §6)")
+    if len(workload) > MAX_PROGRAMS:
+        raise ConfigError("workload", f"{len(workload)} programs", f"at most {MAX_PROGRAMS}")
+    graphs, arrivals = [], []
+    for k, item in enumerate(workload):
+        if not isinstance(item, (list, tuple)) or len(item) != 2 or not isinstance(item[0], TaskGraph):
+            raise ConfigError(f"workload[{k}]", repr(item)[:60], "a (TaskGraph, arrival time) pair")
+        graphs.append(item[0])
+        arrivals.append(check.number(item[1], f"workload[{k}] arrival time", lo=0.0))
+    tables = {g.costs is not None for g in graphs}
+    if len(tables) > 1:
+        raise ConfigError("workload", "programs with loads and programs with cost tables",
+                          "programs of one kind (all loads or all cost tables)")
+    if len(graphs) == 1:
+        return graphs[0], [0] * graphs[0].n_tasks, arrivals
+    ids, loads, costs, edges, prog = [], [], [], [], []
+    for k, g in enumerate(graphs):
+        ids += [f"{k}.{x}" for x in g.ids]
+        prog += [k] * g.n_tasks
+        if g.costs is not None:
+            costs += [list(r) for r in g.costs]
+        else:
+            loads += list(g.loads)
+        edges += [(f"{k}.{s}", f"{k}.{d}", data) for s, d, data in g.edges]
+    merged = TaskGraph(tuple(ids), loads=None if costs else tuple(loads), costs=tuple(map(tuple, costs)) if costs
+                       else None, edges=tuple(edges), name="+".join(g.name for g in graphs))
+    return merged, prog, arrivals
+
+
+def simulate_graph_dynamic(platform: Platform | int, workload: Any, balancer: MappingBalancer, *, seed: Any = 0,
+                           cost_model: str = "standard", record_decisions: bool = False) -> Trace:
+    """Run *workload* (a TaskGraph, or a list of ``(TaskGraph, arrival)`` for an online mapper) on
+    *platform* (a Platform, or a processor count) under *balancer*: a static plan replayed, or an
+    online mapper asked as tasks become placeable (module docstring). Returns the run's Trace."""
+    if cost_model not in COST_MODELS:
+        raise ConfigError("engine.cost_model", cost_model, "one of " + ", ".join(repr(k) for k in COST_MODELS))
+    if not isinstance(balancer, MappingBalancer):
+        raise ConfigError("balancer", type(balancer).__name__, "a mapping balancer (static plan or online)")
+    graph, prog, arrivals = programs_of(workload)
+    online = isinstance(balancer, OnlineMapping)
+    if not online and len(arrivals) > 1:
+        raise ConfigError("workload", f"{len(arrivals)} programs", f"one TaskGraph for the static mapper "
+                          f"{balancer.name!r} (staggered programs need an online mapper such as 'pd')")
+    costs = costs_for(graph, platform, cost_model)
+    st = streams(seed, GRAPH)
+    return _Run(platform, graph, prog, arrivals, costs, balancer, online, st, seed, record_decisions).run()
+
+
+class _Run:
+    """One run's state and its kernel handlers (one instance per call)."""
+
+    def __init__(self, platform, graph, prog, arrivals, costs, balancer, online, st, seed, record):
+        self.g, self.costs, self.b, self.online = graph, costs, balancer, online
+        n, m = graph.n_tasks, costs.n_nodes
+        self.n, self.m = n, m
+        self.prog, self.arrivals = prog, arrivals
+        self.thesis = costs.kind == "thesis"
+        self.prec = upward_rank(costs)
+        mp = [float("-inf")] * len(arrivals)
+        for i in range(n):
+            mp[prog[i]] = max(mp[prog[i]], self.prec[i])
+        # 002 §6: P1's precedence factors shifted by (t2 + mp_P2 − r) when P2 arrives: net prec − mp − arrival
+        self.priority = [self.prec[i] - mp[prog[i]] - arrivals[prog[i]] for i in range(n)]
+        self.sends = send_order(costs, self.prec)  # ascending prec: accumulated from the last message
+        self.tr = Trace(n_nodes=m, node_of=list(costs.host), balancer=balancer.name,
+                        seed=seed if isinstance(seed, int) else None, family="graph")
+        self.record = self.tr.decisions if record else None
+        self.prof = None
+        if isinstance(platform, Platform):
+            rng = st.rng("availability")
+            per_node = [nd.availability.realise(rng) for nd in platform.nodes]
+            prof = [per_node[h] for h in costs.host]
+            self.tr.availability = prof
+            if not all(pr.constant == 1.0 for pr in prof):
+                self.prof = prof
+                self.rate = [pr.constant or 0.0 for pr in prof]
+        self.view = GraphOnlineView(m, costs, priority=self.priority) if online else None
+        if online:
+            self.view.holds = [len(p) for p in graph.preds]
+        from ..model.view import GraphView
+        balancer.start(self.view if online else GraphView(m, costs), st.rng("balancer"))
+        self.k = Kernel(tolerance=SIMULTANEITY_TOLERANCE)
+        self.placed = self.view.placed if online else [-1] * n
+        self.missing = [len(p) for p in graph.preds]
+        self.ready_t = [0.0] * n
+        self.got_data = [False] * n
+        self.done_run = [False] * n  # its compute block ended
+        self.wait_send = [False] * n  # thesis: computed, waiting for its successors to be placed
+        self.n_unplaced_succ = [len(s) for s in graph.succs]
+        self.start = [None] * n
+        self.finish = [None] * n
+        self.placed_at = [None] * n
+        self.free_at = [0.0] * m
+        self.running: list = [None] * m  # (block id, task, kind, work, t_resume, send part, priority)
+        self.cancelled: set = set()  # ids of preempted blocks (their pending events are void)
+        self.block_ids = 0
+        self.queue = [[] for _ in range(m)]  # online: (−priority, seq, task, kind, work, send part)
+        self.seq = 0
+        self.preemptions = 0
+        self.finished = 0
+        self.load_level = self.view.load_level if online else [0.0] * m
+        self.cand: dict = {}
+
+    # ---- time and work ----------------------------------------------------------------------
+    def _finish(self, p: int, t: float, work: float) -> float:
+        if self.prof is None:
+            return t + work
+        return finish_time(self.prof[p], t, work, 1.0, self.rate[p])
+
+    def _done_work(self, p: int, t0: float, t1: float) -> float:
+        if self.prof is None:
+            return t1 - t0
+        return self.prof[p].capacity(t1) - self.prof[p].capacity(t0)
+
+    def _send_part(self, i: int, p: int) -> float:
+        c, a = self.costs, self.placed
+        return sum(d * c.per[p][a[j]] for j, d in self.g.succs[i] if c.host[a[j]] != c.host[p])
+
+    def _recv_part(self, i: int, p: int) -> float:
+        c, a = self.costs, self.placed
+        return sum(d * c.per[a[j]][p] for j, d in self.g.preds[i] if c.host[a[j]] != c.host[p])
+
+    # ---- the run --------------------------------------------------------------------------------
+    def run(self) -> Trace:
+        if self.online:
+            for x, t in enumerate(self.arrivals):
+                self.k.schedule(t, self.on_arrival, x, priority=NORMAL, rank=x)
+        else:
+            self._replay_plan()
+        self.k.run()
+        if self.finished != self.n:
+            left = [self.g.ids[i] for i in range(self.n) if self.finish[i] is None][:5]
+            raise ConfigError(f"balancer {self.b.name!r}", f"{self.n - self.finished} tasks never finished "
+                              f"(e.g. {left})", "a mapper that places every task it is offered")
+        return self._trace()
+
+    def _replay_plan(self) -> None:
+        from ..model.view import GraphView
+        view = GraphView(self.m, self.costs)
+        plan = decide.plan(self.b, view, self.record)
+        order = plan.order
+        if order is None:  # the evaluator's list rule on dedicated nodes, as a global order
+            _, s, f = Evaluator(self.costs).times(plan.assignment)
+            pos = {t: k for k, t in enumerate(self.g.topo)}
+            order = sorted(range(self.n), key=lambda i: (s[i], f[i], pos[i]))
+        self.seqs = [[] for _ in range(self.m)]
+        for i in order:
+            self.seqs[plan.assignment[i]].append(i)
+        self.nxt = [0] * self.m
+        self.n_unplaced_succ = [0] * self.n
+        for i in range(self.n):
+            self.placed[i] = plan.assignment[i]
+            self.placed_at[i] = 0.0
+            self.load_level[plan.assignment[i]] += self.costs.exec[i][plan.assignment[i]]
+        self.tr.meta["order"] = list(order)
+        self.tr.meta["plan_info"] = dict(plan.info or {})
+        for i in range(self.n):
+            if not self.g.preds[i]:
+                self.k.schedule(0.0, self.on_data, i, 0.0, -1)
+
+    def on_arrival(self, t: float, x: int) -> None:
+        """A program arrives: its roots (zero holds) and their successors enter the table (Phase 1)."""
+        g, v = self.g, self.view
+        for i in range(self.n):
+            if self.prog[i] == x and not g.preds[i]:
+                v.gst.add(i)
+                self.cand[i] = None
+                for j, _ in g.succs[i]:
+                    v.gst.add(j)
+        self._decide(t)
+
+    def _decide(self, t: float) -> None:
+        v = self.view
+        while self.cand:
+            v.time = t
+            v.candidates = list(self.cand)
+            pairs = decide.online_place(self.b, v, self.record)
+            if not pairs:
+                return
+            for i, p in pairs:
+                self._place(t, i, p)
+
+    def _place(self, t: float, i: int, p: int) -> None:
+        g, v, c = self.g, self.view, self.costs
+        self.placed[i] = p
+        self.placed_at[i] = t
+        del self.cand[i]
+        v.gst.discard(i)
+        self.load_level[p] += c.exec[i][p]
+        self.tr.meta.setdefault("placements", []).append((t, i, p))
+        for j, _ in g.succs[i]:  # Phase 3(a): successors enter the table
+            v.gst.add(j)
+        for q, d in g.preds[i]:
+            self.n_unplaced_succ[q] -= 1
+            if self.thesis:
+                if self.wait_send[q] and self.n_unplaced_succ[q] == 0:
+                    self.wait_send[q] = False
+                    pq = self.placed[q]
+                    self._enqueue(t, pq, q, "send", self._send_part(q, pq), self._send_part(q, pq))
+            elif self.done_run[q]:  # its data waited at the sender
+                self.k.schedule(t + c.comm(d, self.placed[q], p), self.on_data, i, t + c.comm(d, self.placed[q], p), -1)
+        if not g.preds[i]:
+            self._release(t, i)  # Phase 2(b): a root releases its successors when placed
+            self.k.schedule(t, self.on_data, i, t, -1)
+
+    def _release(self, t: float, i: int) -> None:
+        v = self.view
+        self.got_data[i] = True
+        for j, _ in self.g.succs[i]:
+            v.holds[j] -= 1
+            if v.holds[j] == 0:
+                self.cand[j] = None
+
+    def on_data(self, t: float, i: int, when: float, block: int) -> None:
+        """An input of task i is in (or, for a root, the task itself is placed)."""
+        if block in self.cancelled:
+            return
+        if when > self.ready_t[i]:
+            self.ready_t[i] = when
+        if self.g.preds[i]:
+            self.missing[i] -= 1
+            if self.online and not self.got_data[i]:
+                self._release(t, i)  # Event 1: the first message received releases the successors
+        if self.missing[i] > 0:
+            if self.online:
+                self._decide(t)
+            return
+        p = self.placed[i]
+        if self.online:
+            self.view.active.add(i)
+            work = self.costs.exec[i][p] + (self._recv_part(i, p) if self.thesis else 0.0)
+            self._enqueue(t, p, i, "run", work, 0.0)
+            self._decide(t)
+        else:
+            self._dispatch(t, p)
+
+    # ---- local schedulers -----------------------------------------------------------------------
+    def _enqueue(self, t: float, p: int, i: int, kind: str, work: float, send: float) -> None:
+        """Task i's block is ready on p: queue it at i's priority; preempt a computing block of lower
+        priority if the mapper is preemptive (002 §5.3 rule 2)."""
+        self.seq += 1
+        heapq.heappush(self.queue[p], (-self.priority[i], self.seq, i, kind, work, send))
+        r = self.running[p]
+        if r is not None and self.b.preemptive and self.priority[i] > r[6]:
+            bid, j, rkind, rwork, t0, rsend, _ = r
+            left = rwork - self._done_work(p, t0, t)
+            if left > rsend + _EPS:  # computing, not transmitting
+                self.cancelled.add(bid)
+                self.running[p] = None
+                self.free_at[p] = t
+                self.preemptions += 1
+                self._stretch(p, j, t0, t)
+                self.seq += 1
+                heapq.heappush(self.queue[p], (-self.priority[j], self.seq, j, rkind, left, rsend))
+        self._dispatch(t, p)
+
+    def _dispatch(self, t: float, p: int) -> None:
+        """Start p's next block if p is free: the ready block of highest priority (online), or the
+        plan's next task once its inputs are in (a static plan)."""
+        if self.running[p] is not None:
+            return
+        if self.online:
+            if not self.queue[p]:
+                return
+            _, _, i, kind, work, send = heapq.heappop(self.queue[p])
+        else:
+            k = self.nxt[p]
+            if k >= len(self.seqs[p]):
+                return
+            i = self.seqs[p][k]
+            if self.missing[i] > 0:
+                return
+            self.nxt[p] = k + 1
+            kind, work, send = "run", self.costs.exec[i][p] + (self._recv_part(i, p) if self.thesis else 0.0), 0.0
+        t0 = max(t, self.free_at[p], self.ready_t[i])
+        if self.thesis and kind == "run" and self.n_unplaced_succ[i] == 0:
+            send = self._send_part(i, p)  # every receiver placed: the block transmits too
+            work += send
+            kind = "full"
+        self._start_block(t0, p, i, kind, work, send)
+
+    def _start_block(self, t0: float, p: int, i: int, kind: str, work: float, send: float) -> None:
+        self.block_ids += 1
+        bid = self.block_ids
+        f = self._finish(p, t0, work)
+        self.running[p] = (bid, i, kind, work, t0, send, self.priority[i])
+        if self.start[i] is None:
+            self.start[i] = t0
+        self.k.schedule(f, self.on_end, p, bid)
+        if kind in ("full", "send"):  # thesis: each receiver's input counts from its message's start
+            c, a, hp = self.costs, self.placed, self.costs.host[p]
+            csum = 0.0
+            for j, d in self.sends[i]:
+                if c.host[a[j]] != hp:
+                    csum += d * c.per[p][a[j]]
+                when = f - csum
+                self.k.schedule(max(when, t0), self.on_data, j, when, bid)
+
+    def _stretch(self, p: int, i: int, t0: float, t1: float) -> None:
+        self.tr.add_interval(p, i, 1, self.ready_t[i], t0, t1)
+
+    def on_end(self, t: float, p: int, bid: int) -> None:
+        r = self.running[p]
+        if r is None or r[0] != bid:
+            return  # a preempted block's old end
+        _, i, kind, work, t0, send, _ = r
+        self.running[p] = None
+        self.free_at[p] = t
+        self._stretch(p, i, t0, t)
+        c = self.costs
+        self.done_run[i] = True
+        if kind == "run" and self.thesis:
+            if self.n_unplaced_succ[i] == 0:  # placed while it computed: transmit now, at its priority
+                self._enqueue(t, p, i, "send", self._send_part(i, p), self._send_part(i, p))
+            else:
+                self.wait_send[i] = True  # 002 §5.3 rule 3: wait, the processor free, until placed
+        else:
+            if kind == "run":  # standard model: data leaves now for every placed successor
+                for j, d in self.g.succs[i]:
+                    if self.placed[j] >= 0:
+                        arr = t + c.comm(d, p, self.placed[j])
+                        self.k.schedule(arr, self.on_data, j, arr, -1)
+            self._terminate(t, i, p)
+        self._dispatch(t, p)
+        if self.online:
+            self._decide(t)
+
+    def _terminate(self, t: float, i: int, p: int) -> None:
+        self.finish[i] = t
+        self.finished += 1
+        self.load_level[p] -= self.costs.exec[i][p]
+        if self.online:
+            self.view.active.discard(i)
+
+    def _trace(self) -> Trace:
+        tr, g, c = self.tr, self.g, self.costs
+        a = self.placed
+        host = c.host
+        off = [(i, j, d) for i in range(self.n) for j, d in g.succs[i] if host[a[i]] != host[a[j]]]
+        tr.messages = len(off)
+        tr.bytes = float(sum(d for _, _, d in off))
+        tr.speeds = list(c.speeds)
+        tr.end_time = max(self.finish)
+        tr.events = self.k.processed
+        tr.meta.update({"assignment": list(a), "start": list(self.start), "finish": list(self.finish),
+                        "placed_at": list(self.placed_at), "preemptions": self.preemptions,
+                        "cost_model": c.kind, "ids": list(g.ids), "graph": g.name, "engine": "dynamic",
+                        "programs": {"program_of": list(self.prog), "arrivals": list(self.arrivals)},
+                        "lower_bound": critical_path_bound(c)})
+        tr.meta.setdefault("order", None)
+        return tr
