@@ -198,6 +198,18 @@ class _Run:
         c, a = self.costs, self.placed
         return sum(d * c.per[p][a[j]] for j, d in self.g.succs[i] if c.host[a[j]] != c.host[p])
 
+    def _full_work(self, i: int, p: int) -> float:
+        """Thesis model: receive + compute + transmit, summed in the evaluator's order (same last bit)."""
+        c, a, hp = self.costs, self.placed, self.costs.host[p]
+        w = c.exec[i][p]
+        for j, d in self.g.preds[i]:
+            if c.host[a[j]] != hp:
+                w += d * c.per[a[j]][p]
+        for j, d in self.sends[i]:
+            if c.host[a[j]] != hp:
+                w += d * c.per[p][a[j]]
+        return w
+
     def _recv_part(self, i: int, p: int) -> float:
         c, a = self.costs, self.placed
         return sum(d * c.per[a[j]][p] for j, d in self.g.preds[i] if c.host[a[j]] != c.host[p])
@@ -357,7 +369,7 @@ class _Run:
         t0 = max(t, self.free_at[p], self.ready_t[i])
         if self.thesis and kind == "run" and self.n_unplaced_succ[i] == 0:
             send = self._send_part(i, p)  # every receiver placed: the block transmits too
-            work += send
+            work = self._full_work(i, p) if self.start[i] is None else work + send
             kind = "full"
         self._start_block(t0, p, i, kind, work, send)
 
@@ -399,8 +411,9 @@ class _Run:
         else:
             if kind == "run":  # standard model: data leaves now for every placed successor
                 for j, d in self.g.succs[i]:
-                    if self.placed[j] >= 0:
-                        arr = t + c.comm(d, p, self.placed[j])
+                    q = self.placed[j]
+                    if q >= 0:  # the evaluator's expression, so that times agree to the last bit
+                        arr = t if c.host[q] == c.host[p] else t + c.lat[p][q] + d * c.per[p][q]
                         self.k.schedule(arr, self.on_data, j, arr, -1)
             self._terminate(t, i, p)
         self._dispatch(t, p)
