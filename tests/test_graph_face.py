@@ -134,7 +134,7 @@ def _fast_sa(sim):
 
 def rows_of(mod):
     rows = mod.claims()
-    assert all(c.ok is None for c in rows if not c.asserted) and sum(c.asserted for c in rows) == 13
+    assert all(c.ok is None for c in rows if not c.asserted) and sum(c.asserted for c in rows) == 14
     return [c for c in rows if not c.asserted]
 
 
