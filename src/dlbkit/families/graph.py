@@ -106,4 +106,5 @@ FAMILY = register(Family(
     check_fit=check_fit,
     sample_view=sample_view,
     gantt_legend=LEGEND,
+    progress_unit="tasks",
 ))
