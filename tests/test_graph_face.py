@@ -22,7 +22,7 @@ def t10(tmp_path):
 def test_the_graph_family_is_registered():
     fam = families.get("graph")
     assert fam.kind == "mapping" and fam.engine.name == "static" and families.of(atmospheric()) is fam
-    assert fam.engine.api_options == ["cost_model", "contention", "record_decisions"]
+    assert fam.engine.api_options == ["cost_model", "contention", "record_decisions", "progress"]
 
 
 def test_simulate_runs_a_graph_on_a_platform(platform):

@@ -31,6 +31,11 @@ def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer 
     parameters); *platform* a Platform or the path of a platform TOML file; *seed* an integer >= 0.
     *engine* options go to the engine (``dlbkit families`` lists them per family) and are checked as
     an experiment file's ``[engine]`` table is; an unknown one is a ConfigError naming those allowed.
+    Every engine takes ``progress``: a function ``progress(done, total)`` called now and then during
+    the run with the work completed so far (items of a loop, tasks of a tree, loops of an SPMD run,
+    tasks of a graph) and the total, non-decreasing, ending with ``done == total``; at most a few
+    calls a second, only on completions (:mod:`dlbkit.sim.progress`). None (the default) costs nothing;
+    it never changes the run.
 
     **The divisible family has a master.** Its engine makes one platform node the master, which
     hands out work and does **not** compute: node 0 unless ``master=`` names another, and only with

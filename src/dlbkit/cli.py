@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", metavar="DIR", help="output directory (default: ./out/<experiment name>)")
     s.add_argument("--jobs", "-j", metavar="N", type=int, default=1, help="worker processes (default 1)")
     s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="a progress bar of the runs on stderr (default: when stderr is a terminal)")
+                   help="a progress bar on stderr: of the runs, or of the work done inside the run when "
+                        "there is one run to do (default: when stderr is a terminal)")
     s.set_defaults(func=_cmd_simulate)
 
     b = sub.add_parser("balancers", help="list the registered balancers",
@@ -155,19 +156,61 @@ def _one_line(text: str) -> str:
 
 
 # --- simulate ---------------------------------------------------------------------------------------
+def _on_terminal(stream, enabled: bool | None) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return (bool(isatty()) if callable(isatty) else False) if enabled is None else bool(enabled)
+
+
+class RunBar:
+    """``bar(done, total)``: the engines' ``progress`` callback (:mod:`dlbkit.sim.progress`) drawn
+    as a bar of the work done inside one run (*unit*: items, tasks, loops) on *stream*, closed when
+    ``done`` reaches ``total``; *enabled* None: only when *stream* is a terminal."""
+
+    def __init__(self, stream, enabled: bool | None = None, unit: str = "items"):
+        self.stream = stream
+        self.enabled = _on_terminal(stream, enabled)
+        self.unit = unit
+        self.bar = None
+        self.drawn = False  # a bar was drawn (and is closed once the run ends)
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or (self.drawn and self.bar is None):
+            return
+        if self.bar is None:
+            from .runtime.progress import Progress
+
+            self.bar = Progress(total, True, self.stream, unit=self.unit)
+            self.drawn = True
+        if total != self.bar.total:  # a tree's tasks are created as it runs
+            self.bar.total = total
+        self.bar.update(done)
+        if done >= total:
+            self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
 class SweepBar:
     """``bar(done, total, row)`` after each run of a sweep: a progress bar of the runs on *stream*
     (:class:`~dlbkit.runtime.progress.Progress`, tqdm), closed at the last run; *enabled* None: only
-    when *stream* is a terminal, so a redirected or piped stderr gets nothing."""
+    when *stream* is a terminal, so a redirected or piped stderr gets nothing. :attr:`run` is the
+    bar of the work inside a run (:class:`RunBar`), which the sweep uses when it has one run to do:
+    then that bar is the only one."""
 
-    def __init__(self, stream, enabled: bool | None = None):
-        isatty = getattr(stream, "isatty", None)
+    def __init__(self, stream, enabled: bool | None = None, unit: str = "items"):
         self.stream = stream
-        self.enabled = (bool(isatty()) if callable(isatty) else False) if enabled is None else bool(enabled)
+        self.enabled = _on_terminal(stream, enabled)
         self.bar = None
+        self.run = RunBar(stream, self.enabled, unit)
 
     def __call__(self, done: int, total: int, row=None) -> None:
         if not self.enabled:
+            return
+        if self.run.drawn:  # the one run had its own bar: no bar of one run besides
+            self.run.close()
             return
         if self.bar is None:  # drawn from the first finished run, when the total is known
             from .runtime.progress import Progress
@@ -224,12 +267,13 @@ def _cmd_simulate(args) -> int:
     role = master_role(exp)
     if role:
         print(role, flush=True)
-    progress = SweepBar(sys.stderr, args.progress)
+    progress = SweepBar(sys.stderr, args.progress, getattr(exp.family, "progress_unit", "items"))
 
     t0 = time.perf_counter()
     with warnings.catch_warnings():  # said once below, for the sweep, not once per run
         warnings.simplefilter("ignore", UnusedAvailabilityWarning)
-        sweep = run_sweep(exp, out, jobs=args.jobs, progress=progress)
+        sweep = run_sweep(exp, out, jobs=args.jobs, progress=progress,
+                          run_progress=progress.run if progress.enabled else None)
     summary = summarise(sweep.rows)
     for message in _unused_availability(exp, sweep.rows):
         print(f"dlbkit: warning: {message}", file=sys.stderr)

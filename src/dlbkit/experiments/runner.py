@@ -75,10 +75,12 @@ class Sweep:
 
 
 def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, progress: Progress | None = None,
-              keep_traces: bool = True) -> Sweep:
+              keep_traces: bool = True, run_progress: Callable[[int, int], None] | None = None) -> Sweep:
     """Run every run of *experiment* that results.csv in *out_dir* does not already hold.
 
     *jobs* > 1 runs that many worker processes. *progress(done, total, row)* is called after each run.
+    *run_progress(done, total)* goes to the engine (:func:`dlbkit.simulate`'s ``progress``) when
+    exactly one run is to be done: the work done inside that run.
     Raise ConfigError if *out_dir* holds results of a different configuration. KeyboardInterrupt
     propagates after the pool is shut down; rows written so far stay in results.csv.
     """
@@ -123,8 +125,9 @@ def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, pro
                 progress(done, len(todo), row)
 
         if jobs == 1 or len(todo) <= 1:
+            inside = run_progress if len(todo) == 1 else None
             for k, s in enumerate(todo, 1):
-                values, trace = _execute(s, keep_traces and s.repetition == 0)
+                values, trace = _execute(s, keep_traces and s.repetition == 0, inside)
                 finish(s, values, trace, k)
         else:
             _run_pool(todo, jobs, finish, keep_traces)
@@ -167,13 +170,14 @@ def _run_pool(todo: list[RunSpec], jobs: int, finish, keep_traces: bool) -> None
     pool.shutdown(wait=True)
 
 
-def _execute(spec: RunSpec, keep_trace: bool) -> tuple[dict, Trace | None]:
+def _execute(spec: RunSpec, keep_trace: bool, progress=None) -> tuple[dict, Trace | None]:
     """Simulate one run; never raises for a failing run (the error becomes the row's status).
-    With *keep_trace* also return the Trace."""
+    With *keep_trace* also return the Trace. *progress*: the engine's ``progress(done, total)``."""
     t0 = time.perf_counter()
+    extra = {} if progress is None else {"progress": progress}
     try:
         result = simulate(spec.platform, spec.workload, spec.balancer, params=spec.params, seed=spec.seed,
-                          **spec.engine)
+                          **spec.engine, **extra)
     except Exception as e:
         return _failed(e, time.perf_counter() - t0), None
     values = {"status": "ok", "error": "", "wall_s": time.perf_counter() - t0}

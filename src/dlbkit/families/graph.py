@@ -111,4 +111,5 @@ FAMILY = register(Family(
     check_fit=check_fit,
     sample_view=sample_view,
     gantt_legend=LEGEND,
+    progress_unit="tasks",
 ))

@@ -83,7 +83,8 @@ class Family:
     *runtime* None: the family has no real run yet (``dlbkit families`` prints "none yet").
     *gantt_legend*: the Gantt legend's labels that differ from :data:`dlbkit.plots.GANTT_LEGEND` (keys
     ``busy``, ``wait`` = the stretch from ``t_ask`` to ``t_start``, ``idle``), as the family's trace
-    means them; empty: those labels.
+    means them; empty: those labels. *progress_unit*: what ``done`` and ``total`` of the engines'
+    ``progress(done, total)`` count (the bar's unit).
     """
 
     name: str
@@ -107,6 +108,8 @@ class Family:
     check_fit: Callable[[Any, Any], None] = lambda platform, workload: None
     sample_view: Callable[[], Any] | None = None
     gantt_legend: Mapping[str, str] = field(default_factory=dict)
+    #: what the engines' ``progress(done, total)`` counts, for the bar (items, tasks, loops)
+    progress_unit: str = "items"
 
     def __post_init__(self):
         extra = set(self.gantt_legend) - set(GANTT_PARTS)

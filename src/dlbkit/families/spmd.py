@@ -79,4 +79,5 @@ FAMILY = register(Family(
     allow_none=True,
     check_fit=check_fit,
     sample_view=sample_view,
+    progress_unit="loops",
 ))

@@ -97,4 +97,5 @@ FAMILY = register(Family(
     describe=describe,
     per_repetition=per_repetition,
     sample_view=sample_view,
+    progress_unit="tasks",
 ))

@@ -12,12 +12,15 @@ __all__ = ["Progress"]
 REFRESH_S = 0.2  # redraw at most five times a second
 
 
-def _columns(stream) -> int:
-    """The terminal's width, or 80 where it reports none (a pseudo-terminal without a size, a file)."""
+def _size(stream) -> tuple[int, int]:
+    """The terminal's (columns, rows), 80 and 24 where it reports none (a pseudo-terminal without a
+    size, a file). tqdm reads the rows itself when its file is ``sys.stderr`` and hides a bar on a
+    terminal of 0 rows: it is given both."""
     try:
-        return os.get_terminal_size(stream.fileno()).columns or 80
+        size = os.get_terminal_size(stream.fileno())
+        return size.columns or 80, size.lines or 24
     except (AttributeError, OSError, ValueError):
-        return 80
+        return 80, 24
 
 
 class Progress:
@@ -32,8 +35,9 @@ class Progress:
         self.enabled = (bool(isatty()) if callable(isatty) else False) if enabled is None else bool(enabled)
         self.done = 0
         self._total = total
+        columns, rows = _size(self.stream)
         self._bar = tqdm(total=total, file=self.stream, unit=f" {unit}", mininterval=REFRESH_S,
-                         ncols=_columns(self.stream)) if self.enabled else None
+                         ncols=columns, nrows=rows) if self.enabled else None
 
     @property
     def total(self) -> int:

@@ -83,6 +83,12 @@ def fast_loop(run, log: list | None = None) -> None:
     record = run.record
     R_w, R_first, R_count, R_ask, R_start, R_end = run.rows
     W_t, W_n, W_q, w_mask, w_limit = run.w_t, run.w_n, run.w_q, run.w_mask, run.w_limit
+    # one test per completion serves both the waiting samples (record) and the progress ticker: a
+    # completion is looked at when n_done & s_mask == 0, s_mask the smaller of the two strides' masks
+    # (all 2^k - 1, so either's test then still decides); -1: never (neither is wanted)
+    tick = run.tick
+    p_mask = 0
+    s_mask = (w_mask if record else -1) if tick is None else (min(w_mask, p_mask) if record else p_mask)
     REQ, REP, EMPTY, INF = _REQ, _REP, _EMPTY, _INF
     msgs: deque = deque()
     send, receive, unreceive = msgs.append, msgs.popleft, msgs.appendleft
@@ -248,13 +254,19 @@ def fast_loop(run, log: list | None = None) -> None:
                     d.extend(kids)
                     remaining += len(kids)
                     waiting += len(kids)
-                if record and not (n_done & w_mask):
-                    W_t.append(t)
-                    W_n.append(waiting)
-                    W_q.append(tuple(map(len, dq)))
-                    if len(W_t) > w_limit:
-                        W_t, W_n, W_q = W_t[::2], W_n[::2], W_q[::2]
-                        w_mask = 2 * w_mask + 1
+                if not (n_done & s_mask):
+                    if record and not (n_done & w_mask):
+                        W_t.append(t)
+                        W_n.append(waiting)
+                        W_q.append(tuple(map(len, dq)))
+                        if len(W_t) > w_limit:
+                            W_t, W_n, W_q = W_t[::2], W_n[::2], W_q[::2]
+                            w_mask = 2 * w_mask + 1
+                            if tick is None:
+                                s_mask = w_mask
+                    if tick is not None and not (n_done & p_mask):
+                        p_mask = tick(n_done, n_done + remaining) - 1
+                        s_mask = (w_mask if w_mask < p_mask else p_mask) if record else p_mask
                 if remaining == 0:
                     if record:
                         R_w.append(w)

@@ -48,6 +48,7 @@ from ..model.seeding import DIVISIBLE, streams
 from ..model.workload import Divisible
 from .costs import constant_rates, finish_time, message_time
 from .kernel import NORMAL, Kernel, pop_instant
+from .progress import ticker
 from .timebase import SIMULTANEITY_TOLERANCE
 
 __all__ = ["simulate_divisible", "MECHANISMS"]
@@ -111,7 +112,7 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
                        master_cost_per_byte: float = 0.0, request_bytes: float = 0.0,
                        broadcast_bytes: float = 0.0, costs: Any = None, startup: float = 0.0,
                        fast_path: bool | None = None, log_events: bool = False,
-                       record_decisions: bool = False) -> Trace:
+                       record_decisions: bool = False, progress: Any = None) -> Trace:
     """Run *workload* on *platform* with a chunking *balancer*; return the Trace.
 
     *costs* overrides the workload's drawn item costs (e.g. replaying measured costs). *startup*:
@@ -120,6 +121,8 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
     trace, tested). *log_events* keeps the kernel's event log of the requests served (the specialised
     loop writes the same one) in ``trace.meta["event_log"]``. *record_decisions* keeps every decision
     with a copy of its view in ``trace.decisions`` (self-scheduling runs on the kernel then).
+    *progress* ``(done, total)``: called now and then with the items completed so far out of the
+    loop's, ending with ``(n_items, n_items)`` (:mod:`dlbkit.sim.progress`; None: no calls, no cost).
     """
     if mechanism not in MECHANISMS:
         raise ConfigError("engine.mechanism", mechanism, "one of " + ", ".join(repr(m) for m in MECHANISMS))
@@ -128,6 +131,9 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
                    ("engine.startup", startup)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
             raise ConfigError(fld, v, "a finite number >= 0")
+    tick = ticker(progress)
+    if tick is not None:
+        tick(0, workload.n_items)
     run = _Run(platform, workload, balancer, seed, master, master_computes, costs, master_cost_per_byte)
     ready, master_free = _broadcast(run, broadcast_bytes, startup)
     balancer.start(run.view, run.rng_balancer)
@@ -139,14 +145,16 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
     try:
         if mechanism == "rounds":
             trace = _rounds(run, balancer, seed, master_overhead, request_bytes, workload, master_free,
-                            record_decisions)
+                            record_decisions, tick)
         else:
             trace = _self_scheduling(run, balancer, seed, master_overhead, request_bytes, workload, ready,
                                      master_free, fast_path is not False and not record_decisions, log,
-                                     record_decisions)
+                                     record_decisions, tick)
     finally:
         if collecting:
             gc.enable()
+    if tick is not None:
+        tick.finish(workload.n_items)
     if log is not None:
         trace.meta["event_log"] = log
     if broadcast_bytes:
@@ -202,6 +210,9 @@ class _Master:
         self.remaining = self.N
         self.served = 0
         self.master_free = master_free
+        self.tick = None  # the progress Ticker (dlbkit.sim.progress), if any
+        self.items_done = 0  # items of the chunks completed so far (counted only for the ticker)
+        self.countdown = 1  # completions until the ticker is asked again
 
     def measured(self, w: int) -> None:
         """Worker *w*'s measurements of its last chunk arrive with its request."""
@@ -225,12 +236,23 @@ class _Master:
         v.last_time[w] = dt
         v.updated_at[w] = tr.t_end[k]
 
+    def completed(self, w: int) -> None:
+        """Worker *w*'s request tells that its last chunk is complete: count it for the ticker."""
+        k = self.pending[w]
+        if k >= 0:
+            self.items_done += self.trace.count[k]
+        self.countdown -= 1
+        if not self.countdown:
+            self.countdown = self.tick(self.items_done, self.N)
+
     def serve(self, t: float, w: int):
         """A request from worker *w* reached the master at *t*; return when *w*'s next request
         arrives, or None when no work was left (the reply was STOP)."""
         self.served += 1
         if self.measure:
             self.measured(w)
+        if self.tick is not None:
+            self.completed(w)
         remaining = self.remaining
         if remaining == 0:
             return None
@@ -258,10 +280,11 @@ class _Master:
 
 
 def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workload, ready, master_free,
-                     fast: bool, log: list | None, record_decisions: bool = False) -> Trace:
+                     fast: bool, log: list | None, record_decisions: bool = False, tick=None) -> Trace:
     trace = run.trace(balancer, seed)
     m = _Master(run, balancer, trace, overhead, request_bytes, workload, ready, master_free)
     m.record = trace.decisions if record_decisions else None
+    m.tick = tick
     if fast:
         _fast_self_scheduling(m, log)
     else:
@@ -315,7 +338,9 @@ def _fast_self_scheduling(m: _Master, log: list | None) -> None:
     # columns of the trace, bound locally for the hot loop
     T_w, T_first, T_count, T_start, T_end = trace.node, trace.first, trace.count, trace.t_start, trace.t_end
     measure = m.measure
-    extra = measure or log is not None  # one test per request for both (M1 does neither)
+    tick = m.tick
+    # one test per request for the three (M1 does none of them: no cost when progress is None)
+    extra = measure or log is not None or tick is not None
     pending = m.pending
     heap = sorted(m.first)
     next_item = 0
@@ -336,6 +361,8 @@ def _fast_self_scheduling(m: _Master, log: list | None) -> None:
                 log.append((t, NORMAL, w, w if pending[w] < 0 else P + pending[w], "on_request", (w,)))
             if measure:
                 m.measured(w)
+            if tick is not None:  # a request means the worker's last chunk is complete
+                m.completed(w)
         if remaining == 0:
             continue
         ts = t if t >= master_free else master_free
@@ -387,7 +414,8 @@ def _ask_times(w: np.ndarray, e: np.ndarray) -> list[float]:
     return out.tolist()
 
 
-def _rounds(run: _Run, balancer, seed, overhead, request_bytes, workload, t0, record_decisions=False) -> Trace:
+def _rounds(run: _Run, balancer, seed, overhead, request_bytes, workload, t0, record_decisions=False,
+            tick=None) -> Trace:
     trace = run.trace(balancer, seed)
     record = trace.decisions if record_decisions else None
     view = run.view
@@ -446,6 +474,8 @@ def _rounds(run: _Run, balancer, seed, overhead, request_bytes, workload, t0, re
         rnd += 1
         view.round = rnd
         t = round_end
+        if tick is not None:  # the round's results are all in
+            tick(workload.n_items - remaining, workload.n_items)
     events += P  # STOP delivered to every worker
     messages += P
     trace.events = events

@@ -19,22 +19,27 @@ from ..model.platform import Platform
 from ..model.seeding import GRAPH, streams
 from ..model.trace import Trace
 from ..model.view import GraphView
+from .progress import ticker
 
 __all__ = ["evaluate", "Evaluator", "simulate_graph", "send_order"]
 
 
 def simulate_graph(platform: Platform | int, workload: TaskGraph, balancer: MappingBalancer, *, seed: Any = 0,
-                   cost_model: str = "standard", contention: bool = False, record_decisions: bool = False) -> Trace:
+                   cost_model: str = "standard", contention: bool = False, record_decisions: bool = False,
+                   progress: Any = None) -> Trace:
     """Ask *balancer* for a plan of *workload* on *platform* (a Platform, or a processor count:
     identical nodes of speed 1, a transfer takes its data), check it (:func:`decide.plan`), time it
     with :func:`evaluate` under *cost_model* ("standard" or "thesis"; *contention*: the standard model's
     one-port option, :mod:`dlbkit.model.graph_costs`), and return the run's Trace:
     one interval per task (``first`` = the task's index, ``t_ask`` = when its data was ready), the
-    plan in ``meta``. Seeding: layout ``GRAPH`` (balancer, availability)."""
+    plan in ``meta``. Seeding: layout ``GRAPH`` (balancer, availability). *progress* ``(done, total)``:
+    called with 0 tasks timed once the plan is made and with all of them at the end (the evaluator
+    times the plan in one call)."""
     if cost_model not in COST_MODELS:
         raise ConfigError("engine.cost_model", cost_model, "one of " + ", ".join(repr(k) for k in COST_MODELS))
     if not isinstance(workload, TaskGraph):
         raise ConfigError("workload", type(workload).__name__, "a TaskGraph")
+    tick = ticker(progress)
     costs = costs_for(workload, platform, cost_model, contention=contention)
     st = streams(seed, GRAPH)
     view = GraphView(costs.n_nodes, costs)
@@ -50,6 +55,8 @@ def simulate_graph(platform: Platform | int, workload: TaskGraph, balancer: Mapp
         tr.availability = profiles
         if all(pr.constant == 1.0 for pr in profiles):
             profiles = None
+    if tick is not None:
+        tick(0, workload.n_tasks)
     ready, start, finish = evaluate(costs, plan.assignment, plan.order, availability=profiles)
     a = plan.assignment
     for i in range(workload.n_tasks):
@@ -64,4 +71,6 @@ def simulate_graph(platform: Platform | int, workload: TaskGraph, balancer: Mapp
     tr.meta.update({"assignment": list(a), "order": list(plan.order) if plan.order is not None else None,
                     "cost_model": cost_model, "contention": contention, "ids": list(workload.ids), "graph": workload.name,
                     "lower_bound": critical_path_bound(costs), "plan_info": dict(plan.info or {})})
+    if tick is not None:
+        tick.finish(workload.n_tasks)
     return tr

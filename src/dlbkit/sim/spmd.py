@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral
+from typing import Any
 
 import numpy as np
 
@@ -46,6 +47,7 @@ from ..model.seeding import SPMD, streams
 from ..model.spmd_trace import spmd_trace
 from ..model.trace import Trace
 from .costs import message_time
+from .progress import ticker
 
 __all__ = ["simulate_spmd", "DEFAULT_WINDOW"]
 
@@ -108,7 +110,7 @@ def _check_run(hnow, balancer, loops, window) -> None:
 
 def simulate_spmd(hnow: Hnow, balancer: RepartitionBalancer | None, *, loops: int,
                   window: int = DEFAULT_WINDOW, seed=0, noise: float | None = None,
-                  record_decisions: bool = False) -> Trace:
+                  record_decisions: bool = False, progress: Any = None) -> Trace:
     """Run *loops* loops of a pipelined SPMD application on *hnow*, balanced by *balancer*.
 
     *balancer*: a :class:`~dlbkit.balancers.base.RepartitionBalancer` (e.g.
@@ -116,11 +118,16 @@ def simulate_spmd(hnow: Hnow, balancer: RepartitionBalancer | None, *, loops: in
     (:data:`DEFAULT_WINDOW`). *seed*: anything :class:`numpy.random.SeedSequence` accepts; the same
     seed gives the same trace. *noise* overrides ``hnow.noise`` (0: deterministic loop times).
     *record_decisions* keeps every decision with a copy of its view in ``trace.decisions``.
+    *progress* ``(done, total)``: called now and then with the loops done out of *loops*, ending with
+    ``(loops, loops)`` (:mod:`dlbkit.sim.progress`; None: no calls, no cost).
     Returns the run's :class:`~dlbkit.model.trace.Trace` (:func:`~dlbkit.model.spmd_trace.spmd_trace`).
     Raise :exc:`~dlbkit.errors.ConfigError` for bad arguments or a balancer's transfer between
     non-neighbours or of a negative amount.
     """
     _check_run(hnow, balancer, loops, window)
+    tick = ticker(progress)
+    if tick is not None:
+        tick(0, loops)
     if noise is None:
         noise = hnow.noise
     elif isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 <= noise < 1:
@@ -128,13 +135,18 @@ def simulate_spmd(hnow: Hnow, balancer: RepartitionBalancer | None, *, loops: in
     m = _Realised(hnow, loops, float(noise), seed)
     engine = _Engine(hnow, m, balancer, loops, window, seed)
     engine.record = [] if record_decisions else None
-    return engine.run()
+    engine.tick = tick
+    trace = engine.run()
+    if tick is not None:
+        tick.finish(loops)
+    return trace
 
 
 class _Engine:
     def __init__(self, hnow: Hnow, m: _Realised, balancer, loops: int, window: int, seed):
         self.hnow, self.m, self.balancer, self.loops, self.window, self.seed = hnow, m, balancer, loops, window, seed
         self.record: list | None = None  # the decisions with their views, when asked to record them
+        self.tick = None  # the progress Ticker (dlbkit.sim.progress), if any
         P = m.P
         self.W = np.array([w.points for w in hnow.workstations], dtype=np.int64)
         self.total = int(self.W.sum())
@@ -170,6 +182,8 @@ class _Engine:
             if end - 1 == nxt:
                 self._decision_point(nxt)
             a = end
+            if self.tick is not None:  # once per segment of loops (a window at most)
+                self.tick(a, self.loops)
         tr = spmd_trace(layout=self.hnow.layout, window=w, loop_time=self.loop_time, points=self.points,
                         starts=self.starts_rec, transfers=self.transfers, steps=self.steps, decided=self.decisions,
                         balancer=getattr(b, "name", "none") if b else "none", seed=self.seed,

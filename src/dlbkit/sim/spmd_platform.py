@@ -20,7 +20,8 @@ __all__ = ["simulate_spmd_platform"]
 
 
 def simulate_spmd_platform(platform, workload: Spmd, balancer: RepartitionBalancer | None, *, seed=0,
-                           window: int = DEFAULT_WINDOW, record_decisions: bool = False) -> Trace:
+                           window: int = DEFAULT_WINDOW, record_decisions: bool = False,
+                           progress=None) -> Trace:
     """Run *workload* on *platform* under a repartition *balancer* (None: no balancing); see the module."""
     if balancer is not None and not isinstance(balancer, RepartitionBalancer):
         raise ConfigError("balancer", getattr(balancer, "name", balancer),
@@ -28,4 +29,4 @@ def simulate_spmd_platform(platform, workload: Spmd, balancer: RepartitionBalanc
                           "processor-only, optimal-chain)")
     hnow = hnow_from_platform(platform, workload)
     return simulate_spmd(hnow, balancer, loops=workload.loops, window=window, seed=seed,
-                         record_decisions=record_decisions)
+                         record_decisions=record_decisions, progress=progress)

@@ -118,6 +118,7 @@ from ..model.topology import neighbour_lists
 from ..model.trace import Trace
 from ..model.view import TreeView
 from ._tree_fast import _EMPTY, _INF, fast_loop
+from .progress import ticker
 from .costs import constant_rates, finish_ticks, finish_time, message_time, ticks
 from .kernel import URGENT, Kernel
 from .timebase import SIMULTANEITY_TOLERANCE
@@ -147,7 +148,7 @@ def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBa
                         record: bool = True, ticks_per_second: int | None = None,
                         control_bytes: float = CONTROL_BYTES, task_bytes: float = TASK_BYTES,
                         fast_path: bool | None = None, log_events: bool = False, info: Any = None,
-                        record_decisions: bool = False, backoff: Any = AUTO) -> Trace:
+                        record_decisions: bool = False, backoff: Any = AUTO, progress: Any = None) -> Trace:
     """Run task-tree *workload* (:class:`~dlbkit.model.tree.TaskTree`, :class:`FlatTasks` or any
     object with ``roots()``, ``children(task)``, ``cost(task)``, ``estimate(task)`` and ``order``)
     on *platform* with migration *balancer*, asynchronously; return the Trace.
@@ -164,7 +165,9 @@ def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBa
     module doc. *record_decisions* keeps every decision with a copy of its view in ``trace.decisions``
     (on the general loop). *backoff* paces an idle node's requests after empty replies (see "Back-off"
     in the module doc): ``"auto"`` (the default), ``"off"`` or ``(0, 0)`` (ask again at once: M2), or
-    ``(first, longest)`` in seconds.
+    ``(first, longest)`` in seconds. *progress* ``(done, total)``: called now and then with the tasks
+    completed so far and the tasks created so far (a tree's total grows as it runs), ending with
+    ``(n, n)`` (:mod:`dlbkit.sim.progress`; None: no calls, no cost).
 
     Raise :exc:`~dlbkit.errors.ConfigError` for a bad argument, a node with several cores, a
     disconnected topology, messages that take no time with a rule that polls, or a hook answer that
@@ -174,6 +177,9 @@ def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBa
                control_bytes, task_bytes, resolve_info(info, "info"), backoff)
     if record_decisions:
         run.decided = []
+    run.tick = ticker(progress)
+    if run.tick is not None:
+        run.tick(0, run.remaining)
     eligible = run.fast_eligible()
     if fast_path is None:
         fast = eligible
@@ -203,6 +209,8 @@ def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBa
     finally:
         if collecting:
             gc.enable()
+    if run.tick is not None:
+        run.tick.finish(run.n_done)
     tr = run.trace(fast)
     if log is not None:
         tr.meta["event_log"] = log
@@ -337,6 +345,8 @@ class _Run:
         self.w_n: list = [len(roots)]
         self.w_q: list = [tuple(map(len, self.dq))]  # waiting tasks per node, at the same instants
         self.w_mask = 0  # sample when n_done & mask == 0 (the stride is a power of two)
+        self.tick = None  # the progress Ticker (dlbkit.sim.progress), if any
+        self.countdown = 1  # completions until the ticker is asked again (general loop)
         self.w_limit = 2 * WAITING_SAMPLES
         if self.loads:
             est = workload.estimate
@@ -665,6 +675,10 @@ class _Run:
                 if self.loads:
                     self._loads(w, t, kids, +1)
         self.sample(t)
+        if self.tick is not None:
+            self.countdown -= 1
+            if not self.countdown:
+                self.countdown = self.tick(self.n_done, self.n_done + self.remaining)
         if self.remaining == 0:
             self.close(w, t)
             self.makespan = t
