@@ -4,8 +4,9 @@ from . import chunking  # noqa: F401  (registers)
 from . import migration  # noqa: F401  (registers)
 from . import repartition  # noqa: F401  (registers)
 from . import mapping  # noqa: F401  (registers)
-from .base import (Balancer, ChunkingBalancer, MappingBalancer, MigrationBalancer, Plan, RepartitionBalancer, Taxonomy,
-                   Transfer)
+from . import placement  # noqa: F401  (registers)
+from .base import (Balancer, ChunkingBalancer, MappingBalancer, MigrationBalancer, PlacementBalancer, Plan,
+                   RepartitionBalancer, Taxonomy, Transfer)
 from .registry import REGISTRY, get, make, names, register
 
-__all__ = ["Balancer", "ChunkingBalancer", "MigrationBalancer", "RepartitionBalancer", "MappingBalancer", "Plan", "Transfer", "Taxonomy", "REGISTRY", "get", "make", "names", "register"]
+__all__ = ["Balancer", "ChunkingBalancer", "MigrationBalancer", "RepartitionBalancer", "MappingBalancer", "PlacementBalancer", "Plan", "Transfer", "Taxonomy", "REGISTRY", "get", "make", "names", "register"]
