@@ -141,6 +141,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     qmax = [0] * n
     left = widths[:]  # tasks of each job not done yet
     done_at = [math.nan] * J
+    jend = [0.0] * J
     ideal = [0.0] * J  # per job: its longest task's time on its node at full availability
     at_node = [0.0] * T  # when each task reached its node
     started = [0.0] * T
@@ -213,8 +214,10 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         b = job_of[k]
         r = left[b] - 1
         left[b] = r
+        if t > jend[b]:  # a job's tasks may end at one instant in any order within the tolerance
+            jend[b] = t
         if not r:
-            done_at[b] = t
+            done_at[b] = jend[b]
         w = waiting[j]
         if w:
             start(t, w.popleft(), j)
