@@ -150,7 +150,6 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
                family="stream")
     tnode, tfirst, tcount, task, tstart, tend, tround = (tr.node, tr.first, tr.count, tr.t_ask, tr.t_start, tr.t_end,
                                                          tr.round_of)
-    acc = {"N": 0, "area": 0.0, "tlast": 0.0, "busy": 0.0, "moved": 0, "bytes": 0.0}
     w_index = min(int(warmup * J), J - 1) if J else 0
     snap = {}
 
@@ -166,18 +165,19 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     fast = inline and decisions is None
     exact_view = model.exact or not balancer.reads_loads
 
-    def start(t: float, k: int, j: int) -> None:
-        busy[j] += 1
-        started[k] = t
-        r = rates[j]
-        schedule(t + demand[k] / r if r else finish_time(profiles[j], t, demand[k], speeds[j]), depart, k, j)
+    N = 0  # tasks in the system, all nodes
+    area = 0.0  # ∫ N dt up to tlast
+    tlast = 0.0
+    busy_sum = 0.0  # slot-seconds spent serving
+    moved = 0
+    moved_bytes = 0.0
 
+    # NOTE: start() is inlined in enqueue() and depart(), the hot loop's two other rules
     def enqueue(t: float, k: int, j: int) -> None:
-        a = acc
-        N = a["N"]
-        a["area"] += N * (t - a["tlast"])
-        a["tlast"] = t
-        a["N"] = N + 1
+        nonlocal N, area, tlast
+        area += N * (t - tlast)
+        tlast = t
+        N += 1
         x = q[j] + 1
         q[j] = x
         upd[j] = t
@@ -185,24 +185,22 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
             qmax[j] = x
         at_node[k] = t
         if busy[j] < slots[j]:
-            start(t, k, j)
+            busy[j] += 1
+            started[k] = t
+            r = rates[j]
+            schedule(t + demand[k] / r if r else finish_time(profiles[j], t, demand[k], speeds[j]), depart, k, j)
         else:
             waiting[j].append(k)
 
-    def reach(t: float, k: int, j: int) -> None:
-        enqueue(t, k, j)
-
     def depart(t: float, k: int, j: int) -> None:
-        a = acc
-        N = a["N"]
-        a["area"] += N * (t - a["tlast"])
-        a["tlast"] = t
-        a["N"] = N - 1
+        nonlocal N, area, tlast, busy_sum
+        area += N * (t - tlast)
+        tlast = t
+        N -= 1
         q[j] -= 1
         upd[j] = t
-        busy[j] -= 1
         s = started[k]
-        a["busy"] += t - s
+        busy_sum += t - s
         if record:
             tnode.append(j)
             tfirst.append(k)
@@ -220,15 +218,24 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
             done_at[b] = jend[b]
         w = waiting[j]
         if w:
-            start(t, w.popleft(), j)
+            k = w.popleft()
+            started[k] = t
+            r = rates[j]
+            schedule(t + demand[k] / r if r else finish_time(profiles[j], t, demand[k], speeds[j]), depart, k, j)
+        else:
+            busy[j] -= 1
+
+    def reach(t: float, k: int, j: int) -> None:
+        enqueue(t, k, j)
 
     def arrive(t: float, b: int) -> None:
+        nonlocal moved, moved_bytes
         o = origins[b]
         kw = widths[b]
         if b == w_index:
-            snap["w"] = (acc["area"] + acc["N"] * (t - acc["tlast"]), t)
+            snap["w"] = (area + N * (t - tlast), t)
         if b == J - 1:
-            snap["e"] = (acc["area"] + acc["N"] * (t - acc["tlast"]), t)
+            snap["e"] = (area + N * (t - tlast), t)
         else:
             schedule(times[b + 1], arrive, b + 1)
         view.time = t
@@ -251,8 +258,8 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
             if j == o or zero_transfer:
                 enqueue(t, k, j)
             else:
-                acc["moved"] += 1
-                acc["bytes"] += task_bytes
+                moved += 1
+                moved_bytes += task_bytes
                 schedule(t + hops(o, j) * latency + task_bytes / bandwidth, reach, k, j)
             k += 1
         ideal[b] = worst
@@ -287,15 +294,15 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     kernel.run()
 
     # --- the trace ---------------------------------------------------------------------------------------
-    end = acc["tlast"]
+    end = tlast
     tr.end_time = end
     tr.events = kernel.processed
     tr.speeds = speeds
     tr.availability = profiles
     tr.total_work = float(sum(demand))
     tr.max_item = float(max(demand)) if demand else 0.0
-    tr.messages = acc["moved"]
-    tr.bytes = acc["bytes"]
+    tr.messages = moved
+    tr.bytes = moved_bytes
     if not model.exact:
         tr.info_messages = float(model.messages_)
         tr.info_bytes = float(model.bytes_)
@@ -310,6 +317,6 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         tr.series["queue"] = np.asarray(series, dtype=np.int64).reshape(len(series), n)
         tr.series["queue_time"] = np.asarray(sample_t)
     tr.meta.update({"warmup_job": w_index, "queue_mean": (ae - aw) / (te - tw) / n if te > tw else math.nan,
-                    "busy_time": acc["busy"], "slots": list(slots), "info": model.name, "workload": workload.name,
-                    "tasks_moved": acc["moved"]})
+                    "busy_time": busy_sum, "slots": list(slots), "info": model.name, "workload": workload.name,
+                    "tasks_moved": moved})
     return tr

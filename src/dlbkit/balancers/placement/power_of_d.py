@@ -51,9 +51,16 @@ class PowerOfD(PlacementBalancer):
         q = view.queue
         n = view.n_nodes
         dr = self.draws_
-        if self.d == 2 and self.replace:  # the common case, inlined
-            a = int(dr.u() * n)
-            b = int(dr.u() * n)
+        if self.d == 2 and self.replace:  # the common case, inlined (Draws.u twice)
+            p = dr.pos
+            if p + 2 > len(dr.buf):
+                a = int(dr.u() * n)
+                b = int(dr.u() * n)
+            else:
+                buf = dr.buf
+                a = int(buf[p] * n)
+                b = int(buf[p + 1] * n)
+                dr.pos = p + 2
             qa, qb = q[a], q[b]
             if qa < qb:
                 return a
