@@ -106,7 +106,7 @@ def test_gossip_information_costs_messages_and_ages_the_view():
     go = dlbkit.simulate(p, w, "power-of-d", seed=1, info={"model": "gossip", "period": 0.5}).metrics
     assert ex["info_messages"] == 0 and go["info_messages"] > 0 and go["info_bytes"] > 0
     assert go["info_age_mean"] > 0
-    nb = dlbkit.simulate(p, w, "jsq", seed=1, info="neighbour").metrics
+    nb = dlbkit.simulate(p, w, "jsq", seed=1, info={"model": "neighbour", "period": 0.5}).metrics
     assert nb["info_messages"] > 0
 
 
