@@ -158,3 +158,14 @@ def test_decide_place_refuses_an_answer_that_is_not_a_node():
     v = StreamView(3)
     with pytest.raises(ConfigError, match=r"answer of .*place must be a node in \[0, 2\]; got 3"):
         decide.place(Outside(), v)
+
+
+def test_batch_sampling_spreads_a_batch_over_its_least_loaded_probes():
+    """8 tasks, d = 2: 16 probes ≥ 10 nodes, so all are probed; the 8 tasks go one each to the 8
+    shortest queues (nodes 0–7 hold 0, the last two 5)."""
+    v = StreamView(10, queue=[0] * 8 + [5, 5])
+    nodes = decide.place(started("batch-sampling", v), v, 8)
+    assert sorted(nodes) == list(range(8)) and v.queue == [0] * 8 + [5, 5]
+    # one task: d distinct probes, the shorter queue; the live view is not written
+    v = StreamView(2, queue=[3, 1])
+    assert counts("batch-sampling", v, 200) == {1: 200} and v.queue == [3, 1]

@@ -46,7 +46,8 @@ def check_served_once_fifo(tr, w_tasks, slots):
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**20), width=st.integers(1, 4), rate=st.floats(0.05, 2.0),
-       balancer=st.sampled_from(["power-of-d", "nezha", "jsq", "round-robin-place", "hybrid-batch", "speed-d", "jiq"]),
+       balancer=st.sampled_from(["power-of-d", "nezha", "jsq", "round-robin-place", "hybrid-batch", "speed-d", "jiq",
+                                 "batch-sampling"]),
        kind=st.sampled_from(["exponential", "deterministic", "lognormal"]))
 def test_jobs_are_conserved_and_each_node_serves_fifo_within_its_slots(seed, width, rate, balancer, kind):
     p = hetero()

@@ -1,5 +1,6 @@
 """Placement balancers: where each task of a job that arrived at a node runs (job streams, 003)."""
 
+from .batch_sampling import BatchSampling
 from .hybrid_batch import HybridBatch
 from .jiq import JoinIdleQueue
 from .jsq import JoinShortestQueue
@@ -11,4 +12,4 @@ from .round_robin_place import RoundRobinPlacement
 from .speed_d import SpeedAwareD
 
 __all__ = ["Local", "RandomPlacement", "RoundRobinPlacement", "JoinShortestQueue", "PowerOfD", "Nezha", "HybridBatch",
-           "JoinIdleQueue", "SpeedAwareD"]
+           "JoinIdleQueue", "SpeedAwareD", "BatchSampling"]
