@@ -229,12 +229,12 @@ def test_balancers_text_and_kind_filter(capsys):
 def test_balancers_kind_offers_only_kinds_with_balancers(capsys):
     """--kind accepts, and its help lists, only the kinds that have registered balancers."""
     kinds = sorted({c.kind for c in dlbkit.REGISTRY.values()})
-    assert "placement" not in kinds  # no placement balancer is registered (yet)
-    code, out, err = run(capsys, "balancers", "--kind", "placement")
+    assert "adaptive" not in kinds  # no adaptive balancer is registered (yet)
+    code, out, err = run(capsys, "balancers", "--kind", "adaptive")
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
-    assert "--kind must be one of chunking, migration, repartition" in err
+    assert "--kind must be one of chunking, placement, migration, repartition" in err
     code, out, _ = run(capsys, "balancers", "--help")
-    assert "only balancers of this kind: chunking, migration, repartition" in " ".join(out.split())
+    assert "only balancers of this kind: chunking, placement, migration, repartition" in " ".join(out.split())
 
 
 def test_balancers_print_plain_text_without_unshipped_files(capsys):

@@ -4,12 +4,15 @@ Balancers decide, engines do: the same balancer objects drive the simulator and 
 """
 
 from .api import Result, Schedule, schedule, simulate
-from .balancers import Balancer, ChunkingBalancer, MigrationBalancer, RepartitionBalancer, Taxonomy, Transfer
+from .balancers import (Balancer, ChunkingBalancer, MigrationBalancer, PlacementBalancer, RepartitionBalancer, Taxonomy,
+                        Transfer)
 from .balancers.registry import REGISTRY, make
 from .errors import ConfigError, DlbkitError, DlbkitWarning, TaskError
 from .replay import replay
 from .run_api import RunResult, SpmdResult, TreeResult, map, run_map, run_spmd, run_tree, spmd, tree
 from .runtime import Emulation, load_trace, save_trace
+from .model.stream import Demand, Stream
+from .model.view import StreamView
 from .model import (Constant, CostModel, Divisible, FlatTasks, LoopView, Markov, Network, Node, Platform, Pulse,
                     Recorded, Spmd, SpmdView, Step, TaskGraph, TaskTree, Trace, TreeView)
 
@@ -21,9 +24,10 @@ __all__ = [
     "replay", "save_trace", "load_trace",
     # model
     "Platform", "Node", "Network", "Constant", "Step", "Pulse", "Markov", "Recorded", "Divisible", "CostModel",
-    "TaskTree", "FlatTasks", "Spmd", "TaskGraph", "LoopView", "TreeView", "SpmdView", "Trace",
+    "TaskTree", "FlatTasks", "Spmd", "TaskGraph", "Stream", "Demand", "LoopView", "TreeView", "SpmdView", "StreamView",
+    "Trace",
     # balancers
-    "Balancer", "ChunkingBalancer", "MigrationBalancer", "RepartitionBalancer", "Transfer", "Taxonomy", "REGISTRY", "make",
+    "Balancer", "ChunkingBalancer", "MigrationBalancer", "RepartitionBalancer", "PlacementBalancer", "Transfer", "Taxonomy", "REGISTRY", "make",
     # errors
     "DlbkitError", "ConfigError", "TaskError", "DlbkitWarning",
 ]

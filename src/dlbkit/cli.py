@@ -5,6 +5,7 @@ Subcommands::
     dlbkit simulate EXPERIMENT.toml [--out DIR] [--jobs N]   run a sweep; table, CSVs, plots, report
     dlbkit balancers [--json] [--kind KIND]                  the registered balancers
     dlbkit bench m1|m2 --workers P --tasks N [--seed S] [--json] a reference model's makespan and speed
+    dlbkit bench supermarket --servers N --load RHO --choices D --jobs J [--seed S] [--replace] [--json]
     dlbkit reproduce NAME [--json]                            a document's claims, theirs vs ours
     dlbkit run MODULE:FUNCTION --items N [--balancer B] ...   a real parallel loop: FUNCTION(i) for each item
     dlbkit replay TRACE.json [--balancer B ...] [--json]      a recorded run in the simulator, other balancers
@@ -94,8 +95,14 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Run a reference model through the general engine: makespan, events, "
                                     "wall time and events per second.")
     bn.add_argument("model", choices=sorted(MODELS), help="reference model")
-    bn.add_argument("--workers", "-P", type=int, required=True, metavar="P", help="number of workers")
-    bn.add_argument("--tasks", "-N", type=int, required=True, metavar="N", help="number of tasks")
+    bn.add_argument("--workers", "-P", type=int, metavar="P", help="number of workers (m1, m2)")
+    bn.add_argument("--tasks", "-N", type=int, metavar="N", help="number of tasks (m1, m2)")
+    bn.add_argument("--servers", type=int, metavar="N", help="servers (supermarket)")
+    bn.add_argument("--load", type=float, metavar="RHO", help="arrival rate per server, below 1 (supermarket)")
+    bn.add_argument("--choices", type=int, default=2, metavar="D", help="d, servers sampled per job (supermarket; 2)")
+    bn.add_argument("--jobs", type=int, default=1_000_000, metavar="J", help="jobs (supermarket; 10^6)")
+    bn.add_argument("--replace", action="store_true",
+                    help="sample the d servers with replacement (supermarket; default: without)")
     bn.add_argument("--seed", type=int, default=None,
                     help="random seed (M2: default 1, the reference table's; M1 is deterministic and ignores it)")
     bn.add_argument("--json", action="store_true", help="a JSON object")
@@ -440,6 +447,26 @@ def _cmd_bench(args) -> int:
     from .sim.bench import MODELS
 
     fn = MODELS[args.model]
+    if args.model == "supermarket":
+        for flag in ("servers", "load"):
+            if getattr(args, flag) is None:
+                raise ConfigError(f"--{flag}", None, "given for the supermarket model")
+        res = fn(args.servers, args.load, args.choices, args.jobs, 1 if args.seed is None else args.seed,
+                 replace=args.replace)
+        if args.json:
+            print(json.dumps(_jsonable(res)))
+            return 0
+        print(f"supermarket: {res['servers']} servers, load {res['load']:g}, d = {res['choices']} "
+              f"({'with' if res['replace'] else 'without'} replacement), {res['jobs']:,} jobs, seed {res['seed']}")
+        print(f"  mean jobs per server {res['mean_jobs_per_server']:.6f}")
+        print(f"  mean response        {res['mean_response']:.6f} s (simulated)")
+        print(f"  events               {res['events']}")
+        print(f"  wall time            {res['wall_s']:.4f} s")
+        print(f"  events/s             {res['events_per_s']:,.0f}")
+        return 0
+    for flag in ("workers", "tasks"):
+        if getattr(args, flag) is None:
+            raise ConfigError(f"--{flag}", None, f"given for model {args.model}")
     kwargs = {"seed": args.seed} if args.seed is not None and "seed" in inspect.signature(fn).parameters else {}
     res = fn(args.workers, args.tasks, **kwargs)
     res = {"model": args.model, "workers": args.workers, "tasks": args.tasks, **res}

@@ -28,9 +28,11 @@ from typing import Sequence
 
 from ..errors import ConfigError
 from ..model.trace import Decision
-from .base import ChunkingBalancer, MappingBalancer, MigrationBalancer, Plan, RepartitionBalancer, Transfer
+from .base import (ChunkingBalancer, MappingBalancer, MigrationBalancer, PlacementBalancer, Plan, RepartitionBalancer,
+                   Transfer)
 
-__all__ = ["chunk", "allocation", "victims", "checked_requests", "given", "placements", "transfers", "repartition", "plan", "online_place"]
+__all__ = ["chunk", "allocation", "victims", "checked_requests", "given", "placements", "transfers", "repartition", "plan",
+           "online_place", "place"]
 
 
 def _is_int(x) -> bool:
@@ -238,3 +240,29 @@ def online_place(balancer, view, record: list | None = None) -> list[tuple[int, 
         out.append((i, p))
     _note(record, view, -1, "place", out, seen)
     return out
+
+
+# --- placement (job streams) ------------------------------------------------------------------------------
+def place(balancer: PlacementBalancer, view, k: int = 1, update: bool = True, record: list | None = None) -> list[int]:
+    """The nodes of the *k* tasks of a job that arrived at ``view.node``, checked: each a node in
+    [0, ``view.n_nodes``). A batch (*k* > 1) is placed on a copy of ``view.queue`` (a balancer that
+    counts its own placements with *update* must not change the engine's list, which with exact
+    information is the truth itself)."""
+    seen = copy.deepcopy(view) if record is not None else None
+    if k == 1:
+        nodes = [balancer.place(view)]
+    else:
+        live = view.queue
+        view.queue = list(live)
+        try:
+            nodes = balancer.place_batch(view, k, update)
+        finally:
+            view.queue = live
+    n = view.n_nodes
+    if len(nodes) != k:
+        raise ConfigError(f"the answer of {balancer.name}.place_batch", f"{len(nodes)} nodes", f"one node per task ({k})")
+    for j in nodes:
+        if not _is_int(j) or not 0 <= j < n:
+            raise ConfigError(f"the answer of {balancer.name}.place", j, f"a node in [0, {n - 1}]")
+    _note(record, view, view.node, "place", list(nodes), seen)
+    return nodes

@@ -50,7 +50,8 @@ def make(name: str, params: dict[str, Any] | None = None, field: str = "balancer
 _KIND_HINT = {"chunking": "a chunking balancer (dlbkit balancers --kind chunking)",
               "migration": "a migration balancer (dlbkit balancers --kind migration)",
               "repartition": "a repartition balancer (dlbkit balancers --kind repartition)",
-              "mapping": "a mapping balancer (dlbkit balancers --kind mapping)"}
+              "mapping": "a mapping balancer (dlbkit balancers --kind mapping)",
+              "placement": "a placement balancer (dlbkit balancers --kind placement)"}
 
 
 def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | None = None,

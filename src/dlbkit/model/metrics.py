@@ -30,6 +30,18 @@ METRICS: dict[str, tuple[str, str]] = {
     "info_messages": ("messages that carried load information to deciders", "lower"),
     "info_bytes": ("bytes of load information sent", "lower"),
     "info_age_mean": ("mean age of the other nodes' loads in the views deciders read (s)", "lower"),
+    # job streams (003): per job after the warm-up, and the queues over time
+    "response_mean": ("mean response time of a job: arrival at its origin to its last task's end (s)", "lower"),
+    "response_p50": ("median response time of a job (s)", "lower"),
+    "response_p95": ("95th percentile of a job's response time (s)", "lower"),
+    "response_p99": ("99th percentile of a job's response time (s)", "lower"),
+    "slowdown_mean": ("mean of a job's response time over its longest task's time on its node at full availability",
+                      "lower"),
+    "queue_mean": ("time-average tasks in a node's system (waiting + running), per node, after the warm-up", "lower"),
+    "queue_max": ("most tasks any node held at once", "lower"),
+    "queue_maxdiff": ("largest difference between the longest and the shortest queue at a sampled time", "lower"),
+    "throughput": ("jobs completed per second, up to the last completion", "higher"),
+    "utilisation": ("share of slot time spent serving tasks, up to the last completion", "higher"),
 }
 
 BALANCE_TOLERANCE = 0.10  # 004 §5: "homogeneous execution time ... on third iteration"; within 10%

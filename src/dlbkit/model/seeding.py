@@ -24,6 +24,7 @@ layout             streams (spawn order)                        used by
                                                                 (``run`` is the seed of ``SPMD``)
 ``SUPERSTEP``      balancer = the root SeedSequence itself      :func:`~dlbkit.sim.simulate_superstep`
 ``GRAPH``          balancer, availability                       :func:`~dlbkit.sim.graph.simulate_graph`
+``STREAM``         arrivals, availability, balancer, info        :func:`~dlbkit.sim.stream.simulate_stream`
 =================  ===========================================  ======================================
 
 A stream added at the end of a layout leaves the others as they were (child *k* of a SeedSequence
@@ -46,7 +47,7 @@ import numpy as np
 
 from ..errors import ConfigError
 
-__all__ = ["Layout", "Streams", "streams", "DIVISIBLE", "TREE", "SPMD", "SPMD_SWEEP", "SUPERSTEP", "GRAPH", "LAYOUTS"]
+__all__ = ["Layout", "Streams", "streams", "DIVISIBLE", "TREE", "SPMD", "SPMD_SWEEP", "SUPERSTEP", "GRAPH", "STREAM", "LAYOUTS"]
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,9 @@ SPMD = Layout("spmd", ("noise", "availability", "balancer"))
 SPMD_SWEEP = Layout("spmd-sweep", ("scenario", "run"))
 SUPERSTEP = Layout("superstep", ("balancer",), root=True)
 GRAPH = Layout("graph", ("balancer", "availability"))
+STREAM = Layout("stream", ("arrivals", "availability", "balancer", "info"))
 #: every layout by name (the table in the module docstring)
-LAYOUTS = {x.name: x for x in (DIVISIBLE, TREE, SPMD, SPMD_SWEEP, SUPERSTEP, GRAPH)}
+LAYOUTS = {x.name: x for x in (DIVISIBLE, TREE, SPMD, SPMD_SWEEP, SUPERSTEP, GRAPH, STREAM)}
 
 
 class Streams:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["View", "LoopView", "TreeView", "SpmdView", "GraphView", "GraphOnlineView"]
+__all__ = ["View", "LoopView", "TreeView", "SpmdView", "GraphView", "GraphOnlineView", "StreamView"]
 
 
 class View:
@@ -298,3 +298,37 @@ class GraphOnlineView(GraphView):
             self.holds = [0] * n
         if not self.load_level:
             self.load_level = [0.0] * self.n_nodes
+
+
+@dataclass
+class StreamView(View):
+    """What a node knows when a job arrives at it and it places the job's tasks (the job-stream
+    family, 003): the deciding ``node`` is the job's origin; per node i, ``queue[i]`` is the tasks
+    in its system (waiting and in service: the supermarket model's "customers", 003 §3.2), as the
+    origin knows it (exactly, or as old as ``updated_at[i]`` under an information model),
+    ``slots[i]`` its cores (tasks it serves at once) and ``speeds[i]`` its nominal speed. A
+    balancer placing a batch may add to ``queue`` as it goes (the engine refreshes the view before
+    every decision). ``neighbours`` is empty: every node may place on every other.
+    """
+
+    n_nodes: int
+    queue: list[int] = field(default_factory=list)
+    slots: list[int] = field(default_factory=list)
+    speeds: list[float] = field(default_factory=list)
+    time: float = 0.0
+    node: int = 0
+    updated_at: list[float] = field(default_factory=list)
+    neighbours: list[list[int]] = field(default_factory=list)
+
+    def __post_init__(self):
+        p = self.n_nodes
+        if not self.queue:
+            self.queue = [0] * p
+        if not self.slots:
+            self.slots = [1] * p
+        if not self.speeds:
+            self.speeds = [1.0] * p
+        if not self.updated_at:
+            self.updated_at = [0.0] * p
+        # ``neighbours`` stays empty: every node may place on every other (not built: a stream view
+        # may have 10^5 nodes, and P² neighbour entries would dwarf the rest)

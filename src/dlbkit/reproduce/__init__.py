@@ -69,6 +69,7 @@ REPRODUCTIONS: dict[str, str] = {
     "osman2003": "dlbkit.reproduce.osman2003:claims",
     "haron1998": "dlbkit.reproduce.haron1998:claims",
     "sinclair1993": "dlbkit.reproduce.sinclair1993:claims",
+    "nezha": "dlbkit.reproduce.nezha:claims",
 }
 
 

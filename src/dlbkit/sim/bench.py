@@ -3,6 +3,10 @@
 M1 is master–worker self-scheduling: the divisible engine with the SS balancer (chunk 1), a master
 that does not compute, P workers of speeds 1 + (i mod 8), latency 1 ms, no bandwidth term.
 
+The supermarket model (003 §3.2, Mitzenmacher 2001) is the job-stream engine
+(:func:`~dlbkit.sim.stream.simulate_stream`) on N identical servers of one slot with Poisson arrivals at
+rate ρ·N, exponential service of mean 1, no transfer time, and the registered ``power-of-d`` balancer.
+
 M2 is random work stealing: the asynchronous tree engine (:func:`~dlbkit.sim.tree_async.simulate_tree_async`)
 with the registered WorkStealing balancer (steal half), N flat tasks on worker 0, P workers of speeds
 1 + (i mod 8) on a complete graph, latency 1 ms, no bandwidth term, in MODELS.md's canonical order:
@@ -23,10 +27,13 @@ from ..errors import ConfigError
 from ..model.platform import Network, Node, Platform
 from ..model.tree import FlatTasks
 from ..model.workload import CostModel, Divisible, m1_costs
+from ..balancers.placement.power_of_d import PowerOfD
+from ..model.stream import Stream
 from .divisible import simulate_divisible
+from .stream import simulate_stream
 from .tree_async import simulate_tree_async
 
-__all__ = ["m1_platform", "run_m1", "m2_platform", "run_m2", "MersenneIntegers", "MODELS",
+__all__ = ["m1_platform", "run_m1", "run_supermarket", "m2_platform", "run_m2", "MersenneIntegers", "MODELS",
            "M2_TICKS_PER_SECOND"]
 
 M1_LATENCY = 0.001  # seconds, MODELS.md "Common definitions"
@@ -115,4 +122,34 @@ def run_m2(workers: int, tasks: int, seed: int = 1, *, record: bool = True) -> d
             "successful_steals": trace.meta["steals"]}
 
 
-MODELS = {"m1": run_m1, "m2": run_m2}
+def run_supermarket(servers: int, load: float, choices: int = 2, jobs: int = 1_000_000, seed: int = 1, *,
+                    replace: bool = True) -> dict:
+    """The supermarket model through the general stream engine: the time-average jobs in system per
+    server after a warm-up of the first 10% of jobs (up to the last arrival), the mean response time
+    of the jobs after the warm-up, model events (arrivals and departures), wall time of the simulation
+    and events per second."""
+    if isinstance(servers, bool) or not isinstance(servers, int) or servers < 1:
+        raise ConfigError("--servers", servers, "an integer >= 1")
+    if isinstance(load, bool) or not isinstance(load, (int, float)) or not 0 < load < 1:
+        raise ConfigError("--load", load, "a number in (0, 1) (the supermarket model is stable below 1)")
+    if isinstance(choices, bool) or not isinstance(choices, int) or choices < 1:
+        raise ConfigError("--choices", choices, "an integer >= 1")
+    if not replace and choices > servers:
+        raise ConfigError("--choices", choices, f"at most --servers ({servers}) without --replace")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 10:
+        raise ConfigError("--jobs", jobs, "an integer >= 10")
+    workload = Stream(rates=float(load), jobs=jobs)
+    balancer = PowerOfD(d=choices, replace=replace)
+    t0 = time.perf_counter()
+    trace = simulate_stream(servers, workload, balancer, seed=seed, samples=0, record=False)
+    wall = time.perf_counter() - t0
+    s = trace.series
+    w = trace.meta["warmup_job"]
+    resp = (s["job_done"] - s["job_time"])[w:]
+    return {"model": "supermarket", "servers": servers, "load": load, "choices": choices, "replace": replace,
+            "jobs": jobs, "seed": seed, "mean_jobs_per_server": trace.meta["queue_mean"],
+            "mean_response": float(resp.mean()), "events": trace.events, "wall_s": wall,
+            "events_per_s": trace.events / wall if wall > 0 else float("inf")}
+
+
+MODELS = {"m1": run_m1, "m2": run_m2, "supermarket": run_supermarket}

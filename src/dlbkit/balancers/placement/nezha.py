@@ -1,0 +1,121 @@
+"""Nezha's Algorithm 3.1: d choices within a scaling window of the servers that are not over-loaded."""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+from ...errors import ConfigError
+from ...params import Interval, Options
+from ..base import PlacementBalancer, Taxonomy
+from ..registry import register
+from ._draw import Draws
+
+__all__ = ["Nezha", "window"]
+
+
+def window(view, threshold: str, kappa: float, delta: float, level: float, floor: float, cap: float) -> tuple[list[int], list[float], float]:
+    """The scaling window (003 §3.3.3, §3.3.5): (active nodes, per-slot loads L, l_max).
+
+    L_j = ``queue[j] / slots[j]``. The over-load threshold l_max is ``mean(L) + kappa·std(L)``
+    (*threshold* "adaptive"), ``min(L) + delta`` ("level": the prototype's level-based classifier of
+    §6.3.2.1) or *level* ("constant"), then clamped to [*floor*, *cap*]. A node is over-loaded (f = 1)
+    when L_j > l_max, and active otherwise.
+    """
+    q, c = view.queue, view.slots
+    L = [q[j] / c[j] for j in range(view.n_nodes)]
+    if threshold == "adaptive":
+        m = sum(L) / len(L)
+        sd = math.sqrt(max(sum(x * x for x in L) / len(L) - m * m, 0.0))
+        lmax = m + kappa * sd
+    elif threshold == "level":
+        lmax = min(L) + delta
+    else:
+        lmax = level
+    lmax = min(max(lmax, floor), cap)
+    return [j for j, x in enumerate(L) if x <= lmax], L, lmax
+
+
+@register
+class Nezha(PlacementBalancer):
+    """Algorithm 3.1 (``randdlb_improved``): find the active nodes A (those not over-loaded, by the
+    fuzzy classification with an adaptive threshold); if A is empty run the task locally; otherwise
+    sample *d* nodes from A (*replace*: independently, with replacement) and place the task on the
+    least loaded of them (per-slot load, ties uniformly at random). With one active node this is the
+    shortest-queue rule; with all active, the supermarket model's power of d.
+
+    The threshold (the source gives no formula, §3.3.5 "[gap]"; these are our choices, after the
+    note's (a)–(c)): per-slot loads L_j = queue/slots; l_max = mean(L) + *kappa*·std(L) for
+    *threshold* "adaptive" (it rises with the system's load and reacts to its spread), min(L) +
+    *delta* for "level" (the prototype's relative, level-based classifier, §6.3.2.1), or *level* for
+    "constant"; always clamped to [*floor*, *cap*] (the floor the source found missing at λ = 0.5,
+    Observation 3.3; the cap the node's capacity). Over-loaded means L_j > l_max: with the source's
+    "≥", a perfectly balanced cluster (std 0) would have every node over-loaded. *idle* is l_min: with
+    *balance_when_idle* false, a task arriving while every node is idle (L_j ≤ l_min) stays local
+    (§3.3.3's flag: on an idle cluster balancing may cost more than it gains).
+
+    Source: 003 §3.3.3 (Algorithm 3.1, scaling window φ(t)), §3.3.5 (fuzzy classification, adaptive
+    threshold), §3.5 (quarantine: not built here, it concerns migration, which this family lacks).
+
+    Helps: over-loaded servers (a node that lost its CPU to other users, a burst at one origin) drop
+    out of the sample, so the d choices are among servers that can take work; converges after an
+    overload faster than the plain d choices (Observation 3.6). Backfires: needs every node's load
+    (gossip, §2.8); the adaptive threshold reacts to stale loads (Observation 3.5); for a batch placed
+    on one snapshot it piles tasks up (Table 15: use ``hybrid-batch`` or the view update).
+    """
+
+    name = "nezha"
+    source = "003 §3.3.3 (Algorithm 3.1), §3.3.5"
+    taxonomy = Taxonomy("arrival", "distributed", "global loads (as fresh as the information model)", "one task",
+                        "least loaded of d random nodes within the window of nodes not over-loaded")
+    _parameter_constraints = {"d": [Interval(Integral, 1, None)], "replace": [bool],
+                              "threshold": [Options("adaptive", "level", "constant")],
+                              "kappa": [Interval(Real, 0, None)], "delta": [Interval(Real, 0, None)],
+                              "level": [Interval(Real, 0, None, closed="neither")],
+                              "floor": [Interval(Real, 0, None)], "cap": [Interval(Real, 0, None, closed="neither")],
+                              "idle": [Interval(Real, 0, None)], "balance_when_idle": [bool]}
+
+    def __init__(self, *, d: int = 2, replace: bool = True, threshold: str = "adaptive", kappa: float = 1.0,
+                 delta: float = 1.0, level: float = 4.0, floor: float = 1.0, cap: float = 1e6, idle: float = 0.0,
+                 balance_when_idle: bool = True):
+        self.d = d  # 003: d = 2 is the basic form (duso, "duet-to-solo")
+        self.replace = replace  # the supermarket model samples independently (with replacement)
+        self.threshold = threshold
+        self.kappa = kappa  # note (a): κ ≈ 1
+        self.delta = delta  # note (b): Δ ≈ 1–2 load units
+        self.level = level
+        self.floor = floor  # note (a): at least one task per slot
+        self.cap = cap  # no cap unless given (the node's capacity, per slot)
+        self.idle = idle  # l_min: the load of the node's background work (0: a node with no task is idle)
+        self.balance_when_idle = balance_when_idle
+
+    def validate(self):
+        super().validate()
+        if self.floor > self.cap:
+            raise ConfigError("parameter 'floor' of nezha", self.floor, f"at most cap ({self.cap})")
+
+    def start(self, view, rng=None):
+        super().start(view, rng)
+        self.draws_ = Draws(rng) if rng is not None else None
+
+    def active(self, view) -> list[int]:
+        """The window: the nodes not over-loaded (:func:`window`)."""
+        return window(view, self.threshold, self.kappa, self.delta, self.level, self.floor, self.cap)[0]
+
+    def place(self, view) -> int:
+        act, L, _ = window(view, self.threshold, self.kappa, self.delta, self.level, self.floor, self.cap)
+        if not act:
+            return view.node
+        if not self.balance_when_idle and max(L) <= self.idle:
+            return view.node
+        dr = self.draws_
+        d = self.d if self.replace else min(self.d, len(act))
+        cands = dr.sample(act, d, self.replace)
+        best, bl = [], None
+        for j in cands:
+            x = L[j]
+            if bl is None or x < bl:
+                bl, best = x, [j]
+            elif x == bl and j not in best:
+                best.append(j)
+        return best[0] if len(best) == 1 else best[dr.below(len(best))]

@@ -1,0 +1,79 @@
+"""Power of d choices: each task on the least loaded of d nodes sampled at random (the supermarket model)."""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+from ...errors import ConfigError
+from ...params import Interval
+from ..base import PlacementBalancer, Taxonomy
+from ..registry import register
+from ._draw import Draws
+
+__all__ = ["PowerOfD"]
+
+
+@register
+class PowerOfD(PlacementBalancer):
+    """Power of d: sample *d* nodes uniformly (*replace*: independently, with replacement, as the
+    supermarket model says; otherwise *d* distinct nodes) and place the task on the one with the
+    fewest tasks in its system; ties broken uniformly at random among the sampled.
+
+    Source: 003 §3.2, Definition 3.1 ("the old DLB algorithm": Mitzenmacher's supermarket model; Azar
+    et al. 1994 for the static case): at arrival rate λn on n exponential servers of mean 1 the
+    fraction of servers with at least i tasks tends to λ^((dⁱ−1)/(d−1)), so the mean queue is
+    Σ_{i≥1} λ^((dⁱ−1)/(d−1)) (2.35 at λ = 0.9, d = 2, against 9 with d = 1).
+
+    Helps: an exponential improvement over one random choice from only d probes per task; different
+    deciders sample different nodes, so no hot spot. Backfires: the d picks may all be over-loaded
+    nodes (003 §3.3.1: with d − 1 over-loaded picks it degenerates to one choice), which Nezha's
+    window removes; ignores speeds (see ``speed-d``).
+    """
+
+    name = "power-of-d"
+    source = "003 §3.2 (Definition 3.1); Mitzenmacher 2001; Azar et al. 1994"
+    taxonomy = Taxonomy("arrival", "distributed", "d sampled nodes (as fresh as the information model)", "one task",
+                        "least loaded of d random nodes, random ties")
+    _parameter_constraints = {"d": [Interval(Integral, 1, None)], "replace": [bool]}
+
+    def __init__(self, *, d: int = 2, replace: bool = True):
+        self.d = d
+        self.replace = replace
+
+    def start(self, view, rng=None):
+        super().start(view, rng)
+        if not self.replace and self.d > view.n_nodes:
+            raise ConfigError("parameter 'd' of power-of-d", self.d,
+                              f"at most the {view.n_nodes} nodes when sampling without replacement (replace=false)")
+        self.draws_ = Draws(rng) if rng is not None else None
+
+    def place(self, view) -> int:
+        q = view.queue
+        n = view.n_nodes
+        dr = self.draws_
+        if self.d == 2 and self.replace:  # the common case, inlined (Draws.u twice)
+            p = dr.pos
+            if p + 2 > len(dr.buf):
+                a = int(dr.u() * n)
+                b = int(dr.u() * n)
+            else:
+                buf = dr.buf
+                a = int(buf[p] * n)
+                b = int(buf[p + 1] * n)
+                dr.pos = p + 2
+            qa, qb = q[a], q[b]
+            if qa < qb:
+                return a
+            if qb < qa or a == b:
+                return b
+            return a if dr.u() < 0.5 else b
+        cands = dr.sample(range(n), self.d, self.replace)
+        best = []
+        bq = None
+        for c in cands:
+            x = q[c]
+            if bq is None or x < bq:
+                bq, best = x, [c]
+            elif x == bq and c not in best:
+                best.append(c)
+        return best[0] if len(best) == 1 else best[dr.below(len(best))]

@@ -1,0 +1,156 @@
+"""The job-stream family: independent jobs arriving at every node, placed by the node itself (003, Nezha)."""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+
+from ..model import check
+from ..model.platform import Platform
+from ..model.stream import Stream, stream_from_dict
+from ..model.view import StreamView
+from ..sim.stream import simulate_stream
+from .registry import Engine, Family, register
+
+__all__ = ["FAMILY", "describe", "metrics", "figures"]
+
+OPTIONS = {"info": "the information model: what each origin knows of the others' queues (default exact; "
+                   "'gossip', 'neighbour'; 'periodic' is refused: every node decides)",
+           "task_bytes": "bytes a task carries to another node (default 0: the transfer takes the latency)",
+           "warmup": "share of the jobs whose arrivals open the queue statistics and response times (default 0.1)",
+           "samples": "snapshots of every node's queue, evenly spaced up to the last arrival (default 200)",
+           "batch_update": "a decider counts its own placements within a batch (default true; false shows the "
+                           "herd effect of 003 Table 15)"}
+
+
+def check_options(d: Mapping, platform: Platform, path: str) -> None:
+    if "task_bytes" in d:
+        check.number(d["task_bytes"], f"{path}.task_bytes", lo=0.0)
+    if "warmup" in d:
+        check.number(d["warmup"], f"{path}.warmup", lo=0.0, hi=1.0, hi_open=True)
+    if "samples" in d:
+        check.integer(d["samples"], f"{path}.samples", lo=0, hi=100_000)
+    if "batch_update" in d and not isinstance(d["batch_update"], bool):
+        from ..errors import ConfigError
+        raise ConfigError(f"{path}.batch_update", d["batch_update"], "true or false")
+
+
+def describe(w: Stream) -> str:
+    if w.trace is not None:
+        return f"a recorded stream of {len(w.trace):,} jobs"
+    rate = f"{w.rates:g} jobs/s per node" if not isinstance(w.rates, tuple) else f"{sum(w.rates):g} jobs/s in all"
+    extra = f", {len(w.bursts)} burst(s)" if w.bursts else ""
+    return (f"{w.jobs:,} jobs of {w.width} task(s), Poisson arrivals at {rate}{extra}, {w.demand.kind} demand "
+            f"of mean {w.demand.mean:g}")
+
+
+def response_times(trace) -> np.ndarray:
+    """Response time of every job after the warm-up (completion − arrival)."""
+    s = trace.series
+    w = int(trace.meta.get("warmup_job", 0))
+    return (s["job_done"] - s["job_time"])[w:]
+
+
+def metrics(trace) -> dict:
+    """The stream metrics (METRICS' "job streams" block), the moves and the information layer's cost;
+    the rest NaN."""
+    from ..model.metrics import METRICS
+    out = {k: math.nan for k in METRICS}
+    s = trace.series
+    r = response_times(trace)
+    if len(r):
+        out["response_mean"] = float(r.mean())
+        out["response_p50"], out["response_p95"], out["response_p99"] = (float(x) for x in np.percentile(r, [50, 95, 99]))
+        w = int(trace.meta.get("warmup_job", 0))
+        ideal = s["job_ideal"][w:]
+        out["slowdown_mean"] = float(np.mean(r / np.where(ideal > 0, ideal, np.nan)))
+    out["queue_mean"] = float(trace.meta.get("queue_mean", math.nan))
+    out["queue_max"] = float(s["queue_max"].max()) if len(s.get("queue_max", [])) else math.nan
+    if "queue" in s and len(s["queue"]):
+        q = s["queue"]
+        out["queue_maxdiff"] = float((q.max(axis=1) - q.min(axis=1)).max())
+    end = trace.end_time
+    done = s["job_done"]
+    out["makespan"] = float(end)
+    out["throughput"] = float(np.isfinite(done).sum() / end) if end > 0 else math.nan
+    slots = trace.meta.get("slots") or []
+    if end > 0 and slots:
+        out["utilisation"] = float(trace.meta.get("busy_time", 0.0) / (sum(slots) * end))
+    out["tasks_moved"] = float(trace.meta.get("tasks_moved", 0))
+    out["messages"] = float(trace.messages)
+    out["bytes"] = float(trace.bytes)
+    out["info_messages"], out["info_bytes"], out["info_age_mean"] = (trace.info_messages, trace.info_bytes,
+                                                                     trace.info_age_mean)
+    return out
+
+
+def figures(trace, run: str) -> dict:
+    """Queue length per node over time (a heat map) and the response-time CDF of the run."""
+    import matplotlib.pyplot as plt
+    out = {}
+    s = trace.series
+    if "queue" in s and len(s["queue"]) > 1:
+        q = s["queue"].T.astype(float)
+        t = s["queue_time"]
+        fig, ax = plt.subplots(figsize=(10, 4.5))
+        edges = np.concatenate((t, [t[-1] + (t[-1] - t[-2])]))
+        mesh = ax.pcolormesh(edges, np.arange(q.shape[0] + 1) - 0.5, q, shading="flat", cmap="magma_r",
+                             vmin=0, vmax=max(1.0, float(np.percentile(q, 99))))
+        fig.colorbar(mesh, ax=ax, label="tasks in the node's system")
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("node")
+        ax.set_title(f"Queue length per node: {run}")
+        out["queues"] = fig
+    r = np.sort(response_times(trace))
+    if len(r):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        ax.step(r, np.arange(1, len(r) + 1) / len(r), where="post")
+        ax.set_xscale("log" if r[0] > 0 and r[-1] / r[0] > 100 else "linear")
+        ax.set_xlabel("response time (s)")
+        ax.set_ylabel("share of jobs")
+        ax.set_title(f"Response-time CDF: {run}")
+        ax.grid(alpha=0.3)
+        out["response_cdf"] = fig
+    return out
+
+
+def sample_view() -> StreamView:
+    """4 nodes with queues 2, 0, 1, 3 as seen from node 0."""
+    return StreamView(4, queue=[2, 0, 1, 3])
+
+
+def check_fit(platform: Platform, workload: Stream) -> None:
+    """Rates (one per node) and a trace's origins must name the platform's nodes."""
+    workload.check_fit([n.name for n in platform.nodes])
+
+
+def parse(table: Mapping, path: str = "workload") -> Stream:
+    return stream_from_dict(table, path)
+
+
+FAMILY = register(Family(
+    name="stream",
+    summary="independent jobs (single tasks or parallel batches) arriving at every node over time, each "
+            "placed by the node it arrives at from what it knows of the others' queues",
+    source="003 (Nezha); Mitzenmacher 2001 (the supermarket model)",
+    workloads=(Stream,),
+    view=StreamView,
+    kind="placement",
+    engines=(Engine("events", "event-driven: arrivals, placement at the origin, transfer, FIFO service per slot "
+                    "at speed × availability, departures; optional information model",
+                    "dlbkit.sim.stream.simulate_stream", simulate_stream, OPTIONS, check_options),),
+    runtime=None,  # real runs of placement (a per-node agent) are the next issue
+    metrics=metrics,
+    metric_names=("response_mean", "response_p50", "response_p95", "response_p99", "slowdown_mean", "queue_mean",
+                  "queue_max", "queue_maxdiff", "throughput", "utilisation", "makespan", "tasks_moved", "messages",
+                  "bytes", "info_messages", "info_bytes", "info_age_mean"),
+    figures=figures,
+    figure_kinds=("queues", "response_cdf"),
+    bar_metrics=("response_mean", "queue_mean"),
+    parse=parse,
+    describe=describe,
+    check_fit=check_fit,
+    sample_view=sample_view,
+))

@@ -1,0 +1,322 @@
+"""The job-stream family's engine: jobs arrive at every node, the node places their tasks, the chosen
+nodes serve them first-in, first-out, one task per slot (003's extended supermarket model on a
+heterogeneous, non-dedicated platform).
+
+Rules, as handlers on the :class:`~dlbkit.sim.kernel.Kernel`:
+
+* **arrival** of job k at its origin o (times drawn up front by :meth:`Stream.arrivals
+  <dlbkit.model.stream.Stream.arrivals>`): the engine fills o's :class:`~dlbkit.model.view.StreamView`
+  (exact information: the true queues, read in place; an information model: what o's table holds,
+  :meth:`~dlbkit.info.base.InfoModel.fill`) and asks the balancer where the job's tasks go
+  (:func:`dlbkit.balancers.decide.place`; a batch is placed on a copy of the queues that the
+  balancer updates after each task unless *batch_update* is false). A task placed on another node
+  reaches it after the transfer time (:func:`~dlbkit.sim.costs.message_time`: hops × latency +
+  *task_bytes* / bandwidth); a task kept at its origin is there at once;
+* a task that reaches node j joins its system (``queue[j]`` counts waiting and running tasks);
+  if one of j's slots is free it starts, else it waits in j's FIFO queue;
+* a task of demand w started at t on node j ends when j's speed × availability has done w units of
+  work (:func:`~dlbkit.sim.costs.finish_time`: a constant rate divides, a varying availability is
+  integrated exactly); then the slot takes the oldest waiting task. A job is done when its last task is.
+
+**Hot loop.** The arrival handler inlines :func:`~dlbkit.balancers.decide.place` for a single task
+without recording (``balancer.place(view)`` and the check that the answer is a node; any other case
+calls the function); ``tests/test_stream_engine.py`` compares both paths' traces.
+
+**Information.** ``info`` None or "exact": deciders read the true queues (``updated_at[j]`` is when
+node j's queue last changed). "gossip" and "neighbour": rounds every ``period`` seconds (URGENT
+kernel events, so a decision at the instant a message lands sees it), messages delivered after their
+transfer time, freshest wins; rounds stop after the last arrival. "periodic" is refused: only its
+centre learns the loads, and every node decides here.
+
+**Queue statistics.** The engine integrates the number of tasks in the system over time; the mean
+per node is taken between the arrival of job ⌊warmup·J⌋ and the last arrival (the warm-up removes the
+start from empty; the drain after the last arrival is excluded). With *samples* > 0 it records every
+node's queue at *samples* evenly spaced times up to the last arrival (``series["queue"]``: the plot
+of queue length per node over time, and the largest difference between nodes).
+
+Seeding: layout ``STREAM`` (arrivals, availability, balancer, info).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from ..balancers import decide
+from ..balancers.base import PlacementBalancer
+from ..errors import ConfigError
+from ..info.registry import resolve as resolve_info
+from ..model import check
+from ..model.platform import Platform
+from ..model.seeding import STREAM, streams
+from ..model.stream import Stream
+from ..model.trace import Trace
+from ..model.view import StreamView
+from .costs import constant_rates, finish_time
+from .kernel import NORMAL, URGENT, Kernel
+from .timebase import SIMULTANEITY_TOLERANCE
+
+__all__ = ["simulate_stream", "INFO_REFUSED"]
+
+#: information models that do not fit this family, and why
+INFO_REFUSED = {"periodic": "only its centre learns the loads, and in a job stream every node decides "
+                            "(use 'gossip' or 'neighbour')"}
+
+
+def simulate_stream(platform: Platform | int, workload: Stream, balancer: PlacementBalancer, *, seed: Any = 0,
+                    info: Any = None, task_bytes: float = 0.0, warmup: float = 0.1, samples: int = 200,
+                    batch_update: bool = True, record: bool = True, record_decisions: bool = False,
+                    inline: bool = True) -> Trace:
+    """Run *workload* on *platform* (a Platform, or a node count: identical nodes of speed 1 with one
+    slot, full availability and no transfer time, the supermarket model's servers) with the placement
+    *balancer*; return the Trace (module docstring). *info*: an information model (name, table or
+    object; None: exact). *task_bytes*: bytes a task carries to another node. *warmup*: the share of
+    jobs whose arrival opens the queue statistics. *samples*: queue snapshots. *batch_update*: a
+    decider counts its own placements within a batch. *record*: one interval per task in the trace
+    (off for benchmarks). *inline*: the hot loop's inlined decision (off: always through
+    :func:`decide.place`; the two give the same trace)."""
+    if not isinstance(workload, Stream):
+        raise ConfigError("workload", type(workload).__name__, "a Stream")
+    if not isinstance(balancer, PlacementBalancer):
+        raise ConfigError("balancer", getattr(balancer, "name", balancer), "a placement balancer")
+    task_bytes = check.number(task_bytes, "engine.task_bytes", lo=0.0)
+    warmup = check.number(warmup, "engine.warmup", lo=0.0, hi=1.0, hi_open=True)
+    samples = check.integer(samples, "engine.samples", lo=0, hi=100_000)
+    for name, v in (("batch_update", batch_update), ("record", record), ("record_decisions", record_decisions)):
+        if not isinstance(v, bool):
+            raise ConfigError(f"engine.{name}", v, "true or false")
+    model = resolve_info(info)
+    if model.name in INFO_REFUSED:
+        raise ConfigError("info.model", model.name, "a model that tells every node the loads: "
+                          + INFO_REFUSED[model.name])
+    st = streams(seed, STREAM)
+
+    # --- servers -----------------------------------------------------------------------------------
+    if isinstance(platform, Platform):
+        n = platform.n_nodes
+        names = [nd.name for nd in platform.nodes]
+        speeds = [float(nd.speed) for nd in platform.nodes]
+        slots = [int(nd.cores) for nd in platform.nodes]
+        arng = st.rng("availability")
+        profiles = [nd.availability.realise(arng) for nd in platform.nodes]
+        net = platform.network
+        complete = platform.graph.number_of_edges() == n * (n - 1) // 2
+        latency, bandwidth = net.latency, net.bandwidth
+        node_of = list(range(n))
+        neighbours = [list(platform.graph.neighbors(i)) for i in range(n)] if not model.exact else None
+    else:
+        n = check.size(platform, "platform", 1_000_000, "servers of a job stream")
+        names = [str(i) for i in range(n)]
+        speeds, slots = [1.0] * n, [1] * n
+        from ..model.availability import Constant
+        profiles = [Constant().realise()] * n
+        complete, latency, bandwidth = True, 0.0, 1.0
+        platform = None
+        node_of = list(range(n))
+        neighbours = [[j for j in range(n) if j != i] for i in range(n)] if not model.exact else None
+    rates = constant_rates(speeds, profiles)
+
+    def hops(src: int, dst: int) -> float:
+        return 1.0 if complete else float(platform.hops_from(src)[dst])
+
+    zero_transfer = latency == 0.0 and task_bytes == 0.0
+
+    arr = workload.arrivals(names, st.rng("arrivals"))
+    J = arr.n_jobs
+    times = arr.time.tolist()
+    origins = arr.origin.tolist()
+    widths = arr.width.tolist()
+    firsts = arr.first.tolist()
+    demand = arr.demand.tolist()
+    T = arr.n_tasks
+
+    # --- state -------------------------------------------------------------------------------------
+    q = [0] * n  # tasks in each node's system (waiting + running)
+    busy = [0] * n
+    waiting = [deque() for _ in range(n)]
+    upd = [0.0] * n  # when each queue last changed (exact information's updated_at)
+    qmax = [0] * n
+    left = widths[:]  # tasks of each job not done yet
+    done_at = [math.nan] * J
+    jend = [0.0] * J
+    ideal = [0.0] * J  # per job: its longest task's time on its node at full availability
+    at_node = [0.0] * T  # when each task reached its node
+    started = [0.0] * T
+    job_of = np.repeat(np.arange(J), arr.width).tolist() if J else []
+    tr = Trace(n_nodes=n, node_of=node_of, balancer=balancer.name, seed=seed if isinstance(seed, int) else None,
+               family="stream")
+    tnode, tfirst, tcount, task, tstart, tend, tround = (tr.node, tr.first, tr.count, tr.t_ask, tr.t_start, tr.t_end,
+                                                         tr.round_of)
+    w_index = min(int(warmup * J), J - 1) if J else 0
+    snap = {}
+
+    view = StreamView(n, queue=q if model.exact else [0] * n, slots=slots, speeds=speeds,
+                      updated_at=upd if model.exact else [0.0] * n)
+    balancer.start(view, st.rng("balancer"))
+    if not model.exact:
+        model.start(n, neighbours, [0] * n, st.rng("info"))
+    kernel = Kernel(tolerance=SIMULTANEITY_TOLERANCE)
+    schedule = kernel.schedule
+    place = balancer.place
+    decisions = tr.decisions if record_decisions else None
+    fast = inline and decisions is None
+    exact_view = model.exact or not balancer.reads_loads
+
+    N = 0  # tasks in the system, all nodes
+    area = 0.0  # ∫ N dt up to tlast
+    tlast = 0.0
+    busy_sum = 0.0  # slot-seconds spent serving
+    moved = 0
+    moved_bytes = 0.0
+
+    # NOTE: start() is inlined in enqueue() and depart(), the hot loop's two other rules
+    def enqueue(t: float, k: int, j: int) -> None:
+        nonlocal N, area, tlast
+        area += N * (t - tlast)
+        tlast = t
+        N += 1
+        x = q[j] + 1
+        q[j] = x
+        upd[j] = t
+        if x > qmax[j]:
+            qmax[j] = x
+        at_node[k] = t
+        if busy[j] < slots[j]:
+            busy[j] += 1
+            started[k] = t
+            r = rates[j]
+            schedule(t + demand[k] / r if r else finish_time(profiles[j], t, demand[k], speeds[j]), depart, k, j)
+        else:
+            waiting[j].append(k)
+
+    def depart(t: float, k: int, j: int) -> None:
+        nonlocal N, area, tlast, busy_sum
+        area += N * (t - tlast)
+        tlast = t
+        N -= 1
+        q[j] -= 1
+        upd[j] = t
+        s = started[k]
+        busy_sum += t - s
+        if record:
+            tnode.append(j)
+            tfirst.append(k)
+            tcount.append(1)
+            task.append(at_node[k])
+            tstart.append(s)
+            tend.append(t)
+            tround.append(-1)
+        b = job_of[k]
+        r = left[b] - 1
+        left[b] = r
+        if t > jend[b]:  # a job's tasks may end at one instant in any order within the tolerance
+            jend[b] = t
+        if not r:
+            done_at[b] = jend[b]
+        w = waiting[j]
+        if w:
+            k = w.popleft()
+            started[k] = t
+            r = rates[j]
+            schedule(t + demand[k] / r if r else finish_time(profiles[j], t, demand[k], speeds[j]), depart, k, j)
+        else:
+            busy[j] -= 1
+
+    def reach(t: float, k: int, j: int) -> None:
+        enqueue(t, k, j)
+
+    def arrive(t: float, b: int) -> None:
+        nonlocal moved, moved_bytes
+        o = origins[b]
+        kw = widths[b]
+        if b == w_index:
+            snap["w"] = (area + N * (t - tlast), t)
+        if b == J - 1:
+            snap["e"] = (area + N * (t - tlast), t)
+        else:
+            schedule(times[b + 1], arrive, b + 1)
+        view.time = t
+        view.node = o
+        if not exact_view:
+            model.fill(o, t, q[o], view.queue, view.updated_at, integer=True)
+        if fast and kw == 1:
+            j = place(view)
+            if j.__class__ is not int or not 0 <= j < n:
+                j = decide.place(balancer, view, 1)[0]  # raises the checked error (or accepts a numpy int)
+            nodes = (j,)
+        else:
+            nodes = decide.place(balancer, view, kw, batch_update, decisions)
+        k = firsts[b]
+        worst = ideal[b]
+        for j in nodes:
+            x = demand[k] / speeds[j]
+            if x > worst:
+                worst = x
+            if j == o or zero_transfer:
+                enqueue(t, k, j)
+            else:
+                moved += 1
+                moved_bytes += task_bytes
+                schedule(t + hops(o, j) * latency + task_bytes / bandwidth, reach, k, j)
+            k += 1
+        ideal[b] = worst
+
+    # --- information rounds and queue samples --------------------------------------------------------
+    t_last = times[-1] if J else 0.0
+
+    def deliver(t: float, msg) -> None:
+        model.deliver(msg)
+
+    def info_round(t: float) -> None:
+        for m in model.round(t, q):
+            schedule(t + hops(m.src, m.dst) * latency + m.bytes / bandwidth, deliver, m, priority=URGENT)
+        if t + model.interval <= t_last:
+            schedule(t + model.interval, info_round, priority=URGENT)
+
+    series: list[list[int]] = []
+    sample_t: list[float] = []
+
+    def sample(t: float, k: int) -> None:
+        series.append(list(q))
+        sample_t.append(t)
+        if k + 1 < samples:
+            schedule(t_last * (k + 1) / (samples - 1) if samples > 1 else t_last, sample, k + 1, priority=URGENT)
+
+    if J:
+        schedule(times[0], arrive, 0, priority=NORMAL)
+        if not model.exact and model.interval <= t_last:
+            schedule(model.interval, info_round, priority=URGENT)
+        if samples:
+            schedule(0.0, sample, 0, priority=URGENT)
+    kernel.run()
+
+    # --- the trace ---------------------------------------------------------------------------------------
+    end = tlast
+    tr.end_time = end
+    tr.events = kernel.processed
+    tr.speeds = speeds
+    tr.availability = profiles
+    tr.total_work = float(sum(demand))
+    tr.max_item = float(max(demand)) if demand else 0.0
+    tr.messages = moved
+    tr.bytes = moved_bytes
+    if not model.exact:
+        tr.info_messages = float(model.messages_)
+        tr.info_bytes = float(model.bytes_)
+        tr.info_age_mean = float(model.age_mean)
+    else:
+        tr.info_messages, tr.info_bytes, tr.info_age_mean = 0.0, 0.0, 0.0
+    (aw, tw), (ae, te) = snap.get("w", (0.0, 0.0)), snap.get("e", (0.0, 0.0))
+    tr.series.update({"job_time": arr.time, "job_origin": arr.origin, "job_width": arr.width, "job_first": arr.first,
+                      "job_done": np.asarray(done_at), "job_ideal": np.asarray(ideal), "demand": arr.demand,
+                      "queue_max": np.asarray(qmax)})
+    if samples:
+        tr.series["queue"] = np.asarray(series, dtype=np.int64).reshape(len(series), n)
+        tr.series["queue_time"] = np.asarray(sample_t)
+    tr.meta.update({"warmup_job": w_index, "queue_mean": (ae - aw) / (te - tw) / n if te > tw else math.nan,
+                    "busy_time": busy_sum, "slots": list(slots), "info": model.name, "workload": workload.name,
+                    "tasks_moved": moved})
+    return tr
