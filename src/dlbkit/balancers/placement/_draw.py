@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Draws", "least"]
+from ..base import PlacementBalancer
+
+__all__ = ["Draws", "least", "RandomizedPlacement"]
 
 #: draws taken from the Generator at once
 BLOCK = 4096
@@ -63,3 +65,12 @@ def least(cands, key, draws: Draws) -> int:
         elif k == bk and c not in best:
             best.append(c)
     return best[0] if len(best) == 1 else best[draws.below(len(best))]
+
+
+class RandomizedPlacement(PlacementBalancer):
+    """A placement rule that draws: :meth:`start` gives it ``draws_``, block draws (:class:`Draws`)
+    from the engine's Generator (None when started without one)."""
+
+    def start(self, view, rng=None):
+        super().start(view, rng)
+        self.draws_ = Draws(rng) if rng is not None else None

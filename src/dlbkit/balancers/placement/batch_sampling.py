@@ -5,15 +5,15 @@ from __future__ import annotations
 from numbers import Integral
 
 from ...params import Interval
-from ..base import PlacementBalancer, Taxonomy
+from ..base import Taxonomy
 from ..registry import register
-from ._draw import Draws, least
+from ._draw import RandomizedPlacement, least
 
 __all__ = ["BatchSampling"]
 
 
 @register
-class BatchSampling(PlacementBalancer):
+class BatchSampling(RandomizedPlacement):
     """Batch sampling: for a job of m tasks, probe d·m distinct nodes drawn uniformly (all nodes when
     d·m ≥ n) and place the tasks one by one on the probed node of fewest tasks, counting each
     placement (so a probe receives a second task only once every probe has as many); ties broken
@@ -39,10 +39,6 @@ class BatchSampling(PlacementBalancer):
 
     def __init__(self, *, d: int = 2):
         self.d = d  # Sparrow's probe ratio
-
-    def start(self, view, rng=None):
-        super().start(view, rng)
-        self.draws_ = Draws(rng) if rng is not None else None
 
     def place(self, view) -> int:
         return self.place_batch(view, 1, False)[0]

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from ..base import PlacementBalancer, Taxonomy
+from ..base import Taxonomy
 from ..registry import register
-from ._draw import Draws
+from ._draw import RandomizedPlacement
 
 __all__ = ["JoinIdleQueue"]
 
 
 @register
-class JoinIdleQueue(PlacementBalancer):
+class JoinIdleQueue(RandomizedPlacement):
     """JIQ: place the task on a node the origin knows to be idle (fewer tasks than slots), drawn
     uniformly among them; when it knows none, on a node drawn uniformly from all.
 
@@ -32,10 +32,6 @@ class JoinIdleQueue(PlacementBalancer):
 
     def __init__(self):
         pass
-
-    def start(self, view, rng=None):
-        super().start(view, rng)
-        self.draws_ = Draws(rng) if rng is not None else None
 
     def place(self, view) -> int:
         q, c = view.queue, view.slots

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from ..base import PlacementBalancer, Taxonomy
+from ..base import Taxonomy
 from ..registry import register
-from ._draw import Draws
+from ._draw import RandomizedPlacement
 
 __all__ = ["JoinShortestQueue"]
 
 
 @register
-class JoinShortestQueue(PlacementBalancer):
+class JoinShortestQueue(RandomizedPlacement):
     """JSQ: each task on a node with the fewest tasks in its system (``view.queue``), ties broken
     uniformly at random.
 
@@ -31,10 +31,6 @@ class JoinShortestQueue(PlacementBalancer):
 
     def __init__(self):
         pass
-
-    def start(self, view, rng=None):
-        super().start(view, rng)
-        self.draws_ = Draws(rng) if rng is not None else None
 
     def place(self, view) -> int:
         q = view.queue

@@ -7,9 +7,9 @@ from numbers import Integral, Real
 
 from ...errors import ConfigError
 from ...params import Interval, Options
-from ..base import PlacementBalancer, Taxonomy
+from ..base import Taxonomy
 from ..registry import register
-from ._draw import Draws
+from ._draw import RandomizedPlacement
 
 __all__ = ["Nezha", "window"]
 
@@ -37,7 +37,7 @@ def window(view, threshold: str, kappa: float, delta: float, level: float, floor
 
 
 @register
-class Nezha(PlacementBalancer):
+class Nezha(RandomizedPlacement):
     """Algorithm 3.1 (``randdlb_improved``): find the active nodes A (those not over-loaded, by the
     fuzzy classification with an adaptive threshold); if A is empty run the task locally; otherwise
     sample *d* nodes from A (*replace*: independently, with replacement) and place the task on the
@@ -93,10 +93,6 @@ class Nezha(PlacementBalancer):
         super().validate()
         if self.floor > self.cap:
             raise ConfigError("parameter 'floor' of nezha", self.floor, f"at most cap ({self.cap})")
-
-    def start(self, view, rng=None):
-        super().start(view, rng)
-        self.draws_ = Draws(rng) if rng is not None else None
 
     def active(self, view) -> list[int]:
         """The window: the nodes not over-loaded (:func:`window`)."""

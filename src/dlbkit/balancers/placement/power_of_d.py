@@ -6,15 +6,15 @@ from numbers import Integral
 
 from ...errors import ConfigError
 from ...params import Interval
-from ..base import PlacementBalancer, Taxonomy
+from ..base import Taxonomy
 from ..registry import register
-from ._draw import Draws
+from ._draw import RandomizedPlacement
 
 __all__ = ["PowerOfD"]
 
 
 @register
-class PowerOfD(PlacementBalancer):
+class PowerOfD(RandomizedPlacement):
     """Power of d: sample *d* nodes uniformly (*replace*: independently, with replacement, as the
     supermarket model says; otherwise *d* distinct nodes) and place the task on the one with the
     fewest tasks in its system; ties broken uniformly at random among the sampled.
@@ -43,9 +43,8 @@ class PowerOfD(PlacementBalancer):
     def start(self, view, rng=None):
         super().start(view, rng)
         if not self.replace and self.d > view.n_nodes:
-            raise ConfigError("parameter 'd' of power-of-d", self.d,
+            raise ConfigError(f"parameter 'd' of {self.name}", self.d,
                               f"at most the {view.n_nodes} nodes when sampling without replacement (replace=false)")
-        self.draws_ = Draws(rng) if rng is not None else None
 
     def place(self, view) -> int:
         q = view.queue

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from ..base import PlacementBalancer, Taxonomy
+from ..base import Taxonomy
 from ..registry import register
-from ._draw import Draws
+from ._draw import RandomizedPlacement
 
 __all__ = ["RandomPlacement"]
 
 
 @register
-class RandomPlacement(PlacementBalancer):
+class RandomPlacement(RandomizedPlacement):
     """Random: each task on a node drawn uniformly from all nodes (the origin included).
 
     Source: the supermarket model with one choice (003 §3.2, Mitzenmacher 1996/2001: every server an
@@ -29,10 +29,6 @@ class RandomPlacement(PlacementBalancer):
 
     def __init__(self):
         pass
-
-    def start(self, view, rng=None):
-        super().start(view, rng)
-        self.draws_ = Draws(rng) if rng is not None else None
 
     def place(self, view) -> int:
         return self.draws_.below(view.n_nodes)

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from numbers import Integral
-
-from ...errors import ConfigError
-from ...params import Interval
-from ..base import PlacementBalancer, Taxonomy
+from ..base import Taxonomy
 from ..registry import register
-from ._draw import Draws, least
+from ._draw import least
+from .power_of_d import PowerOfD
 
 __all__ = ["SpeedAwareD"]
 
 
 @register
-class SpeedAwareD(PlacementBalancer):
+class SpeedAwareD(PowerOfD):
     """Speed-aware d choices: sample *d* nodes as ``power-of-d`` does and place the task on the one of
     smallest expected completion (queue + 1) / (speed × slots): the tasks ahead of it and itself,
-    served by the node's slots at its nominal speed; ties broken uniformly at random.
+    served by the node's slots at its nominal speed; ties broken uniformly at random. Its parameters
+    and sampling are :class:`~.power_of_d.PowerOfD`'s; only the choice among the d differs.
 
     Source: 003 §5.2's remark that Nezha assumes identical servers and that heterogeneous power-of-d
     "should compare expected completion time"; the heterogeneous supermarket analyses (Mukhopadhyay
@@ -32,18 +30,6 @@ class SpeedAwareD(PlacementBalancer):
     source = "003 §5.2; Mukhopadhyay & Mazumdar 2016"
     taxonomy = Taxonomy("arrival", "distributed", "d sampled nodes and nominal speeds", "one task",
                         "smallest (queue + 1) / (speed × slots) of d random nodes")
-    _parameter_constraints = {"d": [Interval(Integral, 1, None)], "replace": [bool]}
-
-    def __init__(self, *, d: int = 2, replace: bool = True):
-        self.d = d
-        self.replace = replace
-
-    def start(self, view, rng=None):
-        super().start(view, rng)
-        if not self.replace and self.d > view.n_nodes:
-            raise ConfigError("parameter 'd' of speed-d", self.d,
-                              f"at most the {view.n_nodes} nodes when sampling without replacement (replace=false)")
-        self.draws_ = Draws(rng) if rng is not None else None
 
     def place(self, view) -> int:
         q, s, c = view.queue, view.speeds, view.slots
