@@ -35,13 +35,14 @@ class RemoteTraceback(Exception):
 
 class TaskError(DlbkitError):
     """The user's function raised on item *index* in a worker; the original exception is the
-    ``__cause__`` (or its traceback text, if it could not be pickled)."""
+    ``__cause__`` (or its traceback text, if it could not be pickled). *what* names the unit of work
+    in the message (``"item"`` for a map, ``"task"`` for a graph, whose *index* is the task's key)."""
 
-    def __init__(self, index: int, error: str, remote_traceback: str):
+    def __init__(self, index: int, error: str, remote_traceback: str, *, what: str = "item"):
         self.index = index
         self.remote_traceback = remote_traceback
         # the traceback text is shown once, through the __cause__ chain, as concurrent.futures does
-        super().__init__(f"item {index} failed: {error}")
+        super().__init__(f"{what} {index!r} failed: {error}" if what != "item" else f"item {index} failed: {error}")
 
 
 class DlbkitWarning(UserWarning):

@@ -43,6 +43,13 @@ up, and only the measured speed sees them. Without the startup term AWF-C's erro
 runs spend 10–40 ms starting workers). Replaying a *simulated* run (item costs known, no master
 overhead) reproduces it exactly, with either model (tests/test_record_replay.py).
 
+A **graph** run (``dlbkit.run_graph(..., record=path)``, trace family ``graph``) replays into the graph
+simulator instead (:func:`replay_graph`): its DAG with each task's measured cost as its load, one
+node per worker at its recorded (emulated) speed and availability, transfers of the recorded data
+volumes plus a latency, the median over tasks of how long a ready task waited on an idle worker (the
+coordinator's dispatch; ``latency=`` overrides it); a static mapper's plan is timed by the ``static``
+engine, an online mapper runs on the ``dynamic`` engine.
+
 Not replayed: faults (every worker stays alive; a worker that died is replayed at the speed of the
 chunks it finished). Under MPI across machines the recorded times carry the ranks' clock offsets'
 error (the start barrier's exit skew, :mod:`dlbkit.runtime.backends.mpi`).
@@ -68,7 +75,7 @@ from .model.trace import Trace
 from .model.workload import Divisible
 from .runtime.record import load_trace
 
-__all__ = ["replay", "compare", "estimate", "ReplayModel", "ReplayResult", "MODELS"]
+__all__ = ["replay", "compare", "estimate", "replay_graph", "ReplayModel", "ReplayResult", "MODELS"]
 
 MODELS = ("measured", "emulated")
 #: the replay network's bandwidth (bytes/s): no replayed message carries bytes
@@ -218,6 +225,8 @@ def replay(trace_or_path: Trace | str | Path, balancer: Balancer | str | None = 
         replay("run.json", "awf-c").makespan   # what AWF-C would have done with the same loads
     """
     trace = _as_trace(trace_or_path)
+    if trace.family == "graph":
+        return replay_graph(trace, balancer, params, seed, latency=latency)
     m = estimate(trace, model)
     for name, v in (("latency", latency), ("overhead", overhead)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0):
@@ -244,6 +253,58 @@ def replay(trace_or_path: Trace | str | Path, balancer: Balancer | str | None = 
     tr.meta.update(replay_of=trace.balancer, replay_model=m.as_dict(), item_cost=m.costs.tolist(),
                    balancer_params=b.get_params())
     return ReplayResult(tr, b, platform=platform, recorded=trace, model=m)
+
+
+def replay_graph(trace: Trace, balancer: Balancer | str | None = None, params: Mapping[str, Any] | None = None,
+                 seed: int | None = None, *, latency: float | None = None) -> ReplayResult:
+    """Simulate a recorded real graph run (``dlbkit.run_graph``) under *balancer* (default: the one it
+    used) in the graph simulator; see the module docstring."""
+    from .balancers.base import OnlineMapping
+    from .model.graph import TaskGraph
+    from .sim.graph import simulate_graph
+    from .sim.graph_dynamic import simulate_graph_dynamic
+
+    dag, costs = trace.meta.get("dag"), trace.meta.get("item_cost")
+    if not isinstance(dag, Mapping) or costs is None:
+        raise ConfigError("trace meta.dag", "<missing>", "the DAG and measured task costs of a real graph run")
+    tasks = dag.get("tasks", [])
+    if len(tasks) != len(costs):
+        raise ConfigError("trace item_cost", f"{len(costs)} costs", f"one per task of meta.dag ({len(tasks)})")
+    edges = tuple((e["from"], e["to"], e.get("data", 0.0)) for e in dag.get("edges", []))
+    g = TaskGraph(tuple(t["id"] for t in tasks), loads=tuple(float(c) for c in costs), edges=edges,
+                  name=str(dag.get("name", "graph")))
+    if latency is None:
+        latency = _dispatch_latency(trace)
+    elif isinstance(latency, bool) or not isinstance(latency, (int, float)) or not math.isfinite(latency) or latency < 0:
+        raise ConfigError("latency", latency, "a finite number of seconds >= 0")
+    P = trace.n_nodes
+    until = max([float(trace.end_time)] + [float(t) for t in trace.t_end])
+    nodes = [Node(f"w{w}", speed=float(trace.speeds[w]) if trace.speeds else 1.0,
+                  availability=_pieces(trace.availability[w], until) if trace.availability else Recorded((0.0,), (1.0,)))
+             for w in range(P)]
+    platform = Platform(nodes, Network(latency=float(latency), bandwidth=1.0), name="replay")
+    if seed is None:
+        seed = trace.seed if trace.seed is not None else 0
+    b = _balancer(trace, balancer, params)
+    engine = simulate_graph_dynamic if isinstance(b, OnlineMapping) else simulate_graph
+    tr = engine(platform, g, b, seed=seed)
+    tr.source = "replay"
+    tr.meta.update(replay_of=trace.balancer, replay_latency=float(latency), balancer_params=b.get_params())
+    return ReplayResult(tr, b, platform=platform, recorded=trace)
+
+
+def _dispatch_latency(trace: Trace) -> float:
+    """The median wait of a task that was ready on an idle worker (from ready, or the worker's previous
+    end, to its start): the coordinator's dispatch, what the replay charges as a transfer's latency."""
+    last: dict[int, float] = {}
+    waits = []
+    for k in sorted(range(trace.n_intervals), key=trace.t_start.__getitem__):
+        w = trace.node[k]
+        ready = max(trace.t_ask[k], last.get(w, 0.0))
+        if trace.t_start[k] >= ready:
+            waits.append(trace.t_start[k] - ready)
+        last[w] = trace.t_end[k]
+    return float(np.median(waits)) if waits else 0.0
 
 
 def compare(trace_or_path: Trace | str | Path, balancers: Sequence[str | Balancer] = (),

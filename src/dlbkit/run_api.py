@@ -1,5 +1,5 @@
-"""Real runs, the face of the runtime: ``dlbkit.map``/``run_map``, ``dlbkit.tree``/``run_tree`` and
-``dlbkit.spmd``/``run_spmd``, with their result classes.
+"""Real runs, the face of the runtime: ``dlbkit.map``/``run_map``, ``dlbkit.tree``/``run_tree``,
+``dlbkit.spmd``/``run_spmd`` and ``dlbkit.graph``/``run_graph``, with their result classes.
 
 Each entry point checks its arguments, resolves the balancer (:func:`dlbkit.balancers.registry.resolve`),
 calls its family's runner (:mod:`dlbkit.runtime.families`) on a backend
@@ -25,15 +25,18 @@ from .model.platform import Platform
 from .runtime.backends import BACKENDS
 from .runtime.backends.local import check_workers
 from .runtime.emulation import Emulation
+from .runtime.families import graph as _graph_family
 from .runtime.families import map as _map_family
 from .runtime.families import spmd as _spmd_family
 from .runtime.families import tree as _tree_family
+from .runtime.families.graph_tasks import parse_tasks
 from .runtime.families.spmd import SpmdSpec
 from .runtime.families.tree_worker import TreeSpec
 
 __all__ = ["map", "run_map", "RunResult", "BACKENDS", "DEFAULT_BALANCER",
            "tree", "run_tree", "TreeResult", "DEFAULT_TREE_BALANCER",
-           "spmd", "run_spmd", "SpmdResult", "DEFAULT_SPMD_BALANCER", "DEFAULT_WINDOW"]
+           "spmd", "run_spmd", "SpmdResult", "DEFAULT_SPMD_BALANCER", "DEFAULT_WINDOW",
+           "graph", "run_graph", "GraphResult", "DEFAULT_GRAPH_BALANCER"]
 
 #: adaptive weighted factoring, weights updated after every chunk: few messages (batches halve the
 #: remaining work) and it learns unequal or changing speeds (BENCHMARKS.md, runtime section)
@@ -42,6 +45,9 @@ DEFAULT_BALANCER = "awf-c"
 DEFAULT_TREE_BALANCER = "steal"
 #: Osman's DLAH (000 §7.3): overloaded nodes send rows to under-loaded neighbours
 DEFAULT_SPMD_BALANCER = "dlah"
+#: Pseudo-Dynamic placement (002 §5): places each task when its inputs exist, on the node of best
+#: score, so it needs no load estimates up front (a static plan from the default unit loads is a guess)
+DEFAULT_GRAPH_BALANCER = "pd"
 #: iterations per measurement window (000 leaves it open, §10: "measurement-window length")
 DEFAULT_WINDOW = 10
 
@@ -517,3 +523,77 @@ def spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
     return run_spmd(step, domain, iterations=iterations, balancer=balancer, params=params, backend=backend,
                     workers=workers, window=window, emulate=emulate, progress=progress, seed=seed, halo=halo,
                     bandwidth=bandwidth, record=record).domain
+
+
+# --- graph ----------------------------------------------------------------------------------------
+class GraphResult(RunResult):
+    """A real graph run: ``results`` (a dict, the user's key → the task's value, in the order given),
+    its ``trace`` and ``metrics`` (the graph family's: makespan, the critical path of the measured
+    costs as ``lower_bound``, efficiency, …).
+
+    Trace rows (``trace.intervals()``) are **tasks**: ``node`` the worker that ran it, ``first`` the
+    task's index (``trace.meta["ids"][first]`` its id), ``t_ask`` when its inputs were all in,
+    ``t_start``/``t_end`` on the worker (the end includes emulation's stretch). ``trace.meta`` holds
+    ``assignment``, ``dag`` (the graph with its load estimates), ``item_cost`` (measured seconds per
+    task), ``faults`` and ``replans`` (after a worker died)."""
+
+
+def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, params: Mapping | None = None,
+              backend: str = "local", workers: int | None = None, progress: bool | None = None,
+              emulate: Any = None, seed: int = 0, record: str | Path | None = None,
+              start_method: str | None = None, record_decisions: bool = False) -> GraphResult:
+    """Execute a DAG of Python functions on worker processes (or MPI ranks); a :class:`GraphResult`.
+
+    *tasks*: a dict ``key → (fn, *arguments)`` (Dask's graph spec: an argument equal to a key is that
+    task's result, lists are searched, a tuple ``(callable, ...)`` inside is a nested call, anything
+    else is passed as it is), or a networkx DiGraph whose nodes carry ``fn`` and optionally ``load``
+    (its estimated time at speed 1; default 1), a node being called with its predecessors' results
+    in networkx's order (:mod:`dlbkit.runtime.families.graph_tasks`). Functions, arguments and
+    results must be picklable: they cross processes, and every result passes through the coordinator.
+
+    *balancer*: a mapping balancer, name or object (*params* its parameters). A static mapper
+    (``heft``, ``cpop``, ``round-robin``, ``metis``, …) plans once from the loads and the workers'
+    speeds; an online one (``pd``, the default) places each task when its inputs exist
+    (:mod:`dlbkit.runtime.families.graph`). *backend*: ``"local"`` or ``"mpi"`` (every rank calls
+    with the same tasks; rank 0 coordinates; every rank gets the results). *workers*: processes
+    (default: the usable CPUs, or the emulated platform's workers). *emulate*: slow workers down as a
+    platform's nodes would (a Platform, a platform TOML path or a list of speed factors); the plan
+    then sees those speeds. *record* saves the trace for :func:`dlbkit.replay` (into the graph
+    simulator). *seed* seeds the balancer's random stream and a platform emulation.
+
+    A worker that dies (local backend) has its unfinished tasks recomputed elsewhere; every result is
+    kept once. Raise :class:`~dlbkit.errors.TaskError` if a task's function raises (its ``index`` is
+    the task's key; the worker's traceback is its cause), after every worker is stopped;
+    :class:`~dlbkit.errors.ConfigError` for bad input (a cycle, a non-callable, …).
+    """
+    _backend(backend)
+    seed = _seed(seed)
+    _progress(progress)
+    spec = parse_tasks(tasks)
+    b = resolve(balancer, params, kind="mapping")
+    emulation = _emulation(emulate, seed, None)
+    asked = workers
+    workers = _worker_count(workers, emulation, backend)
+    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
+    values, trace = _graph_family.run_graph(spec, b, backend=backend, workers=asked if backend == "mpi" else workers,
+                                            emulation=emulation, progress=progress, rng=rng,
+                                            start_method=start_method,
+                                            record_decisions=_flag("record_decisions", record_decisions))
+    trace.seed = seed
+    result = GraphResult(dict(zip(spec.keys, values)), trace, b)
+    if record is not None and _coordinates(backend):
+        result.save(record)
+    return result
+
+
+def graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, params: Mapping | None = None,
+          backend: str = "local", workers: int | None = None, progress: bool | None = None, emulate: Any = None,
+          seed: int = 0, record: str | Path | None = None) -> dict:
+    """Every task's value, computed in parallel: a dict key → value; see :func:`run_graph`.
+
+    >>> import operator, dlbkit
+    >>> dlbkit.graph({"a": (abs, -2), "b": (operator.add, "a", 10), "c": (operator.mul, "a", "b")}, workers=2)
+    {'a': 2, 'b': 12, 'c': 24}
+    """
+    return run_graph(tasks, balancer=balancer, params=params, backend=backend, workers=workers, progress=progress,
+                     emulate=emulate, seed=seed, record=record).results

@@ -99,7 +99,7 @@ FAMILY = register(Family(
                     "an online mapper (pd) placing tasks as they become placeable; several programs may arrive",
                     "dlbkit.sim.graph_dynamic.simulate_graph_dynamic", simulate_graph_dynamic,
                     {"cost_model": OPTIONS["cost_model"]}, check_options)),
-    runtime=None,  # dlbkit.schedule plans and times a graph; real runs (dlbkit.graph) are not built
+    runtime="dlbkit.graph, dlbkit.run_graph",
     metrics=metrics,
     metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "messages", "bytes"),
     figures=figures,

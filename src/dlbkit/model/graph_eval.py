@@ -39,7 +39,7 @@ from typing import Any, Sequence
 from ..errors import ConfigError
 from .graph_costs import GraphCosts, upward_rank
 
-__all__ = ["Evaluator", "evaluate", "send_order", "Port"]
+__all__ = ["Evaluator", "evaluate", "send_order", "Port", "plan_order"]
 
 
 class Port:
@@ -221,3 +221,14 @@ def evaluate(costs: GraphCosts, assignment: Sequence[int], order: Sequence[int] 
     thesis model's messages. An order that is not a topological order of all tasks is a ConfigError.
     """
     return Evaluator(costs, priority, availability).times(assignment, order)
+
+
+def plan_order(costs: GraphCosts, assignment: Sequence[int], order: Sequence[int] | None = None) -> list[int]:
+    """The global order in which a plan's processors run their tasks: *order* if the plan has one,
+    else the order the list rule gives on dedicated nodes (by start, then finish, then topological
+    position), as the ``dynamic`` engine and the runtime replay a plan."""
+    if order is not None:
+        return list(order)
+    _, s, f = Evaluator(costs).times(assignment)
+    pos = {t: k for k, t in enumerate(costs.graph.topo)}
+    return sorted(range(costs.graph.n_tasks), key=lambda i: (s[i], f[i], pos[i]))

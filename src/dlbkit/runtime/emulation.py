@@ -8,6 +8,7 @@ node's availability is below 1. Only the stretch is emulated; the computation it
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -56,3 +57,11 @@ class Emulation:
     def duration(self, w: int, t0: float, busy: float) -> float:
         """Seconds worker *w* should appear to take for *busy* seconds of work started at run time t0."""
         return self.availability[w].finish(t0, busy / self.speeds[w]) - t0
+
+    def stretch(self, w: int, origin: float, t_start: float, t_busy_end: float) -> None:
+        """Sleep until worker *w*'s work, real from ``time.perf_counter()`` readings *t_start* to
+        *t_busy_end* (run time 0 at *origin*), has taken as long as it would on its emulated node."""
+        end = t_start + self.duration(w, t_start - origin, t_busy_end - t_start)
+        delay = end - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)

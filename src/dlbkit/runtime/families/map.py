@@ -212,10 +212,7 @@ def run_chunk(fn: Callable, items: Sequence | None, payload: Sequence | None, fi
     if interruptible is not None:
         interruptible.inside = False
     if emulation is not None:
-        end = t_start + emulation.duration(w, t_start - origin, t_prev - t_start)
-        delay = end - clock()
-        if delay > 0:
-            time.sleep(delay)
+        emulation.stretch(w, origin, t_start, t_prev)
     name = getattr(fn, "__qualname__", None) or short_repr(fn, 60)
     return send_or_report(conn_send, (DONE, first, count, results, t_start - origin, clock() - origin, item_time),
                           lambda: ((first + j, f"the result of {name}", r) for j, r in enumerate(results)))

@@ -1,0 +1,428 @@
+"""The graph family's real run (``dlbkit.graph``): a DAG of the user's Python functions, placed by a
+mapping balancer, results passed along the edges through the coordinator.
+
+The coordinator keeps the DAG's state (which tasks are done, which inputs each still waits for, where
+each task runs) and asks the balancer where tasks go, as the simulator's engines do:
+
+* a **static mapper** (``heft``, ``cpop``, ``round-robin``, …: :class:`~dlbkit.balancers.base.MappingBalancer`)
+  is asked once for a plan (:func:`~dlbkit.balancers.decide.plan`) on a
+  :class:`~dlbkit.model.view.GraphView` built from the tasks' load estimates and the workers' speeds
+  (emulated, else 1); each worker then runs its tasks in the plan's order (without one, the list
+  rule's order on dedicated nodes: :func:`~dlbkit.model.graph_eval.plan_order`), each sent when its
+  inputs are in and the worker's earlier tasks were sent (the static engines' replay of a plan);
+* an **online mapper** (``pd``: :class:`~dlbkit.balancers.base.OnlineMapping`) is asked
+  (:func:`~dlbkit.balancers.decide.online_place`) each time tasks become ready (every input in), with
+  a :class:`~dlbkit.model.view.GraphOnlineView`: its candidates are the ready unplaced tasks (holds
+  are 0 for them: a task is placed once its inputs exist, not one level ahead as in the simulator),
+  ``load_level`` the estimated time of the tasks placed on each worker and not finished, ``active``
+  those tasks, ``priority`` the precedence level (upward rank) minus its maximum. Each worker runs its
+  placed tasks highest priority first (002 §5.3 rule 1), without preemption (a Python call cannot be
+  preempted).
+
+A worker holds at most :data:`DEPTH` tasks sent and not returned, so the next task is already there
+when one ends. The worker (:func:`serve_graph`) calls ``fn`` with its arguments (dependencies
+filled in: :func:`~dlbkit.runtime.families.graph_tasks.resolve`), times it, stretches the time when
+emulating a slower node, and returns the value; it never decides.
+
+Faults (local backend; under MPI a dead rank ends the job): the tasks a dead worker held, sent and not
+returned, are recomputed. A static mapper is asked for a new plan on the living workers (its
+assignment and order are used for every task not yet sent); an online mapper is restarted on a view
+of the living workers and places the lost tasks again. A result is kept once (a late duplicate is
+ignored). An exception in ``fn`` stops every worker and is a :class:`~dlbkit.errors.TaskError` naming
+the task's key, with the worker's traceback; so is a result that cannot be pickled.
+
+Messages (times are run times): coordinator → worker ``(RUN, i, inputs, job)`` (*inputs* the values
+of task i's dependencies in its order; *job* ``(fn, templates)`` when the worker does not hold the
+tasks: under MPI, or None), ``Stop()``; worker → coordinator ``(RESULT, i, value, t_start, t_end,
+busy)`` (*busy*: seconds ``fn`` took on this machine, before emulation's stretch), an ``Error``
+(index = i); the local transport adds ``Died``.
+
+Trace (family ``graph``): one interval per task (``first`` = its index, ``t_ask`` = when its inputs
+were all at the coordinator, ``t_start``/``t_end`` on the worker); ``meta``: ``assignment`` (worker of
+each task), ``ids``, ``dag`` (the graph with its load estimates, ``TaskGraph.to_dict``), ``item_cost``
+(measured busy seconds per task), ``faults`` (``(worker, task, time)`` per lost task), ``replans``,
+``lower_bound`` (the critical path of the measured costs at the fastest speed).
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from typing import Any
+
+import numpy as np
+
+from ...balancers import decide
+from ...balancers.base import MappingBalancer, OnlineMapping
+from ...errors import ConfigError, DlbkitError
+from ...model.availability import Constant
+from ...model.graph import TaskGraph
+from ...model.graph_costs import costs_for, critical_path_bound, upward_rank
+from ...model.graph_eval import plan_order
+from ...model.platform import Network, Node, Platform
+from ...model.trace import Trace
+from ...model.view import GraphOnlineView, GraphView
+from .. import status
+from ..backends import execute
+from ..backends.base import Family, Transport, error_message, send_or_report, short_repr, task_error, unpicklable
+from ..emulation import Emulation
+from ..messages import DIED, ERROR, STOP, Stop
+from ..progress import Progress
+from .graph_tasks import GraphTasks, resolve
+
+__all__ = ["coordinate_graph", "serve_graph", "GraphRun", "run_graph", "DEPTH", "RUN", "RESULT"]
+
+RUN = "g-run"
+RESULT = "g-result"
+#: tasks a worker holds, sent and not returned: one computing and one waiting, so that the coordinator's
+#: round trip (about 0.1 ms locally) hides behind the work; more would commit tasks to a worker early
+DEPTH = 2
+POLL_S = 0.2  # how often the progress bar refreshes while no message arrives
+_MISSING = object()
+
+
+def nodes_for(speeds: list[float]):
+    """The processors a plan is made for: a count (identical, speed 1) or a platform of one node per
+    worker with its speed; a transfer takes its data (latency 0, one data unit per second), as with
+    a processor count."""
+    if all(s == 1.0 for s in speeds):
+        return len(speeds)
+    return Platform([Node(f"w{k}", speed=s) for k, s in enumerate(speeds)], Network(latency=0.0, bandwidth=1.0),
+                    name="dlbkit.graph")
+
+
+class _Coordinator:
+    """One run's DAG state and rules (the coordinator side of :class:`GraphRun`)."""
+
+    def __init__(self, transport: Transport, spec: GraphTasks, balancer: MappingBalancer, *, origin: float,
+                 emulation: Emulation | None, progress: Progress | None, rng, backend: str, record: bool,
+                 send_jobs: bool):
+        self.tp, self.spec, self.b = transport, spec, balancer
+        self.g: TaskGraph = spec.graph
+        self.n, self.P = spec.n_tasks, transport.n_workers
+        self.origin, self.progress, self.rng, self.backend = origin, progress, rng, backend
+        self.send_jobs = send_jobs
+        self.speeds = list(emulation.speeds) if emulation else [1.0] * self.P
+        self.online = isinstance(balancer, OnlineMapping)
+        self.trace = Trace(self.P, list(range(self.P)), balancer=balancer.name, source=backend,
+                           speeds=list(self.speeds), family="graph",
+                           availability=list(emulation.availability) if emulation else
+                           [Constant().realise() for _ in range(self.P)])
+        self.record = self.trace.decisions if record else None
+        n = self.n
+        self.values: list[Any] = [_MISSING] * n
+        self.missing = [len(d) for d in spec.deps]
+        self.ready_at = [0.0] * n
+        self.worker_of = [-1] * n
+        self.cost = [0.0] * n
+        self.out: list[set] = [set() for _ in range(self.P)]  # tasks sent and not returned, per worker
+        self.alive = list(range(self.P))
+        self.done = 0
+        self.messages = 0
+        self.faults: list[tuple[int, int, float]] = []
+        self.replans = 0
+        # static: per worker its tasks in the plan's order, and the next to send
+        self.seq: list[list[int]] = [[] for _ in range(self.P)]
+        self.nxt = [0] * self.P
+        # online: per worker its placed tasks, highest priority first; the ready unplaced tasks
+        self.heap: list[list] = [[] for _ in range(self.P)]
+        self.cand: dict[int, None] = {}
+        self.sent = [False] * n
+
+    def now(self) -> float:
+        return time.perf_counter() - self.origin
+
+    # ---- asking the balancer ----------------------------------------------------------------------
+    def _costs(self):
+        return costs_for(self.g, nodes_for([self.speeds[w] for w in self.alive]))
+
+    def plan(self) -> None:
+        """Ask the static mapper for a plan on the living workers; every task not yet sent follows it."""
+        costs = self._costs()
+        view = GraphView(len(self.alive), costs)
+        self.b.start(view, self.rng)
+        p = decide.plan(self.b, view, self.record)
+        self.trace.meta.setdefault("plan_info", dict(p.info or {}))
+        self.seq = [[] for _ in range(self.P)]
+        self.nxt = [0] * self.P
+        for i in plan_order(costs, p.assignment, p.order):
+            if not self.sent[i]:
+                w = self.alive[p.assignment[i]]
+                self.worker_of[i] = w
+                self.seq[w].append(i)
+
+    def start_online(self) -> None:
+        """A fresh view of the living workers (at the start, and after a worker died), the balancer
+        started on it."""
+        costs = self._costs()
+        prec = upward_rank(costs)
+        top = max(prec)
+        self.exec_ = costs.exec
+        pos = {w: k for k, w in enumerate(self.alive)}
+        v = GraphOnlineView(len(self.alive), costs, priority=[x - top for x in prec])
+        g = self.g
+        for i in range(self.n):
+            w = self.worker_of[i]
+            if w >= 0 and w in pos:
+                v.placed[i] = pos[w]
+                if self.values[i] is _MISSING:
+                    v.active.add(i)
+                    v.load_level[pos[w]] += costs.exec[i][pos[w]]
+        for i in range(self.n):
+            if v.placed[i] < 0 and self.values[i] is _MISSING and (
+                    self.missing[i] == 0 or any(v.placed[k] >= 0 for k, _ in g.preds[i])):
+                v.gst.add(i)
+        self.view = v
+        self.pos = pos
+        self.b.start(v, self.rng)
+
+    def decide(self) -> None:
+        v = self.view
+        while self.cand:
+            v.time = self.now()
+            v.candidates = list(self.cand)
+            pairs = decide.online_place(self.b, v, self.record)
+            if not pairs:
+                if not any(self.out[w] or self.heap[w] for w in self.alive):
+                    raise ConfigError(f"balancer {self.b.name!r}", f"no placement of {len(self.cand)} ready tasks "
+                                      "while nothing runs", "a mapper that places the tasks it is offered")
+                return
+            for i, k in pairs:
+                self._place(i, k)
+
+    def _place(self, i: int, k: int) -> None:
+        v, g = self.view, self.g
+        w = self.alive[k]
+        del self.cand[i]
+        v.placed[i] = k
+        v.gst.discard(i)
+        v.active.add(i)
+        v.load_level[k] += self.exec_[i][k]
+        for j, _ in g.succs[i]:
+            if v.placed[j] < 0:
+                v.gst.add(j)
+        self.worker_of[i] = w
+        heapq.heappush(self.heap[w], (-v.priority[i], i))
+        self.dispatch(w)
+
+    # ---- moving tasks -------------------------------------------------------------------------------
+    def dispatch(self, w: int) -> None:
+        """Send worker *w* its next tasks, up to :data:`DEPTH` held."""
+        out = self.out[w]
+        if self.online:
+            h = self.heap[w]
+            while h and len(out) < DEPTH:
+                self._send(w, heapq.heappop(h)[1])
+            return
+        seq, k = self.seq[w], self.nxt[w]
+        while k < len(seq) and len(out) < DEPTH and self.missing[seq[k]] == 0:
+            self._send(w, seq[k])
+            k += 1
+        self.nxt[w] = k
+
+    def _send(self, w: int, i: int) -> None:
+        spec = self.spec
+        inputs = tuple(self.values[j] for j in spec.deps[i])
+        job = (spec.fns[i], spec.args[i]) if self.send_jobs else None
+        try:
+            self.tp.send(w, (RUN, i, inputs, job))
+        except Exception:  # MPI pickles what it sends: name what cannot be
+            key = short_repr(spec.keys[i], 80)
+            for what, obj in [("its function", spec.fns[i]), ("its arguments", spec.args[i])] + [
+                    (f"the result of task {short_repr(spec.keys[j], 80)}", self.values[j]) for j in spec.deps[i]]:
+                reason = unpicklable(obj)
+                if reason is not None:
+                    raise DlbkitError(f"task {key}: {what} cannot be pickled to send it to a worker: {reason}") from None
+            raise
+        self.sent[i] = True
+        self.out[w].add(i)
+        self.messages += 1
+
+    # ---- messages -----------------------------------------------------------------------------------
+    def on_result(self, w: int, i: int, value: Any, t_start: float, t_end: float, busy: float) -> None:
+        self.out[w].discard(i)
+        if self.values[i] is not _MISSING:
+            return  # a late duplicate: each result is kept once
+        self.values[i] = value
+        self.cost[i] = busy
+        self.done += 1
+        self.trace.add_interval(w, i, 1, self.ready_at[i], t_start, t_end)
+        if self.online and w in self.pos:
+            k = self.pos[w]
+            self.view.active.discard(i)
+            self.view.load_level[k] = max(self.view.load_level[k] - self.exec_[i][k], 0.0)
+        t = self.now()
+        for j, _ in self.g.succs[i]:
+            self.missing[j] -= 1
+            if self.missing[j] == 0:
+                self.ready_at[j] = t
+                if self.online:
+                    self.cand[j] = None
+                    self.view.gst.add(j)
+                elif self.worker_of[j] != w:
+                    self.dispatch(self.worker_of[j])
+        self.dispatch(w)
+        if self.online:
+            self.decide()
+
+    def on_died(self, w: int, exitcode) -> None:
+        self.alive.remove(w)
+        t = self.now()
+        lost = sorted(self.out[w]) + [i for _, i in self.heap[w]]
+        self.out[w] = set()
+        self.heap[w] = []
+        for i in lost:
+            self.faults.append((w, i, t))
+            self.sent[i] = False
+            self.worker_of[i] = -1
+        if not self.alive:
+            raise DlbkitError(f"every worker died (the last, {w}, with exit code {exitcode}); "
+                              f"{self.n - self.done} of {self.n} tasks were not computed")
+        self.replans += 1
+        if self.online:
+            for i in lost:
+                self.cand[i] = None
+            self.start_online()
+            self.decide()
+        else:
+            self.plan()
+        for x in self.alive:
+            self.dispatch(x)
+
+    def run(self) -> tuple[list, Trace]:
+        tp, progress = self.tp, self.progress
+        for i in range(self.n):
+            if self.missing[i] == 0:
+                self.ready_at[i] = 0.0
+        if self.online:
+            self.start_online()
+            for i in self.g.topo:
+                if self.missing[i] == 0:
+                    self.cand[i] = None
+            self.decide()
+        else:
+            self.plan()
+            for w in range(self.P):
+                self.dispatch(w)
+        # the backend stops every worker if anything here fails, and closes the progress bar (base.drive)
+        while self.done < self.n:
+            got = tp.recv(POLL_S if progress and progress.enabled else None)
+            if got is None:
+                if progress:
+                    progress.update(self.done, force=True)
+                continue
+            w, msg = got
+            kind = msg[0]
+            if kind == RESULT:
+                self.on_result(w, *msg[1:])
+                if progress:
+                    progress.update(self.done)
+            elif kind == ERROR:
+                raise task_error(msg, what="task", index=self.spec.keys[msg.index])
+            elif kind == DIED:
+                self.on_died(w, msg.exitcode)
+            else:  # pragma: no cover - a protocol error is a bug, never silent
+                raise DlbkitError(f"unexpected message {kind!r} from worker {w}")
+        for w in range(self.P):
+            tp.send(w, Stop())
+        tp.stop()
+        return self.values, self._finish()
+
+    def _finish(self) -> Trace:
+        tr, g = self.trace, self.g
+        measured = TaskGraph(g.ids, loads=tuple(self.cost), edges=g.edges, name=g.name)
+        tr.messages = self.messages * 2 + self.P
+        tr.end_time = max(tr.t_end, default=0.0)
+        tr.total_work = float(sum(self.cost))
+        tr.max_item = float(max(self.cost, default=0.0))
+        tr.events = 2 * self.n
+        tr.meta.update(mechanism="graph", backend=self.backend, item_cost=list(self.cost), faults=self.faults,
+                       balancer_params=self.b.get_params(), assignment=list(self.worker_of), ids=list(g.ids),
+                       dag=g.to_dict(), replans=self.replans, graph=g.name,
+                       lower_bound=critical_path_bound(costs_for(measured, nodes_for(self.speeds))))
+        return tr
+
+
+def coordinate_graph(transport: Transport, spec: GraphTasks, balancer: MappingBalancer, *, origin: float,
+                     emulation: Emulation | None = None, progress: Progress | None = None, rng=None,
+                     backend: str = "local", record_decisions: bool = False) -> tuple[list, Trace]:
+    """Drive *transport*'s workers through *spec*'s DAG with *balancer*; return (values by task index, trace)."""
+    return _Coordinator(transport, spec, balancer, origin=origin, emulation=emulation, progress=progress, rng=rng,
+                        backend=backend, record=record_decisions, send_jobs=backend != "local").run()
+
+
+# --- the worker ------------------------------------------------------------------------------------
+def serve_graph(conn, w: int, spec: GraphTasks | None, emulation: Emulation | None, origin: float) -> None:
+    """The worker loop: run the tasks sent, in the order they arrive, until STOP or the coordinator goes away."""
+    send = conn.send
+    clock = time.perf_counter
+    try:
+        while True:
+            msg = conn.recv()
+            if msg[0] == STOP:
+                return
+            _, i, inputs, job = msg
+            fn, templates = job if job is not None else (spec.fns[i], spec.args[i])
+            if status.ON:  # a launched MPI job: the launcher names this task if the rank dies
+                status.doing("computing task %d", i)
+            t0 = clock()
+            try:
+                value = fn(*[resolve(a, inputs) for a in templates])
+            except BaseException as e:  # noqa: BLE001 - every failure of user code goes to the caller
+                send(error_message(i, e))
+                return
+            t1 = clock()
+            if emulation is not None:
+                emulation.stretch(w, origin, t0, t1)
+            name = getattr(fn, "__qualname__", None) or short_repr(fn, 60)
+            if not send_or_report(send, (RESULT, i, value, t0 - origin, clock() - origin, t1 - t0),
+                                  lambda: ((i, f"the result of {name}", value),)):
+                return
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        return  # the coordinator ended the run
+
+
+# --- the family, as the backends run it ------------------------------------------------------------
+class GraphRun(Family):
+    """*spec*'s DAG placed by a mapping balancer; the outcome is ``(values by task index, trace)``."""
+
+    serve = staticmethod(serve_graph)
+
+    def __init__(self, spec: GraphTasks, balancer: MappingBalancer, *, emulation: Emulation | None,
+                 progress: bool | None, rng, record_decisions: bool = False):
+        self.spec, self.balancer, self.rng = spec, balancer, rng
+        self.record_decisions = record_decisions
+        self.emulation = emulation
+        self.progress = Progress(spec.n_tasks, progress, unit="tasks")
+        self.origin = 0.0
+
+    def setup(self, n_workers, origin, shared):
+        self.emulation = shared
+        self.origin = origin
+
+    def worker_args(self, backend):
+        # under MPI each task's function and arguments travel with it: only rank 0's tasks matter
+        return (self.spec if backend == "local" else None, self.emulation, self.origin)
+
+    def coordinate(self, transport, backend):
+        return coordinate_graph(transport, self.spec, self.balancer, origin=self.origin, emulation=self.emulation,
+                                progress=self.progress, rng=self.rng, backend=backend,
+                                record_decisions=self.record_decisions)
+
+    def sent_to_workers(self):
+        s = self.spec
+        return [(f"tasks[{short_repr(k, 60)}]", (f, a)) for k, f, a in zip(s.keys, s.fns, s.args)]
+
+
+def run_graph(spec: GraphTasks, balancer: MappingBalancer, *, backend: str = "local", workers: int | None = None,
+              emulation: Emulation | None = None, progress: bool | None = None, rng=None,
+              start_method: str | None = None, record_decisions: bool = False) -> tuple[list, Trace]:
+    """The graph family's runner: every task of *spec* on *backend*; ``(values by task index, trace)``.
+
+    *balancer* is a resolved mapping balancer (static or online); *workers* None means the usable
+    CPUs (local) or the job's worker ranks (MPI)."""
+    if rng is None:
+        rng = np.random.default_rng(0)
+    run = GraphRun(spec, balancer, emulation=emulation, progress=progress, rng=rng,
+                   record_decisions=record_decisions)
+    return execute(run, backend, workers=workers, start_method=start_method)
