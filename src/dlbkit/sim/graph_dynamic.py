@@ -55,7 +55,7 @@ from ..errors import ConfigError
 from ..model import check
 from ..model.graph import TaskGraph
 from ..model.graph_costs import COST_MODELS, costs_for, critical_path_bound, upward_rank
-from ..model.graph_eval import Evaluator, send_order
+from ..model.graph_eval import plan_order, send_order
 from ..model.platform import Platform
 from ..model.seeding import GRAPH, streams
 from ..model.trace import Trace
@@ -232,11 +232,7 @@ class _Run:
         from ..model.view import GraphView
         view = GraphView(self.m, self.costs)
         plan = decide.plan(self.b, view, self.record)
-        order = plan.order
-        if order is None:  # the evaluator's list rule on dedicated nodes, as a global order
-            _, s, f = Evaluator(self.costs).times(plan.assignment)
-            pos = {t: k for k, t in enumerate(self.g.topo)}
-            order = sorted(range(self.n), key=lambda i: (s[i], f[i], pos[i]))
+        order = plan_order(self.costs, plan.assignment, plan.order)
         self.seqs = [[] for _ in range(self.m)]
         for i in order:
             self.seqs[plan.assignment[i]].append(i)
