@@ -2,7 +2,7 @@
 declarations are the sibling modules, imported by the package).
 
 A *family* is a kind of parallel program (DESIGN.md's table): divisible loops, task trees, SPMD
-domains, task graphs, and next job streams. Its declaration says everything the face layer needs
+domains, task graphs and job streams. Its declaration says everything the face layer needs
 to serve it: the workload type and how an experiment file's ``[workload]`` table builds one, the view
 its balancers read, the balancer kind that decides for it (and whether "no balancing" is a valid
 reference run), its simulation engines (the first is the default) with their option schemas, its
