@@ -6,7 +6,6 @@ from hypothesis import given, settings, strategies as st
 
 from dlbkit import ConfigError
 from dlbkit.balancers import REGISTRY
-from dlbkit.balancers.base import OnlineMapping
 from dlbkit.balancers.graph_online.pd import choose, scores
 from dlbkit.balancers.registry import make
 from dlbkit.model.availability import Step
@@ -17,8 +16,7 @@ from dlbkit.sim.graph import simulate_graph
 from dlbkit.sim.graph_dynamic import simulate_graph_dynamic
 
 SLOW = {"milp"}  # its own tests cover it; its plan needs HiGHS time
-MAPPERS = sorted(n for n, c in REGISTRY.items() if c.kind == "mapping" and not issubclass(c, OnlineMapping)
-                 and n not in SLOW)
+MAPPERS = sorted(n for n, c in REGISTRY.items() if c.kind == "mapping" and n not in SLOW)
 
 
 def _hetero(avail=None):

@@ -19,14 +19,19 @@ __all__ = ["simulate", "Result", "UnusedAvailabilityWarning", "unused_availabili
 
 
 def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer | str | None = "gss", *,
-             params: Mapping[str, Any] | None = None, seed: int = 0, **engine: Any) -> Result:
+             params: Mapping[str, Any] | None = None, seed: int = 0, engine_name: str | None = None,
+             **engine: Any) -> Result:
     """Simulate *workload* on *platform* under *balancer*; return a :class:`Result`.
 
-    The workload's family (``dlbkit families``) picks the engine and the balancer kind: a
+    The workload's family (``dlbkit families``) picks the default engine and the balancer kind: a
     :class:`~dlbkit.model.workload.Divisible` loop runs on the master–worker engine with a chunking
     balancer; a :class:`~dlbkit.model.tree.TaskTree` on the asynchronous tree engine with a migration
     balancer; an :class:`~dlbkit.model.spmd.Spmd` loop (Osman 2003, 000) on the pipelined-SPMD engine
     with a repartition balancer or ``"none"``/None (no balancing).
+    *engine_name* chooses another engine of the family (None: its first, the default; an experiment
+    file's ``[engine] name``), e.g. ``engine_name="dynamic"`` for a task graph under changing
+    availability, where an online mapper (``pd``) or a static plan replayed runs. The balancer must be
+    of a kind that engine accepts (``dlbkit families`` lists them per engine).
     *balancer* is a balancer object or a registered name (with *params*, a dict of its
     parameters); *platform* a Platform or the path of a platform TOML file; *seed* an integer >= 0.
     *engine* options go to the engine (``dlbkit families`` lists them per family) and are checked as
@@ -58,7 +63,7 @@ def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer 
     if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
         raise ConfigError("seed", seed, "an integer >= 0")
     family = families.of(workload)
-    eng = family.engine
+    eng = family.engine_named(engine_name, "engine_name")
     allowed = eng.api_options
     for k in engine:
         if k not in allowed:
@@ -66,7 +71,9 @@ def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer 
                               f"an option of the {family.name} family's {eng.name} engine: " + ", ".join(allowed))
     # the options an experiment file may set are checked as there (one path)
     eng.validate({k: v for k, v in engine.items() if k in eng.options}, platform, "engine")
-    b = resolve(balancer, params, kind=family.kind, allow_none=family.allow_none)
+    b = resolve(balancer, params, kind=family.kinds, allow_none=family.allow_none)
+    if b is not None:
+        family.check_kind(eng, b.kind, b.name)
     trace = eng.run(platform, workload, b, seed=int(seed), **engine)
     trace.meta.setdefault("node_names", [n.name for n in platform.nodes])
     for message in unused_availability(platform, trace):

@@ -36,7 +36,8 @@ from .errors import ConfigError, DlbkitError
 
 __all__ = ["main", "build_parser"]
 
-KINDS = ("chunking", "placement", "migration", "repartition", "mapping", "adaptive")  # DESIGN.md "Balancers"
+#: DESIGN.md "Balancers"
+KINDS = ("chunking", "placement", "migration", "repartition", "mapping", "graph-online", "adaptive")
 
 
 def balancer_kinds() -> list[str]:
@@ -85,7 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("families", help="list the workload families: workload, balancer kind, engines, metrics",
                        description="Every registered workload family: its workload class, the balancer kind "
-                                   "that decides for it, its simulation engines and their options, its "
+                                   "that decides for it, its simulation engines (the balancer kinds each "
+                                   "runs, its options; the first is the default), its "
                                    "real-run entry point, metrics and plots.")
     f.add_argument("--json", action="store_true", help="a JSON list of objects")
     f.set_defaults(func=_cmd_families)
@@ -430,12 +432,14 @@ def _cmd_families(args) -> int:
         print(f"{i['name']:<{width}}  {i['summary']} ({i['source']})")
         print(f"{pad}  workload:  {', '.join(w.rsplit('.', 1)[1] for w in i['workload'])}")
         none = " (or 'none': no balancing)" if i["no_balancing_reference"] else ""
-        print(f"{pad}  balancers: {i['balancer_kind']}{none}  (dlbkit balancers --kind {i['balancer_kind']})")
+        kinds = i["balancer_kinds"]
+        print(f"{pad}  balancers: {', '.join(kinds)}{none}  (dlbkit balancers --kind {' | '.join(kinds)})")
         for e in i["engines"]:
             tag = "default engine" if e["default"] else "engine"
             opts = ", ".join(e["options"]) or "(no experiment options)"
             where = "" if e["on_platform"] else "; not from experiment files"
-            print(f"{pad}  {tag}: {e['name']}: {e['entry']}; options: {opts}{where}")
+            kinds = ", ".join(e["balancer_kinds"])
+            print(f"{pad}  {tag}: {e['name']}: {e['entry']}; balancers: {kinds}; options: {opts}{where}")
         print(f"{pad}  real runs: {i['runtime'] or 'none yet'}")
         print(f"{pad}  metrics:   {', '.join(i['metrics'])}")
         print(f"{pad}  plots:     {', '.join(i['plots'])}")

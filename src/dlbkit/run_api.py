@@ -570,7 +570,7 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
     seed = _seed(seed)
     _progress(progress)
     spec = parse_tasks(tasks)
-    b = resolve(balancer, params, kind="mapping")
+    b = resolve(balancer, params, kind=("mapping", "graph-online"))
     emulation = _emulation(emulate, seed, None)
     asked = workers
     workers = _worker_count(workers, emulation, backend)

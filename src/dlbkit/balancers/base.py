@@ -299,29 +299,24 @@ class MappingBalancer(Balancer):
         """The plan for the graph in *view*."""
 
 
-class OnlineMapping(MappingBalancer):
+class OnlineMapping(Balancer):
     """Decides where a task of a task graph runs when it becomes placeable, during the run (an online
     mapper; 002 §5's Pseudo-Dynamic load balancing is one).
 
-    Same kind as :class:`MappingBalancer` (``"mapping"``: the task-graph family's one kind), with one
-    required method of its own, :meth:`place`: from a :class:`~dlbkit.model.view.GraphOnlineView` (the
-    graph and its costs, the time, where the placed tasks are, the tasks that may be placed now, each
-    node's load level, the tasks ready or running) return ``[(task, node), ...]``, the tasks to place
-    now (a subset of ``view.candidates``; an empty list waits for the next event).
-    :func:`dlbkit.balancers.decide.online_place` checks the answer. Only the graph family's ``dynamic``
-    engine runs an online mapper; :meth:`map` (the static engine's question) is a ConfigError saying so.
+    Kind ``"graph-online"``: the task-graph family's ``dynamic`` engine runs it (the ``static`` engine,
+    which times one plan, does not: ``Engine.kinds``). One required method, :meth:`place`: from a
+    :class:`~dlbkit.model.view.GraphOnlineView` (the graph and its costs, the time, where the placed
+    tasks are, the tasks that may be placed now, each node's load level, the tasks ready or running)
+    return ``[(task, node), ...]``, the tasks to place now (a subset of ``view.candidates``; an empty
+    list waits for the next event). :func:`dlbkit.balancers.decide.online_place` checks the answer.
 
     Declared surface the engine reads besides :meth:`place`: ``preemptive`` (bool: the node's local
     scheduler lets a ready task of higher priority preempt a computing one, 002 §5.3 rule 2).
     """
 
+    kind = "graph-online"
     online: ClassVar[bool] = True
     preemptive: bool = False
-
-    def map(self, view) -> Plan:
-        raise ConfigError("balancer", self.name, "a static mapping balancer for the 'static' engine; "
-                          f"{self.name!r} places tasks during the run: use the graph family's 'dynamic' engine "
-                          "(dlbkit.sim.graph_dynamic.simulate_graph_dynamic)")
 
     @abstractmethod
     def place(self, view) -> list:

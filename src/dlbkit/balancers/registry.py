@@ -51,23 +51,25 @@ _KIND_HINT = {"chunking": "a chunking balancer (dlbkit balancers --kind chunking
               "migration": "a migration balancer (dlbkit balancers --kind migration)",
               "repartition": "a repartition balancer (dlbkit balancers --kind repartition)",
               "mapping": "a mapping balancer (dlbkit balancers --kind mapping)",
+              "graph-online": "an online mapping balancer (dlbkit balancers --kind graph-online)",
               "placement": "a placement balancer (dlbkit balancers --kind placement)"}
 
 
-def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | None = None,
+def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | tuple[str, ...] | None = None,
             allow_none: bool = False, field: str = "balancer"):
     """The one way a name or an object becomes a validated balancer, for every engine and the API.
 
     *balancer* is a registered name (built with *params*) or a balancer object (cloned with *params*
     when given, so the caller's object is never changed; validated either way). With *kind*, the
     result must be of that kind. With *allow_none*, None or ``"none"`` mean "no balancing" and give
-    None (then *params* must be empty). Anything else raises :class:`~dlbkit.errors.ConfigError`
-    naming *field*.
+    None (then *params* must be empty). *kind* may be a tuple of kinds (any of them). Anything else
+    raises :class:`~dlbkit.errors.ConfigError` naming *field*.
     """
     from .base import Balancer  # base imports nothing from here; the import is local to keep it so
     if params is not None and not isinstance(params, Mapping):
         raise ConfigError("params", params, "a dict of parameter names to values, or None")
-    hint = _KIND_HINT.get(kind, "a registered balancer name or a Balancer object") if kind else \
+    kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
+    hint = " or ".join(_KIND_HINT.get(k, f"a {k} balancer") for k in kinds) if kinds else \
         "a registered balancer name or a Balancer object"
     if balancer is None or (allow_none and isinstance(balancer, str) and balancer.lower() == "none"):
         if not allow_none:
@@ -82,6 +84,6 @@ def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | 
         b.validate()
     else:
         raise ConfigError(field, balancer, hint + (", or None" if allow_none else ""))
-    if kind is not None and b.kind != kind:
+    if kinds and b.kind not in kinds:
         raise ConfigError(field, b.name, hint + (", or None" if allow_none else ""))
     return b

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import families
 from ..api import simulate
 from ..errors import ConfigError
 from ..model.metrics import METRICS
@@ -174,10 +175,11 @@ def _execute(spec: RunSpec, keep_trace: bool, progress=None) -> tuple[dict, Trac
     """Simulate one run; never raises for a failing run (the error becomes the row's status).
     With *keep_trace* also return the Trace. *progress*: the engine's ``progress(done, total)``."""
     t0 = time.perf_counter()
-    extra = {} if progress is None else {"progress": progress}
+    takes = families.of(spec.workload).engine_named(spec.engine_name).api_options
+    extra = {} if progress is None or "progress" not in takes else {"progress": progress}
     try:
         result = simulate(spec.platform, spec.workload, spec.balancer, params=spec.params, seed=spec.seed,
-                          **spec.engine, **extra)
+                          engine_name=spec.engine_name, **spec.engine, **extra)
     except Exception as e:
         return _failed(e, time.perf_counter() - t0), None
     values = {"status": "ok", "error": "", "wall_s": time.perf_counter() - t0}

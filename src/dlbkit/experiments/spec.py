@@ -13,15 +13,21 @@ An experiment is platform × workload × balancers × parameter grid × repetiti
     items = 20000
     cost = {dist = "uniform", low = 0.5, high = 1.5}
     [engine]                    # optional engine options (see dlbkit.sim.simulate_divisible)
+    name = "master-worker"      # optional: which engine of the family (default its first: dlbkit families)
     mechanism = "self-scheduling"
     master = "master"
     [[balancers]]
     name = "gss"
     label = "GSS"               # optional; defaults to name (+ params)
     params = { min_chunk = 1 }
-    engine = { mechanism = "rounds" }   # optional: engine options for this balancer only
+    engine = { mechanism = "rounds" }   # optional: engine options (and name) for this balancer only
     [grid]                      # optional: cartesian product over dotted keys
     "workload.items" = [1000, 10000]
+
+``[engine] name`` chooses one of the family's engines (``dlbkit families`` lists them and the balancer
+kinds each accepts); a balancer's own ``engine = { name = ... }`` runs that balancer on another, so a
+task graph's static plan (``heft``, replayed on the ``dynamic`` engine) and the online ``pd`` compare in
+one experiment. Every balancer must be of a kind its engine accepts.
 
 A task-tree experiment sets ``[workload] kind = "tree"`` with the tree's fields (``shape`` =
 balanced, random or imbalance; depth, fanout, grain, imbalance, min_split_depth, slope, seed,
@@ -61,7 +67,7 @@ import numpy as np
 from .. import families, info
 from ..balancers import registry
 from ..errors import ConfigError
-from ..families import Family
+from ..families import Engine, Family
 from ..model import check
 from ..model.platform import Platform, load_toml
 
@@ -72,6 +78,7 @@ TOP_KEYS = {"name", "description", "repetitions", "seed", "platform", "workload"
             "grid"}
 BALANCER_KEYS = {"name", "label", "params", "engine", "info"}
 PLATFORM_KEYS = {"file", "name", "nodes", "network"}
+ENGINE_NAME = "name"  #: the ``[engine]`` key that chooses the family's engine (not an engine option)
 NO_BALANCING = "none"  #: a family's unbalanced reference (``name = "none"``, where the family allows it)
 GRID_ROOTS = ("platform", "workload", "engine", "info")
 #: dlbkit's limits on the size of a sweep, checked before anything is built or run (a sweep keeps
@@ -118,6 +125,8 @@ class RunSpec:
     workload: Any
     engine: dict
     fingerprint: str
+    #: the engine of the family that runs it (None: the family's default engine)
+    engine_name: str | None = None
 
     @property
     def point_text(self) -> str:
@@ -174,9 +183,9 @@ class Experiment:
         workload = _workload(workload_dict, "workload")
         family = families.of(workload)
         family.check_fit(platform, workload)
-        family.engine.validate(engine_dict, platform, "engine")
+        engine, _options = _engine(family, engine_dict, platform, "engine")
         if info_dict:
-            _info(info_dict, family, "info")
+            _info(info_dict, family, "info", engine)
         balancers = _balancers(check.required(d, "balancers", ""), platform, engine_dict, family)
         grid = _grid(d.get("grid", {}))
         n_runs = repetitions * len(balancers) * math.prod(len(v) for v in grid.values())
@@ -213,10 +222,12 @@ class Experiment:
             raise ConfigError("workload.kind", wd.get("kind"), f"{self.family.name!r} "
                               "at every grid point (one workload family per experiment)")
         self.family.check_fit(platform, workload)
-        for b in self.balancers:
-            self.family.engine.validate({**ed, **b.engine}, platform, "engine")
+        for i, b in enumerate(self.balancers):
+            eng, _options = _engine(self.family, {**ed, **b.engine}, platform, "engine")
+            if b.name != NO_BALANCING:
+                self.family.check_kind(eng, registry.get(b.name).kind, b.name, f"balancers[{i}].name")
         if it:
-            _info(it, self.family, "info")
+            _info(it, self.family, "info", self.family.engine_named(ed.get(ENGINE_NAME), f"engine.{ENGINE_NAME}"))
         return platform, workload, ed, pd, wd, it
 
     def _build_points(self) -> list:
@@ -257,12 +268,15 @@ class Experiment:
                 work = self.family.per_repetition(workload, wd, seed)
                 for b in self.balancers:
                     eng = {**engine, **b.engine}
+                    name = eng.pop(ENGINE_NAME, None)
+                    if name == self.family.engine.name:  # the default named: the run (and fingerprint) of before
+                        name = None
                     chosen = it if b.info is None else b.info
                     if chosen:  # absent: the engine's default (exact), and the fingerprint of before
                         eng["info"] = dict(chosen)
-                    fp = _fingerprint(pd, wd, eng, b, seed)
+                    fp = _fingerprint(pd, wd, eng if name is None else {**eng, ENGINE_NAME: name}, b, seed)
                     specs.append(RunSpec(b.label, b.name, dict(b.params), point, r, seed, platform, work,
-                                         eng, fp))
+                                         eng, fp, name))
         return specs
 
     @property
@@ -337,11 +351,13 @@ def _balancers(raw: Any, platform: Platform, engine: dict, family: Family) -> li
         else:
             name, params = _registered(b, name, path, family)
         eng = dict(check.table(b.get("engine", {}), f"{path}.engine"))
-        family.engine.validate({**engine, **eng}, platform, f"{path}.engine")
+        chosen, _options = _engine(family, {**engine, **eng}, platform, f"{path}.engine")
+        if name != NO_BALANCING:
+            family.check_kind(chosen, registry.get(name).kind, name, f"{path}.name")
         own_info = None
         if "info" in b:
             own_info = dict(check.table(b["info"], f"{path}.info"))
-            _info(own_info, family, f"{path}.info")
+            _info(own_info, family, f"{path}.info", chosen)
         label = b.get("label", _default_label(name, params))
         if not isinstance(label, str) or not label.strip():
             raise ConfigError(f"{path}.label", label, "a non-empty string")
@@ -355,11 +371,10 @@ def _balancers(raw: Any, platform: Platform, engine: dict, family: Family) -> li
 def _registered(b: Mapping, name: str, path: str, family: Family) -> tuple[str, dict]:
     """The registry name and validated params of balancer entry *b*, of the kind *family* needs."""
     cls = registry.get(name, f"{path}.name")
-    want = family.kind
-    if cls.kind != want:
+    if cls.kind not in family.kinds:
         extra = f", {NO_BALANCING}" if family.allow_none else ""
-        raise ConfigError(f"{path}.name", name, f"a {want} balancer for a {family.name} workload: "
-                          + ", ".join(registry.names(want)) + extra)
+        raise ConfigError(f"{path}.name", name, f"a {' or '.join(family.kinds)} balancer for a {family.name} workload: "
+                          + ", ".join(n for k in family.kinds for n in registry.names(k)) + extra)
     params = dict(check.table(b.get("params", {}), f"{path}.params"))
     cls.check_param_names(params, f"{path}.params", repr(cls.name))
     try:
@@ -371,11 +386,22 @@ def _registered(b: Mapping, name: str, path: str, family: Family) -> tuple[str, 
     return cls.name, params
 
 
-def _info(d: dict, family: Family, path: str) -> None:
-    """An ``[info]`` table: the family's engine must take an information model, and *d* must build one."""
-    if "info" not in family.engine.api_options:
+def _engine(family: Family, table: Mapping, platform: Platform, path: str) -> tuple[Engine, dict]:
+    """The engine an ``[engine]`` table (with a balancer's own keys over it) names with ``name`` (absent:
+    the family's default), and the table's other keys, its options, checked against that engine."""
+    options = dict(table)
+    engine = family.engine_named(options.pop(ENGINE_NAME, None), f"{path}.{ENGINE_NAME}")
+    engine.validate(options, platform, path)
+    return engine, options
+
+
+def _info(d: dict, family: Family, path: str, engine: Engine | None = None) -> None:
+    """An ``[info]`` table: the engine (default: the family's) must take an information model, and *d*
+    must build one."""
+    engine = engine or family.engine
+    if "info" not in engine.api_options:
         takes = [f.name for f in families.FAMILIES.values() if "info" in f.engine.api_options]
-        raise ConfigError(path, d, f"absent: the {family.name} family's {family.engine.name} engine has no "
+        raise ConfigError(path, d, f"absent: the {family.name} family's {engine.name} engine has no "
                           "information layer (families whose engine has one: " + (", ".join(takes) or "none") + ")")
     info.resolve(d, path)
 

@@ -98,7 +98,7 @@ FAMILY = register(Family(
              Engine("dynamic", "the graph run on the kernel while availability changes: a static plan replayed, or "
                     "an online mapper (pd) placing tasks as they become placeable; several programs may arrive",
                     "dlbkit.sim.graph_dynamic.simulate_graph_dynamic", simulate_graph_dynamic,
-                    {"cost_model": OPTIONS["cost_model"]}, check_options)),
+                    {"cost_model": OPTIONS["cost_model"]}, check_options, kinds=("mapping", "graph-online"))),
     runtime="dlbkit.graph, dlbkit.run_graph",
     metrics=metrics,
     metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "messages", "bytes"),

@@ -28,7 +28,8 @@ __all__ = ["Engine", "Family", "register", "get", "names", "of", "FAMILIES"]
 class Engine:
     """One simulation engine of a family.
 
-    *run* ``(platform, workload, balancer, seed=..., **options)`` returns the run's trace; *options*
+    *run* ``(platform, workload, balancer, seed=..., **options)`` returns the run's trace; *kinds* are
+    the balancer kinds it runs (empty: the family's :attr:`Family.kind`; :meth:`Family.kinds_of`); *options*
     documents the keys an experiment file's ``[engine]`` table may set (name → meaning), and *check*
     ``(options, platform, path)`` validates them against the platform, raising a ConfigError that
     names ``path.key``. Python callers of :func:`dlbkit.simulate` may pass any keyword of *run* (e.g.
@@ -44,6 +45,7 @@ class Engine:
     options: Mapping[str, str] = field(default_factory=dict)
     check: Callable[[Mapping, Any, str], None] | None = None
     on_platform: bool = True
+    kinds: tuple[str, ...] = ()  #: the balancer kinds it accepts; empty: the family's kind
 
     @property
     def api_options(self) -> list[str]:
@@ -92,7 +94,7 @@ class Family:
     source: str
     workloads: tuple[type, ...]
     view: type
-    kind: str  #: the balancer kind that decides for this family
+    kind: str  #: the balancer kind that decides for this family (its default engine's; others: Engine.kinds)
     engines: tuple[Engine, ...]
     runtime: str | None  #: the real-run entry point(s), e.g. "dlbkit.map, dlbkit.run_map"; None: none yet
     metrics: Callable[[Any], dict]
@@ -118,8 +120,43 @@ class Family:
 
     @property
     def engine(self) -> Engine:
-        """The default engine (the one :func:`dlbkit.simulate` and experiment files use)."""
+        """The default engine (the one :func:`dlbkit.simulate` and experiment files use unless told)."""
         return self.engines[0]
+
+    def engine_named(self, name: Any = None, field: str = "engine.name") -> Engine:
+        """The engine called *name* (None: the default), one that runs on a platform; a ConfigError
+        naming *field* lists them."""
+        runs = [e for e in self.engines if e.on_platform and e.run is not None]
+        if name is None:
+            return self.engine
+        for e in runs:
+            if e.name == name:
+                return e
+        raise ConfigError(field, name, f"an engine of the {self.name} family: " + ", ".join(e.name for e in runs))
+
+    def kinds_of(self, engine: Engine) -> tuple[str, ...]:
+        """The balancer kinds *engine* accepts (its own declaration, else the family's kind)."""
+        return engine.kinds or (self.kind,)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """Every balancer kind some engine of the family accepts, the family's kind first."""
+        out = [self.kind]
+        for e in self.engines:
+            out += [k for k in self.kinds_of(e) if k not in out]
+        return tuple(out)
+
+    def check_kind(self, engine: Engine, kind: str, name: str, field: str = "balancer") -> None:
+        """Raise a ConfigError naming *field* unless *engine* accepts balancer *name* of *kind*; it
+        names the kinds the engine accepts and the engines that would take *name*."""
+        accepted = self.kinds_of(engine)
+        if kind in accepted:
+            return
+        others = [e.name for e in self.engines if e.on_platform and kind in self.kinds_of(e)]
+        hint = f" ({name!r} is a {kind} balancer: the " + " or ".join(repr(o) for o in others) + " engine runs it)" \
+            if others else ""
+        raise ConfigError(field, name, f"a balancer of kind {' or '.join(accepted)} for the {self.name} family's "
+                          f"{engine.name} engine{hint}")
 
     def as_dict(self) -> dict:
         """What ``dlbkit families --json`` prints for this family."""
@@ -127,7 +164,9 @@ class Family:
                 "workload": [f"{t.__module__}.{t.__qualname__}" for t in self.workloads],
                 "view": f"{self.view.__module__}.{self.view.__qualname__}", "balancer_kind": self.kind,
                 "no_balancing_reference": self.allow_none,
+                "balancer_kinds": list(self.kinds),
                 "engines": [{"name": e.name, "summary": e.summary, "entry": e.entry, "default": i == 0,
+                             "balancer_kinds": list(self.kinds_of(e)),
                              "on_platform": e.on_platform, "options": dict(e.options),
                              "api_options": e.api_options} for i, e in enumerate(self.engines)],
                 "runtime": self.runtime, "metrics": list(self.metric_names), "plots": list(self.figure_kinds)}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..balancers import decide
-from ..balancers.base import MappingBalancer
+from ..balancers.base import MappingBalancer, OnlineMapping
 from ..errors import ConfigError
 from ..model.graph import TaskGraph
 from ..model.graph_costs import COST_MODELS, costs_for, critical_path_bound
@@ -39,6 +39,10 @@ def simulate_graph(platform: Platform | int, workload: TaskGraph, balancer: Mapp
         raise ConfigError("engine.cost_model", cost_model, "one of " + ", ".join(repr(k) for k in COST_MODELS))
     if not isinstance(workload, TaskGraph):
         raise ConfigError("workload", type(workload).__name__, "a TaskGraph")
+    if isinstance(balancer, OnlineMapping):
+        raise ConfigError("balancer", balancer.name, "a static mapping balancer for the 'static' engine; "
+                          f"{balancer.name!r} places tasks during the run: use the graph family's 'dynamic' engine "
+                          "(dlbkit.sim.graph_dynamic.simulate_graph_dynamic)")
     tick = ticker(progress)
     costs = costs_for(workload, platform, cost_model, contention=contention)
     st = streams(seed, GRAPH)

@@ -109,14 +109,15 @@ def programs_of(workload: Any) -> tuple[TaskGraph, list[int], list[float]]:
     return merged, prog, arrivals
 
 
-def simulate_graph_dynamic(platform: Platform | int, workload: Any, balancer: MappingBalancer, *, seed: Any = 0,
+def simulate_graph_dynamic(platform: Platform | int, workload: Any, balancer: MappingBalancer | OnlineMapping, *,
+                           seed: Any = 0,
                            cost_model: str = "standard", record_decisions: bool = False) -> Trace:
     """Run *workload* (a TaskGraph, or a list of ``(TaskGraph, arrival)`` for an online mapper) on
     *platform* (a Platform, or a processor count) under *balancer*: a static plan replayed, or an
     online mapper asked as tasks become placeable (module docstring). Returns the run's Trace."""
     if cost_model not in COST_MODELS:
         raise ConfigError("engine.cost_model", cost_model, "one of " + ", ".join(repr(k) for k in COST_MODELS))
-    if not isinstance(balancer, MappingBalancer):
+    if not isinstance(balancer, (MappingBalancer, OnlineMapping)):
         raise ConfigError("balancer", type(balancer).__name__, "a mapping balancer (static plan or online)")
     graph, prog, arrivals = programs_of(workload)
     online = isinstance(balancer, OnlineMapping)

@@ -70,6 +70,9 @@ from ..messages import DIED, ERROR, STOP, Stop
 from ..progress import Progress
 from .graph_tasks import GraphTasks, resolve
 
+#: what the coordinator runs: a static mapper's plan or an online mapper (the two graph kinds)
+Mapper = MappingBalancer | OnlineMapping
+
 __all__ = ["coordinate_graph", "serve_graph", "GraphRun", "run_graph", "DEPTH", "RUN", "RESULT"]
 
 RUN = "g-run"
@@ -94,7 +97,7 @@ def nodes_for(speeds: list[float]):
 class _Coordinator:
     """One run's DAG state and rules (the coordinator side of :class:`GraphRun`)."""
 
-    def __init__(self, transport: Transport, spec: GraphTasks, balancer: MappingBalancer, *, origin: float,
+    def __init__(self, transport: Transport, spec: GraphTasks, balancer: Mapper, *, origin: float,
                  emulation: Emulation | None, progress: Progress | None, rng, backend: str, record: bool,
                  send_jobs: bool):
         self.tp, self.spec, self.b = transport, spec, balancer
@@ -343,7 +346,7 @@ class _Coordinator:
         return tr
 
 
-def coordinate_graph(transport: Transport, spec: GraphTasks, balancer: MappingBalancer, *, origin: float,
+def coordinate_graph(transport: Transport, spec: GraphTasks, balancer: Mapper, *, origin: float,
                      emulation: Emulation | None = None, progress: Progress | None = None, rng=None,
                      backend: str = "local", record_decisions: bool = False) -> tuple[list, Trace]:
     """Drive *transport*'s workers through *spec*'s DAG with *balancer*; return (values by task index, trace)."""
@@ -388,7 +391,7 @@ class GraphRun(Family):
 
     serve = staticmethod(serve_graph)
 
-    def __init__(self, spec: GraphTasks, balancer: MappingBalancer, *, emulation: Emulation | None,
+    def __init__(self, spec: GraphTasks, balancer: Mapper, *, emulation: Emulation | None,
                  progress: bool | None, rng, record_decisions: bool = False):
         self.spec, self.balancer, self.rng = spec, balancer, rng
         self.record_decisions = record_decisions
@@ -414,7 +417,7 @@ class GraphRun(Family):
         return [(f"tasks[{short_repr(k, 60)}]", (f, a)) for k, f, a in zip(s.keys, s.fns, s.args)]
 
 
-def run_graph(spec: GraphTasks, balancer: MappingBalancer, *, backend: str = "local", workers: int | None = None,
+def run_graph(spec: GraphTasks, balancer: Mapper, *, backend: str = "local", workers: int | None = None,
               emulation: Emulation | None = None, progress: bool | None = None, rng=None,
               start_method: str | None = None, record_decisions: bool = False) -> tuple[list, Trace]:
     """The graph family's runner: every task of *spec* on *backend*; ``(values by task index, trace)``.
