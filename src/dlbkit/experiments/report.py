@@ -31,6 +31,12 @@ img{max-width:100%;border:1px solid #eee;margin:.4em 0}
 details{margin:.4em 0}
 """
 
+#: image kinds the report lays out in a section of their own; any other kind a family declares (job
+#: streams' "queues" and "response_cdf") is shown per run after them, with its caption below if it has one
+_LAID_OUT = {"bars", "gantt", "work", "tasks", "looptime", "points"}
+_CAPTIONS = {"queues": "tasks in each node's system over time (a heat map: waiting and running)",
+             "response_cdf": "the response-time CDF of the jobs after the warm-up"}
+
 
 def describe_availability(spec) -> str:
     """Short text for an availability spec, e.g. ``pulse: 0.25 from 60 s for 120 s, every 300 s``."""
@@ -190,6 +196,17 @@ def write_report(path: str | Path, sweep, summary: Sequence[Stat], images: dict[
             name = lt.stem.removeprefix("looptime_")
             parts.append(f"<details open><summary>{escape(name)}</summary>{img(lt, 'loop time ' + name)}"
                          f"{img(pt, 'data points ' + name)}</details>")
+    other = [k for k, paths in images.items() if paths and k not in _LAID_OUT]
+    if other:  # run plots without a layout of their own above (job streams): grouped by run
+        runs: dict[str, list[tuple[str, Path]]] = {}
+        for kind in other:
+            for p in images[kind]:
+                runs.setdefault(p.stem.removeprefix(kind + "_"), []).append((kind, p))
+        said = "; ".join(f"{_CAPTIONS.get(k, k)}" for k in other)
+        parts.append(f"<h2>Runs (repetition 0 of each balancer)</h2><p class=muted>Per run: {escape(said)}.</p>")
+        for name, shown in runs.items():
+            parts.append(f"<details open><summary>{escape(name)}</summary>"
+                         + "".join(img(p, f"{_CAPTIONS.get(k, k)} {name}") for k, p in shown) + "</details>")
     fails = sweep.failures
     if fails:
         items = "".join(f"<tr><td class=l>{escape(r['label'])}</td><td class=l>{escape(r['point'])}</td>"
