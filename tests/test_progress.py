@@ -154,6 +154,15 @@ def test_graph_reports_tasks(every_completion):
     assert with_and_without(run, 10)[0] == (0, 10)
 
 
+@pytest.mark.parametrize("balancer", ["pd", "heft"])
+def test_the_dynamic_graph_engine_reports_every_finished_task(every_completion, balancer):
+    def run(progress):
+        return dlbkit.simulate(platform(3), topcuoglu10(), balancer, engine_name="dynamic", progress=progress).trace
+
+    calls = with_and_without(run, 10)
+    assert calls[0] == (0, 10) and [d for d, _ in calls[1:11]] == list(range(1, 11))
+
+
 def test_progress_must_be_a_function():
     with pytest.raises(ConfigError, match="progress"):
         dlbkit.simulate(platform(), Divisible(10), "ss", progress="yes")

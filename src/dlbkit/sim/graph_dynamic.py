@@ -56,6 +56,7 @@ from ..model import check
 from ..model.graph import TaskGraph
 from ..model.graph_costs import COST_MODELS, costs_for, critical_path_bound, upward_rank
 from ..model.graph_eval import plan_order, send_order
+from .progress import ticker
 from ..model.platform import Platform
 from ..model.seeding import GRAPH, streams
 from ..model.trace import Trace
@@ -111,10 +112,13 @@ def programs_of(workload: Any) -> tuple[TaskGraph, list[int], list[float]]:
 
 def simulate_graph_dynamic(platform: Platform | int, workload: Any, balancer: MappingBalancer | OnlineMapping, *,
                            seed: Any = 0,
-                           cost_model: str = "standard", record_decisions: bool = False) -> Trace:
+                           cost_model: str = "standard", record_decisions: bool = False,
+                           progress: Any = None) -> Trace:
     """Run *workload* (a TaskGraph, or a list of ``(TaskGraph, arrival)`` for an online mapper) on
     *platform* (a Platform, or a processor count) under *balancer*: a static plan replayed, or an
-    online mapper asked as tasks become placeable (module docstring). Returns the run's Trace."""
+    online mapper asked as tasks become placeable (module docstring). Returns the run's Trace.
+    *progress* ``(done, total)``: tasks finished of all tasks, reported on completions
+    (:mod:`dlbkit.sim.progress`)."""
     if cost_model not in COST_MODELS:
         raise ConfigError("engine.cost_model", cost_model, "one of " + ", ".join(repr(k) for k in COST_MODELS))
     if not isinstance(balancer, (MappingBalancer, OnlineMapping)):
@@ -124,15 +128,16 @@ def simulate_graph_dynamic(platform: Platform | int, workload: Any, balancer: Ma
     if not online and len(arrivals) > 1:
         raise ConfigError("workload", f"{len(arrivals)} programs", f"one TaskGraph for the static mapper "
                           f"{balancer.name!r} (staggered programs need an online mapper such as 'pd')")
+    tick = ticker(progress)
     costs = costs_for(graph, platform, cost_model)
     st = streams(seed, GRAPH)
-    return _Run(platform, graph, prog, arrivals, costs, balancer, online, st, seed, record_decisions).run()
+    return _Run(platform, graph, prog, arrivals, costs, balancer, online, st, seed, record_decisions, tick).run()
 
 
 class _Run:
     """One run's state and its kernel handlers (one instance per call)."""
 
-    def __init__(self, platform, graph, prog, arrivals, costs, balancer, online, st, seed, record):
+    def __init__(self, platform, graph, prog, arrivals, costs, balancer, online, st, seed, record, tick=None):
         self.g, self.costs, self.b, self.online = graph, costs, balancer, online
         n, m = graph.n_tasks, costs.n_nodes
         self.n, self.m = n, m
@@ -181,6 +186,8 @@ class _Run:
         self.seq = 0
         self.preemptions = 0
         self.finished = 0
+        self.tick = tick
+        self.next_tick = 1  # completions until the ticker is asked again
         self.load_level = self.view.load_level if online else [0.0] * m
         self.cand: dict = {}
 
@@ -217,6 +224,8 @@ class _Run:
 
     # ---- the run --------------------------------------------------------------------------------
     def run(self) -> Trace:
+        if self.tick is not None:
+            self.tick(0, self.n)
         if self.online:
             for x, t in enumerate(self.arrivals):
                 self.k.schedule(t, self.on_arrival, x, priority=NORMAL, rank=x)
@@ -227,7 +236,10 @@ class _Run:
             left = [self.g.ids[i] for i in range(self.n) if self.finish[i] is None][:5]
             raise ConfigError(f"balancer {self.b.name!r}", f"{self.n - self.finished} tasks never finished "
                               f"(e.g. {left})", "a mapper that places every task it is offered")
-        return self._trace()
+        tr = self._trace()
+        if self.tick is not None:
+            self.tick.finish(self.n)
+        return tr
 
     def _replay_plan(self) -> None:
         from ..model.view import GraphView
@@ -420,6 +432,10 @@ class _Run:
     def _terminate(self, t: float, i: int, p: int) -> None:
         self.finish[i] = t
         self.finished += 1
+        if self.tick is not None:
+            self.next_tick -= 1
+            if self.next_tick == 0:
+                self.next_tick = self.tick(self.finished, self.n)
         self.load_level[p] -= self.costs.exec[i][p]
         if self.online:
             self.view.active.discard(i)
