@@ -148,3 +148,6 @@ def test_the_shipped_pd_versus_heft_experiment_runs_and_reports(tmp_path, capsys
     assert float(rows["PD (online)"]["makespan"]) > float(rows["PD (online)"]["lower_bound"]) > 0
     report = (tmp_path / "out" / "report.html").read_text()
     assert "PD (online)" in report and "dynamic" in report
+    # every run's Gantt chart is in the report, though the graph family draws no work plot beside it
+    assert len(list((tmp_path / "out").glob("gantt_*.png"))) == 3
+    assert all(f"Gantt {name}" in report for name in ("HEFT-static-engine", "HEFT-plan-replayed", "PD-online"))

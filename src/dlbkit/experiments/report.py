@@ -181,11 +181,13 @@ def write_report(path: str | Path, sweep, summary: Sequence[Stat], images: dict[
                          "the three workload phases of Haron 1998 §2.7 (filling until n(t) first reaches p, "
                          "emptying after it last falls below p); dashed: phase changes a phase-adaptive "
                          "balancer detected while running.</p>")
-        for g, w in zip(gantts, works):
+        work = {w.stem.removeprefix("work_"): w for w in works}
+        for g in gantts:  # a family without a work plot (task graphs) still shows its Gantt charts
             name = g.stem.removeprefix("gantt_")
             extra = img(tasks[name], "waiting tasks " + name) if name in tasks else ""
+            below = img(work[name], "work over time " + name) if name in work else ""
             parts.append(f"<details open><summary>{escape(name)}</summary>{img(g, 'Gantt ' + name)}"
-                         f"{img(w, 'work over time ' + name)}{extra}</details>")
+                         f"{below}{extra}</details>")
     loops, points = images.get("looptime", []), images.get("points", [])
     if loops:
         parts.append("<h2>Runs (repetition 0 of each balancer)</h2><p class=muted>Pipelined SPMD: loop time "
