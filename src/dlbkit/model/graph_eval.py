@@ -33,17 +33,18 @@ nodes) a task's time is stretched by its processor's availability (``Piecewise.f
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from typing import Any, Sequence
 
 from ..errors import ConfigError
 from .graph_costs import GraphCosts, upward_rank
 
-__all__ = ["Evaluator", "evaluate", "send_order", "Port", "plan_order"]
+__all__ = ["Evaluator", "evaluate", "send_order", "Timeline", "Port", "plan_order"]
 
 
-class Port:
-    """The busy intervals of one machine's send or receive port, sorted and disjoint."""
+class Timeline:
+    """The busy intervals of one processor (the list-scheduling mappers') or of one machine's port
+    (the evaluator's contention), sorted by start (they never overlap)."""
 
     __slots__ = ("starts", "ends")
 
@@ -51,20 +52,34 @@ class Port:
         self.starts: list[float] = []
         self.ends: list[float] = []
 
-    def earliest(self, t: float, dur: float) -> float:
-        """The earliest start ≥ *t* of a free stretch of *dur*."""
-        starts, ends = self.starts, self.ends
-        for k in range(bisect_right(ends, t), len(starts)):
-            if starts[k] - t >= dur:
+    def earliest(self, ready: float, duration: float, insertion: bool = True) -> float:
+        """The earliest start ≥ *ready* of a stretch of *duration*: in the first idle gap long enough
+        (insertion-based policy, eq. 5's ``avail``), or after the last interval without insertion."""
+        ends = self.ends
+        if not ends:
+            return ready
+        if not insertion:
+            return max(ready, ends[-1])
+        starts = self.starts
+        k = bisect_right(ends, ready)  # intervals ending at or before ready cannot block it
+        t = ready
+        for idx in range(k, len(starts)):
+            if starts[idx] - t >= duration:
                 return t
-            if ends[k] > t:
-                t = ends[k]
+            if ends[idx] > t:
+                t = ends[idx]
         return t
 
     def add(self, start: float, end: float) -> None:
-        k = bisect_right(self.starts, start)
+        # sorted by (start, end): a zero-length stretch goes before one starting at the same time, so
+        # that the ends stay sorted too
+        k = bisect_right(self.starts, start) if end > start else bisect_left(self.starts, start)
         self.starts.insert(k, start)
         self.ends.insert(k, end)
+
+
+#: a machine's send or receive port under one-port contention: its busy stretches are a timeline
+Port = Timeline
 
 
 def _both_free(out: Port, inp: Port, t: float, dur: float) -> float:

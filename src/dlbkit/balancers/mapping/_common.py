@@ -1,49 +1,15 @@
-"""Shared pieces of the list-scheduling mappers: a processor's timeline with insertion, the
-earliest finish time of a task on a processor (Topcuoglu, Hariri & Wu 2002 §4.1, eqs 5–6), and the
-one insertion-based list scheduler that HEFT, CPOP and PEFT differ only in the arguments of."""
+"""Shared pieces of the list-scheduling mappers: the earliest finish time of a task on a processor
+(Topcuoglu, Hariri & Wu 2002 §4.1, eqs 5–6, on :class:`~dlbkit.model.graph_eval.Timeline`), and the
+one list scheduler that HEFT, CPOP, PEFT and HLF differ only in the arguments of."""
 
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left, bisect_right
 from typing import Callable, Sequence
 
+from ...model.graph_eval import Timeline
+
 __all__ = ["Timeline", "data_ready", "plan_order", "list_schedule"]
-
-
-class Timeline:
-    """The busy intervals of one processor, sorted by start (they never overlap)."""
-
-    __slots__ = ("starts", "ends")
-
-    def __init__(self):
-        self.starts: list[float] = []
-        self.ends: list[float] = []
-
-    def earliest(self, ready: float, duration: float, insertion: bool = True) -> float:
-        """The earliest start ≥ *ready* of a stretch of *duration*: in the first idle gap long enough
-        (insertion-based policy, eq. 5's ``avail``), or after the last interval without insertion."""
-        ends = self.ends
-        if not ends:
-            return ready
-        if not insertion:
-            return max(ready, ends[-1])
-        starts = self.starts
-        k = bisect_right(ends, ready)  # intervals ending at or before ready cannot block it
-        t = ready
-        for idx in range(k, len(starts)):
-            if starts[idx] - t >= duration:
-                return t
-            if ends[idx] > t:
-                t = ends[idx]
-        return t
-
-    def add(self, start: float, end: float) -> None:
-        # sorted by (start, end): a zero-length stretch goes before one starting at the same time, so
-        # that the ends stay sorted too
-        k = bisect_right(self.starts, start) if end > start else bisect_left(self.starts, start)
-        self.starts.insert(k, start)
-        self.ends.insert(k, end)
 
 
 def data_ready(costs, i: int, p: int, proc: list, finish: list) -> float:
@@ -66,14 +32,16 @@ def plan_order(start: list, finish: list, rank_position: list) -> tuple:
 
 def list_schedule(costs, n_nodes: int, priority: Sequence[float], *, ready_queue: bool = True,
                   insertion: bool = True, allowed: Callable[[int], Sequence[int]] | None = None,
-                  extra: Callable[[int, int], float] | None = None) -> tuple[list, list, list, list]:
+                  extra: Callable[[int, int], float] | None = None,
+                  by_start: bool = False) -> tuple[list, list, list, list]:
     """Place every task, one at a time, by decreasing *priority* (ties: the lower task index): from a
     ready queue (a task enters once all its predecessors are placed: CPOP, PEFT), or with
     *ready_queue* False from the one sorted list (HEFT, whose upward rank already orders every task
     after its predecessors). Each task goes to the processor, of ``allowed(i)`` (default: all),
     that minimises its finish time plus ``extra(i, p)`` (PEFT's optimistic cost; default 0), ties to
     the lower processor, at the earliest start its inputs and the processor's timeline allow (in a
-    gap with *insertion*). Return (processor, start, finish, placement position) per task."""
+    gap with *insertion*); with *by_start*, the processor where it can start earliest instead (HLF).
+    Return (processor, start, finish, placement position) per task."""
     g = costs.graph
     n = g.n_tasks
     lines = [Timeline() for _ in range(n_nodes)]
@@ -100,7 +68,7 @@ def list_schedule(costs, n_nodes: int, priority: Sequence[float], *, ready_queue
         best = None
         for p in (allowed(i) if allowed is not None else every):
             st = lines[p].earliest(data_ready(costs, i, p, proc, finish), row[p], insertion)
-            key = st + row[p] + (extra(i, p) if extra is not None else 0.0)
+            key = st if by_start else st + row[p] + (extra(i, p) if extra is not None else 0.0)
             if best is None or key < best[0]:
                 best = (key, st, p)
         _, st, p = best

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import heapq
-
 from ..base import MappingBalancer, Plan, Taxonomy
 from ..registry import register
-from ._common import Timeline, data_ready
+from ._common import list_schedule
 
 __all__ = ["HighestLevelFirst"]
 
@@ -44,26 +42,6 @@ class HighestLevelFirst(MappingBalancer):
         level = [0.0] * n
         for i in reversed(g.topo):
             level[i] = w[i] + max((level[j] for j, _ in g.succs[i]), default=0.0)
-        lines = [Timeline() for _ in range(m)]
-        proc, finish = [0] * n, [0.0] * n
-        npred = [len(p) for p in g.preds]
-        heap = [(-level[i], i) for i in g.entries]
-        heapq.heapify(heap)
-        seq = []
-        while heap:
-            i = heapq.heappop(heap)[1]
-            row = costs.exec[i]
-            best = None
-            for p in range(m):
-                st = lines[p].earliest(data_ready(costs, i, p, proc, finish), row[p], insertion=False)
-                if best is None or st < best[0]:
-                    best = (st, p)
-            st, p = best
-            proc[i], finish[i] = p, st + row[p]
-            lines[p].add(st, finish[i])
-            seq.append(i)
-            for j, _ in g.succs[i]:
-                npred[j] -= 1
-                if npred[j] == 0:
-                    heapq.heappush(heap, (-level[j], j))
+        proc, _, finish, pos = list_schedule(costs, m, level, insertion=False, by_start=True)
+        seq = sorted(range(n), key=pos.__getitem__)  # the placement order
         return Plan(tuple(proc), tuple(seq), {"estimate": max(finish)})
