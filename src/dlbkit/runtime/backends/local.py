@@ -111,6 +111,7 @@ def oversubscription_warning(n: int) -> str | None:
 # --- workers tied to their coordinator ------------------------------------------------------------
 def _worker_main(target: Callable, coordinator: int, conn, w: int, *args) -> None:
     """A worker process: tie it to its coordinator (pid *coordinator*), then run *target*."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # already so when started from the main thread
     _tie_to_coordinator(coordinator)
     target(conn, w, *args)
 
@@ -171,8 +172,11 @@ class LocalTransport(Transport):
         self._procs = []
         self._dead: set[int] = set()  # deaths already reported by recv
         self._unwritable: set[int] = set()  # workers a send failed to reach
-        # workers ignore Ctrl-C: the coordinator decides how the run ends and stops them itself
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # workers ignore Ctrl-C: the coordinator decides how the run ends and stops them itself.
+        # Only the main thread may set a handler; a coordinator started from another thread (the
+        # cluster's client thread) has its workers ignore SIGINT themselves, first thing.
+        in_main = threading.current_thread() is threading.main_thread()
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
         try:
             for w in range(n_workers):
                 parent, child = ctx.Pipe(duplex=True)
@@ -186,7 +190,8 @@ class LocalTransport(Transport):
             self._started_only()
             raise
         finally:
-            signal.signal(signal.SIGINT, old)
+            if in_main:
+                signal.signal(signal.SIGINT, old)
         self._index = {c: w for w, c in enumerate(self._conns)}
         self._sentinel = {p.sentinel: w for w, p in enumerate(self._procs)}
 

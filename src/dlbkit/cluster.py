@@ -1,0 +1,142 @@
+"""``dlbkit.Cluster``: a decentralised job cluster for real Python jobs (the job-stream family's runtime).
+
+A :class:`concurrent.futures.Executor` whose nodes place work themselves, with the stream family's
+placement balancers and information models — the system of 003 §1.2–1.4 (§5.1 of its note): on
+every node a load monitor (the information model's messages, ``gossip`` by default), a scheduler
+(the placement balancer, ``nezha`` by default) and a dispatcher, with no central master. The
+process that creates the cluster is only the client: it holds the futures and hands each job to an
+origin node (round-robin, or ``submit(fn, *args, origin=k)``), which decides where it runs. See
+``docs/cluster.md``; the nodes are :mod:`dlbkit.runtime.families.cluster_agent`, the client
+:mod:`dlbkit.runtime.families.cluster`.
+"""
+
+from __future__ import annotations
+
+import pickle
+from concurrent.futures import Executor, Future
+from typing import Any, Callable, Iterable, Mapping
+
+from .balancers.registry import resolve
+from .errors import ConfigError
+from .info import resolve as resolve_info
+from .results import Result
+from .run_api import _emulation
+from .runtime.backends.base import short_repr, unpicklable
+from .runtime.backends.local import check_workers
+from .runtime.families.cluster import ClusterRun, Job
+
+__all__ = ["Cluster", "Job", "CLUSTER_INFO"]
+
+#: the information models a cluster runs: those whose messages tell every node every load (as the
+#: stream simulator's); ``exact`` (free, true loads) has no messages to send between processes
+CLUSTER_INFO = ("gossip", "neighbour")
+
+
+def _pickled(fn: Callable, args: tuple, kwargs: dict) -> bytes:
+    """The job as it crosses to a node; a ConfigError naming the part that cannot be pickled."""
+    try:
+        return pickle.dumps((fn, args, kwargs))
+    except Exception:  # noqa: BLE001 - find which part, for the message
+        for what, obj in (("fn", fn), ("args", args), ("kwargs", kwargs)):
+            reason = unpicklable(obj)
+            if reason is not None:
+                raise ConfigError(what, short_repr(obj, 80), "picklable, since a job crosses to another process "
+                                  f"(a module-level function, not a lambda or a local one): {reason}") from None
+        raise
+
+
+class Cluster(Executor):
+    """A decentralised cluster of *workers* nodes running Python jobs: ``submit``, ``map``,
+    ``submit_batch``, ``shutdown``, a context manager; the futures are ``concurrent.futures.Future``.
+
+    *balancer* (a placement balancer's name or object, with *params*) decides at each job's origin
+    node where the job runs, on that node's view of the others' loads, which the information model
+    *info* (a name, an ``{"model": ..., **params}`` table as ``simulate`` takes, or an object;
+    ``gossip`` or ``neighbour``) builds from messages between the nodes. *emulate*: speed factors,
+    one per node, or a platform (file) with availability traces, as :func:`dlbkit.map` takes.
+    *backend* ``"local"`` (worker processes, pipes: no network listener). *seed* fixes each node's
+    balancer and information draws. ``ps()`` lists the jobs, ``pids()`` the nodes' processes,
+    ``result()`` the run as the stream simulator's :class:`~dlbkit.results.Result`.
+    """
+
+    def __init__(self, workers: int = 4, *, backend: str = "local", balancer: Any = "nezha",
+                 params: Mapping[str, Any] | None = None, info: Any = "gossip", emulate: Any = None, seed: int = 0,
+                 record: Any = None, start_method: str | None = None, record_decisions: bool = False):
+        if backend != "local":
+            raise ConfigError("backend", backend, "'local' (an MPI cluster is not built yet: docs/cluster.md)")
+        n = check_workers(workers)
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ConfigError("seed", seed, "a non-negative integer")
+        b = resolve(balancer, params, kind="placement")
+        model = resolve_info(info)
+        if model.name not in CLUSTER_INFO:
+            raise ConfigError("info", model.name, "an information model whose messages tell every node the loads: "
+                              + ", ".join(CLUSTER_INFO) + " (exact needs no messages, so no real cluster has it; "
+                              "periodic tells only its centre)")
+        emulation = _emulation(emulate, seed, None)
+        if emulation is not None and emulation.n_workers != n:
+            raise ConfigError("emulate", f"{emulation.n_workers} nodes", f"one per worker ({n})")
+        if record is not None and not isinstance(record, (str, bytes)) and not hasattr(record, "__fspath__"):
+            raise ConfigError("record", record, "None or a path to write the recording to")
+        self.record = record
+        self.balancer = b
+        self.info = model
+        self._run = ClusterRun(n, b, model, emulation=emulation, seed=seed, start_method=start_method,
+                               record_decisions=record_decisions)
+        self._shut = False
+
+    # --- the Executor ------------------------------------------------------------------------------------
+    def submit(self, fn: Callable, /, *args, origin: int | None = None, **kwargs) -> Future:
+        """Run ``fn(*args, **kwargs)`` on the node its origin (*origin*, or the next by round-robin)
+        chooses; its Future."""
+        self._check_origin(origin)
+        return self._run.submit([_pickled(fn, args, kwargs)], origin)[0]
+
+    def submit_batch(self, fn: Callable, argsets: Iterable, *, origin: int | None = None) -> list[Future]:
+        """One job per argument tuple of *argsets*, placed at once by one origin with its balancer's
+        batch rule (``hybrid-batch``, ``batch-sampling``); their Futures in order."""
+        self._check_origin(origin)
+        payloads = []
+        for i, a in enumerate(argsets):
+            a = a if isinstance(a, tuple) else (a,)
+            payloads.append(_pickled(fn, a, {}))
+        if not payloads:
+            return []
+        return self._run.submit(payloads, origin)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop accepting jobs; with *cancel_futures* cancel those not finished; stop every node
+        (after the remaining jobs, unless cancelled). With *wait*, return when every node has ended."""
+        self._shut = True
+        self._run.shutdown(wait=wait, cancel_futures=cancel_futures)
+        if wait and self.record is not None:
+            from .replay import save_cluster_recording  # noqa: PLC0415 - only when asked
+            save_cluster_recording(self.result().trace, self.record)
+
+    def _check_origin(self, origin: Any) -> None:
+        n = self._run.n
+        if origin is not None and (isinstance(origin, bool) or not isinstance(origin, int) or not 0 <= origin < n):
+            raise ConfigError("origin", origin, f"None or a node index in [0, {n - 1}]")
+
+    # --- observability -------------------------------------------------------------------------------------
+    @property
+    def workers(self) -> int:
+        return self._run.n
+
+    def ps(self) -> list[Job]:
+        """Every job so far: job id, origin, node, state, submitted/started/ended times (s from the
+        cluster's start), busy seconds, resubmissions."""
+        return self._run.ps()
+
+    def pids(self) -> list[int]:
+        """The nodes' process ids (local backend), node by node."""
+        return list(self._run.pids)
+
+    def alive(self) -> list[int]:
+        """The nodes the client knows to be alive."""
+        return list(self._run.live)
+
+    def result(self) -> Result:
+        """The run as the stream simulator's Result (after ``shutdown``: the nodes' queue and view-age
+        series arrive with their goodbye)."""
+        return Result(self._run.trace(), self.balancer)

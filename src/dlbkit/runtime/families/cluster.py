@@ -1,0 +1,355 @@
+"""The client side of :class:`dlbkit.Cluster`: the process that holds the futures.
+
+Where the decisions run: in the nodes (:mod:`.cluster_agent`), each with its own queue, its own
+information model and its own balancer object; a job is handed to its origin node, which places it.
+The client decides nothing: it assigns each job an origin (round-robin over the live nodes, or the
+one the caller names), keeps the futures, and — because the local transport is a star of pipes
+(:class:`~dlbkit.runtime.backends.local.LocalTransport`, no network listener) — relays the nodes'
+messages to one another: a forward (``F`` → ``R``) and a load message (``I``) each cross the client
+once. Relaying is what lets the client know where every unfinished job is, which is what
+fault recovery needs:
+
+* a node that dies (its pipe ends: the transport's ``Died``, after every message it sent before) is
+  announced to every other node (``X``), which drops it from its view at once; every job that was
+  at the dead node (submitted there and not yet placed, or placed there, queued or running) is
+  submitted again at a live origin. A forward to a dead node is re-submitted the same way. Each
+  future is set once: a result is delivered exactly once.
+* a job whose function raised sets its future's exception (the original exception, its cause the
+  worker's traceback); the cluster goes on.
+
+The client's clock and the nodes' are the same ``time.perf_counter`` (one machine), read from the
+run's time 0, so a job's submit, start and end times are comparable.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import queue
+import threading
+import time
+from concurrent.futures import BrokenExecutor, Future
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...errors import RemoteTraceback
+from ...model.trace import Trace
+from ..backends.base import task_error
+from ..backends.local import LocalTransport
+from ..emulation import Emulation
+from .cluster_agent import serve
+
+__all__ = ["ClusterRun", "Job", "SERIES_POINTS"]
+
+#: points of the per-node queue and view-age series in the trace (resampled from the nodes' rounds)
+SERIES_POINTS = 200
+#: seconds the client waits for a node's goodbye before stopping it by force
+STOP_WAIT_S = 5.0
+
+
+@dataclass
+class Job:
+    """One job as :meth:`ClusterRun.ps` shows it (times in seconds from the cluster's time 0)."""
+
+    job: int
+    origin: int
+    node: int  # where it is now: its origin until placed elsewhere (-1: nowhere, it failed or was cancelled)
+    state: str  # "submitted" (at its origin), "placed" (on its node, queued or running), "done", "error",
+    #             "cancelled", "lost" (no node left to run it)
+    submitted: float
+    started: float = math.nan
+    ended: float = math.nan
+    busy: float = math.nan  # seconds of this machine the function took (before the emulated stretch)
+    resubmitted: int = 0  # times it was submitted again after its node died
+
+
+class ClusterRun:
+    """Nodes started on the local backend and the client's state. Thread-safe: ``submit`` from any
+    thread; one thread (``dlbkit-cluster``) reads the nodes' messages and sets the futures."""
+
+    def __init__(self, n: int, balancer, info, *, emulation: Emulation | None = None, seed: int = 0,
+                 start_method: str | None = None, record_decisions: bool = False, balancer_name: str = ""):
+        self.n = n
+        self.balancer_name = balancer_name or getattr(balancer, "name", "")
+        self.info_name = getattr(info, "name", "")
+        self.seed = seed
+        self.emulation = emulation
+        self.speeds = list(emulation.speeds) if emulation is not None else [1.0] * n
+        self.lock = threading.RLock()
+        self.jobs: list[Job] = []
+        self.futures: dict[int, Future] = {}
+        self.payloads: dict[int, bytes] = {}
+        self.live = list(range(n))
+        self.rr = 0
+        self.closing = False
+        self.cancel = False
+        self.stats: dict[int, dict] = {}
+        self.pids: list[int] = []
+        self.error: BaseException | None = None
+        self.duplicates = 0  # results of jobs already delivered (none expected; counted to show it)
+        self.origin = time.perf_counter()
+        self._started = threading.Event()
+        self._args = (n, self.origin, self.speeds, emulation, info, balancer, seed, record_decisions)
+        self._start_method = start_method
+        self.transport: LocalTransport | None = None
+        # every message to a node leaves through one sender thread, so the thread that reads the
+        # nodes' messages never blocks on a full pipe (a node blocked sending to the client, the
+        # client blocked sending to it: the deadlock of two full pipes)
+        self.outbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.sender = threading.Thread(target=self._send_loop, name="dlbkit-cluster-sender", daemon=True)
+        # the thread that starts the nodes runs until they stop: Linux's PDEATHSIG is tied to it
+        self.thread = threading.Thread(target=self._main, name="dlbkit-cluster", daemon=True)
+        self.thread.start()
+        self._started.wait()
+        if self.error is not None:
+            raise self.error
+
+    # --- the client's calls ---------------------------------------------------------------------------
+    def now(self) -> float:
+        return time.perf_counter() - self.origin
+
+    def _origin(self, origin: int | None) -> int:
+        if origin is not None and origin in self.live:
+            return origin
+        k = self.live[self.rr % len(self.live)]
+        self.rr += 1
+        return k
+
+    def submit(self, payloads: list[bytes], origin: int | None = None) -> list[Future]:
+        """Hand *payloads* (pickled ``(fn, args, kwargs)``) to one origin node: one job, or a batch
+        that the origin places at once with its balancer's batch rule."""
+        with self.lock:
+            if self.closing:
+                raise RuntimeError("cannot submit to a cluster that is shut down")
+            if not self.live:
+                raise BrokenExecutor("every node of the cluster has died")
+            k = self._origin(origin)
+            t = self.now()
+            out, batch = [], []
+            for p in payloads:
+                jid = len(self.jobs)
+                self.jobs.append(Job(jid, k, k, "submitted", t))
+                f: Future = Future()
+                self.futures[jid] = f
+                self.payloads[jid] = p
+                out.append(f)
+                batch.append((jid, p))
+            if len(batch) == 1:
+                self._post(k, ("J", batch[0][0], batch[0][1]))
+            else:
+                self._post(k, ("B", batch))
+            return out
+
+    def pending(self) -> int:
+        with self.lock:
+            return len(self.futures)
+
+    def ps(self) -> list[Job]:
+        with self.lock:
+            return [Job(**vars(j)) for j in self.jobs]
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        with self.lock:
+            self.closing = True
+            if cancel_futures:
+                self.cancel = True
+                for jid, f in list(self.futures.items()):
+                    f.cancel()
+                    self.jobs[jid].state, self.jobs[jid].node = "cancelled", -1
+                self.futures.clear()
+                self.payloads.clear()
+        if wait:
+            self.thread.join()
+
+    # --- the client's threads: start, send, relay, deliver, stop ---------------------------------------------
+    def _post(self, k: int, msg: tuple) -> None:
+        self.outbox.put((k, msg))
+
+    def _send_loop(self) -> None:
+        tr = self.transport
+        while True:
+            item = self.outbox.get()
+            if item is None:
+                return
+            tr.send(*item)
+
+    def _main(self) -> None:
+        try:
+            self.transport = LocalTransport(self.n, serve, self._args, start_method=self._start_method)
+            self.pids = self.transport.pids
+        except BaseException as e:  # noqa: BLE001 - raised in the caller's thread
+            self.error = e
+            self._started.set()
+            return
+        self.sender.start()
+        self._started.set()
+        tr = self.transport
+        try:
+            while True:
+                got = tr.recv(timeout=0.05)
+                if got is not None:
+                    self._handle(*got)
+                with self.lock:
+                    if self.closing and (self.cancel or not self.futures):
+                        break
+            self._stop(tr)
+        except BaseException as e:  # noqa: BLE001 - no node outlives a failure of the client's thread
+            self.error = e
+            self.outbox.put(None)
+            tr.stop(kill=True)
+            with self.lock:
+                for f in self.futures.values():
+                    if not f.done():
+                        f.set_exception(BrokenExecutor(f"the cluster's client thread failed: {e!r}"))
+                self.futures.clear()
+
+    def _stop(self, tr: LocalTransport) -> None:
+        with self.lock:
+            live = list(self.live)
+        for k in live:
+            self._post(k, ("STOP",))
+        waiting = set(live)
+        deadline = time.monotonic() + STOP_WAIT_S
+        while waiting and time.monotonic() < deadline:
+            got = tr.recv(timeout=0.1)
+            if got is None:
+                continue
+            k, msg = got
+            if msg[0] in ("BYE", "died"):
+                if msg[0] == "BYE":
+                    self.stats[k] = msg[1]
+                waiting.discard(k)
+        self.outbox.put(None)
+        self.sender.join(timeout=STOP_WAIT_S)
+        tr.stop(kill=bool(waiting) or self.sender.is_alive())
+        self.end_time = self.now()
+
+    def _handle(self, k: int, msg: tuple) -> None:
+        tag = msg[0]
+        with self.lock:
+            if tag == "D":
+                self._done(k, msg)
+            elif tag == "I":
+                if msg[1] in self.live:
+                    self._post(msg[1], ("I", msg[2]))
+            elif tag == "F":
+                jid, node, payload = msg[1], msg[2], msg[3]
+                if jid in self.futures:
+                    if node in self.live:
+                        self.jobs[jid].node, self.jobs[jid].state = node, "placed"
+                        self._post(node, ("R", jid, payload))
+                    else:  # placed on a node that died meanwhile: submitted again
+                        self._resubmit(jid)
+            elif tag == "died":
+                self._died(k)
+            elif tag == "BYE":
+                self.stats[k] = msg[1]
+
+    def _done(self, k: int, msg: tuple) -> None:
+        _, jid, ok, data, t_start, t_busy, t_end = msg
+        f = self.futures.pop(jid, None)
+        if f is None:  # delivered already (or cancelled): exactly once
+            self.duplicates += self.jobs[jid].state in ("done", "error")
+            return
+        self.payloads.pop(jid, None)
+        j = self.jobs[jid]
+        j.node, j.started, j.ended, j.busy = k, t_start, t_end, t_busy - t_start
+        if not f.set_running_or_notify_cancel():  # the caller cancelled it
+            j.state = "cancelled"
+            return
+        if ok:
+            try:
+                f.set_result(pickle.loads(data))
+                j.state = "done"
+            except BaseException as e:  # noqa: BLE001 - a result that cannot be rebuilt here is its error
+                f.set_exception(e)
+                j.state = "error"
+            return
+        j.state = "error"
+        err = task_error(data, what="job", index=jid)
+        cause = err.__cause__
+        # the original exception (as concurrent.futures gives it), the worker's traceback its cause;
+        # the TaskError when it could not be rebuilt here
+        f.set_exception(cause if cause is not None and not isinstance(cause, RemoteTraceback) else err)
+
+    def _resubmit(self, jid: int) -> None:
+        j = self.jobs[jid]
+        if not self.live:
+            f = self.futures.pop(jid)
+            self.payloads.pop(jid, None)
+            j.state, j.node = "lost", -1
+            if f.set_running_or_notify_cancel():
+                f.set_exception(BrokenExecutor(f"job {jid}: every node of the cluster has died"))
+            return
+        k = self._origin(None)
+        j.node, j.state = k, "submitted"
+        j.resubmitted += 1
+        self._post(k, ("J", jid, self.payloads[jid]))
+
+    def _died(self, k: int) -> None:
+        if k not in self.live:
+            return
+        self.live.remove(k)
+        for other in self.live:
+            self._post(other, ("X", k))
+        for jid in [jid for jid in self.futures if self.jobs[jid].node == k]:
+            self._resubmit(jid)
+
+    # --- the record of the run ---------------------------------------------------------------------------
+    def trace(self) -> Trace:
+        """The run as the stream simulator's Trace (``family="stream"``, ``source="local"``): one
+        interval per finished job, the jobs' series, each node's queue and view age resampled on
+        :data:`SERIES_POINTS` times, the information layer's cost."""
+        with self.lock:
+            jobs = [j for j in self.jobs if j.state in ("done", "error")]
+        n = self.n
+        tr = Trace(n_nodes=n, node_of=list(range(n)), balancer=self.balancer_name, seed=self.seed, source="local",
+                   family="stream")
+        for j in jobs:
+            tr.add_interval(j.node, j.job, 1, j.submitted, j.started, j.ended)
+        end = max([j.ended for j in jobs], default=0.0)
+        tr.end_time = end
+        fastest = max(self.speeds)
+        busy = np.asarray([j.busy for j in jobs], dtype=float)
+        tr.series.update({"job_time": np.asarray([j.submitted for j in jobs]),
+                          "job_origin": np.asarray([j.origin for j in jobs], dtype=np.int64),
+                          "job_width": np.ones(len(jobs), dtype=np.int64),
+                          "job_first": np.arange(len(jobs), dtype=np.int64),
+                          "job_done": np.asarray([j.ended for j in jobs]),
+                          "job_ideal": busy / fastest, "demand": busy})
+        grid = np.linspace(0.0, end, SERIES_POINTS) if end > 0 else np.zeros(1)
+        queue = np.zeros((len(grid), n), dtype=np.int64)
+        age = np.full((len(grid), n), np.nan)
+        qmax = np.zeros(n, dtype=np.int64)
+        area, messages, nbytes, age_sum, age_count, moved = 0.0, 0, 0.0, 0.0, 0, 0
+        for k, st in self.stats.items():
+            s = np.asarray(st["samples"], dtype=float).reshape(-1, 3)
+            messages += st["messages"]
+            nbytes += st["bytes"]
+            age_sum += st["age_sum"]
+            age_count += st["age_count"]
+            moved += st["forwarded"]
+            if len(s):
+                idx = np.searchsorted(s[:, 0], grid, side="right") - 1
+                ok = idx >= 0
+                queue[ok, k] = s[idx[ok], 1].astype(np.int64)
+                age[ok, k] = s[idx[ok], 2]
+                qmax[k] = int(s[:, 1].max())
+                area += float(np.mean(s[:, 1]))
+            if st.get("decisions"):
+                tr.decisions.extend(st["decisions"])
+        tr.series.update({"queue": queue, "queue_time": grid, "view_age": age, "queue_max": qmax})
+        tr.total_work = float(busy.sum())
+        tr.max_item = float(busy.max()) if len(busy) else 0.0
+        tr.speeds = list(self.speeds)
+        tr.messages = moved
+        tr.info_messages, tr.info_bytes = float(messages), float(nbytes)
+        tr.info_age_mean = age_sum / age_count if age_count else math.nan
+        tr.meta.update({"warmup_job": 0, "queue_mean": area / n if self.stats else math.nan,
+                        "busy_time": float(sum(j.ended - j.started for j in jobs)), "slots": [1] * n,
+                        "info": self.info_name, "tasks_moved": moved, "workload": "cluster",
+                        "resubmitted": int(sum(j.resubmitted for j in self.jobs)), "duplicates": self.duplicates,
+                        "dead": [k for k in range(n) if k not in self.live]})
+        return tr

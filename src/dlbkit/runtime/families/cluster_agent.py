@@ -1,0 +1,226 @@
+"""A node of :class:`dlbkit.Cluster`: the daemon of 003 §1.2–1.4 (§5.1 of its note), one per node.
+
+Each node runs in its own process (a local worker, or an MPI rank) and holds, as the seed's daemon does:
+
+* a **load monitor**: its own copy of the information model (``gossip`` by default). Every period
+  the node asks the model for one round, keeps only the messages whose sender is this node (the
+  model is a pure policy over every node's table; in this process only this node's row is
+  true, so only its messages are sent), and sends them over the transport; a message that arrives
+  is merged with :meth:`~dlbkit.info.base.InfoModel.deliver`. Before a decision,
+  :meth:`~dlbkit.info.base.InfoModel.fill` writes what this node knows into its
+  :class:`~dlbkit.model.view.StreamView` — exactly as the stream simulator does;
+* a **scheduler**: the placement balancer object, asked through :func:`dlbkit.balancers.decide.place`
+  for each job that arrives here (the job's origin), on the view of the nodes this node knows
+  to be alive (indices compacted; a dead node is not a node of the view);
+* a **dispatcher** and a queue: a job placed here is queued for the runner thread, which runs the
+  user's function one job at a time (slowed to the emulated node's speed with
+  :meth:`~dlbkit.runtime.emulation.Emulation.stretch`); a job placed elsewhere leaves with a
+  forward message.
+
+The load a node reports is its jobs in the system (queued + running), the supermarket model's queue
+(``StreamView.queue``). The agent thread keeps answering (gossip, forwards) while a job runs: the
+runner is a second thread, so a long job does not silence the node's load monitor.
+
+Messages (tuples, the tag first). To the node: ``("J", jid, payload)`` a job submitted here;
+``("B", [(jid, payload), ...])`` a batch submitted here; ``("R", jid, payload)`` a job placed here by
+another origin; ``("I", message)`` load entries (the model's :class:`~dlbkit.info.base.InfoMessage`); ``("X", node)`` a node died;
+``("STOP",)``. From the node: ``("F", jid, node, payload)`` a job placed on another node;
+``("I", dst, message)``; ``("D", jid, ok, data, t_start, t_busy, t_end)`` a job's result
+(``ok`` False: ``data`` is an :class:`~dlbkit.runtime.messages.Error`); ``("BYE", stats)``.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import queue
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from ...balancers import decide
+from ...model.view import StreamView
+from ..backends.base import error_message, pickled
+from ..messages import Error
+
+__all__ = ["Agent", "serve", "MAX_SAMPLES"]
+
+#: samples of (time, queue, view age) a node keeps (one per information round; older ones are thinned)
+MAX_SAMPLES = 100_000
+
+
+class Agent:
+    """One node's daemon. *send* sends a message towards the client (which relays it)."""
+
+    def __init__(self, w: int, n: int, send, origin: float, speeds: list[float], emulation, info, balancer,
+                 seed: int, record_decisions: bool):
+        self.w, self.n, self._send_raw, self.origin = w, n, send, origin
+        self.speeds = speeds
+        self.emulation = emulation
+        self.lock = threading.Lock()  # the runner and the agent both send
+        ss = np.random.SeedSequence([int(seed), w])
+        rng_balancer, rng_info = (np.random.default_rng(s) for s in ss.spawn(2))
+        self.model = copy.deepcopy(info)
+        self.model.start(n, [[j for j in range(n) if j != i] for i in range(n)], [0] * n, rng_info)
+        self.balancer = copy.deepcopy(balancer)
+        self.rng = rng_balancer
+        self.live = list(range(n))
+        self.decisions: list | None = [] if record_decisions else None
+        self.enq = 0  # jobs queued here so far (written by the agent thread only)
+        self.done = 0  # jobs finished here so far (written by the runner thread only)
+        self.sent_messages = 0
+        self.sent_bytes = 0.0
+        self.forwarded = 0
+        self.samples: list[tuple[float, int, float]] = []
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.balancer.start(self._view(0.0), self.rng)
+        self.runner = threading.Thread(target=self._run_jobs, name=f"dlbkit-node-{w}-runner", daemon=True)
+        self.runner.start()
+
+    # --- time, load, view -----------------------------------------------------------------------------
+    def now(self) -> float:
+        return time.perf_counter() - self.origin
+
+    def load(self) -> int:
+        return self.enq - self.done
+
+    def send(self, msg: tuple) -> None:
+        with self.lock:
+            self._send_raw(msg)
+
+    def _view(self, t: float) -> StreamView:
+        values: list = []
+        stamps: list = []
+        self.model.fill(self.w, t, self.load(), values, stamps, integer=True)
+        live = self.live
+        return StreamView(len(live), queue=[int(values[j]) for j in live], slots=[1] * len(live),
+                          speeds=[self.speeds[j] for j in live], time=t, node=live.index(self.w),
+                          updated_at=[float(stamps[j]) for j in live])
+
+    # --- the scheduler and the dispatcher ------------------------------------------------------------------
+    def place(self, jobs: list[tuple[int, bytes]]) -> None:
+        """Place *jobs*, which arrived here (one job: ``place``; several: the batch rule)."""
+        view = self._view(self.now())
+        nodes = decide.place(self.balancer, view, len(jobs), record=self.decisions)
+        for (jid, payload), k in zip(jobs, nodes):
+            node = self.live[k]
+            if node == self.w:
+                self.enqueue(jid, payload)
+            else:
+                self.forwarded += 1
+                self.send(("F", jid, node, payload))
+
+    def enqueue(self, jid: int, payload: bytes) -> None:
+        self.enq += 1
+        self.jobs.put((jid, payload))
+
+    def _run_jobs(self) -> None:
+        """The runner thread: run the queued jobs one at a time; send each result (or error)."""
+        while True:
+            item = self.jobs.get()
+            if item is None:
+                return
+            jid, payload = item
+            t_start = time.perf_counter()
+            try:
+                fn, args, kwargs = pickle.loads(payload)
+                value = fn(*args, **kwargs)
+                t_busy = time.perf_counter()
+                if self.emulation is not None:
+                    self.emulation.stretch(self.w, self.origin, t_start, t_busy)
+                try:
+                    data: Any = pickle.dumps(value)
+                    ok = True
+                except Exception as e:  # noqa: BLE001 - an unpicklable result reaches the caller as its error
+                    data = Error(index=jid, exception=pickled(e), traceback=f"the result of job {jid} cannot be "
+                                 f"pickled to cross to the client: {type(e).__name__}: {e}\n")
+                    ok = False
+            except BaseException as e:  # noqa: BLE001 - the user's exception goes to that job's future
+                t_busy = time.perf_counter()
+                data, ok = error_message(jid, e), False
+            t_end = time.perf_counter()
+            o = self.origin
+            self.done += 1
+            self.send(("D", jid, ok, data, t_start - o, t_busy - o, t_end - o))
+
+    # --- the load monitor ----------------------------------------------------------------------------------
+    def info_round(self, t: float) -> None:
+        m = self.model
+        loads = m.values_[self.w].copy()
+        loads[self.w] = self.load()
+        for msg in m.round(t, loads):
+            if msg.src == self.w and msg.dst in self.live:
+                self.sent_messages += 1
+                self.sent_bytes += msg.bytes
+                self.send(("I", int(msg.dst), msg))
+        self.sample(t)
+
+    def sample(self, t: float) -> None:
+        others = [j for j in self.live if j != self.w]
+        age = float(np.mean(t - self.model.stamps_[self.w, others])) if others else 0.0
+        if len(self.samples) >= MAX_SAMPLES:
+            self.samples = self.samples[::2]
+        self.samples.append((t, self.load(), age))
+
+    def deliver(self, msg) -> None:
+        """Merge load entries that reached this node (an :class:`~dlbkit.info.base.InfoMessage`; the
+        runtime imports no module of the info layer, it only carries the model's own messages)."""
+        self.model.deliver(msg)
+
+    def dead(self, node: int) -> None:
+        """*node* died: it leaves this node's view; the balancer restarts on the smaller view."""
+        if node in self.live and node != self.w:
+            self.live.remove(node)
+            self.balancer.start(self._view(self.now()), self.rng)
+
+    # --- the daemon's loop ---------------------------------------------------------------------------------
+    def handle(self, msg: tuple) -> bool:
+        """Act on one message; False on STOP."""
+        tag = msg[0]
+        if tag == "J":
+            self.place([(msg[1], msg[2])])
+        elif tag == "R":
+            self.enqueue(msg[1], msg[2])
+        elif tag == "I":
+            self.deliver(msg[1])
+        elif tag == "B":
+            self.place(list(msg[1]))
+        elif tag == "X":
+            self.dead(msg[1])
+        elif tag == "STOP":
+            return False
+        return True
+
+    def stats(self) -> dict:
+        return {"node": self.w, "samples": self.samples, "messages": self.sent_messages, "bytes": self.sent_bytes,
+                "forwarded": self.forwarded, "decisions": self.decisions, "age_sum": self.model.age_sum_,
+                "age_count": self.model.age_count_}
+
+    def stop(self) -> None:
+        self.jobs.put(None)
+        self.send(("BYE", self.stats()))
+
+
+def serve(conn, w: int, n: int, origin: float, speeds: list[float], emulation, info, balancer, seed: int,
+          record_decisions: bool) -> None:
+    """A node's process on the local backend: its daemon on the pipe to the client."""
+    agent = Agent(w, n, conn.send, origin, speeds, emulation, info, balancer, seed, record_decisions)
+    period = agent.model.interval
+    next_round = period
+    try:
+        while True:
+            timeout = None if period == float("inf") else max(0.0, next_round - agent.now())
+            if conn.poll(timeout):
+                if not agent.handle(conn.recv()):
+                    break
+            t = agent.now()
+            if t >= next_round:
+                agent.info_round(t)
+                next_round += period
+                if next_round <= t:  # a late round is not repeated to catch up
+                    next_round = t + period
+        agent.stop()
+    except (EOFError, OSError):  # the client is gone: so is this node (its watchdog would end it anyway)
+        return
