@@ -136,6 +136,12 @@ class Cluster(Executor):
         """The nodes the client knows to be alive."""
         return list(self._run.live)
 
+    def decisions(self, node: int) -> list:
+        """The decisions *node* made, each with a copy of its view (``record_decisions=True``; after
+        ``shutdown``), in order: :func:`dlbkit.balancers.decide.place`'s records."""
+        st = self._run.stats.get(node)
+        return list(st["decisions"] or []) if st else []
+
     def result(self) -> Result:
         """The run as the stream simulator's Result (after ``shutdown``: the nodes' queue and view-age
         series arrive with their goodbye)."""

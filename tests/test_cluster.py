@@ -1,0 +1,249 @@
+"""dlbkit.Cluster: a decentralised Executor whose nodes place jobs themselves (docs/cluster.md).
+
+Real processes on the local backend: results equal a serial run, an exception reaches its future with
+the worker's traceback and the cluster goes on, a node killed (SIGKILL) mid-run loses nothing and
+delivers nothing twice, views age and are refreshed, the emulated speeds stretch the jobs, decisions
+replay identically through ``decide.place``, bad input is a ConfigError, and no process outlives
+``shutdown``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from concurrent.futures import ProcessPoolExecutor, wait
+
+import numpy as np
+import pytest
+
+import dlbkit
+from dlbkit.balancers import decide
+from dlbkit.balancers.registry import make
+from dlbkit.errors import ConfigError, RemoteTraceback
+
+
+def square(x):
+    return x * x
+
+
+def add(a, b=0):
+    return a + b
+
+
+def nap(x, s=0.02):
+    time.sleep(s)
+    return x
+
+
+def spin(seconds):
+    """Busy for *seconds* of this machine's CPU (so that emulation stretches it)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+    return seconds
+
+
+def boom(x):
+    raise ValueError(f"job {x} failed on purpose")
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    # a zombie is gone too (not running; its parent reaps it)
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.parametrize("balancer", ["nezha", "power-of-d", "random-place", "round-robin-place"])
+def test_results_equal_a_serial_run(balancer):
+    xs = list(range(300))
+    with dlbkit.Cluster(3, balancer=balancer, seed=2) as c:
+        fs = [c.submit(square, x) for x in xs]
+        mapped = list(c.map(add, xs, xs))
+        kw = c.submit(add, 2, b=5)
+        batch = c.submit_batch(add, [(i, i) for i in range(20)])
+        got = [f.result(timeout=60) for f in fs]
+    assert got == [square(x) for x in xs]
+    assert mapped == [2 * x for x in xs]
+    assert kw.result() == 7
+    assert [f.result() for f in batch] == [2 * i for i in range(20)]
+    jobs = c.ps()
+    assert len(jobs) == 300 + 300 + 1 + 20
+    assert all(j.state == "done" and 0 <= j.node < 3 and j.started <= j.ended for j in jobs)
+    assert {j.origin for j in jobs} == {0, 1, 2}  # round-robin origins: decisions made at every node
+
+
+def test_origin_is_where_the_job_arrives():
+    with dlbkit.Cluster(3, balancer="local", seed=0) as c:  # "local": a job runs at its origin
+        fs = [c.submit(square, i, origin=2) for i in range(10)]
+        wait(fs)
+    assert all(j.origin == 2 and j.node == 2 for j in c.ps())
+
+
+def test_an_exception_carries_the_worker_traceback_and_the_cluster_goes_on():
+    with dlbkit.Cluster(2, seed=0) as c:
+        bad = c.submit(boom, 7)
+        with pytest.raises(ValueError, match="job 7 failed on purpose") as info:
+            bad.result(timeout=30)
+        assert isinstance(info.value.__cause__, RemoteTraceback)
+        assert "in boom" in str(info.value.__cause__) and "raise ValueError" in str(info.value.__cause__)
+        assert [c.submit(square, i).result(timeout=30) for i in range(5)] == [0, 1, 4, 9, 16]
+    states = [j.state for j in c.ps()]
+    assert states == ["error"] + ["done"] * 5
+
+
+def test_exactly_once_when_a_node_is_killed_mid_run():
+    n_jobs = 60
+    with dlbkit.Cluster(3, balancer="round-robin-place", seed=4, record_decisions=True) as c:
+        pids = c.pids()
+        fs = [c.submit(nap, i, 0.03) for i in range(n_jobs)]
+        fs[2].result(timeout=30)
+        victim = 1
+        os.kill(pids[victim], signal.SIGKILL)  # queued and running jobs on node 1 are lost there
+        got = [f.result(timeout=60) for f in fs]
+        after = [c.submit(nap, i, 0.0) for i in range(30)]
+        got_after = [f.result(timeout=60) for f in after]
+        assert c.alive() == [0, 2]
+    assert got == list(range(n_jobs)) and got_after == list(range(30))
+    jobs = c.ps()
+    assert [j.state for j in jobs] == ["done"] * (n_jobs + 30)
+    moved = [j for j in jobs if j.resubmitted]
+    assert moved, "the killed node held jobs: some must have been submitted again"
+    assert all(j.node != victim for j in moved)
+    assert all(j.node != victim for j in jobs[n_jobs:])  # the dead node left every view
+    r = c.result()
+    assert r.trace.meta["duplicates"] == 0 and r.trace.meta["dead"] == [victim]
+    # every decision the survivors made after learning of the death is on a view of 2 nodes
+    for node in (0, 2):
+        sizes = [d.view.n_nodes for d in c.decisions(node)]
+        assert sizes[-1] == 2 and sorted(sizes, reverse=True) == sizes
+
+
+def test_views_age_and_are_refreshed():
+    period = 0.05
+    with dlbkit.Cluster(3, balancer="power-of-d", info={"model": "gossip", "period": period, "fanout": 1},
+                        seed=1) as c:
+        fs = [c.submit(nap, i, 0.01) for i in range(60)]
+        wait(fs)
+        time.sleep(0.6)
+    tr = c.result().trace
+    age = tr.series["view_age"]
+    assert age.shape == (200, 3)
+    seen = age[np.isfinite(age)]
+    assert len(seen) > 100
+    assert (seen >= 0).all()
+    # ages grow between messages (never all zero) and are refreshed: on 3 nodes with fanout 1 a node
+    # hears from each other node every ~2 periods on average, so its mean age stays a few periods
+    assert seen.max() > 0
+    assert np.median(seen) < 10 * period
+    assert tr.info_messages > 0 and tr.info_bytes == tr.info_messages * (32 + 16 * 3)
+    assert 0 < tr.info_age_mean < 10 * period
+
+
+def test_emulated_speeds_stretch_the_jobs():
+    with dlbkit.Cluster(2, balancer="local", emulate=[1.0, 0.25], seed=0) as c:
+        fast = [c.submit(spin, 0.02, origin=0) for _ in range(3)]
+        slow = [c.submit(spin, 0.02, origin=1) for _ in range(3)]
+        wait(fast + slow)
+    for j in c.ps():
+        took = j.ended - j.started
+        speed = 1.0 if j.node == 0 else 0.25
+        assert took == pytest.approx(j.busy / speed, rel=0.15, abs=0.01)
+
+
+def test_nezha_avoids_a_slow_node():
+    # node 2 runs at 1/8 speed: its queue grows, it leaves the window of nodes not over-loaded
+    # (4 ms jobs: node 2 serves 31 jobs/s, the others 250)
+    with dlbkit.Cluster(3, balancer="nezha", emulate=[1.0, 1.0, 0.125],
+                        info={"model": "gossip", "period": 0.01}, seed=3) as c:
+        fs = []
+        for _ in range(150):  # 150 jobs/s: a third of them is 50/s, more than node 2's 31/s
+            fs.append(c.submit(spin, 0.004))
+            time.sleep(1 / 150)
+        wait(fs)
+    on = np.bincount([j.node for j in c.ps()], minlength=3)
+    rr = 150 / 3
+    assert on[2] < 0.6 * rr, on  # round-robin would put 50 there
+
+
+@pytest.mark.parametrize("balancer", ["nezha", "power-of-d", "random-place"])
+def test_a_balancer_decides_the_same_on_the_same_view(balancer):
+    """The decisions a node made in the cluster, fed to a fresh balancer with that node's seed through
+    ``decide.place`` (the call the stream simulator and the cluster share), come out the same."""
+    seed = 5
+    with dlbkit.Cluster(3, balancer=balancer, seed=seed, record_decisions=True) as c:
+        wait([c.submit(nap, i, 0.002) for i in range(90)])
+    for node in range(3):
+        recorded = c.decisions(node)
+        assert len(recorded) == 30  # round-robin origins: 90 jobs, 30 decided at each node
+        b = make(balancer)
+        rng = np.random.default_rng(np.random.SeedSequence([seed, node]).spawn(2)[0])
+        b.start(dlbkit.StreamView(3, node=node), rng)
+        again = [decide.place(b, d.view, 1)[0] for d in recorded]
+        assert again == [d.answer[0] for d in recorded]
+
+
+def test_bad_input_is_a_config_error():
+    with pytest.raises(ConfigError, match="workers"):
+        dlbkit.Cluster(0)
+    with pytest.raises(ConfigError, match="balancer"):
+        dlbkit.Cluster(2, balancer="no-such-rule")
+    with pytest.raises(ConfigError, match="balancer"):
+        dlbkit.Cluster(2, balancer="awf-c")  # a chunking balancer, not a placement one
+    with pytest.raises(ConfigError, match="info.model"):
+        dlbkit.Cluster(2, info="rumour")
+    with pytest.raises(ConfigError, match="info"):
+        dlbkit.Cluster(2, info="exact")
+    with pytest.raises(ConfigError, match="emulate"):
+        dlbkit.Cluster(2, emulate=[1.0, 1.0, 1.0])
+    with pytest.raises(ConfigError, match="backend"):
+        dlbkit.Cluster(2, backend="ssh")
+    with dlbkit.Cluster(2) as c:
+        with pytest.raises(ConfigError, match="fn.*picklable"):
+            c.submit(lambda x: x, 1)
+        with pytest.raises(ConfigError, match="args.*picklable"):
+            c.submit(square, lambda: 0)
+        with pytest.raises(ConfigError, match="origin"):
+            c.submit(square, 1, origin=5)
+        assert c.submit(square, 3).result(timeout=30) == 9  # still running after the refusals
+    with pytest.raises(RuntimeError, match="shut down"):
+        c.submit(square, 1)
+
+
+def test_no_process_outlives_shutdown():
+    c = dlbkit.Cluster(3, seed=0)
+    pids = c.pids()
+    assert all(not _gone(p) for p in pids)
+    fs = [c.submit(nap, i, 0.5) for i in range(30)]
+    time.sleep(0.2)
+    t = time.perf_counter()
+    c.shutdown(cancel_futures=True)
+    assert time.perf_counter() - t < 5.0  # not the 30 × 0.5 s of the queued jobs
+    assert all(_gone(p) for p in pids)
+    assert sum(f.cancelled() for f in fs) >= 20
+    assert all(j.state in ("done", "cancelled") for j in c.ps())
+
+
+def test_the_trace_is_the_stream_simulators():
+    with dlbkit.Cluster(2, seed=0) as c:
+        wait([c.submit(nap, i, 0.005) for i in range(40)])
+    r = c.result()
+    assert r.trace.family == "stream" and r.trace.source == "local"
+    assert len(r.trace.series["job_time"]) == 40
+    m = r.metrics
+    assert m["response_p50"] <= m["response_p95"] <= m["response_p99"]
+    assert m["response_mean"] >= 0.005  # each job sleeps 5 ms
+    assert r.trace.series["queue"].shape == (200, 2)
+
+
+def test_processpool_agrees():  # the reference the benchmark compares with gives the same results
+    xs = list(range(50))
+    with ProcessPoolExecutor(2) as p, dlbkit.Cluster(2) as c:
+        assert list(p.map(square, xs)) == list(c.map(square, xs))
