@@ -23,6 +23,7 @@ from .results import Result
 from .run_api import _emulation
 from .runtime.backends.base import short_repr, unpicklable
 from .runtime.backends.local import check_workers
+from .runtime.record import save_trace
 from .runtime.families.cluster import ClusterRun, Job
 
 __all__ = ["Cluster", "Job", "CLUSTER_INFO"]
@@ -110,8 +111,7 @@ class Cluster(Executor):
         self._shut = True
         self._run.shutdown(wait=wait, cancel_futures=cancel_futures)
         if wait and self.record is not None:
-            from .replay import save_cluster_recording  # noqa: PLC0415 - only when asked
-            save_cluster_recording(self.result().trace, self.record)
+            save_trace(self._run.trace(), self.record)
 
     def _check_origin(self, origin: Any) -> None:
         n = self._run.n

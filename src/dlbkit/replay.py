@@ -75,7 +75,7 @@ from .model.trace import Trace
 from .model.workload import Divisible
 from .runtime.record import load_trace
 
-__all__ = ["replay", "compare", "estimate", "replay_graph", "ReplayModel", "ReplayResult", "MODELS"]
+__all__ = ["replay", "compare", "estimate", "replay_graph", "replay_stream", "ReplayModel", "ReplayResult", "MODELS"]
 
 MODELS = ("measured", "emulated")
 #: the replay network's bandwidth (bytes/s): no replayed message carries bytes
@@ -227,6 +227,8 @@ def replay(trace_or_path: Trace | str | Path, balancer: Balancer | str | None = 
     trace = _as_trace(trace_or_path)
     if trace.family == "graph":
         return replay_graph(trace, balancer, params, seed, latency=latency)
+    if trace.family == "stream":
+        return replay_stream(trace, balancer, params, seed)
     m = estimate(trace, model)
     for name, v in (("latency", latency), ("overhead", overhead)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0):
@@ -253,6 +255,37 @@ def replay(trace_or_path: Trace | str | Path, balancer: Balancer | str | None = 
     tr.meta.update(replay_of=trace.balancer, replay_model=m.as_dict(), item_cost=m.costs.tolist(),
                    balancer_params=b.get_params())
     return ReplayResult(tr, b, platform=platform, recorded=trace, model=m)
+
+
+def replay_stream(trace: Trace, balancer: Balancer | str | None = None, params: Mapping[str, Any] | None = None,
+                  seed: int | None = None, *, info: Any = None) -> ReplayResult:
+    """A job stream recorded by :class:`dlbkit.Cluster` (``record=``, trace family ``stream``) in the
+    stream simulator: every job at its recorded submit time and origin, with its measured cost (seconds
+    of the recording machine, before emulation's stretch) as its demand, on one node per cluster node
+    at its emulated speed, placed by *balancer* (default: the recorded one) with the information
+    model *info* (default: the recorded one, e.g. ``{"model": "gossip", "period": 0.01}``; ``"exact"``
+    for the ideal). Not replayed: the recorded nodes' faults (every node stays alive), the time a
+    job spends crossing the pipes (the network's default latency per forward instead), and
+    availability traces (the nominal speeds only)."""
+    from .model.stream import Stream  # noqa: PLC0415 - only for a stream replay
+    s = trace.series
+    if not len(s.get("job_time", ())):
+        raise ConfigError("trace", "no jobs", "a stream recording with at least one finished job")
+    order = np.argsort(s["job_time"], kind="stable")
+    rows = tuple((max(0.0, float(s["job_time"][k])), int(s["job_origin"][k]), max(float(s["demand"][k]), 1e-9), 1)
+                 for k in order)
+    n = trace.n_nodes
+    speeds = list(trace.speeds) or [1.0] * n
+    platform = Platform([Node(f"n{k}", speed=float(speeds[k])) for k in range(n)], Network(), name="replay")
+    if info is None:
+        info = dict(trace.meta.get("info_params") or {"model": trace.meta.get("info") or "exact"})
+    if seed is None:
+        seed = trace.seed if trace.seed is not None else 0
+    b = _balancer(trace, balancer, params)
+    r = simulate(platform, Stream(trace=rows, name="recorded"), b, seed=seed, info=info)
+    r.trace.source = "replay"
+    r.trace.meta.update(replay_of=trace.balancer, balancer_params=b.get_params())
+    return ReplayResult(r.trace, b, platform=platform, recorded=trace)
 
 
 def replay_graph(trace: Trace, balancer: Balancer | str | None = None, params: Mapping[str, Any] | None = None,

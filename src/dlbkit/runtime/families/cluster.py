@@ -74,6 +74,8 @@ class ClusterRun:
         self.n = n
         self.balancer_name = balancer_name or getattr(balancer, "name", "")
         self.info_name = getattr(info, "name", "")
+        self.info_params = info.get_params() if hasattr(info, "get_params") else {}
+        self.balancer_params = balancer.get_params() if hasattr(balancer, "get_params") else {}
         self.seed = seed
         self.emulation = emulation
         self.speeds = list(emulation.speeds) if emulation is not None else [1.0] * n
@@ -349,7 +351,8 @@ class ClusterRun:
         tr.info_age_mean = age_sum / age_count if age_count else math.nan
         tr.meta.update({"warmup_job": 0, "queue_mean": area / n if self.stats else math.nan,
                         "busy_time": float(sum(j.ended - j.started for j in jobs)), "slots": [1] * n,
-                        "info": self.info_name, "tasks_moved": moved, "workload": "cluster",
+                        "info": self.info_name, "info_params": {"model": self.info_name, **self.info_params},
+                        "balancer_params": self.balancer_params, "tasks_moved": moved, "workload": "cluster",
                         "resubmitted": int(sum(j.resubmitted for j in self.jobs)), "duplicates": self.duplicates,
                         "dead": [k for k in range(n) if k not in self.live]})
         return tr
