@@ -9,6 +9,7 @@ Subcommands::
     dlbkit reproduce NAME [--json]                            a document's claims, theirs vs ours
     dlbkit run MODULE:FUNCTION --items N [--balancer B] ...   a real parallel loop: FUNCTION(i) for each item
     dlbkit replay TRACE.json [--balancer B ...] [--json]      a recorded run in the simulator, other balancers
+    dlbkit cluster MODULE:FUNCTION --jobs N [--rate R] ...     a stream of real jobs on a decentralised Cluster
 
 Bad input prints one line, ``dlbkit: error: <message>``, on stderr and exits with status 2 (no
 traceback). Ctrl-C exits with status 130; runs already finished stay in results.csv.
@@ -124,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_run_parser(sub)
     _add_replay_parser(sub)
+    _add_cluster_parser(sub)
     _add_schedule_parser(sub)
     return p
 
@@ -901,6 +903,9 @@ def _add_replay_parser(sub) -> None:
     rp.add_argument("--seed", type=int, default=None, help="seed of random balancers (default: the recorded one, or 0)")
     rp.add_argument("--model", choices=MODELS, default="measured",
                     help="worker speeds: measured from the run (default) or the emulated factors as set")
+    rp.add_argument("--info", metavar="MODEL", action="append", default=[],
+                    help="a job-stream recording (dlbkit cluster --record): also replay under this information "
+                         "model (repeatable: exact, gossip, neighbour); the recorded model is always replayed")
     rp.add_argument("--json", action="store_true", help="a JSON object")
     rp.set_defaults(func=_cmd_replay)
 
@@ -924,6 +929,10 @@ def _cmd_replay(args) -> int:
     trace = load_trace(args.trace)
     names = [n.strip() for b in args.balancer for n in b.split(",") if n.strip()]
     params = parse_params(args.param)
+    if trace.family == "stream":
+        return _replay_stream_cmd(args, trace, names, params)
+    if args.info:
+        raise ConfigError("--info", args.info, "used with a job-stream recording (dlbkit cluster --record)")
     if params and not names:
         raise ConfigError("--param", args.param, "used with --balancer (the recorded balancer is replayed as recorded)")
     model = estimate(trace, args.model)
@@ -954,6 +963,124 @@ def _cmd_replay(args) -> int:
     table.append([f"real run ({trace.balancer})", f"{real:.4g}", f"{real_eff:.3f}", ""])
     print(wrapped_table(header, table, [60, 14, 10, 11]))
     return 0
+
+def _replay_stream_cmd(args, trace, names, params) -> int:
+    """``dlbkit replay`` of a job stream recorded by ``dlbkit cluster --record``: the recorded jobs in the
+    stream simulator under the recorded balancer and information model, each --balancer and each --info."""
+    from .replay import replay_stream
+    from .results import Result
+
+    real = Result(trace, trace.balancer).metrics
+    recorded_info = dict(trace.meta.get("info_params") or {"model": trace.meta.get("info") or "exact"})
+    runs = [(None, None)] + [(b, None) for b in names] + [(None, {"model": m}) for m in args.info]
+    rows = []
+    for b, info in runs:
+        r = replay_stream(trace, b, params if b is not None else None, args.seed, info=info)
+        rows.append({"balancer": r.balancer.name, "info": (info or recorded_info)["model"],
+                     "response_mean": r.metrics["response_mean"], "response_p95": r.metrics["response_p95"]})
+    out = {"trace": str(args.trace), "balancer": trace.balancer, "info": recorded_info, "jobs": len(trace.series["job_time"]),
+           "real_response_mean": real["response_mean"], "real_response_p95": real["response_p95"], "rows": rows}
+    if args.json:
+        print(json.dumps(_jsonable(out), indent=2))
+        return 0
+    print(f"replay of {args.trace}: a job stream of {out['jobs']} jobs on {trace.n_nodes} nodes "
+          f"({trace.balancer}, {recorded_info['model']}); real response mean {real['response_mean'] * 1e3:.4g} ms, "
+          f"p95 {real['response_p95'] * 1e3:.4g} ms")
+    table = [[r["balancer"], r["info"], f"{r['response_mean'] * 1e3:.4g}", f"{r['response_p95'] * 1e3:.4g}"]
+             for r in rows]
+    print(wrapped_table(["balancer", "info", "mean response (ms)", "p95 (ms)"], table, [24, 10, 18, 10]))
+    return 0
+
+
+# --- cluster (a stream of real jobs on dlbkit.Cluster) -------------------------------------------------------
+def _add_cluster_parser(sub) -> None:
+    cl = sub.add_parser(
+        "cluster", help="run a stream of real jobs on a decentralised cluster (dlbkit.Cluster)",
+        description="Submit FUNCTION(i) for i in 0..N-1 to a dlbkit.Cluster of --workers nodes (worker processes "
+                    "of this machine), at Poisson arrival times of --rate jobs/s (all at once without --rate), "
+                    "round-robin over the nodes as origins; each origin places its jobs with the placement "
+                    "--balancer on its view of the others' loads, built by the --info model's messages. Print the "
+                    "response times (submit to result) and where the jobs ran. docs/cluster.md.")
+    cl.add_argument("target", metavar="MODULE:FUNCTION",
+                    help="a module importable from the current directory or sys.path, or a .py file, and the "
+                         "function each job calls with its index")
+    cl.add_argument("--jobs", "-N", type=int, required=True, metavar="N", help="jobs: FUNCTION(0) .. FUNCTION(N-1)")
+    cl.add_argument("--rate", type=float, metavar="R", help="Poisson arrivals at R jobs/s (default: all at once)")
+    cl.add_argument("--workers", "-P", type=int, default=None, metavar="P",
+                    help="nodes (default: the usable CPUs, or one per --emulate speed)")
+    cl.add_argument("--balancer", "-b", metavar="NAME", default="nezha",
+                    help="a placement balancer (dlbkit balancers --kind placement; default nezha)")
+    cl.add_argument("--param", "-p", metavar="KEY=VALUE", action="append", default=[],
+                    help="a balancer parameter (repeatable)")
+    cl.add_argument("--info", metavar="MODEL", default="gossip", help="information model: gossip (default) or neighbour")
+    cl.add_argument("--info-param", metavar="KEY=VALUE", action="append", default=[],
+                    help="an information model parameter (repeatable), e.g. period=0.02")
+    cl.add_argument("--emulate", metavar="PLATFORM",
+                    help="slow the nodes down: a platform TOML file (one node per core) or speed factors 1,1,0.5")
+    cl.add_argument("--seed", type=int, default=0, help="seed of the arrivals, the balancers and the gossip")
+    cl.add_argument("--record", metavar="TRACE.json", help="save the run's trace (for 'dlbkit replay')")
+    cl.add_argument("--json", action="store_true", help="print the summary as a JSON object")
+    cl.set_defaults(func=_cmd_cluster)
+
+
+def _cmd_cluster(args) -> int:
+    import numpy as np
+    from concurrent.futures import wait
+    from .cluster import Cluster
+    from .runtime.backends.local import default_workers
+
+    if args.jobs < 1:
+        raise ConfigError("--jobs", args.jobs, "an integer >= 1")
+    if args.rate is not None and not (math.isfinite(args.rate) and args.rate > 0):
+        raise ConfigError("--rate", args.rate, "a number of jobs per second > 0")
+    if args.seed < 0:
+        raise ConfigError("--seed", args.seed, "an integer >= 0")
+    fn = load_function(args.target)
+    emulate = _emulate_arg(args.emulate)
+    record = _writable_file(args.record, "--record")
+    workers = args.workers
+    if workers is None:
+        workers = len(emulate) if isinstance(emulate, list) else default_workers()
+    info = {"model": args.info, **parse_params(args.info_param, "--info-param")}
+    rng = np.random.default_rng(args.seed)
+    times = np.cumsum(rng.exponential(1 / args.rate, args.jobs)) if args.rate else np.zeros(args.jobs)
+    sent: list[float] = []
+    done: dict[int, float] = {}
+    with Cluster(workers, balancer=args.balancer, params=parse_params(args.param), info=info, emulate=emulate,
+                 seed=args.seed, record=record) as c:
+        t0 = time.perf_counter()
+        fs = []
+        for i, t in enumerate(times):
+            delay = t0 + t - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            sent.append(time.perf_counter())
+            f = c.submit(fn, i)
+            f.add_done_callback(lambda f, i=i: done.__setitem__(i, time.perf_counter()))
+            fs.append(f)
+        wait(fs)
+    failed = [i for i, f in enumerate(fs) if f.exception() is not None]
+    r = np.asarray([done[i] - sent[i] for i in range(len(fs)) if i in done])
+    per_node = np.bincount([j.node for j in c.ps() if j.node >= 0], minlength=workers).tolist()
+    tr = c.result().trace
+    out = {"jobs": args.jobs, "workers": workers, "balancer": args.balancer, "info": info, "failed": len(failed),
+           "response_mean": float(r.mean()), "response_p50": float(np.percentile(r, 50)),
+           "response_p95": float(np.percentile(r, 95)), "response_p99": float(np.percentile(r, 99)),
+           "jobs_per_node": per_node, "forwarded": int(tr.meta["tasks_moved"]),
+           "info_messages": float(tr.info_messages), "info_age_mean": float(tr.info_age_mean)}
+    if args.json:
+        print(json.dumps(_jsonable(out)))
+    else:
+        print(f"{args.jobs} jobs on {workers} nodes ({args.balancer}, {args.info}): response mean "
+              f"{out['response_mean'] * 1e3:.1f} ms, p50 {out['response_p50'] * 1e3:.1f}, p95 "
+              f"{out['response_p95'] * 1e3:.1f}, p99 {out['response_p99'] * 1e3:.1f} ms; jobs per node {per_node}; "
+              f"{out['forwarded']} forwarded; {out['info_messages']:.0f} load messages, mean view age "
+              f"{out['info_age_mean'] * 1e3:.1f} ms" + (f"; {len(failed)} failed (first: job {failed[0]}: "
+                                                         f"{fs[failed[0]].exception()!r})" if failed else ""))
+        if record is not None:
+            print(f"recorded the run in {record} (dlbkit replay {shlex.quote(str(record))})")
+    return 1 if failed else 0
+
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
