@@ -22,11 +22,14 @@ from .info import resolve as resolve_info
 from .results import Result
 from .run_api import _emulation
 from .runtime.backends.base import short_repr, unpicklable
-from .runtime.backends.local import check_workers
+from .runtime.backends import BACKENDS
+from .runtime.backends.local import check_workers, default_workers
+from .runtime.backends.mpi import rank as mpi_rank
 from .runtime.record import save_trace
 from .runtime.families.cluster import ClusterRun, Job
 
 __all__ = ["Cluster", "Job", "CLUSTER_INFO"]
+
 
 #: the information models a cluster runs: those whose messages tell every node every load (as the
 #: stream simulator's); ``exact`` (free, true loads) has no messages to send between processes
@@ -60,12 +63,11 @@ class Cluster(Executor):
     ``result()`` the run as the stream simulator's :class:`~dlbkit.results.Result`.
     """
 
-    def __init__(self, workers: int = 4, *, backend: str = "local", balancer: Any = "nezha",
+    def __init__(self, workers: int | None = None, *, backend: str = "local", balancer: Any = "nezha",
                  params: Mapping[str, Any] | None = None, info: Any = "gossip", emulate: Any = None, seed: int = 0,
                  record: Any = None, start_method: str | None = None, record_decisions: bool = False):
-        if backend != "local":
-            raise ConfigError("backend", backend, "'local' (an MPI cluster is not built yet: docs/cluster.md)")
-        n = check_workers(workers)
+        if backend not in BACKENDS:
+            raise ConfigError("backend", backend, "one of " + ", ".join(map(repr, BACKENDS)))
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ConfigError("seed", seed, "a non-negative integer")
         b = resolve(balancer, params, kind="placement")
@@ -75,15 +77,27 @@ class Cluster(Executor):
                               + ", ".join(CLUSTER_INFO) + " (exact needs no messages, so no real cluster has it; "
                               "periodic tells only its centre)")
         emulation = _emulation(emulate, seed, None)
-        if emulation is not None and emulation.n_workers != n:
-            raise ConfigError("emulate", f"{emulation.n_workers} nodes", f"one per worker ({n})")
+        if backend == "local":
+            n = check_workers(workers if workers is not None else
+                              (emulation.n_workers if emulation is not None else default_workers()))
+            if emulation is not None and emulation.n_workers != n:
+                raise ConfigError("emulate", f"{emulation.n_workers} nodes", f"one per worker ({n})")
+        else:
+            if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+                raise ConfigError("workers", workers, "None (every rank but rank 0) or a positive integer")
+            n = workers
         if record is not None and not isinstance(record, (str, bytes)) and not hasattr(record, "__fspath__"):
             raise ConfigError("record", record, "None or a path to write the recording to")
         self.record = record
         self.balancer = b
         self.info = model
-        self._run = ClusterRun(n, b, model, emulation=emulation, seed=seed, start_method=start_method,
-                               record_decisions=record_decisions)
+        self._run = ClusterRun(n, b, model, backend=backend, emulation=emulation, seed=seed,
+                               start_method=start_method, record_decisions=record_decisions)
+        if backend == "mpi" and mpi_rank() != 0:
+            # a worker rank is a node until rank 0 shuts the cluster down; then the script ends here
+            self._run.serve_rank()
+            raise SystemExit(0)
+        self._run.start()
         self._shut = False
 
     # --- the Executor ------------------------------------------------------------------------------------

@@ -277,6 +277,17 @@ class RankConn:
                 return msg
             self._poll.sleep()
 
+    def poll(self, timeout: float | None = None) -> bool:
+        """True when a message from rank 0 is waiting (within *timeout* seconds; None: until one
+        is), as a pipe end's ``poll`` (a worker loop with periodic work of its own, the cluster's node)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        poll = _Backoff()
+        while not self.comm.iprobe(0, TAG):
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            poll.sleep(deadline)
+        return True
+
     def close(self) -> None:
         """After the worker loop returned: wait for STOP if it has not come (we stopped after an ERROR), say BYE."""
         while not self.stopped:

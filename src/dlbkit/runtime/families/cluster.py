@@ -36,12 +36,13 @@ import numpy as np
 
 from ...errors import RemoteTraceback
 from ...model.trace import Trace
-from ..backends.base import task_error
-from ..backends.local import LocalTransport
+from ..backends import execute
+from ..backends.base import Family, Transport, task_error
 from ..emulation import Emulation
-from .cluster_agent import serve
+from ..messages import Stop
+from .cluster_agent import STATS, serve
 
-__all__ = ["ClusterRun", "Job", "SERIES_POINTS"]
+__all__ = ["ClusterRun", "ClusterFamily", "Job", "SERIES_POINTS"]
 
 #: points of the per-node queue and view-age series in the trace (resampled from the nodes' rounds)
 SERIES_POINTS = 200
@@ -69,21 +70,22 @@ class ClusterRun:
     """Nodes started on the local backend and the client's state. Thread-safe: ``submit`` from any
     thread; one thread (``dlbkit-cluster``) reads the nodes' messages and sets the futures."""
 
-    def __init__(self, n: int, balancer, info, *, emulation: Emulation | None = None, seed: int = 0,
-                 start_method: str | None = None, record_decisions: bool = False, balancer_name: str = ""):
-        self.n = n
+    def __init__(self, n: int | None, balancer, info, *, backend: str = "local",
+                 emulation: Emulation | None = None, seed: int = 0, start_method: str | None = None,
+                 record_decisions: bool = False, balancer_name: str = ""):
+        self.n = n or 0
+        self.backend = backend
         self.balancer_name = balancer_name or getattr(balancer, "name", "")
         self.info_name = getattr(info, "name", "")
         self.info_params = info.get_params() if hasattr(info, "get_params") else {}
         self.balancer_params = balancer.get_params() if hasattr(balancer, "get_params") else {}
         self.seed = seed
         self.emulation = emulation
-        self.speeds = list(emulation.speeds) if emulation is not None else [1.0] * n
         self.lock = threading.RLock()
         self.jobs: list[Job] = []
         self.futures: dict[int, Future] = {}
         self.payloads: dict[int, bytes] = {}
-        self.live = list(range(n))
+        self.live: list[int] = []
         self.rr = 0
         self.closing = False
         self.cancel = False
@@ -91,22 +93,35 @@ class ClusterRun:
         self.pids: list[int] = []
         self.error: BaseException | None = None
         self.duplicates = 0  # results of jobs already delivered (none expected; counted to show it)
+        self.end_time = math.nan
         self.origin = time.perf_counter()
+        self.family = ClusterFamily(self, balancer, info, emulation, seed, record_decisions)
         self._started = threading.Event()
-        self._args = (n, self.origin, self.speeds, emulation, info, balancer, seed, record_decisions)
         self._start_method = start_method
-        self.transport: LocalTransport | None = None
+        self.transport: Transport | None = None
         # every message to a node leaves through one sender thread, so the thread that reads the
         # nodes' messages never blocks on a full pipe (a node blocked sending to the client, the
         # client blocked sending to it: the deadlock of two full pipes)
         self.outbox: queue.SimpleQueue = queue.SimpleQueue()
         self.sender = threading.Thread(target=self._send_loop, name="dlbkit-cluster-sender", daemon=True)
-        # the thread that starts the nodes runs until they stop: Linux's PDEATHSIG is tied to it
+        # the client's thread starts the nodes and runs until they stop: Linux's PDEATHSIG is tied to
+        # the thread that started a worker, so it must not be a short-lived one
         self.thread = threading.Thread(target=self._main, name="dlbkit-cluster", daemon=True)
+
+    def start(self) -> None:
+        """Start the nodes (local) or the MPI run (rank 0; worker ranks call :meth:`serve_rank`)."""
         self.thread.start()
         self._started.wait()
         if self.error is not None:
             raise self.error
+
+    def serve_rank(self) -> None:
+        """A worker rank under MPI: be a node until the client shuts the cluster down."""
+        execute(self.family, "mpi")
+
+    @property
+    def speeds(self) -> list[float]:
+        return list(self.family.emulation.speeds) if self.family.emulation is not None else [1.0] * self.n
 
     # --- the client's calls ---------------------------------------------------------------------------
     def now(self) -> float:
@@ -179,15 +194,29 @@ class ClusterRun:
 
     def _main(self) -> None:
         try:
-            self.transport = LocalTransport(self.n, serve, self._args, start_method=self._start_method)
-            self.pids = self.transport.pids
-        except BaseException as e:  # noqa: BLE001 - raised in the caller's thread
+            execute(self.family, self.backend, workers=self.n or None, start_method=self._start_method)
+        except BaseException as e:  # noqa: BLE001 - raised in the caller's thread (at start) or kept
             self.error = e
+            self._fail_pending(e)
+        finally:
             self._started.set()
-            return
+
+    def _fail_pending(self, e: BaseException) -> None:
+        with self.lock:
+            self.closing = True
+            for f in self.futures.values():
+                if not f.done() and f.set_running_or_notify_cancel():
+                    f.set_exception(BrokenExecutor(f"the cluster's client failed: {e!r}"))
+            self.futures.clear()
+
+    def coordinate(self, tr: Transport) -> tuple:
+        """The client's loop (the family's ``coordinate``), in the client's thread."""
+        self.transport = tr
+        self.n = tr.n_workers
+        self.live = list(range(self.n))
+        self.pids = list(getattr(tr, "pids", []))
         self.sender.start()
         self._started.set()
-        tr = self.transport
         try:
             while True:
                 got = tr.recv(timeout=0.05)
@@ -197,21 +226,17 @@ class ClusterRun:
                     if self.closing and (self.cancel or not self.futures):
                         break
             self._stop(tr)
-        except BaseException as e:  # noqa: BLE001 - no node outlives a failure of the client's thread
-            self.error = e
+        except BaseException:
             self.outbox.put(None)
-            tr.stop(kill=True)
-            with self.lock:
-                for f in self.futures.values():
-                    if not f.done():
-                        f.set_exception(BrokenExecutor(f"the cluster's client thread failed: {e!r}"))
-                self.futures.clear()
+            raise
+        return (self.trace(),)
 
-    def _stop(self, tr: LocalTransport) -> None:
+    def _stop(self, tr: Transport) -> None:
+        """Stop every live node: each sends its statistics (STATS) and leaves; then the transport's stop."""
         with self.lock:
             live = list(self.live)
         for k in live:
-            self._post(k, ("STOP",))
+            self._post(k, Stop())
         waiting = set(live)
         deadline = time.monotonic() + STOP_WAIT_S
         while waiting and time.monotonic() < deadline:
@@ -219,14 +244,15 @@ class ClusterRun:
             if got is None:
                 continue
             k, msg = got
-            if msg[0] in ("BYE", "died"):
-                if msg[0] == "BYE":
-                    self.stats[k] = msg[1]
+            if msg[0] == STATS:
+                self.stats[k] = msg[1]
+                waiting.discard(k)
+            elif msg[0] == "died":
                 waiting.discard(k)
         self.outbox.put(None)
         self.sender.join(timeout=STOP_WAIT_S)
-        tr.stop(kill=bool(waiting) or self.sender.is_alive())
         self.end_time = self.now()
+        tr.stop(kill=bool(waiting) or self.sender.is_alive())
 
     def _handle(self, k: int, msg: tuple) -> None:
         tag = msg[0]
@@ -246,7 +272,7 @@ class ClusterRun:
                         self._resubmit(jid)
             elif tag == "died":
                 self._died(k)
-            elif tag == "BYE":
+            elif tag == STATS:
                 self.stats[k] = msg[1]
 
     def _done(self, k: int, msg: tuple) -> None:
@@ -356,3 +382,40 @@ class ClusterRun:
                         "resubmitted": int(sum(j.resubmitted for j in self.jobs)), "duplicates": self.duplicates,
                         "dead": [k for k in range(n) if k not in self.live]})
         return tr
+
+
+class ClusterFamily(Family):
+    """The cluster as a backend runs it: the nodes' loop (:func:`.cluster_agent.serve`) and the
+    client's (:meth:`ClusterRun.coordinate`)."""
+
+    serve = staticmethod(serve)
+
+    def __init__(self, run: ClusterRun, balancer, info, emulation: Emulation | None, seed: int, record: bool):
+        self.run, self.balancer, self.info, self.seed, self.record = run, balancer, info, seed, record
+        self.emulation = emulation
+        self.origin = run.origin
+
+    def default_workers(self, cpus: int) -> int:
+        return self.emulation.n_workers if self.emulation is not None else cpus
+
+    def problem(self, n_workers: int, backend: str):
+        from ...errors import ConfigError  # noqa: PLC0415
+        if self.emulation is not None and self.emulation.n_workers != n_workers:
+            return ConfigError("emulate", f"{self.emulation.n_workers} nodes", f"one per node ({n_workers})")
+        return None
+
+    def setup(self, n_workers: int, origin: float, shared) -> None:
+        self.emulation = shared
+        self.origin = origin
+        self.n = n_workers
+        self.run.origin = origin
+
+    def worker_args(self, backend: str) -> tuple:
+        speeds = list(self.emulation.speeds) if self.emulation is not None else [1.0] * self.n
+        return (self.n, self.origin, speeds, self.emulation, self.info, self.balancer, self.seed, self.record)
+
+    def coordinate(self, transport: Transport, backend: str) -> tuple:
+        return self.run.coordinate(transport)
+
+    def for_workers(self, outcome: tuple) -> tuple:
+        return (None,)  # the worker ranks need nothing back: the client holds the results

@@ -24,9 +24,9 @@ runner is a second thread, so a long job does not silence the node's load monito
 Messages (tuples, the tag first). To the node: ``("J", jid, payload)`` a job submitted here;
 ``("B", [(jid, payload), ...])`` a batch submitted here; ``("R", jid, payload)`` a job placed here by
 another origin; ``("I", message)`` load entries (the model's :class:`~dlbkit.info.base.InfoMessage`); ``("X", node)`` a node died;
-``("STOP",)``. From the node: ``("F", jid, node, payload)`` a job placed on another node;
+``Stop()`` (``("stop",)``). From the node: ``("F", jid, node, payload)`` a job placed on another node;
 ``("I", dst, message)``; ``("D", jid, ok, data, t_start, t_busy, t_end)`` a job's result
-(``ok`` False: ``data`` is an :class:`~dlbkit.runtime.messages.Error`); ``("BYE", stats)``.
+(``ok`` False: ``data`` is an :class:`~dlbkit.runtime.messages.Error`); ``("stats", stats)`` when it stops.
 """
 
 from __future__ import annotations
@@ -43,9 +43,12 @@ import numpy as np
 from ...balancers import decide
 from ...model.view import StreamView
 from ..backends.base import error_message, pickled
-from ..messages import Error
+from ..messages import STOP, Error
 
-__all__ = ["Agent", "serve", "MAX_SAMPLES"]
+__all__ = ["Agent", "serve", "MAX_SAMPLES", "STATS"]
+
+#: the tag of a node's last message: its statistics (samples, messages, decisions)
+STATS = "stats"
 
 #: samples of (time, queue, view age) a node keeps (one per information round; older ones are thinned)
 MAX_SAMPLES = 100_000
@@ -75,6 +78,7 @@ class Agent:
         self.forwarded = 0
         self.samples: list[tuple[float, int, float]] = []
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.stopped = False  # after STOP nothing more is sent (under MPI the client may be gone)
         self.balancer.start(self._view(0.0), self.rng)
         self.runner = threading.Thread(target=self._run_jobs, name=f"dlbkit-node-{w}-runner", daemon=True)
         self.runner.start()
@@ -143,7 +147,10 @@ class Agent:
             t_end = time.perf_counter()
             o = self.origin
             self.done += 1
-            self.send(("D", jid, ok, data, t_start - o, t_busy - o, t_end - o))
+            with self.lock:
+                if self.stopped:
+                    return
+                self._send_raw(("D", jid, ok, data, t_start - o, t_busy - o, t_end - o))
 
     # --- the load monitor ----------------------------------------------------------------------------------
     def info_round(self, t: float) -> None:
@@ -189,7 +196,7 @@ class Agent:
             self.place(list(msg[1]))
         elif tag == "X":
             self.dead(msg[1])
-        elif tag == "STOP":
+        elif tag == STOP:
             return False
         return True
 
@@ -200,7 +207,9 @@ class Agent:
 
     def stop(self) -> None:
         self.jobs.put(None)
-        self.send(("BYE", self.stats()))
+        with self.lock:
+            self.stopped = True
+            self._send_raw((STATS, self.stats()))
 
 
 def serve(conn, w: int, n: int, origin: float, speeds: list[float], emulation, info, balancer, seed: int,
