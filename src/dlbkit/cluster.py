@@ -127,6 +127,12 @@ class Cluster(Executor):
         if wait and self.record is not None:
             save_trace(self._run.trace(), self.record)
 
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        # Ctrl-C (or SystemExit) in the with-block: stop every node now instead of running the queued
+        # jobs to the end; an ordinary exception leaves as with concurrent.futures (the jobs finish)
+        self.shutdown(wait=True, cancel_futures=exc_type is not None and not issubclass(exc_type, Exception))
+        return False
+
     def _check_origin(self, origin: Any) -> None:
         n = self._run.n
         if origin is not None and (isinstance(origin, bool) or not isinstance(origin, int) or not 0 <= origin < n):

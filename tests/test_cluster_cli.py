@@ -1,0 +1,112 @@
+"""``dlbkit cluster`` (a stream of real jobs on a Cluster), its recording replayed by ``dlbkit replay``,
+and a client that is interrupted or killed: no node outlives it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from dlbkit.replay import replay
+
+WORK = """
+import time
+
+def job(i):
+    end = time.perf_counter() + 0.002 * (1 + i % 3)
+    while time.perf_counter() < end:
+        pass
+    return i
+"""
+
+
+def _cli(tmp_path, *args, timeout=120):
+    env = dict(os.environ)
+    return subprocess.run([sys.executable, "-m", "dlbkit", *args], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=timeout, env={**env, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])})
+
+
+def test_cluster_command_records_and_replay_replays_it(tmp_path):
+    (tmp_path / "work.py").write_text(WORK)
+    done = _cli(tmp_path, "cluster", "work:job", "--jobs", "120", "--rate", "200", "--workers", "3",
+                "--emulate", "1,1,0.5", "--seed", "2", "--record", "rec.json", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.splitlines()[0])
+    assert out["jobs"] == 120 and out["failed"] == 0 and sum(out["jobs_per_node"]) == 120
+    assert 0.002 <= out["response_p50"] <= out["response_p95"] <= out["response_p99"]
+    assert out["info_messages"] > 0
+    rep = _cli(tmp_path, "replay", "rec.json", "--balancer", "random-place", "--info", "exact", "--json")
+    assert rep.returncode == 0, rep.stderr
+    rows = json.loads(rep.stdout)["rows"]
+    assert [(r["balancer"], r["info"]) for r in rows] == [("nezha", "gossip"), ("random-place", "gossip"),
+                                                          ("nezha", "exact")]
+    # the replay runs the recorded jobs: 120 of them, each at least its measured cost
+    r = replay(tmp_path / "rec.json")
+    assert len(r.trace.series["job_time"]) == 120
+    assert r.metrics["response_mean"] >= 0.002
+
+
+@pytest.mark.parametrize("args, field", [(["--jobs", "0"], "--jobs"), (["--jobs", "3", "--rate", "-1"], "--rate"),
+                                         (["--jobs", "3", "-b", "gss"], "balancer"),
+                                         (["--jobs", "3", "--info", "periodic"], "info"),
+                                         (["--jobs", "3", "--workers", "0"], "workers")])
+def test_cluster_command_bad_input_is_one_line(tmp_path, args, field):
+    (tmp_path / "work.py").write_text(WORK)
+    done = _cli(tmp_path, "cluster", "work:job", *args)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("dlbkit: error: ") and field in done.stderr
+
+
+CLIENT = """
+import json, sys, time
+
+def nap(x):
+    time.sleep(30)
+    return x
+
+if __name__ == "__main__":
+    with dlbkit.Cluster(3, seed=0) as c:
+        fs = [c.submit(nap, i) for i in range(9)]
+        print(json.dumps(c.pids()), flush=True)
+        time.sleep(60)
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_no_node_outlives_an_interrupted_or_killed_client(tmp_path, sig):
+    (tmp_path / "client.py").write_text(textwrap.dedent(CLIENT))
+    p = subprocess.Popen([sys.executable, str(tmp_path / "client.py")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        pids = json.loads(p.stdout.readline())
+        assert len(pids) == 3 and not any(_gone(q) for q in pids)
+        p.send_signal(sig)
+        p.wait(timeout=20)
+        deadline = time.monotonic() + 5
+        while not all(_gone(q) for q in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(_gone(q) for q in pids)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    if sig == signal.SIGINT:
+        assert "KeyboardInterrupt" in p.stderr.read()
