@@ -247,3 +247,35 @@ def test_processpool_agrees():  # the reference the benchmark compares with give
     xs = list(range(50))
     with ProcessPoolExecutor(2) as p, dlbkit.Cluster(2) as c:
         assert list(p.map(square, xs)) == list(c.map(square, xs))
+
+
+try:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+except ImportError:  # pragma: no cover
+    given = None
+
+if given is not None:
+    @pytest.mark.slow  # ~5 s per example on a busy 2-core machine (a cluster started and stopped each)
+    @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(n_jobs=st.integers(1, 40), workers=st.integers(2, 3), kill=st.one_of(st.none(), st.integers(0, 2)),
+           after=st.integers(0, 8), balancer=st.sampled_from(["nezha", "power-of-d", "random-place", "jsq"]))
+    def test_nothing_is_lost_or_delivered_twice(n_jobs, workers, kill, after, balancer):
+        """Whatever the jobs, nodes, balancer and the node killed after how many results: every future
+        holds its own job's result, every job is done once, none after the death on the dead node."""
+        with dlbkit.Cluster(workers, balancer=balancer, seed=n_jobs) as c:
+            fs = [c.submit(nap, i, 0.01) for i in range(n_jobs)]
+            victim = None
+            if kill is not None and kill < workers:
+                victim = kill
+                fs[min(after, n_jobs - 1)].result(timeout=60)
+                os.kill(c.pids()[victim], signal.SIGKILL)
+            got = [f.result(timeout=60) for f in fs]
+        assert got == list(range(n_jobs))
+        jobs = c.ps()
+        assert [j.state for j in jobs] == ["done"] * n_jobs
+        tr = c.result().trace
+        assert tr.meta["duplicates"] == 0
+        assert sorted(tr.first) == list(range(n_jobs))  # one interval per job: each ran to a result once
+        if victim is not None:
+            assert all(j.node != victim for j in jobs if j.resubmitted)

@@ -141,7 +141,7 @@ FAMILY = register(Family(
     engines=(Engine("events", "event-driven: arrivals, placement at the origin, transfer, FIFO service per slot "
                     "at speed × availability, departures; optional information model",
                     "dlbkit.sim.stream.simulate_stream", simulate_stream, OPTIONS, check_options),),
-    runtime=None,  # real runs of placement (a per-node agent) are the next issue
+    runtime="dlbkit.Cluster",
     metrics=metrics,
     metric_names=("response_mean", "response_p50", "response_p95", "response_p99", "slowdown_mean", "queue_mean",
                   "queue_max", "queue_maxdiff", "throughput", "utilisation", "makespan", "tasks_moved", "messages",
