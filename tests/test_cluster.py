@@ -80,6 +80,17 @@ def test_results_equal_a_serial_run(balancer):
     assert {j.origin for j in jobs} == {0, 1, 2}  # round-robin origins: decisions made at every node
 
 
+@pytest.mark.parametrize("balancer", ["hybrid-batch", "batch-sampling"])
+def test_a_batch_is_placed_at_once_by_its_origin(balancer):
+    with dlbkit.Cluster(3, balancer=balancer, seed=1, record_decisions=True) as c:
+        fs = c.submit_batch(add, [(i, 1) for i in range(30)], origin=1)
+        assert [f.result(timeout=60) for f in fs] == [i + 1 for i in range(30)]
+    assert all(j.origin == 1 for j in c.ps())
+    batch = [d for d in c.decisions(1) if len(d.answer) == 30]
+    assert len(batch) == 1 and [j.node for j in c.ps()] == batch[0].answer  # one decision, 30 placements
+    assert not c.decisions(0) and not c.decisions(2)
+
+
 def test_origin_is_where_the_job_arrives():
     with dlbkit.Cluster(3, balancer="local", seed=0) as c:  # "local": a job runs at its origin
         fs = [c.submit(square, i, origin=2) for i in range(10)]

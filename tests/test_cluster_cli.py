@@ -65,6 +65,7 @@ def test_cluster_command_bad_input_is_one_line(tmp_path, args, field):
 
 CLIENT = """
 import json, sys, time
+import dlbkit
 
 def nap(x):
     time.sleep(30)
@@ -96,7 +97,11 @@ def test_no_node_outlives_an_interrupted_or_killed_client(tmp_path, sig):
     p = subprocess.Popen([sys.executable, str(tmp_path / "client.py")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     try:
-        pids = json.loads(p.stdout.readline())
+        line = p.stdout.readline()
+        if not line:
+            p.wait(timeout=20)
+            pytest.fail(f"the client ended before printing its nodes' pids: {p.stderr.read()}")
+        pids = json.loads(line)
         assert len(pids) == 3 and not any(_gone(q) for q in pids)
         p.send_signal(sig)
         p.wait(timeout=20)
