@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -115,3 +116,17 @@ def test_no_node_outlives_an_interrupted_or_killed_client(tmp_path, sig):
             p.wait()
     if sig == signal.SIGINT:
         assert "KeyboardInterrupt" in p.stderr.read()
+
+
+@pytest.mark.slow  # about 10 s: two balancers, a cluster each
+def test_the_example_runs(tmp_path):
+    example = Path(__file__).resolve().parent.parent / "examples" / "job_stream.py"
+    done = subprocess.run([sys.executable, str(example), "--seconds", "1", "--balancers", "nezha,random-place"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("4 nodes of speeds [1.0, 1.0, 0.5, 0.5]")
+    rows = [ln.split() for ln in lines[2:]]
+    assert [r[0] for r in rows] == ["nezha", "random-place"]
+    assert all(int(r[1]) > 0 and float(r[2]) <= float(r[3]) <= float(r[4]) for r in rows)  # p50 <= p90 <= p99

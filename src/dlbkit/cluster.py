@@ -13,6 +13,7 @@ origin node (round-robin, or ``submit(fn, *args, origin=k)``), which decides whe
 from __future__ import annotations
 
 import pickle
+import warnings
 from concurrent.futures import Executor, Future
 from typing import Any, Callable, Iterable, Mapping
 
@@ -97,7 +98,13 @@ class Cluster(Executor):
             # a worker rank is a node until rank 0 shuts the cluster down; then the script ends here
             self._run.serve_rank()
             raise SystemExit(0)
-        self._run.start()
+        # the nodes start in the client's thread, so a warning there (more nodes than CPUs) would point
+        # at threading.py: catch it while starting and say it again here, at the caller's line
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            self._run.start()
+        for w in caught:
+            warnings.warn(w.message, w.category, stacklevel=2)
         self._shut = False
 
     # --- the Executor ------------------------------------------------------------------------------------
