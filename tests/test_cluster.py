@@ -158,6 +158,37 @@ def test_views_age_and_are_refreshed():
     assert 0 < tr.info_age_mean < 10 * period
 
 
+def test_a_silent_node_leaves_the_views_by_age_and_comes_back():
+    """With ``suspect_after``, the information model's ageing is the detector: node 2 stopped (SIGSTOP:
+    alive, so the transport says nothing) stops gossiping, leaves node 0's view once its entry is
+    ``suspect_after`` old, and is back in it after SIGCONT with its next load message."""
+    period, suspect = 0.02, 0.3
+    with dlbkit.Cluster(3, balancer="round-robin-place", info={"model": "gossip", "period": period},
+                        suspect_after=suspect, seed=0, record_decisions=True) as c:
+        wait([c.submit(nap, i, 0.0, origin=0) for i in range(6)])
+        victim = c.pids()[2]
+        os.kill(victim, signal.SIGSTOP)
+        try:
+            t_stop = time.perf_counter()
+            time.sleep(suspect + 0.3)  # its entry ages past suspect_after (plus a few gossip hops)
+            silent = [c.submit(nap, i, 0.0, origin=0) for i in range(12)]
+            wait(silent, timeout=30)
+            assert all(f.done() for f in silent)  # none waits on the stopped node
+            t_silent = time.perf_counter() - t_stop
+        finally:
+            os.kill(victim, signal.SIGCONT)
+        time.sleep(0.5)
+        back = [c.submit(nap, i, 0.0, origin=0) for i in range(12)]
+        wait(back)
+    jobs = c.ps()
+    assert t_silent < 5
+    assert all(j.node != 2 for j in jobs[6:18])
+    assert any(j.node == 2 for j in jobs[18:])  # round-robin over 3 nodes again
+    sizes = [d.view.n_nodes for d in c.decisions(0)]
+    assert sizes[:6] == [3] * 6 and sizes[6:18] == [2] * 12 and sizes[18:] == [3] * 12
+    assert c.result().trace.meta["suspected"] >= 1
+
+
 def test_emulated_speeds_stretch_the_jobs():
     with dlbkit.Cluster(2, balancer="local", emulate=[1.0, 0.25], seed=0) as c:
         fast = [c.submit(spin, 0.02, origin=0) for _ in range(3)]
@@ -214,6 +245,8 @@ def test_bad_input_is_a_config_error():
         dlbkit.Cluster(2, info="exact")
     with pytest.raises(ConfigError, match="emulate"):
         dlbkit.Cluster(2, emulate=[1.0, 1.0, 1.0])
+    with pytest.raises(ConfigError, match="suspect_after"):
+        dlbkit.Cluster(2, info={"model": "gossip", "period": 0.1}, suspect_after=0.05)
     with pytest.raises(ConfigError, match="backend"):
         dlbkit.Cluster(2, backend="ssh")
     with dlbkit.Cluster(2) as c:

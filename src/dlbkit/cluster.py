@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from .balancers.registry import resolve
 from .errors import ConfigError
+from .model.check import number
 from .info import resolve as resolve_info
 from .results import Result
 from .run_api import _emulation
@@ -60,13 +61,16 @@ class Cluster(Executor):
     ``gossip`` or ``neighbour``) builds from messages between the nodes. *emulate*: speed factors,
     one per node, or a platform (file) with availability traces, as :func:`dlbkit.map` takes.
     *backend* ``"local"`` (worker processes, pipes: no network listener). *seed* fixes each node's
-    balancer and information draws. ``ps()`` lists the jobs, ``pids()`` the nodes' processes,
+    balancer and information draws. *suspect_after* (seconds, more than the model's period): a node
+    whose entry in a node's table is older leaves that node's view until a fresher one arrives (a
+    silent node is avoided; a dead one is also announced by the transport). ``ps()`` lists the jobs, ``pids()`` the nodes' processes,
     ``result()`` the run as the stream simulator's :class:`~dlbkit.results.Result`.
     """
 
     def __init__(self, workers: int | None = None, *, backend: str = "local", balancer: Any = "nezha",
                  params: Mapping[str, Any] | None = None, info: Any = "gossip", emulate: Any = None, seed: int = 0,
-                 record: Any = None, start_method: str | None = None, record_decisions: bool = False):
+                 record: Any = None, start_method: str | None = None, record_decisions: bool = False,
+                 suspect_after: float | None = None):
         if backend not in BACKENDS:
             raise ConfigError("backend", backend, "one of " + ", ".join(map(repr, BACKENDS)))
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -77,6 +81,11 @@ class Cluster(Executor):
             raise ConfigError("info", model.name, "an information model whose messages tell every node the loads: "
                               + ", ".join(CLUSTER_INFO) + " (exact needs no messages, so no real cluster has it; "
                               "periodic tells only its centre)")
+        if suspect_after is not None:
+            number(suspect_after, "suspect_after", lo=0.0, lo_open=True)
+            if not suspect_after > model.interval:
+                raise ConfigError("suspect_after", suspect_after, f"None or more seconds than the {model.name} "
+                                  f"model's period ({model.interval:g} s): an entry is that old between two messages")
         emulation = _emulation(emulate, seed, None)
         if backend == "local":
             n = check_workers(workers if workers is not None else
@@ -93,7 +102,8 @@ class Cluster(Executor):
         self.balancer = b
         self.info = model
         self._run = ClusterRun(n, b, model, backend=backend, emulation=emulation, seed=seed,
-                               start_method=start_method, record_decisions=record_decisions)
+                               start_method=start_method, record_decisions=record_decisions,
+                               suspect_after=suspect_after)
         if backend == "mpi" and mpi_rank() != 0:
             # a worker rank is a node until rank 0 shuts the cluster down; then the script ends here
             self._run.serve_rank()

@@ -72,7 +72,7 @@ class ClusterRun:
 
     def __init__(self, n: int | None, balancer, info, *, backend: str = "local",
                  emulation: Emulation | None = None, seed: int = 0, start_method: str | None = None,
-                 record_decisions: bool = False, balancer_name: str = ""):
+                 record_decisions: bool = False, balancer_name: str = "", suspect_after: float | None = None):
         self.n = n or 0
         self.backend = backend
         self.balancer_name = balancer_name or getattr(balancer, "name", "")
@@ -95,7 +95,7 @@ class ClusterRun:
         self.duplicates = 0  # results of jobs already delivered (none expected; counted to show it)
         self.end_time = math.nan
         self.origin = time.perf_counter()
-        self.family = ClusterFamily(self, balancer, info, emulation, seed, record_decisions)
+        self.family = ClusterFamily(self, balancer, info, emulation, seed, record_decisions, suspect_after)
         self._started = threading.Event()
         self._start_method = start_method
         self.transport: Transport | None = None
@@ -351,7 +351,7 @@ class ClusterRun:
         queue = np.zeros((len(grid), n), dtype=np.int64)
         age = np.full((len(grid), n), np.nan)
         qmax = np.zeros(n, dtype=np.int64)
-        area, messages, nbytes, age_sum, age_count, moved = 0.0, 0, 0.0, 0.0, 0, 0
+        area, messages, nbytes, age_sum, age_count, moved, suspected = 0.0, 0, 0.0, 0.0, 0, 0, 0
         for k, st in self.stats.items():
             s = np.asarray(st["samples"], dtype=float).reshape(-1, 3)
             messages += st["messages"]
@@ -359,6 +359,7 @@ class ClusterRun:
             age_sum += st["age_sum"]
             age_count += st["age_count"]
             moved += st["forwarded"]
+            suspected += st.get("suspected", 0)
             if len(s):
                 idx = np.searchsorted(s[:, 0], grid, side="right") - 1
                 ok = idx >= 0
@@ -379,7 +380,7 @@ class ClusterRun:
                         "busy_time": float(sum(j.ended - j.started for j in jobs)), "slots": [1] * n,
                         "info": self.info_name, "info_params": {"model": self.info_name, **self.info_params},
                         "balancer_params": self.balancer_params, "tasks_moved": moved, "workload": "cluster",
-                        "resubmitted": int(sum(j.resubmitted for j in self.jobs)), "duplicates": self.duplicates,
+                        "resubmitted": int(sum(j.resubmitted for j in self.jobs)), "suspected": suspected, "duplicates": self.duplicates,
                         "dead": [k for k in range(n) if k not in self.live]})
         return tr
 
@@ -390,8 +391,10 @@ class ClusterFamily(Family):
 
     serve = staticmethod(serve)
 
-    def __init__(self, run: ClusterRun, balancer, info, emulation: Emulation | None, seed: int, record: bool):
+    def __init__(self, run: ClusterRun, balancer, info, emulation: Emulation | None, seed: int, record: bool,
+                 suspect_after: float | None = None):
         self.run, self.balancer, self.info, self.seed, self.record = run, balancer, info, seed, record
+        self.suspect_after = suspect_after
         self.emulation = emulation
         self.origin = run.origin
 
@@ -412,7 +415,8 @@ class ClusterFamily(Family):
 
     def worker_args(self, backend: str) -> tuple:
         speeds = list(self.emulation.speeds) if self.emulation is not None else [1.0] * self.n
-        return (self.n, self.origin, speeds, self.emulation, self.info, self.balancer, self.seed, self.record)
+        return (self.n, self.origin, speeds, self.emulation, self.info, self.balancer, self.seed, self.record,
+                self.suspect_after)
 
     def coordinate(self, transport: Transport, backend: str) -> tuple:
         return self.run.coordinate(transport)

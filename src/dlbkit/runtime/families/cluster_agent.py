@@ -58,7 +58,7 @@ class Agent:
     """One node's daemon. *send* sends a message towards the client (which relays it)."""
 
     def __init__(self, w: int, n: int, send, origin: float, speeds: list[float], emulation, info, balancer,
-                 seed: int, record_decisions: bool):
+                 seed: int, record_decisions: bool, suspect_after: float | None = None):
         self.w, self.n, self._send_raw, self.origin = w, n, send, origin
         self.speeds = speeds
         self.emulation = emulation
@@ -69,7 +69,12 @@ class Agent:
         self.model.start(n, [[j for j in range(n) if j != i] for i in range(n)], [0] * n, rng_info)
         self.balancer = copy.deepcopy(balancer)
         self.rng = rng_balancer
-        self.live = list(range(n))
+        self.live = list(range(n))  # the nodes not known to be dead (the transport announces deaths)
+        # the nodes of the view: the live ones whose entry is at most suspect_after old (all live ones
+        # without suspect_after); a node that went silent drops out, and comes back with its next entry
+        self.suspect_after = suspect_after
+        self.members = list(self.live)
+        self.suspected = 0  # times a node dropped out of this node's view by age
         self.decisions: list | None = [] if record_decisions else None
         self.enq = 0  # jobs queued here so far (written by the agent thread only)
         self.done = 0  # jobs finished here so far (written by the runner thread only)
@@ -98,10 +103,17 @@ class Agent:
         values: list = []
         stamps: list = []
         self.model.fill(self.w, t, self.load(), values, stamps, integer=True)
-        live = self.live
-        return StreamView(len(live), queue=[int(values[j]) for j in live], slots=[1] * len(live),
-                          speeds=[self.speeds[j] for j in live], time=t, node=live.index(self.w),
-                          updated_at=[float(stamps[j]) for j in live])
+        members = self.live
+        if self.suspect_after is not None:
+            members = [j for j in self.live if j == self.w or t - stamps[j] <= self.suspect_after]
+        view = StreamView(len(members), queue=[int(values[j]) for j in members], slots=[1] * len(members),
+                          speeds=[self.speeds[j] for j in members], time=t, node=members.index(self.w),
+                          updated_at=[float(stamps[j]) for j in members])
+        if members != self.members:  # the view's nodes changed: the balancer starts again on it
+            self.suspected += len(set(self.members) - set(members) - (set(range(self.n)) - set(self.live)))
+            self.members = list(members)
+            self.balancer.start(view, self.rng)
+        return view
 
     # --- the scheduler and the dispatcher ------------------------------------------------------------------
     def place(self, jobs: list[tuple[int, bytes]]) -> None:
@@ -109,7 +121,7 @@ class Agent:
         view = self._view(self.now())
         nodes = decide.place(self.balancer, view, len(jobs), record=self.decisions)
         for (jid, payload), k in zip(jobs, nodes):
-            node = self.live[k]
+            node = self.members[k]
             if node == self.w:
                 self.enqueue(jid, payload)
             else:
@@ -180,7 +192,7 @@ class Agent:
         """*node* died: it leaves this node's view; the balancer restarts on the smaller view."""
         if node in self.live and node != self.w:
             self.live.remove(node)
-            self.balancer.start(self._view(self.now()), self.rng)
+            self._view(self.now())  # the view's nodes change: the balancer starts again
 
     # --- the daemon's loop ---------------------------------------------------------------------------------
     def handle(self, msg: tuple) -> bool:
@@ -202,7 +214,7 @@ class Agent:
 
     def stats(self) -> dict:
         return {"node": self.w, "samples": self.samples, "messages": self.sent_messages, "bytes": self.sent_bytes,
-                "forwarded": self.forwarded, "decisions": self.decisions, "age_sum": self.model.age_sum_,
+                "forwarded": self.forwarded, "suspected": self.suspected, "decisions": self.decisions, "age_sum": self.model.age_sum_,
                 "age_count": self.model.age_count_}
 
     def stop(self) -> None:
@@ -213,9 +225,9 @@ class Agent:
 
 
 def serve(conn, w: int, n: int, origin: float, speeds: list[float], emulation, info, balancer, seed: int,
-          record_decisions: bool) -> None:
-    """A node's process on the local backend: its daemon on the pipe to the client."""
-    agent = Agent(w, n, conn.send, origin, speeds, emulation, info, balancer, seed, record_decisions)
+          record_decisions: bool, suspect_after: float | None = None) -> None:
+    """A node's process: its daemon on its connection to the client (a pipe end, or an MPI rank's)."""
+    agent = Agent(w, n, conn.send, origin, speeds, emulation, info, balancer, seed, record_decisions, suspect_after)
     period = agent.model.interval
     next_round = period
     try:
