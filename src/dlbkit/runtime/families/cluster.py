@@ -30,7 +30,6 @@ import threading
 import time
 from concurrent.futures import BrokenExecutor, Future
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
