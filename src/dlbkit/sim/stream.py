@@ -139,7 +139,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         speeds, slots = [1.0] * n, [1] * n
         from ..model.availability import Constant
         profiles = [Constant().realise()] * n
-        complete, latency, bandwidth = True, 0.0, 1.0
+        complete, latency, bandwidth = True, 0.0, math.inf  # the supermarket servers: messages take no time
         platform = None
         node_of = list(range(n))
         neighbours = [[j for j in range(n) if j != i] for i in range(n)] if not model.exact else None
