@@ -126,3 +126,16 @@ def test_spillback_threshold_zero_always_spills_and_k_one_is_the_least_utilised(
 def test_spillback_refuses_bad_parameters(params, field):
     with pytest.raises(ConfigError, match=field):
         make("spillback", params)
+
+
+def test_hybrid_batch_under_quarantine_keeps_an_over_loaded_origins_batch():
+    """Queues 9 1 1 1 from node 0 (over-loaded, as above): a batch of 8 stays at node 0 with quarantine;
+    without, round-robin over the window 1, 2, 3 gives x = 2 each and the remainder y = 2 by Algorithm
+    3.1, never node 0."""
+    from dlbkit.balancers import decide
+    v = StreamView(4, queue=[9, 1, 1, 1], node=0)
+    assert decide.place(started("hybrid-batch", v, quarantine=True), v, 8) == [0] * 8
+    v = StreamView(4, queue=[9, 1, 1, 1], node=0)
+    nodes = decide.place(started("hybrid-batch", v), v, 8)
+    c = Counter(nodes)
+    assert 0 not in c and sum(c.values()) == 8 and all(c[j] >= 2 for j in (1, 2, 3))

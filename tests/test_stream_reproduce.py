@@ -1,5 +1,5 @@
 """003's formula tables from the recursion (Table 6 to ±1e-5, Tables 7 and 8 exactly) and the hybrid
-placement rows; the supermarket rows run in `dlbkit reproduce nezha` (about 40 s), not here."""
+placement rows; the supermarket rows run in `dlbkit reproduce nezha` (about 45 s), not here."""
 
 import pytest
 

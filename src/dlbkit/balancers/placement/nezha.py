@@ -110,6 +110,13 @@ class Nezha(RandomizedPlacement):
         """The window: the nodes not over-loaded (:func:`window`)."""
         return window(view, self.threshold, self.kappa, self.delta, self.level, self.floor, self.cap)[0]
 
+    def quarantined(self, view) -> bool:
+        """With *quarantine*: the origin is over-loaded in its own view, so it keeps its tasks (§3.5.3)."""
+        if not self.quarantine:
+            return False
+        _, L, lmax = window(view, self.threshold, self.kappa, self.delta, self.level, self.floor, self.cap)
+        return L[view.node] > lmax
+
     def place(self, view) -> int:
         act, L, lmax = window(view, self.threshold, self.kappa, self.delta, self.level, self.floor, self.cap)
         if not act:
