@@ -121,7 +121,8 @@ def test_spillback_threshold_zero_always_spills_and_k_one_is_the_least_utilised(
     assert counts("spillback", v, 100, threshold=0.0) == {2: 100}
 
 
-@pytest.mark.parametrize("params, field", [({"threshold": -0.1}, "threshold"), ({"top_k_fraction": 1.5}, "top_k_fraction"),
+@pytest.mark.parametrize("params, field", [({"threshold": -0.1}, "threshold"),
+                                           ({"top_k_fraction": 1.5}, "top_k_fraction"),
                                            ({"top_k_absolute": 0}, "top_k_absolute")])
 def test_spillback_refuses_bad_parameters(params, field):
     with pytest.raises(ConfigError, match=field):

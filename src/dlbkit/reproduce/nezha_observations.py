@@ -301,8 +301,9 @@ def _loaded_cluster_claims(seeds: int = LOADED_SEEDS) -> list[Claim]:
     worst = [max(r[1]) for r in runs]
     per_node = [rr_nodes.count(j) for j in range(len(LOADED))]
     layout = Counter(runs[0][0])
-    out = [Claim("§6.3.2.2 loaded cluster on the engine (8 four-CPU nodes with 4 4 6 4 4 4 4 4 tasks running, processor "
-                 "sharing, eight 2700-s tasks submitted at node1 10 s apart, exact loads): tasks nezha places on node3, "
+    out = [Claim("§6.3.2.2 loaded cluster on the engine (8 four-CPU nodes with 4 4 6 4 4 4 4 4 tasks running, "
+                 "processor sharing, eight 2700-s tasks submitted at node1 10 s apart, exact loads): tasks nezha "
+                 "places on node3, "
                  f"summed over {seeds} seeds", "none (Nezha put no task on node3)",
                  f"{sum(on3)} (in {sum(1 for x in on3 if x)} of {seeds} seeds)",
                  "0 in every seed (criterion stated before running)", sum(on3) == 0),

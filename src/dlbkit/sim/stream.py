@@ -271,7 +271,8 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
             if k and t > got_at[j]:
                 c = slots[j]
                 r = rates[j]
-                work = r * (t - got_at[j]) if r else speeds[j] * (profiles[j].capacity(t) - profiles[j].capacity(got_at[j]))
+                a0 = got_at[j]
+                work = r * (t - a0) if r else speeds[j] * (profiles[j].capacity(t) - profiles[j].capacity(a0))
                 got[j] += work * (c / k if k > c else 1.0)
                 busy_sum += (t - got_at[j]) * (c if k > c else k)
             got_at[j] = t
