@@ -228,3 +228,13 @@ def test_bad_service_in_an_experiment_file_is_one_line_exit_2(tmp_path, capsys):
     assert main(["simulate", str(f)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "service" in err[0] and "'ps'" in err[0]
+
+
+def test_an_experiment_table_gives_initial_loads_and_the_service():
+    """[workload] initial and initial_demand parse into the Stream; [engine] service reaches the engine."""
+    w = stream_from_dict({"trace": [[0.5, 1, 1.0]], "initial": [2, 0],
+                          "initial_demand": {"kind": "deterministic", "mean": 1.0}})
+    assert w.initial == (2, 0) and w.initial_demand == Demand("deterministic", 1.0)
+    r = dlbkit.simulate(two_nodes(), w, "local", service="ps")
+    # node a: two tasks of 1 sharing one slot end together at 2; the job on b alone: 0.5 → 1.5
+    assert sorted(r.trace.intervals()["t_end"].tolist()) == pytest.approx([1.5, 2.0, 2.0])
