@@ -238,3 +238,15 @@ def test_an_experiment_table_gives_initial_loads_and_the_service():
     r = dlbkit.simulate(two_nodes(), w, "local", service="ps")
     # node a: two tasks of 1 sharing one slot end together at 2; the job on b alone: 0.5 → 1.5
     assert sorted(r.trace.intervals()["t_end"].tolist()) == pytest.approx([1.5, 2.0, 2.0])
+
+
+def test_queue_path_in_blocks_is_the_same(monkeypatch):
+    """The events are handled in blocks of CELLS // n rows: a block of one event gives the same path."""
+    from dlbkit.model import stream_queues
+    w = Stream(rates=0.7, jobs=200, initial=[6, 0, 0, 3])
+    tr = simulate_stream(4, w, make("power-of-d"), seed=9)
+    whole = queue_path(tr)
+    monkeypatch.setattr(stream_queues, "CELLS", 4)
+    parts = queue_path(tr)
+    assert all(np.array_equal(a, b) for a, b in zip(whole, parts))
+    assert whole[1].max() >= 6 and whole[2].min() == 0

@@ -13,8 +13,8 @@ import numpy as np
 
 __all__ = ["queue_path", "convergence_time"]
 
-#: events handled per block (bounds the memory of the events × nodes matrix)
-BLOCK = 65_536
+#: cells of the events × nodes matrix handled at once (4 Mi int64: 32 MB)
+CELLS = 1 << 22
 
 
 def queue_path(trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -33,8 +33,9 @@ def queue_path(trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     last[:-1] = t[1:] != t[:-1]
     hi, lo = [], []
     q = np.zeros(n, dtype=np.int64)
-    for a in range(0, len(t), BLOCK):
-        b = min(a + BLOCK, len(t))
+    block = max(1, CELLS // n)
+    for a in range(0, len(t), block):
+        b = min(a + block, len(t))
         m = np.zeros((b - a, n), dtype=np.int64)
         m[np.arange(b - a), where[a:b]] = step[a:b]
         m = np.cumsum(m, axis=0) + q
