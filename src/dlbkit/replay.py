@@ -182,6 +182,14 @@ def estimate(trace: Trace, model: str = "measured") -> ReplayModel:
                 s *= expected / taken
         speeds.append(float(s))
         avail.append(a)
+    steps = trace.meta.get("time_steps")
+    if steps:  # a time-stepping run: a worker's gap across a step boundary is the step's barrier, not a round trip
+        bounds = [s["chunks"][0] for s in steps[1:]]
+        gaps = []
+        for w in range(P):
+            rows = rows_of[w]
+            gaps.extend(trace.t_start[rows[j]] - trace.t_end[rows[j - 1]] for j in range(1, len(rows))
+                        if not any(rows[j - 1] < b <= rows[j] for b in bounds))
     round_trip = max(float(np.mean(gaps)), 0.0) if gaps else 0.0
     latency = round_trip / 2
     overhead = 0.0
@@ -241,8 +249,18 @@ def replay(trace_or_path: Trace | str | Path, balancer: Balancer | str | None = 
     P = trace.n_nodes
     nodes = [Node("master")] + [Node(f"w{w}", speed=m.speeds[w], availability=m.availability[w]) for w in m.order]
     platform = Platform(nodes, Network(latency=m.latency, bandwidth=_BANDWIDTH), name="replay")
-    tr = simulate(platform, Divisible(len(m.costs)), b, seed=seed, master=0, master_overhead=m.overhead,
-                  costs=m.costs, startup=m.startup).trace
+    steps = trace.meta.get("time_steps")
+    if steps:  # a time-stepping run (dlbkit.Loop): the same steps, one after another (model.steps)
+        sizes = {int(s["items"]) for s in steps}
+        if len(sizes) != 1:
+            raise ConfigError("trace time_steps", sorted(sizes), "steps of one item count (the simulator runs "
+                              "the same loop every step)")
+        n = sizes.pop()
+        tr = simulate(platform, Divisible(n), b, seed=seed, master=0, master_overhead=m.overhead,
+                      costs=m.costs.reshape(len(steps), n), startup=m.startup, steps=len(steps)).trace
+    else:
+        tr = simulate(platform, Divisible(len(m.costs)), b, seed=seed, master=0, master_overhead=m.overhead,
+                      costs=m.costs, startup=m.startup).trace
     # back to the recorded numbering: replay worker j is recorded worker order[j]
     pos = {w: j for j, w in enumerate(m.order)}
     tr.node = [m.order[j] for j in tr.node]

@@ -1,0 +1,193 @@
+"""AUTO: the chunking balancer of the next time step chosen by simulating the candidates on what the
+last step measured (the decisions; the engines predict: :mod:`dlbkit.sim.auto`)."""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+from ...errors import ConfigError
+from ...model.view import LoopView
+from ...params import Interval
+from ..base import ChunkingBalancer
+from ..registry import make, register
+from ._common import request_driven
+
+__all__ = ["Auto", "DEFAULT_CANDIDATES", "ROBUST_DEFAULT"]
+
+#: every registered self-scheduling rule that runs with its defaults, deterministically (not
+#: ``rnd``: one random draw predicts nothing; not ``sanchez``/``proportional``: 004's rules for the
+#: rounds mechanism)
+DEFAULT_CANDIDATES = ("static", "ss", "fsc", "mfsc", "gss", "tss", "tfss", "fac", "fac2", "wf", "tap", "fiss",
+                      "viss", "pls", "af", "awf", "awf-b", "awf-c", "awf-d", "awf-e")
+#: the first step's rule, before anything is measured: AWF-C learns unequal or changing speeds within
+#: the loop, with FAC2's few chunks (it is dlbkit.map's default; the demo's best at 0.99 efficiency)
+ROBUST_DEFAULT = "awf-c"
+
+
+class _Name:
+    """A parameter form: a balancer name (a string), or with *many* a list of them (checked against
+    the registry by :meth:`Auto.validate`, which knows every balancer registered by then)."""
+
+    def __init__(self, many: bool = False):
+        self.many = many
+
+    def accepts(self, value) -> bool:
+        if self.many:
+            return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+        return isinstance(value, str)
+
+    def __str__(self) -> str:
+        return "a list of chunking balancer names" if self.many else "a chunking balancer name"
+
+
+@register
+class Auto(ChunkingBalancer):
+    """AUTO: run a robust default, then, between time steps, switch to the candidate whose makespan a
+    simulation of the next step predicts to be the lowest.
+
+    Source: simulation-assisted selection of a loop scheduling technique (SimAS: Mohammed & Ciorba,
+    "SimAS: a simulation-assisted approach for the scheduling algorithm selection under perturbations",
+    Concurrency Computat. Pract. Exper. 2020), here on dlbkit's own simulator with the same balancer
+    objects. The rule: step 1 runs *default*. After a step the engine measures every item's cost and
+    every worker's speed (as :func:`dlbkit.replay` does) and, when :meth:`due`, simulates each of
+    *candidates* on them (:mod:`dlbkit.sim.auto`: a rule that carries state across steps is
+    simulated for two steps and judged on the second, so it is judged with what it would have
+    learned); :meth:`choose` takes the lowest predicted makespan (ties: the earlier candidate). It is
+    due after the first step, every *every* steps after the last evaluation, and whenever a
+    worker's measured speed moved by more than *shift* (relative) from what the last evaluation saw.
+    *max_items* bounds the items a prediction simulates: a longer loop is coarsened into that many
+    blocks of consecutive items (costs summed), which keeps a prediction for 10⁵ items on 16 workers
+    over every candidate well under a second (BENCHMARKS.md, with the error it costs).
+
+    Within a step AUTO is the rule it chose (``current_``): an engine that does not evaluate (a
+    single simulated run) runs *default* throughout. Choices and predictions are the engine's to
+    record (``trace.meta["time_steps"][k]["auto"]``).
+
+    Helps: no rule wins everywhere (GSS is poor on unequal workers, AF on uneven items); AUTO follows
+    the best one for the measured loop. Backfires: a prediction is only as good as the replay model
+    (a step whose costs differ from the last one's is mispredicted), and evaluations cost master time.
+    """
+
+    name = "auto"
+    source = "simulation-assisted selection (SimAS, Mohammed & Ciorba 2020), on dlbkit's simulator"
+    taxonomy = request_driven("measured item costs and worker speeds of the last time step",
+                              "the candidate rule predicted best for the next step")
+    carries_state = True
+    _parameter_constraints = {"default": [_Name()], "candidates": [None, _Name(many=True)],
+                              "every": [Interval(Integral, 1, None)],
+                              "shift": [Interval(Real, 0, None, closed="neither")],
+                              "max_items": [Interval(Integral, 16, None)]}
+
+    def __init__(self, *, default: str = ROBUST_DEFAULT, candidates: list[str] | None = None, every: int = 10,
+                 shift: float = 0.25, max_items: int = 2048):
+        self.default = default
+        self.candidates = candidates
+        self.every = every
+        self.shift = shift
+        self.max_items = max_items
+
+    # --- the checks of the parameters that name other balancers ----------------------------------
+    def candidate_names(self) -> list[str]:
+        """The candidates, checked: a non-empty list of distinct names of chunking balancers."""
+        names = list(DEFAULT_CANDIDATES if self.candidates is None else self.candidates)
+        if not names:
+            raise ConfigError("parameter 'candidates' of auto", [], "a non-empty list of chunking balancer names "
+                              "(or None: " + ", ".join(DEFAULT_CANDIDATES) + ")")
+        for i, n in enumerate(names):
+            if not isinstance(n, str) or n == "auto":
+                raise ConfigError(f"parameter 'candidates'[{i}] of auto", n, "the name of a chunking balancer other "
+                                  "than auto")
+            self._make(n, f"parameter 'candidates'[{i}] of auto")
+        if len(set(names)) != len(names):
+            raise ConfigError("parameter 'candidates' of auto", names, "distinct names")
+        return names
+
+    @staticmethod
+    def _make(name: str, field: str) -> ChunkingBalancer:
+        b = make(name, {}, field)
+        if not isinstance(b, ChunkingBalancer) or isinstance(b, Auto):
+            raise ConfigError(field, name, "the name of a chunking balancer other than auto")
+        return b
+
+    def validate(self):
+        super().validate()
+        self._make(self.default, "parameter 'default' of auto")
+        self.candidate_names()
+        return self
+
+    # --- within a step: the chosen rule --------------------------------------------------------------
+    def start(self, view, rng=None) -> None:
+        super().start(view, rng)
+        self.chosen_ = self.default
+        self.current_ = self._make(self.default, "parameter 'default' of auto")
+        self.current_.start(view, rng)
+        self.view_ = view
+        self.step_ = 0  # steps completed before this one
+        self.evaluated_at_ = None  # steps completed at the last evaluation
+        self.reference_speeds_ = None  # the measured speeds it saw
+        self.predictions_ = None  # its [name, predicted makespan], best first
+
+    def chunk(self, view: LoopView, worker: int) -> int:
+        return self.current_.chunk(view, worker)
+
+    def allocate(self, view: LoopView) -> list[int]:
+        return self.current_.allocate(view)
+
+    def send_order(self, view: LoopView) -> list[int]:
+        return self.current_.send_order(view)
+
+    # --- between steps: what the engines ask (on the carried state, pure data) ----------------------
+    def due(self, state: dict, speeds: list[float]) -> str | None:
+        """Why the step that just ended (its carried *state*; *speeds* the workers' measured speeds in
+        it) calls for an evaluation, or None."""
+        if state["evaluated_at"] is None:
+            return "first step measured"
+        if state["step"] - state["evaluated_at"] >= self.every:
+            return f"{self.every} steps since the last evaluation"
+        ref = state["reference_speeds"]
+        if ref is not None and len(ref) == len(speeds):
+            moved = max((abs(s / r - 1.0) for s, r in zip(speeds, ref) if r > 0 and math.isfinite(s)), default=0.0)
+            if moved > self.shift:
+                return f"a worker's measured speed moved by {moved:.0%} (> {self.shift:.0%})"
+        return None
+
+    def choose(self, predictions: list[tuple[str, float]]) -> str | None:
+        """The candidate of the lowest predicted makespan (the list's order breaks ties); None if no
+        prediction is finite."""
+        finite = [(m, i, n) for i, (n, m) in enumerate(predictions) if math.isfinite(m)]
+        return min(finite)[2] if finite else None
+
+    def evaluated(self, state: dict, speeds: list[float], predictions: list[tuple[str, float]],
+                  seeds: dict) -> dict:
+        """The state for the next step after an evaluation: the chosen candidate (:meth:`choose`), and
+        when it changes, the state it starts from (*seeds*: candidate → what it carried out of the
+        prediction's first simulated step, or None)."""
+        chosen = self.choose(predictions) or state["chosen"]
+        inner = state["inner"] if chosen == state["chosen"] else seeds.get(chosen)
+        return {**state, "chosen": chosen, "inner": inner, "evaluated_at": state["step"],
+                "reference_speeds": [float(s) for s in speeds],
+                "predictions": [[n, float(m)] for n, m in predictions]}
+
+    # --- the state carried across steps (pure data) ------------------------------------------------
+    def carry(self, view) -> dict:
+        return {"chosen": self.chosen_, "inner": self.current_.carry(view) if self.current_.carries_state else None,
+                "step": self.step_ + 1, "evaluated_at": self.evaluated_at_,
+                "reference_speeds": self.reference_speeds_, "predictions": self.predictions_}
+
+    def first_state(self) -> dict:
+        """What :meth:`carry` says after a first step run with *default* that carried nothing (a
+        one-shot run's recording, advised after the fact)."""
+        return {"chosen": self.default, "inner": None, "step": 1, "evaluated_at": None, "reference_speeds": None,
+                "predictions": None}
+
+    def resume(self, state: dict) -> None:
+        self.chosen_ = state["chosen"]
+        self.step_ = int(state["step"])
+        self.evaluated_at_ = state["evaluated_at"]
+        self.reference_speeds_ = state["reference_speeds"]
+        self.predictions_ = state["predictions"]
+        self.current_ = self._make(self.chosen_, "auto's choice")
+        self.current_.start(self.view_, self.rng_)
+        if state["inner"] is not None and self.current_.carries_state:
+            self.current_.resume(state["inner"])
