@@ -23,8 +23,7 @@ from .errors import ConfigError, DlbkitError
 from .model.steps import join_steps, step_trace
 from .model.trace import Trace
 from .results import Result
-from .run_api import (DEFAULT_BALANCER, RunResult, _backend, _callable, _emulation, _progress, _seed,
-                      _worker_count, _flag, auto_after_step)
+from .run_api import DEFAULT_BALANCER, RunResult, auto_after_step, check_items, map_setup
 from .runtime.backends.local import default_workers, open_pool
 from .runtime.families.map import Pool, PoolRun, coordinate_step
 from .runtime.progress import Progress
@@ -67,16 +66,15 @@ class Loop:
                  emulate: Any = None, master: str | int | None = None, seed: int = 0,
                  start_method: str | None = None, record_decisions: bool = False):
         self._transport = None
-        _backend(backend)
         if backend == "mpi":
             raise ConfigError("backend", backend, "'local' for a Loop: a persistent pool of MPI ranks is not built "
                               "yet (under mpiexec, call dlbkit.map once per time step)")
-        _callable("fn", fn, optional=False)
-        seed = _seed(seed)
-        self.balancer: ChunkingBalancer = resolve(balancer, params, kind="chunking")
-        self.emulation = _emulation(emulate, seed, master)
-        n = _worker_count(workers, self.emulation, backend) or default_workers()
-        self.record_decisions = _flag("record_decisions", record_decisions)
+        self.balancer, self.emulation, n, seed = map_setup(fn, balancer, params, backend, seed, emulate, master,
+                                                           workers)
+        n = n or default_workers()
+        if not isinstance(record_decisions, bool):
+            raise ConfigError("record_decisions", record_decisions, "True or False")
+        self.record_decisions = record_decisions
         self.seed = seed
         self._rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
         self._family = PoolRun(fn, emulation=self.emulation)
@@ -97,11 +95,9 @@ class Loop:
         """One time step: *fn* over *items* on the pool; the step's :class:`RunResult`."""
         if self._transport is None:
             raise DlbkitError("this Loop is closed (close() was called, or a step failed)")
-        _progress(progress)
-        if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
-            raise ConfigError("items", type(items).__name__, "a sequence or iterable of items (a list, a range, ...)")
-        if not isinstance(items, Sequence):
-            items = list(items)
+        if progress is not None and not isinstance(progress, bool):
+            raise ConfigError("progress", progress, "True, False or None (a bar when stderr is a terminal)")
+        items = check_items(items)
         bar = Progress(len(items), progress)
         try:
             results, trace, state = coordinate_step(

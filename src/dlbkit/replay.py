@@ -74,6 +74,7 @@ from .model.platform import Network, Node, Platform
 from .model.trace import Trace
 from .model.workload import Divisible
 from .runtime.record import load_trace
+from .sim.auto import round_trip_latency
 
 __all__ = ["replay", "compare", "estimate", "replay_graph", "ReplayModel", "ReplayResult", "MODELS"]
 
@@ -161,7 +162,7 @@ def estimate(trace: Trace, model: str = "measured") -> ReplayModel:
     rows_of: list[list[int]] = [[] for _ in range(P)]
     for k in sorted(range(trace.n_intervals), key=trace.t_start.__getitem__):
         rows_of[trace.node[k]].append(k)
-    speeds, avail, gaps, served = [], [], [], []
+    speeds, avail, served = [], [], []
     first_start = math.inf
     for w in range(P):
         rows = rows_of[w]
@@ -170,7 +171,6 @@ def estimate(trace: Trace, model: str = "measured") -> ReplayModel:
         served.append(trace.first[rows[0]] if rows else math.inf)
         if rows:
             first_start = min(first_start, trace.t_start[rows[0]])
-        gaps.extend(trace.t_start[rows[j]] - trace.t_end[rows[j - 1]] for j in range(1, len(rows)))
         if model == "measured" and rows:
             pw = a.realise()
             expected = taken = 0.0
@@ -182,16 +182,8 @@ def estimate(trace: Trace, model: str = "measured") -> ReplayModel:
                 s *= expected / taken
         speeds.append(float(s))
         avail.append(a)
-    steps = trace.meta.get("time_steps")
-    if steps:  # a time-stepping run: a worker's gap across a step boundary is the step's barrier, not a round trip
-        bounds = [s["chunks"][0] for s in steps[1:]]
-        gaps = []
-        for w in range(P):
-            rows = rows_of[w]
-            gaps.extend(trace.t_start[rows[j]] - trace.t_end[rows[j - 1]] for j in range(1, len(rows))
-                        if not any(rows[j - 1] < b <= rows[j] for b in bounds))
-    round_trip = max(float(np.mean(gaps)), 0.0) if gaps else 0.0
-    latency = round_trip / 2
+    latency = round_trip_latency(trace)  # within a time step: a gap across steps is the step's barrier
+    round_trip = 2 * latency
     overhead = 0.0
     # the first chunk starts a request's round trip after the master is free: any more is startup
     startup = first_start - latency - overhead if first_start - round_trip - overhead > 1e-9 * first_start else 0.0

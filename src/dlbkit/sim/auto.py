@@ -6,7 +6,8 @@ The model of the next step (:func:`predict`): the last step's items with their m
 units: seconds at speed 1), in their order; one worker per measured worker, whose balancer sees its
 nominal speed (as in the real run: WF's weights, AWF's prior) and who computes at its measured speed
 (a constant availability level = measured / nominal, all levels scaled so the largest is 1); every
-message ``latency`` seconds; no start-up (a persistent pool's workers are up). A candidate that
+message ``latency`` seconds; no start-up, and every worker's first request already at the master (a
+persistent pool's workers are up and asking). A candidate that
 carries state across steps (``Balancer.carries_state``: AWF, AF, …) is simulated for two steps and
 judged on the second, so it is judged with what it would have learned; what it carried out of the
 first is returned as the state it starts from if chosen.
@@ -30,9 +31,9 @@ from ..model.availability import Constant
 from ..model.platform import Network, Node, Platform
 from ..model.trace import Trace
 from ..model.workload import Divisible
-from .divisible import simulate_divisible
+from .divisible import BETWEEN_STEPS, simulate_divisible
 
-__all__ = ["predict", "measured_speeds", "coarsen"]
+__all__ = ["predict", "measured_speeds", "coarsen", "round_trip_latency", "after_step"]
 
 
 def coarsen(costs: np.ndarray, max_items: int) -> tuple[np.ndarray, int]:
@@ -44,6 +45,23 @@ def coarsen(costs: np.ndarray, max_items: int) -> tuple[np.ndarray, int]:
     pad = (-n) % g
     c = np.concatenate((costs, np.zeros(pad))) if pad else costs
     return c.reshape(-1, g).sum(axis=1), g
+
+
+def round_trip_latency(trace: Trace) -> float:
+    """Half the mean time from a worker's chunk's end to the start of its next chunk in the same time
+    step (the request's round trip through the master): the replay's latency (:func:`dlbkit.replay`)."""
+    P = trace.n_nodes
+    steps = trace.meta.get("time_steps") or []
+    bounds = [s["chunks"][0] for s in steps[1:]]
+    rows_of: list[list[int]] = [[] for _ in range(P)]
+    for k in sorted(range(trace.n_intervals), key=trace.t_start.__getitem__):
+        rows_of[trace.node[k]].append(k)
+    gaps: list[float] = []
+    for w in range(P):
+        rows = rows_of[w]
+        gaps.extend(trace.t_start[rows[j]] - trace.t_end[rows[j - 1]] for j in range(1, len(rows))
+                    if not any(rows[j - 1] < b <= rows[j] for b in bounds))
+    return max(float(np.mean(gaps)), 0.0) / 2 if gaps else 0.0
 
 
 def measured_speeds(trace: Trace, costs: Sequence[float]) -> list[float]:
@@ -87,7 +105,8 @@ def predict(costs: Sequence[float], speeds: Sequence[float], nominal: Sequence[f
             out.append((name, float(s1["end"] - s1["start"])))
             seeds[name] = tr.meta["carried"][0] if g == 1 else None
         else:
-            out.append((name, float(simulate_divisible(platform, workload, b, costs=block).end_time)))
+            tr = simulate_divisible(platform, workload, b, costs=block, requests_waiting=True)
+            out.append((name, float(tr.end_time)))
     order = sorted(range(len(out)), key=lambda i: (out[i][1], i))
     return [out[i] for i in order], seeds
 
@@ -112,3 +131,6 @@ def after_step(auto, state: dict, step: Trace, costs: Sequence[float], nominal: 
     record["next"] = state["chosen"]
     step.meta["auto"] = record
     return state
+
+
+BETWEEN_STEPS["auto"] = after_step

@@ -45,7 +45,7 @@ from ..model.platform import Platform
 from ..model.trace import Trace
 from ..model.view import LoopView
 from ..model.seeding import DIVISIBLE, streams
-from ..model.steps import join_steps
+from ..model.steps import join_steps, step_trace
 from ..model.workload import Divisible
 from .costs import constant_rates, finish_time, message_time
 from .kernel import NORMAL, Kernel, pop_instant
@@ -57,6 +57,10 @@ __all__ = ["simulate_divisible", "MECHANISMS", "MAX_STEPS"]
 MECHANISMS = ("self-scheduling", "rounds")
 #: the most time steps one simulated run may have (a bound checked before any work)
 MAX_STEPS = 100_000
+#: what the engine does between two time steps for a balancer that needs more than carry/resume, by
+#: balancer name: ``auto`` → :func:`dlbkit.sim.auto.after_step` (registered there: that module
+#: simulates with this one, so this one cannot import it)
+BETWEEN_STEPS: dict = {}
 _WORKER = itemgetter(1)  # the fast loop's heap holds (time, worker): an instant runs by worker index
 
 
@@ -121,7 +125,7 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
                        broadcast_bytes: float = 0.0, costs: Any = None, startup: float = 0.0,
                        fast_path: bool | None = None, log_events: bool = False,
                        record_decisions: bool = False, progress: Any = None, steps: int = 1,
-                       state: dict | None = None) -> Trace:
+                       state: dict | None = None, requests_waiting: bool = False) -> Trace:
     """Run *workload* on *platform* with a chunking *balancer*; return the Trace.
 
     *costs* overrides the workload's drawn item costs (e.g. replaying measured costs). *startup*:
@@ -140,7 +144,8 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
     K × N *costs*); the balancer restarts each step and takes up what it carried from the previous
     one (``Balancer.carry``/``resume``: time-stepping AWF's weights, AF's μ and σ). The trace covers
     every step (``meta["time_steps"]``, ``meta["carried"]``). *state*: what the balancer carries into the
-    first step (None: nothing, a fresh start).
+    first step (None: nothing, a fresh start). *requests_waiting*: every worker's first request is
+    already at the master at time 0 (a later step of a persistent pool; self-scheduling only).
     """
     if mechanism not in MECHANISMS:
         raise ConfigError("engine.mechanism", mechanism, "one of " + ", ".join(repr(m) for m in MECHANISMS))
@@ -176,7 +181,7 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
         else:
             trace = _self_scheduling(run, balancer, seed, master_overhead, request_bytes, workload, ready,
                                      master_free, fast_path is not False and not record_decisions, log,
-                                     record_decisions, tick)
+                                     record_decisions, tick, master_free if requests_waiting else None)
     finally:
         if collecting:
             gc.enable()
@@ -542,12 +547,11 @@ def _time_steps(run: _Run, balancer, seed, mechanism, steps, state, ready, maste
             tr.meta["step_start"] = start
             tr.meta["step_items"] = N
             state = end_step(balancer, run.view)
-            if balancer.name == "auto":  # the engine predicts, the balancer chooses
-                from .auto import after_step
-                from ..model.steps import step_trace
+            between = BETWEEN_STEPS.get(balancer.name)
+            if between is not None:  # e.g. auto: the engine predicts, the balancer chooses
                 one = step_trace(join_steps([tr]), 0)  # the step on its own: items from 0
-                state = after_step(balancer, state, one, run.costs, run.speeds, float(np.mean(run.latency)),
-                                   tr.end_time - start, evaluate=k + 1 < steps)
+                state = between(balancer, state, one, run.costs, run.speeds, float(np.mean(run.latency)),
+                                tr.end_time - start, evaluate=k + 1 < steps)
                 tr.meta["auto"] = one.meta["auto"]
             carried.append(state)
             parts.append(tr)
