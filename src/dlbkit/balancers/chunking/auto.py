@@ -55,7 +55,11 @@ class Auto(ChunkingBalancer):
     simulated for two steps and judged on the second, so it is judged with what it would have
     learned); :meth:`choose` takes the lowest predicted makespan (ties: the earlier candidate). It is
     due after the first step, every *every* steps after the last evaluation, and whenever a
-    worker's measured speed moved by more than *shift* (relative) from what the last evaluation saw.
+    worker's share of the measured total speed moved by more than *shift* (relative) from what the
+    last evaluation saw (a load that slows every worker alike changes no choice). It keeps the rule
+    it runs unless the best prediction beats that rule's by more than *margin* (relative): one
+    step's measurements are noisy on a loaded machine, and a switch on noise costs more than it
+    gains (BENCHMARKS.md: without it, a real 50-step run switched nearly every step).
     *max_items* bounds the items a prediction simulates: a longer loop is coarsened into that many
     blocks of consecutive items (costs summed), which keeps a prediction for 10⁵ items on 16 workers
     over every candidate well under a second (BENCHMARKS.md, with the error it costs).
@@ -77,15 +81,17 @@ class Auto(ChunkingBalancer):
     _parameter_constraints = {"default": [_Name()], "candidates": [None, _Name(many=True)],
                               "every": [Interval(Integral, 1, None)],
                               "shift": [Interval(Real, 0, None, closed="neither")],
-                              "max_items": [Interval(Integral, 16, None)]}
+                              "max_items": [Interval(Integral, 16, None)],
+                              "margin": [Interval(Real, 0, 1, closed="left")]}
 
     def __init__(self, *, default: str = ROBUST_DEFAULT, candidates: list[str] | None = None, every: int = 10,
-                 shift: float = 0.25, max_items: int = 2048):
+                 shift: float = 0.25, max_items: int = 2048, margin: float = 0.05):
         self.default = default
         self.candidates = candidates
         self.every = every
         self.shift = shift
         self.max_items = max_items
+        self.margin = margin
 
     # --- the checks of the parameters that name other balancers ----------------------------------
     def candidate_names(self) -> list[str]:
@@ -147,23 +153,35 @@ class Auto(ChunkingBalancer):
             return f"{self.every} steps since the last evaluation"
         ref = state["reference_speeds"]
         if ref is not None and len(ref) == len(speeds):
-            moved = max((abs(s / r - 1.0) for s, r in zip(speeds, ref) if r > 0 and math.isfinite(s)), default=0.0)
-            if moved > self.shift:
-                return f"a worker's measured speed moved by {moved:.0%} (> {self.shift:.0%})"
+            # shares of the total speed: a load on the whole machine that slows every worker alike
+            # changes no balancer's choice
+            pairs = [(s, r) for s, r in zip(speeds, ref) if r > 0 and math.isfinite(s) and math.isfinite(r)]
+            ts, tr = sum(s for s, _ in pairs), sum(r for _, r in pairs)
+            if ts > 0 and tr > 0:
+                moved = max(abs((s / ts) / (r / tr) - 1.0) for s, r in pairs)
+                if moved > self.shift:
+                    return f"a worker's share of the measured speed moved by {moved:.0%} (> {self.shift:.0%})"
         return None
 
-    def choose(self, predictions: list[tuple[str, float]]) -> str | None:
-        """The candidate of the lowest predicted makespan (the list's order breaks ties); None if no
-        prediction is finite."""
+    def choose(self, predictions: list[tuple[str, float]], current: str | None = None) -> str | None:
+        """The candidate of the lowest predicted makespan (the list's order breaks ties), unless it
+        beats *current*'s prediction by less than *margin* (relative): then *current* (measurements
+        are noisy: a switch must pay). None if no prediction is finite."""
         finite = [(m, i, n) for i, (n, m) in enumerate(predictions) if math.isfinite(m)]
-        return min(finite)[2] if finite else None
+        if not finite:
+            return None
+        best_m, _, best = min(finite)
+        mine = [m for m, _, n in finite if n == current]
+        if mine and best_m > (1.0 - self.margin) * mine[0]:
+            return current
+        return best
 
     def evaluated(self, state: dict, speeds: list[float], predictions: list[tuple[str, float]],
                   seeds: dict) -> dict:
         """The state for the next step after an evaluation: the chosen candidate (:meth:`choose`), and
         when it changes, the state it starts from (*seeds*: candidate → what it carried out of the
         prediction's first simulated step, or None)."""
-        chosen = self.choose(predictions) or state["chosen"]
+        chosen = self.choose(predictions, state["chosen"]) or state["chosen"]
         inner = state["inner"] if chosen == state["chosen"] else seeds.get(chosen)
         return {**state, "chosen": chosen, "inner": inner, "evaluated_at": state["step"],
                 "reference_speeds": [float(s) for s in speeds],
