@@ -64,11 +64,16 @@ def test_predictions_are_ranked_and_the_choice_is_the_best():
 
 def test_re_evaluates_every_k_steps_and_on_a_speed_shift():
     b = resolve("auto", {"every": 3, "shift": 0.25})
-    state = {**b.first_state(), "evaluated_at": 1, "step": 2, "reference_speeds": [1.0, 1.0]}
-    assert b.due(state, [1.0, 1.1]) is None
-    assert "moved by" in b.due(state, [1.0, 0.6])
-    assert b.due(state, [0.5, 0.5]) is None  # everyone alike: no change of shares
-    assert b.due({**state, "step": 4}, [1.0, 1.0]) == "3 steps since the last evaluation"
+    state = b.observe({**b.first_state(), "evaluated_at": 1, "step": 2}, [1.0, 1.0])
+    state = {**state, "reference_shares": state["smoothed_shares"]}  # as an evaluation books it
+    assert b.due(b.observe(state, [1.0, 1.1])) is None
+    assert b.due(b.observe(state, [0.5, 0.5])) is None  # everyone alike: no change of shares
+    # one step at 1 : 0.6 moves worker 1's smoothed share (1/2 → 0.5·0.375 + 0.5·0.5 = 0.4375) by 12.5%
+    once = b.observe(state, [1.0, 0.6])
+    assert b.due(once) is None
+    # then a step at 1 : 0.25 (share 0.2): 0.5·0.2 + 0.5·0.4375 = 0.31875, 36% below 1/2 → due
+    assert "moved by" in b.due(b.observe(once, [1.0, 0.25]))
+    assert b.due({**state, "step": 4}) == "3 steps since the last evaluation"
 
 
 def test_coarsening_keeps_the_work_and_the_order():

@@ -122,7 +122,8 @@ def after_step(auto, state: dict, step: Trace, costs: Sequence[float], nominal: 
     before = dict(state.get("predictions") or [])
     record = {"used": used, "measured": float(duration), "predicted": before.get(used),
               "speeds": speeds, "evaluated": None}
-    reason = auto.due(state, speeds) if evaluate else None  # no step follows the last one
+    state = auto.observe(state, speeds)
+    reason = auto.due(state) if evaluate else None  # no step follows the last one
     if reason is not None:
         preds, seeds = predict(costs, speeds, nominal, auto.candidate_names(), latency=latency,
                                max_items=auto.max_items)

@@ -13,13 +13,17 @@ from ..base import ChunkingBalancer
 from ..registry import make, register
 from ._common import request_driven
 
-__all__ = ["Auto", "DEFAULT_CANDIDATES", "ROBUST_DEFAULT"]
+__all__ = ["Auto", "DEFAULT_CANDIDATES", "ROBUST_DEFAULT", "SMOOTHING"]
 
 #: every registered self-scheduling rule that runs with its defaults, deterministically (not
 #: ``rnd``: one random draw predicts nothing; not ``sanchez``/``proportional``: 004's rules for the
 #: rounds mechanism)
 DEFAULT_CANDIDATES = ("static", "ss", "fsc", "mfsc", "gss", "tss", "tfss", "fac", "fac2", "wf", "tap", "fiss",
                       "viss", "pls", "af", "awf", "awf-b", "awf-c", "awf-d", "awf-e")
+#: weight of the newest step in the smoothed speed shares that the shift trigger compares: one step's
+#: measurement on a loaded machine moves a share by ±30% (BENCHMARKS.md); a real change shows at half
+#: its size after one step and three quarters after two
+SMOOTHING = 0.5
 #: the first step's rule, before anything is measured: AWF-C learns unequal or changing speeds within
 #: the loop, with FAC2's few chunks (it is dlbkit.map's default; the demo's best at 0.99 efficiency)
 ROBUST_DEFAULT = "awf-c"
@@ -55,8 +59,9 @@ class Auto(ChunkingBalancer):
     simulated for two steps and judged on the second, so it is judged with what it would have
     learned); :meth:`choose` takes the lowest predicted makespan (ties: the earlier candidate). It is
     due after the first step, every *every* steps after the last evaluation, and whenever a
-    worker's share of the measured total speed moved by more than *shift* (relative) from what the
-    last evaluation saw (a load that slows every worker alike changes no choice). It keeps the rule
+    worker's share of the measured total speed (smoothed over steps, :data:`SMOOTHING`) moved by more
+    than *shift* (relative) from what the last evaluation saw (a load that slows every worker alike
+    changes no choice). It keeps the rule
     it runs unless the best prediction beats that rule's by more than *margin* (relative): one
     step's measurements are noisy on a loaded machine, and a switch on noise costs more than it
     gains (BENCHMARKS.md: without it, a real 50-step run switched nearly every step).
@@ -144,23 +149,30 @@ class Auto(ChunkingBalancer):
         return self.current_.send_order(view)
 
     # --- between steps: what the engines ask (on the carried state, pure data) ----------------------
-    def due(self, state: dict, speeds: list[float]) -> str | None:
-        """Why the step that just ended (its carried *state*; *speeds* the workers' measured speeds in
-        it) calls for an evaluation, or None."""
+    def observe(self, state: dict, speeds: list[float]) -> dict:
+        """*state* with the step's measured *speeds* booked: each worker's share of the total speed
+        (a load that slows every worker alike changes no choice), exponentially smoothed with weight
+        :data:`SMOOTHING` on the newest step (one step's speeds are noisy on a loaded machine)."""
+        total = sum(s for s in speeds if math.isfinite(s) and s > 0)
+        shares = [s / total if total > 0 and math.isfinite(s) and s > 0 else math.nan for s in speeds]
+        old = state.get("smoothed_shares")
+        if old is not None and len(old) == len(shares):
+            shares = [n if not math.isfinite(o) else o if not math.isfinite(n) else SMOOTHING * n + (1 - SMOOTHING) * o
+                      for n, o in zip(shares, old)]
+        return {**state, "smoothed_shares": shares}
+
+    def due(self, state: dict) -> str | None:
+        """Why the step that just ended (its carried *state*, :meth:`observe`'d) calls for an
+        evaluation, or None."""
         if state["evaluated_at"] is None:
             return "first step measured"
         if state["step"] - state["evaluated_at"] >= self.every:
             return f"{self.every} steps since the last evaluation"
-        ref = state["reference_speeds"]
-        if ref is not None and len(ref) == len(speeds):
-            # shares of the total speed: a load on the whole machine that slows every worker alike
-            # changes no balancer's choice
-            pairs = [(s, r) for s, r in zip(speeds, ref) if r > 0 and math.isfinite(s) and math.isfinite(r)]
-            ts, tr = sum(s for s, _ in pairs), sum(r for _, r in pairs)
-            if ts > 0 and tr > 0:
-                moved = max(abs((s / ts) / (r / tr) - 1.0) for s, r in pairs)
-                if moved > self.shift:
-                    return f"a worker's share of the measured speed moved by {moved:.0%} (> {self.shift:.0%})"
+        ref, now = state.get("reference_shares"), state.get("smoothed_shares")
+        if ref is not None and now is not None and len(ref) == len(now):
+            moved = max((abs(n / r - 1.0) for n, r in zip(now, ref) if r > 0 and math.isfinite(n)), default=0.0)
+            if moved > self.shift:
+                return f"a worker's share of the measured speed moved by {moved:.0%} (> {self.shift:.0%})"
         return None
 
     def choose(self, predictions: list[tuple[str, float]], current: str | None = None) -> str | None:
@@ -185,6 +197,7 @@ class Auto(ChunkingBalancer):
         inner = state["inner"] if chosen == state["chosen"] else seeds.get(chosen)
         return {**state, "chosen": chosen, "inner": inner, "evaluated_at": state["step"],
                 "reference_speeds": [float(s) for s in speeds],
+                "reference_shares": state.get("smoothed_shares"),
                 "predictions": [[n, float(m)] for n, m in predictions]}
 
     # --- the state carried across steps (pure data) ------------------------------------------------
