@@ -134,9 +134,9 @@ class Auto(ChunkingBalancer):
         self.current_ = self._make(self.default, "parameter 'default' of auto")
         self.current_.start(view, rng)
         self.view_ = view
+        self.state_ = self.first_state()  # what it carries (pure data; the engines book into it)
         self.step_ = 0  # steps completed before this one
         self.evaluated_at_ = None  # steps completed at the last evaluation
-        self.reference_speeds_ = None  # the measured speeds it saw
         self.predictions_ = None  # its [name, predicted makespan], best first
 
     def chunk(self, view: LoopView, worker: int) -> int:
@@ -202,9 +202,8 @@ class Auto(ChunkingBalancer):
 
     # --- the state carried across steps (pure data) ------------------------------------------------
     def carry(self, view) -> dict:
-        return {"chosen": self.chosen_, "inner": self.current_.carry(view) if self.current_.carries_state else None,
-                "step": self.step_ + 1, "evaluated_at": self.evaluated_at_,
-                "reference_speeds": self.reference_speeds_, "predictions": self.predictions_}
+        return {**self.state_, "chosen": self.chosen_, "step": self.step_ + 1,
+                "inner": self.current_.carry(view) if self.current_.carries_state else None}
 
     def first_state(self) -> dict:
         """What :meth:`carry` says after a first step run with *default* that carried nothing (a
@@ -213,10 +212,10 @@ class Auto(ChunkingBalancer):
                 "predictions": None}
 
     def resume(self, state: dict) -> None:
+        self.state_ = dict(state)  # everything the engines booked (evaluations, smoothed speed shares)
         self.chosen_ = state["chosen"]
         self.step_ = int(state["step"])
         self.evaluated_at_ = state["evaluated_at"]
-        self.reference_speeds_ = state["reference_speeds"]
         self.predictions_ = state["predictions"]
         self.current_ = self._make(self.chosen_, "auto's choice")
         self.current_.start(self.view_, self.rng_)
