@@ -112,3 +112,18 @@ def test_a_switch_must_beat_the_current_rule_by_the_margin():
     assert b.choose(preds, "awf-c") == "awf-c"  # 3% better: not worth a switch
     assert b.choose([("gss", 0.9), ("awf-c", 1.0)], "awf-c") == "gss"
     assert resolve("auto", {"margin": 0.0}).choose(preds, "awf-c") == "gss"
+
+
+def test_measurements_overrule_a_wrong_prediction():
+    """Switched from awf-c (its last step 1.0 s) to gss on a prediction, gss measures 1.2 s: auto goes
+    back to awf-c and no longer believes gss's predictions."""
+    b = resolve("auto", {"margin": 0.05})
+    state = {**b.first_state(), "chosen": "gss", "step": 3, "evaluated_at": 2,
+             "measured": {"awf-c": 1.0}}
+    state = b.observe(state, [1.0, 1.0], 1.2)
+    assert "gss measured slower than awf-c" in b.due(state)
+    after = b.evaluated(state, [1.0, 1.0], [("gss", 0.5), ("fac2", 0.9), ("awf-c", 1.0)], {})
+    assert after["chosen"] == "awf-c" and after["distrusted"] == ["gss"]
+    # later, gss's (still optimistic) prediction is ignored; fac2 beats awf-c by 10% > margin
+    later = b.evaluated({**after, "step": 6}, [1.0, 1.0], [("gss", 0.5), ("fac2", 0.9), ("awf-c", 1.0)], {})
+    assert later["chosen"] == "fac2"

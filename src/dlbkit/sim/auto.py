@@ -122,7 +122,7 @@ def after_step(auto, state: dict, step: Trace, costs: Sequence[float], nominal: 
     before = dict(state.get("predictions") or [])
     record = {"used": used, "measured": float(duration), "predicted": before.get(used),
               "speeds": speeds, "evaluated": None}
-    state = auto.observe(state, speeds)
+    state = auto.observe(state, speeds, duration)
     reason = auto.due(state) if evaluate else None  # no step follows the last one
     if reason is not None:
         preds, seeds = predict(costs, speeds, nominal, auto.candidate_names(), latency=latency,

@@ -64,7 +64,11 @@ class Auto(ChunkingBalancer):
     changes no choice). It keeps the rule
     it runs unless the best prediction beats that rule's by more than *margin* (relative): one
     step's measurements are noisy on a loaded machine, and a switch on noise costs more than it
-    gains (BENCHMARKS.md: without it, a real 50-step run switched nearly every step).
+    gains (BENCHMARKS.md: without it, a real 50-step run switched nearly every step). And
+    measurements overrule predictions: when the rule it switched to measures slower than another
+    rule's last measured step by more than *margin*, it goes back to that rule and no longer believes
+    the slower rule's predictions (``state["distrusted"]``); a shift of the speeds forgets the other
+    rules' measurements (they ran on another machine, in effect).
     *max_items* bounds the items a prediction simulates: a longer loop is coarsened into that many
     blocks of consecutive items (costs summed), which keeps a prediction for 10⁵ items on 16 workers
     over every candidate well under a second (BENCHMARKS.md, with the error it costs).
@@ -149,30 +153,45 @@ class Auto(ChunkingBalancer):
         return self.current_.send_order(view)
 
     # --- between steps: what the engines ask (on the carried state, pure data) ----------------------
-    def observe(self, state: dict, speeds: list[float]) -> dict:
-        """*state* with the step's measured *speeds* booked: each worker's share of the total speed
-        (a load that slows every worker alike changes no choice), exponentially smoothed with weight
-        :data:`SMOOTHING` on the newest step (one step's speeds are noisy on a loaded machine)."""
+    def observe(self, state: dict, speeds: list[float], measured: float | None = None) -> dict:
+        """*state* with the step's measurements booked: its *measured* makespan under the rule it ran
+        (the latest per rule, ``state["measured"]``), and each worker's share of the total measured
+        *speeds* (a load that slows every worker alike changes no choice), exponentially smoothed with
+        weight :data:`SMOOTHING` on the newest step (one step's speeds are noisy on a loaded machine)."""
+        if measured is not None and math.isfinite(measured):
+            state = {**state, "measured": {**(state.get("measured") or {}), state["chosen"]: float(measured)}}
         total = sum(s for s in speeds if math.isfinite(s) and s > 0)
         shares = [s / total if total > 0 and math.isfinite(s) and s > 0 else math.nan for s in speeds]
         old = state.get("smoothed_shares")
         if old is not None and len(old) == len(shares):
             shares = [n if not math.isfinite(o) else o if not math.isfinite(n) else SMOOTHING * n + (1 - SMOOTHING) * o
                       for n, o in zip(shares, old)]
-        return {**state, "smoothed_shares": shares}
+        state = {**state, "smoothed_shares": shares}
+        if self._moved(state) > self.shift and measured is not None:  # the other rules ran on another machine
+            state["measured"] = {state["chosen"]: float(measured)}
+        return state
+
+    @staticmethod
+    def _moved(state: dict) -> float:
+        """How far (relative) the largest smoothed speed share moved from the last evaluation's."""
+        ref, now = state.get("reference_shares"), state.get("smoothed_shares")
+        if ref is None or now is None or len(ref) != len(now):
+            return 0.0
+        return max((abs(n / r - 1.0) for n, r in zip(now, ref) if r > 0 and math.isfinite(n)), default=0.0)
 
     def due(self, state: dict) -> str | None:
         """Why the step that just ended (its carried *state*, :meth:`observe`'d) calls for an
         evaluation, or None."""
         if state["evaluated_at"] is None:
             return "first step measured"
+        worse = self._regressed(state)
+        if worse is not None:
+            return f"{state['chosen']} measured slower than {worse}'s last step (by > {self.margin:.0%})"
         if state["step"] - state["evaluated_at"] >= self.every:
             return f"{self.every} steps since the last evaluation"
-        ref, now = state.get("reference_shares"), state.get("smoothed_shares")
-        if ref is not None and now is not None and len(ref) == len(now):
-            moved = max((abs(n / r - 1.0) for n, r in zip(now, ref) if r > 0 and math.isfinite(n)), default=0.0)
-            if moved > self.shift:
-                return f"a worker's share of the measured speed moved by {moved:.0%} (> {self.shift:.0%})"
+        moved = self._moved(state)
+        if moved > self.shift:
+            return f"a worker's share of the measured speed moved by {moved:.0%} (> {self.shift:.0%})"
         return None
 
     def choose(self, predictions: list[tuple[str, float]], current: str | None = None) -> str | None:
@@ -188,16 +207,34 @@ class Auto(ChunkingBalancer):
             return current
         return best
 
+    def _regressed(self, state: dict) -> str | None:
+        """The rule whose last measured step beat the current rule's last step by more than *margin*,
+        when the current rule was switched to on a prediction (the prediction was wrong), else None."""
+        m = state.get("measured") or {}
+        used = state["chosen"]
+        others = {k: v for k, v in m.items() if k != used}
+        if used not in m or not others:
+            return None
+        best = min(others, key=others.get)
+        return best if m[used] > (1.0 + self.margin) * others[best] else None
+
     def evaluated(self, state: dict, speeds: list[float], predictions: list[tuple[str, float]],
                   seeds: dict) -> dict:
         """The state for the next step after an evaluation: the chosen candidate (:meth:`choose`), and
         when it changes, the state it starts from (*seeds*: candidate → what it carried out of the
-        prediction's first simulated step, or None)."""
-        chosen = self.choose(predictions, state["chosen"]) or state["chosen"]
+        prediction's first simulated step, or None). A rule measured slower than another rule's last
+        step by more than *margin* is set aside (``state["distrusted"]``: its predictions are no
+        longer believed) and the faster rule measured comes back: measurements overrule predictions."""
+        distrusted = list(state.get("distrusted") or [])
+        back = self._regressed(state)
+        if back is not None:
+            distrusted.append(state["chosen"])
+        believed = [(n, m) for n, m in predictions if n not in distrusted]
+        chosen = back or self.choose(believed, state["chosen"]) or state["chosen"]
         inner = state["inner"] if chosen == state["chosen"] else seeds.get(chosen)
         return {**state, "chosen": chosen, "inner": inner, "evaluated_at": state["step"],
                 "reference_speeds": [float(s) for s in speeds],
-                "reference_shares": state.get("smoothed_shares"),
+                "reference_shares": state.get("smoothed_shares"), "distrusted": distrusted,
                 "predictions": [[n, float(m)] for n, m in predictions]}
 
     # --- the state carried across steps (pure data) ------------------------------------------------
