@@ -11,7 +11,8 @@ step); a request's round trip 0.1 ms. Prints every fixed balancer's total time, 
 fixed in hindsight, and auto's prediction error per step (predicted / measured − 1 of the step
 it ran with a prediction).
 real: the same on dlbkit.Loop with four emulated workers (the same platform as a TOML-less Platform,
-the drop at half the default's expected total), fewer steps; items are busy loops.
+the drop at half the default's expected total); items are busy loops; --rounds R runs every
+balancer R times in ABBA order (the machine's load drifts between runs).
 predict: the time of one prediction for a step of --items items on --workers workers over every
 default candidate, coarsened (max_items 2048, the default) and not, and the error coarsening costs.
 """
@@ -53,7 +54,8 @@ def sim(a) -> None:
     rows = []
     t0 = time.perf_counter()
     for name in DEFAULT_CANDIDATES + ("auto",):
-        tr = simulate_divisible(plat, wl, resolve(name), steps=a.steps, seed=a.seed)
+        b = resolve(name, {"margin": a.margin} if name == "auto" and a.margin is not None else None)
+        tr = simulate_divisible(plat, wl, b, steps=a.steps, seed=a.seed)
         rows.append((name, tr.meta["time_steps"][-1]["end"], tr))
     wall = time.perf_counter() - t0
     fixed = sorted((r for r in rows if r[0] != "auto"), key=lambda r: r[1])
@@ -105,7 +107,8 @@ def real(a) -> None:
     names = a.balancers.split(",")
     print(f"real: {a.steps} steps of {a.items} busy-loop items (≈ exponential, mean {MEAN * 1e3:g} ms), "
           f"4 emulated workers {SPEEDS}, worker 1 at 0.25 from t ≈ {a.steps / 2 * expected:.3g} s of each pool")
-    for name in names:
+    order = [n for r in range(a.rounds) for n in (names if r % 2 == 0 else names[::-1])]  # ABBA: load drifts
+    for name in order:
         # the drop is on each pool's own clock: half of the default's expected total
         plat = Platform([Node(f"w{i}", s, availability=Step(at=a.steps / 2 * expected, level=0.25) if i == 1 else 1.0)
                          for i, s in enumerate(SPEEDS)], Network(LATENCY, 1e12))
@@ -163,6 +166,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--balancers", default="auto,awf-c,static,fac2")
+    ap.add_argument("--margin", type=float, default=None, help="sim: auto's margin (default: its own, 0.05)")
+    ap.add_argument("--rounds", type=int, default=1, help="real: run the balancers this many times, in ABBA order")
     a = ap.parse_args()
     if a.what == "sim":
         a.steps, a.items = a.steps or 50, a.items or 2000
