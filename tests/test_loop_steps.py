@@ -132,3 +132,22 @@ def test_step_costs_per_step():
     assert d == pytest.approx([5.0, 10.0])
     with pytest.raises(ConfigError, match="costs"):
         simulate_divisible(_two_workers(), Divisible(10), resolve("static"), steps=3, costs=costs)
+
+
+from hypothesis import given, settings, strategies as st
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 60), speeds=st.lists(st.sampled_from([0.25, 0.5, 1.0, 2.0]), min_size=1, max_size=4),
+       steps=st.integers(1, 4), name=st.sampled_from(["awf", "awf-c", "af", "gss", "fac2", "static", "auto"]),
+       seed=st.integers(0, 3))
+def test_every_item_of_every_step_once_and_same_seed_same_trace(n, speeds, steps, name, seed):
+    plat = Platform([Node("m")] + [Node(f"w{i}", s) for i, s in enumerate(speeds)], Network(1e-3, 1e9))
+    wl = Divisible(n, cost=CostModel("exponential", mean=1.0))
+    tr = simulate_divisible(plat, wl, resolve(name), steps=steps, seed=seed)
+    for k in range(n_steps(tr)):
+        st_ = step_trace(tr, k)
+        assert sorted(i for f, c in zip(st_.first, st_.count) for i in range(f, f + c)) == list(range(n))
+        assert min(st_.t_start) >= 0
+    again = simulate_divisible(plat, wl, resolve(name), steps=steps, seed=seed)
+    assert again.t_end == tr.t_end and again.node == tr.node
