@@ -87,11 +87,12 @@ def test_a_failing_step_stops_the_pool_and_closes_the_loop():
 
 
 def test_empty_step_and_auto_record(tmp_path):
-    with dlbkit.Loop(spin, workers=2, balancer="auto", params={"every": 2}) as loop:
+    path = tmp_path / "run.json"
+    with dlbkit.Loop(spin, workers=2, balancer="auto", params={"every": 2}, record=path) as loop:
         assert loop.map([]) == []
         for _ in range(3):
             loop.map(range(80))
-        path = loop.save(tmp_path / "run.json")
+    assert path.is_file()  # close() saved every step
     rec = dlbkit.load_trace(path)
     autos = [s.get("auto") for s in rec.meta["time_steps"]]
     assert autos[1]["used"] == "awf-c" and autos[1]["evaluated"] == "first step measured"

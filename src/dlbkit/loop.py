@@ -41,7 +41,7 @@ class Loop:
     step's :class:`~dlbkit.run_api.RunResult` (its trace and metrics, as ``dlbkit.run_map`` gives).
     ``loop.steps`` holds every step's result, ``loop.trace`` the trace of all steps on one clock
     (its metrics over all steps: ``loop.result()``), ``loop.save(path)`` records it for
-    :func:`dlbkit.replay` and ``dlbkit advise``. ``close()`` (or leaving a ``with`` block) stops the
+    :func:`dlbkit.replay` and ``dlbkit advise`` (*record*: a path where ``close`` saves it). ``close()`` (or leaving a ``with`` block) stops the
     workers; a failure in a step (a :class:`~dlbkit.errors.TaskError`) stops them too, and the loop is
     then closed.
 
@@ -64,7 +64,8 @@ class Loop:
     def __init__(self, fn: Callable[[Any], Any], *, balancer: Balancer | str = DEFAULT_BALANCER,
                  params: Mapping | None = None, workers: int | None = None, backend: str = "local",
                  emulate: Any = None, master: str | int | None = None, seed: int = 0,
-                 start_method: str | None = None, record_decisions: bool = False):
+                 record: str | Path | None = None, start_method: str | None = None,
+                 record_decisions: bool = False):
         self._transport = None
         if backend == "mpi":
             raise ConfigError("backend", backend, "'local' for a Loop: a persistent pool of MPI ranks is not built "
@@ -76,6 +77,9 @@ class Loop:
             raise ConfigError("record_decisions", record_decisions, "True or False")
         self.record_decisions = record_decisions
         self.seed = seed
+        if record is not None and not isinstance(record, (str, Path)):
+            raise ConfigError("record", record, "a file path (str or Path) or None")
+        self.record = record
         self._rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
         self._family = PoolRun(fn, emulation=self.emulation)
         self._transport = open_pool(self._family, workers=n, start_method=start_method)
@@ -147,10 +151,12 @@ class Loop:
 
     # --- lifetime -------------------------------------------------------------------------------
     def close(self) -> None:
-        """Stop the workers (idempotent)."""
+        """Stop the workers (idempotent); with *record*, save every step that ran."""
         transport, self._transport = self._transport, None
         if transport is None:
             return
+        if self.record is not None and self._parts:
+            self.save(self.record)
         from .runtime.messages import Stop
         try:
             for w in range(transport.n_workers):
