@@ -64,7 +64,7 @@ class Pool:
     n_workers: int
     alive: set = dataclasses.field(default_factory=set)
     ready: set = dataclasses.field(default_factory=set)
-    idle: list = dataclasses.field(default_factory=list)  # workers waiting for work, in the order they asked
+    idle: list = dataclasses.field(default_factory=list)  # workers waiting for work, in worker order
 
     def __post_init__(self):
         self.alive = set(range(self.n_workers))
