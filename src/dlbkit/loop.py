@@ -52,8 +52,10 @@ class Loop:
 
     The workers are tied to the process that created the loop (killed when it ends, however it
     ends: :mod:`dlbkit.runtime.backends.local`); on Linux they are tied to the creating *thread*,
-    so create the loop in the thread that will use it. Under ``backend="mpi"`` a persistent pool is not
-    built yet (a ConfigError): use :func:`dlbkit.map` once per step there.
+    so create the loop in the thread that will use it. Under ``backend="mpi"`` (run the script with
+    ``mpiexec -n N``; every rank makes the same Loop and calls ``map`` with the same items) the job's
+    ranks are the pool: each step is one run of the MPI backend on them (rank 0 coordinates, every
+    rank gets the results), on one clock from the first step, the balancer's state carried on rank 0.
 
     >>> import dlbkit
     >>> with dlbkit.Loop(abs, workers=2) as loop:
@@ -67,12 +69,9 @@ class Loop:
                  record: str | Path | None = None, start_method: str | None = None,
                  record_decisions: bool = False):
         self._transport = None
-        if backend == "mpi":
-            raise ConfigError("backend", backend, "'local' for a Loop: a persistent pool of MPI ranks is not built "
-                              "yet (under mpiexec, call dlbkit.map once per time step)")
         self.balancer, self.emulation, n, seed = map_setup(fn, balancer, params, backend, seed, emulate, master,
                                                            workers)
-        n = n or default_workers()
+        self.backend = backend
         if not isinstance(record_decisions, bool):
             raise ConfigError("record_decisions", record_decisions, "True or False")
         self.record_decisions = record_decisions
@@ -81,14 +80,19 @@ class Loop:
             raise ConfigError("record", record, "a file path (str or Path) or None")
         self.record = record
         self._rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
-        self._family = PoolRun(fn, emulation=self.emulation)
-        self._transport = open_pool(self._family, workers=n, start_method=start_method)
-        self.n_workers = self._transport.n_workers
-        self._pool = Pool(self.n_workers)
         self._state: dict | None = None
         self._carried: list = []
         self._parts: list[Trace] = []
         self.steps: list[RunResult] = []
+        if backend == "mpi":  # the job's ranks are the pool: mpiexec started them, every step reuses them
+            self._fn, self._workers, self._origin = fn, workers, None
+            self._transport = _Ranks()
+            self.n_workers = _mpi_workers()
+            return
+        self._family = PoolRun(fn, emulation=self.emulation)
+        self._transport = open_pool(self._family, workers=n or default_workers(), start_method=start_method)
+        self.n_workers = self._transport.n_workers
+        self._pool = Pool(self.n_workers)
 
     # --- steps ----------------------------------------------------------------------------------
     @property
@@ -102,6 +106,8 @@ class Loop:
         if progress is not None and not isinstance(progress, bool):
             raise ConfigError("progress", progress, "True, False or None (a bar when stderr is a terminal)")
         items = check_items(items)
+        if self.backend == "mpi":
+            return self._book(*self._mpi_step(items, progress), len(items))
         bar = Progress(len(items), progress)
         try:
             results, trace, state = coordinate_step(
@@ -114,9 +120,29 @@ class Loop:
             raise
         finally:
             bar.close()
+        return self._book(results, trace, state, len(items))
+
+    def _mpi_step(self, items: Sequence, progress: bool | None) -> tuple:
+        """One step as one run of the MPI backend on the job's ranks (every rank calls it)."""
+        from .runtime.backends import execute
+        from .runtime.families.map import RankStep
+        step = RankStep(self._fn, items, self.balancer, emulation=self.emulation, progress=progress, rng=self._rng,
+                        record_decisions=self.record_decisions, first_origin=self._origin, state=self._state)
+        results, trace = execute(step, "mpi", workers=self._workers)
+        self._origin = step.first_origin
+        if "step_start" not in trace.meta:  # an empty step: nothing ran, it starts where the last one ended
+            start = self._parts[-1].end_time if self._parts else 0.0
+            trace.end_time = start
+            trace.meta.update(step_start=start, step_items=0)
+        # rank 0 decides and carries; an empty step ran no coordinator and carries the state on
+        carried = step.carried if _coordinates("mpi") and "item_cost" in trace.meta and len(items) else self._state
+        return results, trace, carried
+
+    def _book(self, results: list, trace: Trace, state: dict | None, n_items: int) -> RunResult:
+        """Keep a step: its trace on the pool's clock, what the balancer carries (auto's choice)."""
         trace.seed = self.seed
         one = step_trace(join_steps([trace]), 0)
-        if self.balancer.name == "auto" and len(items):
+        if self.balancer.name == "auto" and n_items and "item_cost" in trace.meta:  # rank 0 under MPI
             state = auto_after_step(self.balancer, state, one)
             trace.meta["auto"] = one.meta["auto"]
         self._state = state
@@ -155,8 +181,10 @@ class Loop:
         transport, self._transport = self._transport, None
         if transport is None:
             return
-        if self.record is not None and self._parts:
+        if self.record is not None and self._parts and _coordinates(self.backend):
             self.save(self.record)
+        if isinstance(transport, _Ranks):
+            return  # the ranks stay up: they are the job's, and end with it
         from .runtime.messages import Stop
         try:
             for w in range(transport.n_workers):
@@ -181,3 +209,30 @@ class Loop:
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{self.n_workers} workers"
         return f"<Loop {self.balancer.name}, {state}, {len(self.steps)} steps>"
+
+
+class _Ranks:
+    """The pool of a Loop under MPI: the job's ranks, which no Loop starts or stops."""
+
+    n_workers = 0
+
+
+def _mpi_workers() -> int:
+    """The job's worker ranks (all but rank 0); a ConfigError without mpi4py."""
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        raise ConfigError("backend", "mpi", "used with mpi4py installed (pip install 'dlbkit[mpi]')") from None
+    size = MPI.COMM_WORLD.Get_size()
+    if size < 2:
+        raise ConfigError("backend", "mpi", f"used in an MPI job of at least 2 ranks (this one has {size}): rank 0 "
+                          "coordinates, the others compute; start the script with mpiexec -n 3 python script.py")
+    return size - 1
+
+
+def _coordinates(backend: str) -> bool:
+    """True on the process that keeps recordings: the only one locally, rank 0 under MPI."""
+    if backend != "mpi":
+        return True
+    from .runtime.backends.mpi import rank
+    return rank() == 0

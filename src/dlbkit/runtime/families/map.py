@@ -49,7 +49,8 @@ from ..messages import DIED, DONE, ERROR, READY, STOP, WORK, Stop
 from ..progress import Progress
 from .. import status
 
-__all__ = ["coordinate", "coordinate_step", "Pool", "serve", "run_chunk", "MapRun", "PoolRun", "run_map"]
+__all__ = ["coordinate", "coordinate_step", "Pool", "serve", "run_chunk", "MapRun", "PoolRun", "RankStep",
+           "run_map"]
 
 _MISSING = object()
 POLL_S = 0.2  # how often the progress bar refreshes while no message arrives
@@ -205,6 +206,7 @@ def coordinate_step(transport: Transport, balancer: ChunkingBalancer, items: Seq
     trace.meta.update(mechanism="self-scheduling", backend=backend, item_cost=item_cost, faults=faults,
                       balancer_params=balancer.get_params())
     if not one_shot:
+        trace.end_time = max(trace.end_time, step_start)  # an empty step ends where it began
         trace.meta.update(step_start=step_start, step_items=N)
     return results, trace, end_step(balancer, view)
 
@@ -363,3 +365,34 @@ class PoolRun(MapRun):
 
     def sent_to_workers(self):
         return [("fn", self.fn)]
+
+
+class RankStep(MapRun):
+    """One time step of a ``dlbkit.Loop`` under MPI: the job's ranks are its persistent workers (mpiexec
+    started them once), and each step is one run of the backend on them, as ``dlbkit.map`` is, with
+    the coordinator of every step (:func:`coordinate_step`) and one clock: every rank keeps the run
+    time 0 of the first step (its own ``perf_counter`` reading), so times and a time-varying emulation
+    run on across steps. The balancer's *state* goes in; what it carries out is :attr:`carried`
+    (rank 0)."""
+
+    def __init__(self, fn: Callable, items: Sequence, balancer: ChunkingBalancer, *, emulation: Emulation | None,
+                 progress: bool | None, rng, record_decisions: bool, first_origin: float | None, state: dict | None):
+        super().__init__(fn, items, balancer, emulation=emulation, progress=progress, rng=rng,
+                         record_decisions=record_decisions)
+        self.first_origin, self.state, self.carried = first_origin, state, None
+
+    def setup(self, n_workers, origin, shared):
+        super().setup(n_workers, origin, shared)
+        if self.first_origin is None:
+            self.first_origin = origin
+        self.origin = self.first_origin
+
+    def coordinate(self, transport, backend):
+        results, trace, self.carried = coordinate_step(
+            transport, self.balancer, self.items, origin=self.origin, emulation=self.emulation,
+            progress=self.progress, rng=self.rng, backend=backend, record_decisions=self.record_decisions,
+            pool=Pool(transport.n_workers), state=self.state)
+        for w in range(transport.n_workers):
+            transport.send(w, Stop())
+        transport.stop()
+        return results, trace
