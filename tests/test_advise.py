@@ -90,3 +90,44 @@ def test_map_with_auto_records_its_predictions(tmp_path):
     a = dlbkit.load_trace(path).meta["auto"]
     assert a["used"] == "awf-c" and a["evaluated"] == "first step measured"
     assert a["next"] == a["predictions"][0][0] and r.results == list(range(100))
+
+
+EXPERIMENT = """
+name = "steps"
+repetitions = 1
+seed = 1
+
+[platform]
+nodes = [{{ name = "m", speed = 1.0 }}, {{ name = "a", speed = 1.0 }}, {{ name = "b", speed = 0.5 }}]
+
+[workload]
+kind = "divisible"
+items = 200
+
+[engine]
+steps = {steps}
+
+[[balancers]]
+name = "auto"
+params = {params}
+"""
+
+
+@pytest.mark.parametrize("steps, params, field", [
+    (0, "{}", "engine.steps"),
+    (3, "{ candidates = [] }", "candidates"),
+    (3, '{ candidates = ["nosuch"] }', "candidates"),
+])
+def test_experiment_bad_steps_or_candidates_one_line_exit_2(tmp_path, capsys, steps, params, field):
+    path = tmp_path / "steps.toml"
+    path.write_text(EXPERIMENT.format(steps=steps, params=params))
+    assert main(["simulate", str(path), "--out", str(tmp_path / "out"), "--jobs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and field in err
+
+
+def test_experiment_with_steps_and_auto_runs(tmp_path, capsys):
+    path = tmp_path / "steps.toml"
+    path.write_text(EXPERIMENT.format(steps=3, params="{ every = 1 }"))
+    assert main(["simulate", str(path), "--out", str(tmp_path / "out"), "--jobs", "1"]) == 0
+    assert (tmp_path / "out" / "results.csv").is_file()
