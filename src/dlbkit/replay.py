@@ -50,6 +50,12 @@ volumes plus a latency, the median over tasks of how long a ready task waited on
 coordinator's dispatch; ``latency=`` overrides it); a static mapper's plan is timed by the ``static``
 engine, an online mapper runs on the ``dynamic`` engine.
 
+A **time-stepping** recording (``dlbkit.Loop``: ``meta["time_steps"]``, :mod:`dlbkit.model.steps`)
+replays as the simulator's ``steps``: the same model (speeds over all steps), step k's measured costs
+in step k, the latency from round trips within a step (a gap across a step boundary is the step's
+barrier, not a round trip); the caller's own time between two steps is not replayed, so the replay's
+total is the steps back to back. Steps of different item counts cannot be replayed (a ConfigError).
+
 Not replayed: faults (every worker stays alive; a worker that died is replayed at the speed of the
 chunks it finished). Under MPI across machines the recorded times carry the ranks' clock offsets'
 error (the start barrier's exit skew, :mod:`dlbkit.runtime.backends.mpi`).
