@@ -165,6 +165,7 @@ class _Run:
         self.view = GraphOnlineView(m, costs, priority=self.priority) if online else None
         if online:
             self.view.holds = [len(p) for p in graph.preds]
+            self._measure(0.0)
         from ..model.view import GraphView
         balancer.start(self.view if online else GraphView(m, costs), st.rng("balancer"))
         self.k = Kernel(tolerance=SIMULTANEITY_TOLERANCE)
@@ -175,8 +176,8 @@ class _Run:
         self.done_run = [False] * n  # its compute block ended
         self.wait_send = [False] * n  # thesis: computed, waiting for its successors to be placed
         self.n_unplaced_succ = [len(s) for s in graph.succs]
-        self.start = [None] * n
-        self.finish = [None] * n
+        self.start = self.view.start if online else [None] * n  # the view reads the engine's lists
+        self.finish = self.view.finish if online else [None] * n
         self.placed_at = [None] * n
         self.free_at = [0.0] * m
         self.running: list = [None] * m  # (block id, task, kind, work, t_resume, send part, priority)
@@ -272,8 +273,17 @@ class _Run:
                     v.gst.add(j)
         self._decide(t)
 
+    def _measure(self, t: float) -> None:
+        """The view's ``measured_speed``: each processor's speed × its availability now (a monitor's
+        reading at *t*; never a later value)."""
+        if self.prof is not None:
+            sp = self.costs.speeds
+            self.view.measured_speed = [sp[p] * self.prof[p].level(t) for p in range(self.m)]
+
     def _decide(self, t: float) -> None:
         v = self.view
+        if self.cand:
+            self._measure(t)
         while self.cand:
             v.time = t
             v.candidates = list(self.cand)
@@ -439,6 +449,7 @@ class _Run:
         self.load_level[p] -= self.costs.exec[i][p]
         if self.online:
             self.view.active.discard(i)
+            self.view.n_finished = self.finished
 
     def _trace(self) -> Trace:
         tr, g, c = self.tr, self.g, self.costs
