@@ -111,3 +111,49 @@ def test_every_task_runs_once_after_its_inputs(n, width, seed, ccr, at, level, e
         iv.sort()
         assert all(x[1] <= y[0] for x, y in zip(iv, iv[1:]))  # one task at a time per processor
     assert all(0 <= x < 3 for x in a)
+
+
+def _fork():
+    import time
+
+    def f(*a):
+        time.sleep(0.005)
+        return sum(a) + 1
+    return {"r": (f,), "a": (f, "r"), "b": (f, "r"), "c": (f, "r"), "d": (f, "a", "b"), "e": (f, "c"),
+            "z": (f, "d", "e")}
+
+
+def test_pd_meets_the_same_tables_and_decides_the_same_in_sim_and_for_real():
+    """One GST rule (model.graph_gst) in the dynamic engine and in dlbkit.graph: on one worker (so
+    the order of events is fixed) every decision is asked from the same table (candidates in the
+    same order, holds, the table, placements, load levels, active tasks) and pd answers the same."""
+    import dlbkit
+    from dlbkit.runtime.families.graph_tasks import parse_tasks
+
+    tasks = _fork()
+    g = parse_tasks(tasks).graph
+    sim = simulate_graph_dynamic(1, g, make("pd"), record_decisions=True)
+    run = dlbkit.run_graph(tasks, balancer="pd", workers=1, record_decisions=True)
+
+    def key(d):
+        v = d.view
+        return (d.answer, list(v.candidates), list(v.holds), sorted(v.gst), list(v.placed), list(v.load_level),
+                sorted(v.active), list(v.measured_speed))
+    assert [key(d) for d in run.trace.decisions] == [key(d) for d in sim.decisions]
+    assert [d.view.candidates for d in sim.decisions] == [[0], [1, 2, 3], [2, 3], [3], [4], [5], [6]]
+    assert run.results["z"] == 9
+
+
+def test_pd_scales_task_times_by_the_measured_speed():
+    """One root of load 2 on two nodes of speed 1, nothing else: P = 2/2 = 1, both nodes overfill
+    (C_l = 1 − 2 = −1 each): a tie, node 0. Node 0 measured at a quarter of its speed: its time is 8,
+    C_l = 1 − 8 = −7 against −1: node 1."""
+    from dlbkit.model.graph_costs import costs_for
+    from dlbkit.model.view import GraphOnlineView
+
+    g = TaskGraph(["x"], loads=[2])
+    for measured, want in (([1.0, 1.0], 0), ([0.25, 1.0], 1)):
+        v = GraphOnlineView(2, costs_for(g, 2), priority=[0.0], candidates=[0], gst={0}, measured_speed=measured)
+        b = make("pd")
+        b.start(v)
+        assert b.place(v) == [(0, want)]

@@ -131,6 +131,7 @@ class _Coordinator:
         # online: per worker its placed tasks whose inputs are all in, highest priority first; the GST
         self.heap: list[list] = [[] for _ in range(self.P)]
         self.table: Table | None = None
+        self.joining: list[int] = []  # placed with every input in during a decision round (decide)
         self.rate: dict[int, float] = {}  # per worker: estimated load ÷ measured seconds, its last task
         self.sent = [False] * n
 
@@ -218,19 +219,26 @@ class _Coordinator:
             v.measured_speed[k] = self.speeds[w] * (self.rate[w] / self.speeds[w] / mean if w in self.rate else 1.0)
 
     def decide(self) -> None:
+        """Ask the online mapper until it places nothing more. A task placed with its inputs all in
+        joins ``active`` after the round, as in the engine, where its inputs' arrival is an event
+        after the decisions of the moment."""
         v = self.view
         cand = self.table.cand
-        while cand:
-            v.time = self.now()
-            v.candidates = list(cand)
-            pairs = decide.online_place(self.b, v, self.record)
-            if not pairs:
-                if not any(self.out[w] or self.heap[w] for w in self.alive):
-                    raise ConfigError(f"balancer {self.b.name!r}", f"no placement of {len(cand)} placeable tasks "
-                                      "while nothing runs", "a mapper that places the tasks it is offered")
-                return
-            for i, k in pairs:
-                self._place(i, k)
+        try:
+            while cand:
+                v.time = self.now()
+                v.candidates = list(cand)
+                pairs = decide.online_place(self.b, v, self.record)
+                if not pairs:
+                    if not any(self.out[w] or self.heap[w] for w in self.alive):
+                        raise ConfigError(f"balancer {self.b.name!r}", f"no placement of {len(cand)} placeable "
+                                          "tasks while nothing runs", "a mapper that places the tasks it is offered")
+                    return
+                for i, k in pairs:
+                    self._place(i, k)
+        finally:
+            v.active.update(self.joining)
+            self.joining.clear()
 
     def _place(self, i: int, k: int) -> None:
         v, g = self.view, self.g
@@ -240,7 +248,7 @@ class _Coordinator:
         if any(self.values[j] is not _MISSING for j, _ in g.preds[i]):
             self.table.first_data(i)  # an input is already in: the task has received data
         if self.missing[i] == 0:
-            v.active.add(i)
+            self.joining.append(i)
             heapq.heappush(self.heap[w], (-v.priority[i], i))
             self.dispatch(w)
 
@@ -298,27 +306,31 @@ class _Coordinator:
                     self.rate[w] = self.g.weight(i) / (t_end - t_start)
                     self._measured()
         t = self.now()
-        for j, _ in self.g.succs[i]:
-            self.missing[j] -= 1
-            if self.online:
+        if self.online:
+            # as the dynamic engine orders it: the worker's next task and a decision, then each
+            # successor's input arrives, each arrival followed by a decision
+            self.dispatch(w)
+            self.decide()
+            for j, _ in self.g.succs[i]:
+                self.missing[j] -= 1
                 wj = self.worker_of[j]
+                if self.missing[j] == 0:
+                    self.ready_at[j] = t
                 if wj >= 0:
                     self.table.first_data(j)  # its first input is in (a no-op after the first)
                     if self.missing[j] == 0:
-                        self.ready_at[j] = t
                         self.view.active.add(j)
                         heapq.heappush(self.heap[wj], (-self.view.priority[j], j))
-                        if wj != w:
-                            self.dispatch(wj)
-                elif self.missing[j] == 0:
-                    self.ready_at[j] = t
-            elif self.missing[j] == 0:
+                        self.dispatch(wj)
+                self.decide()
+            return
+        for j, _ in self.g.succs[i]:
+            self.missing[j] -= 1
+            if self.missing[j] == 0:
                 self.ready_at[j] = t
                 if self.worker_of[j] != w:
                     self.dispatch(self.worker_of[j])
         self.dispatch(w)
-        if self.online:
-            self.decide()
 
     def on_died(self, w: int, exitcode) -> None:
         self.alive.remove(w)
