@@ -157,3 +157,11 @@ def test_pd_scales_task_times_by_the_measured_speed():
         b = make("pd")
         b.start(v)
         assert b.place(v) == [(0, want)]
+
+
+def test_real_runs_take_the_replanning_heft_too():
+    import dlbkit
+
+    r = dlbkit.run_graph(_fork(), balancer="heft-replan", workers=2)
+    assert r.results == {"r": 1, "a": 2, "b": 2, "c": 2, "d": 5, "e": 3, "z": 9}
+    assert sorted(r.trace.first) == list(range(7))
