@@ -165,3 +165,35 @@ def test_real_runs_take_the_replanning_heft_too():
     r = dlbkit.run_graph(_fork(), balancer="heft-replan", workers=2)
     assert r.results == {"r": 1, "a": 2, "b": 2, "c": 2, "d": 5, "e": 3, "z": 9}
     assert sorted(r.trace.first) == list(range(7))
+
+
+@pytest.mark.parametrize("balancer", ["pd", "heft-replan"])
+def test_a_dead_workers_placed_tasks_are_placed_again_with_the_table_rebuilt(tmp_path, balancer):
+    """A chain t0 → … → t7 and a side task per link; the worker computing t3 is killed. Tasks are
+    placed one level ahead, so t4 is already placed when t3 dies; both are placed again (the table
+    rebuilt: t3 a candidate, t4 held by t3) and every result is kept once."""
+    import os
+    import signal
+
+    import dlbkit
+
+    marker = tmp_path / "killed"
+
+    def work(i, *xs):
+        if i == 3 and not marker.exists():
+            marker.write_text("x")
+            os.kill(os.getpid(), signal.SIGKILL)
+        return i + sum(xs)
+
+    tasks = {f"t{i}": (work, i, *([f"t{i - 1}"] if i else [])) for i in range(8)}
+    tasks.update({f"s{i}": (work, 10 + i, f"t{i}") for i in range(8)})
+    r = dlbkit.run_graph(tasks, workers=3, balancer=balancer)
+    want, acc = {}, 0
+    for i in range(8):
+        acc = i + acc
+        want[f"t{i}"] = acc
+        want[f"s{i}"] = 10 + i + acc
+    assert r.results == want
+    assert sorted(r.trace.first) == list(range(16))
+    faults = r.trace.meta["faults"]
+    assert 3 in [i for _, i, _ in faults] and r.trace.meta["replans"] == 1  # t3 is task 3

@@ -39,7 +39,8 @@ class ReplanningHEFT(OnlineMapping):
     processor's measured rate (``measured_speed / speeds``; at least :data:`MIN_RATE`); finished tasks
     keep their times; tasks placed and not finished are estimated, in topological order, on their
     processors' timelines (a running task ends at its start + its time at the current rate, not before
-    t; a waiting one as early as its inputs and its processor allow, not before t); HEFT then places
+    t; a waiting one as early as its inputs and its processor allow, not before t, an unplaced
+    predecessor, which only a real run's lost worker leaves, not counted); HEFT then places
     the unplaced tasks around them, none before t, with the ranks of the current rates. Placed tasks
     stay where they are: the engine commits a task when it is placed (its inputs are sent there).
 
@@ -126,9 +127,10 @@ class ReplanningHEFT(OnlineMapping):
             else:
                 ready = t
                 for j, d in g.preds[i]:
-                    v = est[j] + c.comm(d, placed[j], p)
-                    if v > ready:
-                        ready = v
+                    if j in est:  # a real run may unplace a lost predecessor: its time is unknown
+                        v = est[j] + c.comm(d, placed[j], p)
+                        if v > ready:
+                            ready = v
                 s0 = lines[p].earliest(ready, ex[i][p])
                 f0 = s0 + ex[i][p]
             est[i] = f0
