@@ -140,14 +140,17 @@ def test_the_shipped_pd_versus_heft_experiment_runs_and_reports(tmp_path, capsys
     assert main(["simulate", str(p), "--out", str(tmp_path / "out")]) == 0
     capsys.readouterr()
     rows = {r["label"]: r for r in csv.DictReader((tmp_path / "out" / "results.csv").open())}
-    assert set(rows) == {"HEFT (static engine)", "HEFT (plan replayed)", "PD (online)"}
+    assert set(rows) == {"HEFT (static engine)", "HEFT (plan replayed)", "HEFT (replanned)", "PD (online)"}
     assert all(r["status"] == "ok" for r in rows.values())
     # the static plan meets the same availability on both engines: the replay is the evaluator's
     assert float(rows["HEFT (plan replayed)"]["makespan"]) == pytest.approx(
         float(rows["HEFT (static engine)"]["makespan"]), rel=1e-9)
     assert float(rows["PD (online)"]["makespan"]) > float(rows["PD (online)"]["lower_bound"]) > 0
+    # the fast node's slowdown is measured and the unplaced tasks replanned around it
+    assert float(rows["HEFT (replanned)"]["makespan"]) < float(rows["HEFT (plan replayed)"]["makespan"])
     report = (tmp_path / "out" / "report.html").read_text()
     assert "PD (online)" in report and "dynamic" in report
     # every run's Gantt chart is in the report, though the graph family draws no work plot beside it
-    assert len(list((tmp_path / "out").glob("gantt_*.png"))) == 3
-    assert all(f"Gantt {name}" in report for name in ("HEFT-static-engine", "HEFT-plan-replayed", "PD-online"))
+    assert len(list((tmp_path / "out").glob("gantt_*.png"))) == 4
+    assert all(f"Gantt {name}" in report for name in ("HEFT-static-engine", "HEFT-plan-replayed", "HEFT-replanned",
+                                                     "PD-online"))

@@ -44,7 +44,7 @@ def test_streams_hetero_reduced_runs_and_nezha_avoids_the_overloaded_nodes(tmp_p
     out = tmp_path / "out"
     assert main(["simulate", "streams_hetero", "--out", str(out), "--no-progress"]) == 0
     printed = capsys.readouterr().out
-    assert "20 runs (20 balancers × 1 grid point(s) × 1 repetitions)" in printed
+    assert "22 runs (22 balancers × 1 grid point(s) × 1 repetitions)" in printed
 
     sweep = kept["sweep"]
     names = [n.name for n in sweep.experiment.platform.nodes]
@@ -54,7 +54,7 @@ def test_streams_hetero_reduced_runs_and_nezha_avoids_the_overloaded_nodes(tmp_p
     assert all(f"{b} / {i}" in labels for b in registry.names("placement") for i in ("exact", "gossip"))
 
     rows = list(csv.DictReader(open(out / "results.csv", newline="")))
-    assert len(rows) == 20 and {r["status"] for r in rows} == {"ok"}
+    assert len(rows) == 22 and {r["status"] for r in rows} == {"ok"}
     assert (out / "summary.csv").stat().st_size > 0
     html = (out / "report.html").read_text()
     for label in ("nezha-exact", "random-place-gossip"):

@@ -18,7 +18,8 @@ MAPPERS = sorted(n for n, c in REGISTRY.items() if c.kind == "mapping")  # pd (g
 
 
 def test_the_mapping_kind_has_its_balancers():
-    assert MAPPERS == ["annealing", "cpop", "elastic-force", "heft", "hlf", "max-k1-sum", "metis", "milp", "peft",
+    assert MAPPERS == ["annealing", "cpop", "elastic-force", "heft", "hlf", "linear-clustering", "max-k1-sum", "metis",
+                       "milp", "peft",
                        "random-map",
                        "round-robin", "tabu"]
 
@@ -268,3 +269,21 @@ def test_metis_capacity_of_a_cost_table_is_the_processors_throughput():
     from dlbkit.balancers.mapping.metis import capacities
     c = costs_for(TaskGraph(["x", "y"], costs=[[2, 1], [4, 2]]), 2)
     assert capacities(c, [1.5, 3.0]) == pytest.approx([1 / 3, 2 / 3])
+
+
+def test_linear_clustering_by_hand():
+    """a(1) → b(2) data 1, a → c(5), b → d(1), c → d, 2 identical nodes (mean transfer = data).
+    Longest paths from each task: d 1; b 2 + 1 = 3; c 5 + 1 = 6; a 1 + max(1 + 3, 0 + 6) = 7: the
+    first cluster is a, c, d; b is left alone. Modulo: a, c, d on 0, b on 1; by load (LPT) the same."""
+    from dlbkit.balancers.mapping.linear_clustering import linear_clusters
+    g = TaskGraph(["a", "b", "c", "d"], loads=[1, 2, 5, 1],
+                  edges=[("a", "b", 1), ("a", "c", 0), ("b", "d", 0), ("c", "d", 0)])
+    c = costs_for(g, 2)
+    assert linear_clusters(c) == [[0, 2, 3], [1]]
+    for alloc in ("modulo", "load"):
+        plan = make("linear-clustering", {"allocation": alloc}).map(GraphView(2, c))
+        assert plan.assignment == (0, 1, 0, 0) and plan.info == {"clusters": 2}
+    # 3 nodes, modulo: cluster k on k mod 3; the atmospheric graph's first chain is its critical path
+    a = atmospheric()
+    cl = linear_clusters(costs_for(a, 3, "thesis"))
+    assert [a.ids[i] for i in cl[0]] == [1, 2, 10, 14, 18] and sorted(i for x in cl for i in x) == list(range(18))

@@ -13,6 +13,8 @@ from .cluster import Cluster
 from .run_api import (GraphResult, RunResult, SpmdResult, TreeResult, graph, map, run_graph, run_map, run_spmd,
                       run_tree, spmd, tree)
 from .runtime import Emulation, load_trace, save_trace
+from .loop import Loop
+from .advise import advise
 from .model.stream import Demand, Stream
 from .model.view import StreamView
 from .model import (Constant, CostModel, Divisible, FlatTasks, LoopView, Markov, Network, Node, Platform, Pulse,
@@ -23,7 +25,7 @@ __version__ = "0.1.0"
 __all__ = [
     # running
     "simulate", "Result", "schedule", "Schedule", "map", "run_map", "RunResult", "tree", "run_tree", "TreeResult", "spmd", "run_spmd", "SpmdResult", "graph", "run_graph", "GraphResult", "Emulation",
-    "replay", "save_trace", "load_trace", "Cluster",
+    "Loop", "advise", "replay", "save_trace", "load_trace", "Cluster",
     # model
     "Platform", "Node", "Network", "Constant", "Step", "Pulse", "Markov", "Recorded", "Divisible", "CostModel",
     "TaskTree", "FlatTasks", "Spmd", "TaskGraph", "Stream", "Demand", "LoopView", "TreeView", "SpmdView", "StreamView",

@@ -127,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_replay_parser(sub)
     _add_cluster_parser(sub)
     _add_schedule_parser(sub)
+    _add_advise_parser(sub)
     return p
 
 
@@ -1127,4 +1128,37 @@ def _cmd_schedule(args) -> int:
           f"{args.balancer}, cost model {args.cost_model}: makespan {r.makespan:g}")
     rows = [[str(t), str(p), f"{d['start'][t]:g}", f"{d['finish'][t]:g}"] for t, p in d["assignment"].items()]
     print(wrapped_table(["task", "node", "start", "finish"], rows, [24, 6, 12, 12]))
+    return 0
+
+
+# --- advise -----------------------------------------------------------------------------------------
+def _add_advise_parser(sub) -> None:
+    ad = sub.add_parser("advise", help="rank the chunking balancers for another run of a recorded loop",
+                        description="Predict, by simulating it on what the recorded run's last step measured (item "
+                                    "costs, worker speeds, latency), each candidate chunking balancer's makespan for "
+                                    "another run of that step, best first; the balancer that ran it gets its "
+                                    "measured makespan beside the prediction. --json prints a list, best first.")
+    ad.add_argument("trace", metavar="RUN.json", help="a recorded run (dlbkit run --record, run_map(record=), Loop.save)")
+    ad.add_argument("--balancer", "-b", metavar="NAME", action="append", default=[],
+                    help="a candidate (repeatable, or comma-separated; default: every self-scheduling rule)")
+    ad.add_argument("--plot", metavar="FILE.png", help="also draw the run's auto choices and predictions per step")
+    ad.add_argument("--json", action="store_true", help="a JSON list, best first")
+    ad.set_defaults(func=_cmd_advise)
+
+
+def _cmd_advise(args) -> int:
+    from .advise import advise, format_advice, plot_auto
+
+    names = [n.strip() for b in args.balancer for n in b.split(",") if n.strip()] or None
+    plot = _writable_file(args.plot, "--plot")
+    rows = advise(args.trace, candidates=names)
+    if plot is not None:
+        import matplotlib.pyplot as plt
+        ax = plot_auto(args.trace)
+        ax.figure.savefig(plot, dpi=110)
+        plt.close(ax.figure)
+    if args.json:
+        print(json.dumps(_jsonable(rows)))
+        return 0
+    print(format_advice(rows, str(args.trace)))
     return 0

@@ -50,6 +50,12 @@ volumes plus a latency, the median over tasks of how long a ready task waited on
 coordinator's dispatch; ``latency=`` overrides it); a static mapper's plan is timed by the ``static``
 engine, an online mapper runs on the ``dynamic`` engine.
 
+A **time-stepping** recording (``dlbkit.Loop``: ``meta["time_steps"]``, :mod:`dlbkit.model.steps`)
+replays as the simulator's ``steps``: the same model (speeds over all steps), step k's measured costs
+in step k, the latency from round trips within a step (a gap across a step boundary is the step's
+barrier, not a round trip); the caller's own time between two steps is not replayed, so the replay's
+total is the steps back to back. Steps of different item counts cannot be replayed (a ConfigError).
+
 Not replayed: faults (every worker stays alive; a worker that died is replayed at the speed of the
 chunks it finished). Under MPI across machines the recorded times carry the ranks' clock offsets'
 error (the start barrier's exit skew, :mod:`dlbkit.runtime.backends.mpi`).
@@ -74,6 +80,7 @@ from .model.platform import Network, Node, Platform
 from .model.trace import Trace
 from .model.workload import Divisible
 from .runtime.record import load_trace
+from .sim.auto import round_trip_latency
 
 __all__ = ["replay", "compare", "estimate", "replay_graph", "replay_stream", "ReplayModel", "ReplayResult", "MODELS"]
 
@@ -161,7 +168,7 @@ def estimate(trace: Trace, model: str = "measured") -> ReplayModel:
     rows_of: list[list[int]] = [[] for _ in range(P)]
     for k in sorted(range(trace.n_intervals), key=trace.t_start.__getitem__):
         rows_of[trace.node[k]].append(k)
-    speeds, avail, gaps, served = [], [], [], []
+    speeds, avail, served = [], [], []
     first_start = math.inf
     for w in range(P):
         rows = rows_of[w]
@@ -170,7 +177,6 @@ def estimate(trace: Trace, model: str = "measured") -> ReplayModel:
         served.append(trace.first[rows[0]] if rows else math.inf)
         if rows:
             first_start = min(first_start, trace.t_start[rows[0]])
-        gaps.extend(trace.t_start[rows[j]] - trace.t_end[rows[j - 1]] for j in range(1, len(rows)))
         if model == "measured" and rows:
             pw = a.realise()
             expected = taken = 0.0
@@ -182,8 +188,8 @@ def estimate(trace: Trace, model: str = "measured") -> ReplayModel:
                 s *= expected / taken
         speeds.append(float(s))
         avail.append(a)
-    round_trip = max(float(np.mean(gaps)), 0.0) if gaps else 0.0
-    latency = round_trip / 2
+    latency = round_trip_latency(trace)  # within a time step: a gap across steps is the step's barrier
+    round_trip = 2 * latency
     overhead = 0.0
     # the first chunk starts a request's round trip after the master is free: any more is startup
     startup = first_start - latency - overhead if first_start - round_trip - overhead > 1e-9 * first_start else 0.0
@@ -243,8 +249,18 @@ def replay(trace_or_path: Trace | str | Path, balancer: Balancer | str | None = 
     P = trace.n_nodes
     nodes = [Node("master")] + [Node(f"w{w}", speed=m.speeds[w], availability=m.availability[w]) for w in m.order]
     platform = Platform(nodes, Network(latency=m.latency, bandwidth=_BANDWIDTH), name="replay")
-    tr = simulate(platform, Divisible(len(m.costs)), b, seed=seed, master=0, master_overhead=m.overhead,
-                  costs=m.costs, startup=m.startup).trace
+    steps = trace.meta.get("time_steps")
+    if steps:  # a time-stepping run (dlbkit.Loop): the same steps, one after another (model.steps)
+        sizes = {int(s["items"]) for s in steps}
+        if len(sizes) != 1:
+            raise ConfigError("trace time_steps", sorted(sizes), "steps of one item count (the simulator runs "
+                              "the same loop every step)")
+        n = sizes.pop()
+        tr = simulate(platform, Divisible(n), b, seed=seed, master=0, master_overhead=m.overhead,
+                      costs=m.costs.reshape(len(steps), n), startup=m.startup, steps=len(steps)).trace
+    else:
+        tr = simulate(platform, Divisible(len(m.costs)), b, seed=seed, master=0, master_overhead=m.overhead,
+                      costs=m.costs, startup=m.startup).trace
     # back to the recorded numbering: replay worker j is recorded worker order[j]
     pos = {w: j for j, w in enumerate(m.order)}
     tr.node = [m.order[j] for j in tr.node]

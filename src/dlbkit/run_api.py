@@ -33,7 +33,7 @@ from .runtime.families.graph_tasks import parse_tasks
 from .runtime.families.spmd import SpmdSpec
 from .runtime.families.tree_worker import TreeSpec
 
-__all__ = ["map", "run_map", "RunResult", "BACKENDS", "DEFAULT_BALANCER",
+__all__ = ["map", "run_map", "RunResult", "map_setup", "check_items", "auto_after_step", "BACKENDS", "DEFAULT_BALANCER",
            "tree", "run_tree", "TreeResult", "DEFAULT_TREE_BALANCER",
            "spmd", "run_spmd", "SpmdResult", "DEFAULT_SPMD_BALANCER", "DEFAULT_WINDOW",
            "graph", "run_graph", "GraphResult", "DEFAULT_GRAPH_BALANCER"]
@@ -297,12 +297,43 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
                                          progress=progress, rng=rng, start_method=start_method,
                                          record_decisions=_flag("record_decisions", record_decisions))
     trace.seed = seed  # the balancer's generator came from it: a replay can repeat its draws
+    if b.name == "auto" and trace.n_intervals:  # ran its default; predict the next run's best for the record
+        auto_after_step(b, b.first_state(), trace)
     result = RunResult(results, trace, b)
     if record is not None and _coordinates(backend):  # every MPI rank holds the trace: one writes it
         result.save(record)
     return result
 
 
+
+
+def auto_after_step(auto, state: dict, step) -> dict:
+    """After a real step under ``balancer="auto"`` (*step*: its trace, items and times from the step's
+    start; *state*: what *auto* carried): measure it as :func:`dlbkit.replay` would (item costs,
+    each worker's speed, the round trip's latency), predict the candidates when due
+    (:func:`dlbkit.sim.auto.after_step`, which books it in ``step.meta["auto"]``); the next state."""
+    from .sim.auto import after_step, round_trip_latency
+    costs = np.asarray(step.meta["item_cost"], dtype=float)
+    return after_step(auto, state, step, costs, list(step.speeds), round_trip_latency(step), step.makespan)
+
+
+def map_setup(fn: Any, balancer: Any, params: Mapping | None, backend: str, seed: Any, emulate: Any,
+              master: Any, workers: Any) -> tuple[ChunkingBalancer, Emulation | None, int | None, int]:
+    """The checks of a map's arguments, for a persistent pool (:class:`dlbkit.Loop`) as for
+    :func:`run_map`: (the resolved chunking balancer, the emulation, the worker count, the seed)."""
+    _backend(backend)
+    seed = _seed(seed)
+    _callable("fn", fn, optional=False)
+    b: ChunkingBalancer = resolve(balancer, params, kind="chunking")
+    emulation = _emulation(emulate, seed, master)
+    return b, emulation, _worker_count(workers, emulation, backend), seed
+
+
+def check_items(items: Any) -> Sequence:
+    """*items* as a sequence, or a ConfigError (a string, bytes, a mapping or no iterable)."""
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+        raise ConfigError("items", type(items).__name__, "a sequence or iterable of items (a list, a range, ...)")
+    return items if isinstance(items, Sequence) else list(items)
 
 
 def map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | str = DEFAULT_BALANCER,

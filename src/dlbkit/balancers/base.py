@@ -18,7 +18,7 @@ from ..errors import ConfigError
 from ..model.view import LoopView, StreamView, TreeView
 from ..params import Parameterised
 
-__all__ = ["Taxonomy", "Balancer", "ChunkingBalancer", "MigrationBalancer", "Transfer", "MappingBalancer", "Plan",
+__all__ = ["Taxonomy", "Balancer", "start_step", "end_step", "ChunkingBalancer", "MigrationBalancer", "Transfer", "MappingBalancer", "Plan",
            "OnlineMapping", "PlacementBalancer"]
 
 
@@ -50,10 +50,39 @@ class Balancer(Parameterised, ABC):
     source: ClassVar[str] = ""
     taxonomy: ClassVar[Taxonomy]
 
+    #: True for rules that learn, in one run of a loop, something worth keeping for the next run of
+    #: the same loop (a time step): engines then hand :meth:`carry`'s data to :meth:`resume`.
+    carries_state: ClassVar[bool] = False
+
     def start(self, view, rng: np.random.Generator | None = None) -> None:
         """Validate parameters and reset learned state before a run (engines call this)."""
         self.validate()
         self.rng_ = rng
+
+    # --- state carried from one time step to the next (pure data; engines only pass it along) ---
+    def carry(self, view) -> dict | None:
+        """What this balancer learned in the run that just ended, as pure data (numbers and lists of
+        numbers), for the next time step of the same loop; *view* is the run's view as it ended.
+        None: nothing to carry (the default; rules that learn across steps set :attr:`carries_state`)."""
+        return None
+
+    def resume(self, state: dict) -> None:
+        """Take up *state*, :meth:`carry`'s data from the previous time step; engines call it right
+        after :meth:`start` (which reset the learned state) and before the first decision."""
+
+
+def start_step(balancer: Balancer, view, rng, state: dict | None) -> None:
+    """Start *balancer* for a run that is one time step of a loop: :meth:`Balancer.start`, then
+    :meth:`Balancer.resume` with the previous step's *state* (None for the first step, or a rule
+    that carries nothing). The one call every engine makes at a step's start."""
+    balancer.start(view, rng)
+    if state is not None and balancer.carries_state:
+        balancer.resume(state)
+
+
+def end_step(balancer: Balancer, view) -> dict | None:
+    """The state *balancer* carries to the next step (:meth:`Balancer.carry`), or None."""
+    return balancer.carry(view) if balancer.carries_state else None
 
 
 class ChunkingBalancer(Balancer):

@@ -12,6 +12,7 @@ from ..model.platform import Platform
 from ..model.view import LoopView
 from ..model.workload import Divisible
 from ..sim import MECHANISMS, simulate_divisible
+from ..sim.divisible import MAX_STEPS
 from .registry import Engine, Family, register
 
 __all__ = ["FAMILY", "describe"]
@@ -24,6 +25,8 @@ OPTIONS = {
     "master_cost_per_byte": "master work units per byte it sends, with blocking sends (default 0)",
     "request_bytes": "bytes of a work request (default 0)",
     "broadcast_bytes": "bytes of shared read-only data sent to every worker before any work (004's INIT; default 0)",
+    "steps": "time steps: the loop run that many times in a row, the balancer carrying what it learned "
+             "(default 1; balancer \"auto\" chooses between steps)",
 }
 
 
@@ -46,6 +49,8 @@ def check_options(d: Mapping, platform: Platform, path: str) -> None:
     for k in ("master_overhead", "master_cost_per_byte", "request_bytes", "broadcast_bytes"):
         if k in d:
             check.number(d[k], f"{path}.{k}", lo=0.0)
+    if "steps" in d:
+        check.integer(d["steps"], f"{path}.steps", lo=1, hi=MAX_STEPS)
     if not d.get("master_computes", False) and platform.n_nodes == 1:
         raise ConfigError(f"{path}.master_computes", d.get("master_computes", False),
                           "true when the platform has only the master node")

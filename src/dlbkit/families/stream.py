@@ -22,7 +22,11 @@ OPTIONS = {"info": "the information model: what each origin knows of the others'
            "warmup": "share of the jobs whose arrivals open the queue statistics and response times (default 0.1)",
            "samples": "snapshots of every node's queue, evenly spaced up to the last arrival (default 200)",
            "batch_update": "a decider counts its own placements within a batch (default true; false shows the "
-                           "herd effect of 003 Table 15)"}
+                           "herd effect of 003 Table 15)",
+           "service": "a node's service discipline: 'fifo' (default: one task per slot, first in, first out) or "
+                      "'ps' (processor sharing: k tasks on c slots each at min(1, c/k) of a slot)",
+           "converge_maxdiff": "queue difference (tasks) at or below which a run started with initial loads has "
+                               "converged (default 2; the convergence_time metric)"}
 
 
 def check_options(d: Mapping, platform: Platform, path: str) -> None:
@@ -32,6 +36,11 @@ def check_options(d: Mapping, platform: Platform, path: str) -> None:
         check.number(d["warmup"], f"{path}.warmup", lo=0.0, hi=1.0, hi_open=True)
     if "samples" in d:
         check.integer(d["samples"], f"{path}.samples", lo=0, hi=100_000)
+    if "service" in d:
+        from ..sim.stream import SERVICES
+        check.choice(d["service"], f"{path}.service", SERVICES)
+    if "converge_maxdiff" in d:
+        check.number(d["converge_maxdiff"], f"{path}.converge_maxdiff", lo=0.0)
     if "batch_update" in d and not isinstance(d["batch_update"], bool):
         from ..errors import ConfigError
         raise ConfigError(f"{path}.batch_update", d["batch_update"], "true or false")
@@ -67,6 +76,7 @@ def metrics(trace) -> dict:
         ideal = s["job_ideal"][w:]
         out["slowdown_mean"] = float(np.mean(r / np.where(ideal > 0, ideal, np.nan)))
     out["queue_mean"] = float(trace.meta.get("queue_mean", math.nan))
+    out["convergence_time"] = float(trace.meta.get("convergence_time", math.nan))
     out["queue_max"] = float(s["queue_max"].max()) if len(s.get("queue_max", [])) else math.nan
     if "queue" in s and len(s["queue"]):
         q = s["queue"]
@@ -139,12 +149,12 @@ FAMILY = register(Family(
     view=StreamView,
     kind="placement",
     engines=(Engine("events", "event-driven: arrivals, placement at the origin, transfer, FIFO service per slot "
-                    "at speed × availability, departures; optional information model",
+                    "(or processor sharing) at speed × availability, departures; optional information model",
                     "dlbkit.sim.stream.simulate_stream", simulate_stream, OPTIONS, check_options),),
     runtime="dlbkit.Cluster",
     metrics=metrics,
     metric_names=("response_mean", "response_p50", "response_p95", "response_p99", "slowdown_mean", "queue_mean",
-                  "queue_max", "queue_maxdiff", "throughput", "utilisation", "makespan", "tasks_moved", "messages",
+                  "queue_max", "queue_maxdiff", "convergence_time", "throughput", "utilisation", "makespan", "tasks_moved", "messages",
                   "bytes", "info_messages", "info_bytes", "info_age_mean"),
     figures=figures,
     figure_kinds=("queues", "response_cdf"),

@@ -22,6 +22,13 @@ receiver's port for its whole transfer time (latency included); processors still
 data flies, and transfers between cores of one machine stay free and take no port. The evaluator
 (:mod:`dlbkit.model.graph_eval`) places the messages.
 
+Option ``contention="link"`` (standard model on a platform): **link contention** on the routed
+topology (Sinnen & Sousa 2005, "Communication contention in task scheduling", IEEE TPDS 16(6), §3):
+a message between two machines follows one shortest path of the platform's topology (networkx's,
+fixed per pair), occupies every link of it at once for its whole transfer time (cut-through), and a
+link carries one message at a time in each direction (full duplex: the two directions are two
+links); machines' ports are not limited. On a complete topology every pair has its own link.
+
 A platform node with *c* cores gives *c* processors (``Platform.worker_nodes``); transfers between
 cores of one machine are free. :func:`upward_rank` is the priority both evaluators and HEFT use
 (002 §2.2's precedence level ``prec``; HEFT's rank_u).
@@ -56,6 +63,9 @@ class GraphCosts:
     lat: list
     per: list
     contention: bool = False
+    #: link contention (``contention="link"``): per ordered pair of distinct machines, the directed
+    #: links of its route (ids); None for the one-port model or none
+    routes: dict | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -77,15 +87,23 @@ class GraphCosts:
         return (sum(self.lat[p][q] for p, q in pairs) / len(pairs), sum(self.per[p][q] for p, q in pairs) / len(pairs))
 
 
-def costs_for(graph: TaskGraph, nodes, kind: str = "standard", *, contention: bool = False) -> GraphCosts:
+def costs_for(graph: TaskGraph, nodes, kind: str = "standard", *, contention: bool | str = False) -> GraphCosts:
     """The costs of *graph* on *nodes*: a processor count M (identical, speed 1, transfer = data) or a
-    :class:`~dlbkit.model.platform.Platform`; *contention*: one message at a time per machine's send
-    and receive port (standard model only; module docstring)."""
+    :class:`~dlbkit.model.platform.Platform`; *contention*: True, one message at a time per machine's
+    send and receive port; ``"link"``, one at a time per directed link of the routed topology (a
+    platform only); standard model only (module docstring)."""
     from .platform import Platform
     if kind not in COST_MODELS:
         raise ConfigError("cost_model", kind, "one of " + ", ".join(repr(k) for k in COST_MODELS))
+    if contention == "link":
+        if not isinstance(nodes, Platform):
+            raise ConfigError("contention", "link", "a Platform (links are its topology's), not a processor count")
+        if kind != "standard":
+            raise ConfigError("contention", "link", "the standard cost model")
+        c = costs_for(graph, nodes, kind, contention=True)
+        return GraphCosts(c.graph, c.kind, c.speeds, c.host, c.exec, c.lat, c.per, True, _routes(nodes))
     if not isinstance(contention, bool):
-        raise ConfigError("contention", contention, "true or false")
+        raise ConfigError("contention", contention, "true, false or 'link'")
     if contention and kind != "standard":
         raise ConfigError("contention", contention, "false with the thesis cost model (it already keeps both "
                           "ends of every message busy); link contention is an option of the standard model")
@@ -111,6 +129,23 @@ def costs_for(graph: TaskGraph, nodes, kind: str = "standard", *, contention: bo
         per = [[1.0] * m for _ in range(m)]
     ex = graph.exec_times(speeds)
     return GraphCosts(graph, kind, speeds, host, ex, lat, per, contention)
+
+
+def _routes(platform) -> dict:
+    """Per ordered pair of distinct machines, the ids of the directed links on one shortest path of
+    the platform's topology (networkx's ``shortest_path``, deterministic for a given graph)."""
+    import networkx as nx
+    g = platform.graph
+    ids: dict = {}
+    out = {}
+    n = len(platform.nodes)
+    for a in range(n):
+        paths = nx.single_source_shortest_path(g, a)
+        for b in range(n):
+            if a != b:
+                path = paths[b]
+                out[(a, b)] = tuple(ids.setdefault((u, v), len(ids)) for u, v in zip(path, path[1:]))
+    return out
 
 
 def upward_rank(costs: GraphCosts) -> list[float]:

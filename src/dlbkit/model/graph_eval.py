@@ -92,6 +92,17 @@ def _both_free(out: Port, inp: Port, t: float, dur: float) -> float:
         t = t2
 
 
+def _all_free(lines: Sequence[Timeline], t: float, dur: float) -> float:
+    """The earliest start ≥ *t* when every one of *lines* is free for *dur* (until they agree)."""
+    while True:
+        t1 = t
+        for line in lines:
+            t1 = line.earliest(t1, dur)
+        if t1 == t:
+            return t
+        t = t1
+
+
 def send_order(costs: GraphCosts, prio: Sequence[float]) -> list[list[tuple[int, float]]]:
     """Per task, its successors in the order the thesis model accumulates them: ascending priority
     (so the highest-priority receiver's message is sent first), ties in successor-list order."""
@@ -136,9 +147,11 @@ class Evaluator:
         npred = self.npred0[:]
         prof = self.availability
         contention = self.contention
+        routes = getattr(c, "routes", None)
         if contention:
             send_port = {h: Port() for h in set(host)}
             recv_port = {h: Port() for h in set(host)}
+            links: dict = {}
         push, pop = heapq.heappush, heapq.heappop
         if order is None:
             heap = [(-prio[i], 0.0, i) for i in self.entries]
@@ -201,7 +214,13 @@ class Evaluator:
                     hq = host[q]
                     dur = 0.0 if hq == hp else latp[q] + d * perp[q]
                     t = f
-                    if dur > 0:
+                    if dur > 0 and routes is not None:  # link contention: every link of the route at once
+                        route = [links.setdefault(k, Timeline()) for k in routes[(hp, hq)]]
+                        t = _all_free(route, f, dur)
+                        for line in route:
+                            line.add(t, t + dur)
+                        t += dur
+                    elif dur > 0:
                         inp = recv_port[hq]
                         t = _both_free(out, inp, f, dur)
                         out.add(t, t + dur)

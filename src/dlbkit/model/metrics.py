@@ -40,6 +40,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "queue_mean": ("time-average tasks in a node's system (waiting + running), per node, after the warm-up", "lower"),
     "queue_max": ("most tasks any node held at once", "lower"),
     "queue_maxdiff": ("largest difference between the longest and the shortest queue at a sampled time", "lower"),
+    "convergence_time": ("from a start with initial (over-)loads: first time the longest and the shortest queue "
+                         "differ by at most the engine's converge_maxdiff (s)", "lower"),
     "throughput": ("jobs completed per second, up to the last completion", "higher"),
     "utilisation": ("share of slot time spent serving tasks, up to the last completion", "higher"),
 }

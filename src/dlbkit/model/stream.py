@@ -12,6 +12,11 @@ demand / (s · a) seconds). Arrivals are either
 * **recorded**: a list of (time, origin, demand, width) rows (:func:`read_arrivals_csv` reads a CSV
   file of them), sorted by time; an origin is a node index or a platform node's name.
 
+A stream may also start on busy nodes: *initial* gives the tasks already in each node's system at
+time 0 (background work of other users, 003 §6.3.2.2's "load index 4 4 6 4 …", or Observation 3.6's
+start "with some over-loaded queues"), each of work drawn from *initial_demand*. They are served like
+any task but belong to no job (no response time).
+
 The servers are the platform's nodes (speed, cores = slots, availability over time): the workload
 knows nothing of them until :meth:`Stream.check_fit`, which checks the rates and origins against a
 platform. :meth:`Stream.arrivals` draws the arrivals as arrays (vectorised: a Poisson merge of the
@@ -122,7 +127,9 @@ class Stream:
     each > 0, or 0 for a node where no job arrives; at least one > 0); *jobs*: how many arrive in all
     (Poisson arrivals); *width*: tasks per job (a parallel batch when > 1); *demand*: a
     :class:`Demand`; *bursts*: :class:`Burst` windows; *trace*: recorded rows (time, origin, demand,
-    width) instead of Poisson arrivals (then *rates* and *jobs* are not given); *name*: for reports.
+    width) instead of Poisson arrivals (then *rates* and *jobs* are not given); *initial*: tasks in
+    each node's system at time 0 (one count per platform node, empty: none), each of work drawn from
+    *initial_demand* (a :class:`Demand`); *name*: for reports.
 
     Raise :exc:`~dlbkit.errors.ConfigError` naming the field (``workload.rates[2]``,
     ``workload.trace[5].time``) for a bad value.
@@ -135,6 +142,8 @@ class Stream:
     bursts: tuple = ()
     trace: tuple | None = None
     name: str = "stream"
+    initial: tuple = ()
+    initial_demand: Demand = field(default_factory=Demand)
 
     def __post_init__(self):
         f = "workload"
@@ -173,6 +182,12 @@ class Stream:
         object.__setattr__(self, "bursts", bursts)
         if not isinstance(self.name, str):
             raise ConfigError(f"{f}.name", self.name, "a string")
+        if isinstance(self.initial, (str, bytes)) or not isinstance(self.initial, (Sequence, np.ndarray)):
+            raise ConfigError(f"{f}.initial", self.initial, "a list of task counts, one per platform node")
+        init = tuple(check.integer(x, f"{f}.initial[{k}]", lo=0, hi=MAX_WIDTH) for k, x in enumerate(self.initial))
+        object.__setattr__(self, "initial", init)
+        if not isinstance(self.initial_demand, Demand):
+            raise ConfigError(f"{f}.initial_demand", self.initial_demand, "a Demand")
 
     # --- against a platform ----------------------------------------------------------------------------
     def rate_vector(self, n_nodes: int) -> np.ndarray:
@@ -184,6 +199,8 @@ class Stream:
     def check_fit(self, names: Sequence[str]) -> None:
         """The rates and the trace's origins fit a platform whose nodes are *names* (raise ConfigError)."""
         n = len(names)
+        if self.initial and len(self.initial) != n:
+            raise ConfigError("workload.initial", f"{len(self.initial)} counts", f"one count per platform node ({n})")
         if isinstance(self.rates, tuple) and len(self.rates) != n:
             raise ConfigError("workload.rates", f"{len(self.rates)} rates", f"one rate per platform node ({n})")
         if self.trace is not None:
@@ -214,6 +231,15 @@ class Stream:
         width = np.full(J, int(self.width), dtype=np.int64)
         first = np.arange(J, dtype=np.int64) * int(self.width)
         return Arrivals(t, origin.astype(np.int64), width, first, self.demand.draw(rng, J * int(self.width)))
+
+    def initial_tasks(self, n_nodes: int, rng: np.random.Generator) -> tuple[list[int], list[float]]:
+        """The tasks in the nodes' systems at time 0: (node of each, work of each), node by node; drawn
+        from *rng* after :meth:`arrivals` (a stream without *initial* draws nothing, so its runs are
+        unchanged)."""
+        if not self.initial or not sum(self.initial):
+            return [], []
+        nodes = [j for j, c in enumerate(self.initial) for _ in range(c)]
+        return nodes, self.initial_demand.draw(rng, len(nodes)).tolist()
 
     def offered_work_rate(self, n_nodes: int) -> float:
         """Mean work arriving per second at the base rates (work units/s), for a load factor."""
@@ -297,14 +323,18 @@ def read_arrivals_csv(path: str | Path) -> tuple:
 def stream_from_dict(table: Mapping, path: str = "workload", base_dir: Path | None = None) -> Stream:
     """A :class:`Stream` from an experiment's ``[workload]`` table (``kind = "stream"``): ``rates``,
     ``jobs``, ``width``, ``demand = {kind, mean, sigma, values}``, ``bursts = [[start, end, factor], …]``,
-    or ``trace`` (a CSV file name, relative to *base_dir*, or a list of rows). Errors name ``path.field``."""
+    ``initial = [counts]`` and ``initial_demand = {…}``, or ``trace`` (a CSV file name, relative to *base_dir*, or a list of rows). Errors name ``path.field``."""
     d = check.table(table, path)
-    check.known_keys(d, path, {"kind", "rates", "jobs", "width", "demand", "bursts", "trace", "name"})
-    dem = check.table(d.get("demand", {}), f"{path}.demand")
-    check.known_keys(dem, f"{path}.demand", {"kind", "mean", "sigma", "values"})
-    with check.renamed("demand", f"{path}.demand"):
-        demand = Demand(dem.get("kind", "exponential"), dem.get("mean", 1.0), dem.get("sigma", 1.0),
-                        tuple(dem.get("values", ())))
+    check.known_keys(d, path, {"kind", "rates", "jobs", "width", "demand", "bursts", "trace", "name", "initial",
+                               "initial_demand"})
+    demands = {}
+    for key in ("demand", "initial_demand"):
+        dem = check.table(d.get(key, {}), f"{path}.{key}")
+        check.known_keys(dem, f"{path}.{key}", {"kind", "mean", "sigma", "values"})
+        with check.renamed("demand", f"{path}.{key}"):
+            demands[key] = Demand(dem.get("kind", "exponential"), dem.get("mean", 1.0), dem.get("sigma", 1.0),
+                                  tuple(dem.get("values", ())))
+    demand = demands["demand"]
     raw_b = d.get("bursts", [])
     if not isinstance(raw_b, list):
         raise ConfigError(f"{path}.bursts", raw_b, "a list of [start, end, factor] triples")
@@ -320,4 +350,5 @@ def stream_from_dict(table: Mapping, path: str = "workload", base_dir: Path | No
         trace = read_arrivals_csv(p if p.is_absolute() or base_dir is None else base_dir / p)
     with check.renamed("workload", path):
         return Stream(rates=d.get("rates"), jobs=d.get("jobs"), width=d.get("width", 1), demand=demand,
-                      bursts=tuple(bursts), trace=trace, name=d.get("name", "stream"))
+                      bursts=tuple(bursts), trace=trace, name=d.get("name", "stream"),
+                      initial=d.get("initial", ()), initial_demand=demands["initial_demand"])

@@ -276,7 +276,13 @@ class GraphOnlineView(GraphView):
       L(j) = Σ l_i / s_j);
     * ``active``: the tasks placed, ready (every input arrived) or running, not finished;
     * ``priority[i]``: the local schedulers' priority, 002's precedence level shifted by the §6 rule
-      for programs arriving at different times (prec(i) − mp(P) − arrival(P)); one program: prec − mp.
+      for programs arriving at different times (prec(i) − mp(P) − arrival(P)); one program: prec − mp;
+    * ``start[i]``: when task i first ran, None before; ``finish[i]``: when it ended, None before
+      (so the tasks in flight are those with a start and no finish); ``n_finished``: how many ended;
+    * ``measured_speed[p]``: processor p's speed as last measured (the ``dynamic`` engine: its speed ×
+      its availability at ``time``, what a monitor reads now, never a later value; a real run: the
+      estimated time at speed 1 ÷ the measured seconds of the last task it finished, its nominal
+      speed before any). Comparing it with ``speeds`` tells a mapper how far a processor has slowed.
 
     The engine updates one view in place between decisions; a balancer reads it, never writes it.
     """
@@ -288,6 +294,10 @@ class GraphOnlineView(GraphView):
     load_level: list[float] = field(default_factory=list)
     active: set = field(default_factory=set)
     priority: list[float] = field(default_factory=list)
+    start: list = field(default_factory=list)
+    finish: list = field(default_factory=list)
+    measured_speed: list[float] = field(default_factory=list)
+    n_finished: int = 0
 
     def __post_init__(self):
         super().__post_init__()
@@ -298,6 +308,12 @@ class GraphOnlineView(GraphView):
             self.holds = [0] * n
         if not self.load_level:
             self.load_level = [0.0] * self.n_nodes
+        if not self.start:
+            self.start = [None] * n
+        if not self.finish:
+            self.finish = [None] * n
+        if not self.measured_speed:
+            self.measured_speed = list(self.speeds)
 
 
 @dataclass

@@ -5,11 +5,9 @@ Monte-Carlo simulation of the steps to ±0.01, Corollaries 4.1 and 4.2 (Algorith
 selection) by Monte-Carlo, Tables 7 and 8 (steps of a complete cycle) exactly, the supermarket model's mean queue within ±3% of
 Σ λ^((dⁱ−1)/(d−1)) for d ∈ {2, 3}, λ ∈ {0.5, 0.7, 0.9, 0.95} on 1000 servers (and d = 1 where a run of
 this length settles), Table 14's hybrid placement (32 tasks on 8 idle nodes: exactly 4 each; 36: spread
-≤ 2) and Table 15's shape (one snapshot without the view update piles a batch up), §6.3.2.2's loaded
-cluster on the balancers' own decisions (nezha places nothing on the loaded node in 200 seeds: fails
-in one; round-robin one task on every node), with the turnarounds by processor sharing reported.
-Reported: what needs parts not built yet (the Chapter 4 scattering algorithms as information models,
-the Chapter 3 observations' scenarios).
+≤ 2) and Table 15's shape (one snapshot without the view update piles a batch up). §6.3.2.2's loaded
+cluster and Observations 3.1–3.7 run on the stream engine: :mod:`.nezha_observations`.
+Reported: what needs parts not built yet (the Chapter 4 scattering algorithms as information models).
 """
 
 from __future__ import annotations
@@ -19,13 +17,14 @@ from collections import Counter
 import numpy as np
 
 from ..balancers import decide
-from ..balancers.placement import HybridBatch, Nezha, PowerOfD, RandomPlacement, RoundRobinPlacement
+from ..balancers.placement import HybridBatch, Nezha, PowerOfD, RandomPlacement
 from ..model.gossip_recursion import DONE, cycle_steps, pr_series
 from ..model.stream import Stream
 from ..model.view import StreamView
 from ..sim.gossip_mc import pr_all_informed
 from ..sim.stream import simulate_stream
 from . import Claim, reported
+from .nezha_observations import claims as observation_claims
 
 __all__ = ["claims", "TABLE6", "supermarket_mean"]
 
@@ -169,82 +168,14 @@ def _placement_claims() -> list[Claim]:
     return out
 
 
-#: §6.3.2.2's loaded cluster: tasks on each node (4-way SMPs) before the eight arrive; node3 (index 2) loaded
-LOADED = (4, 4, 6, 4, 4, 4, 4, 4)
-CPUS, STANDARD, ARRIVALS, GAP = 4, 2700.0, 8, 10.0
-#: seeds of nezha's draws over which the loaded-cluster placement is checked
-LOADED_SEEDS = 200
-
-
-def loaded_cluster(balancer, seed: int = 0) -> list[int]:
-    """The nodes *balancer* gives §6.3.2.2's eight tasks, submitted at node1 (index 0) 10 s apart, from
-    exact views of the loads (:data:`LOADED` plus every task placed so far: no task ends in the 70 s
-    of arrivals, each running ≥ 2700 s, and the background tasks are taken to last the whole run)."""
-    view = StreamView(len(LOADED), queue=list(LOADED), slots=[CPUS] * len(LOADED), node=0)
-    balancer.start(view, np.random.default_rng(seed))
-    out = []
-    for k in range(ARRIVALS):
-        view.time = k * GAP
-        (j,) = decide.place(balancer, view, 1)
-        view.queue[j] += 1
-        out.append(j)
-    return out
-
-
-def shared_turnaround(nodes: list[int]) -> list[float]:
-    """Each new task's turnaround under processor sharing (the seed's nodes time-share): a node with k
-    tasks on its 4 CPUs gives each min(1, 4/k) of a CPU; every task stays for the whole run (the 70 s
-    of arrivals against ≥ 2700 s of work neglected), so a task alone on a CPU takes 2700 s and one on
-    a node of k > 4 tasks 2700 · k/4 s."""
-    load = Counter(nodes)
-    return [STANDARD * max(1.0, (LOADED[j] + load[j]) / CPUS) for j in nodes]
-
-
-def _loaded_cluster_claims() -> list[Claim]:
-    """§6.3.2.2, read as follows (stated before running): the balancers' own decisions on exact views
-    (:func:`loaded_cluster`), not the stream engine, which can neither start with tasks in the nodes'
-    systems nor share a processor (it serves FIFO, one task per slot); turnaround from the
-    processor-sharing formula (:func:`shared_turnaround`). Criterion: nezha (defaults: d = 2 with
-    replacement, adaptive threshold κ = 1, floor 1; per-slot loads on 4 slots) places none of the eight
-    tasks on node3 in each of 200 seeds; round-robin (PVM) from node1 places one on every node."""
-    rr = loaded_cluster(RoundRobinPlacement())
-    rr_t = shared_turnaround(rr)
-    runs = [loaded_cluster(Nezha(), seed) for seed in range(LOADED_SEEDS)]
-    on3 = sum(r.count(2) for r in runs)
-    times = [shared_turnaround(r) for r in runs]
-    avg = [float(np.mean(t)) for t in times]
-    worst = [max(t) for t in times]
-    seed0 = Counter(runs[0])
-    out = [Claim("§6.3.2.2 loaded cluster (loads 4 4 6 4 4 4 4 4 on 8 four-CPU nodes, eight 2700-s tasks submitted at "
-                 f"node1 10 s apart, exact loads): tasks nezha places on node3, over {LOADED_SEEDS} seeds",
-                 "none (Nezha put no task on node3)", on3, "0 in every seed (criterion stated before running)",
-                 on3 == 0),
-           Claim("§6.3.2.2 loaded cluster: round-robin (PVM) from node1 places one task on every node, node3 "
-                 "included", "one on node3 (its task took 4724 s)", [rr.count(j) for j in range(len(LOADED))],
-                 "exact", [rr.count(j) for j in range(len(LOADED))] == [1] * len(LOADED))]
-    why = ("turnaround from the processor-sharing formula (each task stays for the whole run; a node of k "
-           "tasks gives each min(1, 4/k) of a CPU), not the stream engine (FIFO per slot, no initial loads); "
-           "in the seed the background tasks end during the run, so its times are lower")
-    out.append(reported("§6.3.2.2 loaded cluster, round-robin (PVM): average and worst turnaround (s)",
-                        "3400 average, 4724 worst (node3)", f"{np.mean(rr_t):.0f} average, {max(rr_t):.0f} worst",
-                        why))
-    out.append(reported(f"§6.3.2.2 loaded cluster, nezha: average and worst turnaround (s), mean over {LOADED_SEEDS} "
-                        "seeds [seed 0's loads after placement]", "3542 average, 4015 worst",
-                        f"{np.mean(avg):.0f} average, {np.mean(worst):.0f} worst (largest {max(worst):.0f}) "
-                        f"[{' '.join(str(LOADED[j] + seed0[j]) for j in range(len(LOADED)))}]", why))
-    return out
-
-
 def _not_built() -> list[Claim]:
     why = "needs a part not built yet"
     return [reported("Tables 4–5: Algorithm 4.2's freshness improvement η (21–26%)", "21.4–25.8%", None, why),
-            reported("Table 9: Algorithm 4.3's gain grows as the active count falls", "30.7% … 0", None, why),
-            reported("Observations 3.1–3.7 (shapes of Figs 7–17)", "qualitative", None,
-                     why + " (the over-loaded-servers scenarios and the convergence metric)")]
+            reported("Table 9: Algorithm 4.3's gain grows as the active count falls", "30.7% … 0", None, why)]
 
 
 def claims() -> list[Claim]:
-    return (_recursion_claims() + _monte_carlo_claims() + _placement_claims() + _loaded_cluster_claims()
+    return (_recursion_claims() + _monte_carlo_claims() + _placement_claims() + observation_claims()
             + _supermarket_claims() + _not_built())
 
 

@@ -38,22 +38,29 @@ from typing import Any
 
 import numpy as np
 
-from ..balancers.base import ChunkingBalancer
+from ..balancers.base import ChunkingBalancer, end_step, start_step
 from ..balancers.decide import allocation, chunk
 from ..errors import ConfigError
 from ..model.platform import Platform
 from ..model.trace import Trace
 from ..model.view import LoopView
 from ..model.seeding import DIVISIBLE, streams
+from ..model.steps import join_steps, step_trace
 from ..model.workload import Divisible
 from .costs import constant_rates, finish_time, message_time
 from .kernel import NORMAL, Kernel, pop_instant
 from .progress import ticker
 from .timebase import SIMULTANEITY_TOLERANCE
 
-__all__ = ["simulate_divisible", "MECHANISMS"]
+__all__ = ["simulate_divisible", "MECHANISMS", "MAX_STEPS"]
 
 MECHANISMS = ("self-scheduling", "rounds")
+#: the most time steps one simulated run may have (a bound checked before any work)
+MAX_STEPS = 100_000
+#: what the engine does between two time steps for a balancer that needs more than carry/resume, by
+#: balancer name: ``auto`` → :func:`dlbkit.sim.auto.after_step` (registered there: that module
+#: simulates with this one, so this one cannot import it)
+BETWEEN_STEPS: dict = {}
 _WORKER = itemgetter(1)  # the fast loop's heap holds (time, worker): an instant runs by worker index
 
 
@@ -78,8 +85,13 @@ class _Run:
                               "true when the platform has only the master node")
         rs = streams(seed, DIVISIBLE)
         self.costs = workload.costs(rs.rng("costs")) if costs is None else np.asarray(costs, float)
-        if len(self.costs) != workload.n_items:
-            raise ConfigError("costs", len(self.costs), f"one cost per item ({workload.n_items})")
+        #: a time-stepping run's costs per step (K × N), when they differ between steps
+        self.step_costs = self.costs if self.costs.ndim == 2 else None
+        if self.step_costs is not None:
+            self.costs = self.step_costs[0]
+        if self.costs.ndim != 1 or len(self.costs) != workload.n_items:
+            raise ConfigError("costs", self.costs.shape, f"one cost per item ({workload.n_items}), or one row "
+                              "of them per time step")
         rng_avail = rs.rng("availability")
         node_avail = [n.availability.realise(rng_avail) for n in platform.nodes]
         self.availability = [node_avail[n] for n in self.node_of]
@@ -112,7 +124,8 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
                        master_cost_per_byte: float = 0.0, request_bytes: float = 0.0,
                        broadcast_bytes: float = 0.0, costs: Any = None, startup: float = 0.0,
                        fast_path: bool | None = None, log_events: bool = False,
-                       record_decisions: bool = False, progress: Any = None) -> Trace:
+                       record_decisions: bool = False, progress: Any = None, steps: int = 1,
+                       state: dict | None = None, requests_waiting: bool = False) -> Trace:
     """Run *workload* on *platform* with a chunking *balancer*; return the Trace.
 
     *costs* overrides the workload's drawn item costs (e.g. replaying measured costs). *startup*:
@@ -123,6 +136,16 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
     with a copy of its view in ``trace.decisions`` (self-scheduling runs on the kernel then).
     *progress* ``(done, total)``: called now and then with the items completed so far out of the
     loop's, ending with ``(n_items, n_items)`` (:mod:`dlbkit.sim.progress`; None: no calls, no cost).
+
+    *steps* > 1 runs the loop that many times in a row, a time-stepping application
+    (:mod:`dlbkit.model.steps`): step k + 1 starts when the master holds every result of step k (the
+    workers' requests are then all waiting at the master), on the one global clock, so availability
+    that changes over time changes across steps; the same item costs every step (or row k of a
+    K × N *costs*); the balancer restarts each step and takes up what it carried from the previous
+    one (``Balancer.carry``/``resume``: time-stepping AWF's weights, AF's μ and σ). The trace covers
+    every step (``meta["time_steps"]``, ``meta["carried"]``). *state*: what the balancer carries into the
+    first step (None: nothing, a fresh start). *requests_waiting*: every worker's first request is
+    already at the master at time 0 (a later step of a persistent pool; self-scheduling only).
     """
     if mechanism not in MECHANISMS:
         raise ConfigError("engine.mechanism", mechanism, "one of " + ", ".join(repr(m) for m in MECHANISMS))
@@ -131,12 +154,21 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
                    ("engine.startup", startup)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
             raise ConfigError(fld, v, "a finite number >= 0")
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or not 1 <= steps <= MAX_STEPS:
+        raise ConfigError("engine.steps", steps, f"an integer in [1, {MAX_STEPS}] (time steps of the loop)")
+    steps = int(steps)
     tick = ticker(progress)
     if tick is not None:
-        tick(0, workload.n_items)
+        tick(0, workload.n_items * steps)
     run = _Run(platform, workload, balancer, seed, master, master_computes, costs, master_cost_per_byte)
+    if run.step_costs is not None and len(run.step_costs) != steps:
+        raise ConfigError("costs", run.step_costs.shape, f"one row of item costs per time step ({steps})")
     ready, master_free = _broadcast(run, broadcast_bytes, startup)
-    balancer.start(run.view, run.rng_balancer)
+    if steps > 1:
+        return _time_steps(run, balancer, seed, mechanism, steps, state, ready, master_free, master_overhead,
+                           request_bytes, workload, fast_path is not False and not record_decisions,
+                           record_decisions, broadcast_bytes, tick)
+    start_step(balancer, run.view, run.rng_balancer, state)
     # The hot loop creates millions of short-lived tuples and no reference cycles: the cyclic
     # collector only costs time here (about 25% at a million events, BENCHMARKS.md).
     collecting = gc.isenabled()
@@ -149,7 +181,7 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
         else:
             trace = _self_scheduling(run, balancer, seed, master_overhead, request_bytes, workload, ready,
                                      master_free, fast_path is not False and not record_decisions, log,
-                                     record_decisions, tick)
+                                     record_decisions, tick, master_free if requests_waiting else None)
     finally:
         if collecting:
             gc.enable()
@@ -280,9 +312,12 @@ class _Master:
 
 
 def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workload, ready, master_free,
-                     fast: bool, log: list | None, record_decisions: bool = False, tick=None) -> Trace:
+                     fast: bool, log: list | None, record_decisions: bool = False, tick=None,
+                     waiting_at: float | None = None) -> Trace:
     trace = run.trace(balancer, seed)
     m = _Master(run, balancer, trace, overhead, request_bytes, workload, ready, master_free)
+    if waiting_at is not None:  # a later time step: every worker's request is already at the master
+        m.first = [(waiting_at, w) for w in range(m.P)]
     m.record = trace.decisions if record_decisions else None
     m.tick = tick
     if fast:
@@ -484,4 +519,53 @@ def _rounds(run: _Run, balancer, seed, overhead, request_bytes, workload, t0, re
     trace.end_time = t
     trace.meta["mechanism"] = "rounds"
     trace.meta["n_rounds"] = rnd
+    return trace
+
+
+def _time_steps(run: _Run, balancer, seed, mechanism, steps, state, ready, master_free, overhead, request_bytes,
+                workload, fast, record_decisions, broadcast_bytes, tick) -> Trace:
+    """*steps* runs of the loop in a row on the global clock (see :func:`simulate_divisible`)."""
+    N, P = workload.n_items, len(run.node_of)
+    parts, carried = [], []
+    t = master_free
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for k in range(steps):
+            if run.step_costs is not None:
+                run.costs = run.step_costs[k]
+            run.view = LoopView(N, P, list(run.speeds))
+            start_step(balancer, run.view, run.rng_balancer, state)
+            if mechanism == "rounds":
+                tr = _rounds(run, balancer, seed, overhead, request_bytes, workload, t, record_decisions)
+            else:
+                tr = _self_scheduling(run, balancer, seed, overhead, request_bytes, workload, ready, master_free,
+                                      fast, None, record_decisions, None, None if k == 0 else t)
+            start = 0.0 if k == 0 else t
+            if k:  # a worker's first chunk of the step was asked for when the step began
+                tr.t_ask = [a if a > start else start for a in tr.t_ask]
+            tr.meta["step_start"] = start
+            tr.meta["step_items"] = N
+            state = end_step(balancer, run.view)
+            between = BETWEEN_STEPS.get(balancer.name)
+            if between is not None:  # e.g. auto: the engine predicts, the balancer chooses
+                one = step_trace(join_steps([tr]), 0)  # the step on its own: items from 0
+                state = between(balancer, state, one, run.costs, run.speeds, float(np.mean(run.latency)),
+                                tr.end_time - start, evaluate=k + 1 < steps)
+                tr.meta["auto"] = one.meta["auto"]
+            carried.append(state)
+            parts.append(tr)
+            t = max(tr.end_time, t)
+            if tick is not None:
+                tick(N * (k + 1), N * steps)
+    finally:
+        if collecting:
+            gc.enable()
+    if tick is not None:
+        tick.finish(N * steps)
+    trace = join_steps(parts, carried=carried)
+    if broadcast_bytes:
+        sent = sum(1 for x in run.inv_bw if x)
+        trace.messages += sent
+        trace.bytes += sent * broadcast_bytes
     return trace

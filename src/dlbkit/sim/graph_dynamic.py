@@ -56,6 +56,7 @@ from ..model import check
 from ..model.graph import TaskGraph
 from ..model.graph_costs import COST_MODELS, costs_for, critical_path_bound, upward_rank
 from ..model.graph_eval import plan_order, send_order
+from ..model.graph_gst import Table
 from .progress import ticker
 from ..model.platform import Platform
 from ..model.seeding import GRAPH, streams
@@ -163,20 +164,20 @@ class _Run:
                 self.prof = prof
                 self.rate = [pr.constant or 0.0 for pr in prof]
         self.view = GraphOnlineView(m, costs, priority=self.priority) if online else None
+        self.table = Table(self.view) if online else None  # the GST's holds rule, shared with real runs
         if online:
-            self.view.holds = [len(p) for p in graph.preds]
+            self._measure(0.0)
         from ..model.view import GraphView
         balancer.start(self.view if online else GraphView(m, costs), st.rng("balancer"))
         self.k = Kernel(tolerance=SIMULTANEITY_TOLERANCE)
         self.placed = self.view.placed if online else [-1] * n
         self.missing = [len(p) for p in graph.preds]
         self.ready_t = [0.0] * n
-        self.got_data = [False] * n
         self.done_run = [False] * n  # its compute block ended
         self.wait_send = [False] * n  # thesis: computed, waiting for its successors to be placed
         self.n_unplaced_succ = [len(s) for s in graph.succs]
-        self.start = [None] * n
-        self.finish = [None] * n
+        self.start = self.view.start if online else [None] * n  # the view reads the engine's lists
+        self.finish = self.view.finish if online else [None] * n
         self.placed_at = [None] * n
         self.free_at = [0.0] * m
         self.running: list = [None] * m  # (block id, task, kind, work, t_resume, send part, priority)
@@ -189,7 +190,7 @@ class _Run:
         self.tick = tick
         self.next_tick = 1  # completions until the ticker is asked again
         self.load_level = self.view.load_level if online else [0.0] * m
-        self.cand: dict = {}
+        self.cand: dict = self.table.cand if online else {}
 
     # ---- time and work ----------------------------------------------------------------------
     def _finish(self, p: int, t: float, work: float) -> float:
@@ -263,17 +264,21 @@ class _Run:
 
     def on_arrival(self, t: float, x: int) -> None:
         """A program arrives: its roots (zero holds) and their successors enter the table (Phase 1)."""
-        g, v = self.g, self.view
-        for i in range(self.n):
-            if self.prog[i] == x and not g.preds[i]:
-                v.gst.add(i)
-                self.cand[i] = None
-                for j, _ in g.succs[i]:
-                    v.gst.add(j)
+        g = self.g
+        self.table.arrive([i for i in range(self.n) if self.prog[i] == x and not g.preds[i]])
         self._decide(t)
+
+    def _measure(self, t: float) -> None:
+        """The view's ``measured_speed``: each processor's speed × its availability now (a monitor's
+        reading at *t*; never a later value)."""
+        if self.prof is not None:
+            sp = self.costs.speeds
+            self.view.measured_speed = [sp[p] * self.prof[p].level(t) for p in range(self.m)]
 
     def _decide(self, t: float) -> None:
         v = self.view
+        if self.cand:
+            self._measure(t)
         while self.cand:
             v.time = t
             v.candidates = list(self.cand)
@@ -284,15 +289,10 @@ class _Run:
                 self._place(t, i, p)
 
     def _place(self, t: float, i: int, p: int) -> None:
-        g, v, c = self.g, self.view, self.costs
-        self.placed[i] = p
+        g, c = self.g, self.costs
         self.placed_at[i] = t
-        del self.cand[i]
-        v.gst.discard(i)
-        self.load_level[p] += c.exec[i][p]
+        self.table.place(i, p, c.exec[i][p])  # Phase 3(a); a root releases its successors (Phase 2(b))
         self.tr.meta.setdefault("placements", []).append((t, i, p))
-        for j, _ in g.succs[i]:  # Phase 3(a): successors enter the table
-            v.gst.add(j)
         for q, d in g.preds[i]:
             self.n_unplaced_succ[q] -= 1
             if self.thesis:
@@ -303,16 +303,7 @@ class _Run:
             elif self.done_run[q]:  # its data waited at the sender
                 self.k.schedule(t + c.comm(d, self.placed[q], p), self.on_data, i, t + c.comm(d, self.placed[q], p), -1)
         if not g.preds[i]:
-            self._release(t, i)  # Phase 2(b): a root releases its successors when placed
             self.k.schedule(t, self.on_data, i, t, -1)
-
-    def _release(self, t: float, i: int) -> None:
-        v = self.view
-        self.got_data[i] = True
-        for j, _ in self.g.succs[i]:
-            v.holds[j] -= 1
-            if v.holds[j] == 0:
-                self.cand[j] = None
 
     def on_data(self, t: float, i: int, when: float, block: int) -> None:
         """An input of task i is in (or, for a root, the task itself is placed)."""
@@ -322,8 +313,8 @@ class _Run:
             self.ready_t[i] = when
         if self.g.preds[i]:
             self.missing[i] -= 1
-            if self.online and not self.got_data[i]:
-                self._release(t, i)  # Event 1: the first message received releases the successors
+            if self.online:
+                self.table.first_data(i)  # Event 1: the first message received releases the successors
         if self.missing[i] > 0:
             if self.online:
                 self._decide(t)
@@ -439,6 +430,7 @@ class _Run:
         self.load_level[p] -= self.costs.exec[i][p]
         if self.online:
             self.view.active.discard(i)
+            self.view.n_finished = self.finished
 
     def _trace(self) -> Trace:
         tr, g, c = self.tr, self.g, self.costs

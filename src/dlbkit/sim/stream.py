@@ -34,7 +34,21 @@ start from empty; the drain after the last arrival is excluded). With *samples* 
 node's queue at *samples* evenly spaced times up to the last arrival (``series["queue"]``: the plot
 of queue length per node over time, and the largest difference between nodes).
 
-Seeding: layout ``STREAM`` (arrivals, availability, balancer, info).
+**Service** (option *service*). ``"fifo"`` (the default, 003's supermarket model): a node serves one
+task per slot, first in, first out, at speed × availability. ``"ps"``: processor sharing, as the
+seed's time-shared machines do (§6.3.2.2: a node of 4 CPUs running 7 tasks gives each 4/7 of a CPU):
+k tasks on a node of c slots each progress at speed × availability × min(1, c/k), every task starting
+service the moment it reaches the node. The engine keeps per node the service each present task has
+received (all present tasks receive the same) and one pending departure, the task with the least work
+left; a change of k moves that departure (the superseded event is skipped when it comes due).
+
+**Initial loads** (the workload's ``initial``): tasks in each node's system at time 0, served like any
+task, belonging to no job; with them the run's ``convergence_time`` is the first time at which the
+largest difference between two nodes' queues is at most *converge_maxdiff* (003 §3.4.3.4's
+convergence from "some over-loaded queues"; NaN if never, or without initial loads or intervals).
+
+Seeding: layout ``STREAM`` (arrivals, availability, balancer, info; the initial tasks' work is drawn
+on the arrivals stream after the arrivals).
 """
 
 from __future__ import annotations
@@ -53,13 +67,21 @@ from ..model import check
 from ..model.platform import Platform
 from ..model.seeding import STREAM, streams
 from ..model.stream import Stream
+from ..model.stream_queues import convergence_time
 from ..model.trace import Trace
 from ..model.view import StreamView
 from .costs import constant_rates, finish_time
 from .kernel import NORMAL, URGENT, Kernel
 from .timebase import SIMULTANEITY_TOLERANCE
 
-__all__ = ["simulate_stream", "INFO_REFUSED"]
+__all__ = ["simulate_stream", "INFO_REFUSED", "SERVICES", "CONVERGE_MAXDIFF"]
+
+#: service disciplines of a node: name -> what it does
+SERVICES = {"fifo": "one task per slot, first in, first out (the supermarket model)",
+            "ps": "processor sharing: k tasks on c slots each at min(1, c/k) of a slot (time-shared machines)"}
+#: default convergence threshold: largest queue difference (tasks) counted as converged (003 §3.4.3.4 sets
+#: "a certain threshold" without its value; 2 is ours: at most one task each way off the mean on a pair)
+CONVERGE_MAXDIFF = 2.0
 
 #: information models that do not fit this family, and why
 INFO_REFUSED = {"periodic": "only its centre learns the loads, and in a job stream every node decides "
@@ -69,7 +91,7 @@ INFO_REFUSED = {"periodic": "only its centre learns the loads, and in a job stre
 def simulate_stream(platform: Platform | int, workload: Stream, balancer: PlacementBalancer, *, seed: Any = 0,
                     info: Any = None, task_bytes: float = 0.0, warmup: float = 0.1, samples: int = 200,
                     batch_update: bool = True, record: bool = True, record_decisions: bool = False,
-                    inline: bool = True) -> Trace:
+                    inline: bool = True, service: str = "fifo", converge_maxdiff: float = CONVERGE_MAXDIFF) -> Trace:
     """Run *workload* on *platform* (a Platform, or a node count: identical nodes of speed 1 with one
     slot, full availability and no transfer time, the supermarket model's servers) with the placement
     *balancer*; return the Trace (module docstring). *info*: an information model (name, table or
@@ -77,7 +99,9 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     jobs whose arrival opens the queue statistics. *samples*: queue snapshots. *batch_update*: a
     decider counts its own placements within a batch. *record*: one interval per task in the trace
     (off for benchmarks). *inline*: the hot loop's inlined decision (off: always through
-    :func:`decide.place`; the two give the same trace)."""
+    :func:`decide.place`; the two give the same trace). *service*: "fifo" or "ps" (module docstring).
+    *converge_maxdiff*: the queue difference at or below which a run started with initial loads has
+    converged."""
     if not isinstance(workload, Stream):
         raise ConfigError("workload", type(workload).__name__, "a Stream")
     if not isinstance(balancer, PlacementBalancer):
@@ -85,6 +109,8 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     task_bytes = check.number(task_bytes, "engine.task_bytes", lo=0.0)
     warmup = check.number(warmup, "engine.warmup", lo=0.0, hi=1.0, hi_open=True)
     samples = check.integer(samples, "engine.samples", lo=0, hi=100_000)
+    service = check.choice(service, "engine.service", SERVICES)
+    converge_maxdiff = check.number(converge_maxdiff, "engine.converge_maxdiff", lo=0.0)
     for name, v in (("batch_update", batch_update), ("record", record), ("record_decisions", record_decisions)):
         if not isinstance(v, bool):
             raise ConfigError(f"engine.{name}", v, "true or false")
@@ -113,7 +139,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         speeds, slots = [1.0] * n, [1] * n
         from ..model.availability import Constant
         profiles = [Constant().realise()] * n
-        complete, latency, bandwidth = True, 0.0, 1.0
+        complete, latency, bandwidth = True, 0.0, math.inf  # the supermarket servers: messages take no time
         platform = None
         node_of = list(range(n))
         neighbours = [[j for j in range(n) if j != i] for i in range(n)] if not model.exact else None
@@ -124,7 +150,8 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
 
     zero_transfer = latency == 0.0 and task_bytes == 0.0
 
-    arr = workload.arrivals(names, st.rng("arrivals"))
+    arng_ = st.rng("arrivals")
+    arr = workload.arrivals(names, arng_)
     J = arr.n_jobs
     times = arr.time.tolist()
     origins = arr.origin.tolist()
@@ -132,6 +159,9 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     firsts = arr.first.tolist()
     demand = arr.demand.tolist()
     T = arr.n_tasks
+    # tasks in the nodes' systems at time 0: ids T.., each its own pseudo-job J.. (no response time)
+    init_nodes, init_work = workload.initial_tasks(n, arng_)
+    I = len(init_nodes)
 
     # --- state -------------------------------------------------------------------------------------
     q = [0] * n  # tasks in each node's system (waiting + running)
@@ -139,13 +169,16 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     waiting = [deque() for _ in range(n)]
     upd = [0.0] * n  # when each queue last changed (exact information's updated_at)
     qmax = [0] * n
-    left = widths[:]  # tasks of each job not done yet
-    done_at = [math.nan] * J
-    jend = [0.0] * J
+    left = widths[:] + [1] * I  # tasks of each job not done yet
+    done_at = [math.nan] * (J + I)
+    jend = [0.0] * (J + I)
     ideal = [0.0] * J  # per job: its longest task's time on its node at full availability
-    at_node = [0.0] * T  # when each task reached its node
-    started = [0.0] * T
+    at_node = [0.0] * (T + I)  # when each task reached its node
+    started = [0.0] * (T + I)
     job_of = np.repeat(np.arange(J), arr.width).tolist() if J else []
+    if I:
+        demand += init_work
+        job_of += range(J, J + I)
     tr = Trace(n_nodes=n, node_of=node_of, balancer=balancer.name, seed=seed if isinstance(seed, int) else None,
                family="stream")
     tnode, tfirst, tcount, task, tstart, tend, tround = (tr.node, tr.first, tr.count, tr.t_ask, tr.t_start, tr.t_end,
@@ -225,6 +258,78 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         else:
             busy[j] -= 1
 
+    if service == "ps":  # processor sharing replaces the two FIFO rules (module docstring)
+        import heapq
+        got = [0.0] * n  # service each task present on node j has received (work units)
+        got_at = [0.0] * n  # when got[j] was brought up to date
+        ahead = [[] for _ in range(n)]  # heap of (got[j] at which the task is done, task)
+        version = [0] * n  # the pending departure of node j is the one scheduled with version[j]
+
+        def ps_catch_up(t: float, j: int) -> None:
+            nonlocal busy_sum
+            k = len(ahead[j])
+            if k and t > got_at[j]:
+                c = slots[j]
+                r = rates[j]
+                a0 = got_at[j]
+                work = r * (t - a0) if r else speeds[j] * (profiles[j].capacity(t) - profiles[j].capacity(a0))
+                got[j] += work * (c / k if k > c else 1.0)
+                busy_sum += (t - got_at[j]) * (c if k > c else k)
+            got_at[j] = t
+
+        def ps_next(t: float, j: int) -> None:
+            version[j] += 1
+            h = ahead[j]
+            if h:
+                k, c = len(h), slots[j]
+                left_ = max(h[0][0] - got[j], 0.0) / (c / k if k > c else 1.0)
+                r = rates[j]
+                schedule(t + left_ / r if r else finish_time(profiles[j], t, left_, speeds[j]), depart, j, version[j])
+
+        def enqueue(t: float, k: int, j: int) -> None:  # noqa: F811
+            nonlocal N, area, tlast
+            area += N * (t - tlast)
+            tlast = t
+            N += 1
+            x = q[j] + 1
+            q[j] = x
+            upd[j] = t
+            if x > qmax[j]:
+                qmax[j] = x
+            at_node[k] = t
+            started[k] = t
+            ps_catch_up(t, j)
+            heapq.heappush(ahead[j], (got[j] + demand[k], k))
+            ps_next(t, j)
+
+        def depart(t: float, j: int, v: int) -> None:  # noqa: F811
+            nonlocal N, area, tlast
+            if v != version[j]:
+                return  # superseded: the node's set of tasks changed since it was scheduled
+            ps_catch_up(t, j)
+            _, k = heapq.heappop(ahead[j])
+            area += N * (t - tlast)
+            tlast = t
+            N -= 1
+            q[j] -= 1
+            upd[j] = t
+            if record:
+                tnode.append(j)
+                tfirst.append(k)
+                tcount.append(1)
+                task.append(at_node[k])
+                tstart.append(started[k])
+                tend.append(t)
+                tround.append(-1)
+            b = job_of[k]
+            r = left[b] - 1
+            left[b] = r
+            if t > jend[b]:
+                jend[b] = t
+            if not r:
+                done_at[b] = jend[b]
+            ps_next(t, j)
+
     def reach(t: float, k: int, j: int) -> None:
         enqueue(t, k, j)
 
@@ -285,6 +390,8 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         if k + 1 < samples:
             schedule(t_last * (k + 1) / (samples - 1) if samples > 1 else t_last, sample, k + 1, priority=URGENT)
 
+    for i, j in enumerate(init_nodes):  # already in the nodes' systems when the run starts
+        enqueue(0.0, T + i, j)
     if J:
         schedule(times[0], arrive, 0, priority=NORMAL)
         if not model.exact and model.interval <= t_last:
@@ -311,7 +418,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         tr.info_messages, tr.info_bytes, tr.info_age_mean = 0.0, 0.0, 0.0
     (aw, tw), (ae, te) = snap.get("w", (0.0, 0.0)), snap.get("e", (0.0, 0.0))
     tr.series.update({"job_time": arr.time, "job_origin": arr.origin, "job_width": arr.width, "job_first": arr.first,
-                      "job_done": np.asarray(done_at), "job_ideal": np.asarray(ideal), "demand": arr.demand,
+                      "job_done": np.asarray(done_at[:J]), "job_ideal": np.asarray(ideal), "demand": arr.demand,
                       "queue_max": np.asarray(qmax)})
     if samples:
         tr.series["queue"] = np.asarray(series, dtype=np.int64).reshape(len(series), n)
@@ -319,4 +426,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     tr.meta.update({"warmup_job": w_index, "queue_mean": (ae - aw) / (te - tw) / n if te > tw else math.nan,
                     "busy_time": busy_sum, "slots": list(slots), "info": model.name, "workload": workload.name,
                     "tasks_moved": moved})
+    if I or service != "fifo":
+        tr.meta.update({"service": service, "initial_tasks": I, "converge_maxdiff": converge_maxdiff,
+                        "convergence_time": convergence_time(tr, converge_maxdiff) if I and record else math.nan})
     return tr

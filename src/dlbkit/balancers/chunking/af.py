@@ -31,6 +31,10 @@ class AdaptiveFactoring(ChunkingBalancer):
     estimates yet counts with the mean μ and mean σ of the measured workers. With σ = 0 the rule
     reduces to chunk_i = R·(1/μ_i)/Σ_j(1/μ_j): worker i's speed share of all that is left.
 
+    Across time steps (``dlbkit.Loop``, the simulator's ``steps``): μ_j, σ_j as a step ends are
+    carried to the next, where a worker without estimates of its own in the new step (fewer than
+    two items) uses them instead of a probe chunk; once it has its own, they replace the carried ones.
+
     Helps: adapts to both speed (μ_i) and variability (σ_i) per worker, the whole loop long, so it
     handles heterogeneous, loaded workers and irregular items. Backfires: estimates from the first
     small chunks are noisy and a worker that looks fast early can take a large chunk; computing D
@@ -48,14 +52,33 @@ class AdaptiveFactoring(ChunkingBalancer):
         self.probe = probe
         self.min_chunk = min_chunk
 
+    carries_state = True
+
+    def start(self, view, rng=None) -> None:
+        super().start(view, rng)
+        self.carried_ = None  # (μ_j, σ_j) per worker from the previous time step, or None
+
+    def carry(self, view) -> dict:
+        """μ_j, σ_j as this step ends (the previous step's for a worker that measured nothing now)."""
+        est = [self._estimate(view, j) for j in range(view.n_nodes)]
+        return {"mu": [m for m, _ in est], "sigma": [s for _, s in est]}
+
+    def resume(self, state: dict) -> None:
+        self.carried_ = list(zip((float(m) for m in state["mu"]), (float(s) for s in state["sigma"])))
+
+    def _estimate(self, view: LoopView, j: int) -> tuple[float, float]:
+        m, s = view.mean_item_time(j), view.std_item_time(j)
+        if (not (m > 0.0) or math.isnan(s)) and self.carried_ is not None:
+            return self.carried_[j]
+        return m, s
+
     def chunk(self, view: LoopView, worker: int) -> int:
-        mu_i = view.mean_item_time(worker)
-        sd_i = view.std_item_time(worker)
+        mu_i, sd_i = self._estimate(view, worker)
         if not (mu_i > 0.0) or math.isnan(sd_i):  # no estimate yet (NaN), or a zero time
             return self.probe if self.probe > self.min_chunk else self.min_chunk
         mus, sds = [], []
         for j in range(view.n_nodes):
-            m, s = view.mean_item_time(j), view.std_item_time(j)
+            m, s = self._estimate(view, j)
             if m > 0.0 and not math.isnan(s):
                 mus.append(m)
                 sds.append(s)

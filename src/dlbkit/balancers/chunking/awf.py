@@ -15,9 +15,9 @@ from ...params import Interval
 from ..base import ChunkingBalancer
 from ..registry import register
 from ._common import WeightedPerformance, ceil_div, normalised_weights, request_driven, round_half_up
-from .factoring import BatchedFactoring
+from .factoring import BatchedFactoring, WeightedFactoring
 
-__all__ = ["AdaptiveWeightedFactoringB", "AdaptiveWeightedFactoringC", "AdaptiveWeightedFactoringD",
+__all__ = ["AdaptiveWeightedFactoring", "AdaptiveWeightedFactoringB", "AdaptiveWeightedFactoringC", "AdaptiveWeightedFactoringD",
            "AdaptiveWeightedFactoringE"]
 
 _SOURCE = ("Cariño & Banicescu 2008, J. Supercomputing 44(1):41–63; weights after Banicescu, "
@@ -33,6 +33,11 @@ _COMMON_DOC = """
     "weighted average performance" of Banicescu, Velusamy & Devaprasad 2003, as the authors' DLB
     tool computes it). AWF-B/C time a chunk by its compute time, AWF-D/E by compute time plus the
     scheduling overhead the view reports for it (``overhead_time``: from asking to starting).
+
+    Across time steps (``dlbkit.Loop``, the simulator's ``steps``): the weights learned by the end
+    of a step are the next step's prior (its weights before any result, and the scaled rate of a
+    worker not measured yet), so a step starts where the previous one ended instead of from the
+    nominal speeds (``carry``/``resume``).
 
     Choices where the paper is silent: a worker with no result yet is assumed to run at its nominal
     speed (the view's ``speeds``) scaled to the measured workers, r_i = s_i · mean_j(r_j/s_j); so
@@ -56,10 +61,23 @@ class _LearnedWeights:
     def __init__(self, *, min_chunk: int = 1):
         self.min_chunk = min_chunk
 
+    carries_state = True
+
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
         self.prior_ = normalised_weights(view.speeds, view.n_nodes, "nominal speeds of the view")
         self.performance_ = WeightedPerformance(view.n_nodes, self.with_overhead)
+        self.weights_ = list(self.prior_)
+
+    def carry(self, view) -> dict:
+        """The weights learned by the end of this run: the next time step starts from them."""
+        self.performance_.sync(view)
+        return {"weights": [float(w) for w in self.performance_.weights(self.prior_)]}
+
+    def resume(self, state: dict) -> None:
+        """The previous step's weights replace the nominal speeds as the prior (a worker not measured
+        yet in this step runs at its learned weight; before any result the weights are these)."""
+        self.prior_ = normalised_weights(state["weights"], len(self.prior_), "carried weights")
         self.weights_ = list(self.prior_)
 
 
@@ -135,3 +153,62 @@ class AdaptiveWeightedFactoringE(_ChunkAWF):
     taxonomy = request_driven("measured time per item incl. overhead, per worker",
                               "w_i × ⌈R/(2P)⌉, weights per chunk")
     with_overhead = True
+
+
+@register
+class AdaptiveWeightedFactoring(WeightedFactoring):
+    """AWF, time-stepping adaptive weighted factoring: WF within a time step, its weights learned
+    between time steps.
+
+    Source: Banicescu, Velusamy & Devaprasad 2003, "On the scalability of dynamic scheduling
+    scientific applications with adaptive weighted factoring", Cluster Computing 6(3):215–226
+    (AWF for time-stepping applications: the same parallel loop runs once per time step; the
+    weights measured in step t are used from the start of step t+1). Within a step it is WF
+    (Hummel et al. 1996): batches of P·⌈R/(2P)⌉ items, worker i's chunk w_i·⌈R/(2P)⌉, rounded
+    half up, cut to the batch, at least *min_chunk*; the weights do not change within a step. At the
+    end of step t every worker's **weighted average performance** is π_i = Σ_{s≤t} s·T_is / Σ_{s≤t}
+    s·N_is (T_is seconds computing N_is items in step s: a later step weighs more), and the weights
+    of step t + 1 are w_i = P·(1/π_i) / Σ_j (1/π_j). In step 1 the weights are the nominal speeds
+    normalised (WF's); a worker that computed nothing in any step so far keeps its nominal speed,
+    scaled to the measured ones (as AWF-B–E do within a loop).
+
+    Helps: a time-stepping loop on workers whose speeds are unknown or drift slowly: after one
+    step the batches are already weighted right, with FAC2's few chunks. Backfires: a change within
+    a step is seen only at the next one (AWF-B/C adapt within the loop), and the step-weighted
+    average remembers a worker's old speed for several steps after it changes.
+    """
+
+    name = "awf"
+    source = ("Banicescu, Velusamy & Devaprasad 2003, Cluster Computing 6(3) (time-stepping AWF); "
+              "within a step WF, Hummel et al. 1996")
+    taxonomy = request_driven("measured time per item per worker, over past time steps",
+                              "batches of w_i × ⌈R/(2P)⌉, weights per time step")
+    reads_measurements = True  # the step's measurements set the next step's weights
+    carries_state = True
+    _parameter_constraints = {"min_chunk": [Interval(Integral, 1, None)]}
+
+    def __init__(self, *, min_chunk: int = 1):
+        self.min_chunk = min_chunk
+
+    def start(self, view, rng=None) -> None:
+        BatchedFactoring.start(self, view, rng)
+        self.weights_ = normalised_weights(view.speeds, view.n_nodes, "nominal speeds of the view")
+        self.steps_ = 0  # time steps measured so far
+        self.num_ = [0.0] * view.n_nodes  # Σ_s s·T_is
+        self.den_ = [0.0] * view.n_nodes  # Σ_s s·N_is
+
+    def carry(self, view) -> dict:
+        """This step's measurements booked with weight s = its index; the next step's weights."""
+        s = self.steps_ + 1
+        num = [a + s * float(t) for a, t in zip(self.num_, view.compute_time)]
+        den = [a + s * float(n) for a, n in zip(self.den_, view.items_done)]
+        perf = WeightedPerformance(view.n_nodes, False)
+        perf.num, perf.den = num, den
+        prior = normalised_weights(view.speeds, view.n_nodes, "nominal speeds of the view")
+        return {"steps": s, "num": num, "den": den, "weights": [float(w) for w in perf.weights(prior)]}
+
+    def resume(self, state: dict) -> None:
+        self.steps_ = int(state["steps"])
+        self.num_ = [float(x) for x in state["num"]]
+        self.den_ = [float(x) for x in state["den"]]
+        self.weights_ = normalised_weights(state["weights"], len(self.weights_), "carried weights")

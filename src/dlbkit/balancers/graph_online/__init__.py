@@ -2,5 +2,6 @@
 with :class:`~dlbkit.balancers.base.OnlineMapping`'s ``place`` hook; run by the ``dynamic`` engine."""
 
 from .pd import PseudoDynamic
+from .replanning_heft import ReplanningHEFT
 
-__all__ = ["PseudoDynamic"]
+__all__ = ["PseudoDynamic", "ReplanningHEFT"]

@@ -20,6 +20,8 @@ __all__ = ["PseudoDynamic", "scores", "choose", "P_RULES"]
 P_RULES = ("avg_active", "max_load")
 #: relative tolerance under which two scores are equal (the tie rules then decide)
 TIE = 1e-9
+#: a node measured at no speed is scored as this slow (its tasks' times are then huge, not infinite)
+MIN_SPEED = 1e-9
 
 
 def scores(load: Sequence[float], exec_: np.ndarray, level: Sequence[float], p: float, prec: Sequence[float],
@@ -59,7 +61,10 @@ class PseudoDynamic(OnlineMapping):
     are placed), §5.4 (the algorithm), §6 (several programs; precedence factors shifted by arrival).
     The engine (:mod:`dlbkit.sim.graph_dynamic`) keeps the table and the local schedulers; this class
     scores and chooses (Phase 2). ``cc_`` caches C_c per task (its parents are all placed once it is a
-    candidate, so it never changes).
+    candidate, so it never changes). A task's time on node j is its time at j's nominal speed scaled
+    by the view's ``measured_speed`` (the engine: speed × availability now; a real run: measured from
+    the worker's last task), so C_l follows a node that slows during the run; with speeds as
+    nominal, the thesis's l_i / s_j exactly.
 
     Parameters: *w_load*, *w_comm*, *w_prec* weigh the three terms (the note's §15: "offer weights";
     002's unweighted form is 1, 1, 1); *p_rule* reads P (:data:`P_RULES`; 002's text says the average,
@@ -126,7 +131,10 @@ class PseudoDynamic(OnlineMapping):
         t_p = min(prio[i] for i in view.gst)
         cc = np.array([self._cc(view, i) for i in cand])
         pr = [prio[i] for i in cand]
-        _, _, h = scores([self.load_[i] for i in cand], self.exec_[cand], level, p, pr, t_p, cc,
+        ex = self.exec_[cand]
+        if view.measured_speed != view.speeds:  # a node measured slower (faster) takes longer (less)
+            ex = ex * (np.asarray(view.speeds, dtype=float) / np.maximum(view.measured_speed, MIN_SPEED))[None, :]
+        _, _, h = scores([self.load_[i] for i in cand], ex, level, p, pr, t_p, cc,
                          (self.w_load, self.w_comm, self.w_prec))
         r, j = choose(h, pr, level)
         return [(cand[r], j)]

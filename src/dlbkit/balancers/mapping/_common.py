@@ -33,7 +33,8 @@ def plan_order(start: list, finish: list, rank_position: list) -> tuple:
 def list_schedule(costs, n_nodes: int, priority: Sequence[float], *, ready_queue: bool = True,
                   insertion: bool = True, allowed: Callable[[int], Sequence[int]] | None = None,
                   extra: Callable[[int, int], float] | None = None,
-                  by_start: bool = False) -> tuple[list, list, list, list]:
+                  by_start: bool = False, fixed: dict | None = None,
+                  release: float = 0.0) -> tuple[list, list, list, list]:
     """Place every task, one at a time, by decreasing *priority* (ties: the lower task index): from a
     ready queue (a task enters once all its predecessors are placed: CPOP, PEFT), or with
     *ready_queue* False from the one sorted list (HEFT, whose upward rank already orders every task
@@ -41,12 +42,24 @@ def list_schedule(costs, n_nodes: int, priority: Sequence[float], *, ready_queue
     that minimises its finish time plus ``extra(i, p)`` (PEFT's optimistic cost; default 0), ties to
     the lower processor, at the earliest start its inputs and the processor's timeline allow (in a
     gap with *insertion*); with *by_start*, the processor where it can start earliest instead (HLF).
-    Return (processor, start, finish, placement position) per task."""
+    Return (processor, start, finish, placement position) per task.
+
+    *fixed* ``{task: (processor, start, finish)}``: tasks already decided (a replanning mapper's
+    finished, running and committed tasks, :mod:`dlbkit.balancers.graph_online.replanning_heft`):
+    they occupy their processors' timelines and feed their successors' data-ready times, and only
+    the other tasks are placed (sorted-list form only), none before *release* (the time of the
+    replan). Their placement position is -1."""
     g = costs.graph
     n = g.n_tasks
     lines = [Timeline() for _ in range(n_nodes)]
     proc, start, finish, pos = [0] * n, [0.0] * n, [0.0] * n, [0] * n
     every = range(n_nodes)
+    if fixed:
+        if ready_queue:
+            raise ValueError("list_schedule: fixed tasks need the sorted-list form (ready_queue=False)")
+        for i, (p, s0, f0) in fixed.items():
+            proc[i], start[i], finish[i], pos[i] = p, s0, f0, -1
+            lines[p].add(s0, f0)
     if ready_queue:
         npred = [len(p) for p in g.preds]
         heap = [(-priority[i], i) for i in g.entries]
@@ -62,12 +75,14 @@ def list_schedule(costs, n_nodes: int, priority: Sequence[float], *, ready_queue
                         heapq.heappush(heap, (-priority[j], j))
     else:
         def tasks():
-            yield from sorted(range(n), key=lambda i: (-priority[i], i))
+            todo = range(n) if not fixed else (i for i in range(n) if i not in fixed)
+            yield from sorted(todo, key=lambda i: (-priority[i], i))
     for seq, i in enumerate(tasks()):
         row = costs.exec[i]
         best = None
         for p in (allowed(i) if allowed is not None else every):
-            st = lines[p].earliest(data_ready(costs, i, p, proc, finish), row[p], insertion)
+            dr = data_ready(costs, i, p, proc, finish)
+            st = lines[p].earliest(dr if dr >= release else release, row[p], insertion)
             key = st if by_start else st + row[p] + (extra(i, p) if extra is not None else 0.0)
             if best is None or key < best[0]:
                 best = (key, st, p)

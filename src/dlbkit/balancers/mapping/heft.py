@@ -7,7 +7,16 @@ from ..base import MappingBalancer, Plan, Taxonomy
 from ..registry import register
 from ._common import list_schedule, plan_order
 
-__all__ = ["HEFT"]
+__all__ = ["HEFT", "heft_schedule"]
+
+
+def heft_schedule(costs, n_nodes: int, insertion: bool = True, fixed: dict | None = None, release: float = 0.0):
+    """HEFT's schedule (Topcuoglu 2002 §4.1): rank_u under the standard model's averages, then
+    :func:`~dlbkit.balancers.mapping._common.list_schedule` in decreasing rank, earliest finish time.
+    *fixed*/*release*: tasks already decided and the earliest start of the others (the replanning
+    online mapper's use). Returns (processor, start, finish, position) per task."""
+    rank = upward_rank(costs) if costs.kind == "standard" else upward_rank(_standard(costs))
+    return list_schedule(costs, n_nodes, rank, ready_queue=False, insertion=insertion, fixed=fixed, release=release)
 
 
 @register
@@ -40,10 +49,7 @@ class HEFT(MappingBalancer):
         self.insertion = insertion
 
     def map(self, view) -> Plan:
-        costs = view.costs
-        rank = upward_rank(costs) if costs.kind == "standard" else upward_rank(_standard(costs))
-        proc, start, finish, pos = list_schedule(costs, view.n_nodes, rank, ready_queue=False,
-                                                 insertion=self.insertion)
+        proc, start, finish, pos = heft_schedule(view.costs, view.n_nodes, self.insertion)
         return Plan(tuple(proc), plan_order(start, finish, pos), {"estimate": max(finish)})
 
 

@@ -10,6 +10,7 @@ from .power_of_d import PowerOfD
 from .random_place import RandomPlacement
 from .round_robin_place import RoundRobinPlacement
 from .speed_d import SpeedAwareD
+from .spillback import Spillback
 
 __all__ = ["Local", "RandomPlacement", "RoundRobinPlacement", "JoinShortestQueue", "PowerOfD", "Nezha", "HybridBatch",
-           "JoinIdleQueue", "SpeedAwareD", "BatchSampling"]
+           "JoinIdleQueue", "SpeedAwareD", "BatchSampling", "Spillback"]

@@ -15,7 +15,8 @@ class HybridBatch(Nezha):
     when none is over-loaded) with k ≥ n is written k = x·n + y; x tasks go to every active node
     (round-robin over the window, in node order) and the y others are placed one by one by Algorithm
     3.1 with the view updated after each (so the round-robin part counts). With k < n, or for a
-    single task, it is Algorithm 3.1. Parameters are ``nezha``'s.
+    single task, it is Algorithm 3.1. Parameters are ``nezha``'s; with *quarantine* an over-loaded
+    origin keeps the whole batch.
 
     Source: 003 §6.3.2.3 (Table 14: 32 tasks on 8 idle nodes give exactly 4 each; the remainder y
     may still pile up, as in its 38-task row). Which n is meant, active or all, is not said (note §7
@@ -32,6 +33,8 @@ class HybridBatch(Nezha):
                         "x per active node in turn, the remainder by Algorithm 3.1")
 
     def place_batch(self, view, k: int, update: bool = True) -> list[int]:
+        if k > 1 and self.quarantined(view):  # an over-loaded origin keeps the whole batch (quarantine, §3.5.3)
+            return [view.node] * k
         act = self.active(view) if k > 1 else []
         if len(act) == 0 or k < len(act):
             return super().place_batch(view, k, update)

@@ -54,8 +54,18 @@ class Nezha(RandomizedPlacement):
     *balance_when_idle* false, a task arriving while every node is idle (L_j ≤ l_min) stays local
     (§3.3.3's flag: on an idle cluster balancing may cost more than it gains).
 
+    *quarantine* (§3.5.3, high availability; off by default: the source gives it as "a small
+    modification to Algorithm 3.1", not part of it): when 0 < φ(t) < n, balancing is restricted to
+    the φ(t) active nodes in both directions, so a node stops *receiving* tasks from others (as
+    without quarantine) and also stops *sending* its own arrivals away: a task arriving at an
+    over-loaded origin runs there ("the damage will be confined to the affected servers"; a
+    non-malicious overload recovers by itself). A node enters quarantine, in its own view, when its
+    per-slot load exceeds l_max, and leaves it as soon as it is at or below l_max again: the
+    classification is redone at every decision and the source gives no hysteresis, so none is added.
+    The migration half of §3.5.3 has no counterpart here (this family does not migrate).
+
     Source: 003 §3.3.3 (Algorithm 3.1, scaling window φ(t)), §3.3.5 (fuzzy classification, adaptive
-    threshold), §3.5 (quarantine: not built here, it concerns migration, which this family lacks).
+    threshold), §3.5.3 (quarantine of over-loaded nodes).
 
     Helps: over-loaded servers (a node that lost its CPU to other users, a burst at one origin) drop
     out of the sample, so the d choices are among servers that can take work; converges after an
@@ -73,11 +83,12 @@ class Nezha(RandomizedPlacement):
                               "kappa": [Interval(Real, 0, None)], "delta": [Interval(Real, 0, None)],
                               "level": [Interval(Real, 0, None, closed="neither")],
                               "floor": [Interval(Real, 0, None)], "cap": [Interval(Real, 0, None, closed="neither")],
-                              "idle": [Interval(Real, 0, None)], "balance_when_idle": [bool]}
+                              "idle": [Interval(Real, 0, None)], "balance_when_idle": [bool],
+                              "quarantine": [bool]}
 
     def __init__(self, *, d: int = 2, replace: bool = True, threshold: str = "adaptive", kappa: float = 1.0,
                  delta: float = 1.0, level: float = 4.0, floor: float = 1.0, cap: float = 1e6, idle: float = 0.0,
-                 balance_when_idle: bool = True):
+                 balance_when_idle: bool = True, quarantine: bool = False):
         self.d = d  # 003: d = 2 is the basic form (duso, "duet-to-solo")
         self.replace = replace  # the supermarket model samples independently (with replacement)
         self.threshold = threshold
@@ -88,6 +99,7 @@ class Nezha(RandomizedPlacement):
         self.cap = cap  # no cap unless given (the node's capacity, per slot)
         self.idle = idle  # l_min: the load of the node's background work (0: a node with no task is idle)
         self.balance_when_idle = balance_when_idle
+        self.quarantine = quarantine  # §3.5.3: over-loaded origins keep their tasks (off: Algorithm 3.1 as printed)
 
     def validate(self):
         super().validate()
@@ -98,9 +110,18 @@ class Nezha(RandomizedPlacement):
         """The window: the nodes not over-loaded (:func:`window`)."""
         return window(view, self.threshold, self.kappa, self.delta, self.level, self.floor, self.cap)[0]
 
+    def quarantined(self, view) -> bool:
+        """With *quarantine*: the origin is over-loaded in its own view, so it keeps its tasks (§3.5.3)."""
+        if not self.quarantine:
+            return False
+        _, L, lmax = window(view, self.threshold, self.kappa, self.delta, self.level, self.floor, self.cap)
+        return L[view.node] > lmax
+
     def place(self, view) -> int:
-        act, L, _ = window(view, self.threshold, self.kappa, self.delta, self.level, self.floor, self.cap)
+        act, L, lmax = window(view, self.threshold, self.kappa, self.delta, self.level, self.floor, self.cap)
         if not act:
+            return view.node
+        if self.quarantine and L[view.node] > lmax:  # the origin is over-loaded: it sends nothing away
             return view.node
         if not self.balance_when_idle and max(L) <= self.idle:
             return view.node

@@ -44,7 +44,7 @@ from ...errors import ConfigError, DlbkitWarning
 from ..messages import Died
 from .base import Family, Transport, drive, short_repr, unpicklable
 
-__all__ = ["LocalTransport", "default_workers", "max_workers", "check_workers", "run", "WATCHDOG_S",
+__all__ = ["LocalTransport", "default_workers", "max_workers", "check_workers", "run", "open_pool", "prepare", "WATCHDOG_S",
            "MAX_WORKERS_FLOOR", "FDS_PER_WORKER"]
 
 #: seconds between a worker's checks that its coordinator is alive (where no death signal exists,
@@ -274,12 +274,10 @@ def _on_sigterm(signum, frame) -> None:
     raise _Terminated
 
 
-def run(family: Family, *, workers: int | None = None, start_method: str | None = None) -> tuple:
-    """Execute *family* on *workers* local processes (default: the family's choice from the usable
-    CPUs); its outcome."""
-    outcome = family.empty(workers, "local")
-    if outcome is not None:
-        return outcome
+def prepare(family: Family, workers: int | None, start_method: str | None) -> tuple[int, str]:
+    """Everything before the workers start, for a run or a persistent pool: the worker count
+    checked, the family's problem raised, the user's objects checked for pickling, the
+    oversubscription warning, ``family.setup`` (run time 0 is now); (workers, start method)."""
     n = check_workers(workers or family.default_workers(default_workers()))
     problem = family.problem(n, "local")
     if problem is not None:
@@ -297,6 +295,27 @@ def run(family: Family, *, workers: int | None = None, start_method: str | None 
     if message is not None:
         warnings.warn(message, DlbkitWarning, stacklevel=_caller_level())
     family.setup(n, time.perf_counter(), family.shared())
+    return n, start_method
+
+
+def open_pool(family: Family, *, workers: int | None = None, start_method: str | None = None) -> LocalTransport:
+    """Start *family*'s workers for a persistent pool (``dlbkit.Loop``) and return the transport; the
+    caller drives each step and ends the pool with ``transport.stop()`` (``kill=True`` after a failure).
+
+    The workers are tied to this process as in :func:`run` (killed with it however it ends: the death
+    signal and the watchdog); a pool lives across the caller's code, so SIGTERM keeps whatever action
+    the caller set (by default it ends this process, and the death signal then ends the workers)."""
+    n, start_method = prepare(family, workers, start_method)
+    return LocalTransport(n, family.serve, family.worker_args("local"), start_method=start_method)
+
+
+def run(family: Family, *, workers: int | None = None, start_method: str | None = None) -> tuple:
+    """Execute *family* on *workers* local processes (default: the family's choice from the usable
+    CPUs); its outcome."""
+    outcome = family.empty(workers, "local")
+    if outcome is not None:
+        return outcome
+    n, start_method = prepare(family, workers, start_method)
     # SIGTERM (a scheduler's time limit) ends the run as Ctrl-C does, workers first; then its default
     # action ends this process. Only from the main thread, and only if nobody else handles SIGTERM.
     catch = (threading.current_thread() is threading.main_thread()

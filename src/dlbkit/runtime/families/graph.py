@@ -61,6 +61,7 @@ from ...model.graph_costs import costs_for, critical_path_bound, upward_rank
 from ...model.graph_eval import plan_order
 from ...model.platform import Network, Node, Platform
 from ...model.trace import Trace
+from ...model.graph_gst import Table
 from ...model.view import GraphOnlineView, GraphView
 from .. import status
 from ..backends import execute
@@ -127,9 +128,11 @@ class _Coordinator:
         # static: per worker its tasks in the plan's order, and the next to send
         self.seq: list[list[int]] = [[] for _ in range(self.P)]
         self.nxt = [0] * self.P
-        # online: per worker its placed tasks, highest priority first; the ready unplaced tasks
+        # online: per worker its placed tasks whose inputs are all in, highest priority first; the GST
         self.heap: list[list] = [[] for _ in range(self.P)]
-        self.cand: dict[int, None] = {}
+        self.table: Table | None = None
+        self.joining: list[int] = []  # placed with every input in during a decision round (decide)
+        self.rate: dict[int, float] = {}  # per worker: estimated load ÷ measured seconds, its last task
         self.sent = [False] * n
 
     def now(self) -> float:
@@ -155,58 +158,99 @@ class _Coordinator:
                 self.seq[w].append(i)
 
     def start_online(self) -> None:
-        """A fresh view of the living workers (at the start, and after a worker died), the balancer
-        started on it."""
+        """A fresh view of the living workers and its Global Scheduling Table (at the start, and after
+        a worker died), the balancer started on it. At the start the roots arrive (the simulator's
+        rule, :class:`~dlbkit.model.graph_gst.Table`); after a death the table is rebuilt: a task has
+        received data if it finished or a predecessor's result is in, holds count the predecessors
+        that have not, and the unplaced unfinished tasks with none are candidates (the lost first)."""
         costs = self._costs()
         prec = upward_rank(costs)
         top = max(prec)
         self.exec_ = costs.exec
         pos = {w: k for k, w in enumerate(self.alive)}
         v = GraphOnlineView(len(self.alive), costs, priority=[x - top for x in prec])
+        old = self.table
+        table = Table(v)
         g = self.g
         for i in range(self.n):
+            if self.values[i] is not _MISSING:
+                v.finish[i] = 0.0 if old is None else old.view.finish[i]
+                v.start[i] = None if old is None else old.view.start[i]
+                v.n_finished += 1
             w = self.worker_of[i]
             if w >= 0 and w in pos:
                 v.placed[i] = pos[w]
                 if self.values[i] is _MISSING:
-                    v.active.add(i)
+                    if self.missing[i] == 0:
+                        v.active.add(i)
                     v.load_level[pos[w]] += costs.exec[i][pos[w]]
-        for i in range(self.n):
-            if v.placed[i] < 0 and self.values[i] is _MISSING and (
-                    self.missing[i] == 0 or any(v.placed[k] >= 0 for k, _ in g.preds[i])):
-                v.gst.add(i)
-        self.view = v
-        self.pos = pos
+        self.view, self.pos, self.table = v, pos, table
+        self._measured()
+        if old is None:
+            table.arrive([i for i in g.topo if self.missing[i] == 0])
+        else:
+            lost = list(old.cand) + [i for i in range(self.n) if i not in old.cand and self.worker_of[i] < 0
+                                     and self.values[i] is _MISSING]
+            for i in range(self.n):
+                if self.values[i] is not _MISSING or (v.placed[i] >= 0 and any(
+                        self.values[j] is not _MISSING for j, _ in g.preds[i])) or (v.placed[i] >= 0 and not g.preds[i]):
+                    table.got_data[i] = True
+            for i in range(self.n):
+                v.holds[i] = sum(not table.got_data[j] for j, _ in g.preds[i])
+                if v.placed[i] < 0 and self.values[i] is _MISSING and (
+                        v.holds[i] == 0 or any(v.placed[j] >= 0 for j, _ in g.preds[i])):
+                    v.gst.add(i)
+            for i in lost:
+                if v.holds[i] == 0 and i not in table.cand:
+                    table.readmit(i)
         self.b.start(v, self.rng)
 
-    def decide(self) -> None:
+    def _measured(self) -> None:
+        """The view's ``measured_speed``: per living worker, its nominal speed × how fast its last task
+        ran against its estimate (estimated load ÷ measured seconds, over the same ratio's mean for the
+        measured workers, so that a worker not yet measured keeps its nominal speed and the loads'
+        unit cancels: only how the workers compare is measured, not how good the estimates are)."""
         v = self.view
-        while self.cand:
-            v.time = self.now()
-            v.candidates = list(self.cand)
-            pairs = decide.online_place(self.b, v, self.record)
-            if not pairs:
-                if not any(self.out[w] or self.heap[w] for w in self.alive):
-                    raise ConfigError(f"balancer {self.b.name!r}", f"no placement of {len(self.cand)} ready tasks "
-                                      "while nothing runs", "a mapper that places the tasks it is offered")
-                return
-            for i, k in pairs:
-                self._place(i, k)
+        got = [self.rate[w] / self.speeds[w] for w in self.alive if w in self.rate]
+        if not got:
+            return
+        mean = sum(got) / len(got)
+        for k, w in enumerate(self.alive):
+            v.measured_speed[k] = self.speeds[w] * (self.rate[w] / self.speeds[w] / mean if w in self.rate else 1.0)
+
+    def decide(self) -> None:
+        """Ask the online mapper until it places nothing more. A task placed with its inputs all in
+        joins ``active`` after the round, as in the engine, where its inputs' arrival is an event
+        after the decisions of the moment."""
+        v = self.view
+        cand = self.table.cand
+        try:
+            while cand:
+                v.time = self.now()
+                v.candidates = list(cand)
+                pairs = decide.online_place(self.b, v, self.record)
+                if not pairs:
+                    if not any(self.out[w] or self.heap[w] for w in self.alive):
+                        raise ConfigError(f"balancer {self.b.name!r}", f"no placement of {len(cand)} placeable "
+                                          "tasks while nothing runs", "a mapper that places the tasks it is offered")
+                    return
+                for i, k in pairs:
+                    self._place(i, k)
+        finally:
+            v.active.update(self.joining)
+            self.joining.clear()
 
     def _place(self, i: int, k: int) -> None:
         v, g = self.view, self.g
         w = self.alive[k]
-        del self.cand[i]
-        v.placed[i] = k
-        v.gst.discard(i)
-        v.active.add(i)
-        v.load_level[k] += self.exec_[i][k]
-        for j, _ in g.succs[i]:
-            if v.placed[j] < 0:
-                v.gst.add(j)
+        self.table.place(i, k, self.exec_[i][k])  # the simulator's GST rule (a root releases at once)
         self.worker_of[i] = w
-        heapq.heappush(self.heap[w], (-v.priority[i], i))
-        self.dispatch(w)
+        if any(self.values[j] is not _MISSING for j, _ in g.preds[i]):
+            self.table.first_data(i)  # an input is already in: the task has received data
+        if self.missing[i] == 0:
+            self.joining.append(i)
+            heapq.heappush(self.heap[w], (-v.priority[i], i))
+            self.dispatch(w)
 
     # ---- moving tasks -------------------------------------------------------------------------------
     def dispatch(self, w: int) -> None:
@@ -250,28 +294,50 @@ class _Coordinator:
         self.cost[i] = busy
         self.done += 1
         self.trace.add_interval(w, i, 1, self.ready_at[i], t_start, t_end)
-        if self.online and w in self.pos:
-            k = self.pos[w]
-            self.view.active.discard(i)
-            self.view.load_level[k] = max(self.view.load_level[k] - self.exec_[i][k], 0.0)
+        if self.online:
+            v = self.view
+            v.active.discard(i)
+            v.start[i], v.finish[i] = t_start, t_end
+            v.n_finished += 1
+            if w in self.pos:
+                k = self.pos[w]
+                v.load_level[k] = max(v.load_level[k] - self.exec_[i][k], 0.0)
+                if t_end > t_start:
+                    self.rate[w] = self.g.weight(i) / (t_end - t_start)
+                    self._measured()
         t = self.now()
+        if self.online:
+            # as the dynamic engine orders it: the worker's next task and a decision, then each
+            # successor's input arrives, each arrival followed by a decision
+            self.dispatch(w)
+            self.decide()
+            for j, _ in self.g.succs[i]:
+                self.missing[j] -= 1
+                wj = self.worker_of[j]
+                if self.missing[j] == 0:
+                    self.ready_at[j] = t
+                if wj >= 0:
+                    self.table.first_data(j)  # its first input is in (a no-op after the first)
+                    if self.missing[j] == 0:
+                        self.view.active.add(j)
+                        heapq.heappush(self.heap[wj], (-self.view.priority[j], j))
+                        self.dispatch(wj)
+                self.decide()
+            return
         for j, _ in self.g.succs[i]:
             self.missing[j] -= 1
             if self.missing[j] == 0:
                 self.ready_at[j] = t
-                if self.online:
-                    self.cand[j] = None
-                    self.view.gst.add(j)
-                elif self.worker_of[j] != w:
+                if self.worker_of[j] != w:
                     self.dispatch(self.worker_of[j])
         self.dispatch(w)
-        if self.online:
-            self.decide()
 
     def on_died(self, w: int, exitcode) -> None:
         self.alive.remove(w)
         t = self.now()
-        lost = sorted(self.out[w]) + [i for _, i in self.heap[w]]
+        held = set(self.out[w]) | {i for _, i in self.heap[w]}
+        lost = sorted(held) + [i for i in range(self.n) if self.worker_of[i] == w and i not in held
+                               and self.values[i] is _MISSING]  # online: placed there, inputs not all in
         self.out[w] = set()
         self.heap[w] = []
         for i in lost:
@@ -283,8 +349,6 @@ class _Coordinator:
                               f"{self.n - self.done} of {self.n} tasks were not computed")
         self.replans += 1
         if self.online:
-            for i in lost:
-                self.cand[i] = None
             self.start_online()
             self.decide()
         else:
@@ -299,9 +363,6 @@ class _Coordinator:
                 self.ready_at[i] = 0.0
         if self.online:
             self.start_online()
-            for i in self.g.topo:
-                if self.missing[i] == 0:
-                    self.cand[i] = None
             self.decide()
         else:
             self.plan()

@@ -36,7 +36,7 @@ import time
 from collections import deque
 from typing import Any, Callable, Sequence
 
-from ...balancers.base import ChunkingBalancer
+from ...balancers.base import ChunkingBalancer, end_step, start_step
 from ...balancers.decide import chunk
 from ...errors import DlbkitError
 from ...model.availability import Constant
@@ -49,22 +49,62 @@ from ..messages import DIED, DONE, ERROR, READY, STOP, WORK, Stop
 from ..progress import Progress
 from .. import status
 
-__all__ = ["coordinate", "serve", "run_chunk", "MapRun", "run_map"]
+__all__ = ["coordinate", "coordinate_step", "Pool", "serve", "run_chunk", "MapRun", "PoolRun", "RankStep",
+           "run_map"]
 
 _MISSING = object()
 POLL_S = 0.2  # how often the progress bar refreshes while no message arrives
 
 
+@dataclasses.dataclass
+class Pool:
+    """What the coordinator knows of its workers between the steps of a persistent pool
+    (``dlbkit.Loop``): which are alive, which have announced themselves (READY), and which are
+    waiting for work with a request the previous step could not serve."""
+
+    n_workers: int
+    alive: set = dataclasses.field(default_factory=set)
+    ready: set = dataclasses.field(default_factory=set)
+    idle: list = dataclasses.field(default_factory=list)  # workers waiting for work, in worker order
+
+    def __post_init__(self):
+        self.alive = set(range(self.n_workers))
+
+
 def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence, *, origin: float,
                emulation: Emulation | None = None, progress: Progress | None = None,
                rng=None, backend: str = "local", record_decisions: bool = False) -> tuple[list, Trace]:
-    """Drive *transport*'s workers through *items* with *balancer*; return (results, trace).
+    """Drive *transport*'s workers through *items* with *balancer*, then stop them; (results, trace).
     *record_decisions*: keep every decision with a copy of its view in ``trace.decisions``."""
+    results, trace, _ = coordinate_step(transport, balancer, items, origin=origin, emulation=emulation,
+                                        progress=progress, rng=rng, backend=backend,
+                                        record_decisions=record_decisions)
+    for w in range(transport.n_workers):
+        transport.send(w, Stop())
+    transport.stop()
+    return results, trace
+
+
+def coordinate_step(transport: Transport, balancer: ChunkingBalancer, items: Sequence, *, origin: float,
+                    emulation: Emulation | None = None, progress: Progress | None = None, rng=None,
+                    backend: str = "local", record_decisions: bool = False, pool: Pool | None = None,
+                    state: dict | None = None, send_items: bool | None = None) -> tuple[list, Trace, dict | None]:
+    """One run of the loop *items* on *transport*'s workers, which stay up: (results, trace, carried).
+
+    The one coordinator of the map family: :func:`coordinate` (``dlbkit.map``) is one step and a
+    stop; a persistent pool (``dlbkit.Loop``) calls it once per time step with its :class:`Pool`,
+    the balancer's *state* carried from the previous step (``Balancer.carry``), and *send_items*
+    True (the workers were started before these items existed). The trace's times are seconds since
+    *origin* (the pool's start: one clock for every step), ``meta["step_start"]`` when this step began;
+    *carried* is what the balancer carries to the next step (None: nothing).
+    """
     N = len(items)
     P = transport.n_workers
+    one_shot = pool is None
+    pool = pool if pool is not None else Pool(P)
     speeds = list(emulation.speeds) if emulation else [1.0] * P
     view = LoopView(N, P, speeds)
-    balancer.start(view, rng)
+    start_step(balancer, view, rng, state)
     trace = Trace(P, list(range(P)), balancer=balancer.name, source=backend, speeds=speeds,
                   availability=list(emulation.availability) if emulation else [Constant().realise()] * P)
     results: list[Any] = [_MISSING] * N
@@ -72,14 +112,15 @@ def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence
     outstanding: dict[int, tuple[int, int, float]] = {}  # worker -> (first, count, t_ask)
     requeued: deque[tuple[int, int]] = deque()
     waiting: list[tuple[int, float]] = []  # workers asking while nothing is left to hand out
-    alive = set(range(P))
+    alive = pool.alive
     next_item = 0
     done = 0
     messages = 0
     faults: list[tuple[int, int, int, float]] = []  # (worker, first, count, time) of lost chunks
-    send_items = not transport.shares_items
+    send_items = not transport.shares_items if send_items is None else send_items
     clock = time.perf_counter
     record = trace.decisions if record_decisions else None
+    step_start = 0.0 if one_shot else clock() - origin
 
     def give(w: int, t_ask: float) -> None:
         nonlocal next_item, messages
@@ -107,6 +148,11 @@ def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence
             raise
         messages += 1
 
+    # a later step: the workers that ended the previous one asking for work get it now, in worker order
+    for w in sorted(pool.idle):
+        if w in alive and done < N:
+            give(w, step_start)
+    pool.idle = []
     # the backend stops every worker if anything here fails, and closes the progress bar (base.drive)
     while done < N:
         got = transport.recv(POLL_S if progress and progress.enabled else None)
@@ -132,6 +178,7 @@ def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence
             if done < N:
                 give(w, t_end)
         elif kind == READY:
+            pool.ready.add(w)
             give(w, msg[1])
         elif kind == ERROR:
             raise task_error(msg)
@@ -148,18 +195,20 @@ def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence
                                   f"{N - done} of {N} items were not computed")
         else:  # pragma: no cover - a protocol error is a bug, never silent
             raise DlbkitError(f"unexpected message {kind!r} from worker {w}")
-    for w in range(P):
-        transport.send(w, Stop())
-    transport.stop()
+    # every live worker that has announced itself is now waiting for work (its last message asked)
+    pool.idle = sorted(w for w in pool.ready & alive if w not in outstanding)
     n_chunks = len(trace.node)
-    trace.messages = messages + P
+    trace.messages = messages + (P if one_shot else 0)  # one-shot: and a STOP each
     trace.end_time = max(trace.t_end, default=0.0)
     trace.total_work = float(sum(item_cost))
     trace.max_item = float(max(item_cost, default=0.0))
     trace.events = 2 * (n_chunks + P) + n_chunks
     trace.meta.update(mechanism="self-scheduling", backend=backend, item_cost=item_cost, faults=faults,
                       balancer_params=balancer.get_params())
-    return results, trace
+    if not one_shot:
+        trace.end_time = max(trace.end_time, step_start)  # an empty step ends where it began
+        trace.meta.update(step_start=step_start, step_items=N)
+    return results, trace, end_step(balancer, view)
 
 
 def _measure(view: LoopView, w: int, count: int, t_start: float, t_end: float, t_ask: float,
@@ -298,3 +347,52 @@ def run_map(fn: Callable[[Any], Any], items: Sequence, balancer: ChunkingBalance
     run = MapRun(fn, items, balancer, emulation=emulation, progress=progress, rng=rng,
                  record_decisions=record_decisions)
     return execute(run, backend, workers=workers, start_method=start_method)
+
+
+class PoolRun(MapRun):
+    """The family of a persistent pool (``dlbkit.Loop``): the workers run :func:`serve` with *fn* and
+    no items (each chunk's items travel with its work order, since the workers were started before
+    any step's items existed); the coordinator runs :func:`coordinate_step` once per step."""
+
+    def __init__(self, fn: Callable, *, emulation: Emulation | None):
+        super().__init__(fn, (), None, emulation=emulation, progress=False, rng=None)
+
+    def worker_args(self, backend):
+        return (self.fn, None, self.emulation, self.origin)
+
+    def coordinate(self, transport, backend):  # pragma: no cover - a pool is driven step by step
+        raise NotImplementedError("a persistent pool runs coordinate_step once per step")
+
+    def sent_to_workers(self):
+        return [("fn", self.fn)]
+
+
+class RankStep(MapRun):
+    """One time step of a ``dlbkit.Loop`` under MPI: the job's ranks are its persistent workers (mpiexec
+    started them once), and each step is one run of the backend on them, as ``dlbkit.map`` is, with
+    the coordinator of every step (:func:`coordinate_step`) and one clock: every rank keeps the run
+    time 0 of the first step (its own ``perf_counter`` reading), so times and a time-varying emulation
+    run on across steps. The balancer's *state* goes in; what it carries out is :attr:`carried`
+    (rank 0)."""
+
+    def __init__(self, fn: Callable, items: Sequence, balancer: ChunkingBalancer, *, emulation: Emulation | None,
+                 progress: bool | None, rng, record_decisions: bool, first_origin: float | None, state: dict | None):
+        super().__init__(fn, items, balancer, emulation=emulation, progress=progress, rng=rng,
+                         record_decisions=record_decisions)
+        self.first_origin, self.state, self.carried = first_origin, state, None
+
+    def setup(self, n_workers, origin, shared):
+        super().setup(n_workers, origin, shared)
+        if self.first_origin is None:
+            self.first_origin = origin
+        self.origin = self.first_origin
+
+    def coordinate(self, transport, backend):
+        results, trace, self.carried = coordinate_step(
+            transport, self.balancer, self.items, origin=self.origin, emulation=self.emulation,
+            progress=self.progress, rng=self.rng, backend=backend, record_decisions=self.record_decisions,
+            pool=Pool(transport.n_workers), state=self.state)
+        for w in range(transport.n_workers):
+            transport.send(w, Stop())
+        transport.stop()
+        return results, trace

@@ -1,0 +1,102 @@
+"""``dlbkit advise``: which chunking balancer the next run of a recorded loop should use.
+
+:func:`advise` reads a recording (``dlbkit.run_map(..., record=)``, ``Loop.save``, a simulated
+trace with item costs) and predicts every candidate's makespan for one more run of its last step,
+by simulating it on what that step measured (:func:`dlbkit.sim.auto.predict`: the measured item
+costs and worker speeds, the replay's latency), best first, with the measured makespan of the
+step beside the prediction for the balancer that ran it (how far the model is off there).
+:func:`plot_auto` draws a time-stepping run under ``balancer="auto"``: each step's measured makespan,
+the prediction for the balancer it used, and the choices.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .balancers.chunking.auto import Auto
+from .errors import ConfigError
+from .model.steps import n_steps, step_trace
+from .model.trace import Trace
+from .replay import _as_trace, estimate
+from .sim.auto import measured_speeds, predict
+
+__all__ = ["advise", "plot_auto", "format_advice"]
+
+
+def advise(trace: Trace | str | Path, *, candidates: list[str] | None = None, max_items: int = 2048) -> list[dict]:
+    """The candidates ranked by predicted makespan for another run of *trace*'s last step, best first:
+    dicts ``rank``, ``balancer``, ``predicted`` (s), ``used`` (True for the balancer that ran that
+    step), ``measured`` (the step's makespan, for that balancer only; else None) and ``error``
+    (predicted / measured − 1, likewise). *candidates* default to every self-scheduling rule AUTO
+    considers; a name that is not a chunking balancer is a ConfigError."""
+    tr = _as_trace(trace)
+    if tr.family != "divisible":
+        raise ConfigError("trace family", tr.family, "a divisible (loop) run: dlbkit advise ranks chunking balancers")
+    names = Auto(candidates=candidates, max_items=max_items).validate().candidate_names()
+    last = step_trace(tr, n_steps(tr) - 1)
+    costs = last.meta.get("item_cost")
+    if costs is None:
+        raise ConfigError("trace item_cost", "<missing>", "a recorded real run or a loop's trace with its item costs")
+    costs = np.asarray(costs, dtype=float)
+    if not last.n_intervals:
+        raise ConfigError("trace chunks", 0, "a run that computed at least one item")
+    latency = estimate(last).latency
+    speeds = measured_speeds(last, costs)
+    preds, _ = predict(costs, speeds, list(last.speeds), names, latency=latency, max_items=max_items)
+    used = (last.meta.get("auto") or {}).get("used") or last.balancer
+    measured = float(last.makespan)
+    out = []
+    for k, (name, m) in enumerate(preds, 1):
+        mine = name == used
+        out.append({"rank": k, "balancer": name, "predicted": float(m), "used": mine,
+                    "measured": measured if mine else None,
+                    "error": (m / measured - 1.0) if mine and measured > 0 else None})
+    return out
+
+
+def format_advice(rows: list[dict], source: str = "") -> str:
+    """The ranking as a text table (the CLI's output)."""
+    lines = [f"predicted makespan of another run of the last step{' of ' + source if source else ''}, best first:",
+             f"{'rank':>4}  {'balancer':<10} {'predicted (s)':>14} {'measured (s)':>13}  {'error':>7}"]
+    for r in rows:
+        meas = f"{r['measured']:13.6g}" if r["measured"] is not None else " " * 13
+        err = f"{r['error']:+7.1%}" if r["error"] is not None else ""
+        lines.append(f"{r['rank']:>4}  {r['balancer']:<10} {r['predicted']:14.6g} {meas}  {err:>7}"
+                     + ("  <- used" if r["used"] else ""))
+    return "\n".join(lines)
+
+
+def plot_auto(trace: Trace | str | Path, ax: Any = None):
+    """A time-stepping run under ``balancer="auto"``: per step the measured makespan (dots coloured by
+    the balancer used), the prediction for that balancer (crosses), evaluations (vertical lines)."""
+    import matplotlib.pyplot as plt
+
+    tr = _as_trace(trace)
+    steps = tr.meta.get("time_steps") or []
+    rows = [(k, s["auto"]) for k, s in enumerate(steps) if "auto" in s]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 4))
+    if not rows:
+        ax.text(0.5, 0.5, "no auto record in this trace", ha="center", va="center", transform=ax.transAxes)
+        return ax
+    used = sorted({a["used"] for _, a in rows}, key=lambda n: [a["used"] for _, a in rows].index(n))
+    colours = {n: plt.cm.tab10(i % 10) for i, n in enumerate(used)}
+    for n in used:
+        ks = [k for k, a in rows if a["used"] == n]
+        ax.plot(ks, [a["measured"] for k, a in rows if a["used"] == n], "o", color=colours[n], label=f"measured ({n})")
+    pk = [(k, a["predicted"]) for k, a in rows if a.get("predicted") is not None and math.isfinite(a["predicted"])]
+    if pk:
+        ax.plot([k for k, _ in pk], [p for _, p in pk], "x", color="black", label="predicted for the balancer used")
+    for k, a in rows:
+        if a.get("evaluated"):
+            ax.axvline(k + 0.5, color="grey", lw=0.6, ls=":")
+            ax.annotate(a["next"], (k + 0.5, ax.get_ylim()[1]), fontsize=7, rotation=90, va="top", ha="right")
+    ax.set_xlabel("time step")
+    ax.set_ylabel("step makespan (s)")
+    ax.set_title(f"balancer auto: {len(steps)} steps, {sum(1 for _, a in rows if a.get('evaluated'))} evaluations")
+    ax.legend(fontsize=7)
+    return ax

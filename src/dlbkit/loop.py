@@ -1,0 +1,238 @@
+"""``dlbkit.Loop``: a persistent pool of workers for a time-stepping application, the same parallel
+loop run once per time step (:mod:`dlbkit.model.steps`).
+
+The workers start once, with the user's function, and serve every step; each ``loop.map(items)`` is
+one run of the map family's coordinator (:func:`dlbkit.runtime.families.map.coordinate_step`, the
+one ``dlbkit.map`` runs too) on the same workers, and gives the same Trace and metrics a
+``dlbkit.map`` call would. Between steps the balancer carries what it learned, when it declares it
+(``Balancer.carries_state``: time-stepping AWF's weights, AF's μ and σ); under ``balancer="auto"``
+the face predicts every candidate's next step on the simulator (:mod:`dlbkit.sim.auto`) and the
+balancer chooses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .balancers.base import Balancer, ChunkingBalancer
+from .balancers.registry import resolve
+from .errors import ConfigError, DlbkitError
+from .model.steps import join_steps, step_trace
+from .model.trace import Trace
+from .results import Result
+from .run_api import DEFAULT_BALANCER, RunResult, auto_after_step, check_items, map_setup
+from .runtime.backends.local import default_workers, open_pool
+from .runtime.families.map import Pool, PoolRun, coordinate_step
+from .runtime.progress import Progress
+
+__all__ = ["Loop"]
+
+
+class Loop:
+    """A pool of worker processes that runs ``fn`` over a loop's items once per time step.
+
+    ``Loop(fn, balancer=..., workers=..., backend="local", emulate=..., params=..., seed=...)`` starts
+    the workers (as :func:`dlbkit.map` would: *emulate* a Platform, a platform TOML path or a list of
+    speed factors, which also sets the worker count; *workers* default: the usable CPUs); then
+    ``loop.map(items)`` returns ``[fn(x) for x in items]`` in item order, and ``loop.run(items)`` the
+    step's :class:`~dlbkit.run_api.RunResult` (its trace and metrics, as ``dlbkit.run_map`` gives).
+    ``loop.steps`` holds every step's result, ``loop.trace`` the trace of all steps on one clock
+    (its metrics over all steps: ``loop.result()``), ``loop.save(path)`` records it for
+    :func:`dlbkit.replay` and ``dlbkit advise`` (*record*: a path where ``close`` saves it). ``close()`` (or leaving a ``with`` block) stops the
+    workers; a failure in a step (a :class:`~dlbkit.errors.TaskError`) stops them too, and the loop is
+    then closed.
+
+    *balancer* ``"auto"`` runs a robust default (AWF-C) and switches, between steps, to the chunking
+    balancer predicted best for the next step (:class:`~dlbkit.balancers.chunking.auto.Auto`: its
+    parameters ``candidates``, ``every``, ``shift``, ``max_items`` in *params*); each step's choice
+    and predictions are in ``loop.steps[k].trace.meta["auto"]``.
+
+    The workers are tied to the process that created the loop (killed when it ends, however it
+    ends: :mod:`dlbkit.runtime.backends.local`); on Linux they are tied to the creating *thread*,
+    so create the loop in the thread that will use it. Under ``backend="mpi"`` (run the script with
+    ``mpiexec -n N``; every rank makes the same Loop and calls ``map`` with the same items) the job's
+    ranks are the pool: each step is one run of the MPI backend on them (rank 0 coordinates, every
+    rank gets the results), on one clock from the first step, the balancer's state carried on rank 0.
+
+    >>> import dlbkit
+    >>> with dlbkit.Loop(abs, workers=2) as loop:
+    ...     [loop.map([-1, 2, -3]) for _ in range(2)]
+    [[1, 2, 3], [1, 2, 3]]
+    """
+
+    def __init__(self, fn: Callable[[Any], Any], *, balancer: Balancer | str = DEFAULT_BALANCER,
+                 params: Mapping | None = None, workers: int | None = None, backend: str = "local",
+                 emulate: Any = None, master: str | int | None = None, seed: int = 0,
+                 record: str | Path | None = None, start_method: str | None = None,
+                 record_decisions: bool = False):
+        self._transport = None
+        self.balancer, self.emulation, n, seed = map_setup(fn, balancer, params, backend, seed, emulate, master,
+                                                           workers)
+        self.backend = backend
+        if not isinstance(record_decisions, bool):
+            raise ConfigError("record_decisions", record_decisions, "True or False")
+        self.record_decisions = record_decisions
+        self.seed = seed
+        if record is not None and not isinstance(record, (str, Path)):
+            raise ConfigError("record", record, "a file path (str or Path) or None")
+        self.record = record
+        self._rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
+        self._state: dict | None = None
+        self._carried: list = []
+        self._parts: list[Trace] = []
+        self.steps: list[RunResult] = []
+        if backend == "mpi":  # the job's ranks are the pool: mpiexec started them, every step reuses them
+            self._fn, self._workers, self._origin = fn, workers, None
+            self._transport = _Ranks()
+            self.n_workers = _mpi_workers()
+            return
+        self._family = PoolRun(fn, emulation=self.emulation)
+        self._transport = open_pool(self._family, workers=n or default_workers(), start_method=start_method)
+        self.n_workers = self._transport.n_workers
+        self._pool = Pool(self.n_workers)
+
+    # --- steps ----------------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        return self._transport is None
+
+    def run(self, items: Iterable, *, progress: bool | None = None) -> RunResult:
+        """One time step: *fn* over *items* on the pool; the step's :class:`RunResult`."""
+        if self._transport is None:
+            raise DlbkitError("this Loop is closed (close() was called, or a step failed)")
+        if progress is not None and not isinstance(progress, bool):
+            raise ConfigError("progress", progress, "True, False or None (a bar when stderr is a terminal)")
+        items = check_items(items)
+        if self.backend == "mpi":
+            return self._book(*self._mpi_step(items, progress), len(items))
+        bar = Progress(len(items), progress)
+        try:
+            results, trace, state = coordinate_step(
+                self._transport, self.balancer, items, origin=self._family.origin, emulation=self.emulation,
+                progress=bar, rng=self._rng, backend="local", record_decisions=self.record_decisions,
+                pool=self._pool, state=self._state, send_items=True)
+        except BaseException:
+            self._transport.stop(kill=True)  # no worker is left behind, whatever failed
+            self._transport = None
+            raise
+        finally:
+            bar.close()
+        return self._book(results, trace, state, len(items))
+
+    def _mpi_step(self, items: Sequence, progress: bool | None) -> tuple:
+        """One step as one run of the MPI backend on the job's ranks (every rank calls it)."""
+        from .runtime.backends import execute
+        from .runtime.families.map import RankStep
+        step = RankStep(self._fn, items, self.balancer, emulation=self.emulation, progress=progress, rng=self._rng,
+                        record_decisions=self.record_decisions, first_origin=self._origin, state=self._state)
+        results, trace = execute(step, "mpi", workers=self._workers)
+        self._origin = step.first_origin
+        if "step_start" not in trace.meta:  # an empty step: nothing ran, it starts where the last one ended
+            start = self._parts[-1].end_time if self._parts else 0.0
+            trace.end_time = start
+            trace.meta.update(step_start=start, step_items=0)
+        # rank 0 decides and carries; an empty step ran no coordinator and carries the state on
+        carried = step.carried if _coordinates("mpi") and "item_cost" in trace.meta and len(items) else self._state
+        return results, trace, carried
+
+    def _book(self, results: list, trace: Trace, state: dict | None, n_items: int) -> RunResult:
+        """Keep a step: its trace on the pool's clock, what the balancer carries (auto's choice)."""
+        trace.seed = self.seed
+        one = step_trace(join_steps([trace]), 0)
+        if self.balancer.name == "auto" and n_items and "item_cost" in trace.meta:  # rank 0 under MPI
+            state = auto_after_step(self.balancer, state, one)
+            trace.meta["auto"] = one.meta["auto"]
+        self._state = state
+        self._carried.append(state)
+        self._parts.append(trace)
+        result = RunResult(results, one, self.balancer)
+        self.steps.append(result)
+        return result
+
+    def map(self, items: Iterable, *, progress: bool | None = None) -> list:
+        """``[fn(x) for x in items]`` for one time step, in item order (:meth:`run`'s results)."""
+        return self.run(items, progress=progress).results
+
+    # --- all steps ------------------------------------------------------------------------------
+    @property
+    def trace(self) -> Trace:
+        """Every step so far as one trace on the pool's clock (:func:`dlbkit.model.steps.join_steps`)."""
+        parts = self._parts
+        if not parts:
+            raise DlbkitError("no step has run yet")
+        tr = join_steps(parts, carried=self._carried)
+        tr.seed = self.seed
+        return tr
+
+    def result(self) -> Result:
+        """The metrics over all steps so far (makespan: the end of the last step on the pool's clock)."""
+        return Result(self.trace, self.balancer)
+
+    def save(self, path: str | Path) -> Path:
+        """Record every step so far (for :func:`dlbkit.replay` and ``dlbkit advise``)."""
+        return self.result().save(path)
+
+    # --- lifetime -------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Stop the workers (idempotent); with *record*, save every step that ran."""
+        transport, self._transport = self._transport, None
+        if transport is None:
+            return
+        if self.record is not None and self._parts and _coordinates(self.backend):
+            self.save(self.record)
+        if isinstance(transport, _Ranks):
+            return  # the ranks stay up: they are the job's, and end with it
+        from .runtime.messages import Stop
+        try:
+            for w in range(transport.n_workers):
+                transport.send(w, Stop())
+            transport.stop()
+        except BaseException:
+            transport.stop(kill=True)
+            raise
+
+    def __enter__(self) -> "Loop":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - at interpreter exit there is nothing to report to
+            pass
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"{self.n_workers} workers"
+        return f"<Loop {self.balancer.name}, {state}, {len(self.steps)} steps>"
+
+
+class _Ranks:
+    """The pool of a Loop under MPI: the job's ranks, which no Loop starts or stops."""
+
+    n_workers = 0
+
+
+def _mpi_workers() -> int:
+    """The job's worker ranks (all but rank 0); a ConfigError without mpi4py."""
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        raise ConfigError("backend", "mpi", "used with mpi4py installed (pip install 'dlbkit[mpi]')") from None
+    size = MPI.COMM_WORLD.Get_size()
+    if size < 2:
+        raise ConfigError("backend", "mpi", f"used in an MPI job of at least 2 ranks (this one has {size}): rank 0 "
+                          "coordinates, the others compute; start the script with mpiexec -n 3 python script.py")
+    return size - 1
+
+
+def _coordinates(backend: str) -> bool:
+    """True on the process that keeps recordings: the only one locally, rank 0 under MPI."""
+    if backend != "mpi":
+        return True
+    from .runtime.backends.mpi import rank
+    return rank() == 0

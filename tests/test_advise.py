@@ -1,0 +1,133 @@
+"""dlbkit advise: the chunking balancers ranked for another run of a recorded loop."""
+
+import json
+
+import numpy as np
+import pytest
+
+import dlbkit
+from dlbkit.advise import advise
+from dlbkit.balancers.registry import resolve
+from dlbkit.cli import main
+from dlbkit.model.platform import Network, Node, Platform
+from dlbkit.model.workload import CostModel, Divisible
+from dlbkit.sim.divisible import simulate_divisible
+
+
+def spin(x):
+    s = 0
+    for i in range(1000 * (x % 3 + 1)):
+        s += i
+    return x
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory):
+    path = tmp_path_factory.mktemp("advise") / "run.json"
+    dlbkit.run_map(spin, range(120), workers=2, balancer="fac2", record=path)
+    return path
+
+
+def _simulated():
+    plat = Platform([Node("m")] + [Node(f"w{i}", s) for i, s in enumerate([1, 1, 0.5, 0.25])], Network(1e-3, 1e9))
+    return simulate_divisible(plat, Divisible(400, cost=CostModel("uniform", low=0.5, high=1.5)), resolve("gss"),
+                              steps=2)
+
+
+def test_ranked_best_first_with_the_measured_beside_the_used(recording):
+    rows = advise(recording)
+    assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
+    preds = [r["predicted"] for r in rows]
+    assert preds == sorted(preds)
+    used = [r for r in rows if r["used"]]
+    assert len(used) == 1 and used[0]["balancer"] == "fac2" and used[0]["measured"] > 0
+    assert all(r["measured"] is None for r in rows if not r["used"])
+
+
+def test_a_simulated_step_is_predicted_exactly():
+    """On a simulated time-stepping trace the model is the simulator: gss's prediction for another
+    step is the measured second step (its requests were waiting at the master, as predicted)."""
+    tr = _simulated()
+    # the costs the steps ran: the workload's draw with seed 0, the same every step
+    from dlbkit.model.seeding import DIVISIBLE, streams
+    costs = Divisible(400, cost=CostModel("uniform", low=0.5, high=1.5)).costs(streams(0, DIVISIBLE).rng("costs"))
+    tr.meta["item_cost"] = np.tile(costs, 2).tolist()
+    rows = advise(tr, candidates=["gss", "static", "awf-c"])
+    used = [r for r in rows if r["used"]][0]
+    assert used["balancer"] == "gss"
+    assert used["predicted"] == pytest.approx(used["measured"] + 1e-3, rel=1e-9)  # + the result's trip back
+
+
+def test_cli_json_is_a_list_best_first(recording, capsys):
+    assert main(["advise", str(recording), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert isinstance(rows, list) and rows[0]["rank"] == 1
+    assert [r["predicted"] for r in rows] == sorted(r["predicted"] for r in rows)
+
+
+def test_cli_text_and_plot(recording, tmp_path, capsys):
+    assert main(["advise", str(recording), "-b", "gss,fac2", "--plot", str(tmp_path / "a.png")]) == 0
+    out = capsys.readouterr().out
+    assert "<- used" in out and "gss" in out
+    assert (tmp_path / "a.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("argv", [["-b", "nosuch"], ["-b", "heft"], ["-b", "auto"]])
+def test_cli_bad_candidates_one_line_exit_2(recording, capsys, argv):
+    assert main(["advise", str(recording), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dlbkit: error:") and err.count("\n") == 1
+
+
+def test_cli_missing_file_exit_2(tmp_path, capsys):
+    assert main(["advise", str(tmp_path / "none.json")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_map_with_auto_records_its_predictions(tmp_path):
+    path = tmp_path / "auto.json"
+    r = dlbkit.run_map(spin, range(100), workers=2, balancer="auto", record=path)
+    a = dlbkit.load_trace(path).meta["auto"]
+    assert a["used"] == "awf-c" and a["evaluated"] == "first step measured"
+    assert a["next"] == a["predictions"][0][0] and r.results == list(range(100))
+
+
+EXPERIMENT = """
+name = "steps"
+repetitions = 1
+seed = 1
+
+[platform]
+nodes = [{{ name = "m", speed = 1.0 }}, {{ name = "a", speed = 1.0 }}, {{ name = "b", speed = 0.5 }}]
+
+[workload]
+kind = "divisible"
+items = 200
+
+[engine]
+steps = {steps}
+
+[[balancers]]
+name = "auto"
+params = {params}
+"""
+
+
+@pytest.mark.parametrize("steps, params, field", [
+    (0, "{}", "engine.steps"),
+    (3, "{ candidates = [] }", "candidates"),
+    (3, '{ candidates = ["nosuch"] }', "candidates"),
+])
+def test_experiment_bad_steps_or_candidates_one_line_exit_2(tmp_path, capsys, steps, params, field):
+    path = tmp_path / "steps.toml"
+    path.write_text(EXPERIMENT.format(steps=steps, params=params))
+    assert main(["simulate", str(path), "--out", str(tmp_path / "out"), "--jobs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and field in err
+
+
+def test_experiment_with_steps_and_auto_runs(tmp_path, capsys):
+    path = tmp_path / "steps.toml"
+    path.write_text(EXPERIMENT.format(steps=3, params="{ every = 1 }"))
+    assert main(["simulate", str(path), "--out", str(tmp_path / "out"), "--jobs", "1"]) == 0
+    assert (tmp_path / "out" / "results.csv").is_file()

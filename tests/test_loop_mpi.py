@@ -1,0 +1,65 @@
+"""dlbkit.Loop under MPI: the job's ranks are the pool; every step is one run on them, on one clock."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
+
+SCRIPT = """
+import json
+from mpi4py import MPI
+import dlbkit
+
+def spin(x):
+    s = 0
+    for i in range(3000 * (x % 3 + 1)):
+        s += i
+    return x * 2
+
+rank = MPI.COMM_WORLD.Get_rank()
+with dlbkit.Loop(spin, backend="mpi", balancer="awf", emulate=[1.0, 0.5], record="rec.json") as loop:
+    outs = [loop.map(range(60)) for _ in range(3)]
+    assert loop.map([]) == []
+    tr = loop.trace
+with open(f"report-{rank}.json", "w") as f:
+    json.dump({"rank": rank, "ok": all(o == [x * 2 for x in range(60)] for o in outs),
+               "steps": [[s["start"], s["end"], s["items"]] for s in tr.meta["time_steps"]],
+               "carried": tr.meta.get("carried")}, f)
+"""
+
+
+def _mpiexec() -> str:
+    here = Path(sys.executable).parent / "mpiexec"
+    found = str(here) if here.exists() else shutil.which("mpiexec")
+    assert found, "mpi4py is importable but no mpiexec was found (pip install mpich)"
+    return found
+
+
+def test_loop_steps_on_the_ranks(tmp_path):
+    (tmp_path / "job.py").write_text(textwrap.dedent(SCRIPT))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"), env.get("PYTHONPATH", "")])
+    try:
+        p = subprocess.run([_mpiexec(), "-n", "3", sys.executable, "job.py"], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=90, env=env)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"mpiexec did not end within 90 s (hang); stderr:\n{e.stderr}")
+    assert p.returncode == 0, p.stderr
+    reports = [json.loads((tmp_path / f"report-{r}.json").read_text()) for r in range(3)]
+    assert all(r["ok"] for r in reports)  # every rank gets every step's results, in item order
+    steps = reports[0]["steps"]
+    assert [s[2] for s in steps] == [60, 60, 60, 0]
+    assert all(a[1] <= b[0] for a, b in zip(steps, steps[1:]))  # one clock: steps one after another
+    assert all(r["steps"] == steps for r in reports)
+    carried = reports[0]["carried"]  # rank 0 decides: the balancer's state went from step to step
+    assert [c["steps"] for c in carried[:3]] == [1, 2, 3]
+    assert sum(carried[0]["weights"]) == pytest.approx(2.0)
+    rec = json.loads((tmp_path / "rec.json").read_text())  # written once, by rank 0, at close
+    assert rec["meta"]["time_steps"][2]["items"] == 60

@@ -1,0 +1,153 @@
+"""Time steps: balancers carry what they learned (time-stepping AWF, AF, AWF-B..E), the divisible
+simulator's ``steps``, and one trace over all steps that splits back into one-step traces."""
+
+import math
+
+import numpy as np
+import pytest
+
+import dlbkit
+from dlbkit.balancers.registry import resolve
+from dlbkit.errors import ConfigError
+from dlbkit.model.availability import Constant, Step
+from dlbkit.model.metrics import compute
+from dlbkit.model.platform import Network, Node, Platform
+from dlbkit.model.steps import n_steps, step_trace
+from dlbkit.model.workload import CostModel, Divisible
+from dlbkit.sim.divisible import simulate_divisible
+
+
+def _two_workers(avail_b=Constant(1 / 3)):
+    """A master and two workers of nominal speed 1; worker b gets a third of its CPU (so the view's
+    nominal speeds are equal while b really runs at 1/3); no latency."""
+    return Platform([Node("m", 1.0), Node("a", 1.0), Node("b", 1.0, availability=avail_b)], Network(0.0, 1e9))
+
+
+def test_time_stepping_awf_two_steps_by_hand():
+    """Step 1 is WF on equal nominal weights; the weights measured in it are used from step 2's start.
+
+    By hand (N = 100 items of cost 1, P = 2, a at rate 1, b at rate 1/3): step 1, batch 1 gives
+    ⌈100/4⌉ = 25 to each; a ends at 25, b at 75. a then takes every later batch alone
+    (13, 13, 6, 6, 3, 3, 2, 2, 1, 1: 50 items, ending at 75). So a computed 75 items in 75 s and b
+    25 items in 75 s: π_a = 1, π_b = 3 (step weight 1), and w = P·(1/π_i)/Σ(1/π_j) = 2·1/(4/3) =
+    1.5 and 2·(1/3)/(4/3) = 0.5. Step 2 starts at 75 with both requests waiting; a is served first:
+    round_half_up(1.5·⌈100/4⌉) = round_half_up(37.5) = 38; b: round_half_up(0.5·25) = 13, cut to
+    what the batch of 50 still holds, 12.
+    """
+    tr = simulate_divisible(_two_workers(), Divisible(100), resolve("awf"), steps=2)
+    s0, s1 = step_trace(tr, 0), step_trace(tr, 1)
+    assert list(zip(s0.node, s0.count)) == [(0, 25), (1, 25), (0, 13), (0, 13), (0, 6), (0, 6), (0, 3), (0, 3),
+                                            (0, 2), (0, 2), (0, 1), (0, 1)]
+    first = tr.meta["carried"][0]
+    assert first["steps"] == 1
+    assert first["num"] == [75.0, 75.0] and first["den"] == [75.0, 25.0]
+    assert first["weights"] == pytest.approx([1.5, 0.5], abs=1e-12)
+    assert tr.meta["time_steps"][1]["start"] == pytest.approx(75.0, abs=1e-9)
+    assert list(zip(s1.node, s1.count))[:2] == [(0, 38), (1, 12)]
+
+
+def test_time_stepping_awf_weights_step_weighted_over_steps():
+    """After step 2, π_i = (1·T_i1 + 2·T_i2)/(1·N_i1 + 2·N_i2): the carried sums say so exactly."""
+    tr = simulate_divisible(_two_workers(), Divisible(100), resolve("awf"), steps=2)
+    c1, c2 = tr.meta["carried"]
+    s1 = step_trace(tr, 1)
+    items = [sum(n for w, n in zip(s1.node, s1.count) if w == i) for i in range(2)]
+    busy = [sum(e - s for w, s, e in zip(s1.node, s1.t_start, s1.t_end) if w == i) for i in range(2)]
+    assert c2["den"] == [c1["den"][i] + 2 * items[i] for i in range(2)]
+    assert c2["num"] == pytest.approx([c1["num"][i] + 2 * busy[i] for i in range(2)], rel=1e-12)
+
+
+def test_awf_c_starts_a_step_from_the_weights_it_ended_with():
+    tr = simulate_divisible(_two_workers(), Divisible(100), resolve("awf-c"), steps=2)
+    w = tr.meta["carried"][0]["weights"]
+    assert w == pytest.approx([1.5, 0.5], abs=1e-12)  # rates 1 and 1/3 exactly
+    s1 = step_trace(tr, 1)
+    assert s1.count[0] == math.floor(1.5 * 25 + 0.5)  # the first chunk of step 2 uses them
+
+
+def test_af_uses_carried_mu_instead_of_a_probe():
+    one = simulate_divisible(_two_workers(), Divisible(100), resolve("af"))
+    assert one.count[:2] == [2, 2]  # probes while nothing is measured
+    tr = simulate_divisible(_two_workers(), Divisible(100), resolve("af"), steps=2)
+    mu = tr.meta["carried"][0]["mu"]
+    assert mu == pytest.approx([1.0, 3.0], rel=1e-12)
+    s1 = step_trace(tr, 1)
+    # σ = 0: chunk_a = R·(1/μ_a)/Σ(1/μ_j) = 100·1/(4/3) = 75
+    assert s1.count[0] == 75
+
+
+def test_steps_one_is_the_run_of_before():
+    plat = _two_workers()
+    for name in ("gss", "awf-c", "af", "fac2"):
+        a = simulate_divisible(plat, Divisible(500, cost=CostModel("uniform", low=0.5, high=1.5)), resolve(name), seed=3)
+        b = simulate_divisible(plat, Divisible(500, cost=CostModel("uniform", low=0.5, high=1.5)), resolve(name), seed=3,
+                               steps=1)
+        assert a.t_end == b.t_end and a.count == b.count and "time_steps" not in b.meta
+
+
+def test_steps_share_one_clock_and_availability_changes_across_them():
+    """b's availability drops from 1 to 0.25 at t = 60: step 1 runs before, later steps after it."""
+    plat = _two_workers(Step(at=60.0, level=0.25))
+    tr = simulate_divisible(plat, Divisible(100), resolve("fac2"), steps=3)
+    steps = tr.meta["time_steps"]
+    assert steps[0]["start"] == 0.0 and steps[0]["end"] == pytest.approx(50.0)
+    for a, b in zip(steps, steps[1:]):
+        assert b["start"] == a["end"]
+    assert step_trace(tr, 2).makespan > 1.5 * step_trace(tr, 0).makespan
+    assert tr.makespan == pytest.approx(steps[-1]["end"])
+    # nothing lost, nothing twice: every item of every step once
+    seen = sorted(i for f, n in zip(tr.first, tr.count) for i in range(f, f + n))
+    assert seen == list(range(300))
+    # per-step metrics are the one-step run's: step 1 equals a plain run
+    plain = simulate_divisible(plat, Divisible(100), resolve("fac2"))
+    assert compute(step_trace(tr, 0))["makespan"] == pytest.approx(compute(plain)["makespan"])
+    assert n_steps(tr) == 3
+
+
+def test_same_seed_same_steps():
+    plat = _two_workers()
+    wl = Divisible(300, cost=CostModel("exponential", mean=1.0))
+    a = simulate_divisible(plat, wl, resolve("auto"), steps=4, seed=5)
+    b = simulate_divisible(plat, wl, resolve("auto"), steps=4, seed=5)
+    assert a.t_end == b.t_end and a.meta["time_steps"] == b.meta["time_steps"]
+
+
+@pytest.mark.parametrize("steps", [0, -1, 1.5, True, "2"])
+def test_bad_steps_are_config_errors(steps):
+    with pytest.raises(ConfigError, match="steps"):
+        simulate_divisible(_two_workers(), Divisible(10), resolve("gss"), steps=steps)
+
+
+def test_simulate_takes_steps_as_an_engine_option():
+    r = dlbkit.simulate(_two_workers(), Divisible(100), "awf", steps=2)
+    assert n_steps(r.trace) == 2
+    with pytest.raises(ConfigError, match="steps"):
+        dlbkit.simulate(_two_workers(), Divisible(100), "awf", steps=0)
+
+
+def test_step_costs_per_step():
+    costs = np.vstack([np.ones(10), 2 * np.ones(10)])
+    tr = simulate_divisible(_two_workers(Constant(1.0)), Divisible(10), resolve("static"), steps=2, costs=costs)
+    d = [s["end"] - s["start"] for s in tr.meta["time_steps"]]
+    assert d == pytest.approx([5.0, 10.0])
+    with pytest.raises(ConfigError, match="costs"):
+        simulate_divisible(_two_workers(), Divisible(10), resolve("static"), steps=3, costs=costs)
+
+
+from hypothesis import given, settings, strategies as st
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 60), speeds=st.lists(st.sampled_from([0.25, 0.5, 1.0, 2.0]), min_size=1, max_size=4),
+       steps=st.integers(1, 4), name=st.sampled_from(["awf", "awf-c", "af", "gss", "fac2", "static", "auto"]),
+       seed=st.integers(0, 3))
+def test_every_item_of_every_step_once_and_same_seed_same_trace(n, speeds, steps, name, seed):
+    plat = Platform([Node("m")] + [Node(f"w{i}", s) for i, s in enumerate(speeds)], Network(1e-3, 1e9))
+    wl = Divisible(n, cost=CostModel("exponential", mean=1.0))
+    tr = simulate_divisible(plat, wl, resolve(name), steps=steps, seed=seed)
+    for k in range(n_steps(tr)):
+        st_ = step_trace(tr, k)
+        assert sorted(i for f, c in zip(st_.first, st_.count) for i in range(f, f + c)) == list(range(n))
+        assert min(st_.t_start) >= 0
+    again = simulate_divisible(plat, wl, resolve(name), steps=steps, seed=seed)
+    assert again.t_end == tr.t_end and again.node == tr.node
