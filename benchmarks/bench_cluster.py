@@ -1,7 +1,7 @@
 """dlbkit.Cluster against concurrent.futures.ProcessPoolExecutor (issue 15's two benchmarks).
 
 Usage: python benchmarks/bench_cluster.py [--throughput] [--response] [--jobs 10000] [--stream-jobs 600]
-       [--seed 1] [--json]
+       [--seed 1] [--repeat 1] [--json]
 
 1. Throughput: ``f(x) = x + 1`` submitted *jobs* times on 2 nodes (2 worker processes), every result
    collected; jobs/s of ``Cluster(2).submit`` (nezha + gossip, decisions at the origins) and of
@@ -9,11 +9,13 @@ Usage: python benchmarks/bench_cluster.py [--throughput] [--response] [--jobs 10
 2. Response: four emulated nodes at speeds 1, 1, 0.5, 0.25 (sum 2.75), one job stream with Poisson
    arrivals at 0.8 of that capacity, job costs uniform in 5–50 ms of busy loop (mean 27.5 ms, as on a
    node of speed 1); mean and p95 response (submit → result in the client) of nezha, power-of-d,
-   random-place and round-robin-place on the Cluster, against a central FIFO queue: a
-   ProcessPoolExecutor of 4 processes whose worker i is slowed to speed s_i (the same emulation: a
+   random-place and round-robin-place (the issue's four), speed-d and jsq on the Cluster, against a
+   central FIFO queue: a ProcessPoolExecutor of 4 processes whose worker i is slowed to speed s_i (the same emulation: a
    process sleeps until its job has taken cost/s_i). The same arrival times and costs (one seed) for
    every run. The machine has 2 cores, so 4 nodes busy-looping share them: the emulated speeds are
-   relative, the absolute times longer than on 4 free cores.
+   relative, the absolute times longer than on 4 free cores. With --repeat R every row runs R times,
+   interleaved, and the medians are printed, each row's ratio taken to its own repetition's central
+   queue (the machine's other load changes from one run to the next).
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ import numpy as np
 import dlbkit
 
 SPEEDS = [1.0, 1.0, 0.5, 0.25]
+#: the issue's four, then two more: speed-d (d choices by expected completion, which reads the
+#: nominal speeds every node's view holds) and jsq (the shortest queue of all, on stale views)
+BALANCERS = ("nezha", "power-of-d", "random-place", "round-robin-place", "speed-d", "jsq")
 
 
 def inc(x):
@@ -109,20 +114,40 @@ def feed(submit, times, costs) -> list[float]:
     return [done[k] for k in range(len(fs))]
 
 
-def response(n: int, seed: int) -> list[dict]:
-    times, costs = arrivals(n, seed)
-    rows = []
+def _central(times, costs) -> list[float]:
     counter = mp.Value("i", 0)
     with ProcessPoolExecutor(4, initializer=_init_pool, initargs=(counter,)) as p:
         wait([p.submit(inc, 0) for _ in range(8)])  # started before the clock
-        r = feed(lambda c: p.submit(spin_slowed, c), times, costs)
-    rows.append({"balancer": "central FIFO (ProcessPoolExecutor)", "mean": float(np.mean(r)),
-                 "p95": float(np.percentile(r, 95))})
-    for b in ("nezha", "power-of-d", "random-place", "round-robin-place"):
-        with dlbkit.Cluster(4, balancer=b, emulate=SPEEDS, seed=seed) as c:
-            r = feed(lambda x: c.submit(spin, x), times, costs)
-        on = np.bincount([j.node for j in c.ps()], minlength=4).tolist()
-        rows.append({"balancer": b, "mean": float(np.mean(r)), "p95": float(np.percentile(r, 95)), "jobs_per_node": on})
+        return feed(lambda c: p.submit(spin_slowed, c), times, costs)
+
+
+def _cluster(b, times, costs, seed) -> tuple[list[float], list[int]]:
+    with dlbkit.Cluster(4, balancer=b, emulate=SPEEDS, seed=seed) as c:
+        r = feed(lambda x: c.submit(spin, x), times, costs)
+    return r, np.bincount([j.node for j in c.ps()], minlength=4).tolist()
+
+
+def response(n: int, seed: int, repeat: int = 1) -> list[dict]:
+    """Every configuration *repeat* times, interleaved (the machine's other load changes between runs:
+    each repetition runs every row once, and a row's ratio is taken to that repetition's central
+    queue); the medians over the repetitions."""
+    times, costs = arrivals(n, seed)
+    names = ["central FIFO (ProcessPoolExecutor)", *BALANCERS]
+    runs: dict[str, list] = {k: [] for k in names}
+    for _ in range(repeat):
+        r = _central(times, costs)
+        central = float(np.mean(r))
+        runs[names[0]].append((central, float(np.percentile(r, 95)), 1.0, None))
+        for b in BALANCERS:
+            r, on = _cluster(b, times, costs, seed)
+            runs[b].append((float(np.mean(r)), float(np.percentile(r, 95)), float(np.mean(r)) / central, on))
+    rows = []
+    for k in names:
+        v = runs[k]
+        rows.append({"balancer": k, "mean": float(np.median([x[0] for x in v])),
+                     "p95": float(np.median([x[1] for x in v])), "ratio": float(np.median([x[2] for x in v])),
+                     "ratios": [round(x[2], 3) for x in v], "means": [round(x[0], 4) for x in v],
+                     "jobs_per_node": v[-1][3]})
     return rows
 
 
@@ -133,6 +158,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=10_000)
     ap.add_argument("--stream-jobs", type=int, default=600)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=1, help="repetitions of the response benchmark, interleaved")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     both = not (a.throughput or a.response)
@@ -145,12 +171,11 @@ def main() -> None:
                   f"jobs/s, Cluster {t['cluster_jobs_per_s']:.0f} jobs/s (ratio {t['ratio']:.2f}; "
                   f"{t['cluster_forwarded']} forwarded, {t['cluster_info_messages']} load messages)")
     if a.response or both:
-        out["response"] = response(a.stream_jobs, a.seed)
+        out["response"] = response(a.stream_jobs, a.seed, a.repeat)
         if not a.json:
-            central = out["response"][0]["mean"]
             for row in out["response"]:
-                print(f"{row['balancer']:40s} mean {row['mean'] * 1e3:8.1f} ms  p95 {row['p95'] * 1e3:8.1f} ms  "
-                      f"({row['mean'] / central:.2f} x central)  {row.get('jobs_per_node', '')}")
+                print(f"{row['balancer']:36s} mean {row['mean'] * 1e3:7.1f} ms  p95 {row['p95'] * 1e3:7.1f} ms  "
+                      f"{row['ratio']:.2f} x central {row['ratios']}  {row['jobs_per_node'] or ''}")
     if a.json:
         print(json.dumps(out, indent=2))
 

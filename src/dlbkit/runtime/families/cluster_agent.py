@@ -34,6 +34,7 @@ from __future__ import annotations
 import copy
 import pickle
 import queue
+import sys
 import threading
 import time
 from typing import Any
@@ -50,6 +51,8 @@ __all__ = ["Agent", "serve", "MAX_SAMPLES", "STATS"]
 #: the tag of a node's last message: its statistics (samples, messages, decisions)
 STATS = "stats"
 
+#: the node processes' GIL switch interval (s): the longest the agent thread waits while a job computes
+SWITCH_INTERVAL_S = 0.0005
 #: samples of (time, queue, view age) a node keeps (one per information round; older ones are thinned)
 MAX_SAMPLES = 100_000
 
@@ -227,6 +230,9 @@ class Agent:
 def serve(conn, w: int, n: int, origin: float, speeds: list[float], emulation, info, balancer, seed: int,
           record_decisions: bool, suspect_after: float | None = None) -> None:
     """A node's process: its daemon on its connection to the client (a pipe end, or an MPI rank's)."""
+    # the runner thread holds the GIL while a job computes; the agent thread gets it at each switch
+    # interval, which is how late a message (a job to place, a load entry) is read: 5 ms by default
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     agent = Agent(w, n, conn.send, origin, speeds, emulation, info, balancer, seed, record_decisions, suspect_after)
     period = agent.model.interval
     next_round = period
