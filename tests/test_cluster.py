@@ -285,6 +285,7 @@ def test_the_trace_is_the_stream_simulators():
     assert m["response_p50"] <= m["response_p95"] <= m["response_p99"]
     assert m["response_mean"] >= 0.005  # each job sleeps 5 ms
     assert r.trace.series["queue"].shape == (200, 2)
+    assert set(r.figures()) == {"queues", "response_cdf"}  # the simulator's figures of the stream family
 
 
 def test_processpool_agrees():  # the reference the benchmark compares with gives the same results
