@@ -193,11 +193,16 @@ def test_cli_mpi_executor_outside_mpiexec_is_one_line_exit_2(tmp_path):
 
 
 @needs_mpi
-def test_cli_unknown_executor_under_mpiexec_is_said_once(tmp_path):
+def test_cli_bad_input_under_mpiexec_is_said_once(tmp_path):
     tiny(tmp_path)
     r = dlbkit_cmd("simulate", "tiny.toml", "--executor", "ray", cwd=tmp_path, mpi=3)
     assert r.returncode == 2
     assert r.stderr.count("dlbkit: error: --executor must be one of local, mpi, dask; got 'ray'") == 1, r.stderr
+    # found by rank 0 after the other ranks began to serve: they are released, no hang
+    r = dlbkit_cmd("simulate", "nosuch.toml", "--executor", "mpi", cwd=tmp_path, mpi=3)
+    assert r.returncode == 2
+    assert r.stderr.count("dlbkit: error: EXPERIMENT must be an existing experiment TOML file") == 1, r.stderr
+    assert r.stderr.count("\n") == 1 and r.stdout == "", r.stderr
 
 
 @needs_mpi
