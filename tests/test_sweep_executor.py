@@ -9,10 +9,12 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import dlbkit
 from dlbkit import ConfigError
@@ -123,6 +125,33 @@ def test_dask_sweep_resumes_a_cut_off_results_file(tmp_path, dask_client, local)
     sweep = dlbkit.run_experiment(tiny(tmp_path), out, executor=dask_client.get_executor())
     assert (sweep.ran, sweep.skipped) == (4, 2)
     assert_same_sweep(sweep, local, out / "results.csv")  # repetition-0 traces replayed on the cluster too
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kept=st.lists(st.booleans(), min_size=6, max_size=6), failed=st.lists(st.booleans(), min_size=6, max_size=6))
+def test_resume_on_an_executor_loses_nothing_and_runs_nothing_twice(tmp_path_factory, local, kept, failed):
+    """Whatever subset of rows an earlier sweep left (some of them failed), a sweep on an executor
+    runs exactly the missing and failed runs, once each, and ends with the local sweep's rows."""
+    d = tmp_path_factory.mktemp("resume")
+    lines = local.results_path.read_text().splitlines(keepends=True)
+    body = []
+    for line, keep, fail in zip(lines[1:], kept, failed):
+        if keep:
+            assert line.count(",ok,,") == 1
+            body.append(line.replace(",ok,,", ",error,RuntimeError: lost,") if fail else line)
+    (d / "out").mkdir()
+    (d / "out" / "results.csv").write_text(lines[0] + "".join(body))
+    to_run = sum(1 for k, f in zip(kept, failed) if not k or f)
+    seen = []
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        sweep = dlbkit.run_experiment(tiny(d), d / "out", executor=pool,
+                                      progress=lambda done, total, row: seen.append((done, total, row["label"],
+                                                                                     row["repetition"])))
+    assert (sweep.ran, sweep.skipped) == (to_run, 6 - to_run)
+    assert [(d_, t) for d_, t, *_ in seen] == [(k, to_run) for k in range(1, to_run + 1)]
+    assert len({tuple(x[2:]) for x in seen}) == to_run  # no run done twice
+    assert by_key(csv_rows(d / "out" / "results.csv")) == by_key(csv_rows(local.results_path))
+    assert len(csv_rows(d / "out" / "results.csv")) == 6
 
 
 def test_a_process_pool_the_caller_keeps_is_not_shut_down(tmp_path, local):
