@@ -117,6 +117,23 @@ def test_dask_failing_run_is_recorded_and_the_others_kept_then_retried(tmp_path,
     assert len(csv_rows(out / "results.csv")) == 6  # the newer row replaced the error
 
 
+def test_a_retried_run_is_a_new_task_on_a_memoising_executor(tmp_path, dask_client, monkeypatch):
+    """Dask keys a task by a hash of its function and arguments (pure by default): the same run
+    submitted twice must still run twice, or a retry would get its earlier attempt's failure."""
+    real, calls = runner_mod.simulate, []
+
+    def counted(*a, **kw):
+        calls.append(kw["seed"])
+        return real(*a, **kw)
+
+    monkeypatch.setattr(runner_mod, "simulate", counted)
+    spec = tiny(tmp_path).expand()[0]
+    ex = dask_client.get_executor()
+    first, second = runner_mod._submit(ex, spec, False), runner_mod._submit(ex, spec, False)  # both held
+    assert first.result()[0]["makespan"] == second.result()[0]["makespan"]
+    assert calls == [spec.seed, spec.seed]
+
+
 def test_dask_sweep_resumes_a_cut_off_results_file(tmp_path, dask_client, local):
     out = tmp_path / "out"
     out.mkdir()

@@ -12,7 +12,7 @@ A run that raises is recorded with ``status = error`` and its message; the sweep
 Where the runs run: in this process (``jobs=1``), in *jobs* local worker processes, or on any
 :class:`concurrent.futures.Executor` the caller already has (``executor=``: an
 ``mpi4py.futures`` executor, a Dask ``Client.get_executor()``, a ``ProcessPoolExecutor`` kept
-open). Each run is one task ``_execute(spec, keep_trace)``: it carries its own seed, so where it runs
+open). Each run is one task (:func:`_execute` of its spec): it carries its own seed, so where it runs
 changes nothing in its row but ``wall_s``; only this process writes results.csv.
 """
 
@@ -23,6 +23,7 @@ import json
 import math
 import os
 import time
+import uuid
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -219,7 +220,7 @@ def _run_on(executor: Executor, todo: list[RunSpec], finish, keep_traces: bool) 
     try:
         for s in todo:
             try:
-                pending[executor.submit(_execute, s, keep_traces and s.repetition == 0)] = s
+                pending[_submit(executor, s, keep_traces and s.repetition == 0)] = s
             except Exception as e:  # e.g. an executor shut down, a pool broken: the run fails, not the sweep
                 record(s, _failed(e, 0.0), None)
         while pending:
@@ -237,13 +238,25 @@ def _run_on(executor: Executor, todo: list[RunSpec], finish, keep_traces: bool) 
         raise
 
 
+def _submit(executor: Executor, spec: RunSpec, keep_trace: bool) -> Future:
+    # A fresh token per submission: an executor that memoises by its arguments (Dask's tasks are
+    # "pure" by default, keyed by a hash of the function and arguments) would otherwise hand a
+    # retried run its earlier attempt's failure.
+    return executor.submit(_run_task, spec, keep_trace, uuid.uuid4().hex)
+
+
+def _run_task(spec: RunSpec, keep_trace: bool, _submission: str) -> tuple[dict, Trace | None]:
+    """:func:`_execute` as one executor task (*_submission* only makes each task distinct)."""
+    return _execute(spec, keep_trace)
+
+
 def _replayed(specs: list[RunSpec], executor: Executor | None):
     """(spec, trace) for each of *specs* run again with its trace kept: here, or on *executor*."""
     if executor is None or not specs:
         for s in specs:
             yield s, _execute(s, True)[1]
         return
-    futures = [executor.submit(_execute, s, True) for s in specs]
+    futures = [_submit(executor, s, True) for s in specs]
     try:
         for s, fut in zip(specs, futures):
             try:
