@@ -244,6 +244,10 @@ def test_cli_bad_input_under_mpiexec_is_said_once(tmp_path):
     r = dlbkit_cmd("simulate", "tiny.toml", "--executor", "ray", cwd=tmp_path, mpi=3)
     assert r.returncode == 2
     assert r.stderr.count("dlbkit: error: --executor must be one of local, mpi, dask; got 'ray'") == 1, r.stderr
+    # the default (local) executor under mpiexec: every rank would run the whole sweep into the same files
+    r = dlbkit_cmd("simulate", "tiny.toml", "--out", "o", cwd=tmp_path, mpi=3)
+    assert r.returncode == 2 and not (tmp_path / "o").exists()
+    assert r.stderr.count("dlbkit: error: --executor must be mpi when mpiexec starts 3 ranks") == 1, r.stderr
     # found by rank 0 after the other ranks began to serve: they are released, no hang
     r = dlbkit_cmd("simulate", "nosuch.toml", "--executor", "mpi", cwd=tmp_path, mpi=3)
     assert r.returncode == 2

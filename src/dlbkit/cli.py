@@ -268,6 +268,9 @@ def _cmd_simulate(args) -> int:
         if args.jobs < 1:
             raise ConfigError("--jobs", args.jobs, "an integer >= 1")
         check_executor(args.executor, jobs=args.jobs, scheduler=args.scheduler)
+        if args.executor != "mpi" and _env_size() > 1:
+            raise ConfigError("--executor", args.executor, f"mpi when mpiexec starts {_env_size()} ranks (each "
+                              "rank would run the whole sweep into the same files)")
         with warnings.catch_warnings():  # said once by rank 0, for the sweep, not once per run
             warnings.simplefilter("ignore", UnusedAvailabilityWarning)
             with open_executor(args.executor, scheduler=args.scheduler) as (executor, where):
@@ -734,6 +737,15 @@ def _env_rank() -> int:
         if v is not None and v.isdigit():
             return int(v)
     return 0
+
+
+def _env_size() -> int:
+    """The number of ranks the launcher started this process among (1 when not launched by mpiexec)."""
+    for var in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE"):
+        v = os.environ.get(var)
+        if v is not None and v.isdigit():
+            return int(v)
+    return 1
 
 
 def _cmd_run(args) -> int:
