@@ -55,6 +55,7 @@ from ..model.seeding import STREAM, streams
 from ..model.stream import Stream
 from ..model.trace import Trace
 from ..model.view import StreamView
+from . import _stream_fast
 from .costs import constant_rates, finish_time
 from .kernel import NORMAL, URGENT, Kernel
 from .timebase import SIMULTANEITY_TOLERANCE
@@ -78,6 +79,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     decider counts its own placements within a batch. *record*: one interval per task in the trace
     (off for benchmarks). *inline*: the hot loop's inlined decision (off: always through
     :func:`decide.place`; the two give the same trace)."""
+    options = dict(locals())  # the call's arguments, for the fast loop's conditions (_stream_fast.eligible)
     if not isinstance(workload, Stream):
         raise ConfigError("workload", type(workload).__name__, "a Stream")
     if not isinstance(balancer, PlacementBalancer):
@@ -291,7 +293,22 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
             schedule(model.interval, info_round, priority=URGENT)
         if samples:
             schedule(0.0, sample, 0, priority=URGENT)
-    kernel.run()
+    # the supermarket model's case runs in a specialised loop (module docstring, "Fast path")
+    why = _stream_fast.eligible(simulate_stream, options, exact=model.exact, slots=slots, rates=rates, widths=widths,
+                                zero_transfer=zero_transfer) if J else "no jobs"
+    fr = _stream_fast.run(balancer, view, times, origins, demand, q, upd, qmax, kernel.tolerance,
+                          w_index) if why is None else None
+    if fr is not None:
+        area, tlast, busy_sum, done_at = fr.area, fr.tlast, fr.busy, fr.done
+        snap.update(w=(fr.snap_w, times[w_index]), e=(fr.snap_e, times[-1]))
+        ideal = [x if x > 0.0 else 0.0 for x in demand]  # the arrival rule's max(0, demand / speed 1)
+        kernel.processed = fr.events
+    else:
+        if why is None:  # a tie the loop cannot order: start again on the kernel
+            why = "a tie the fast loop cannot order"
+            q[:], upd[:], qmax[:] = [0] * n, [0.0] * n, [0] * n
+            balancer.start(view, st.rng("balancer"))
+        kernel.run()
 
     # --- the trace ---------------------------------------------------------------------------------------
     end = tlast
@@ -318,5 +335,5 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         tr.series["queue_time"] = np.asarray(sample_t)
     tr.meta.update({"warmup_job": w_index, "queue_mean": (ae - aw) / (te - tw) / n if te > tw else math.nan,
                     "busy_time": busy_sum, "slots": list(slots), "info": model.name, "workload": workload.name,
-                    "tasks_moved": moved})
+                    "tasks_moved": moved, "path": "fast" if fr is not None else f"kernel ({why})"})
     return tr
