@@ -33,6 +33,8 @@ import inspect
 import math
 from heapq import heapify, heappop, heappush
 
+import numpy as np
+
 from ..balancers import decide
 
 __all__ = ["eligible", "run", "FastRun"]
@@ -46,10 +48,10 @@ _OPTIONS = {"platform": None, "workload": None, "balancer": None, "seed": None, 
             "record_decisions": (False,), "inline": (True,)}
 
 
-def eligible(engine, options: dict, *, exact: bool, slots, rates, widths, zero_transfer: bool) -> str | None:
+def eligible(engine, options: dict, *, exact: bool, slots, rates, widths, demands, zero_transfer: bool) -> str | None:
     """None if the loop implements this run, else why not. *engine*: the engine function (its
     signature gives the defaults of options the loop does not know); *options*: the call's arguments;
-    *exact*: exact information; *slots*, *rates*: per node; *widths*: tasks per job."""
+    *exact*: exact information; *slots*, *rates*: per node; *widths*: tasks per job, *demands*: per task (arrays)."""
     defaults = {k: p.default for k, p in inspect.signature(engine).parameters.items()}
     for k, v in options.items():
         if k in _OPTIONS:
@@ -66,8 +68,10 @@ def eligible(engine, options: dict, *, exact: bool, slots, rates, widths, zero_t
         return "a node with more than one slot"
     if any(r != 1.0 for r in rates):
         return "a node whose rate is not 1"
-    if any(w != 1 for w in widths):
+    if not (np.asarray(widths) == 1).all():
         return "a job of more than one task"
+    if not (np.asarray(demands) > 0.0).all():
+        return "a task of no demand"  # a departure at its start time would break _instant's order argument
     return None
 
 
@@ -111,7 +115,7 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
     free = [0.0] * n  # departure of the last task placed on each node
     cur = [0.0] * n  # start of the task in service on each node
     done = [0.0] * J
-    tied: set = set()  # times of events that ran in an instant of more than one event
+    tied = _Keys()  # the order keys of events scheduled in instants of more than one event
     st = [0.0, 0.0, 0, 0.0, None, None]  # area, tlast, N, busy, snap_w, snap_e: for _instant
     area = 0.0
     tlast = 0.0
@@ -124,13 +128,13 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
 
     for b in range(J):
         t = times[b]
+        tlo = t - tol2
+        thi = t + tol2
         while True:
             D = h[0]
-            if D < t:  # a departure first, unless it ties
+            if D < tlo:  # a departure before the arrival, alone unless the next departure ties
                 heappop(h)
-                if h[0] - D <= tol2 or t - D <= tol2:
-                    heappush(h, D)
-                else:
+                if h[0] - D > tol2:
                     j = who.pop(D)
                     area += N * (D - tlast)
                     tlast = D
@@ -142,7 +146,8 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
                     if x:
                         cur[j] = D  # the next task starts (its departure is in the heap since it was placed)
                     continue
-            elif D - t > tol2:  # the arrival, alone
+                heappush(h, D)
+            elif D > thi:  # the arrival, alone
                 view.time = t
                 view.node = origins[b]
                 j = place(view)
@@ -210,11 +215,32 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
     return FastRun(done, area, tlast, busy, snap_w, snap_e, 2 * J, ties)
 
 
+class _Keys:
+    """Where an event's scheduler ran, for the events scheduled in an instant of more than one event
+    (the others' follows from their parent time: see :func:`_instant`)."""
+
+    __slots__ = ("arrival", "head", "firsts")
+
+    def __init__(self):
+        self.arrival: dict = {}  # job b -> key of the event that scheduled arrival b
+        self.head: dict = {}  # node j -> (start time, key of the event that scheduled the departure of its task)
+        self.firsts: set = set()  # first times of the instants of more than one event
+
+
 def _instant(b, times, origins, demand, h, who, q, upd, qmax, free, cur, done, tied, st, view, balancer, n, tol,
              w_index, last) -> bool:
     """Run the kernel's next instant (the next arrival is job *b*; *b* = J: none): its events in
     the order they were scheduled, each at its own time, as the kernel's handlers do. *st* holds
-    (area, tlast, N, busy, snap_w, snap_e) in and out. True if arrival *b* ran."""
+    (area, tlast, N, busy, snap_w, snap_e) in and out. True if arrival *b* ran.
+
+    The kernel orders an instant's events by sequence number, i.e. by when they were scheduled: by
+    the run position of the event that scheduled them (their parent), then, for the two events one
+    arrival schedules, the next arrival before its task's departure. An event's run position is the
+    key (first time of its instant, position in the instant): instants run in order of their first
+    times. An event that ran alone has the key (its time, 0); one that ran in an instant of more than
+    one event has its key in *tied*. A parent key known only by its time (sub-order unknown) that
+    equals another member's parent time, or two instants of one first time, leave the order open:
+    :class:`_Ambiguous`."""
     J = len(times)
     # what the kernel's queue holds: arrival b and the departure of the task in service at each node
     # (the earliest pending departure of that node; the heap also holds the later ones)
@@ -228,20 +254,41 @@ def _instant(b, times, origins, demand, h, who, q, upd, qmax, free, cur, done, t
     if b < J and times[b] < first:  # exact equality: both join the instant, whatever the order
         first = times[b]
     lim = first + tol  # the kernel's test (pop_instant)
-    members = []  # (parent time, kind, payload): kind 0 arrival, 1 departure
+    members = []  # (parent key, explicit, kind, payload): kind 0 arrival, 1 departure
     if b < J and times[b] <= lim:
-        members.append((times[b - 1] if b else -_INF, 0, b))
+        k = tied.arrival.get(b)
+        members.append((k, True, 0, b) if k is not None else ((times[b - 1] if b else -_INF, 0, 0), False, 0, b))
     for j, D in heads.items():
         if D <= lim:
-            members.append((cur[j], 1, j))
-    if len(members) > 1:
-        parents = [m[0] for m in members]
-        if len(set(parents)) < len(parents) or any(p in tied for p in parents):
+            e = tied.head.get(j)
+            if e is not None and e[0] == cur[j]:  # started in an instant of more than one event
+                members.append((e[1], True, 1, j))
+            else:  # by the event at its start time (an arrival: sub-order 1; a departure: 0; unknown)
+                members.append(((cur[j], 0, 0), False, 1, j))
+    many = len(members) > 1
+    if many:
+        if first in tied.firsts:
             raise _Ambiguous
-        members.sort()
+        tied.firsts.add(first)
+        a0 = members[0]
+        if a0[2] == 0 and not a0[1] and b:
+            # a task started at arrival b - 1's time (ran alone) was started by it, the only event
+            # then (demands are > 0, and no other arrival then): scheduled after arrival b
+            pt = a0[0][0]
+            same = [i for i, m in enumerate(members) if m[2] == 1 and not m[1] and m[0][0] == pt]
+            if len(same) == 1 and (b < 2 or times[b - 2] != pt):
+                members[0] = (a0[0], True, 0, b)
+                i = same[0]
+                members[i] = ((pt, 0, 1), True, 1, members[i][3])
+        for u in range(len(members)):
+            for v in range(u):
+                a, c = members[u], members[v]
+                if a[0][0] == c[0][0] and not (a[1] and c[1] and a[0] != c[0]):
+                    raise _Ambiguous
+        members.sort(key=lambda m: m[0])
     area, tlast, N, busy, snap_w, snap_e = st
     took = removed = False
-    for _, kind, x in members:
+    for pos, (_, _, kind, x) in enumerate(members):
         if kind == 0:  # the arrival handler
             t = times[x]
             view.time = t
@@ -262,6 +309,8 @@ def _instant(b, times, origins, demand, h, who, q, upd, qmax, free, cur, done, t
             else:
                 D = t + demand[x]
                 cur[j] = t
+                if many:
+                    tied.head[j] = (t, (first, pos, 1))
             k += 1
             q[j] = k
             upd[j] = t
@@ -274,8 +323,8 @@ def _instant(b, times, origins, demand, h, who, q, upd, qmax, free, cur, done, t
             heappush(h, D)
             done[x] = D
             took = True
-            if len(members) > 1:
-                tied.add(t)
+            if many:
+                tied.arrival[x + 1] = (first, pos, 0)
         else:  # the departure handler of node x's task in service
             D = heads[x]
             h.remove(D)
@@ -290,8 +339,8 @@ def _instant(b, times, origins, demand, h, who, q, upd, qmax, free, cur, done, t
             busy += D - cur[x]
             if k:
                 cur[x] = D
-            if len(members) > 1:
-                tied.add(D)
+                if many:
+                    tied.head[x] = (D, (first, pos, 0))
     if removed:
         heapify(h)  # h.remove broke the heap order
     st[:] = area, tlast, N, busy, snap_w, snap_e

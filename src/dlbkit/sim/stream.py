@@ -294,14 +294,14 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         if samples:
             schedule(0.0, sample, 0, priority=URGENT)
     # the supermarket model's case runs in a specialised loop (module docstring, "Fast path")
-    why = _stream_fast.eligible(simulate_stream, options, exact=model.exact, slots=slots, rates=rates, widths=widths,
-                                zero_transfer=zero_transfer) if J else "no jobs"
+    why = _stream_fast.eligible(simulate_stream, options, exact=model.exact, slots=slots, rates=rates,
+                                widths=arr.width, demands=arr.demand, zero_transfer=zero_transfer) if J else "no jobs"
     fr = _stream_fast.run(balancer, view, times, origins, demand, q, upd, qmax, kernel.tolerance,
                           w_index) if why is None else None
     if fr is not None:
         area, tlast, busy_sum, done_at = fr.area, fr.tlast, fr.busy, fr.done
         snap.update(w=(fr.snap_w, times[w_index]), e=(fr.snap_e, times[-1]))
-        ideal = [x if x > 0.0 else 0.0 for x in demand]  # the arrival rule's max(0, demand / speed 1)
+        ideal = np.where(arr.demand > 0.0, arr.demand, 0.0)  # the arrival rule's max(0, demand / speed 1)
         kernel.processed = fr.events
     else:
         if why is None:  # a tie the loop cannot order: start again on the kernel
