@@ -126,8 +126,7 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
     snap_w = snap_e = None
     ties = 0
 
-    for b in range(J):
-        t = times[b]
+    for b, t, o, w in zip(range(J), times, origins, demand):
         tlo = t - tol2
         thi = t + tol2
         while True:
@@ -149,7 +148,7 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
                 heappush(h, D)
             elif D > thi:  # the arrival, alone
                 view.time = t
-                view.node = origins[b]
+                view.node = o
                 j = place(view)
                 if j.__class__ is not int or not 0 <= j < n:
                     j = decide.place(balancer, view, 1)[0]  # raises the checked error (or accepts a numpy int)
@@ -164,9 +163,9 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
                     mark = last
                 x = q[j]
                 if x:
-                    D = free[j] + demand[b]
+                    D = free[j] + w
                 else:
-                    D = t + demand[b]
+                    D = t + w
                     cur[j] = t
                 x += 1
                 q[j] = x
