@@ -22,6 +22,16 @@ Rules, as handlers on the :class:`~dlbkit.sim.kernel.Kernel`:
 without recording (``balancer.place(view)`` and the check that the answer is a node; any other case
 calls the function); ``tests/test_stream_engine.py`` compares both paths' traces.
 
+**Fast path.** With exact information, one task per job, every node one slot of rate 1 (speed ×
+constant availability), no transfer time, demands > 0, no queue samples, no trace intervals or
+decision records, and the inlined decision, the run goes through :mod:`dlbkit.sim._stream_fast` (the
+supermarket model's case, ``dlbkit bench supermarket``): the same balancer object places every job
+on the same live view; a FIFO slot's departures follow in closed form, so one heap of departure
+times replaces the kernel's queue; ties run in the kernel's order. An engine option the loop does not
+know must be at its default. ``meta["path"]`` says which ran ("fast", or "kernel (why not)"); a tie
+whose kernel order the loop cannot tell (exact ties of a recorded trace) starts the run again on the
+kernel. ``tests/test_stream_fast.py`` proves the two paths give the same trace and placements.
+
 **Information.** ``info`` None or "exact": deciders read the true queues (``updated_at[j]`` is when
 node j's queue last changed). "gossip" and "neighbour": rounds every ``period`` seconds (URGENT
 kernel events, so a decision at the instant a message lands sees it), messages delivered after their
