@@ -109,6 +109,7 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
     n = view.n_nodes
     J = len(times)
     place = balancer.place
+    nodes = range(n)
     tol2 = 2.0 * tol  # the loop's tie test: a superset of the kernel's (first + tol), round-off included
     h = [_INF]  # pending departure times (every placed task not yet gone), and a sentinel
     who: dict[float, int] = {}  # departure time -> node
@@ -128,7 +129,6 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
 
     for b, t, o, w in zip(range(J), times, origins, demand):
         tlo = t - tol2
-        thi = t + tol2
         while True:
             D = h[0]
             if D < tlo:  # a departure before the arrival, alone unless the next departure ties
@@ -146,11 +146,11 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
                         cur[j] = D  # the next task starts (its departure is in the heap since it was placed)
                     continue
                 heappush(h, D)
-            elif D > thi:  # the arrival, alone
+            elif D - t > tol2:  # the arrival, alone
                 view.time = t
                 view.node = o
                 j = place(view)
-                if j.__class__ is not int or not 0 <= j < n:
+                if j.__class__ is not int or j not in nodes:
                     j = decide.place(balancer, view, 1)[0]  # raises the checked error (or accepts a numpy int)
                 area += N * (t - tlast)
                 tlast = t
