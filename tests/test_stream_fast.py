@@ -191,3 +191,24 @@ def test_the_supermarket_bench_runs_the_fast_loop_and_its_queue_is_the_theory():
     theory = sum(0.9 ** (2 ** i - 1) for i in range(1, 30))
     assert math.isclose(theory, 2.3527, abs_tol=1e-4)
     assert abs(tr.meta["queue_mean"] - theory) < 0.1
+
+
+@pytest.mark.parametrize("n,replace", [(2, False), (3, False), (1000, False), (1, True), (5, True), (1000, True)])
+def test_power_of_two_inlined_equals_the_general_rule(n, replace):
+    # the inlined d = 2 cases of PowerOfD.place against Draws.sample + the least rule, on one stream
+    from dlbkit.balancers.placement._draw import Draws, least
+    from dlbkit.model.view import StreamView
+
+    rng = np.random.default_rng(n)
+    view = StreamView(n)
+    b = PowerOfD(d=2, replace=replace)
+    b.start(view, np.random.default_rng(42))
+    ref = Draws(np.random.default_rng(42))
+    ties = 0
+    for _ in range(12_000):  # about three blocks of draws: the refills in the middle of a decision too
+        view.queue[:] = rng.integers(0, 3, n).tolist()
+        cands = ref.sample(list(range(n)), 2, replace)
+        want = least(cands, lambda c: view.queue[c], ref)
+        ties += len(cands) == 2 and cands[0] != cands[1] and view.queue[cands[0]] == view.queue[cands[1]]
+        assert b.place(view) == want
+    assert n == 1 or ties > 100

@@ -73,6 +73,25 @@ class PowerOfD(RandomizedPlacement):
                 return a if dr.buf[p] < 0.5 else b
             return a if dr.u() < 0.5 else b
         n = view.n_nodes
+        if self.d == 2:  # without replacement: Draws.sample and the least rule below, inlined
+            p = dr.pos + 2
+            if p > len(dr.buf) or dr.n != n:
+                a = int(dr.u() * n)
+                b = int(dr.u() * (n - 1))
+            else:
+                a = dr.nbuf[p - 2]
+                b = int(dr.buf[p - 1] * (n - 1))
+                dr.pos = p
+            if b >= a:
+                b += 1
+            else:
+                a, b = b, a  # the candidates in index order, as sample gives them
+            qa, qb = q[a], q[b]
+            if qa < qb:
+                return a
+            if qb < qa:
+                return b
+            return a if dr.u() < 0.5 else b  # best[below(2)]
         cands = dr.sample(range(n), self.d, self.replace)
         best = []
         bq = None
