@@ -117,6 +117,7 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
     tol2 = 2.0 * tol  # the loop's tie test: a superset of the kernel's (first + tol), round-off included
     h = [_INF]  # pending departure times (every placed task not yet gone), and a sentinel
     who: dict[float, int] = {}  # departure time -> node
+    pop, push, node_of = heappop, heappush, who.pop  # locals: the hot loop's calls
     free = [0.0] * n  # departure of the last task placed on each node
     cur = [0.0] * n  # start of the task in service on each node
     done = [0.0] * J
@@ -136,9 +137,9 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
         while True:
             D = h[0]
             if D < tlo:  # a departure before the arrival, alone unless the next departure ties
-                heappop(h)
+                pop(h)
                 if h[0] - D > tol2:
-                    j = who.pop(D)
+                    j = node_of(D)
                     area += N * (D - tlast)
                     tlast = D
                     N -= 1
@@ -149,7 +150,7 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
                     if x:
                         cur[j] = D  # the next task starts (its departure is in the heap since it was placed)
                     continue
-                heappush(h, D)
+                push(h, D)
             elif D - t > tol2:  # the arrival, alone
                 view.time = t
                 view.node = o
@@ -180,7 +181,7 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
                 if D in who:  # two departures at one time: a tie, ordered by _instant
                     raise _Ambiguous
                 who[D] = j
-                heappush(h, D)
+                push(h, D)
                 done[b] = D
                 break
             # a possible tie: the kernel's instant, in its order
