@@ -125,7 +125,7 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
     st = [0.0, 0.0, 0, 0.0, None, None]  # area, tlast, N, busy, snap_w, snap_e: for _instant
     area = 0.0
     tlast = 0.0
-    N = 0
+    N = 0.0  # tasks in the system; a float, so N * dt is a float product (the value int * float gives)
     busy = 0.0
     last = J - 1
     mark = w_index if w_index < last else last  # the next arrival whose area is a snapshot
