@@ -178,7 +178,7 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
                 if x > qmax[j]:
                     qmax[j] = x
                 free[j] = D
-                if D in who:  # two departures at one time: a tie, ordered by _instant
+                if D in who:  # two departures at one exact time: their kernel order is not known here
                     raise _Ambiguous
                 who[D] = j
                 push(h, D)
