@@ -166,6 +166,9 @@ def test_the_engine_takes_the_fast_loop_only_where_it_applies():
     assert _path(fast) == "kernel (a node whose rate is not 1)"
     unit = Platform([Node(f"n{i}") for i in range(3)], Network(latency=0.0, bandwidth=1.0))
     assert _path(unit) == "fast"
+    # initial loads are the workload's (not an engine option): the loop does not model them
+    assert _path(workload=Stream(rates=0.5, jobs=50, initial=[2] + [0] * 7)) == "kernel (initial loads)"
+    assert _path(service="ps") == "kernel (service='ps' (an option the fast loop does not implement))"
 
 
 def test_an_option_the_loop_does_not_know_runs_on_the_kernel_unless_at_its_default():
