@@ -83,6 +83,7 @@ def metrics(trace) -> dict:
     out["bytes"] = float(trace.bytes)
     out["info_messages"], out["info_bytes"], out["info_age_mean"] = (trace.info_messages, trace.info_bytes,
                                                                      trace.info_age_mean)
+    out["info_freshness"] = float(trace.meta.get("info_freshness", math.nan))
     return out
 
 
@@ -145,7 +146,7 @@ FAMILY = register(Family(
     metrics=metrics,
     metric_names=("response_mean", "response_p50", "response_p95", "response_p99", "slowdown_mean", "queue_mean",
                   "queue_max", "queue_maxdiff", "throughput", "utilisation", "makespan", "tasks_moved", "messages",
-                  "bytes", "info_messages", "info_bytes", "info_age_mean"),
+                  "bytes", "info_messages", "info_bytes", "info_age_mean", "info_freshness"),
     figures=figures,
     figure_kinds=("queues", "response_cdf"),
     bar_metrics=("response_mean", "queue_mean"),

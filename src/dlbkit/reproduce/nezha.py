@@ -8,8 +8,8 @@ this length settles), Table 14's hybrid placement (32 tasks on 8 idle nodes: exa
 ≤ 2) and Table 15's shape (one snapshot without the view update piles a batch up), §6.3.2.2's loaded
 cluster on the balancers' own decisions (nezha places nothing on the loaded node in 200 seeds: fails
 in one; round-robin one task on every node), with the turnarounds by processor sharing reported.
-Reported: what needs parts not built yet (the Chapter 4 scattering algorithms as information models,
-the Chapter 3 observations' scenarios).
+Chapter 4's freshness (Tables 4, 5, 9): :mod:`.nezha_scatter`. Reported: what needs parts not built
+yet (the Chapter 3 observations' scenarios).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ..model.stream import Stream
 from ..model.view import StreamView
 from ..sim.gossip_mc import pr_all_informed
 from ..sim.stream import simulate_stream
-from . import Claim, reported
+from . import Claim, nezha_scatter, reported
 
 __all__ = ["claims", "TABLE6", "supermarket_mean"]
 
@@ -245,7 +245,7 @@ def _not_built() -> list[Claim]:
 
 def claims() -> list[Claim]:
     return (_recursion_claims() + _monte_carlo_claims() + _placement_claims() + _loaded_cluster_claims()
-            + _supermarket_claims() + _not_built())
+            + _supermarket_claims() + nezha_scatter.claims() + _not_built())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,7 +7,8 @@ Step 1 informs the origin and one other active node drawn uniformly (the recursi
 At every later step every informed node sends once; a send to an active uninformed node informs it
 at the end of the step. Selection: ``"uniform"`` (the old algorithm: a peer drawn uniformly from the
 N − 1 others, independently each step) or ``"constrained"`` (Algorithm 4.1, ``constraint_select``:
-each node walks a random permutation of its N − 1 peers, a fresh one when it has used them all; every
+each node walks a random permutation of its N − 1 peers, a fresh one when it has used them all (the
+draws of :mod:`dlbkit.info.selection`, shared with the information models); every
 node's walk starts at step 1, when the information is born).
 """
 
@@ -15,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["pr_all_informed", "SELECTIONS"]
+from ..info.selection import SELECTIONS, permutations, skip_self
 
-SELECTIONS = ("uniform", "constrained")
+__all__ = ["pr_all_informed", "SELECTIONS"]
 #: trials simulated at once (memory: chunk × N × (N − 1) floats for the permutations)
 CHUNK = 10_000
 
@@ -46,9 +47,9 @@ def pr_all_informed(n: int, N: int, steps: int, trials: int, rng: np.random.Gene
             else:
                 pos = (j - 2) % (N - 1)
                 if pos == 0:
-                    perm = np.argsort(rng.random((T, N, N - 1)), axis=2)
+                    perm = permutations(rng, (T, N), N - 1)
                 r = perm[:, :, pos]
-            target = r + (r >= nodes)  # skip the sender itself
+            target = skip_self(r, nodes)
             rows, cols = np.nonzero(inf)
             hit = np.zeros((T, N), dtype=bool)
             hit[rows, target[rows, cols]] = True
