@@ -310,3 +310,22 @@ def test_the_engine_runs_each_model(name):
     again = dlbkit.simulate(PLATFORM, w, "nezha", seed=3, info={"model": name, "period": 0.5})
     assert r.metrics == again.metrics or all(
         (a == b) or (a != a and b != b) for a, b in zip(r.metrics.values(), again.metrics.values()))
+
+
+# --- the vectorised gossip of the benchmark is the information model's gossip ------------------------------------------
+
+@pytest.mark.parametrize("selection", ["uniform", "constrained"])
+@pytest.mark.parametrize("pull", [False, True])
+def test_vectorised_gossip_stamps_equal_the_models(selection, pull):
+    """gossip_stamps (benchmarks/bench_gossip.py) draws the peers as the model does (fanout 1) and merges
+    the tables of the period's start, freshest wins: the same stamps after every period."""
+    from dlbkit.sim.gossip_mc import gossip_stamps
+    P, K = 9, 25
+    m = started({"model": "gossip", "selection": selection, "pull": pull, "period": 1.0}, P, seed=5)
+    ages = []
+    for t in range(1, K + 1):
+        for x in m.round(float(t), [0] * P):
+            m.deliver(x)
+        ages.append(t - (m.stamps_.sum() - np.trace(m.stamps_)) / (P * (P - 1)))
+    S, a = gossip_stamps(P, K, np.random.default_rng(5), selection, pull)
+    assert np.array_equal(S, m.stamps_.astype(int)) and np.allclose(a, ages)

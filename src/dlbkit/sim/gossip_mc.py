@@ -18,7 +18,7 @@ import numpy as np
 
 from ..info.selection import SELECTIONS, permutations, skip_self
 
-__all__ = ["pr_all_informed", "SELECTIONS"]
+__all__ = ["pr_all_informed", "gossip_stamps", "SELECTIONS"]
 #: trials simulated at once (memory: chunk × N × (N − 1) floats for the permutations)
 CHUNK = 10_000
 
@@ -57,3 +57,52 @@ def pr_all_informed(n: int, N: int, steps: int, trials: int, rng: np.random.Gene
             inf[:, n:] = False  # inactive nodes drop what they receive
             done[j - 1] += np.count_nonzero(inf[:, :n].all(axis=1))
     return done / trials
+
+
+def gossip_stamps(n: int, periods: int, rng: np.random.Generator, selection: str = "uniform",
+                  pull: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Push (or push-pull) gossip of whole timestamped tables among *n* nodes for *periods* periods,
+    vectorised over the nodes: the stamps of the ``gossip`` information model (fanout 1, zero transfer
+    time), which decide everything freshest-wins does (a value is the load its node had at its stamp).
+
+    Period t (1, 2, …): every node's own stamp becomes t; every node sends its table as it is at the
+    start of the period to one peer (``"uniform"``: drawn uniformly from the others; ``"constrained"``:
+    Algorithm 4.1's permutations, the draws of :class:`dlbkit.info.selection.Epochs`, so the stamps
+    equal the information model's with ``selection="constrained"``); with *pull* the peer answers with
+    its table of the start of the period; a receiver keeps the newer stamp entry by entry. Stamps are
+    period numbers (0: the start; int16 below 2^15 periods). Returns the final stamps (row i: what node i knows) and the
+    mean age of the other nodes' entries at the end of each period, in periods."""
+    if selection not in SELECTIONS:
+        raise ValueError(f"selection must be one of {SELECTIONS}; got {selection!r}")
+    if n < 2:
+        raise ValueError(f"need n >= 2; got {n}")
+    S = np.zeros((n, n), dtype=np.int16 if periods < 2 ** 15 else np.int32)  # half the memory traffic
+    nodes = np.arange(n)
+    diag = nodes * (n + 1)
+    flat = S.reshape(-1)
+    ages = np.empty(periods)
+    order = None
+    for t in range(1, periods + 1):
+        flat[diag] = t
+        if selection == "uniform":
+            dst = skip_self(rng.integers(n - 1, size=n), nodes)
+        else:
+            pos = (t - 1) % (n - 1)
+            if pos == 0:
+                order = skip_self(permutations(rng, (n,), n - 1), nodes[:, None])
+            dst = order[:, pos]
+        old = S.copy()
+        # several senders may tell one receiver: merge them in layers in which each receiver appears once
+        by = np.argsort(dst, kind="stable")
+        d = dst[by]
+        first = np.r_[True, d[1:] != d[:-1]]
+        start = np.maximum.accumulate(np.where(first, np.arange(n), 0))
+        layer = np.arange(n) - start
+        for k in range(int(layer.max()) + 1):
+            sel = by[layer == k]
+            rows = dst[sel]
+            S[rows] = np.maximum(S[rows], old[sel])
+        if pull:
+            np.maximum(S, old[dst], out=S)
+        ages[t - 1] = t - (S.sum(dtype=np.int64) - int(S.trace())) / (n * (n - 1))
+    return S, ages
