@@ -350,3 +350,17 @@ def test_chapter4_rows_hold_where_they_held_when_written():
     rows = z.claims()
     must = [r for r in rows if r.asserted and ("> 0" in r.claim or "timestamped merge" in r.claim or "shape" in r.claim)]
     assert len(must) == 12 and all(r.ok for r in must)
+
+
+@pytest.mark.parametrize("info_line, field", [
+    ('model = "scatter-4.2"\nl = 1', "info (parameter 'l' of scatter-4.2)"),
+    ('model = "scater-old"', "info.model"),
+])
+def test_bad_scattering_input_in_an_experiment_is_one_line_and_exit_2(tmp_path, capsys, info_line, field):
+    from dlbkit.cli import main
+    p = tmp_path / "s.toml"
+    p.write_text('[platform]\nnodes = [{name = "n", count = 4, speed = 1.0}]\n[workload]\nkind = "stream"\nrates = 0.5\n'
+                 f'jobs = 50\n[info]\n{info_line}\n[[balancers]]\nname = "nezha"\n')
+    assert main(["simulate", str(p), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and field in err and "Traceback" not in err

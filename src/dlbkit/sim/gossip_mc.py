@@ -8,8 +8,11 @@ At every later step every informed node sends once; a send to an active uninform
 at the end of the step. Selection: ``"uniform"`` (the old algorithm: a peer drawn uniformly from the
 N − 1 others, independently each step) or ``"constrained"`` (Algorithm 4.1, ``constraint_select``:
 each node walks a random permutation of its N − 1 peers, a fresh one when it has used them all (the
-draws of :mod:`dlbkit.info.selection`, shared with the information models); every
-node's walk starts at step 1, when the information is born).
+draws of :mod:`dlbkit.info.selection`, shared with the information models); every node's walk
+starts at step 1, when the information is born).
+
+Also here: :func:`gossip_stamps`, push (or push-pull) gossip of whole timestamped tables vectorised
+over the nodes (the ``gossip`` information model's stamps, for ``benchmarks/bench_gossip.py``).
 """
 
 from __future__ import annotations
