@@ -36,7 +36,7 @@ def rounds(m, loads_per_round, t0=1):
     return sent
 
 
-# --- the shift-and-merge vector (i-4.1) by hand ---------------------------------------------------------------
+# --- the shift-and-merge vector (i-4.1) by hand -------------------------------------------------------------------
 
 def test_start_vectors_hold_own_then_successors():
     m = started({"model": "scatter-old", "l": 4}, 4, loads=[10, 11, 12, 13])
@@ -115,7 +115,7 @@ def test_epochs_skip_peers_not_allowed():
     assert e.next(0, np.array([True, False, False, False, False])) is None
 
 
-# --- Algorithm 4.3 --------------------------------------------------------------------------------------------------
+# --- Algorithm 4.3 ------------------------------------------------------------------------------------------------
 
 def test_scatter_4_3_stops_sending_to_a_silent_node_after_the_timeout():
     """Node 3 is down: nothing is heard from it after the start (t = 0); with a timeout of 3 periods
@@ -142,7 +142,7 @@ def test_default_timeout_is_twice_a_complete_cycle():
     assert default_timeout(16) == 38
 
 
-# --- gossip: Algorithm 4.1's peers and push-pull --------------------------------------------------------------------
+# --- gossip: Algorithm 4.1's peers and push-pull ------------------------------------------------------------------
 
 def test_push_pull_answers_each_push_with_the_peers_table_of_the_round_start():
     P = 4
@@ -168,7 +168,7 @@ def test_gossip_constrained_selection_is_a_permutation_per_epoch():
         assert sorted(d for r in sent for s, d in r if s == i) == [j for j in range(P) if j != i]
 
 
-# --- the monitored copy ----------------------------------------------------------------------------------------------
+# --- the monitored copy -------------------------------------------------------------------------------------------
 
 def test_monitored_shows_the_copy_taken_lag_seconds_ago():
     m = info.resolve({"model": "monitored", "lag": 0.25, "period": 0.1})
@@ -194,7 +194,7 @@ def test_monitored_with_no_lag_is_the_loads_of_the_last_copy():
     assert v == [3, 4]
 
 
-# --- freshness ε and η ------------------------------------------------------------------------------------------------
+# --- freshness ε and η --------------------------------------------------------------------------------------------
 
 def test_freshness_by_hand():
     """Tables all 0, truth (3, 0, 0): pairs (0→1) and (0→2) err by 3; ε = (9 + 9)/6 = 3."""
@@ -215,7 +215,7 @@ def test_exact_information_has_zero_freshness_error_in_the_engine():
     assert r.metrics["info_freshness"] == 0.0
 
 
-# --- invariants (hypothesis) -----------------------------------------------------------------------------------------
+# --- invariants (hypothesis) --------------------------------------------------------------------------------------
 
 def _run_with_history(spec, P, seed, changes):
     m = started(spec, P, loads=[0] * P, seed=seed)
@@ -265,7 +265,7 @@ def test_same_seed_same_trace(name, P, seed):
     assert ta == tb and np.array_equal(a.values_, b.values_) and a.freshness_mean == b.freshness_mean
 
 
-# --- bad input ----------------------------------------------------------------------------------------------------------
+# --- bad input ----------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("spec, field", [
     ({"model": "scatter-4.5"}, "info.model"),
@@ -291,7 +291,7 @@ def test_an_inactive_node_outside_the_platform_is_named():
         dlbkit.simulate(P4, Stream(rates=0.5, jobs=10), "nezha", info={"model": "scatter-4.3", "inactive": [0, 4]})
 
 
-# --- every model in the stream engine ------------------------------------------------------------------------------------
+# --- every model in the stream engine -----------------------------------------------------------------------------
 
 PLATFORM = Platform([Node(f"n{i}", speed=1 + i % 2, cores=1) for i in range(6)])
 
@@ -312,7 +312,7 @@ def test_the_engine_runs_each_model(name):
         (a == b) or (a != a and b != b) for a, b in zip(r.metrics.values(), again.metrics.values()))
 
 
-# --- the vectorised gossip of the benchmark is the information model's gossip ------------------------------------------
+# --- the vectorised gossip of the benchmark is the information model's gossip -------------------------------------
 
 @pytest.mark.parametrize("selection", ["uniform", "constrained"])
 @pytest.mark.parametrize("pull", [False, True])
@@ -331,7 +331,7 @@ def test_vectorised_gossip_stamps_equal_the_models(selection, pull):
     assert np.array_equal(S, m.stamps_.astype(int)) and np.allclose(a, ages)
 
 
-# --- the Chapter 4 reproduction's harness ----------------------------------------------------------------------------------
+# --- the Chapter 4 reproduction's harness -------------------------------------------------------------------------
 
 def test_freshness_harness_orders_the_models_as_the_reproduction_claims():
     """N = 4, R = 10 (Table 4's first column) on the reproduction's harness: Algorithm 4.2 fresher than the
@@ -348,7 +348,8 @@ def test_chapter4_rows_hold_where_they_held_when_written():
     still pass; the bands around the printed η (which missed) are not required here."""
     from dlbkit.reproduce import nezha_scatter as z
     rows = z.claims()
-    must = [r for r in rows if r.asserted and ("> 0" in r.claim or "timestamped merge" in r.claim or "shape" in r.claim)]
+    keys = ("> 0", "timestamped merge", "shape")
+    must = [r for r in rows if r.asserted and any(k in r.claim for k in keys)]
     assert len(must) == 12 and all(r.ok for r in must)
 
 
@@ -359,7 +360,8 @@ def test_chapter4_rows_hold_where_they_held_when_written():
 def test_bad_scattering_input_in_an_experiment_is_one_line_and_exit_2(tmp_path, capsys, info_line, field):
     from dlbkit.cli import main
     p = tmp_path / "s.toml"
-    p.write_text('[platform]\nnodes = [{name = "n", count = 4, speed = 1.0}]\n[workload]\nkind = "stream"\nrates = 0.5\n'
+    p.write_text('[platform]\nnodes = [{name = "n", count = 4, speed = 1.0}]\n'
+                 '[workload]\nkind = "stream"\nrates = 0.5\n'
                  f'jobs = 50\n[info]\n{info_line}\n[[balancers]]\nname = "nezha"\n')
     assert main(["simulate", str(p), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()

@@ -5,8 +5,8 @@ decider), ``neighbour`` (neighbour exchange), ``gossip`` (push or push-pull of w
 peers, timestamped freshest-wins merge), 003 Chapter 4's scattering (``scatter-old``, ``scatter-4.1``,
 ``scatter-4.2``, ``scatter-4.3``: untimestamped shift-and-merge vectors, peers by uniform or
 Algorithm 4.1's constrained selection) and ``monitored`` (a lagged copy of the true loads, 003 §3.4).
-Freshness ε of every model is sampled by the layer (:mod:`.base`); η = :func:`improvement`. ``resolve(spec)`` builds one from a name, an experiment's
-``[info]`` table or an object.
+Freshness ε of every model is sampled by the layer (:mod:`.base`); η = :func:`improvement`.
+``resolve(spec)`` builds one from a name, an experiment's ``[info]`` table or an object.
 """
 
 from .base import ENTRY_BYTES, HEADER_BYTES, InfoMessage, InfoModel, improvement

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
-import numpy as np
 
 from ..errors import ConfigError
 from ..params import Interval
@@ -33,7 +32,8 @@ class Scatter(InfoModel):
     def start(self, n_nodes, neighbours, loads, rng=None):
         super().start(n_nodes, neighbours, loads, rng)
         if rng is None:
-            raise ConfigError(f"the rng passed to {self.name}.start", None, "a numpy.random.Generator (engines pass one)")
+            raise ConfigError(f"the rng passed to {self.name}.start", None,
+                              "a numpy.random.Generator (engines pass one)")
         for k, j in enumerate(self.inactive):
             if not isinstance(j, Integral) or isinstance(j, bool) or not 0 <= j < n_nodes:
                 raise ConfigError(f"parameter 'inactive' of {self.name} [{k}]", j, f"a node index below {n_nodes}")

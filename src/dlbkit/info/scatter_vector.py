@@ -6,7 +6,6 @@ from numbers import Integral
 
 import numpy as np
 
-from ..errors import ConfigError
 from ..params import Interval
 from .base import InfoMessage
 from .scatter_base import Scatter
