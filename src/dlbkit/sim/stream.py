@@ -445,6 +445,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         tr.info_age_mean = float(model.age_mean)
     else:
         tr.info_messages, tr.info_bytes, tr.info_age_mean = 0.0, 0.0, 0.0
+    tr.meta["info_freshness"] = 0.0 if model.exact else float(model.freshness_mean)  # ε, sampled at the rounds
     (aw, tw), (ae, te) = snap.get("w", (0.0, 0.0)), snap.get("e", (0.0, 0.0))
     tr.series.update({"job_time": arr.time, "job_origin": arr.origin, "job_width": arr.width, "job_first": arr.first,
                       "job_done": np.asarray(done_at[:J]), "job_ideal": np.asarray(ideal), "demand": arr.demand,
