@@ -26,6 +26,7 @@ __all__ = [
     # running
     "simulate", "Result", "schedule", "Schedule", "map", "run_map", "RunResult", "tree", "run_tree", "TreeResult", "spmd", "run_spmd", "SpmdResult", "graph", "run_graph", "GraphResult", "Emulation",
     "Loop", "advise", "replay", "save_trace", "load_trace", "Cluster",
+    "run_experiment",
     # model
     "Platform", "Node", "Network", "Constant", "Step", "Pulse", "Markov", "Recorded", "Divisible", "CostModel",
     "TaskTree", "FlatTasks", "Spmd", "TaskGraph", "Stream", "Demand", "LoopView", "TreeView", "SpmdView", "StreamView",
@@ -35,3 +36,12 @@ __all__ = [
     # errors
     "DlbkitError", "ConfigError", "TaskError", "DlbkitWarning",
 ]
+
+
+def __getattr__(name: str):
+    # run_experiment lives in the experiments layer, which loads matplotlib: only when asked for
+    if name == "run_experiment":
+        from .experiments.runner import run_experiment
+
+        return run_experiment
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,6 +3,7 @@
 Subcommands::
 
     dlbkit simulate EXPERIMENT.toml [--out DIR] [--jobs N]   run a sweep; table, CSVs, plots, report
+    mpiexec -n N dlbkit simulate EXPERIMENT.toml --executor mpi   the same sweep's runs on N-1 MPI ranks
     dlbkit balancers [--json] [--kind KIND]                  the registered balancers
     dlbkit bench m1|m2 --workers P --tasks N [--seed S] [--json] a reference model's makespan and speed
     dlbkit bench supermarket --servers N --load RHO --choices D --jobs J [--seed S] [--replace] [--json]
@@ -73,6 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an experiment TOML file, or the name of a shipped one (e.g. 'demo')")
     s.add_argument("--out", metavar="DIR", help="output directory (default: ./out/<experiment name>)")
     s.add_argument("--jobs", "-j", metavar="N", type=int, default=1, help="worker processes (default 1)")
+    s.add_argument("--executor", metavar="NAME", default="local",
+                   help="where the runs run: local (--jobs processes; the default), mpi (the ranks of the "
+                        "mpiexec -n N job this command runs in: rank 0 runs the sweep, the others the runs), "
+                        "dask (the workers of --scheduler)")
+    s.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler (--executor dask)")
     s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="a progress bar on stderr: of the runs, or of the work done inside the run when "
                         "there is one run to do (default: when stderr is a terminal)")
@@ -258,11 +264,32 @@ def find_experiment(name: str) -> Path:
 
 def _cmd_simulate(args) -> int:
     from .api import UnusedAvailabilityWarning
+    from .experiments.executors import SERVED, check_executor, open_executor
+
+    rank = _env_rank()  # under mpiexec every rank checks the same arguments: rank 0 alone says what is wrong
+    try:
+        if args.jobs < 1:
+            raise ConfigError("--jobs", args.jobs, "an integer >= 1")
+        check_executor(args.executor, jobs=args.jobs, scheduler=args.scheduler)
+        if args.executor != "mpi" and _env_size() > 1:
+            raise ConfigError("--executor", args.executor, f"mpi when mpiexec starts {_env_size()} ranks (each "
+                              "rank would run the whole sweep into the same files)")
+        with warnings.catch_warnings():  # said once by rank 0, for the sweep, not once per run
+            warnings.simplefilter("ignore", UnusedAvailabilityWarning)
+            with open_executor(args.executor, scheduler=args.scheduler) as (executor, where):
+                if executor is SERVED:  # an MPI rank but 0: it ran rank 0's runs until the sweep ended
+                    return 0
+                return _simulate(args, executor, where)
+    except DlbkitError:
+        if rank != 0:
+            return 2
+        raise
+
+
+def _simulate(args, executor, where: str) -> int:
     from .experiments import (format_table, load_experiment, run_sweep, save_all, summarise, write_report,
                               write_summary_csv)
 
-    if args.jobs < 1:
-        raise ConfigError("--jobs", args.jobs, "an integer >= 1")
     path = find_experiment(args.experiment)
     try:
         exp = load_experiment(path)
@@ -275,17 +302,15 @@ def _cmd_simulate(args) -> int:
         raise ConfigError("--out", str(out), "a directory (a file of that name exists)")
     args.out_dir = out
     print(f"{exp.name}: {exp.n_runs} runs ({len(exp.balancers)} balancers × {len(exp.points)} grid point(s) × "
-          f"{exp.repetitions} repetitions), {args.jobs} job(s), output in {out}", flush=True)
+          f"{exp.repetitions} repetitions), {where or f'{args.jobs} job(s)'}, output in {out}", flush=True)
     role = master_role(exp)
     if role:
         print(role, flush=True)
     progress = SweepBar(sys.stderr, args.progress, getattr(exp.family, "progress_unit", "items"))
 
     t0 = time.perf_counter()
-    with warnings.catch_warnings():  # said once below, for the sweep, not once per run
-        warnings.simplefilter("ignore", UnusedAvailabilityWarning)
-        sweep = run_sweep(exp, out, jobs=args.jobs, progress=progress,
-                          run_progress=progress.run if progress.enabled else None)
+    sweep = run_sweep(exp, out, jobs=args.jobs, executor=executor, progress=progress,
+                      run_progress=progress.run if progress.enabled else None)
     summary = summarise(sweep.rows)
     for message in _unused_availability(exp, sweep.rows):
         print(f"dlbkit: warning: {message}", file=sys.stderr)
@@ -715,6 +740,15 @@ def _env_rank() -> int:
         if v is not None and v.isdigit():
             return int(v)
     return 0
+
+
+def _env_size() -> int:
+    """The number of ranks the launcher started this process among (1 when not launched by mpiexec)."""
+    for var in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE"):
+        v = os.environ.get(var)
+        if v is not None and v.isdigit():
+            return int(v)
+    return 1
 
 
 def _cmd_run(args) -> int:

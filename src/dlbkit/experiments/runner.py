@@ -8,6 +8,12 @@ fingerprint of the configuration that produced it, and a row whose key matches b
 does not (the experiment file changed) stops the sweep with a ConfigError instead of mixing results.
 
 A run that raises is recorded with ``status = error`` and its message; the sweep goes on.
+
+Where the runs run: in this process (``jobs=1``), in *jobs* local worker processes, or on any
+:class:`concurrent.futures.Executor` the caller already has (``executor=``: an
+``mpi4py.futures`` executor, a Dask ``Client.get_executor()``, a ``ProcessPoolExecutor`` kept
+open). Each run is one task (:func:`_execute` of its spec): it carries its own seed, so where it runs
+changes nothing in its row but ``wall_s``; only this process writes results.csv.
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ import json
 import math
 import os
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+import uuid
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -29,7 +36,7 @@ from ..model.metrics import METRICS
 from ..model.trace import Trace
 from .spec import Experiment, RunSpec
 
-__all__ = ["Sweep", "run_sweep", "columns", "read_results", "RESULTS_FILE"]
+__all__ = ["Sweep", "run_sweep", "run_experiment", "columns", "read_results", "RESULTS_FILE"]
 
 RESULTS_FILE = "results.csv"
 BASE_COLUMNS = ("experiment", "label", "balancer", "params", "point")
@@ -75,18 +82,53 @@ class Sweep:
         return self.out_dir / RESULTS_FILE
 
 
-def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, progress: Progress | None = None,
-              keep_traces: bool = True, run_progress: Callable[[int, int], None] | None = None) -> Sweep:
+def run_experiment(experiment: Experiment | str | Path, out: str | Path | None = None, *,
+                   executor: Executor | None = None, jobs: int = 1, progress: Progress | None = None,
+                   keep_traces: bool = True) -> Sweep:
+    """Run the sweep of *experiment* (an :class:`Experiment` or the path of its TOML file) into *out*
+    (default ``out/<experiment name>``), as :func:`run_sweep` does; return the :class:`Sweep`.
+
+    *executor*: any :class:`concurrent.futures.Executor` that can pickle a run and its outcome
+    (``mpi4py.futures.MPIPoolExecutor`` or the executor of ``MPICommExecutor``, a Dask
+    ``Client.get_executor()``, a ``ProcessPoolExecutor``); every run is submitted to it and the
+    caller keeps it (it is not shut down). Its workers must import the same dlbkit. Same seeds, the
+    same rows as a local sweep (all but ``wall_s``); resumable; a run whose task fails is recorded.
+    Without *executor*, *jobs* local processes as in ``dlbkit simulate --jobs``.
+    """
+    if not isinstance(experiment, Experiment):
+        from .spec import load_experiment
+
+        if not isinstance(experiment, (str, Path)):
+            raise ConfigError("experiment", type(experiment).__name__, "an Experiment or the path of an "
+                              "experiment TOML file")
+        experiment = load_experiment(experiment)
+    if out is None:
+        out = Path("out") / experiment.name
+    return run_sweep(experiment, out, jobs=jobs, executor=executor, progress=progress, keep_traces=keep_traces)
+
+
+def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, executor: Executor | None = None,
+              progress: Progress | None = None, keep_traces: bool = True,
+              run_progress: Callable[[int, int], None] | None = None) -> Sweep:
     """Run every run of *experiment* that results.csv in *out_dir* does not already hold.
 
-    *jobs* > 1 runs that many worker processes. *progress(done, total, row)* is called after each run.
+    *jobs* > 1 runs that many worker processes; *executor* (with *jobs* 1) submits every run to a
+    :class:`concurrent.futures.Executor` the caller owns (see :func:`run_experiment`).
+    *progress(done, total, row)* is called after each run.
     *run_progress(done, total)* goes to the engine (:func:`dlbkit.simulate`'s ``progress``) when
-    exactly one run is to be done: the work done inside that run.
+    exactly one run is to be done in this process: the work done inside that run.
     Raise ConfigError if *out_dir* holds results of a different configuration. KeyboardInterrupt
-    propagates after the pool is shut down; rows written so far stay in results.csv.
+    propagates after the pool is shut down (an *executor*'s pending runs cancelled); rows written
+    so far stay in results.csv.
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ConfigError("jobs", jobs, "an integer >= 1")
+    if executor is not None:
+        if not isinstance(executor, Executor):
+            raise ConfigError("executor", type(executor).__name__, "a concurrent.futures.Executor (e.g. "
+                              "mpi4py.futures.MPIPoolExecutor, a Dask Client.get_executor()) or None")
+        if jobs != 1:
+            raise ConfigError("jobs", jobs, "1 (the default) with an executor: its workers run the runs")
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
     try:
@@ -125,7 +167,9 @@ def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, pro
             if progress is not None:
                 progress(done, len(todo), row)
 
-        if jobs == 1 or len(todo) <= 1:
+        if executor is not None:
+            _run_on(executor, todo, finish, keep_traces)
+        elif jobs == 1 or len(todo) <= 1:
             inside = run_progress if len(todo) == 1 else None
             for k, s in enumerate(todo, 1):
                 values, trace = _execute(s, keep_traces and s.repetition == 0, inside)
@@ -136,13 +180,11 @@ def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, pro
     if retried or existing.duplicates or existing.broken:
         _compact(path)
     if keep_traces:  # repetition 0 done in an earlier sweep: replay it (same seed, same trace)
-        for s in specs:
-            row = latest.get(s.key)
-            if s.repetition == 0 and row is not None and row["status"] == "ok" and \
-                    (s.label, s.point_text) not in traces:
-                _values, trace = _execute(s, True)
-                if trace is not None:
-                    traces[(s.label, s.point_text)] = trace
+        again = [s for s in specs if s.repetition == 0 and (s.label, s.point_text) not in traces
+                 and latest.get(s.key, {}).get("status") == "ok"]
+        for s, trace in _replayed(again, executor):
+            if trace is not None:
+                traces[(s.label, s.point_text)] = trace
     rows = [latest[s.key] for s in specs if s.key in latest]
     order = [(s.label, s.point_text) for s in specs if s.repetition == 0]
     traces = {k: traces[k] for k in order if k in traces}  # experiment order, not completion order
@@ -153,22 +195,77 @@ def _run_pool(todo: list[RunSpec], jobs: int, finish, keep_traces: bool) -> None
     """Run *todo* on *jobs* processes; write each row as it finishes (and keep repetition 0's trace)."""
     pool = ProcessPoolExecutor(max_workers=jobs)
     try:
-        pending = {pool.submit(_execute, s, keep_traces and s.repetition == 0): s for s in todo}
-        done_count = 0
+        _run_on(pool, todo, finish, keep_traces)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _run_on(executor: Executor, todo: list[RunSpec], finish, keep_traces: bool) -> None:
+    """Submit every run of *todo* to *executor*; call *finish* for each as it completes.
+
+    A task that fails outside :func:`_execute` (a worker process or rank died, a Dask worker was
+    lost, the executor refused the task) becomes that run's error row, like a run that raised; on
+    any other exception (KeyboardInterrupt) the runs not started are cancelled and it propagates.
+    """
+    pending: dict[Future, RunSpec] = {}
+    done_count = 0
+
+    def record(s: RunSpec, values: dict, trace: Trace | None) -> None:
+        nonlocal done_count
+        done_count += 1
+        finish(s, values, trace, done_count)
+
+    try:
+        for s in todo:
+            try:
+                pending[_submit(executor, s, keep_traces and s.repetition == 0)] = s
+            except Exception as e:  # e.g. an executor shut down, a pool broken: the run fails, not the sweep
+                record(s, _failed(e, 0.0), None)
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
                 s = pending.pop(fut)
                 try:
                     values, trace = fut.result()
-                except Exception as e:  # the worker process died (e.g. BrokenProcessPool)
+                except Exception as e:  # the worker died (BrokenProcessPool, a lost Dask worker, ...)
                     values, trace = _failed(e, 0.0), None
-                done_count += 1
-                finish(s, values, trace, done_count)
+                record(s, values, trace)
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        for fut in pending:
+            fut.cancel()
         raise
-    pool.shutdown(wait=True)
+
+
+def _submit(executor: Executor, spec: RunSpec, keep_trace: bool) -> Future:
+    # A fresh token per submission: an executor that memoises by its arguments (Dask's tasks are
+    # "pure" by default, keyed by a hash of the function and arguments) would otherwise hand a
+    # retried run its earlier attempt's failure.
+    return executor.submit(_run_task, spec, keep_trace, uuid.uuid4().hex)
+
+
+def _run_task(spec: RunSpec, keep_trace: bool, _submission: str) -> tuple[dict, Trace | None]:
+    """:func:`_execute` as one executor task (*_submission* only makes each task distinct)."""
+    return _execute(spec, keep_trace)
+
+
+def _replayed(specs: list[RunSpec], executor: Executor | None):
+    """(spec, trace) for each of *specs* run again with its trace kept: here, or on *executor*."""
+    if executor is None or not specs:
+        for s in specs:
+            yield s, _execute(s, True)[1]
+        return
+    futures = [_submit(executor, s, True) for s in specs]
+    try:
+        for s, fut in zip(specs, futures):
+            try:
+                yield s, fut.result()[1]
+            except Exception:  # the replay is for the plots only: a lost task draws no trace
+                yield s, None
+    finally:
+        for fut in futures:
+            fut.cancel()
 
 
 def _execute(spec: RunSpec, keep_trace: bool, progress=None) -> tuple[dict, Trace | None]:

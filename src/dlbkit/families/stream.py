@@ -93,6 +93,7 @@ def metrics(trace) -> dict:
     out["bytes"] = float(trace.bytes)
     out["info_messages"], out["info_bytes"], out["info_age_mean"] = (trace.info_messages, trace.info_bytes,
                                                                      trace.info_age_mean)
+    out["info_freshness"] = float(trace.meta.get("info_freshness", math.nan))
     return out
 
 
@@ -154,8 +155,8 @@ FAMILY = register(Family(
     runtime="dlbkit.Cluster",
     metrics=metrics,
     metric_names=("response_mean", "response_p50", "response_p95", "response_p99", "slowdown_mean", "queue_mean",
-                  "queue_max", "queue_maxdiff", "convergence_time", "throughput", "utilisation", "makespan", "tasks_moved", "messages",
-                  "bytes", "info_messages", "info_bytes", "info_age_mean"),
+                  "queue_max", "queue_maxdiff", "convergence_time", "throughput", "utilisation", "makespan", "tasks_moved",
+                  "messages", "bytes", "info_messages", "info_bytes", "info_age_mean", "info_freshness"),
     figures=figures,
     figure_kinds=("queues", "response_cdf"),
     bar_metrics=("response_mean", "queue_mean"),

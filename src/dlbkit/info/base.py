@@ -15,6 +15,14 @@ Cost. A message carries a header of :data:`HEADER_BYTES` and :data:`ENTRY_BYTES`
 the entries it hands to deciders (``age_sum_``/``age_count_``), which engines report as the metrics
 ``info_messages``, ``info_bytes`` and ``info_age_mean``.
 
+Freshness. At every round, before its messages leave, the layer samples the mean-square error of
+every node's table against the true loads it is handed, over the ordered pairs (a, b) of distinct
+nodes that take part (``members_``): ε = mean over pairs of (x̂_ab − x_a)², x̂_ab what b holds of a
+(003 §4.3.3.4's freshness, with 1/S; its *improvement* η = 1 − ε_new/ε_old compares two runs:
+:func:`improvement`). Engines report the run's mean as ``info_freshness``. A model whose tables
+change without messages (the monitored copy) brings them up to date in :meth:`_advance`, which the
+layer calls before it samples and before :meth:`fill`.
+
 The exact model (:class:`~dlbkit.info.exact.Exact`) is the default and is what engines did before
 this layer existed: every decider sees every load as it is now, for free. Engines recognise it
 (``exact = True``) and keep their direct path, so results with exact information are unchanged.
@@ -31,7 +39,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..params import Parameterised
 
-__all__ = ["InfoModel", "InfoMessage", "HEADER_BYTES", "ENTRY_BYTES"]
+__all__ = ["InfoModel", "InfoMessage", "HEADER_BYTES", "ENTRY_BYTES", "improvement"]
 
 #: bytes of a load message's header: a type tag, sender, receiver and entry count (as a control message)
 HEADER_BYTES = 32
@@ -89,6 +97,9 @@ class InfoModel(Parameterised, ABC):
         self.bytes_ = 0.0
         self.age_sum_ = 0.0
         self.age_count_ = 0
+        self.members_ = np.ones(n_nodes, dtype=bool)  # the nodes that take part (all, unless a model says)
+        self.eps_sum_ = 0.0
+        self.eps_count_ = 0
 
     @property
     def interval(self) -> float:
@@ -101,6 +112,9 @@ class InfoModel(Parameterised, ABC):
         loads now, which every sender knows of itself. Counted in ``messages_`` and ``bytes_``."""
         self.rounds_ += 1
         own = np.asarray(loads, dtype=float)
+        self._advance(t)
+        self.eps_sum_ += self.freshness(own)
+        self.eps_count_ += 1
         idx = np.arange(self.n_nodes_)
         self.values_[idx, idx] = own  # each node's own entry is exact when it sends
         self.stamps_[idx, idx] = t
@@ -123,6 +137,7 @@ class InfoModel(Parameterised, ABC):
         """Write what *node* knows at *t* into a view's *values* and *stamps* lists (its own entry is
         *own_load*, measured now; *integer* for counts such as waiting tasks); count the age of the
         others' entries."""
+        self._advance(t)
         row_v, row_s = self.values_[node], self.stamps_[node]
         row_v[node] = own_load
         row_s[node] = t
@@ -137,6 +152,28 @@ class InfoModel(Parameterised, ABC):
         """Mean age (s) of the other nodes' entries handed to deciders so far (NaN before any)."""
         return self.age_sum_ / self.age_count_ if self.age_count_ else float("nan")
 
+    def freshness(self, loads: Sequence[float]) -> float:
+        """ε now: the mean over ordered pairs (a, b) of distinct member nodes of (what b holds of a −
+        a's true load in *loads*)² (0 with fewer than two members)."""
+        x = np.asarray(loads, dtype=float)
+        if self.members_.all():
+            k, err = self.n_nodes_, self.values_ - x
+        else:
+            m = np.flatnonzero(self.members_)
+            k, err = len(m), self.values_[np.ix_(m, m)] - x[m]
+        if k < 2:
+            return 0.0
+        sq = err * err
+        return float((sq.sum() - np.trace(sq)) / (k * (k - 1)))
+
+    @property
+    def freshness_mean(self) -> float:
+        """The mean of ε over the rounds so far (NaN before any): the run's ``info_freshness``."""
+        return self.eps_sum_ / self.eps_count_ if self.eps_count_ else float("nan")
+
+    def _advance(self, t: float) -> None:
+        """Bring the tables to time *t* when they change without messages (default: nothing)."""
+
     # --- what a model decides (its one required method) ---------------------------------------------
     @abstractmethod
     def _send(self, t: float) -> list[InfoMessage]:
@@ -145,3 +182,8 @@ class InfoModel(Parameterised, ABC):
     def _entries(self, src: int, dst: int, nodes: np.ndarray) -> InfoMessage:
         """A message from *src* to *dst* with *src*'s entries for *nodes*, as it knows them now."""
         return InfoMessage(src, dst, nodes, self.values_[src, nodes].copy(), self.stamps_[src, nodes].copy())
+
+
+def improvement(eps_new: float, eps_old: float) -> float:
+    """η = 1 − ε_new/ε_old (003 §4.3.3.4): the share of the old algorithm's error a model removes."""
+    return 1.0 - eps_new / eps_old

@@ -7,9 +7,10 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..errors import ConfigError
-from ..params import Interval
+from ..params import Interval, Options
 from .base import InfoModel
 from .registry import register
+from .selection import SELECTIONS, Epochs
 
 __all__ = ["Gossip"]
 
@@ -19,12 +20,17 @@ class Gossip(InfoModel):
     """Every *period* seconds each node pushes its whole table (its own load now and what it knows of
     every other node, each with its stamp) to *fanout* peers drawn uniformly, without replacement,
     from the other nodes; the receiver keeps, entry by entry, whichever of its own and the received
-    value is newer (timestamped freshest-wins merge).
+    value is newer (timestamped freshest-wins merge). *selection* ``"constrained"`` draws the peers by
+    Algorithm 4.1 instead (each node walks a random permutation of its peers, *fanout* a period). With
+    *pull* the exchange is push-pull: each peer told answers with its own table, as it was when the
+    round began (the two tables cross; a second message per push).
 
     Source: push gossip of load vectors as in the decentralised schedulers of 003 (Nezha's load
     dissemination: nodes exchange load with random peers so that every node can place jobs itself),
-    after the epidemic protocols of Demers et al. 1987 (anti-entropy by push) with timestamps
-    deciding which copy is kept. Information spreads in O(log P) rounds.
+    after the epidemic protocols of Demers et al. 1987 (anti-entropy by push, and push-pull) with
+    timestamps deciding which copy is kept — the remedy 003 §4.3.1 looks for against its
+    "non-linear latency" (its notes §2.11: "attach per-origin version numbers or timestamps and keep
+    the freshest entry"), and Corollary 4.2's timestamped case. Information spreads in O(log P) rounds.
 
     Helps: every node learns every load at a cost of P·fanout messages a period, without a centre
     and beyond the topology's neighbourhood. Backfires: each message carries P entries (bytes grow
@@ -34,17 +40,21 @@ class Gossip(InfoModel):
 
     name = "gossip"
     _parameter_constraints = {"period": [Interval(Real, 0, None, closed="neither")],
-                              "fanout": [Interval(Integral, 1, None)]}
+                              "fanout": [Interval(Integral, 1, None)], "selection": [Options(*SELECTIONS)],
+                              "pull": [bool]}
 
-    def __init__(self, *, period: float = 0.01, fanout: int = 1):
+    def __init__(self, *, period: float = 0.01, fanout: int = 1, selection: str = "uniform", pull: bool = False):
         self.period = period
         self.fanout = fanout
+        self.selection = selection
+        self.pull = pull
 
     def start(self, n_nodes, neighbours, loads, rng=None):
         super().start(n_nodes, neighbours, loads, rng)
         if rng is None:
             raise ConfigError("the rng passed to gossip.start", None, "a numpy.random.Generator (engines pass one)")
         self.all_ = np.arange(n_nodes)
+        self.epochs_ = Epochs(n_nodes, rng) if self.selection == "constrained" else None
 
     def _send(self, t):
         P = self.n_nodes_
@@ -53,7 +63,13 @@ class Gossip(InfoModel):
             return []
         msgs = []
         for i in range(P):
-            others = np.delete(self.all_, i)
-            for j in self.rng_.choice(others, size=k, replace=False):
+            if self.epochs_ is None:
+                others = np.delete(self.all_, i)
+                peers = self.rng_.choice(others, size=k, replace=False)
+            else:  # fanout ≤ N − 1: no peer twice within one round (one epoch holds each peer once)
+                peers = [self.epochs_.next(i) for _ in range(k)]
+            for j in peers:
                 msgs.append(self._entries(i, int(j), self.all_))
+                if self.pull:
+                    msgs.append(self._entries(int(j), i, self.all_))
         return msgs

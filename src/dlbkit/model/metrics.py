@@ -30,6 +30,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "info_messages": ("messages that carried load information to deciders", "lower"),
     "info_bytes": ("bytes of load information sent", "lower"),
     "info_age_mean": ("mean age of the other nodes' loads in the views deciders read (s)", "lower"),
+    "info_freshness": ("freshness ε: mean square error of the nodes' views of each other's loads against the truth, "
+                       "sampled at the information rounds (003 §4.3.3.4)", "lower"),
     # job streams (003): per job after the warm-up, and the queues over time
     "response_mean": ("mean response time of a job: arrival at its origin to its last task's end (s)", "lower"),
     "response_p50": ("median response time of a job (s)", "lower"),

@@ -6,8 +6,8 @@ selection) by Monte-Carlo, Tables 7 and 8 (steps of a complete cycle) exactly, t
 Σ λ^((dⁱ−1)/(d−1)) for d ∈ {2, 3}, λ ∈ {0.5, 0.7, 0.9, 0.95} on 1000 servers (and d = 1 where a run of
 this length settles), Table 14's hybrid placement (32 tasks on 8 idle nodes: exactly 4 each; 36: spread
 ≤ 2) and Table 15's shape (one snapshot without the view update piles a batch up). §6.3.2.2's loaded
-cluster and Observations 3.1–3.7 run on the stream engine: :mod:`.nezha_observations`.
-Reported: what needs parts not built yet (the Chapter 4 scattering algorithms as information models).
+cluster and Observations 3.1–3.7 run on the stream engine: :mod:`.nezha_observations`. Chapter 4's
+freshness (Tables 4, 5, 9): :mod:`.nezha_scatter`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..model.stream import Stream
 from ..model.view import StreamView
 from ..sim.gossip_mc import pr_all_informed
 from ..sim.stream import simulate_stream
-from . import Claim, reported
+from . import Claim, nezha_scatter, reported
 from .nezha_observations import claims as observation_claims
 
 __all__ = ["claims", "TABLE6", "supermarket_mean"]
@@ -168,15 +168,9 @@ def _placement_claims() -> list[Claim]:
     return out
 
 
-def _not_built() -> list[Claim]:
-    why = "needs a part not built yet"
-    return [reported("Tables 4–5: Algorithm 4.2's freshness improvement η (21–26%)", "21.4–25.8%", None, why),
-            reported("Table 9: Algorithm 4.3's gain grows as the active count falls", "30.7% … 0", None, why)]
-
-
 def claims() -> list[Claim]:
     return (_recursion_claims() + _monte_carlo_claims() + _placement_claims() + observation_claims()
-            + _supermarket_claims() + _not_built())
+            + _supermarket_claims() + nezha_scatter.claims())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,17 +7,21 @@ Step 1 informs the origin and one other active node drawn uniformly (the recursi
 At every later step every informed node sends once; a send to an active uninformed node informs it
 at the end of the step. Selection: ``"uniform"`` (the old algorithm: a peer drawn uniformly from the
 N − 1 others, independently each step) or ``"constrained"`` (Algorithm 4.1, ``constraint_select``:
-each node walks a random permutation of its N − 1 peers, a fresh one when it has used them all; every
-node's walk starts at step 1, when the information is born).
+each node walks a random permutation of its N − 1 peers, a fresh one when it has used them all (the
+draws of :mod:`dlbkit.info.selection`, shared with the information models); every node's walk
+starts at step 1, when the information is born).
+
+Also here: :func:`gossip_stamps`, push (or push-pull) gossip of whole timestamped tables vectorised
+over the nodes (the ``gossip`` information model's stamps, for ``benchmarks/bench_gossip.py``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["pr_all_informed", "SELECTIONS"]
+from ..info.selection import SELECTIONS, permutations, skip_self
 
-SELECTIONS = ("uniform", "constrained")
+__all__ = ["pr_all_informed", "gossip_stamps", "SELECTIONS"]
 #: trials simulated at once (memory: chunk × N × (N − 1) floats for the permutations)
 CHUNK = 10_000
 
@@ -46,9 +50,9 @@ def pr_all_informed(n: int, N: int, steps: int, trials: int, rng: np.random.Gene
             else:
                 pos = (j - 2) % (N - 1)
                 if pos == 0:
-                    perm = np.argsort(rng.random((T, N, N - 1)), axis=2)
+                    perm = permutations(rng, (T, N), N - 1)
                 r = perm[:, :, pos]
-            target = r + (r >= nodes)  # skip the sender itself
+            target = skip_self(r, nodes)
             rows, cols = np.nonzero(inf)
             hit = np.zeros((T, N), dtype=bool)
             hit[rows, target[rows, cols]] = True
@@ -56,3 +60,54 @@ def pr_all_informed(n: int, N: int, steps: int, trials: int, rng: np.random.Gene
             inf[:, n:] = False  # inactive nodes drop what they receive
             done[j - 1] += np.count_nonzero(inf[:, :n].all(axis=1))
     return done / trials
+
+
+def gossip_stamps(n: int, periods: int, rng: np.random.Generator, selection: str = "uniform",
+                  pull: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Push (or push-pull) gossip of whole timestamped tables among *n* nodes for *periods* periods,
+    vectorised over the nodes: the stamps of the ``gossip`` information model (fanout 1, zero transfer
+    time), which decide everything freshest-wins does (a value is the load its node had at its stamp).
+
+    Period t (1, 2, …): every node's own stamp becomes t; every node sends its table as it is at the
+    start of the period to one peer (``"uniform"``: drawn uniformly from the others; ``"constrained"``:
+    Algorithm 4.1's permutations, the draws of :class:`dlbkit.info.selection.Epochs`, so the stamps
+    equal the information model's with ``selection="constrained"``); with *pull* the peer answers with
+    its table of the start of the period; a receiver keeps the newer stamp entry by entry. Stamps are
+    period numbers (0: the start; int16 below 2^15 periods). Returns the final stamps (row i: what node i knows) and the
+    mean age of the other nodes' entries at the end of each period, in periods."""
+    if selection not in SELECTIONS:
+        raise ValueError(f"selection must be one of {SELECTIONS}; got {selection!r}")
+    if n < 2:
+        raise ValueError(f"need n >= 2; got {n}")
+    S = np.zeros((n, n), dtype=np.int16 if periods < 2 ** 15 else np.int32)  # half the memory traffic
+    nodes = np.arange(n)
+    diag = nodes * (n + 1)
+    flat = S.reshape(-1)
+    ages = np.empty(periods)
+    order = None
+    for t in range(1, periods + 1):
+        flat[diag] = t
+        if selection == "uniform":
+            dst = skip_self(rng.integers(n - 1, size=n), nodes)
+        else:
+            pos = (t - 1) % (n - 1)
+            if pos == 0:
+                order = skip_self(permutations(rng, (n,), n - 1), nodes[:, None])
+            dst = order[:, pos]
+        pulled = S[dst] if pull else None  # the peers' tables at the start of the period (gathered first)
+        # the tables sent, grouped by receiver (sorted): one max-reduction per receiver over its senders
+        by = np.argsort(dst, kind="stable")
+        d = dst[by]
+        starts = np.flatnonzero(np.r_[True, d[1:] != d[:-1]])
+        sizes = np.diff(np.r_[starts, n])
+        sent = S[by]
+        got = sent[starts]
+        for k in range(1, int(sizes.max())):  # (numpy's maximum.reduceat over rows is far slower)
+            more = sizes > k
+            got[more] = np.maximum(got[more], sent[starts[more] + k])
+        rows = d[starts]
+        S[rows] = np.maximum(S[rows], got)
+        if pull:
+            np.maximum(S, pulled, out=S)
+        ages[t - 1] = t - (int(S.sum(axis=1, dtype=np.int32).sum()) - int(S.trace())) / (n * (n - 1))
+    return S, ages

@@ -22,6 +22,16 @@ Rules, as handlers on the :class:`~dlbkit.sim.kernel.Kernel`:
 without recording (``balancer.place(view)`` and the check that the answer is a node; any other case
 calls the function); ``tests/test_stream_engine.py`` compares both paths' traces.
 
+**Fast path.** With exact information, one task per job, every node one slot of rate 1 (speed ×
+constant availability), no transfer time, demands > 0, no queue samples, no trace intervals or
+decision records, and the inlined decision, the run goes through :mod:`dlbkit.sim._stream_fast` (the
+supermarket model's case, ``dlbkit bench supermarket``): the same balancer object places every job
+on the same live view; a FIFO slot's departures follow in closed form, so one heap of departure
+times replaces the kernel's queue; ties run in the kernel's order. An engine option the loop does not
+know must be at its default. ``meta["path"]`` says which ran ("fast", or "kernel (why not)"); a tie
+whose kernel order the loop cannot tell (exact ties of a recorded trace) starts the run again on the
+kernel. ``tests/test_stream_fast.py`` proves the two paths give the same trace and placements.
+
 **Information.** ``info`` None or "exact": deciders read the true queues (``updated_at[j]`` is when
 node j's queue last changed). "gossip" and "neighbour": rounds every ``period`` seconds (URGENT
 kernel events, so a decision at the instant a message lands sees it), messages delivered after their
@@ -70,6 +80,7 @@ from ..model.stream import Stream
 from ..model.stream_queues import convergence_time
 from ..model.trace import Trace
 from ..model.view import StreamView
+from . import _stream_fast
 from .costs import constant_rates, finish_time
 from .kernel import NORMAL, URGENT, Kernel
 from .timebase import SIMULTANEITY_TOLERANCE
@@ -102,6 +113,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     :func:`decide.place`; the two give the same trace). *service*: "fifo" or "ps" (module docstring).
     *converge_maxdiff*: the queue difference at or below which a run started with initial loads has
     converged."""
+    options = dict(locals())  # the call's arguments, for the fast loop's conditions (_stream_fast.eligible)
     if not isinstance(workload, Stream):
         raise ConfigError("workload", type(workload).__name__, "a Stream")
     if not isinstance(balancer, PlacementBalancer):
@@ -398,7 +410,24 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
             schedule(model.interval, info_round, priority=URGENT)
         if samples:
             schedule(0.0, sample, 0, priority=URGENT)
-    kernel.run()
+    # the supermarket model's case runs in a specialised loop (module docstring, "Fast path")
+    # initial loads are the workload's, not an engine option, so the loop's option check cannot see them
+    why = ("no jobs" if not J else "initial loads" if I else
+           _stream_fast.eligible(simulate_stream, options, exact=model.exact, slots=slots, rates=rates,
+                                 widths=arr.width, demands=arr.demand, zero_transfer=zero_transfer))
+    fr = _stream_fast.run(balancer, view, times, origins, demand, q, upd, qmax, kernel.tolerance,
+                          w_index) if why is None else None
+    if fr is not None:
+        area, tlast, busy_sum, done_at = fr.area, fr.tlast, fr.busy, fr.done
+        snap.update(w=(fr.snap_w, times[w_index]), e=(fr.snap_e, times[-1]))
+        ideal = np.where(arr.demand > 0.0, arr.demand, 0.0)  # the arrival rule's max(0, demand / speed 1)
+        kernel.processed = fr.events
+    else:
+        if why is None:  # a tie the loop cannot order: start again on the kernel
+            why = "a tie the fast loop cannot order"
+            q[:], upd[:], qmax[:] = [0] * n, [0.0] * n, [0] * n
+            balancer.start(view, st.rng("balancer"))
+        kernel.run()
 
     # --- the trace ---------------------------------------------------------------------------------------
     end = tlast
@@ -416,6 +445,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         tr.info_age_mean = float(model.age_mean)
     else:
         tr.info_messages, tr.info_bytes, tr.info_age_mean = 0.0, 0.0, 0.0
+    tr.meta["info_freshness"] = 0.0 if model.exact else float(model.freshness_mean)  # ε, sampled at the rounds
     (aw, tw), (ae, te) = snap.get("w", (0.0, 0.0)), snap.get("e", (0.0, 0.0))
     tr.series.update({"job_time": arr.time, "job_origin": arr.origin, "job_width": arr.width, "job_first": arr.first,
                       "job_done": np.asarray(done_at[:J]), "job_ideal": np.asarray(ideal), "demand": arr.demand,
@@ -425,7 +455,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         tr.series["queue_time"] = np.asarray(sample_t)
     tr.meta.update({"warmup_job": w_index, "queue_mean": (ae - aw) / (te - tw) / n if te > tw else math.nan,
                     "busy_time": busy_sum, "slots": list(slots), "info": model.name, "workload": workload.name,
-                    "tasks_moved": moved})
+                    "tasks_moved": moved, "path": "fast" if fr is not None else f"kernel ({why})"})
     if I or service != "fifo":
         tr.meta.update({"service": service, "initial_tasks": I, "converge_maxdiff": converge_maxdiff,
                         "convergence_time": convergence_time(tr, converge_maxdiff) if I and record else math.nan})

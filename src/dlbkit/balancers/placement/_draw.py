@@ -15,20 +15,33 @@ BLOCK = 4096
 
 
 class Draws:
-    """Uniform floats in [0, 1) from *rng*, one block at a time."""
+    """Uniform floats in [0, 1) from *rng*, one block at a time. After :meth:`scale` (*n*),
+    ``nbuf[i]`` is ``int(buf[i] * n)`` (the node a draw names), made with each block, so that a rule
+    that reads a draw as a node reads ``nbuf[pos]`` instead of converting (same value)."""
 
-    __slots__ = ("rng", "buf", "pos")
+    __slots__ = ("rng", "buf", "pos", "n", "nbuf")
 
     def __init__(self, rng: np.random.Generator):
         self.rng = rng
         self.buf: list[float] = []
         self.pos = 0
+        self.n = 0
+        self.nbuf: list[int] = []
+
+    def scale(self, n: int) -> None:
+        """Keep ``nbuf``: each draw of the block times *n*, truncated (numpy's product and
+        truncation are the float product and ``int`` of :meth:`below`)."""
+        self.n = n
+        self.nbuf = (np.asarray(self.buf) * n).astype(np.int64).tolist() if n else []
 
     def u(self) -> float:
         """The next uniform in [0, 1)."""
         p = self.pos
         if p == len(self.buf):
-            self.buf = self.rng.random(BLOCK).tolist()
+            block = self.rng.random(BLOCK)
+            self.buf = block.tolist()
+            if self.n:
+                self.nbuf = (block * self.n).astype(np.int64).tolist()
             p = 0
         self.pos = p + 1
         return self.buf[p]

@@ -45,27 +45,53 @@ class PowerOfD(RandomizedPlacement):
         if not self.replace and self.d > view.n_nodes:
             raise ConfigError(f"parameter 'd' of {self.name}", self.d,
                               f"at most the {view.n_nodes} nodes when sampling without replacement (replace=false)")
+        if self.draws_ is not None:
+            self.draws_.scale(view.n_nodes)  # the draws as nodes, made per block (place's common case)
 
     def place(self, view) -> int:
         q = view.queue
-        n = view.n_nodes
         dr = self.draws_
-        if self.d == 2 and self.replace:  # the common case, inlined (Draws.u twice)
-            p = dr.pos
-            if p + 2 > len(dr.buf):
+        if self.d == 2 and self.replace:  # the common case, inlined (Draws.below twice)
+            p = dr.pos + 2
+            if p > len(dr.buf) or dr.n != view.n_nodes:
+                n = view.n_nodes
                 a = int(dr.u() * n)
                 b = int(dr.u() * n)
             else:
-                buf = dr.buf
-                a = int(buf[p] * n)
-                b = int(buf[p + 1] * n)
-                dr.pos = p + 2
+                nb = dr.nbuf
+                a = nb[p - 2]
+                b = nb[p - 1]
+                dr.pos = p
             qa, qb = q[a], q[b]
             if qa < qb:
                 return a
             if qb < qa or a == b:
                 return b
+            p = dr.pos  # a tie: the next draw (Draws.u, inlined)
+            if p < len(dr.buf):
+                dr.pos = p + 1
+                return a if dr.buf[p] < 0.5 else b
             return a if dr.u() < 0.5 else b
+        n = view.n_nodes
+        if self.d == 2:  # without replacement: Draws.sample and the least rule below, inlined
+            p = dr.pos + 2
+            if p > len(dr.buf) or dr.n != n:
+                a = int(dr.u() * n)
+                b = int(dr.u() * (n - 1))
+            else:
+                a = dr.nbuf[p - 2]
+                b = int(dr.buf[p - 1] * (n - 1))
+                dr.pos = p
+            if b >= a:
+                b += 1
+            else:
+                a, b = b, a  # the candidates in index order, as sample gives them
+            qa, qb = q[a], q[b]
+            if qa < qb:
+                return a
+            if qb < qa:
+                return b
+            return a if dr.u() < 0.5 else b  # best[below(2)]
         cands = dr.sample(range(n), self.d, self.replace)
         best = []
         bq = None
