@@ -91,6 +91,19 @@ def test_a_batch_is_placed_at_once_by_its_origin(balancer):
     assert not c.decisions(0) and not c.decisions(2)
 
 
+@pytest.mark.parametrize("info", [n for n in dlbkit.info.names() if n not in ("exact", "periodic", "monitored")])
+def test_every_model_that_sends_messages_runs_in_the_cluster(info):
+    """Gossip, neighbour exchange and the scattering models (whatever the info layer registers, but
+    the refused): every node runs its copy and sends its own part of each round."""
+    with dlbkit.Cluster(3, balancer="power-of-d", info=info, seed=3) as c:
+        fs = [c.submit(nap, i, 0.002) for i in range(60)]
+        assert [f.result(timeout=60) for f in fs] == list(range(60))
+        time.sleep(0.1)
+    tr = c.result().trace
+    assert tr.info_messages > 0 and tr.info_bytes > 0
+    assert np.isfinite(tr.info_age_mean) and tr.info_age_mean >= 0
+
+
 def test_origin_is_where_the_job_arrives():
     with dlbkit.Cluster(3, balancer="local", seed=0) as c:  # "local": a job runs at its origin
         fs = [c.submit(square, i, origin=2) for i in range(10)]
@@ -241,8 +254,9 @@ def test_bad_input_is_a_config_error():
         dlbkit.Cluster(2, balancer="awf-c")  # a chunking balancer, not a placement one
     with pytest.raises(ConfigError, match="info.model"):
         dlbkit.Cluster(2, info="rumour")
-    with pytest.raises(ConfigError, match="info"):
-        dlbkit.Cluster(2, info="exact")
+    for refused in ("exact", "periodic", "monitored"):
+        with pytest.raises(ConfigError, match=f"info.*'{refused}' is refused"):
+            dlbkit.Cluster(2, info=refused)
     with pytest.raises(ConfigError, match="emulate"):
         dlbkit.Cluster(2, emulate=[1.0, 1.0, 1.0])
     with pytest.raises(ConfigError, match="suspect_after"):

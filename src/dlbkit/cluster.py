@@ -20,8 +20,10 @@ from typing import Any, Callable, Iterable, Mapping
 from .balancers.registry import resolve
 from .errors import ConfigError
 from .model.check import number
+from .info import names as info_names
 from .info import resolve as resolve_info
 from .results import Result
+from .sim.stream import INFO_REFUSED
 from .run_api import _emulation
 from .runtime.backends.base import short_repr, unpicklable
 from .runtime.backends import BACKENDS
@@ -30,12 +32,12 @@ from .runtime.backends.mpi import rank as mpi_rank
 from .runtime.record import save_trace
 from .runtime.families.cluster import ClusterRun, Job
 
-__all__ = ["Cluster", "Job", "CLUSTER_INFO"]
+__all__ = ["Cluster", "Job", "NOT_IN_A_CLUSTER"]
 
-
-#: the information models a cluster runs: those whose messages tell every node every load (as the
-#: stream simulator's); ``exact`` (free, true loads) has no messages to send between processes
-CLUSTER_INFO = ("gossip", "neighbour")
+#: information models a cluster refuses beyond the stream engine's (``INFO_REFUSED``) and ``exact``:
+#: those that model no message, whose knowledge only a simulator can hand out for free
+NOT_IN_A_CLUSTER = {"monitored": "it models no message (a free copy of the true loads, which only a "
+                                 "simulator has)"}
 
 
 def _pickled(fn: Callable, args: tuple, kwargs: dict) -> bytes:
@@ -57,8 +59,8 @@ class Cluster(Executor):
 
     *balancer* (a placement balancer's name or object, with *params*) decides at each job's origin
     node where the job runs, on that node's view of the others' loads, which the information model
-    *info* (a name, an ``{"model": ..., **params}`` table as ``simulate`` takes, or an object;
-    ``gossip`` or ``neighbour``) builds from messages between the nodes. *emulate*: speed factors,
+    *info* (a name, an ``{"model": ..., **params}`` table as ``simulate`` takes, or an object: a
+    model that sends messages — ``gossip``, ``neighbour``, the scattering models) builds from messages between the nodes. *emulate*: speed factors,
     one per node, or a platform (file) with availability traces, as :func:`dlbkit.map` takes.
     *backend* ``"local"`` (worker processes, pipes: no network listener). *seed* fixes each node's
     balancer and information draws. *suspect_after* (seconds, more than the model's period): a node
@@ -77,10 +79,12 @@ class Cluster(Executor):
             raise ConfigError("seed", seed, "a non-negative integer")
         b = resolve(balancer, params, kind="placement")
         model = resolve_info(info)
-        if model.name not in CLUSTER_INFO:
-            raise ConfigError("info", model.name, "an information model whose messages tell every node the loads: "
-                              + ", ".join(CLUSTER_INFO) + " (exact needs no messages, so no real cluster has it; "
-                              "periodic tells only its centre)")
+        refused = {**INFO_REFUSED, **NOT_IN_A_CLUSTER, "exact": "it sends nothing (true loads for free, which "
+                   "only a simulator has)"}
+        if model.name in refused:
+            raise ConfigError("info", model.name, "an information model whose messages tell every node the loads ("
+                              + ", ".join(n for n in info_names() if n not in refused)
+                              + f"): {model.name!r} is refused, {refused[model.name]}")
         if suspect_after is not None:
             number(suspect_after, "suspect_after", lo=0.0, lo_open=True)
             if not suspect_after > model.interval:

@@ -66,8 +66,12 @@ class Agent:
         self.speeds = speeds
         self.emulation = emulation
         self.lock = threading.Lock()  # the runner and the agent both send
-        ss = np.random.SeedSequence([int(seed), w])
-        rng_balancer, rng_info = (np.random.default_rng(s) for s in ss.spawn(2))
+        rng_balancer = np.random.default_rng(np.random.SeedSequence([int(seed), w]).spawn(2)[0])
+        # one seed for every node's copy of the information model: each copy draws what the model
+        # would draw for all nodes, and this node sends its own part, so the nodes' sends together
+        # are one round of the model (a selection that coordinates the nodes, such as a permutation of
+        # peers, stays coordinated)
+        rng_info = np.random.default_rng(np.random.SeedSequence([int(seed), n]).spawn(2)[1])
         self.model = copy.deepcopy(info)
         self.model.start(n, [[j for j in range(n) if j != i] for i in range(n)], [0] * n, rng_info)
         self.balancer = copy.deepcopy(balancer)
