@@ -5,13 +5,14 @@ import math
 import numpy as np
 import pytest
 
-from dlbkit.balancers.chunking.auto import DEFAULT_CANDIDATES, ROBUST_DEFAULT
+from dlbkit.balancers.chunking.auto import DEFAULT_CANDIDATES, ROBUST_DEFAULT, Auto
 from dlbkit.balancers.registry import resolve
 from dlbkit.errors import ConfigError
 from dlbkit.model.platform import Network, Node, Platform
 from dlbkit.model.steps import step_trace
 from dlbkit.model.workload import CostModel, Divisible
 from dlbkit.sim.auto import coarsen, measured_speeds, predict
+from dlbkit.sim import divisible as divisible_engine
 from dlbkit.sim.divisible import simulate_divisible
 
 AWF_LIKE = {"awf", "awf-b", "awf-c", "awf-d", "awf-e", "af"}
@@ -54,7 +55,8 @@ def test_skewed_loop_on_unequal_workers_picks_an_adaptive_weighted_rule():
 
 def test_predictions_are_ranked_and_the_choice_is_the_best():
     costs = np.random.default_rng(1).exponential(1.0, 500)
-    preds, seeds = predict(costs, [1.0, 2.0, 0.5], [1.0, 1.0, 1.0], ["static", "gss", "awf-c", "awf"])
+    preds, seeds = predict(costs, [1.0, 2.0, 0.5], [1.0, 1.0, 1.0], ["static", "gss", "awf-c", "awf"],
+                           simulate=simulate_divisible)
     ms = [m for _, m in preds]
     assert ms == sorted(ms) and all(math.isfinite(m) for m in ms)
     assert set(seeds) == {"awf-c", "awf"}  # the rules that carry state
@@ -127,3 +129,25 @@ def test_measurements_overrule_a_wrong_prediction():
     # later, gss's (still optimistic) prediction is ignored; fac2 beats awf-c by 10% > margin
     later = b.evaluated({**after, "step": 6}, [1.0, 1.0], [("gss", 0.5), ("fac2", 0.9), ("awf-c", 1.0)], {})
     assert later["chosen"] == "fac2"
+
+
+class _Renamed(Auto):
+    """AUTO under another name: the engine must follow the declared capability, not the name."""
+    name = "auto-renamed"
+
+
+class _Silent(Auto):
+    """AUTO without the capability: no engine predicts for it (it runs its default throughout)."""
+    predicts_between_steps = False
+
+
+def test_the_engine_follows_the_declared_capability_not_the_name():
+    plat, wl = _platform([1, 1, 0.5, 0.25]), Divisible(400, cost=CostModel("linear", first=0.1, last=2.0))
+    named = simulate_divisible(plat, wl, resolve("auto"), steps=3)
+    renamed = simulate_divisible(plat, wl, _Renamed(), steps=3)
+    assert _auto_steps(renamed) == _auto_steps(named)  # the same predictions and choices
+    assert renamed.t_end == named.t_end
+    silent = simulate_divisible(plat, wl, _Silent(), steps=3)
+    assert all("auto" not in s for s in silent.meta["time_steps"])
+    assert {s["balancer"] for s in silent.meta["time_steps"]} == {"auto"}
+    assert not hasattr(divisible_engine, "BETWEEN_STEPS")  # no table of balancer names in the engine
