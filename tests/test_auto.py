@@ -8,6 +8,7 @@ import pytest
 from dlbkit.balancers.chunking.auto import DEFAULT_CANDIDATES, ROBUST_DEFAULT, Auto
 from dlbkit.balancers.registry import resolve
 from dlbkit.errors import ConfigError
+from dlbkit.model.availability import Step
 from dlbkit.model.platform import Network, Node, Platform
 from dlbkit.model.steps import step_trace
 from dlbkit.model.workload import CostModel, Divisible
@@ -151,3 +152,22 @@ def test_the_engine_follows_the_declared_capability_not_the_name():
     assert all("auto" not in s for s in silent.meta["time_steps"])
     assert {s["balancer"] for s in silent.meta["time_steps"]} == {"auto"}
     assert not hasattr(divisible_engine, "BETWEEN_STEPS")  # no table of balancer names in the engine
+
+
+def test_the_engine_re_evaluates_every_k_steps_and_after_a_speed_change():
+    """In the simulator: with *every* 2 and constant speeds, evaluations after steps 0, 2, 4 (none after
+    the last step); with *every* 100 and worker 1 dropping to a quarter at t = 1000, the only evaluations
+    after the first are for the shift of the measured speed shares, none before the drop."""
+    wl = Divisible(1000, cost=CostModel("exponential", mean=1.0))
+    tr = simulate_divisible(_platform([1, 1, 0.5, 0.25]), wl, resolve("auto", {"every": 2}), steps=6)
+    reasons = [a["evaluated"] for a in _auto_steps(tr)]
+    assert reasons == ["first step measured", None, "2 steps since the last evaluation", None,
+                       "2 steps since the last evaluation", None]
+    plat = Platform([Node("m", 1.0), Node("w0", 1.0), Node("w1", 1.0, availability=Step(at=1000.0, before=1.0,
+                                                                                          level=0.25)),
+                     Node("w2", 0.5), Node("w3", 0.25)], Network(1e-3, 1e9))
+    tr = simulate_divisible(plat, wl, resolve("auto", {"every": 100}), steps=8)
+    steps = tr.meta["time_steps"]
+    later = [(k, s["auto"]["evaluated"]) for k, s in enumerate(steps) if k and s["auto"]["evaluated"]]
+    assert later and all("moved by" in why for _, why in later)
+    assert all(steps[k]["end"] > 1000.0 for k, _ in later)  # nothing re-evaluated before the drop
