@@ -140,7 +140,8 @@ def timing(a) -> None:
         best = math.inf
         for _ in range(a.repeat if mx < a.items else 1):
             t0 = time.perf_counter()
-            preds, _ = predict(costs, speeds, nominal, DEFAULT_CANDIDATES, latency=1e-4, max_items=mx)
+            preds, _ = predict(costs, speeds, nominal, DEFAULT_CANDIDATES, simulate=simulate_divisible, latency=1e-4,
+                               max_items=mx)
             best = min(best, time.perf_counter() - t0)
         out[label] = dict(preds)
         print(f"predict {a.items} items, {a.workers} workers, {len(DEFAULT_CANDIDATES)} candidates, {label}: "

@@ -131,3 +131,62 @@ def test_experiment_with_steps_and_auto_runs(tmp_path, capsys):
     path.write_text(EXPERIMENT.format(steps=3, params="{ every = 1 }"))
     assert main(["simulate", str(path), "--out", str(tmp_path / "out"), "--jobs", "1"]) == 0
     assert (tmp_path / "out" / "results.csv").is_file()
+
+
+def test_the_balancer_used_is_ranked_even_when_the_candidates_leave_it_out(recording, capsys):
+    """The issue asks for the measured makespan beside the prediction for the balancer used: with
+    ``-b gss,static`` on a fac2 recording, fac2 is ranked too, with its measured makespan."""
+    assert main(["advise", str(recording), "-b", "gss,static", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert sorted(r["balancer"] for r in rows) == ["fac2", "gss", "static"]
+    used = [r for r in rows if r["used"]]
+    assert len(used) == 1 and used[0]["balancer"] == "fac2" and used[0]["measured"] > 0
+    assert used[0]["error"] == pytest.approx(used[0]["predicted"] / used[0]["measured"] - 1.0, rel=1e-12)
+
+
+def _auto_steps_trace():
+    plat = Platform([Node("m")] + [Node(f"w{i}", s) for i, s in enumerate([1, 1, 0.5, 0.25])], Network(1e-3, 1e9))
+    wl = Divisible(400, cost=CostModel("linear", first=0.1, last=2.0))
+    return simulate_divisible(plat, wl, resolve("auto", {"every": 2}), steps=5)
+
+
+def test_advise_on_an_auto_run_ranks_the_rule_its_last_step_used():
+    tr = _auto_steps_trace()
+    from dlbkit.model.seeding import DIVISIBLE, streams
+    costs = Divisible(400, cost=CostModel("linear", first=0.1, last=2.0)).costs(streams(0, DIVISIBLE).rng("costs"))
+    tr.meta["item_cost"] = np.tile(costs, 5).tolist()
+    last = tr.meta["time_steps"][-1]["auto"]["used"]
+    assert last != "auto"
+    rows = advise(tr, candidates=["static", "fac2"])
+    used = [r for r in rows if r["used"]]
+    assert [r["balancer"] for r in used] == [last]
+    s = tr.meta["time_steps"][-1]  # measured: the step's last chunk's end, from the step's start
+    assert used[0]["measured"] == pytest.approx(max(tr.t_end[s["chunks"][0]:s["chunks"][1]]) - s["start"], rel=1e-12)
+
+
+def test_plot_auto_draws_each_step_the_prediction_and_the_evaluations():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from dlbkit.advise import plot_auto
+
+    tr = _auto_steps_trace()
+    autos = [s["auto"] for s in tr.meta["time_steps"]]
+    ax = plot_auto(tr)
+    lines = ax.get_lines()
+    dots = [ln for ln in lines if ln.get_marker() == "o"]
+    assert sum(len(ln.get_xdata()) for ln in dots) == 5  # one measured makespan per step
+    assert {ln.get_label() for ln in dots} == {f"measured ({a['used']})" for a in autos}
+    crosses = [ln for ln in lines if ln.get_marker() == "x"]
+    assert len(crosses) == 1 and len(crosses[0].get_xdata()) == sum(1 for a in autos if a["predicted"] is not None)
+    evaluations = sum(1 for a in autos if a["evaluated"])
+    assert evaluations >= 2 and len([ln for ln in lines if ln.get_linestyle() == ":"]) == evaluations
+    assert f"{evaluations} evaluations" in ax.get_title()
+    plt.close(ax.figure)
+
+
+def test_cli_run_with_auto_and_no_candidates_is_one_line_exit_2(capsys):
+    assert main(["run", "builtins:abs", "--items", "4", "--workers", "1", "-b", "auto", "--param",
+                 "candidates=[]"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "candidates" in err

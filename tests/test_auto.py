@@ -5,13 +5,15 @@ import math
 import numpy as np
 import pytest
 
-from dlbkit.balancers.chunking.auto import DEFAULT_CANDIDATES, ROBUST_DEFAULT
+from dlbkit.balancers.chunking.auto import DEFAULT_CANDIDATES, ROBUST_DEFAULT, Auto
 from dlbkit.balancers.registry import resolve
 from dlbkit.errors import ConfigError
+from dlbkit.model.availability import Step
 from dlbkit.model.platform import Network, Node, Platform
 from dlbkit.model.steps import step_trace
 from dlbkit.model.workload import CostModel, Divisible
 from dlbkit.sim.auto import coarsen, measured_speeds, predict
+from dlbkit.sim import divisible as divisible_engine
 from dlbkit.sim.divisible import simulate_divisible
 
 AWF_LIKE = {"awf", "awf-b", "awf-c", "awf-d", "awf-e", "af"}
@@ -54,7 +56,8 @@ def test_skewed_loop_on_unequal_workers_picks_an_adaptive_weighted_rule():
 
 def test_predictions_are_ranked_and_the_choice_is_the_best():
     costs = np.random.default_rng(1).exponential(1.0, 500)
-    preds, seeds = predict(costs, [1.0, 2.0, 0.5], [1.0, 1.0, 1.0], ["static", "gss", "awf-c", "awf"])
+    preds, seeds = predict(costs, [1.0, 2.0, 0.5], [1.0, 1.0, 1.0], ["static", "gss", "awf-c", "awf"],
+                           simulate=simulate_divisible)
     ms = [m for _, m in preds]
     assert ms == sorted(ms) and all(math.isfinite(m) for m in ms)
     assert set(seeds) == {"awf-c", "awf"}  # the rules that carry state
@@ -127,3 +130,44 @@ def test_measurements_overrule_a_wrong_prediction():
     # later, gss's (still optimistic) prediction is ignored; fac2 beats awf-c by 10% > margin
     later = b.evaluated({**after, "step": 6}, [1.0, 1.0], [("gss", 0.5), ("fac2", 0.9), ("awf-c", 1.0)], {})
     assert later["chosen"] == "fac2"
+
+
+class _Renamed(Auto):
+    """AUTO under another name: the engine must follow the declared capability, not the name."""
+    name = "auto-renamed"
+
+
+class _Silent(Auto):
+    """AUTO without the capability: no engine predicts for it (it runs its default throughout)."""
+    predicts_between_steps = False
+
+
+def test_the_engine_follows_the_declared_capability_not_the_name():
+    plat, wl = _platform([1, 1, 0.5, 0.25]), Divisible(400, cost=CostModel("linear", first=0.1, last=2.0))
+    named = simulate_divisible(plat, wl, resolve("auto"), steps=3)
+    renamed = simulate_divisible(plat, wl, _Renamed(), steps=3)
+    assert _auto_steps(renamed) == _auto_steps(named)  # the same predictions and choices
+    assert renamed.t_end == named.t_end
+    silent = simulate_divisible(plat, wl, _Silent(), steps=3)
+    assert all("auto" not in s for s in silent.meta["time_steps"])
+    assert {s["balancer"] for s in silent.meta["time_steps"]} == {"auto"}
+    assert not hasattr(divisible_engine, "BETWEEN_STEPS")  # no table of balancer names in the engine
+
+
+def test_the_engine_re_evaluates_every_k_steps_and_after_a_speed_change():
+    """In the simulator: with *every* 2 and constant speeds, evaluations after steps 0, 2, 4 (none after
+    the last step); with *every* 100 and worker 1 dropping to a quarter at t = 1000, the only evaluations
+    after the first are for the shift of the measured speed shares, none before the drop."""
+    wl = Divisible(1000, cost=CostModel("exponential", mean=1.0))
+    tr = simulate_divisible(_platform([1, 1, 0.5, 0.25]), wl, resolve("auto", {"every": 2}), steps=6)
+    reasons = [a["evaluated"] for a in _auto_steps(tr)]
+    assert reasons == ["first step measured", None, "2 steps since the last evaluation", None,
+                       "2 steps since the last evaluation", None]
+    plat = Platform([Node("m", 1.0), Node("w0", 1.0), Node("w1", 1.0, availability=Step(at=1000.0, before=1.0,
+                                                                                          level=0.25)),
+                     Node("w2", 0.5), Node("w3", 0.25)], Network(1e-3, 1e9))
+    tr = simulate_divisible(plat, wl, resolve("auto", {"every": 100}), steps=8)
+    steps = tr.meta["time_steps"]
+    later = [(k, s["auto"]["evaluated"]) for k, s in enumerate(steps) if k and s["auto"]["evaluated"]]
+    assert later and all("moved by" in why for _, why in later)
+    assert all(steps[k]["end"] > 1000.0 for k, _ in later)  # nothing re-evaluated before the drop

@@ -331,3 +331,45 @@ def test_dask_cli_sweep_equals_the_local_sweep(tmp_path, dask_client, local):
     assert r.returncode == 0, r.stderr
     assert "Dask scheduler" in r.stdout and "(2 worker(s))" in r.stdout
     assert by_key(csv_rows(tmp_path / "dask" / "results.csv")) == by_key(csv_rows(local.results_path))
+
+
+STEPS_AUTO = """
+name = "steps_auto"
+repetitions = 2
+seed = 3
+
+[platform]
+nodes = [{ name = "m", speed = 1.0 }, { name = "a", speed = 1.0 }, { name = "b", speed = 1.0 },
+         { name = "c", speed = 0.5, availability = { kind = "step", at = 100.0, before = 1.0, level = 0.25 } }]
+network = { latency = 0.001, bandwidth = 1e9 }
+
+[workload]
+kind = "divisible"
+items = 300
+cost = { dist = "exponential", mean = 1.0 }
+
+[engine]
+steps = 4
+
+[[balancers]]
+name = "auto"
+params = { every = 1, candidates = ["static", "gss", "fac2", "awf", "awf-c"] }
+"""
+
+
+def test_a_time_stepping_auto_sweep_on_an_executor_equals_the_local_one(tmp_path):
+    """balancer="auto" in an experiment (with [engine] steps): every step's choice and predictions are
+    in the kept trace, and a process pool gives the local sweep's rows and auto records run for run."""
+    (tmp_path / "s.toml").write_text(STEPS_AUTO)
+    exp = load_experiment(tmp_path / "s.toml")
+    here = run_sweep(exp, tmp_path / "here")
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        there = dlbkit.run_experiment(exp, tmp_path / "there", executor=pool)
+    assert len(here.rows) == 2 and not here.failures
+    assert by_key(there.rows) == by_key(here.rows)
+    (key, trace), = here.traces.items()
+    autos = [s["auto"] for s in trace.meta["time_steps"]]
+    assert len(autos) == 4 and autos[0]["used"] == "awf-c" and autos[0]["evaluated"] == "first step measured"
+    assert all(a["evaluated"] for a in autos[:-1]) and autos[-1]["evaluated"] is None  # every=1; none after the last
+    assert all(b["used"] == a["next"] for a, b in zip(autos, autos[1:]))
+    assert [s["auto"] for s in there.traces[key].meta["time_steps"]] == autos

@@ -23,6 +23,7 @@ from .model.steps import n_steps, step_trace
 from .model.trace import Trace
 from .replay import _as_trace, estimate
 from .sim.auto import measured_speeds, predict
+from .sim.divisible import simulate_divisible
 
 __all__ = ["advise", "plot_auto", "format_advice"]
 
@@ -32,7 +33,8 @@ def advise(trace: Trace | str | Path, *, candidates: list[str] | None = None, ma
     dicts ``rank``, ``balancer``, ``predicted`` (s), ``used`` (True for the balancer that ran that
     step), ``measured`` (the step's makespan, for that balancer only; else None) and ``error``
     (predicted / measured − 1, likewise). *candidates* default to every self-scheduling rule AUTO
-    considers; a name that is not a chunking balancer is a ConfigError."""
+    considers; a name that is not a chunking balancer is a ConfigError. The balancer that ran the step
+    is always ranked (added to *candidates* if they leave it out)."""
     tr = _as_trace(trace)
     if tr.family != "divisible":
         raise ConfigError("trace family", tr.family, "a divisible (loop) run: dlbkit advise ranks chunking balancers")
@@ -44,10 +46,13 @@ def advise(trace: Trace | str | Path, *, candidates: list[str] | None = None, ma
     costs = np.asarray(costs, dtype=float)
     if not last.n_intervals:
         raise ConfigError("trace chunks", 0, "a run that computed at least one item")
+    used = (last.meta.get("auto") or {}).get("used") or last.balancer
+    if used not in names and _chunking(used):  # its measured makespan stands beside its prediction
+        names.append(used)
     latency = estimate(last).latency
     speeds = measured_speeds(last, costs)
-    preds, _ = predict(costs, speeds, list(last.speeds), names, latency=latency, max_items=max_items)
-    used = (last.meta.get("auto") or {}).get("used") or last.balancer
+    preds, _ = predict(costs, speeds, list(last.speeds), names, simulate=simulate_divisible, latency=latency,
+                       max_items=max_items)
     measured = float(last.makespan)
     out = []
     for k, (name, m) in enumerate(preds, 1):
@@ -56,6 +61,15 @@ def advise(trace: Trace | str | Path, *, candidates: list[str] | None = None, ma
                     "measured": measured if mine else None,
                     "error": (m / measured - 1.0) if mine and measured > 0 else None})
     return out
+
+
+def _chunking(name: str) -> bool:
+    """True if *name* is a chunking balancer AUTO could run (the recorded step's own balancer)."""
+    try:
+        Auto._make(name, "trace balancer")
+    except ConfigError:
+        return False
+    return True
 
 
 def format_advice(rows: list[dict], source: str = "") -> str:

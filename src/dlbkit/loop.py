@@ -142,7 +142,7 @@ class Loop:
         """Keep a step: its trace on the pool's clock, what the balancer carries (auto's choice)."""
         trace.seed = self.seed
         one = step_trace(join_steps([trace]), 0)
-        if self.balancer.name == "auto" and n_items and "item_cost" in trace.meta:  # rank 0 under MPI
+        if self.balancer.predicts_between_steps and n_items and "item_cost" in trace.meta:  # rank 0 under MPI
             state = auto_after_step(self.balancer, state, one)
             trace.meta["auto"] = one.meta["auto"]
         self._state = state

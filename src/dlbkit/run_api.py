@@ -297,7 +297,7 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
                                          progress=progress, rng=rng, start_method=start_method,
                                          record_decisions=_flag("record_decisions", record_decisions))
     trace.seed = seed  # the balancer's generator came from it: a replay can repeat its draws
-    if b.name == "auto" and trace.n_intervals:  # ran its default; predict the next run's best for the record
+    if b.predicts_between_steps and trace.n_intervals:  # auto ran its default; predict the next run's best
         auto_after_step(b, b.first_state(), trace)
     result = RunResult(results, trace, b)
     if record is not None and _coordinates(backend):  # every MPI rank holds the trace: one writes it
@@ -308,13 +308,15 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
 
 
 def auto_after_step(auto, state: dict, step) -> dict:
-    """After a real step under ``balancer="auto"`` (*step*: its trace, items and times from the step's
-    start; *state*: what *auto* carried): measure it as :func:`dlbkit.replay` would (item costs,
+    """After a real step under a balancer that ``predicts_between_steps`` (``auto``; *step*: its
+    trace, items and times from the step's start; *state*: what *auto* carried): measure it as :func:`dlbkit.replay` would (item costs,
     each worker's speed, the round trip's latency), predict the candidates when due
     (:func:`dlbkit.sim.auto.after_step`, which books it in ``step.meta["auto"]``); the next state."""
     from .sim.auto import after_step, round_trip_latency
+    from .sim.divisible import simulate_divisible
     costs = np.asarray(step.meta["item_cost"], dtype=float)
-    return after_step(auto, state, step, costs, list(step.speeds), round_trip_latency(step), step.makespan)
+    return after_step(auto, state, step, costs, list(step.speeds), round_trip_latency(step), step.makespan,
+                      simulate=simulate_divisible)
 
 
 def map_setup(fn: Any, balancer: Any, params: Mapping | None, backend: str, seed: Any, emulate: Any,

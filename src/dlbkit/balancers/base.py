@@ -53,6 +53,13 @@ class Balancer(Parameterised, ABC):
     #: True for rules that learn, in one run of a loop, something worth keeping for the next run of
     #: the same loop (a time step): engines then hand :meth:`carry`'s data to :meth:`resume`.
     carries_state: ClassVar[bool] = False
+    #: True for rules that choose, between time steps, from a simulated prediction of the next step
+    #: (``auto``). Pure data: an engine that runs time steps then calls the one shared predictor,
+    #: :func:`dlbkit.sim.auto.after_step`, after each step, which measures the step and asks the
+    #: balancer, on its carried state, through its ``observe``, ``due``, ``candidate_names``,
+    #: ``max_items`` and ``evaluated`` (see :class:`~dlbkit.balancers.chunking.auto.Auto`); the
+    #: engine never looks at a balancer's name. Implies :attr:`carries_state`.
+    predicts_between_steps: ClassVar[bool] = False
 
     def start(self, view, rng: np.random.Generator | None = None) -> None:
         """Validate parameters and reset learned state before a run (engines call this)."""

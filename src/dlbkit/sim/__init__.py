@@ -1,7 +1,6 @@
 """The discrete-event simulator: engines that apply balancers' decisions to a modelled cluster."""
 
 from .divisible import MECHANISMS, simulate_divisible
-from . import auto as _auto  # noqa: F401 - registers what the divisible engine does between auto's steps
 from .kernel import NORMAL, URGENT, Kernel
 from .spmd import simulate_spmd
 from .superstep import SuperstepResult, simulate_superstep

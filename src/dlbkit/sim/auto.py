@@ -1,6 +1,9 @@
 """Predicting each candidate chunking balancer's next time step by simulating it on what the last step
 measured: the engine side of ``balancer="auto"`` (:class:`~dlbkit.balancers.chunking.auto.Auto`
-decides from these predictions; the divisible simulator's ``steps`` and ``dlbkit.Loop`` call them).
+decides from these predictions). Every engine that runs time steps calls :func:`after_step` after a
+step of a balancer that declares ``predicts_between_steps`` (the divisible simulator's ``steps``,
+``dlbkit.Loop``, ``dlbkit.map`` with a recording), with the divisible simulator as *simulate*: this
+module is below that engine (the engine imports it), so the simulator is passed in, not imported.
 
 The model of the next step (:func:`predict`): the last step's items with their measured costs (work
 units: seconds at speed 1), in their order; one worker per measured worker, whose balancer sees its
@@ -22,7 +25,7 @@ then not returned (a block's mean time is not an item's).
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -31,7 +34,6 @@ from ..model.availability import Constant
 from ..model.platform import Network, Node, Platform
 from ..model.trace import Trace
 from ..model.workload import Divisible
-from .divisible import BETWEEN_STEPS, simulate_divisible
 
 __all__ = ["predict", "measured_speeds", "coarsen", "round_trip_latency", "after_step"]
 
@@ -77,11 +79,14 @@ def measured_speeds(trace: Trace, costs: Sequence[float]) -> list[float]:
 
 
 def predict(costs: Sequence[float], speeds: Sequence[float], nominal: Sequence[float], candidates: Sequence[str],
-            *, latency: float = 0.0, max_items: int = 2048) -> tuple[list[tuple[str, float]], dict]:
+            *, simulate: Callable[..., Trace], latency: float = 0.0,
+            max_items: int = 2048) -> tuple[list[tuple[str, float]], dict]:
     """Each candidate's predicted makespan for a step of items of *costs* on workers of measured
     *speeds* (work units per second; NaN: not measured, taken as its nominal share of the measured
     ones) whose balancers see *nominal* speeds; (``[(name, makespan)]`` best first, the state each
-    carrying candidate would start from: name → state or None). See the module docstring."""
+    carrying candidate would start from: name → state or None). *simulate*: the divisible engine,
+    :func:`dlbkit.sim.divisible.simulate_divisible` (passed in: that engine calls this module between
+    steps, so this module cannot import it). See the module docstring."""
     costs = np.asarray(costs, dtype=float)
     block, g = coarsen(costs, max_items)
     nominal = [float(s) for s in nominal]
@@ -100,23 +105,26 @@ def predict(costs: Sequence[float], speeds: Sequence[float], nominal: Sequence[f
     for name in candidates:
         b = make(name, {}, "candidate")
         if b.carries_state:
-            tr = simulate_divisible(platform, workload, b, costs=np.vstack((block, block)), steps=2)
+            tr = simulate(platform, workload, b, costs=np.vstack((block, block)), steps=2)
             s1 = tr.meta["time_steps"][1]
             out.append((name, float(s1["end"] - s1["start"])))
             seeds[name] = tr.meta["carried"][0] if g == 1 else None
         else:
-            tr = simulate_divisible(platform, workload, b, costs=block, requests_waiting=True)
+            tr = simulate(platform, workload, b, costs=block, requests_waiting=True)
             out.append((name, float(tr.end_time)))
     order = sorted(range(len(out)), key=lambda i: (out[i][1], i))
     return [out[i] for i in order], seeds
 
 
 def after_step(auto, state: dict, step: Trace, costs: Sequence[float], nominal: Sequence[float],
-               latency: float, duration: float, evaluate: bool = True) -> dict:
-    """What an engine does between two steps of a run under ``balancer="auto"``: measure the step
+               latency: float, duration: float, evaluate: bool = True, *, simulate: Callable[..., Trace]) -> dict:
+    """What every engine does between two steps of a run whose balancer declares
+    ``predicts_between_steps`` (``balancer="auto"``; the divisible simulator's ``steps``,
+    ``dlbkit.Loop``, ``dlbkit.map`` with a recording): measure the step
     (*step*: its trace, items from 0; *costs*: its items' costs; *duration*: its makespan), ask *auto*
     whether an evaluation is due, predict the candidates if so, and book it all in
-    ``step.meta["auto"]``; the state the next step starts from (*state*: what *auto* carried)."""
+    ``step.meta["auto"]``; the state the next step starts from (*state*: what *auto* carried;
+    *simulate*: as for :func:`predict`)."""
     speeds = measured_speeds(step, costs)
     used = state["chosen"]
     before = dict(state.get("predictions") or [])
@@ -125,7 +133,7 @@ def after_step(auto, state: dict, step: Trace, costs: Sequence[float], nominal: 
     state = auto.observe(state, speeds, duration)
     reason = auto.due(state) if evaluate else None  # no step follows the last one
     if reason is not None:
-        preds, seeds = predict(costs, speeds, nominal, auto.candidate_names(), latency=latency,
+        preds, seeds = predict(costs, speeds, nominal, auto.candidate_names(), simulate=simulate, latency=latency,
                                max_items=auto.max_items)
         state = auto.evaluated(state, speeds, preds, seeds)
         record.update(evaluated=reason, predictions=[[n, m] for n, m in preds])
@@ -133,5 +141,3 @@ def after_step(auto, state: dict, step: Trace, costs: Sequence[float], nominal: 
     step.meta["auto"] = record
     return state
 
-
-BETWEEN_STEPS["auto"] = after_step

@@ -47,6 +47,7 @@ from ..model.view import LoopView
 from ..model.seeding import DIVISIBLE, streams
 from ..model.steps import join_steps, step_trace
 from ..model.workload import Divisible
+from .auto import after_step
 from .costs import constant_rates, finish_time, message_time
 from .kernel import NORMAL, Kernel, pop_instant
 from .progress import ticker
@@ -57,10 +58,6 @@ __all__ = ["simulate_divisible", "MECHANISMS", "MAX_STEPS"]
 MECHANISMS = ("self-scheduling", "rounds")
 #: the most time steps one simulated run may have (a bound checked before any work)
 MAX_STEPS = 100_000
-#: what the engine does between two time steps for a balancer that needs more than carry/resume, by
-#: balancer name: ``auto`` → :func:`dlbkit.sim.auto.after_step` (registered there: that module
-#: simulates with this one, so this one cannot import it)
-BETWEEN_STEPS: dict = {}
 _WORKER = itemgetter(1)  # the fast loop's heap holds (time, worker): an instant runs by worker index
 
 
@@ -547,11 +544,10 @@ def _time_steps(run: _Run, balancer, seed, mechanism, steps, state, ready, maste
             tr.meta["step_start"] = start
             tr.meta["step_items"] = N
             state = end_step(balancer, run.view)
-            between = BETWEEN_STEPS.get(balancer.name)
-            if between is not None:  # e.g. auto: the engine predicts, the balancer chooses
+            if balancer.predicts_between_steps:  # the engine predicts the next step, the balancer chooses
                 one = step_trace(join_steps([tr]), 0)  # the step on its own: items from 0
-                state = between(balancer, state, one, run.costs, run.speeds, float(np.mean(run.latency)),
-                                tr.end_time - start, evaluate=k + 1 < steps)
+                state = after_step(balancer, state, one, run.costs, run.speeds, float(np.mean(run.latency)),
+                                   tr.end_time - start, evaluate=k + 1 < steps, simulate=simulate_divisible)
                 tr.meta["auto"] = one.meta["auto"]
             carried.append(state)
             parts.append(tr)

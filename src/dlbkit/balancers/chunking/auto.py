@@ -87,6 +87,7 @@ class Auto(ChunkingBalancer):
     taxonomy = request_driven("measured item costs and worker speeds of the last time step",
                               "the candidate rule predicted best for the next step")
     carries_state = True
+    predicts_between_steps = True  # the engines predict between steps (dlbkit.sim.auto.after_step)
     _parameter_constraints = {"default": [_Name()], "candidates": [None, _Name(many=True)],
                               "every": [Interval(Integral, 1, None)],
                               "shift": [Interval(Real, 0, None, closed="neither")],
