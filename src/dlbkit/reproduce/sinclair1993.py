@@ -4,8 +4,8 @@
 Built so far: the task-graph workload, the thesis's cost model in the graph evaluator
 (:mod:`dlbkit.sim.graph`), the Max (k-1) Sum balancer, the worst-case formulas
 (:mod:`dlbkit.model.graph_bounds`), the heuristic mappers and the MILP (R9, reported: it is
-qualitative), simulated annealing (R7), tabu search, Pseudo-Dynamic load balancing (R3 asserted; R8
-reported: the soft target is not met), R10 (PD, SA and tabu on surrogates) and R11 (Max (k-1) Sum
+qualitative), simulated annealing (R7), tabu search, Pseudo-Dynamic load balancing (R3 and R8
+asserted; R8 misses at 4 of 7 node counts), R10 (PD, SA and tabu on surrogates) and R11 (Max (k-1) Sum
 against linear clustering), both reported (``ok`` null: the note's expectations are qualitative).
 """
 
@@ -213,16 +213,22 @@ def r3() -> Claim:
 
 
 def r8() -> Claim:
+    """Reading (issue 13 and the note's §13): asserted, each of our PD's makespans ≤ 1.15 × Table 4's
+    SA row, with pd's defaults (``p_rule = "avg_active"``, the text's reading of P, chosen as the
+    default before this row was run); the note calls the target soft and offers "within 10% of the
+    thesis after tuning" instead, which we do not take (it would tune PD to the row). The other reading
+    of P (``max_load``, Fig. 7) is shown beside it, not asserted."""
     from ..sim.graph_dynamic import simulate_graph_dynamic
     g = atmospheric()
     rows = {rule: [simulate_graph_dynamic(m, g, make("pd", {"p_rule": rule}), cost_model="thesis").makespan
                    for m in NODES] for rule in ("avg_active", "max_load")}
-    within = {rule: [x <= 1.15 * s for x, s in zip(v, SA_ROW)] for rule, v in rows.items()}
-    return reported("R8 PD on the atmospheric graph (Table 4), our pd on the dynamic engine, thesis cost model, "
-                    "2–8 bus nodes, per reading of P", list(PD_ROW), rows,
-                    "soft target each ≤ 1.15 × SA row not met at every node count (≤ 1.15 × SA: "
-                    + "; ".join(f"{k}: {sum(w)}/7" for k, w in within.items()) + "); the note's §9.5 naive PD "
-                    "was also −3% to +28% off: P, hold release, waiting and ties are unspecified in 002")
+    within = {rule: [x <= PD_SOFT * s for x, s in zip(v, SA_ROW)] for rule, v in rows.items()}
+    return Claim("R8 PD on the atmospheric graph (Table 4), our pd (defaults) on the dynamic engine, thesis cost "
+                 "model, 2–8 bus nodes; max_load shown, not asserted", list(PD_ROW), rows,
+                 f"each ≤ {PD_SOFT} × the SA row {list(SA_ROW)} (avg_active; within at "
+                 + "; ".join(f"{k}: {sum(w)}/7" for k, w in within.items()) + " node counts); the note's §9.5 "
+                 "naive PD was also −3% to +28% off: P, hold release, waiting and ties are unspecified in 002",
+                 all(within["avg_active"]))
 
 
 #: R10's surrogates for the thesis's missing graphs (note §9.3): Gaussian elimination of a 10 × 10 matrix
