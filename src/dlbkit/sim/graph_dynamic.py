@@ -191,6 +191,13 @@ class _Run:
         self.next_tick = 1  # completions until the ticker is asked again
         self.load_level = self.view.load_level if online else [0.0] * m
         self.cand: dict = self.table.cand if online else {}
+        # local_order "plan": each node runs its placed tasks in the mapper's key order, waiting for the next
+        self.plan_mode = online and getattr(balancer, "local_order", "priority") == "plan"
+        if self.plan_mode and balancer.preemptive:
+            raise ConfigError(f"balancer {balancer.name!r}", "preemptive with local_order 'plan'",
+                              "one of the two (a node follows the keys, or preempts by priority)")
+        self.waiting = [[] for _ in range(m)]  # plan mode: (key, task) of placed tasks not started, a heap
+        self.ready_run = [{} for _ in range(m)]  # plan mode: task → (work, send) of its ready run block
 
     # ---- time and work ----------------------------------------------------------------------
     def _finish(self, p: int, t: float, work: float) -> float:
@@ -285,7 +292,9 @@ class _Run:
             pairs = decide.online_place(self.b, v, self.record)
             if not pairs:
                 return
-            for i, p in pairs:
+            for i, p, *key in pairs:
+                if key:
+                    heapq.heappush(self.waiting[p], (key[0], i))
                 self._place(t, i, p)
 
     def _place(self, t: float, i: int, p: int) -> None:
@@ -331,7 +340,11 @@ class _Run:
     # ---- local schedulers -----------------------------------------------------------------------
     def _enqueue(self, t: float, p: int, i: int, kind: str, work: float, send: float) -> None:
         """Task i's block is ready on p: queue it at i's priority; preempt a computing block of lower
-        priority if the mapper is preemptive (002 §5.3 rule 2)."""
+        priority if the mapper is preemptive (002 §5.3 rule 2). Plan mode: a run block waits for its key's turn."""
+        if self.plan_mode and kind == "run":
+            self.ready_run[p][i] = (work, send)
+            self._dispatch(t, p)
+            return
         self.seq += 1
         heapq.heappush(self.queue[p], (-self.priority[i], self.seq, i, kind, work, send))
         r = self.running[p]
@@ -350,13 +363,19 @@ class _Run:
 
     def _dispatch(self, t: float, p: int) -> None:
         """Start p's next block if p is free: the ready block of highest priority (online), or the
-        plan's next task once its inputs are in (a static plan)."""
+        plan's next task once its inputs are in (a static plan; an online mapper's ``local_order``
+        "plan": its placed task of least key, a started task's transmit block first)."""
         if self.running[p] is not None:
             return
         if self.online:
-            if not self.queue[p]:
+            if self.queue[p]:
+                _, _, i, kind, work, send = heapq.heappop(self.queue[p])
+            elif self.plan_mode and self.waiting[p] and self.waiting[p][0][1] in self.ready_run[p]:
+                _, i = heapq.heappop(self.waiting[p])
+                kind = "run"
+                work, send = self.ready_run[p].pop(i)
+            else:
                 return
-            _, _, i, kind, work, send = heapq.heappop(self.queue[p])
         else:
             k = self.nxt[p]
             if k >= len(self.seqs[p]):

@@ -64,6 +64,7 @@ class ReplanningHEFT(OnlineMapping):
     _parameter_constraints = {"threshold": [Interval(Real, 0, None)], "every": [Interval(Integral, 0, None)],
                               "insertion": [bool]}
     preemptive = False
+    local_order = "plan"
 
     def __init__(self, *, threshold: float = 0.2, every: int = 0, insertion: bool = True):
         self.threshold = threshold
@@ -73,6 +74,7 @@ class ReplanningHEFT(OnlineMapping):
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
         self.plan_: list | None = None
+        self.keys_: list | None = None  # per task: (plan number, planned start, finish, HEFT position)
         self.rates_: list | None = None
         self.done_at_plan_ = 0
         self.replans_: list = []  # (time, tasks finished) of every replan after the first plan
@@ -92,19 +94,25 @@ class ReplanningHEFT(OnlineMapping):
             return []
         rates = self.rates(view)
         if self.plan_ is None:
-            self.plan_ = self.replan(view, rates)
+            self._plan(view, rates)
         elif self._due(view, rates):
-            self.plan_ = self.replan(view, rates)
+            self._plan(view, rates)
             self.replans_.append((view.time, view.n_finished))
-        else:
-            return [(i, self.plan_[i]) for i in view.candidates]
+        return [(i, self.plan_[i], self.keys_[i]) for i in view.candidates]
+
+    def _plan(self, view, rates: list[float]) -> None:
+        n = len(self.replans_) + (self.plan_ is not None)
+        self.plan_, start, finish, pos = self.replan(view, rates, full=True)
+        # a node runs its tasks in the plan's order (that of the static heft: start, finish, position); a
+        # later plan's tasks after an earlier one's, so that keys rise along every edge (no stall)
+        self.keys_ = [(n, start[i], finish[i], pos[i]) for i in range(len(start))]
         self.rates_ = rates
         self.done_at_plan_ = view.n_finished
-        return [(i, self.plan_[i]) for i in view.candidates]
 
-    def replan(self, view, rates: list[float]) -> list[int]:
+    def replan(self, view, rates: list[float], full: bool = False):
         """HEFT over the unplaced tasks at ``view.time`` under *rates* (class docstring): the
-        processor of every task (placed ones: where they are)."""
+        processor of every task (placed ones: where they are); with *full*, HEFT's (processor, start,
+        finish, position) lists."""
         c = view.costs
         g = c.graph
         m = view.n_nodes
@@ -136,5 +144,5 @@ class ReplanningHEFT(OnlineMapping):
             est[i] = f0
             lines[p].add(s0, f0)
             fixed[i] = (p, s0, f0)
-        proc, _, _, _ = heft_schedule(now, m, self.insertion, fixed=fixed, release=t)
-        return proc
+        out = heft_schedule(now, m, self.insertion, fixed=fixed, release=t)
+        return out if full else out[0]
