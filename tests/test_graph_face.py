@@ -185,6 +185,14 @@ def test_sinclair1993_fast_claims_all_pass():
     assert rows and all(c.asserted and c.ok for c in rows)
 
 
+def test_sinclair1993_r3_and_r6_one_node_are_exact_unit_tests():
+    """R3 (PD's choice on the Fig. 7 GST) and R6's first half (every task on one node: Σ l = 86 under
+    the thesis evaluator); R6's 2-node optimum 59 is the slow test below."""
+    r3 = s93.r3()
+    assert r3.asserted and r3.ok
+    assert dlbkit.schedule(atmospheric(), 1, "round-robin", cost_model="thesis").makespan == 86.0
+
+
 def _fast_sa(sim):
     def run(m, g, b, **kw):  # a short annealing: the claims' shape, not their values, is tested here
         if b.name == "annealing":
