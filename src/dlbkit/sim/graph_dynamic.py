@@ -19,8 +19,10 @@ takes the cost model's time (:meth:`~dlbkit.model.graph_costs.GraphCosts.comm`).
   level of look-ahead). Each node's local scheduler runs its ready task of highest ``priority``
   (002 §5.3 rule 1: precedence level, shifted per program by §6's rule); with the mapper's
   ``preemptive`` a newly ready task of higher priority preempts a computing one (rule 2; a task
-  that is transmitting is not preempted); no time slicing (rule 4). Several programs: *workload* a
-  list of ``(TaskGraph, arrival time)`` (002 §6).
+  that is transmitting is not preempted); no time slicing (rule 4). A mapper whose ``local_order``
+  is ``"plan"`` (``heft-replan``) gives each placed task a key instead, and a node runs its placed
+  tasks in increasing key, waiting for the next one's inputs (as a replayed static plan). Several
+  programs: *workload* a list of ``(TaskGraph, arrival time)`` (002 §6).
 
 Cost models (:mod:`dlbkit.model.graph_costs`):
 

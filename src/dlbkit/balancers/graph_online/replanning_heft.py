@@ -51,8 +51,11 @@ class ReplanningHEFT(OnlineMapping):
     Helps: a static plan meets a processor that slows during the run (background load): the tasks
     not yet placed move off it. Backfires: it sees a slowdown only once measured, cannot move tasks
     already placed there (one level of look-ahead in the ``dynamic`` engine), and a replan costs a
-    full HEFT pass, O(e·m) (BENCHMARKS.md); under constant speeds it places as static HEFT does, but
-    the engine's local schedulers run ready tasks by priority, not in the plan's order (docs/graphs.md).
+    full HEFT pass, O(e·m) (BENCHMARKS.md). Its ``local_order`` is ``"plan"``: each task's key is
+    (plan number, planned start, planned finish, HEFT position), so a node runs its tasks in the plan's
+    order, as static HEFT replayed, and a later plan's tasks after an earlier one's (keys rise along
+    every edge). Under constant speeds it then equals static HEFT, except where a remote
+    predecessor's output waited at its sender for the task's placement (docs/graphs.md).
     """
 
     name = "heft-replan"
