@@ -150,6 +150,21 @@ def test_the_nodes_follow_the_plan_where_the_priority_rule_would_not():
     assert tr.makespan == 98.0 and tr.meta["start"] == start and not _waited_at_a_sender(g, tr)
 
 
+def test_under_the_thesis_model_a_stall_is_broken_and_the_run_finishes():
+    """Thesis model (002 §5.3 rule 3: a computed task transmits only once every receiver is placed):
+    a node waiting for its next planned task can wait for a transmission that waits for a placement
+    that waits for a task queued behind it. On this graph (3 unit nodes, constant availability) that
+    happens once; the engine then lets each idle node run its ready task of least key, and the run
+    finishes with every task once after its inputs."""
+    g = layered(45, width=6, seed=261, ccr=0.5)
+    tr = simulate_graph_dynamic(3, g, make("heft-replan"), seed=261, cost_model="thesis")
+    assert tr.meta["stalls"] == 1 and set(tr.first) == set(range(g.n_tasks))
+    s, f = tr.meta["start"], tr.meta["finish"]
+    assert all(s[j] >= s[i] for i in range(g.n_tasks) for j, _ in g.succs[i])  # a receiver starts after its sender
+    assert all(x is not None for x in f)
+    assert "stalls" not in simulate_graph_dynamic(3, g, make("pd"), seed=261, cost_model="thesis").meta
+
+
 def _two_levels():
     """r(1) → a1..a4 (2 each) → b_k after a_k (2 each); no data."""
     ids = ["r"] + [f"a{k}" for k in range(1, 5)] + [f"b{k}" for k in range(1, 5)]

@@ -200,6 +200,7 @@ class _Run:
                               "one of the two (a node follows the keys, or preempts by priority)")
         self.waiting = [[] for _ in range(m)]  # plan mode: (key, task) of placed tasks not started, a heap
         self.ready_run = [{} for _ in range(m)]  # plan mode: task → (work, send) of its ready run block
+        self.stalls = 0  # plan mode: times every node waited for a task that could not come (see _unstall)
 
     # ---- time and work ----------------------------------------------------------------------
     def _finish(self, p: int, t: float, work: float) -> float:
@@ -242,6 +243,8 @@ class _Run:
         else:
             self._replay_plan()
         self.k.run()
+        while self.plan_mode and self.finished != self.n and self._unstall(self.k.now):
+            self.k.run()
         if self.finished != self.n:
             left = [self.g.ids[i] for i in range(self.n) if self.finish[i] is None][:5]
             raise ConfigError(f"balancer {self.b.name!r}", f"{self.n - self.finished} tasks never finished "
@@ -387,12 +390,33 @@ class _Run:
                 return
             self.nxt[p] = k + 1
             kind, work, send = "run", self.costs.exec[i][p] + (self._recv_part(i, p) if self.thesis else 0.0), 0.0
+        self._begin(t, p, i, kind, work, send)
+
+    def _begin(self, t: float, p: int, i: int, kind: str, work: float, send: float) -> None:
         t0 = max(t, self.free_at[p], self.ready_t[i])
         if self.thesis and kind == "run" and self.n_unplaced_succ[i] == 0:
             send = self._send_part(i, p)  # every receiver placed: the block transmits too
             work = self._full_work(i, p) if self.start[i] is None else work + send
             kind = "full"
         self._start_block(t0, p, i, kind, work, send)
+
+    def _unstall(self, t: float) -> bool:
+        """Plan mode, nothing left to happen and tasks unfinished: every node waits for its next planned
+        task, which waits (under the thesis model, 002 §5.3 rule 3) for a transmission that waits for
+        a placement that waits for a task queued behind it. Each idle node then runs its ready task of
+        least key now (the wait is kept as long as anything else can happen). False if none is ready."""
+        started = False
+        for p in range(self.m):
+            if self.running[p] is None and self.ready_run[p]:
+                heap = self.waiting[p]
+                k = min(n for n, (_, i) in enumerate(heap) if i in self.ready_run[p])
+                _, i = heap.pop(k)
+                heapq.heapify(heap)
+                work, send = self.ready_run[p].pop(i)
+                self._begin(t, p, i, "run", work, send)
+                started = True
+        self.stalls += started
+        return started
 
     def _start_block(self, t0: float, p: int, i: int, kind: str, work: float, send: float) -> None:
         self.block_ids += 1
@@ -465,6 +489,7 @@ class _Run:
         tr.events = self.k.processed
         tr.meta.update({"assignment": list(a), "start": list(self.start), "finish": list(self.finish),
                         "placed_at": list(self.placed_at), "preemptions": self.preemptions,
+                        **({"stalls": self.stalls} if self.plan_mode else {}),
                         "cost_model": c.kind, "ids": list(g.ids), "graph": g.name, "engine": "dynamic",
                         "programs": {"program_of": list(self.prog), "arrivals": list(self.arrivals)},
                         "lower_bound": critical_path_bound(c)})
