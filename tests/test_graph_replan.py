@@ -125,16 +125,6 @@ def test_plan_order_and_preemption_are_refused_together():
         simulate_graph_dynamic(3, topcuoglu10(), b, seed=0)
 
 
-class _ByPriority(ReplanningHEFT):
-    """heft-replan as it was before local_order "plan": the same placements, the nodes' local
-    schedulers running the ready task of highest priority (002 §5.3 rule 1, pd's)."""
-
-    local_order = "priority"
-
-    def place(self, view):
-        return [(i, p) for i, p, _ in super().place(view)]
-
-
 def test_the_nodes_follow_the_plan_where_the_priority_rule_would_not():
     """Gaussian elimination (m = 8, 35 tasks) on two unit nodes: HEFT plans 98; the same placements run
     by the priority rule take 102 (a node runs a ready task of higher priority ahead of the plan's next
@@ -142,7 +132,7 @@ def test_the_nodes_follow_the_plan_where_the_priority_rule_would_not():
     g = gaussian_elimination(8)
     static = simulate_graph(2, g, make("heft"), seed=1)
     assert static.makespan == 98.0
-    assert simulate_graph_dynamic(2, g, _ByPriority(), seed=1).makespan == 102.0
+    assert simulate_graph_dynamic(2, g, make("heft-replan", {"local_order": "priority"}), seed=1).makespan == 102.0
     tr = simulate_graph_dynamic(2, g, make("heft-replan"), seed=1)
     start = [None] * g.n_tasks
     for i, t0 in zip(static.first, static.t_start):
@@ -205,7 +195,8 @@ def test_every_k_finished_tasks_replans_by_count():
     assert len(tr.first) == g.n_tasks
 
 
-@pytest.mark.parametrize("bad", [{"threshold": -0.1}, {"every": -1}, {"every": 1.5}, {"insertion": "yes"}])
+@pytest.mark.parametrize("bad", [{"threshold": -0.1}, {"every": -1}, {"every": 1.5}, {"insertion": "yes"},
+                                 {"local_order": "fifo"}])
 def test_bad_parameters_name_the_field(bad):
     with pytest.raises(ConfigError, match=next(iter(bad))):
         make("heft-replan", bad)

@@ -352,7 +352,7 @@ class OnlineMapping(Balancer):
     kind = "graph-online"
     online: ClassVar[bool] = True
     preemptive: bool = False
-    local_order: ClassVar[str] = "priority"
+    local_order: str = "priority"
 
     @abstractmethod
     def place(self, view) -> list:

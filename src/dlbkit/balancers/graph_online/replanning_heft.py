@@ -7,7 +7,7 @@ import dataclasses
 from numbers import Integral, Real
 
 from ...model.graph_eval import Timeline
-from ...params import Interval
+from ...params import Interval, Options
 from ..base import OnlineMapping, Taxonomy
 from ..mapping.heft import heft_schedule
 from ..registry import register
@@ -46,12 +46,14 @@ class ReplanningHEFT(OnlineMapping):
 
     Parameters: *threshold* (relative change of any processor's measured speed that triggers a
     replan; default 0.2), *every* (replan after this many finished tasks; 0: never by count, the
-    default), *insertion* (HEFT's insertion policy). Not preemptive: HEFT's schedule is not.
+    default), *insertion* (HEFT's insertion policy), *local_order* (``"plan"``, the default: each node
+    runs its tasks in the plan's order, below; ``"priority"``: the engine's priority rule, pd's,
+    work-conserving). Not preemptive: HEFT's schedule is not.
 
     Helps: a static plan meets a processor that slows during the run (background load): the tasks
     not yet placed move off it. Backfires: it sees a slowdown only once measured, cannot move tasks
     already placed there (one level of look-ahead in the ``dynamic`` engine), and a replan costs a
-    full HEFT pass, O(e·m) (BENCHMARKS.md). Its ``local_order`` is ``"plan"``: each task's key is
+    full HEFT pass, O(e·m) (BENCHMARKS.md). With ``local_order="plan"`` each task's key is
     (plan number, planned start, planned finish, HEFT position), so a node runs its tasks in the plan's
     order, as static HEFT replayed, and a later plan's tasks after an earlier one's (keys rise along
     every edge). Under constant speeds it then equals static HEFT, except where a remote
@@ -65,14 +67,14 @@ class ReplanningHEFT(OnlineMapping):
                         "each task placed once, where the current plan puts it",
                         "HEFT: decreasing upward rank; earliest finish time with insertion")
     _parameter_constraints = {"threshold": [Interval(Real, 0, None)], "every": [Interval(Integral, 0, None)],
-                              "insertion": [bool]}
+                              "insertion": [bool], "local_order": [Options("plan", "priority")]}
     preemptive = False
-    local_order = "plan"
 
-    def __init__(self, *, threshold: float = 0.2, every: int = 0, insertion: bool = True):
+    def __init__(self, *, threshold: float = 0.2, every: int = 0, insertion: bool = True, local_order: str = "plan"):
         self.threshold = threshold
         self.every = every
         self.insertion = insertion
+        self.local_order = local_order
 
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
@@ -101,6 +103,8 @@ class ReplanningHEFT(OnlineMapping):
         elif self._due(view, rates):
             self._plan(view, rates)
             self.replans_.append((view.time, view.n_finished))
+        if self.local_order == "priority":
+            return [(i, self.plan_[i]) for i in view.candidates]
         return [(i, self.plan_[i], self.keys_[i]) for i in view.candidates]
 
     def _plan(self, view, rates: list[float]) -> None:
