@@ -409,7 +409,7 @@ class _Run:
         for p in range(self.m):
             if self.running[p] is None and self.ready_run[p]:
                 heap = self.waiting[p]
-                k = min(n for n, (_, i) in enumerate(heap) if i in self.ready_run[p])
+                k = min((n for n, (_, i) in enumerate(heap) if i in self.ready_run[p]), key=heap.__getitem__)
                 _, i = heap.pop(k)
                 heapq.heapify(heap)
                 work, send = self.ready_run[p].pop(i)
