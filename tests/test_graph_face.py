@@ -83,7 +83,8 @@ def test_link_contention_in_an_experiment_file_and_the_cli(tmp_path, capsys):
     graph.write_text(json.dumps({k: v for k, v in _CROSSING.items() if k != "kind"}))
     for flag, makespan in ((["--contention", "link"], 10.0), (["--contention", "port"], 6.0), (["--contention"], 6.0),
                            ([], 6.0)):
-        assert main(["schedule", str(graph), "--platform", str(toml), "--balancer", "round-robin", *flag, "--json"]) == 0
+        args = ["schedule", str(graph), "--platform", str(toml), "--balancer", "round-robin", *flag, "--json"]
+        assert main(args) == 0
         assert json.loads(capsys.readouterr().out)["makespan"] == makespan
 
 
@@ -114,7 +115,8 @@ def test_cli_schedule_milp_json_reports_the_solvers_gap(t10, capsys):
     assert main(["schedule", str(t10), "--nodes", "3", "--balancer", "milp", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["makespan"] == 73.0 and d["solver"]["optimal"] is True and d["solver"]["model"] == "exact"
-    assert d["solver"]["gap"] == pytest.approx(0.0, abs=1e-4) and d["solver"]["dual_bound"] == pytest.approx(73.0, abs=1e-2)
+    assert d["solver"]["gap"] == pytest.approx(0.0, abs=1e-4)
+    assert d["solver"]["dual_bound"] == pytest.approx(73.0, abs=1e-2)
     assert main(["schedule", str(t10), "--nodes", "3", "--balancer", "milp"]) == 0
     assert "dual bound 73, gap 0" in capsys.readouterr().out
 

@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from ..errors import ConfigError
 from .graph import TaskGraph
 
-__all__ = ["GraphCosts", "costs_for", "platform_from_ntp", "write_ntp", "upward_rank", "downward_rank", "critical_path_bound", "COST_MODELS"]
+__all__ = ["GraphCosts", "costs_for", "platform_from_ntp", "write_ntp",
+           "upward_rank", "downward_rank", "critical_path_bound", "COST_MODELS"]
 
 COST_MODELS = ("standard", "thesis")
 
