@@ -151,3 +151,23 @@ def test_static_mapper_with_staggered_programs_and_pd_on_the_static_engine_are_e
         simulate_graph(3, topcuoglu10(), make("pd"))
     with pytest.raises(ConfigError, match="cost_model"):
         simulate_graph_dynamic(2, topcuoglu10(), make("pd"), cost_model="x")
+
+
+@pytest.mark.parametrize("w_comm, node", [(1.0, 0), (0.0, 1)])
+def test_pd_weights_change_the_choice_by_hand(w_comm, node):
+    """a (2) → b (2) with data 5, a placed and active on node 0 (L = 2, 0), b placeable; P = (2 + 2)/2
+    = 2 (avg_active with the placeable load). Node 0: 2 + 2 > P, C_l = 2 − 4 = −2, C_c = 0; node 1:
+    C_l = l = 2, C_c = −5. Unweighted h = −2 against −3: node 0 (the data stays); with w_comm = 0,
+    −2 against 2: node 1 (the load term alone)."""
+    from dlbkit.model.graph_costs import costs_for
+    from dlbkit.model.view import GraphOnlineView
+
+    g = TaskGraph(["a", "b"], loads=[2, 2], edges=[("a", "b", 5)])
+    v = GraphOnlineView(2, costs_for(g, 2), priority=[3.0, 2.0], candidates=[1], gst={1}, placed=[0, -1],
+                        load_level=[2.0, 0.0], active={0}, measured_speed=[1.0, 1.0])
+    b = make("pd", {"w_comm": w_comm})
+    b.start(v)
+    assert b.place(v) == [(1, node)]
+    cl, cp, h = scores([2.0], np.array([[2.0, 2.0]]), [2.0, 0.0], 2.0, [2.0], 3.0, np.array([[0.0, -5.0]]),
+                       (1.0, w_comm, 1.0))
+    assert cl.tolist() == [[-2.0, 2.0]] and h.tolist() == [[-2.0 - 1.0, 2.0 - 5.0 * w_comm - 1.0]]

@@ -1,6 +1,7 @@
 """The graph family through the face layer: families, simulate, experiment files, the CLI, reproduce."""
 
 import json
+import re
 
 import pytest
 
@@ -56,6 +57,68 @@ def test_link_contention_through_the_api_an_experiment_file_and_the_cli(t10, tmp
                               "engine": {"contention": True, "cost_model": "thesis"}, "balancers": [{"name": "heft"}]})
     assert main(["schedule", str(t10), "--nodes", "3", "--contention", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["makespan"] == busy.makespan
+
+
+_CHAIN4 = {"nodes": [{"name": k, "speed": 1.0} for k in "ABCD"],
+           "network": {"latency": 0.0, "bandwidth": 1.0, "topology": "chain"}}
+#: s1 → x and s2 → y, data 4; round-robin puts s1, s2, x, y on A, B, C, D: both messages cross B → C
+_CROSSING = {"kind": "graph", "tasks": [{"id": k, "load": 1} for k in ("s1", "s2", "x", "y")],
+             "edges": [{"from": "s1", "to": "x", "data": 4}, {"from": "s2", "to": "y", "data": 4}]}
+
+
+def test_link_contention_in_an_experiment_file_and_the_cli(tmp_path, capsys):
+    """On the chain A-B-C-D both messages (ending at 1, 4 s each) cross the link B → C: with link
+    contention y's data is in at 1 + 4 + 4 = 9, so the makespan is 10; one-port (distinct ports) and
+    no contention give 1 + 4 + 1 = 6 (tests/test_graph_eval.py times the same case by hand)."""
+    want = {False: 6.0, True: 6.0, "link": 10.0}
+    for c, makespan in want.items():
+        exp = Experiment.from_dict({"platform": _CHAIN4, "workload": _CROSSING, "engine": {"contention": c},
+                                    "balancers": [{"name": "round-robin"}], "repetitions": 1})
+        (tr,) = run_sweep(exp, tmp_path / str(c)).traces.values()
+        assert tr.meta["contention"] == c and tr.makespan == makespan
+    toml = tmp_path / "chain.toml"
+    toml.write_text("".join(f'[[nodes]]\nname = "{k}"\nspeed = 1.0\n' for k in "ABCD")
+                    + '[network]\nlatency = 0.0\nbandwidth = 1.0\ntopology = "chain"\n')
+    graph = tmp_path / "g.json"
+    graph.write_text(json.dumps({k: v for k, v in _CROSSING.items() if k != "kind"}))
+    for flag, makespan in ((["--contention", "link"], 10.0), (["--contention", "port"], 6.0), (["--contention"], 6.0),
+                           ([], 6.0)):
+        args = ["schedule", str(graph), "--platform", str(toml), "--balancer", "round-robin", *flag, "--json"]
+        assert main(args) == 0
+        assert json.loads(capsys.readouterr().out)["makespan"] == makespan
+
+
+@pytest.mark.parametrize("engine, text", [
+    ({"contention": "links"}, 'engine.contention must be true (one-port), "link" (link contention) or false'),
+    ({"contention": "link", "cost_model": "thesis"}, "engine.contention must be false with cost_model 'thesis'"),
+    ({"contention": 1}, "engine.contention must be true"),
+])
+def test_bad_contention_in_an_experiment_file_names_the_field(engine, text):
+    with pytest.raises(ConfigError, match=re.escape(text)):
+        Experiment.from_dict({"platform": _CHAIN4, "workload": _CROSSING, "engine": engine,
+                              "balancers": [{"name": "heft"}]})
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--nodes", "3", "--contention", "link"], "contention must be a Platform (links are its topology's)"),
+    (["--nodes", "3", "--contention", "links"], "invalid choice: 'links'"),
+    (["--nodes", "3", "--cost-model", "thesis", "--contention", "link"], "must be a Platform"),
+])
+def test_cli_bad_link_contention_is_one_line_and_exit_2(t10, capsys, args, text):
+    assert main(["schedule", str(t10), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and text in err
+
+
+def test_cli_schedule_milp_json_reports_the_solvers_gap(t10, capsys):
+    """The exact MILP proves 73 optimal on Topcuoglu's Fig. 2 (HEFT: 80): gap 0, dual bound 73."""
+    assert main(["schedule", str(t10), "--nodes", "3", "--balancer", "milp", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["makespan"] == 73.0 and d["solver"]["optimal"] is True and d["solver"]["model"] == "exact"
+    assert d["solver"]["gap"] == pytest.approx(0.0, abs=1e-4)
+    assert d["solver"]["dual_bound"] == pytest.approx(73.0, abs=1e-2)
+    assert main(["schedule", str(t10), "--nodes", "3", "--balancer", "milp"]) == 0
+    assert "dual bound 73, gap 0" in capsys.readouterr().out
 
 
 def test_a_layered_graph_without_a_seed_is_drawn_anew_per_repetition(tmp_path):
@@ -122,6 +185,14 @@ def test_cli_schedule_bad_graph_file_is_one_line_and_exit_2(tmp_path, capsys, co
 def test_sinclair1993_fast_claims_all_pass():
     rows = s93.r1() + [s93.r2()] + s93.r4() + s93.r5()
     assert rows and all(c.asserted and c.ok for c in rows)
+
+
+def test_sinclair1993_r3_and_r6_one_node_are_exact_unit_tests():
+    """R3 (PD's choice on the Fig. 7 GST) and R6's first half (every task on one node: Σ l = 86 under
+    the thesis evaluator); R6's 2-node optimum 59 is the slow test below."""
+    r3 = s93.r3()
+    assert r3.asserted and r3.ok
+    assert dlbkit.schedule(atmospheric(), 1, "round-robin", cost_model="thesis").makespan == 86.0
 
 
 def _fast_sa(sim):

@@ -287,3 +287,15 @@ def test_linear_clustering_by_hand():
     a = atmospheric()
     cl = linear_clusters(costs_for(a, 3, "thesis"))
     assert [a.ids[i] for i in cl[0]] == [1, 2, 10, 14, 18] and sorted(i for x in cl for i in x) == list(range(18))
+
+
+def test_hlf_by_hand_its_level_ignores_communication():
+    """r (1) → a (1), r → b (3), a → c (1) with data 10; two unit nodes. Static levels without
+    communication: r 4, b 3, a 2, c 1, so b goes before a (HEFT's rank_u, which counts the 10, puts
+    a first: 12 against 3). r n0 [0, 1]; b: starts at 1 on either, n0 [1, 4]; a: n1 at 1 (n0 at 4)
+    [1, 2]; c: n1 at 2 (n0: 2 + 10 = 12) [2, 3]. Order r, b, a, c; makespan 4."""
+    g = TaskGraph(["r", "a", "b", "c"], loads=[1, 1, 3, 1], edges=[("r", "a", 0), ("r", "b", 0), ("a", "c", 10)])
+    s = schedule(g, 2, "hlf")
+    assert s.trace.meta["assignment"] == [0, 1, 0, 1] and s.trace.meta["order"] == [0, 2, 1, 3]
+    assert s.start == {"r": 0.0, "a": 1.0, "b": 1.0, "c": 2.0} and s.makespan == 4.0
+    assert schedule(g, 2, "heft").trace.meta["order"][1] == 1  # HEFT: a before b

@@ -193,3 +193,18 @@ def test_ntp_ring_and_bus_become_platforms_whose_hops_are_the_distances(tmp_path
     bad.write_text("2\n1\n1\n0 3\n3 0\n")
     with pytest.raises(ConfigError, match="hop counts of a connected graph"):
         platform_from_ntp(bad)
+
+
+@pytest.mark.parametrize("topology", ["complete", "ring", "hypercube", "chain"])
+def test_ntp_round_trip_keeps_speeds_and_distances(tmp_path, topology):
+    """The thesis's .ntp files (note §8.8): a platform written and read back has the same speeds and
+    hop distances, so the thesis model's transfer factors (data × D) are the same."""
+    from dlbkit.model.graph_costs import write_ntp
+    from dlbkit.model.platform import Network, Node, Platform
+    p = Platform([Node(f"n{k}", speed=s) for k, s in enumerate([1.0, 2.5, 0.5, 1.0 / 3.0])],
+                 Network(latency=0.0, bandwidth=1.0, topology=topology))
+    f = tmp_path / f"{topology}.ntp"
+    write_ntp(p, f)
+    q = platform_from_ntp(f)
+    assert list(q.speeds) == list(p.speeds) and q.hops.tolist() == p.hops.tolist()
+    assert costs_for(atmospheric(), q, "thesis").per == costs_for(atmospheric(), p, "thesis").per

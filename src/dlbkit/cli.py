@@ -1135,12 +1135,18 @@ def _add_schedule_parser(sub) -> None:
     sc.add_argument("--param", action="append", metavar="KEY=VALUE", help="a balancer parameter (repeatable)")
     sc.add_argument("--cost-model", default="standard", choices=["standard", "thesis"],
                     help="standard (default) or thesis (002: both ends busy for a message)")
-    sc.add_argument("--contention", action="store_true",
-                    help="standard model with one message at a time per node's send and receive port (one-port)")
+    sc.add_argument("--contention", nargs="?", const="port", choices=["port", "link"], default=None,
+                    help="standard model with contention: 'port' (the default when the flag is bare: one message "
+                         "at a time per node's send and receive port) or 'link' (one message at a time per directed "
+                         "link of the --platform's routed topology)")
     sc.add_argument("--seed", type=int, default=0, help="seed of a randomised balancer (default 0)")
     sc.add_argument("--gantt", metavar="FILE.png", help="also draw the Gantt chart to this file")
     sc.add_argument("--json", action="store_true", help="a JSON object: makespan, assignment, start, finish")
     sc.set_defaults(func=_cmd_schedule)
+
+
+#: what ``schedule --json`` adds under "solver" for a mapper that reports an optimality gap (milp)
+_SOLVER_KEYS = ("model", "status", "message", "objective", "dual_bound", "gap", "optimal", "estimate")
 
 
 def _cmd_schedule(args) -> int:
@@ -1149,17 +1155,25 @@ def _cmd_schedule(args) -> int:
         raise ConfigError("--nodes", args.nodes, "an integer >= 1")
     gantt = _writable_file(args.gantt, "--gantt")
     where = args.nodes if args.nodes is not None else args.platform
+    contention = {None: False, "port": True, "link": "link"}[args.contention]
     r = schedule(args.graph, where, args.balancer, params=parse_params(args.param), cost_model=args.cost_model,
-                 contention=args.contention, seed=args.seed)
+                 contention=contention, seed=args.seed)
+    info = r.trace.meta.get("plan_info") or {}
     if gantt is not None:
         fig = r.plot_gantt()
         fig.savefig(gantt)
     if args.json:
-        print(json.dumps(r.as_dict()))
+        d = r.as_dict()
+        if "gap" in info:  # a solver's report (the milp's): status, objective, dual bound, optimality gap
+            d["solver"] = _jsonable({k: info[k] for k in _SOLVER_KEYS if k in info})
+        print(json.dumps(d))
         return 0
     d = r.as_dict()
     print(f"{r.trace.meta['graph']}: {len(d['assignment'])} tasks on {r.trace.n_nodes} nodes, balancer "
           f"{args.balancer}, cost model {args.cost_model}: makespan {r.makespan:g}")
+    if "gap" in info:
+        print(f"{args.balancer}: {info.get('message', '')} objective {info['objective']:g}, dual bound "
+              f"{info['dual_bound']:g}, gap {info['gap']:.4g}")
     rows = [[str(t), str(p), f"{d['start'][t]:g}", f"{d['finish'][t]:g}"] for t, p in d["assignment"].items()]
     print(wrapped_table(["task", "node", "start", "finish"], rows, [24, 6, 12, 12]))
     return 0

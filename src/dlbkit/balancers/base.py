@@ -347,12 +347,19 @@ class OnlineMapping(Balancer):
     list waits for the next event). :func:`dlbkit.balancers.decide.online_place` checks the answer.
 
     Declared surface the engine reads besides :meth:`place`: ``preemptive`` (bool: the node's local
-    scheduler lets a ready task of higher priority preempt a computing one, 002 §5.3 rule 2).
+    scheduler lets a ready task of higher priority preempt a computing one, 002 §5.3 rule 2), and
+    ``local_order``: ``"priority"`` (the default, 002 §5.3 rule 1: a node runs its ready task of
+    highest priority) or ``"plan"``: :meth:`place` returns ``(task, node, key)`` triples and each node
+    runs its placed tasks in increasing key, waiting for the next one's inputs even when a later one
+    is ready (non-work-conserving, as a replayed static plan); the key, a number or a tuple of
+    numbers, is fixed when the task is placed, and the mapper keeps the keys consistent with
+    precedence (a task's key above its predecessors' on every node), else the run can stall.
     """
 
     kind = "graph-online"
     online: ClassVar[bool] = True
     preemptive: bool = False
+    local_order: str = "priority"
 
     @abstractmethod
     def place(self, view) -> list:

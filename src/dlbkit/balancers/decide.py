@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 import math
-from numbers import Integral
+from numbers import Integral, Real
 from typing import Sequence
 
 from ..errors import ConfigError
@@ -214,30 +214,40 @@ def plan(balancer: MappingBalancer, view, record: list | None = None) -> Plan:
     return out
 
 
-def online_place(balancer, view, record: list | None = None) -> list[tuple[int, int]]:
+def online_place(balancer, view, record: list | None = None) -> list[tuple]:
     """An online mapper's placements now (:meth:`~dlbkit.balancers.base.OnlineMapping.place`),
     checked: a list of (task, node) pairs, each task a candidate of *view* placed once, each node in
-    [0, ``view.n_nodes``)."""
+    [0, ``view.n_nodes``); for a mapper whose ``local_order`` is ``"plan"``, (task, node, key)
+    triples, the key a finite number or a tuple of them (returned as a tuple)."""
     seen = copy.deepcopy(view) if record is not None else None
     ans = balancer.place(view)
     who = f"{balancer.name}.place"
+    keyed = getattr(balancer, "local_order", "priority") == "plan"
+    shape = "(task index, node index, key) triples" if keyed else "(task index, node index) pairs"
     if not isinstance(ans, (list, tuple)):
-        raise ConfigError(f"the answer of {who}", type(ans).__name__, "a list of (task, node) pairs")
+        raise ConfigError(f"the answer of {who}", type(ans).__name__, "a list of " + shape)
     cand = set(view.candidates)
     ids = view.costs.graph.ids
     m = view.n_nodes
-    out: list[tuple[int, int]] = []
+    out: list[tuple] = []
     for pair in ans:
-        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not _is_int(pair[0]) or not _is_int(pair[1]):
-            raise ConfigError(f"the answer of {who}", repr(pair), "(task index, node index) pairs")
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2 + keyed or not _is_int(pair[0]) \
+                or not _is_int(pair[1]):
+            raise ConfigError(f"the answer of {who}", repr(pair), shape)
         i, p = int(pair[0]), int(pair[1])
+        key = None
+        if keyed:
+            key = pair[2] if isinstance(pair[2], tuple) else (pair[2],)
+            if not key or not all(isinstance(x, Real) and not isinstance(x, bool) and math.isfinite(x) for x in key):
+                raise ConfigError(f"{who} key of task {ids[i] if 0 <= i < len(ids) else i!r}", repr(pair[2]),
+                                  "a finite number or a non-empty tuple of them")
         if i not in cand:
             raise ConfigError(f"{who} task", ids[i] if 0 <= i < len(ids) else i,
                               "a candidate of the view (unplaced, zero holds), placed once")
         if not 0 <= p < m:
             raise ConfigError(f"{who} node of task {ids[i]!r}", p, f"a node in [0, {m - 1}]")
         cand.discard(i)
-        out.append((i, p))
+        out.append((i, p, key) if keyed else (i, p))
     _note(record, view, -1, "place", out, seen)
     return out
 

@@ -22,17 +22,21 @@ __all__ = ["FAMILY", "describe", "metrics", "figures"]
 OPTIONS = {"cost_model": "how transfers cost: 'standard' (latency + data/bandwidth, processors free while "
                          "data flies; default) or 'thesis' (002: both ends busy, data × hops)",
            "contention": "true: the standard model with one message at a time per machine's send and receive "
-                         "port (the one-port model; default false)"}
+                         "port (the one-port model); \"link\": one message at a time per directed link of the "
+                         "platform's routed topology (Sinnen & Sousa 2005); default false"}
 
 
 def check_options(d: Mapping, platform: Platform, path: str) -> None:
     if "cost_model" in d:
         check.choice(d["cost_model"], f"{path}.cost_model", COST_MODELS)
     if "contention" in d:
-        if not isinstance(d["contention"], bool):
-            raise ConfigError(f"{path}.contention", d["contention"], "true or false")
-        if d["contention"] and d.get("cost_model", "standard") != "standard":
-            raise ConfigError(f"{path}.contention", True, "false with cost_model 'thesis' (an option of 'standard')")
+        c = d["contention"]
+        if not isinstance(c, bool) and c != "link":
+            raise ConfigError(f"{path}.contention", c, "true (one-port), \"link\" (link contention) or false")
+        if c and d.get("cost_model", "standard") != "standard":
+            raise ConfigError(f"{path}.contention", c, "false with cost_model 'thesis' (an option of 'standard')")
+        if c == "link" and not isinstance(platform, Platform):
+            raise ConfigError(f"{path}.contention", c, "a platform (links are its topology's), not a node count")
 
 
 def describe(g: TaskGraph) -> str:

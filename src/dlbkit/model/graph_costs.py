@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from ..errors import ConfigError
 from .graph import TaskGraph
 
-__all__ = ["GraphCosts", "costs_for", "platform_from_ntp", "upward_rank", "downward_rank", "critical_path_bound", "COST_MODELS"]
+__all__ = ["GraphCosts", "costs_for", "platform_from_ntp", "write_ntp",
+           "upward_rank", "downward_rank", "critical_path_bound", "COST_MODELS"]
 
 COST_MODELS = ("standard", "thesis")
 
@@ -236,3 +237,17 @@ def platform_from_ntp(path, *, name: str | None = None):
         raise ConfigError(f"{p} distances", d, "the hop counts of a connected graph (bus, ring, hypercube, ...)")
     nodes = [Node(f"n{i}", speed=s) for i, s in enumerate(speeds)]
     return Platform(nodes, Network(latency=0.0, bandwidth=1.0, topology=g), name=name or p.stem)
+
+
+def write_ntp(platform, path) -> None:
+    """Write *platform* as the thesis simulator's ``.ntp`` network topology file (002 §6, the note's
+    §8.8; :func:`platform_from_ntp` reads it back): m, the m node speeds, then the hop-count matrix of
+    its topology as the distance matrix D. Latency, bandwidth and cores are not in the format (the
+    thesis model reads speeds and D only); a node's speed is written with ``repr``, so it reads back
+    exactly."""
+    from pathlib import Path
+    hops = platform.hops
+    m = len(platform.nodes)
+    lines = [str(m)] + [repr(float(n.speed)) for n in platform.nodes]
+    lines += [" ".join(str(int(hops[i][j])) for j in range(m)) for i in range(m)]
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")

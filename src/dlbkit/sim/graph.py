@@ -30,8 +30,9 @@ def simulate_graph(platform: Platform | int, workload: TaskGraph, balancer: Mapp
     """Ask *balancer* for a plan of *workload* on *platform* (a Platform, or a processor count:
     identical nodes of speed 1, a transfer takes its data), check it (:func:`decide.plan`), time it
     with :func:`evaluate` under *cost_model* ("standard" or "thesis"; *contention*: the standard model's
-    one-port option (True) or link contention on the platform's routed topology (``"link"``; the
-    Python API only: experiment files and the CLI take true/false), :mod:`dlbkit.model.graph_costs`), and return the run's Trace:
+    one-port option (True) or link contention on the platform's routed topology (``"link"``;
+    ``[engine] contention = "link"``, ``dlbkit schedule --contention link``),
+    :mod:`dlbkit.model.graph_costs`), and return the run's Trace:
     one interval per task (``first`` = the task's index, ``t_ask`` = when its data was ready), the
     plan in ``meta``. Seeding: layout ``GRAPH`` (balancer, availability). *progress* ``(done, total)``:
     called with 0 tasks timed once the plan is made and with all of them at the end (the evaluator

@@ -19,8 +19,10 @@ takes the cost model's time (:meth:`~dlbkit.model.graph_costs.GraphCosts.comm`).
   level of look-ahead). Each node's local scheduler runs its ready task of highest ``priority``
   (002 §5.3 rule 1: precedence level, shifted per program by §6's rule); with the mapper's
   ``preemptive`` a newly ready task of higher priority preempts a computing one (rule 2; a task
-  that is transmitting is not preempted); no time slicing (rule 4). Several programs: *workload* a
-  list of ``(TaskGraph, arrival time)`` (002 §6).
+  that is transmitting is not preempted); no time slicing (rule 4). A mapper whose ``local_order``
+  is ``"plan"`` (``heft-replan``) gives each placed task a key instead, and a node runs its placed
+  tasks in increasing key, waiting for the next one's inputs (as a replayed static plan). Several
+  programs: *workload* a list of ``(TaskGraph, arrival time)`` (002 §6).
 
 Cost models (:mod:`dlbkit.model.graph_costs`):
 
@@ -191,6 +193,14 @@ class _Run:
         self.next_tick = 1  # completions until the ticker is asked again
         self.load_level = self.view.load_level if online else [0.0] * m
         self.cand: dict = self.table.cand if online else {}
+        # local_order "plan": each node runs its placed tasks in the mapper's key order, waiting for the next
+        self.plan_mode = online and getattr(balancer, "local_order", "priority") == "plan"
+        if self.plan_mode and balancer.preemptive:
+            raise ConfigError(f"balancer {balancer.name!r}", "preemptive with local_order 'plan'",
+                              "one of the two (a node follows the keys, or preempts by priority)")
+        self.waiting = [[] for _ in range(m)]  # plan mode: (key, task) of placed tasks not started, a heap
+        self.ready_run = [{} for _ in range(m)]  # plan mode: task → (work, send) of its ready run block
+        self.stalls = 0  # plan mode: times every node waited for a task that could not come (see _unstall)
 
     # ---- time and work ----------------------------------------------------------------------
     def _finish(self, p: int, t: float, work: float) -> float:
@@ -233,6 +243,8 @@ class _Run:
         else:
             self._replay_plan()
         self.k.run()
+        while self.plan_mode and self.finished != self.n and self._unstall(self.k.now):
+            self.k.run()
         if self.finished != self.n:
             left = [self.g.ids[i] for i in range(self.n) if self.finish[i] is None][:5]
             raise ConfigError(f"balancer {self.b.name!r}", f"{self.n - self.finished} tasks never finished "
@@ -285,7 +297,9 @@ class _Run:
             pairs = decide.online_place(self.b, v, self.record)
             if not pairs:
                 return
-            for i, p in pairs:
+            for i, p, *key in pairs:
+                if key:
+                    heapq.heappush(self.waiting[p], (key[0], i))
                 self._place(t, i, p)
 
     def _place(self, t: float, i: int, p: int) -> None:
@@ -331,7 +345,11 @@ class _Run:
     # ---- local schedulers -----------------------------------------------------------------------
     def _enqueue(self, t: float, p: int, i: int, kind: str, work: float, send: float) -> None:
         """Task i's block is ready on p: queue it at i's priority; preempt a computing block of lower
-        priority if the mapper is preemptive (002 §5.3 rule 2)."""
+        priority if the mapper is preemptive (002 §5.3 rule 2). Plan mode: a run block waits for its key's turn."""
+        if self.plan_mode and kind == "run":
+            self.ready_run[p][i] = (work, send)
+            self._dispatch(t, p)
+            return
         self.seq += 1
         heapq.heappush(self.queue[p], (-self.priority[i], self.seq, i, kind, work, send))
         r = self.running[p]
@@ -350,13 +368,19 @@ class _Run:
 
     def _dispatch(self, t: float, p: int) -> None:
         """Start p's next block if p is free: the ready block of highest priority (online), or the
-        plan's next task once its inputs are in (a static plan)."""
+        plan's next task once its inputs are in (a static plan; an online mapper's ``local_order``
+        "plan": its placed task of least key, a started task's transmit block first)."""
         if self.running[p] is not None:
             return
         if self.online:
-            if not self.queue[p]:
+            if self.queue[p]:
+                _, _, i, kind, work, send = heapq.heappop(self.queue[p])
+            elif self.plan_mode and self.waiting[p] and self.waiting[p][0][1] in self.ready_run[p]:
+                _, i = heapq.heappop(self.waiting[p])
+                kind = "run"
+                work, send = self.ready_run[p].pop(i)
+            else:
                 return
-            _, _, i, kind, work, send = heapq.heappop(self.queue[p])
         else:
             k = self.nxt[p]
             if k >= len(self.seqs[p]):
@@ -366,12 +390,33 @@ class _Run:
                 return
             self.nxt[p] = k + 1
             kind, work, send = "run", self.costs.exec[i][p] + (self._recv_part(i, p) if self.thesis else 0.0), 0.0
+        self._begin(t, p, i, kind, work, send)
+
+    def _begin(self, t: float, p: int, i: int, kind: str, work: float, send: float) -> None:
         t0 = max(t, self.free_at[p], self.ready_t[i])
         if self.thesis and kind == "run" and self.n_unplaced_succ[i] == 0:
             send = self._send_part(i, p)  # every receiver placed: the block transmits too
             work = self._full_work(i, p) if self.start[i] is None else work + send
             kind = "full"
         self._start_block(t0, p, i, kind, work, send)
+
+    def _unstall(self, t: float) -> bool:
+        """Plan mode, nothing left to happen and tasks unfinished: every node waits for its next planned
+        task, which waits (under the thesis model, 002 §5.3 rule 3) for a transmission that waits for
+        a placement that waits for a task queued behind it. Each idle node then runs its ready task of
+        least key now (the wait is kept as long as anything else can happen). False if none is ready."""
+        started = False
+        for p in range(self.m):
+            if self.running[p] is None and self.ready_run[p]:
+                heap = self.waiting[p]
+                k = min((n for n, (_, i) in enumerate(heap) if i in self.ready_run[p]), key=heap.__getitem__)
+                _, i = heap.pop(k)
+                heapq.heapify(heap)
+                work, send = self.ready_run[p].pop(i)
+                self._begin(t, p, i, "run", work, send)
+                started = True
+        self.stalls += started
+        return started
 
     def _start_block(self, t0: float, p: int, i: int, kind: str, work: float, send: float) -> None:
         self.block_ids += 1
@@ -444,6 +489,7 @@ class _Run:
         tr.events = self.k.processed
         tr.meta.update({"assignment": list(a), "start": list(self.start), "finish": list(self.finish),
                         "placed_at": list(self.placed_at), "preemptions": self.preemptions,
+                        **({"stalls": self.stalls} if self.plan_mode else {}),
                         "cost_model": c.kind, "ids": list(g.ids), "graph": g.name, "engine": "dynamic",
                         "programs": {"program_of": list(self.prog), "arrivals": list(self.arrivals)},
                         "lower_bound": critical_path_bound(c)})

@@ -7,7 +7,7 @@ import dataclasses
 from numbers import Integral, Real
 
 from ...model.graph_eval import Timeline
-from ...params import Interval
+from ...params import Interval, Options
 from ..base import OnlineMapping, Taxonomy
 from ..mapping.heft import heft_schedule
 from ..registry import register
@@ -46,13 +46,18 @@ class ReplanningHEFT(OnlineMapping):
 
     Parameters: *threshold* (relative change of any processor's measured speed that triggers a
     replan; default 0.2), *every* (replan after this many finished tasks; 0: never by count, the
-    default), *insertion* (HEFT's insertion policy). Not preemptive: HEFT's schedule is not.
+    default), *insertion* (HEFT's insertion policy), *local_order* (``"plan"``, the default: each node
+    runs its tasks in the plan's order, below; ``"priority"``: the engine's priority rule, pd's,
+    work-conserving). Not preemptive: HEFT's schedule is not.
 
     Helps: a static plan meets a processor that slows during the run (background load): the tasks
     not yet placed move off it. Backfires: it sees a slowdown only once measured, cannot move tasks
     already placed there (one level of look-ahead in the ``dynamic`` engine), and a replan costs a
-    full HEFT pass, O(e·m) (BENCHMARKS.md); under constant speeds it places as static HEFT does, but
-    the engine's local schedulers run ready tasks by priority, not in the plan's order (docs/graphs.md).
+    full HEFT pass, O(e·m) (BENCHMARKS.md). With ``local_order="plan"`` each task's key is
+    (plan number, planned start, planned finish, HEFT position), so a node runs its tasks in the plan's
+    order, as static HEFT replayed, and a later plan's tasks after an earlier one's (keys rise along
+    every edge). Under constant speeds it then equals static HEFT, except where a remote
+    predecessor's output waited at its sender for the task's placement (docs/graphs.md).
     """
 
     name = "heft-replan"
@@ -62,17 +67,19 @@ class ReplanningHEFT(OnlineMapping):
                         "each task placed once, where the current plan puts it",
                         "HEFT: decreasing upward rank; earliest finish time with insertion")
     _parameter_constraints = {"threshold": [Interval(Real, 0, None)], "every": [Interval(Integral, 0, None)],
-                              "insertion": [bool]}
+                              "insertion": [bool], "local_order": [Options("plan", "priority")]}
     preemptive = False
 
-    def __init__(self, *, threshold: float = 0.2, every: int = 0, insertion: bool = True):
+    def __init__(self, *, threshold: float = 0.2, every: int = 0, insertion: bool = True, local_order: str = "plan"):
         self.threshold = threshold
         self.every = every
         self.insertion = insertion
+        self.local_order = local_order
 
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
         self.plan_: list | None = None
+        self.keys_: list | None = None  # per task: (plan number, planned start, finish, HEFT position)
         self.rates_: list | None = None
         self.done_at_plan_ = 0
         self.replans_: list = []  # (time, tasks finished) of every replan after the first plan
@@ -92,19 +99,27 @@ class ReplanningHEFT(OnlineMapping):
             return []
         rates = self.rates(view)
         if self.plan_ is None:
-            self.plan_ = self.replan(view, rates)
+            self._plan(view, rates)
         elif self._due(view, rates):
-            self.plan_ = self.replan(view, rates)
+            self._plan(view, rates)
             self.replans_.append((view.time, view.n_finished))
-        else:
+        if self.local_order == "priority":
             return [(i, self.plan_[i]) for i in view.candidates]
+        return [(i, self.plan_[i], self.keys_[i]) for i in view.candidates]
+
+    def _plan(self, view, rates: list[float]) -> None:
+        n = len(self.replans_) + (self.plan_ is not None)
+        self.plan_, start, finish, pos = self.replan(view, rates, full=True)
+        # a node runs its tasks in the plan's order (that of the static heft: start, finish, position); a
+        # later plan's tasks after an earlier one's, so that keys rise along every edge (no stall)
+        self.keys_ = [(n, start[i], finish[i], pos[i]) for i in range(len(start))]
         self.rates_ = rates
         self.done_at_plan_ = view.n_finished
-        return [(i, self.plan_[i]) for i in view.candidates]
 
-    def replan(self, view, rates: list[float]) -> list[int]:
+    def replan(self, view, rates: list[float], full: bool = False):
         """HEFT over the unplaced tasks at ``view.time`` under *rates* (class docstring): the
-        processor of every task (placed ones: where they are)."""
+        processor of every task (placed ones: where they are); with *full*, HEFT's (processor, start,
+        finish, position) lists."""
         c = view.costs
         g = c.graph
         m = view.n_nodes
@@ -136,5 +151,5 @@ class ReplanningHEFT(OnlineMapping):
             est[i] = f0
             lines[p].add(s0, f0)
             fixed[i] = (p, s0, f0)
-        proc, _, _, _ = heft_schedule(now, m, self.insertion, fixed=fixed, release=t)
-        return proc
+        out = heft_schedule(now, m, self.insertion, fixed=fixed, release=t)
+        return out if full else out[0]

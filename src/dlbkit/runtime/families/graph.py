@@ -234,7 +234,7 @@ class _Coordinator:
                         raise ConfigError(f"balancer {self.b.name!r}", f"no placement of {len(cand)} placeable "
                                           "tasks while nothing runs", "a mapper that places the tasks it is offered")
                     return
-                for i, k in pairs:
+                for i, k, *_ in pairs:  # a key (local_order "plan") is not followed here: workers run by priority
                     self._place(i, k)
         finally:
             v.active.update(self.joining)
