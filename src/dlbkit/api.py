@@ -131,15 +131,16 @@ def _by_task(trace, column) -> dict:
 
 
 def schedule(graph: Any, nodes: Any, balancer: Any = "heft", *, params: Mapping[str, Any] | None = None,
-             cost_model: str = "standard", contention: bool = False, seed: int = 0) -> Schedule:
+             cost_model: str = "standard", contention: bool | str = False, seed: int = 0) -> Schedule:
     """Map task *graph* onto *nodes* with a mapping balancer and time the plan; return a :class:`Schedule`.
 
     *graph* is a :class:`~dlbkit.model.graph.TaskGraph`, a ``.json``/``.stg``/``.adg`` path or a
     ``networkx.DiGraph`` (node ``load`` or ``costs``, edge ``data``). *nodes* is a processor count M
     (identical nodes of speed 1; a transfer takes exactly its data), a Platform, a platform TOML path
     or a thesis ``.ntp`` network file. *cost_model* is ``"standard"`` or ``"thesis"`` (002's both-ends-busy model);
-    *contention* True adds the standard model's one-port link contention (one message at a time per
-    machine's send and receive port).
+    *contention* True adds the standard model's one-port contention (one message at a
+    time per machine's send and receive port); ``"link"`` link contention on the platform's routed
+    topology (a message holds every link of its route; Sinnen & Sousa 2005).
 
     >>> import dlbkit
     >>> from dlbkit.model.graph_gen import topcuoglu10
