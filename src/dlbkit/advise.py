@@ -11,7 +11,6 @@ the prediction for the balancer it used, and the choices.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -86,31 +85,10 @@ def format_advice(rows: list[dict], source: str = "") -> str:
 
 def plot_auto(trace: Trace | str | Path, ax: Any = None):
     """A time-stepping run under ``balancer="auto"``: per step the measured makespan (dots coloured by
-    the balancer used), the prediction for that balancer (crosses), evaluations (vertical lines)."""
-    import matplotlib.pyplot as plt
+    the balancer used), the prediction for that balancer (crosses), evaluations (vertical lines).
+    The drawing is :func:`dlbkit.plots.auto_steps` (also an experiment's ``auto_<label>.png``);
+    this returns the Axes."""
+    from .plots import auto_steps
 
-    tr = _as_trace(trace)
-    steps = tr.meta.get("time_steps") or []
-    rows = [(k, s["auto"]) for k, s in enumerate(steps) if "auto" in s]
-    if ax is None:
-        _, ax = plt.subplots(figsize=(8, 4))
-    if not rows:
-        ax.text(0.5, 0.5, "no auto record in this trace", ha="center", va="center", transform=ax.transAxes)
-        return ax
-    used = sorted({a["used"] for _, a in rows}, key=lambda n: [a["used"] for _, a in rows].index(n))
-    colours = {n: plt.cm.tab10(i % 10) for i, n in enumerate(used)}
-    for n in used:
-        ks = [k for k, a in rows if a["used"] == n]
-        ax.plot(ks, [a["measured"] for k, a in rows if a["used"] == n], "o", color=colours[n], label=f"measured ({n})")
-    pk = [(k, a["predicted"]) for k, a in rows if a.get("predicted") is not None and math.isfinite(a["predicted"])]
-    if pk:
-        ax.plot([k for k, _ in pk], [p for _, p in pk], "x", color="black", label="predicted for the balancer used")
-    for k, a in rows:
-        if a.get("evaluated"):
-            ax.axvline(k + 0.5, color="grey", lw=0.6, ls=":")
-            ax.annotate(a["next"], (k + 0.5, ax.get_ylim()[1]), fontsize=7, rotation=90, va="top", ha="right")
-    ax.set_xlabel("time step")
-    ax.set_ylabel("step makespan (s)")
-    ax.set_title(f"balancer auto: {len(steps)} steps, {sum(1 for _, a in rows if a.get('evaluated'))} evaluations")
-    ax.legend(fontsize=7)
-    return ax
+    fig = auto_steps(_as_trace(trace), ax)
+    return ax if ax is not None else fig.axes[0]

@@ -19,7 +19,7 @@ from matplotlib.patches import Patch
 from .model.metrics import METRICS
 from .model.trace import Trace
 
-__all__ = ["GANTT_LEGEND", "gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "slug"]
+__all__ = ["GANTT_LEGEND", "gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "auto_records", "auto_steps", "slug"]
 
 _BUSY = ("#1f77b4", "#5fa2d6")  # alternate shades so consecutive chunks stay distinguishable
 _WAIT = "#f2a541"  # asked for work, waiting for it (scheduling + communication)
@@ -292,6 +292,46 @@ def tasks_over_time(trace: Trace, ax=None, *, title: str | None = None):
     ax_n.set_ylabel("waiting tasks")
     ax_n.legend(loc="lower left", fontsize=7, ncol=2)
     ax_n.grid(alpha=0.3)
+    return fig
+
+
+def auto_records(trace: Trace) -> list[tuple[int, dict]]:
+    """(step, record) for each time step of *trace* that ``balancer="auto"`` ran
+    (``meta["time_steps"][k]["auto"]``, docs/loop.md); empty for any other trace."""
+    return [(k, s["auto"]) for k, s in enumerate(trace.meta.get("time_steps") or []) if "auto" in s]
+
+
+def auto_steps(trace: Trace, ax=None, *, title: str | None = None):
+    """A time-stepping run under ``balancer="auto"``: per step the measured makespan (dots coloured by
+    the balancer used), the prediction for that balancer made at the last evaluation (crosses), and
+    the evaluations (dotted lines between steps, labelled with the rule chosen for the next step)."""
+    fig, ax = _axes(ax, (8, 4), margins=(0.8, 0.2, 0.4, 0.55))
+    rows = auto_records(trace)
+    if not rows:
+        ax.text(0.5, 0.5, "no auto record in this trace", ha="center", va="center", transform=ax.transAxes)
+        return fig
+    order = [a["used"] for _, a in rows]
+    used = sorted(set(order), key=order.index)  # first use first: the legend reads in time order
+    colours = {n: plt.cm.tab10(i % 10) for i, n in enumerate(used)}
+    for n in used:
+        ks = [k for k, a in rows if a["used"] == n]
+        ax.plot(ks, [a["measured"] for _, a in rows if a["used"] == n], "o", color=colours[n],
+                label=f"measured ({n})")
+    pk = [(k, a["predicted"]) for k, a in rows if a.get("predicted") is not None and math.isfinite(a["predicted"])]
+    if pk:
+        ax.plot([k for k, _ in pk], [p for _, p in pk], "x", color="black", label="predicted for the balancer used")
+    for k, a in rows:
+        if a.get("evaluated"):
+            ax.axvline(k + 0.5, color="grey", lw=0.6, ls=":")
+            ax.annotate(a["next"], (k + 0.5, ax.get_ylim()[1]), fontsize=7, rotation=90, va="top", ha="right")
+    n_steps = len(trace.meta.get("time_steps") or [])
+    evaluations = sum(1 for _, a in rows if a.get("evaluated"))
+    ax.set_xlabel("time step")
+    ax.set_ylabel("step makespan (s)")
+    ax.set_title((f"{title}: " if title else "balancer auto: ") + f"{n_steps} steps, {evaluations} evaluations",
+                 fontsize=10)
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
     return fig
 
 

@@ -33,7 +33,7 @@ details{margin:.4em 0}
 
 #: image kinds the report lays out in a section of their own; any other kind a family declares (job
 #: streams' "queues" and "response_cdf") is shown per run after them, with its caption below if it has one
-_LAID_OUT = {"bars", "gantt", "work", "tasks", "looptime", "points"}
+_LAID_OUT = {"bars", "gantt", "work", "tasks", "looptime", "points", "auto"}
 _CAPTIONS = {"queues": "tasks in each node's system over time (a heat map: waiting and running)",
              "response_cdf": "the response-time CDF of the jobs after the warm-up"}
 
@@ -181,10 +181,17 @@ def write_report(path: str | Path, sweep, summary: Sequence[Stat], images: dict[
                          "the three workload phases of Haron 1998 §2.7 (filling until n(t) first reaches p, "
                          "emptying after it last falls below p); dashed: phase changes a phase-adaptive "
                          "balancer detected while running.</p>")
+        autos = {a.stem.removeprefix("auto_"): a for a in images.get("auto", [])}
+        if autos:
+            parts.append("<p class=muted>Time steps under <code>balancer = \"auto\"</code> (repetition 0, "
+                         "its seed in the title): per step the measured makespan, coloured by the rule auto "
+                         "ran, the prediction for that rule made at the last evaluation (×), and the "
+                         "evaluations (dotted, labelled with the rule chosen for the next step).</p>")
         work = {w.stem.removeprefix("work_"): w for w in works}
         for g in gantts:  # a family without a work plot (task graphs) still shows its Gantt charts
             name = g.stem.removeprefix("gantt_")
             extra = img(tasks[name], "waiting tasks " + name) if name in tasks else ""
+            extra += img(autos[name], "auto choices " + name) if name in autos else ""
             below = img(work[name], "work over time " + name) if name in work else ""
             parts.append(f"<details open><summary>{escape(name)}</summary>{img(g, 'Gantt ' + name)}"
                          f"{below}{extra}</details>")

@@ -71,12 +71,16 @@ def describe(w: Divisible) -> str:
 
 
 def figures(trace, run: str) -> dict:
-    """A Gantt chart and the work done per worker over time."""
-    from ..plots import gantt, work_over_time
+    """A Gantt chart and the work done per worker over time; for time steps run by ``balancer="auto"``
+    also its choice and the predicted against the measured makespan per step ("auto")."""
+    from ..plots import auto_records, auto_steps, gantt, work_over_time
     end = trace.makespan
-    return {"gantt": gantt(trace, title=f"Gantt chart: {run} (seed {trace.seed}), {trace.n_intervals} chunks, "
-                                        f"makespan {end:.4g} s"),
-            "work": work_over_time(trace, title=f"Work done per worker: {run}")}
+    out = {"gantt": gantt(trace, title=f"Gantt chart: {run} (seed {trace.seed}), {trace.n_intervals} chunks, "
+                                       f"makespan {end:.4g} s"),
+           "work": work_over_time(trace, title=f"Work done per worker: {run}")}
+    if auto_records(trace):  # only auto records them: every other run's figures are as they were
+        out["auto"] = auto_steps(trace, title=f"auto's choices: {run} (seed {trace.seed})")
+    return out
 
 
 
@@ -98,7 +102,7 @@ FAMILY = register(Family(
     metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "chunks", "messages",
                   "bytes", "rounds_to_balance"),
     figures=figures,
-    figure_kinds=("gantt", "work"),
+    figure_kinds=("gantt", "work", "auto"),
     bar_metrics=("makespan", "efficiency"),
     parse=Divisible.from_dict,
     describe=describe,
