@@ -13,17 +13,16 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 
-
-from dlbkit.cli import main, shipped_experiments
+from dlbkit.balancers.registry import resolve
+from dlbkit.cli import main
 from dlbkit.experiments import load_experiment
 from dlbkit.experiments.runner import run_experiment
 from dlbkit.families import get
 from dlbkit.model.platform import Network, Node, Platform
-from dlbkit.plots import slug
 from dlbkit.model.workload import CostModel, Divisible
+from dlbkit.plots import slug
 from dlbkit.results import Result
 from dlbkit.sim.divisible import simulate_divisible
-from dlbkit.balancers.registry import resolve
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
