@@ -289,6 +289,33 @@ def test_no_process_outlives_shutdown():
     assert all(j.state in ("done", "cancelled") for j in c.ps())
 
 
+def test_ps_shows_a_job_running_without_a_message_of_its_own():
+    # the node piggybacks "started job k" on its next load message (gossip every 10 ms): a job of
+    # 1.5 s shows "running" on its node, with its start time, long before its result arrives
+    with dlbkit.Cluster(2, balancer="local", info={"model": "gossip", "period": 0.01}, seed=0) as c:
+        f = c.submit(nap, 1, 1.5, origin=1)
+        g = c.submit(nap, 2, 1.5, origin=1)  # queued behind f on the same node (one slot)
+        deadline = time.perf_counter() + 1.2
+        while time.perf_counter() < deadline and c.ps()[0].state != "running":
+            time.sleep(0.01)
+        j, k = c.ps()
+        assert not f.done()
+        assert (j.state, j.node) == ("running", 1)
+        assert j.submitted <= j.started <= j.submitted + 1.2
+        assert k.state == "submitted" and np.isnan(k.started)  # queued at its origin, not started
+        assert f.result(timeout=30) == 1 and g.result(timeout=30) == 2
+    j, k = c.ps()
+    assert j.state == k.state == "done" and j.started < j.ended <= k.started < k.ended
+
+
+def test_the_oversubscription_warning_points_at_the_callers_line():
+    n = dlbkit.runtime.backends.local.default_workers() + 1
+    with pytest.warns(dlbkit.errors.DlbkitWarning, match="usable CPU") as rec:
+        c = dlbkit.Cluster(n, seed=0)
+    c.shutdown()
+    assert len(rec) == 1 and rec[0].filename == __file__  # once, here (not in threading.py)
+
+
 def test_the_trace_is_the_stream_simulators():
     with dlbkit.Cluster(2, seed=0) as c:
         wait([c.submit(nap, i, 0.005) for i in range(40)])

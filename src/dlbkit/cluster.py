@@ -18,16 +18,16 @@ from concurrent.futures import Executor, Future
 from typing import Any, Callable, Iterable, Mapping
 
 from .balancers.registry import resolve
-from .errors import ConfigError
+from .errors import ConfigError, DlbkitWarning
 from .model.check import number
 from .info import names as info_names
 from .info import resolve as resolve_info
 from .results import Result
 from .sim.stream import INFO_REFUSED
-from .run_api import _emulation
 from .runtime.backends.base import short_repr, unpicklable
 from .runtime.backends import BACKENDS
-from .runtime.backends.local import check_workers, default_workers
+from .runtime.backends.local import check_workers, default_workers, oversubscription_warning
+from .runtime.emulation import emulation_from
 from .runtime.backends.mpi import rank as mpi_rank
 from .runtime.record import save_trace
 from .runtime.families.cluster import ClusterRun, Job
@@ -90,7 +90,7 @@ class Cluster(Executor):
             if not suspect_after > model.interval:
                 raise ConfigError("suspect_after", suspect_after, f"None or more seconds than the {model.name} "
                                   f"model's period ({model.interval:g} s): an entry is that old between two messages")
-        emulation = _emulation(emulate, seed, None)
+        emulation = emulation_from(emulate, seed)
         if backend == "local":
             n = check_workers(workers if workers is not None else
                               (emulation.n_workers if emulation is not None else default_workers()))
@@ -112,13 +112,13 @@ class Cluster(Executor):
             # a worker rank is a node until rank 0 shuts the cluster down; then the script ends here
             self._run.serve_rank()
             raise SystemExit(0)
-        # the nodes start in the client's thread, so a warning there (more nodes than CPUs) would point
-        # at threading.py: catch it while starting and say it again here, at the caller's line
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            self._run.start()
-        for w in caught:
-            warnings.warn(w.message, w.category, stacklevel=2)
+        if backend == "local":
+            # the nodes start in the client's own thread, where a warning would point at threading.py:
+            # the cluster warns here, at the caller's line, and the backend does not (ClusterFamily)
+            message = oversubscription_warning(n)
+            if message is not None:
+                warnings.warn(message, DlbkitWarning, stacklevel=2)
+        self._run.start()
         self._shut = False
 
     # --- the Executor ------------------------------------------------------------------------------------

@@ -11,15 +11,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ..errors import ConfigError
 from ..model.availability import Constant, Piecewise
+from ..model.check import number
 from ..model.platform import Platform
 
-__all__ = ["Emulation"]
+__all__ = ["Emulation", "emulation_from"]
 
 
 @dataclass
@@ -65,3 +66,42 @@ class Emulation:
         delay = end - time.perf_counter()
         if delay > 0:
             time.sleep(delay)
+
+
+def emulation_from(emulate: Any, seed: int = 0, master: str | int | None = None) -> Emulation | None:
+    """The emulation an ``emulate=`` argument asks for, checked (``dlbkit.map`` and its siblings, and
+    ``dlbkit.Cluster``, take the same argument): None; an :class:`Emulation`; speed factors, one per
+    worker; or a :class:`~dlbkit.model.platform.Platform` or platform TOML path (one worker per core,
+    with its node's speed and availability). *master* only with a platform: its node that coordinates
+    and does not compute. A ConfigError names the field and what is allowed."""
+    platform = isinstance(emulate, (Platform, str, Path))
+    if master is not None:
+        if not platform:
+            raise ConfigError("master", master, "None unless emulate is a Platform or a platform TOML path (the "
+                              "master is a platform node that coordinates and does not compute)")
+        if isinstance(master, bool) or not isinstance(master, (str, int)):
+            raise ConfigError("master", master, "a node name or index of the emulated platform, or None")
+    if emulate is None:
+        return None
+    if isinstance(emulate, Emulation):
+        return emulate
+    if platform:
+        if isinstance(emulate, (str, Path)):
+            emulate = Platform.from_toml(emulate)
+        if isinstance(master, int) and not 0 <= master < emulate.n_nodes:
+            raise ConfigError("master", master, f"a node index in [0, {emulate.n_nodes - 1}] or a node name")
+        if isinstance(master, str):
+            emulate.index(master)  # a ConfigError naming the nodes if there is none of that name
+        if master is not None and len(emulate.worker_nodes(exclude=emulate.index(master) if isinstance(master, str)
+                                                             else master)) == 0:
+            raise ConfigError("master", master, "a node of a platform with other nodes to compute")
+        return Emulation.from_platform(emulate, seed=seed, master=master)
+    if isinstance(emulate, Iterable) and not isinstance(emulate, (bytes, Mapping)):
+        speeds = list(emulate)
+        if not speeds:
+            raise ConfigError("emulate", speeds, "a non-empty list of speed factors (one per worker), a Platform "
+                              "or a platform TOML path")
+        for i, x in enumerate(speeds):
+            number(x, f"emulate[{i}]", lo=0.0, lo_open=True)
+        return Emulation.from_speeds([float(x) for x in speeds])
+    raise ConfigError("emulate", emulate, "a Platform, a platform TOML path or a list of speed factors")

@@ -56,7 +56,8 @@ class Job:
     job: int
     origin: int
     node: int  # where it is now: its origin until placed elsewhere (-1: nowhere, it failed or was cancelled)
-    state: str  # "submitted" (at its origin), "placed" (on its node, queued or running), "done", "error",
+    state: str  # "submitted" (at its origin), "placed" (on its node, queued), "running" (started on its node;
+    #             learnt from the node's next message, piggybacked), "done", "error",
     #             "cancelled", "lost" (no node left to run it)
     submitted: float
     started: float = math.nan
@@ -256,6 +257,8 @@ class ClusterRun:
     def _handle(self, k: int, msg: tuple) -> None:
         tag = msg[0]
         with self.lock:
+            if tag in ("D", "I", "F"):
+                self._running(k, msg[-1])
             if tag == "D":
                 self._done(k, msg)
             elif tag == "I":
@@ -274,8 +277,15 @@ class ClusterRun:
             elif tag == STATS:
                 self.stats[k] = msg[1]
 
+    def _running(self, k: int, started: list) -> None:
+        """Node *k* started these jobs (piggybacked on its message): they are running there."""
+        for jid, t in started:
+            j = self.jobs[jid]
+            if jid in self.futures and j.node == k:
+                j.state, j.started = "running", t
+
     def _done(self, k: int, msg: tuple) -> None:
-        _, jid, ok, data, t_start, t_busy, t_end = msg
+        _, jid, ok, data, t_start, t_busy, t_end, _started = msg
         f = self.futures.pop(jid, None)
         if f is None:  # delivered already (or cancelled): exactly once
             self.duplicates += self.jobs[jid].state in ("done", "error")
@@ -311,7 +321,7 @@ class ClusterRun:
                 f.set_exception(BrokenExecutor(f"job {jid}: every node of the cluster has died"))
             return
         k = self._origin(None)
-        j.node, j.state = k, "submitted"
+        j.node, j.state, j.started = k, "submitted", math.nan
         j.resubmitted += 1
         self._post(k, ("J", jid, self.payloads[jid]))
 
@@ -389,6 +399,7 @@ class ClusterFamily(Family):
     client's (:meth:`ClusterRun.coordinate`)."""
 
     serve = staticmethod(serve)
+    warns_oversubscription = False  # dlbkit.Cluster warns at its caller's line, before the nodes start
 
     def __init__(self, run: ClusterRun, balancer, info, emulation: Emulation | None, seed: int, record: bool,
                  suspect_after: float | None = None):

@@ -27,6 +27,9 @@ another origin; ``("I", message)`` load entries (the model's :class:`~dlbkit.inf
 ``Stop()`` (``("stop",)``). From the node: ``("F", jid, node, payload)`` a job placed on another node;
 ``("I", dst, message)``; ``("D", jid, ok, data, t_start, t_busy, t_end)`` a job's result
 (``ok`` False: ``data`` is an :class:`~dlbkit.runtime.messages.Error`); ``("stats", stats)`` when it stops.
+Each ``F``, ``I`` and ``D`` carries one more element, last: the jobs that started here since this
+node's previous message, ``[(jid, t_start), ...]`` (usually empty), so the client learns that a job
+is running without a message of its own (within one information period, or with the next result).
 """
 
 from __future__ import annotations
@@ -90,6 +93,9 @@ class Agent:
         self.forwarded = 0
         self.samples: list[tuple[float, int, float]] = []
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        # jobs started since the last message to the client, (jid, run time): piggybacked on the next
+        # F, I or D (guarded by self.lock, as the sends are)
+        self.started: list[tuple[int, float]] = []
         self.stopped = False  # after STOP nothing more is sent (under MPI the client may be gone)
         self.balancer.start(self._view(0.0), self.rng)
         self.runner = threading.Thread(target=self._run_jobs, name=f"dlbkit-node-{w}-runner", daemon=True)
@@ -103,8 +109,13 @@ class Agent:
         return self.enq - self.done
 
     def send(self, msg: tuple) -> None:
+        """Send *msg* (an F or an I) with the jobs started since the last message (piggybacked)."""
         with self.lock:
-            self._send_raw(msg)
+            self._send_raw(msg + (self._started(),))
+
+    def _started(self) -> list[tuple[int, float]]:
+        out, self.started = self.started, []
+        return out
 
     def _view(self, t: float) -> StreamView:
         values: list = []
@@ -147,6 +158,8 @@ class Agent:
                 return
             jid, payload = item
             t_start = time.perf_counter()
+            with self.lock:
+                self.started.append((jid, t_start - self.origin))
             try:
                 fn, args, kwargs = pickle.loads(payload)
                 value = fn(*args, **kwargs)
@@ -169,7 +182,7 @@ class Agent:
             with self.lock:
                 if self.stopped:
                     return
-                self._send_raw(("D", jid, ok, data, t_start - o, t_busy - o, t_end - o))
+                self._send_raw(("D", jid, ok, data, t_start - o, t_busy - o, t_end - o, self._started()))
 
     # --- the load monitor ----------------------------------------------------------------------------------
     def info_round(self, t: float) -> None:
