@@ -245,6 +245,28 @@ def test_a_balancer_decides_the_same_on_the_same_view(balancer):
         assert again == [d.answer[0] for d in recorded]
 
 
+def test_a_node_with_two_slots_runs_two_jobs_at_once():
+    # a slot is a runner thread; sleeping jobs release the GIL, so two 0.4 s jobs on one node overlap
+    with dlbkit.Cluster(1, slots=2, balancer="local", seed=0, record_decisions=True) as c:
+        fs = [c.submit(nap, i, 0.4) for i in range(4)]
+        assert [f.result(timeout=30) for f in fs] == [0, 1, 2, 3]
+    a, b, x, y = c.ps()
+    assert max(a.started, b.started) < min(a.ended, b.ended)  # the first two ran together
+    assert min(x.started, y.started) >= min(a.ended, b.ended) - 0.01  # the next two waited for a free slot
+    assert c.decisions(0)[0].view.slots == [2]  # the balancer sees the slots (nezha's L = queue / slots)
+    assert c.result().trace.meta["slots"] == [2]
+
+
+def test_a_platform_nodes_cores_are_its_slots():
+    from dlbkit.model.platform import Network, Node, Platform
+    platform = Platform([Node("big", speed=1.0, cores=2), Node("small", speed=0.5)], Network(), name="two")
+    with dlbkit.Cluster(emulate=platform, balancer="round-robin-place", seed=0) as c:
+        assert c.workers == 2 and len(c.pids()) == 2  # one process per platform node, not per core
+        wait([c.submit(nap, i, 0.01) for i in range(8)])
+    assert c.result().trace.meta["slots"] == [2, 1]
+    assert c.result().trace.speeds == [1.0, 0.5]
+
+
 def test_bad_input_is_a_config_error():
     with pytest.raises(ConfigError, match="workers"):
         dlbkit.Cluster(0)
@@ -259,6 +281,9 @@ def test_bad_input_is_a_config_error():
             dlbkit.Cluster(2, info=refused)
     with pytest.raises(ConfigError, match="emulate"):
         dlbkit.Cluster(2, emulate=[1.0, 1.0, 1.0])
+    for bad, field in ((0, "slots"), ([1, 0], r"slots\[1\]"), ([1, 1, 1], "slots"), (True, "slots"), (10**6, "slots")):
+        with pytest.raises(ConfigError, match=field):
+            dlbkit.Cluster(2, slots=bad)
     with pytest.raises(ConfigError, match="suspect_after"):
         dlbkit.Cluster(2, info={"model": "gossip", "period": 0.1}, suspect_after=0.05)
     with pytest.raises(ConfigError, match="backend"):

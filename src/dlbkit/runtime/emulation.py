@@ -29,6 +29,9 @@ class Emulation:
 
     speeds: list[float]
     availability: list[Piecewise]
+    #: the platform node of each worker (one worker per core), from :meth:`from_platform`; None for
+    #: speed factors (one worker, one node)
+    node_of: list[int] | None = None
 
     @classmethod
     def from_speeds(cls, speeds: Sequence[float]) -> "Emulation":
@@ -49,7 +52,21 @@ class Emulation:
         rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
         realised = [n.availability.realise(rng) for n in platform.nodes]
         nodes = platform.worker_nodes(exclude=exclude)
-        return cls([platform.nodes[n].speed for n in nodes], [realised[n] for n in nodes])
+        return cls([platform.nodes[n].speed for n in nodes], [realised[n] for n in nodes], list(nodes))
+
+    def per_node(self) -> tuple["Emulation", list[int]]:
+        """The emulation with one entry per platform node instead of per core, and each node's cores
+        (its slots); speed factors: itself, one slot each (``dlbkit.Cluster``'s nodes)."""
+        if self.node_of is None:
+            return self, [1] * self.n_workers
+        first: dict[int, int] = {}
+        cores: dict[int, int] = {}
+        for w, k in enumerate(self.node_of):
+            first.setdefault(k, w)
+            cores[k] = cores.get(k, 0) + 1
+        nodes = list(first)
+        return (Emulation([self.speeds[first[k]] for k in nodes], [self.availability[first[k]] for k in nodes]),
+                [cores[k] for k in nodes])
 
     @property
     def n_workers(self) -> int:
