@@ -267,6 +267,53 @@ def test_a_platform_nodes_cores_are_its_slots():
     assert c.result().trace.speeds == [1.0, 0.5]
 
 
+def _inet_inodes() -> set[str]:
+    """Inodes of every TCP/UDP socket of this machine (Linux /proc)."""
+    out = set()
+    for name in ("/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp", "/proc/net/udp6"):
+        try:
+            with open(name) as fh:
+                next(fh)
+                out.update(line.split()[9] for line in fh)
+        except FileNotFoundError:
+            pass
+    return out
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="needs Linux /proc")
+def test_the_nodes_talk_over_pipes_with_no_network_socket():
+    with dlbkit.Cluster(2, seed=0) as c:
+        wait([c.submit(nap, i, 0.001) for i in range(20)])
+        inet = _inet_inodes()
+        sockets = []
+        for pid in [os.getpid(), *c.pids()]:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                except OSError:
+                    continue
+                if target.startswith("socket:["):
+                    sockets.append(target[8:-1])
+    assert sockets  # the nodes' socketpairs (LocalTransport)
+    assert not set(sockets) & inet  # none of them is a TCP/UDP socket: no listener, no network
+
+
+def test_an_availability_step_slows_a_node_from_its_time_on():
+    """A platform node whose availability steps to 0.25 at 1 s (another user's job): its jobs take
+    1× their cost before and 4× after (the emulation's stretch, as ``dlbkit.map``'s)."""
+    from dlbkit.model.platform import Network, Node, Platform
+    platform = Platform([Node("a"), Node("b", availability=dlbkit.Step(at=1.0, level=0.25))], Network(), name="s")
+    with dlbkit.Cluster(emulate=platform, balancer="local", seed=0) as c:
+        early = c.submit(spin, 0.03, origin=1).result(timeout=30)
+        time.sleep(max(0.0, 1.05 - c.ps()[0].ended))  # now > 1 s of run time
+        late = c.submit(spin, 0.03, origin=1).result(timeout=30)
+    assert early == late == 0.03
+    e, lt = c.ps()
+    assert e.ended < 1.0 < lt.started
+    assert e.ended - e.started == pytest.approx(e.busy, rel=0.15, abs=0.01)
+    assert lt.ended - lt.started == pytest.approx(lt.busy / 0.25, rel=0.15, abs=0.01)
+
+
 def test_bad_input_is_a_config_error():
     with pytest.raises(ConfigError, match="workers"):
         dlbkit.Cluster(0)
