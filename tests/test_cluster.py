@@ -265,6 +265,9 @@ def test_a_platform_nodes_cores_are_its_slots():
         wait([c.submit(nap, i, 0.01) for i in range(8)])
     assert c.result().trace.meta["slots"] == [2, 1]
     assert c.result().trace.speeds == [1.0, 0.5]
+    from dlbkit.replay import replay_stream
+    r = replay_stream(c.result().trace, "round-robin-place")
+    assert [n.cores for n in r.platform.nodes] == [2, 1]  # the replay simulates the same slots
 
 
 def _inet_inodes() -> set[str]:
