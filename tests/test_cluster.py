@@ -245,6 +245,78 @@ def test_a_balancer_decides_the_same_on_the_same_view(balancer):
         assert again == [d.answer[0] for d in recorded]
 
 
+def test_a_node_with_two_slots_runs_two_jobs_at_once():
+    # a slot is a runner thread; sleeping jobs release the GIL, so two 0.4 s jobs on one node overlap
+    with dlbkit.Cluster(1, slots=2, balancer="local", seed=0, record_decisions=True) as c:
+        fs = [c.submit(nap, i, 0.4) for i in range(4)]
+        assert [f.result(timeout=30) for f in fs] == [0, 1, 2, 3]
+    a, b, x, y = c.ps()
+    assert max(a.started, b.started) < min(a.ended, b.ended)  # the first two ran together
+    assert min(x.started, y.started) >= min(a.ended, b.ended) - 0.01  # the next two waited for a free slot
+    assert c.decisions(0)[0].view.slots == [2]  # the balancer sees the slots (nezha's L = queue / slots)
+    assert c.result().trace.meta["slots"] == [2]
+
+
+def test_a_platform_nodes_cores_are_its_slots():
+    from dlbkit.model.platform import Network, Node, Platform
+    platform = Platform([Node("big", speed=1.0, cores=2), Node("small", speed=0.5)], Network(), name="two")
+    with dlbkit.Cluster(emulate=platform, balancer="round-robin-place", seed=0) as c:
+        assert c.workers == 2 and len(c.pids()) == 2  # one process per platform node, not per core
+        wait([c.submit(nap, i, 0.01) for i in range(8)])
+    assert c.result().trace.meta["slots"] == [2, 1]
+    assert c.result().trace.speeds == [1.0, 0.5]
+    from dlbkit.replay import replay_stream
+    r = replay_stream(c.result().trace, "round-robin-place")
+    assert [n.cores for n in r.platform.nodes] == [2, 1]  # the replay simulates the same slots
+
+
+def _inet_inodes() -> set[str]:
+    """Inodes of every TCP/UDP socket of this machine (Linux /proc)."""
+    out = set()
+    for name in ("/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp", "/proc/net/udp6"):
+        try:
+            with open(name) as fh:
+                next(fh)
+                out.update(line.split()[9] for line in fh)
+        except FileNotFoundError:
+            pass
+    return out
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="needs Linux /proc")
+def test_the_nodes_talk_over_pipes_with_no_network_socket():
+    with dlbkit.Cluster(2, seed=0) as c:
+        wait([c.submit(nap, i, 0.001) for i in range(20)])
+        inet = _inet_inodes()
+        sockets = []
+        for pid in [os.getpid(), *c.pids()]:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                except OSError:
+                    continue
+                if target.startswith("socket:["):
+                    sockets.append(target[8:-1])
+    assert sockets  # the nodes' socketpairs (LocalTransport)
+    assert not set(sockets) & inet  # none of them is a TCP/UDP socket: no listener, no network
+
+
+def test_an_availability_step_slows_a_node_from_its_time_on():
+    """A platform node whose availability steps to 0.25 at 1 s (another user's job): its jobs take
+    1× their cost before and 4× after (the emulation's stretch, as ``dlbkit.map``'s)."""
+    from dlbkit.model.platform import Network, Node, Platform
+    platform = Platform([Node("a"), Node("b", availability=dlbkit.Step(at=1.0, level=0.25))], Network(), name="s")
+    with dlbkit.Cluster(emulate=platform, balancer="local", seed=0) as c:
+        early = c.submit(spin, 0.03, origin=1).result(timeout=30)
+        time.sleep(max(0.0, 1.05 - c.ps()[0].ended))  # now > 1 s of run time
+        late = c.submit(spin, 0.03, origin=1).result(timeout=30)
+    assert early == late == 0.03
+    e, lt = c.ps()
+    assert e.ended < 1.0 < lt.started
+    assert e.ended - e.started == pytest.approx(e.busy, rel=0.15, abs=0.01)
+    assert lt.ended - lt.started == pytest.approx(lt.busy / 0.25, rel=0.15, abs=0.01)
+
+
 def test_bad_input_is_a_config_error():
     with pytest.raises(ConfigError, match="workers"):
         dlbkit.Cluster(0)
@@ -259,6 +331,9 @@ def test_bad_input_is_a_config_error():
             dlbkit.Cluster(2, info=refused)
     with pytest.raises(ConfigError, match="emulate"):
         dlbkit.Cluster(2, emulate=[1.0, 1.0, 1.0])
+    for bad, field in ((0, "slots"), ([1, 0], r"slots\[1\]"), ([1, 1, 1], "slots"), (True, "slots"), (10**6, "slots")):
+        with pytest.raises(ConfigError, match=field):
+            dlbkit.Cluster(2, slots=bad)
     with pytest.raises(ConfigError, match="suspect_after"):
         dlbkit.Cluster(2, info={"model": "gossip", "period": 0.1}, suspect_after=0.05)
     with pytest.raises(ConfigError, match="backend"):
@@ -287,6 +362,33 @@ def test_no_process_outlives_shutdown():
     assert all(_gone(p) for p in pids)
     assert sum(f.cancelled() for f in fs) >= 20
     assert all(j.state in ("done", "cancelled") for j in c.ps())
+
+
+def test_ps_shows_a_job_running_without_a_message_of_its_own():
+    # the node piggybacks "started job k" on its next load message (gossip every 10 ms): a job of
+    # 1.5 s shows "running" on its node, with its start time, long before its result arrives
+    with dlbkit.Cluster(2, balancer="local", info={"model": "gossip", "period": 0.01}, seed=0) as c:
+        f = c.submit(nap, 1, 1.5, origin=1)
+        g = c.submit(nap, 2, 1.5, origin=1)  # queued behind f on the same node (one slot)
+        deadline = time.perf_counter() + 1.2
+        while time.perf_counter() < deadline and c.ps()[0].state != "running":
+            time.sleep(0.01)
+        j, k = c.ps()
+        assert not f.done()
+        assert (j.state, j.node) == ("running", 1)
+        assert j.submitted <= j.started <= j.submitted + 1.2
+        assert k.state == "submitted" and np.isnan(k.started)  # queued at its origin, not started
+        assert f.result(timeout=30) == 1 and g.result(timeout=30) == 2
+    j, k = c.ps()
+    assert j.state == k.state == "done" and j.started < j.ended <= k.started < k.ended
+
+
+def test_the_oversubscription_warning_points_at_the_callers_line():
+    n = dlbkit.runtime.backends.local.default_workers() + 1
+    with pytest.warns(dlbkit.errors.DlbkitWarning, match="usable CPU") as rec:
+        c = dlbkit.Cluster(n, seed=0)
+    c.shutdown()
+    assert len(rec) == 1 and rec[0].filename == __file__  # once, here (not in threading.py)
 
 
 def test_the_trace_is_the_stream_simulators():

@@ -18,21 +18,25 @@ from concurrent.futures import Executor, Future
 from typing import Any, Callable, Iterable, Mapping
 
 from .balancers.registry import resolve
-from .errors import ConfigError
+from .errors import ConfigError, DlbkitWarning
 from .model.check import number
 from .info import names as info_names
 from .info import resolve as resolve_info
 from .results import Result
 from .sim.stream import INFO_REFUSED
-from .run_api import _emulation
 from .runtime.backends.base import short_repr, unpicklable
 from .runtime.backends import BACKENDS
-from .runtime.backends.local import check_workers, default_workers
+from .runtime.backends.local import check_workers, default_workers, oversubscription_warning
+from .runtime.emulation import emulation_from
 from .runtime.backends.mpi import rank as mpi_rank
 from .runtime.record import save_trace
 from .runtime.families.cluster import ClusterRun, Job
 
 __all__ = ["Cluster", "Job", "NOT_IN_A_CLUSTER"]
+
+#: most slots (runner threads) a node may have: a slot is a thread in the node's process, and
+#: thousands of threads would exhaust the process before they served anything
+MAX_SLOTS = 256
 
 #: information models a cluster refuses beyond the stream engine's (``INFO_REFUSED``) and ``exact``:
 #: those that model no message, whose knowledge only a simulator can hand out for free
@@ -53,6 +57,28 @@ def _pickled(fn: Callable, args: tuple, kwargs: dict) -> bytes:
         raise
 
 
+def _slots(slots: Any, emulation) -> int | list[int]:
+    """The jobs each node runs at once, checked: an int for every node, or one per node."""
+    if slots is None:
+        return 1
+    if emulation is not None and emulation.node_of is not None:
+        raise ConfigError("slots", slots, "None with a platform: each node's cores are its slots")
+    allowed = f"an integer in [1, {MAX_SLOTS}] (jobs the node runs at once)"
+    if isinstance(slots, int) and not isinstance(slots, bool):
+        if not 1 <= slots <= MAX_SLOTS:
+            raise ConfigError("slots", slots, allowed + ", or one per node")
+        return slots
+    if isinstance(slots, Iterable) and not isinstance(slots, (str, bytes, Mapping)):
+        out = list(slots)
+        if not out:
+            raise ConfigError("slots", out, allowed + ", or one per node")
+        for i, s in enumerate(out):
+            if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= MAX_SLOTS:
+                raise ConfigError(f"slots[{i}]", s, allowed)
+        return out
+    raise ConfigError("slots", slots, allowed + ", or one per node")
+
+
 class Cluster(Executor):
     """A decentralised cluster of *workers* nodes running Python jobs: ``submit``, ``map``,
     ``submit_batch``, ``shutdown``, a context manager; the futures are ``concurrent.futures.Future``.
@@ -65,14 +91,17 @@ class Cluster(Executor):
     *backend* ``"local"`` (worker processes, pipes: no network listener). *seed* fixes each node's
     balancer and information draws. *suspect_after* (seconds, more than the model's period): a node
     whose entry in a node's table is older leaves that node's view until a fresher one arrives (a
-    silent node is avoided; a dead one is also announced by the transport). ``ps()`` lists the jobs, ``pids()`` the nodes' processes,
+    silent node is avoided; a dead one is also announced by the transport). *slots*: the jobs a node
+    runs at once (an int, or one per node; default 1; with a platform, each node's cores), each slot
+    a thread of the node's process, so jobs that compute in Python share its GIL.
+    ``ps()`` lists the jobs, ``pids()`` the nodes' processes,
     ``result()`` the run as the stream simulator's :class:`~dlbkit.results.Result`.
     """
 
     def __init__(self, workers: int | None = None, *, backend: str = "local", balancer: Any = "nezha",
                  params: Mapping[str, Any] | None = None, info: Any = "gossip", emulate: Any = None, seed: int = 0,
                  record: Any = None, start_method: str | None = None, record_decisions: bool = False,
-                 suspect_after: float | None = None):
+                 suspect_after: float | None = None, slots: int | Iterable[int] | None = None):
         if backend not in BACKENDS:
             raise ConfigError("backend", backend, "one of " + ", ".join(map(repr, BACKENDS)))
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -90,10 +119,16 @@ class Cluster(Executor):
             if not suspect_after > model.interval:
                 raise ConfigError("suspect_after", suspect_after, f"None or more seconds than the {model.name} "
                                   f"model's period ({model.interval:g} s): an entry is that old between two messages")
-        emulation = _emulation(emulate, seed, None)
+        emulation = emulation_from(emulate, seed)
+        slots = _slots(slots, emulation)
+        if emulation is not None and emulation.node_of is not None:  # a platform: its nodes, their cores slots
+            emulation, slots = emulation.per_node()
         if backend == "local":
             n = check_workers(workers if workers is not None else
-                              (emulation.n_workers if emulation is not None else default_workers()))
+                              (emulation.n_workers if emulation is not None else
+                               len(slots) if isinstance(slots, list) else default_workers()))
+            if isinstance(slots, list) and len(slots) != n:
+                raise ConfigError("slots", slots, f"an integer or one per node ({n})")
             if emulation is not None and emulation.n_workers != n:
                 raise ConfigError("emulate", f"{emulation.n_workers} nodes", f"one per worker ({n})")
         else:
@@ -107,18 +142,18 @@ class Cluster(Executor):
         self.info = model
         self._run = ClusterRun(n, b, model, backend=backend, emulation=emulation, seed=seed,
                                start_method=start_method, record_decisions=record_decisions,
-                               suspect_after=suspect_after)
+                               suspect_after=suspect_after, slots=slots)
         if backend == "mpi" and mpi_rank() != 0:
             # a worker rank is a node until rank 0 shuts the cluster down; then the script ends here
             self._run.serve_rank()
             raise SystemExit(0)
-        # the nodes start in the client's thread, so a warning there (more nodes than CPUs) would point
-        # at threading.py: catch it while starting and say it again here, at the caller's line
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            self._run.start()
-        for w in caught:
-            warnings.warn(w.message, w.category, stacklevel=2)
+        if backend == "local":
+            # the nodes start in the client's own thread, where a warning would point at threading.py:
+            # the cluster warns here, at the caller's line, and the backend does not (ClusterFamily)
+            message = oversubscription_warning(n)
+            if message is not None:
+                warnings.warn(message, DlbkitWarning, stacklevel=2)
+        self._run.start()
         self._shut = False
 
     # --- the Executor ------------------------------------------------------------------------------------

@@ -278,7 +278,7 @@ def replay_stream(trace: Trace, balancer: Balancer | str | None = None, params: 
     """A job stream recorded by :class:`dlbkit.Cluster` (``record=``, trace family ``stream``) in the
     stream simulator: every job at its recorded submit time and origin, with its measured cost (seconds
     of the recording machine, before emulation's stretch) as its demand, on one node per cluster node
-    at its emulated speed, placed by *balancer* (default: the recorded one) with the information
+    at its emulated speed with its slots as cores, placed by *balancer* (default: the recorded one) with the information
     model *info* (default: the recorded one, e.g. ``{"model": "gossip", "period": 0.01}``; ``"exact"``
     for the ideal). Not replayed: the recorded nodes' faults (every node stays alive), the time a
     job spends crossing the pipes (the network's default latency per forward instead), and
@@ -292,7 +292,9 @@ def replay_stream(trace: Trace, balancer: Balancer | str | None = None, params: 
                  for k in order)
     n = trace.n_nodes
     speeds = list(trace.speeds) or [1.0] * n
-    platform = Platform([Node(f"n{k}", speed=float(speeds[k])) for k in range(n)], Network(), name="replay")
+    slots = list(trace.meta.get("slots") or [1] * n)  # a cluster node's slots are a simulated node's cores
+    platform = Platform([Node(f"n{k}", speed=float(speeds[k]), cores=int(slots[k])) for k in range(n)], Network(),
+                        name="replay")
     if info is None:
         info = dict(trace.meta.get("info_params") or {"model": trace.meta.get("info") or "exact"})
     if seed is None:

@@ -20,11 +20,9 @@ from .balancers.registry import resolve
 from .info import resolve as resolve_info
 from .errors import ConfigError
 from .results import Result
-from .model.check import number
-from .model.platform import Platform
 from .runtime.backends import BACKENDS
 from .runtime.backends.local import check_workers
-from .runtime.emulation import Emulation
+from .runtime.emulation import Emulation, emulation_from as _emulation
 from .runtime.families import graph as _graph_family
 from .runtime.families import map as _map_family
 from .runtime.families import spmd as _spmd_family
@@ -124,42 +122,6 @@ class SpmdResult(RunResult):
 
 
 # --- argument checks ----------------------------------------------------------------------------
-def _emulation(emulate, seed: int, master) -> Emulation | None:
-    """The emulation *emulate* asks for, checked; *master* only with a platform (its node that
-    coordinates and does not compute)."""
-    platform = isinstance(emulate, (Platform, str, Path))
-    if master is not None:
-        if not platform:
-            raise ConfigError("master", master, "None unless emulate is a Platform or a platform TOML path (the "
-                              "master is a platform node that coordinates and does not compute)")
-        if isinstance(master, bool) or not isinstance(master, (str, int)):
-            raise ConfigError("master", master, "a node name or index of the emulated platform, or None")
-    if emulate is None:
-        return None
-    if isinstance(emulate, Emulation):
-        return emulate
-    if platform:
-        if isinstance(emulate, (str, Path)):
-            emulate = Platform.from_toml(emulate)
-        if isinstance(master, int) and not 0 <= master < emulate.n_nodes:
-            raise ConfigError("master", master, f"a node index in [0, {emulate.n_nodes - 1}] or a node name")
-        if isinstance(master, str):
-            emulate.index(master)  # a ConfigError naming the nodes if there is none of that name
-        if master is not None and len(emulate.worker_nodes(exclude=emulate.index(master) if isinstance(master, str)
-                                                             else master)) == 0:
-            raise ConfigError("master", master, "a node of a platform with other nodes to compute")
-        return Emulation.from_platform(emulate, seed=seed, master=master)
-    if isinstance(emulate, Iterable) and not isinstance(emulate, (bytes, Mapping)):
-        speeds = list(emulate)
-        if not speeds:
-            raise ConfigError("emulate", speeds, "a non-empty list of speed factors (one per worker), a Platform "
-                              "or a platform TOML path")
-        for i, x in enumerate(speeds):
-            number(x, f"emulate[{i}]", lo=0.0, lo_open=True)
-        return Emulation.from_speeds([float(x) for x in speeds])
-    raise ConfigError("emulate", emulate, "a Platform, a platform TOML path or a list of speed factors")
-
-
 def _progress(progress: Any) -> bool | None:
     if progress is not None and not isinstance(progress, bool):
         raise ConfigError("progress", progress, "True, False or None (a bar when stderr is a terminal)")

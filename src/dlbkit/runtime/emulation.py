@@ -11,15 +11,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ..errors import ConfigError
 from ..model.availability import Constant, Piecewise
+from ..model.check import number
 from ..model.platform import Platform
 
-__all__ = ["Emulation"]
+__all__ = ["Emulation", "emulation_from"]
 
 
 @dataclass
@@ -28,6 +29,9 @@ class Emulation:
 
     speeds: list[float]
     availability: list[Piecewise]
+    #: the platform node of each worker (one worker per core), from :meth:`from_platform`; None for
+    #: speed factors (one worker, one node)
+    node_of: list[int] | None = None
 
     @classmethod
     def from_speeds(cls, speeds: Sequence[float]) -> "Emulation":
@@ -48,7 +52,21 @@ class Emulation:
         rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
         realised = [n.availability.realise(rng) for n in platform.nodes]
         nodes = platform.worker_nodes(exclude=exclude)
-        return cls([platform.nodes[n].speed for n in nodes], [realised[n] for n in nodes])
+        return cls([platform.nodes[n].speed for n in nodes], [realised[n] for n in nodes], list(nodes))
+
+    def per_node(self) -> tuple["Emulation", list[int]]:
+        """The emulation with one entry per platform node instead of per core, and each node's cores
+        (its slots); speed factors: itself, one slot each (``dlbkit.Cluster``'s nodes)."""
+        if self.node_of is None:
+            return self, [1] * self.n_workers
+        first: dict[int, int] = {}
+        cores: dict[int, int] = {}
+        for w, k in enumerate(self.node_of):
+            first.setdefault(k, w)
+            cores[k] = cores.get(k, 0) + 1
+        nodes = list(first)
+        return (Emulation([self.speeds[first[k]] for k in nodes], [self.availability[first[k]] for k in nodes]),
+                [cores[k] for k in nodes])
 
     @property
     def n_workers(self) -> int:
@@ -65,3 +83,42 @@ class Emulation:
         delay = end - time.perf_counter()
         if delay > 0:
             time.sleep(delay)
+
+
+def emulation_from(emulate: Any, seed: int = 0, master: str | int | None = None) -> Emulation | None:
+    """The emulation an ``emulate=`` argument asks for, checked (``dlbkit.map`` and its siblings, and
+    ``dlbkit.Cluster``, take the same argument): None; an :class:`Emulation`; speed factors, one per
+    worker; or a :class:`~dlbkit.model.platform.Platform` or platform TOML path (one worker per core,
+    with its node's speed and availability). *master* only with a platform: its node that coordinates
+    and does not compute. A ConfigError names the field and what is allowed."""
+    platform = isinstance(emulate, (Platform, str, Path))
+    if master is not None:
+        if not platform:
+            raise ConfigError("master", master, "None unless emulate is a Platform or a platform TOML path (the "
+                              "master is a platform node that coordinates and does not compute)")
+        if isinstance(master, bool) or not isinstance(master, (str, int)):
+            raise ConfigError("master", master, "a node name or index of the emulated platform, or None")
+    if emulate is None:
+        return None
+    if isinstance(emulate, Emulation):
+        return emulate
+    if platform:
+        if isinstance(emulate, (str, Path)):
+            emulate = Platform.from_toml(emulate)
+        if isinstance(master, int) and not 0 <= master < emulate.n_nodes:
+            raise ConfigError("master", master, f"a node index in [0, {emulate.n_nodes - 1}] or a node name")
+        if isinstance(master, str):
+            emulate.index(master)  # a ConfigError naming the nodes if there is none of that name
+        if master is not None and len(emulate.worker_nodes(exclude=emulate.index(master) if isinstance(master, str)
+                                                             else master)) == 0:
+            raise ConfigError("master", master, "a node of a platform with other nodes to compute")
+        return Emulation.from_platform(emulate, seed=seed, master=master)
+    if isinstance(emulate, Iterable) and not isinstance(emulate, (bytes, Mapping)):
+        speeds = list(emulate)
+        if not speeds:
+            raise ConfigError("emulate", speeds, "a non-empty list of speed factors (one per worker), a Platform "
+                              "or a platform TOML path")
+        for i, x in enumerate(speeds):
+            number(x, f"emulate[{i}]", lo=0.0, lo_open=True)
+        return Emulation.from_speeds([float(x) for x in speeds])
+    raise ConfigError("emulate", emulate, "a Platform, a platform TOML path or a list of speed factors")

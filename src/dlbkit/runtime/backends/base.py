@@ -83,6 +83,10 @@ class Family(ABC):
     emulation: Emulation | None = None
     #: the progress bar, closed by the backend however the run ends
     progress: Progress | None = None
+    #: whether the local backend warns of more workers than CPUs; False for a family whose caller
+    #: warns itself (``dlbkit.Cluster`` starts its nodes from a thread of its own, where the warning
+    #: could not point at the user's line)
+    warns_oversubscription: bool = True
     #: Ctrl-C on an MPI worker rank interrupts the user's code (True) or is ignored (False)
     interruptible: bool = False
     #: the worker loop, a module-level function ``serve(conn, w, *args)`` (picklable for spawn)

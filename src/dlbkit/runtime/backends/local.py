@@ -291,7 +291,7 @@ def prepare(family: Family, workers: int | None, start_method: str | None) -> tu
                 raise ConfigError(name, short_repr(obj, 80), f"picklable with start method {start_method!r}, which "
                                   f"sends it to every worker (a module-level function or object, not a lambda or "
                                   f"a local one; or use start method 'fork'): {reason}")
-    message = oversubscription_warning(n)
+    message = oversubscription_warning(n) if family.warns_oversubscription else None
     if message is not None:
         warnings.warn(message, DlbkitWarning, stacklevel=_caller_level())
     family.setup(n, time.perf_counter(), family.shared())

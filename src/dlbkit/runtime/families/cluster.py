@@ -56,7 +56,8 @@ class Job:
     job: int
     origin: int
     node: int  # where it is now: its origin until placed elsewhere (-1: nowhere, it failed or was cancelled)
-    state: str  # "submitted" (at its origin), "placed" (on its node, queued or running), "done", "error",
+    state: str  # "submitted" (at its origin), "placed" (on its node, queued), "running" (started on its node;
+    #             learnt from the node's next message, piggybacked), "done", "error",
     #             "cancelled", "lost" (no node left to run it)
     submitted: float
     started: float = math.nan
@@ -71,7 +72,8 @@ class ClusterRun:
 
     def __init__(self, n: int | None, balancer, info, *, backend: str = "local",
                  emulation: Emulation | None = None, seed: int = 0, start_method: str | None = None,
-                 record_decisions: bool = False, balancer_name: str = "", suspect_after: float | None = None):
+                 record_decisions: bool = False, balancer_name: str = "", suspect_after: float | None = None,
+                 slots: int | list[int] = 1):
         self.n = n or 0
         self.backend = backend
         self.balancer_name = balancer_name or getattr(balancer, "name", "")
@@ -94,7 +96,7 @@ class ClusterRun:
         self.duplicates = 0  # results of jobs already delivered (none expected; counted to show it)
         self.end_time = math.nan
         self.origin = time.perf_counter()
-        self.family = ClusterFamily(self, balancer, info, emulation, seed, record_decisions, suspect_after)
+        self.family = ClusterFamily(self, balancer, info, emulation, seed, record_decisions, suspect_after, slots)
         self._started = threading.Event()
         self._start_method = start_method
         self.transport: Transport | None = None
@@ -256,6 +258,8 @@ class ClusterRun:
     def _handle(self, k: int, msg: tuple) -> None:
         tag = msg[0]
         with self.lock:
+            if tag in ("D", "I", "F"):
+                self._running(k, msg[-1])
             if tag == "D":
                 self._done(k, msg)
             elif tag == "I":
@@ -274,8 +278,15 @@ class ClusterRun:
             elif tag == STATS:
                 self.stats[k] = msg[1]
 
+    def _running(self, k: int, started: list) -> None:
+        """Node *k* started these jobs (piggybacked on its message): they are running there."""
+        for jid, t in started:
+            j = self.jobs[jid]
+            if jid in self.futures and j.node == k:
+                j.state, j.started = "running", t
+
     def _done(self, k: int, msg: tuple) -> None:
-        _, jid, ok, data, t_start, t_busy, t_end = msg
+        _, jid, ok, data, t_start, t_busy, t_end, _started = msg
         f = self.futures.pop(jid, None)
         if f is None:  # delivered already (or cancelled): exactly once
             self.duplicates += self.jobs[jid].state in ("done", "error")
@@ -311,7 +322,7 @@ class ClusterRun:
                 f.set_exception(BrokenExecutor(f"job {jid}: every node of the cluster has died"))
             return
         k = self._origin(None)
-        j.node, j.state = k, "submitted"
+        j.node, j.state, j.started = k, "submitted", math.nan
         j.resubmitted += 1
         self._post(k, ("J", jid, self.payloads[jid]))
 
@@ -376,7 +387,7 @@ class ClusterRun:
         tr.info_messages, tr.info_bytes = float(messages), float(nbytes)
         tr.info_age_mean = age_sum / age_count if age_count else math.nan
         tr.meta.update({"warmup_job": 0, "queue_mean": area / n if self.stats else math.nan,
-                        "busy_time": float(sum(j.ended - j.started for j in jobs)), "slots": [1] * n,
+                        "busy_time": float(sum(j.ended - j.started for j in jobs)), "slots": list(self.family.slots),
                         "info": self.info_name, "info_params": {"model": self.info_name, **self.info_params},
                         "balancer_params": self.balancer_params, "tasks_moved": moved, "workload": "cluster",
                         "resubmitted": int(sum(j.resubmitted for j in self.jobs)), "suspected": suspected, "duplicates": self.duplicates,
@@ -389,10 +400,13 @@ class ClusterFamily(Family):
     client's (:meth:`ClusterRun.coordinate`)."""
 
     serve = staticmethod(serve)
+    warns_oversubscription = False  # dlbkit.Cluster warns at its caller's line, before the nodes start
 
     def __init__(self, run: ClusterRun, balancer, info, emulation: Emulation | None, seed: int, record: bool,
-                 suspect_after: float | None = None):
+                 suspect_after: float | None = None, slots: int | list[int] = 1):
         self.run, self.balancer, self.info, self.seed, self.record = run, balancer, info, seed, record
+        self.slots_asked = slots  # an int (every node) or one per node; the list once the nodes are known
+        self.slots: list[int] = [slots] * run.n if isinstance(slots, int) else list(slots)
         self.suspect_after = suspect_after
         self.emulation = emulation
         self.origin = run.origin
@@ -404,6 +418,8 @@ class ClusterFamily(Family):
         from ...errors import ConfigError  # noqa: PLC0415
         if self.emulation is not None and self.emulation.n_workers != n_workers:
             return ConfigError("emulate", f"{self.emulation.n_workers} nodes", f"one per node ({n_workers})")
+        if not isinstance(self.slots_asked, int) and len(self.slots_asked) != n_workers:
+            return ConfigError("slots", self.slots_asked, f"an integer or one per node ({n_workers})")
         return None
 
     def setup(self, n_workers: int, origin: float, shared) -> None:
@@ -411,11 +427,12 @@ class ClusterFamily(Family):
         self.origin = origin
         self.n = n_workers
         self.run.origin = origin
+        self.slots = [self.slots_asked] * n_workers if isinstance(self.slots_asked, int) else list(self.slots_asked)
 
     def worker_args(self, backend: str) -> tuple:
         speeds = list(self.emulation.speeds) if self.emulation is not None else [1.0] * self.n
         return (self.n, self.origin, speeds, self.emulation, self.info, self.balancer, self.seed, self.record,
-                self.suspect_after)
+                self.suspect_after, self.slots)
 
     def coordinate(self, transport: Transport, backend: str) -> tuple:
         return self.run.coordinate(transport)

@@ -12,8 +12,8 @@ Each node runs in its own process (a local worker, or an MPI rank) and holds, as
 * a **scheduler**: the placement balancer object, asked through :func:`dlbkit.balancers.decide.place`
   for each job that arrives here (the job's origin), on the view of the nodes this node knows
   to be alive (indices compacted; a dead node is not a node of the view);
-* a **dispatcher** and a queue: a job placed here is queued for the runner thread, which runs the
-  user's function one job at a time (slowed to the emulated node's speed with
+* a **dispatcher** and a queue: a job placed here is queued for the runner threads, one per slot
+  (the node's cores: ``slots``), each running the user's function one job at a time (slowed to the emulated node's speed with
   :meth:`~dlbkit.runtime.emulation.Emulation.stretch`); a job placed elsewhere leaves with a
   forward message.
 
@@ -27,6 +27,9 @@ another origin; ``("I", message)`` load entries (the model's :class:`~dlbkit.inf
 ``Stop()`` (``("stop",)``). From the node: ``("F", jid, node, payload)`` a job placed on another node;
 ``("I", dst, message)``; ``("D", jid, ok, data, t_start, t_busy, t_end)`` a job's result
 (``ok`` False: ``data`` is an :class:`~dlbkit.runtime.messages.Error`); ``("stats", stats)`` when it stops.
+Each ``F``, ``I`` and ``D`` carries one more element, last: the jobs that started here since this
+node's previous message, ``[(jid, t_start), ...]`` (usually empty), so the client learns that a job
+is running without a message of its own (within one information period, or with the next result).
 """
 
 from __future__ import annotations
@@ -61,8 +64,10 @@ class Agent:
     """One node's daemon. *send* sends a message towards the client (which relays it)."""
 
     def __init__(self, w: int, n: int, send, origin: float, speeds: list[float], emulation, info, balancer,
-                 seed: int, record_decisions: bool, suspect_after: float | None = None):
+                 seed: int, record_decisions: bool, suspect_after: float | None = None,
+                 slots: list[int] | None = None):
         self.w, self.n, self._send_raw, self.origin = w, n, send, origin
+        self.slots = list(slots) if slots is not None else [1] * n
         self.speeds = speeds
         self.emulation = emulation
         self.lock = threading.Lock()  # the runner and the agent both send
@@ -84,16 +89,24 @@ class Agent:
         self.suspected = 0  # times a node dropped out of this node's view by age
         self.decisions: list | None = [] if record_decisions else None
         self.enq = 0  # jobs queued here so far (written by the agent thread only)
-        self.done = 0  # jobs finished here so far (written by the runner thread only)
+        self.done = 0  # jobs finished here so far (written by the runner threads, under self.lock)
         self.sent_messages = 0
         self.sent_bytes = 0.0
         self.forwarded = 0
         self.samples: list[tuple[float, int, float]] = []
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        # jobs started since the last message to the client, (jid, run time): piggybacked on the next
+        # F, I or D (guarded by self.lock, as the sends are)
+        self.started: list[tuple[int, float]] = []
         self.stopped = False  # after STOP nothing more is sent (under MPI the client may be gone)
         self.balancer.start(self._view(0.0), self.rng)
-        self.runner = threading.Thread(target=self._run_jobs, name=f"dlbkit-node-{w}-runner", daemon=True)
-        self.runner.start()
+        # one runner thread per slot: threads, so a job that computes in Python shares this process's
+        # GIL with the node's other slots (parallel only while jobs release it: I/O, sleeps, numpy, the
+        # emulation's stretch); docs/cluster.md, "Slots"
+        self.runners = [threading.Thread(target=self._run_jobs, name=f"dlbkit-node-{w}-runner-{i}", daemon=True)
+                        for i in range(self.slots[w])]
+        for r in self.runners:
+            r.start()
 
     # --- time, load, view -----------------------------------------------------------------------------
     def now(self) -> float:
@@ -103,8 +116,13 @@ class Agent:
         return self.enq - self.done
 
     def send(self, msg: tuple) -> None:
+        """Send *msg* (an F or an I) with the jobs started since the last message (piggybacked)."""
         with self.lock:
-            self._send_raw(msg)
+            self._send_raw(msg + (self._started(),))
+
+    def _started(self) -> list[tuple[int, float]]:
+        out, self.started = self.started, []
+        return out
 
     def _view(self, t: float) -> StreamView:
         values: list = []
@@ -113,7 +131,7 @@ class Agent:
         members = self.live
         if self.suspect_after is not None:
             members = [j for j in self.live if j == self.w or t - stamps[j] <= self.suspect_after]
-        view = StreamView(len(members), queue=[int(values[j]) for j in members], slots=[1] * len(members),
+        view = StreamView(len(members), queue=[int(values[j]) for j in members], slots=[self.slots[j] for j in members],
                           speeds=[self.speeds[j] for j in members], time=t, node=members.index(self.w),
                           updated_at=[float(stamps[j]) for j in members])
         if members != self.members:  # the view's nodes changed: the balancer starts again on it
@@ -140,13 +158,15 @@ class Agent:
         self.jobs.put((jid, payload))
 
     def _run_jobs(self) -> None:
-        """The runner thread: run the queued jobs one at a time; send each result (or error)."""
+        """A runner thread (one per slot): run queued jobs one at a time; send each result (or error)."""
         while True:
             item = self.jobs.get()
             if item is None:
                 return
             jid, payload = item
             t_start = time.perf_counter()
+            with self.lock:
+                self.started.append((jid, t_start - self.origin))
             try:
                 fn, args, kwargs = pickle.loads(payload)
                 value = fn(*args, **kwargs)
@@ -165,11 +185,11 @@ class Agent:
                 data, ok = error_message(jid, e), False
             t_end = time.perf_counter()
             o = self.origin
-            self.done += 1
             with self.lock:
+                self.done += 1  # several runners
                 if self.stopped:
                     return
-                self._send_raw(("D", jid, ok, data, t_start - o, t_busy - o, t_end - o))
+                self._send_raw(("D", jid, ok, data, t_start - o, t_busy - o, t_end - o, self._started()))
 
     # --- the load monitor ----------------------------------------------------------------------------------
     def info_round(self, t: float) -> None:
@@ -225,19 +245,21 @@ class Agent:
                 "age_count": self.model.age_count_}
 
     def stop(self) -> None:
-        self.jobs.put(None)
+        for _ in self.runners:
+            self.jobs.put(None)
         with self.lock:
             self.stopped = True
             self._send_raw((STATS, self.stats()))
 
 
 def serve(conn, w: int, n: int, origin: float, speeds: list[float], emulation, info, balancer, seed: int,
-          record_decisions: bool, suspect_after: float | None = None) -> None:
+          record_decisions: bool, suspect_after: float | None = None, slots: list[int] | None = None) -> None:
     """A node's process: its daemon on its connection to the client (a pipe end, or an MPI rank's)."""
     # the runner thread holds the GIL while a job computes; the agent thread gets it at each switch
     # interval, which is how late a message (a job to place, a load entry) is read: 5 ms by default
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    agent = Agent(w, n, conn.send, origin, speeds, emulation, info, balancer, seed, record_decisions, suspect_after)
+    agent = Agent(w, n, conn.send, origin, speeds, emulation, info, balancer, seed, record_decisions, suspect_after,
+                  slots)
     period = agent.model.interval
     next_round = period
     try:
