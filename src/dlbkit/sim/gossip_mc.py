@@ -63,7 +63,7 @@ def pr_all_informed(n: int, N: int, steps: int, trials: int, rng: np.random.Gene
 
 
 def gossip_stamps(n: int, periods: int, rng: np.random.Generator, selection: str = "uniform",
-                  pull: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                  pull: bool = False, *, window: int = 255) -> tuple[np.ndarray, np.ndarray]:
     """Push (or push-pull) gossip of whole timestamped tables among *n* nodes for *periods* periods,
     vectorised over the nodes: the stamps of the ``gossip`` information model (fanout 1, zero transfer
     time), which decide everything freshest-wins does (a value is the load its node had at its stamp).
@@ -73,20 +73,38 @@ def gossip_stamps(n: int, periods: int, rng: np.random.Generator, selection: str
     Algorithm 4.1's permutations, the draws of :class:`dlbkit.info.selection.Epochs`, so the stamps
     equal the information model's with ``selection="constrained"``); with *pull* the peer answers with
     its table of the start of the period; a receiver keeps the newer stamp entry by entry. Stamps are
-    period numbers (0: the start; int16 below 2^15 periods). Returns the final stamps (row i: what node i knows) and the
-    mean age of the other nodes' entries at the end of each period, in periods."""
+    period numbers (0: the start). Returns the final stamps (row i: what node i knows; int16 below 2^15
+    periods, else int32) and the mean age of the other nodes' entries at the end of each period, in periods.
+
+    Speed (BENCHMARKS.md): the stamps are kept as ``uint8`` offsets from a sliding base (a quarter of
+    the int32 memory traffic, the 1024 × 1024 matrix 1 MB): when a new stamp would not fit in *window*
+    (≤ 255), the base moves up by the oldest entry's offset. An entry older than *window* periods (a
+    node not heard of for that long) cannot be kept so; the matrix then widens to int32 offsets and the
+    run goes on exactly as before. Every receiver's row is merged once from the senders' rows of the
+    period's start, which no write touches before the end of the period (no copy of the matrix); the
+    mean age sums the matrix in blocks of 256 rows in uint16 (exact: 256 × 255 < 2^16)."""
     if selection not in SELECTIONS:
         raise ValueError(f"selection must be one of {SELECTIONS}; got {selection!r}")
     if n < 2:
         raise ValueError(f"need n >= 2; got {n}")
-    S = np.zeros((n, n), dtype=np.int16 if periods < 2 ** 15 else np.int32)  # half the memory traffic
+    if not 1 <= window <= 255:
+        raise ValueError(f"window must be in 1 … 255; got {window}")
+    R = np.zeros((n, n), dtype=np.uint8)  # stamps − base
+    base = 0
     nodes = np.arange(n)
     diag = nodes * (n + 1)
-    flat = S.reshape(-1)
     ages = np.empty(periods)
     order = None
+    pairs = n * (n - 1)
     for t in range(1, periods + 1):
-        flat[diag] = t
+        if t - base > window:
+            if R.dtype == np.uint8 and (m := int(R.min())) > 0:
+                np.subtract(R, np.uint8(m), out=R)  # every entry keeps its stamp: base + offset
+                base += m
+            if t - base > window:  # an entry window periods old: widen (exact for any run length)
+                R = R.astype(np.int32)
+                window = 2 ** 31 - 1
+        R.reshape(-1)[diag] = t - base
         if selection == "uniform":
             dst = skip_self(rng.integers(n - 1, size=n), nodes)
         else:
@@ -94,20 +112,28 @@ def gossip_stamps(n: int, periods: int, rng: np.random.Generator, selection: str
             if pos == 0:
                 order = skip_self(permutations(rng, (n,), n - 1), nodes[:, None])
             dst = order[:, pos]
-        pulled = S[dst] if pull else None  # the peers' tables at the start of the period (gathered first)
-        # the tables sent, grouped by receiver (sorted): one max-reduction per receiver over its senders
+        pulled = R[dst] if pull else None  # the peers' tables at the start of the period
+        # the tables sent, grouped by receiver (sorted): one max-reduction per receiver over its senders,
+        # reading the senders' rows of the period's start (R is written only below, after every read)
         by = np.argsort(dst, kind="stable")
         d = dst[by]
         starts = np.flatnonzero(np.r_[True, d[1:] != d[:-1]])
         sizes = np.diff(np.r_[starts, n])
-        sent = S[by]
-        got = sent[starts]
+        got = R[by[starts]]
         for k in range(1, int(sizes.max())):  # (numpy's maximum.reduceat over rows is far slower)
-            more = sizes > k
-            got[more] = np.maximum(got[more], sent[starts[more] + k])
+            more = np.flatnonzero(sizes > k)
+            got[more] = np.maximum(got[more], R[by[starts[more] + k]])
         rows = d[starts]
-        S[rows] = np.maximum(S[rows], got)
+        R[rows] = np.maximum(R[rows], got, out=got)
         if pull:
-            np.maximum(S, pulled, out=S)
-        ages[t - 1] = t - (int(S.sum(axis=1, dtype=np.int32).sum()) - int(S.trace())) / (n * (n - 1))
-    return S, ages
+            np.maximum(R, pulled, out=R)
+        ages[t - 1] = t - base - (_total(R) - n * (t - base)) / pairs
+    out = np.int16 if periods < 2 ** 15 else np.int32
+    return (R.astype(np.int64) + base).astype(out), ages
+
+
+def _total(R: np.ndarray) -> int:
+    """The sum of every entry of *R* (uint8: blocks of 256 rows summed in uint16, which cannot overflow)."""
+    if R.dtype != np.uint8:
+        return int(R.sum(dtype=np.int64))
+    return sum(int(R[i:i + 256].sum(axis=0, dtype=np.uint16).sum(dtype=np.int64)) for i in range(0, len(R), 256))
