@@ -1,7 +1,6 @@
 """The stream engine: every task served once, FIFO per node within its slots, same seed same trace,
 the inlined decision equals decide.place's, information models, and the supermarket model's mean queue."""
 
-import math
 
 import numpy as np
 import pytest
@@ -140,6 +139,16 @@ def test_metrics_by_hand_on_one_node():
     assert m["slowdown_mean"] == pytest.approx(4 / 3) and m["utilisation"] == pytest.approx(2 / 3)
     assert m["throughput"] == pytest.approx(0.5) and m["queue_mean"] == pytest.approx(0.8) and m["queue_max"] == 2
     assert m["info_messages"] == 0 and m["tasks_moved"] == 0
+
+
+def test_fifo_service_follows_speed_times_availability():
+    """A node of speed 2 whose availability drops to 0.5 at t = 1 (another user takes half its CPU):
+    a task of 4 units from t = 0 does 2 by t = 1, then the other 2 at rate 1: done at 3; the next task
+    (2 units, arriving at 0.5, FIFO behind it) at rate 1: done at 5."""
+    from dlbkit.model import Step
+    p = Platform([Node("a", speed=2.0, availability=Step(at=1.0, level=0.5))], Network(latency=0.0))
+    r = dlbkit.simulate(p, Stream(trace=[(0.0, 0, 4.0), (0.5, 0, 2.0)]), "local", seed=0, warmup=0.0)
+    assert r.trace.series["job_done"].tolist() == pytest.approx([3.0, 5.0], abs=1e-12)
 
 
 def test_transfer_time_and_the_cost_of_a_move_by_hand():
