@@ -76,8 +76,8 @@ def gossip_stamps(n: int, periods: int, rng: np.random.Generator, selection: str
     period numbers (0: the start). Returns the final stamps (row i: what node i knows; int16 below 2^15
     periods, else int32) and the mean age of the other nodes' entries at the end of each period, in periods.
 
-    Speed (BENCHMARKS.md): the stamps are kept as ``uint8`` offsets from a sliding base (a quarter of
-    the int32 memory traffic, the 1024 × 1024 matrix 1 MB): when a new stamp would not fit in *window*
+    Speed (BENCHMARKS.md): the stamps are kept as ``uint8`` offsets from a sliding base (half the
+    int16 memory traffic, the 1024 × 1024 matrix 1 MB): when a new stamp would not fit in *window*
     (≤ 255), the base moves up by the oldest entry's offset. An entry older than *window* periods (a
     node not heard of for that long) cannot be kept so; the matrix then widens to int32 offsets and the
     run goes on exactly as before. Every receiver's row is merged once from the senders' rows of the
