@@ -2,6 +2,8 @@
 the inlined decision equals decide.place's, information models, and the supermarket model's mean queue."""
 
 
+import copy
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -89,6 +91,13 @@ def test_recorded_decisions_replay_through_decide_place():
     from dlbkit.balancers import decide
     for d in tr.decisions[:5]:
         assert d.hook == "place" and len(d.answer) == 3 and d.view.node == d.node
+    # a deterministic rule's recorded views, replayed in order through decide.place, give its answers
+    tr = simulate_stream(p, Stream(rates=0.5, jobs=50, width=3), make("round-robin-place"), seed=1,
+                         record_decisions=True)
+    b = make("round-robin-place")
+    b.start(copy.deepcopy(tr.decisions[0].view))
+    assert [decide.place(b, copy.deepcopy(d.view), 3) for d in tr.decisions] == [list(d.answer) for d in tr.decisions]
+    assert len({tuple(d.answer) for d in tr.decisions}) > 1
 
 
 def test_bursts_raise_the_arrival_rate_inside_the_window():
