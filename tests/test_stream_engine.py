@@ -171,6 +171,7 @@ def test_transfer_time_and_the_cost_of_a_move_by_hand():
     m = r.metrics
     assert list(r.trace.series["job_done"]) == [1.5] and m["slowdown_mean"] == pytest.approx(1.5)
     assert m["tasks_moved"] == 1 and m["messages"] == 1 and m["utilisation"] == pytest.approx(0.55)
+    assert m["queue_max"] == 1 and m["queue_maxdiff"] == 1  # queues (1, 0) until b's task arrives, then (1, 1)
 
 
 def supermarket_mean(lam, d, terms=60):
