@@ -81,7 +81,8 @@ def gossip_stamps(n: int, periods: int, rng: np.random.Generator, selection: str
     (≤ 255), the base moves up by the oldest entry's offset. An entry older than *window* periods (a
     node not heard of for that long) cannot be kept so; the matrix then widens to int32 offsets and the
     run goes on exactly as before. Every receiver's row is merged once from the senders' rows of the
-    period's start, which no write touches before the end of the period (no copy of the matrix); the
+    period's start, which no write touches before the end of the period (no copy of the matrix), into
+    buffers allocated once, the receivers of most senders first (each layer a contiguous block); the
     mean age sums the matrix in blocks of 256 rows in uint16 (exact: 256 × 255 < 2^16)."""
     if selection not in SELECTIONS:
         raise ValueError(f"selection must be one of {SELECTIONS}; got {selection!r}")
@@ -96,6 +97,7 @@ def gossip_stamps(n: int, periods: int, rng: np.random.Generator, selection: str
     ages = np.empty(periods)
     order = None
     pairs = n * (n - 1)
+    bufs = _buffers(n, R.dtype, pull)
     for t in range(1, periods + 1):
         if t - base > window:
             if R.dtype == np.uint8 and (m := int(R.min())) > 0:
@@ -104,6 +106,8 @@ def gossip_stamps(n: int, periods: int, rng: np.random.Generator, selection: str
             if t - base > window:  # an entry window periods old: widen (exact for any run length)
                 R = R.astype(np.int32)
                 window = 2 ** 31 - 1
+                bufs = _buffers(n, R.dtype, pull)
+        got_buf, old_buf, more_buf, pulled = bufs
         R.reshape(-1)[diag] = t - base
         if selection == "uniform":
             dst = skip_self(rng.integers(n - 1, size=n), nodes)
@@ -112,24 +116,44 @@ def gossip_stamps(n: int, periods: int, rng: np.random.Generator, selection: str
             if pos == 0:
                 order = skip_self(permutations(rng, (n,), n - 1), nodes[:, None])
             dst = order[:, pos]
-        pulled = R[dst] if pull else None  # the peers' tables at the start of the period
-        # the tables sent, grouped by receiver (sorted): one max-reduction per receiver over its senders,
-        # reading the senders' rows of the period's start (R is written only below, after every read)
+        if pull:  # the peers' tables at the start of the period
+            np.take(R, dst, axis=0, out=pulled, mode="clip")
+        # the tables sent, grouped by receiver, the groups largest first, so that the receivers with
+        # more than k senders are the first rows of `got`: one max per layer k over contiguous rows.
+        # Every read of R comes before the one write, so each sender's row is its table of the period's
+        # start. (np.take with out= and mode="clip" fills a buffer in place: no allocation, no
+        # "raise"-mode copy; the indices are valid.)
         by = np.argsort(dst, kind="stable")
         d = dst[by]
         starts = np.flatnonzero(np.r_[True, d[1:] != d[:-1]])
         sizes = np.diff(np.r_[starts, n])
-        got = R[by[starts]]
-        for k in range(1, int(sizes.max())):  # (numpy's maximum.reduceat over rows is far slower)
-            more = np.flatnonzero(sizes > k)
-            got[more] = np.maximum(got[more], R[by[starts[more] + k]])
+        big = np.argsort(-sizes, kind="stable")
+        starts, sizes = starts[big], sizes[big]
+        m = len(starts)
+        got = got_buf[:m]
+        np.take(R, by[starts], axis=0, out=got, mode="clip")
+        for k in range(1, int(sizes[0])):
+            c = int(np.count_nonzero(sizes > k))
+            more = more_buf[:c]
+            np.take(R, by[starts[:c] + k], axis=0, out=more, mode="clip")
+            np.maximum(got[:c], more, out=got[:c])
         rows = d[starts]
-        R[rows] = np.maximum(R[rows], got, out=got)
+        old = old_buf[:m]
+        np.take(R, rows, axis=0, out=old, mode="clip")
+        np.maximum(got, old, out=got)
+        R[rows] = got
         if pull:
             np.maximum(R, pulled, out=R)
         ages[t - 1] = t - base - (_total(R) - n * (t - base)) / pairs
     out = np.int16 if periods < 2 ** 15 else np.int32
     return (R.astype(np.int64) + base).astype(out), ages
+
+
+def _buffers(n: int, dtype, pull: bool) -> tuple:
+    """Work arrays of gossip_stamps, allocated once (a temporary of a few hundred kB each period costs
+    fresh pages): merged rows, the receivers' own rows, one layer's senders, the pulled tables."""
+    return (np.empty((n, n), dtype), np.empty((n, n), dtype), np.empty((n, n), dtype),
+            np.empty((n, n), dtype) if pull else None)
 
 
 def _total(R: np.ndarray) -> int:
