@@ -16,7 +16,12 @@ Rules, as handlers on the :class:`~dlbkit.sim.kernel.Kernel`:
   if one of j's slots is free it starts, else it waits in j's FIFO queue;
 * a task of demand w started at t on node j ends when j's speed × availability has done w units of
   work (:func:`~dlbkit.sim.costs.finish_time`: a constant rate divides, a varying availability is
-  integrated exactly); then the slot takes the oldest waiting task. A job is done when its last task is.
+  integrated exactly); then the slot takes the oldest waiting task. A job is done when its last task is;
+* **late binding** (a balancer with ``late_binding`` true, ``batch-sampling``'s Sparrow option, FIFO
+  only): the arrival sends a reservation to each node the balancer's ``probes(view, k)`` names; a
+  reservation joins the node's queue as an entry; when it reaches a free slot the slot is held while
+  the node asks the origin for a task (one latency each way, plus the task's bytes), or is freed by a
+  cancel once the job's tasks are all sent (docs/streams.md, "Late binding").
 
 **Hot loop.** The arrival handler inlines :func:`~dlbkit.balancers.decide.place` for a single task
 without recording (``balancer.place(view)`` and the check that the answer is a node; any other case
