@@ -14,7 +14,32 @@ from dlbkit.model import Network, Node, Platform, Pulse
 from dlbkit.model.stream import Demand, Stream
 from dlbkit.sim.stream import simulate_stream
 
-from test_stream_engine import check_served_once_fifo
+
+
+def check_served_once_fifo_up_to_a_round_trip(tr, w_tasks, slots, round_trip):
+    """tests/test_stream_engine.py's check, but a slot is claimed in FIFO order of the reservations
+    (t_ask), and its task starts one round trip later unless its origin is the node itself: so the
+    starts are in t_ask order up to *round_trip*."""
+    iv = tr.intervals()
+    assert sorted(iv["first"].tolist()) == list(range(w_tasks))  # every task once
+    assert np.all(iv["t_start"] >= iv["t_ask"] - 1e-12) and np.all(iv["t_end"] > iv["t_start"])
+    for j in range(tr.n_nodes):
+        m = iv["node"] == j
+        order = np.lexsort((iv["first"][m], iv["t_ask"][m]))
+        starts = iv["t_start"][m][order]
+        assert np.all(starts >= np.maximum.accumulate(starts) - round_trip - 1e-12)
+        ev = sorted([(t, 1) for t in iv["t_start"][m]] + [(t, -1) for t in iv["t_end"][m]])
+        run = 0
+        for _, dx in ev:
+            run += dx
+            assert run <= slots[j]
+    s = tr.series
+    done = s["job_done"]
+    assert np.all(np.isfinite(done))
+    for b in range(len(done)):
+        f, k = s["job_first"][b], s["job_width"][b]
+        mine = np.isin(iv["first"], np.arange(f, f + k))
+        assert done[b] == iv["t_end"][mine].max() and iv["t_ask"][mine].min() >= s["job_time"][b]
 
 
 def two_nodes(latency=0.1):
@@ -66,12 +91,13 @@ def hetero(n=5):
 @given(seed=st.integers(0, 2**20), width=st.integers(1, 4), rate=st.floats(0.05, 2.0), d=st.integers(1, 3),
        info=st.sampled_from([None, {"model": "gossip", "period": 0.5}]))
 def test_late_binding_conserves_jobs_and_keeps_fifo_order(seed, width, rate, d, info):
-    """Every task served once, at most `cores` at a time, in the order its reservation reached the node;
-    a job ends with its last task."""
+    """Every task served once, at most `cores` at a time, in the order its reservation reached the node
+    up to a round trip (2 × the latency 1 ms; hypothesis found the case: a local origin's task starts at
+    once, a remote one's a round trip after its slot was claimed); a job ends with its last task."""
     p = hetero()
     w = Stream(rates=rate, jobs=40, width=width, demand=Demand("lognormal", mean=0.7, sigma=0.5))
     tr = simulate_stream(p, w, make("batch-sampling", {"d": d, "late_binding": True}), seed=seed, info=info)
-    check_served_once_fifo(tr, 40 * width, [nd.cores for nd in p.nodes])
+    check_served_once_fifo_up_to_a_round_trip(tr, 40 * width, [nd.cores for nd in p.nodes], 2e-3)
 
 
 def test_late_binding_same_seed_same_trace():
