@@ -28,6 +28,13 @@ def test_local_keeps_the_task_at_its_origin():
     assert counts("local", v, 50) == {0: 50}
 
 
+def test_random_place_draws_every_node_uniformly_whatever_the_loads():
+    """5 nodes, 10,000 draws: each count is Binomial(10⁴, 1/5), sd 40; all within 4 sd of 2000."""
+    v = StreamView(5, queue=[9, 0, 3, 0, 7], node=1)
+    c = counts("random-place", v, 10_000)
+    assert set(c) == set(range(5)) and all(abs(c[j] - 2000) < 160 for j in range(5))
+
+
 def test_jsq_takes_the_shortest_queue_and_breaks_ties_at_random():
     v = StreamView(5, queue=[3, 1, 2, 1, 4], node=0)
     c = counts("jsq", v)

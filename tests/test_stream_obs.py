@@ -98,8 +98,35 @@ def test_observation_3_4_origin_blind_rules_see_one_stream():
                    "n = 16, λ = 0.9 rises by up to 131% (power-of-d) and 179% (nezha), not within 15%")
 def test_observation_3_5_insensitive_to_updating_latency():
     """Each rule's mean queue within ±15% of its exact-information value at every gossip period."""
-    rows = obs._observation_3_5()
+    rows = obs._observation_3_5(readings=("gossip",))
     assert all(verdicts(rows[:2]))
+
+
+@pytest.fixture(scope="module")
+def monitored_rows():
+    return obs._observation_3_5(readings=("monitored",))
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="honest miss: with the seed's own model of the latency (the monitored copy "
+                   "seen 0.25, 1, 4 s late) the mean queue at n = 16, λ = 0.9 rises by up to 55% (power-of-d) and "
+                   "86% (nezha); within 8% only at 0.25 s")
+def test_observation_3_5_on_the_monitored_copy_insensitive_to_the_lag(monitored_rows):
+    """The seed's reading (003 §3.4's lagged monitored array): each rule within ±15% of exact at every lag."""
+    assert all(verdicts(monitored_rows[:2]))
+
+
+@pytest.mark.slow
+def test_observation_3_5_on_the_monitored_copy_rows(monitored_rows):
+    """Three rows; at the shortest lag (0.25 s) both rules are within 8% of exact (measured 7.5% and 8.0%:
+    the miss is the longer lags'); the mean queue grows with the lag; at 4 s the old rule is at most the
+    improved one (the criterion of the gossip reading, met)."""
+    assert len(monitored_rows) == 3 and all(r.asserted for r in monitored_rows)
+    for r in monitored_rows[:2]:
+        base, *lagged = (float(x) for x in r.ours.split(" (")[0].split())
+        assert abs(lagged[0] / base - 1) <= 0.085
+        assert base < lagged[0] < lagged[1] < lagged[2]
+    assert monitored_rows[2].ok is True
 
 
 def test_observation_3_6_improved_converges_faster_and_the_old_slows_with_k_and_small_n(conv):

@@ -331,6 +331,51 @@ def test_vectorised_gossip_stamps_equal_the_models(selection, pull):
     assert np.array_equal(S, m.stamps_.astype(int)) and np.allclose(a, ages)
 
 
+@pytest.mark.parametrize("selection, pull, window", [("uniform", False, 4), ("constrained", True, 4),
+                                                     ("uniform", False, 1), ("uniform", True, 255)])
+def test_vectorised_gossip_stamps_equal_the_model_after_every_period_through_rebases(selection, pull, window):
+    """The uint8 stamps slide their base when a new stamp would pass *window*; with window 4 at P = 9 the
+    base moves many times in 40 periods, with window 1 the matrix must widen to int32 at period 2 (an
+    entry still 0): the stamps equal the model's after every period (a run of t periods each), and the
+    mean ages too."""
+    from dlbkit.sim.gossip_mc import gossip_stamps
+    P, K = 9, 40
+    m = started({"model": "gossip", "selection": selection, "pull": pull, "period": 1.0}, P, seed=7)
+    ages = []
+    for t in range(1, K + 1):
+        for x in m.round(float(t), [0] * P):
+            m.deliver(x)
+        ages.append(t - (m.stamps_.sum() - np.trace(m.stamps_)) / (P * (P - 1)))
+        S, a = gossip_stamps(P, t, np.random.default_rng(7), selection, pull, window=window)
+        assert S.dtype == np.int16 and np.array_equal(S, m.stamps_.astype(int)), t
+        assert np.allclose(a, ages), t
+
+
+def test_vectorised_gossip_at_256_nodes_equals_the_model():
+    """At n = 256 the mean age sums the matrix in one call over 256-row blocks (the benchmark's path at
+    1024): stamps and ages equal the model's after 8 periods; and the sum is exact at other sizes."""
+    from dlbkit.sim.gossip_mc import _total, gossip_stamps
+    P, K = 256, 8
+    m = started({"model": "gossip", "period": 1.0}, P, seed=3)
+    ages = []
+    for t in range(1, K + 1):
+        for x in m.round(float(t), [0] * P):
+            m.deliver(x)
+        ages.append(t - (m.stamps_.sum() - np.trace(m.stamps_)) / (P * (P - 1)))
+    S, a = gossip_stamps(P, K, np.random.default_rng(3))
+    assert np.array_equal(S, m.stamps_.astype(int)) and np.allclose(a, ages)
+    for n in (9, 300, 512):
+        R = np.random.default_rng(n).integers(0, 256, size=(n, n)).astype(np.uint8)
+        assert _total(R) == int(R.sum(dtype=np.int64))
+
+
+def test_vectorised_gossip_refuses_a_window_a_byte_cannot_hold():
+    from dlbkit.sim.gossip_mc import gossip_stamps
+    for w in (0, 256):
+        with pytest.raises(ValueError, match="window"):
+            gossip_stamps(4, 3, np.random.default_rng(0), window=w)
+
+
 # --- the Chapter 4 reproduction's harness -------------------------------------------------------------------------
 
 def test_freshness_harness_orders_the_models_as_the_reproduction_claims():

@@ -123,3 +123,45 @@ def test_an_unknown_info_model_is_one_line_and_exit_2(tmp_path, capsys):
     assert main(["simulate", str(p), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "info.model" in err
+
+
+CLI_CASES = {  # the Tests section's bad input, each through an experiment file on the command line
+    "rate 0": ("rates = 0.0\njobs = 10", "", "workload.rates"),
+    "rate < 0 in a list": ("rates = [1.0, 0.0, -1.0]\njobs = 10", "", "workload.rates[2]"),
+    "d < 1": ("rates = 1.0\njobs = 10", "params = {d = 0}", "balancers[0].params (parameter 'd' of power-of-d)"),
+    "d > n without replacement": ("rates = 1.0\njobs = 10", "params = {d = 4, replace = false}",
+                                  "balancers[0].params (parameter 'd' of power-of-d) must be at most the 3 nodes"),
+    "unsorted CSV trace": ('trace = "unsorted.csv"', "", "workload.trace[1].time"),
+    "CSV trace naming an unknown node": ('trace = "unknown.csv"', "", "workload.trace[1].origin"),
+    "unknown info model": ("rates = 1.0\njobs = 10", 'info = {model = "rumour"}', "balancers[0].info.model"),
+}
+
+
+@pytest.mark.parametrize("case", list(CLI_CASES))
+def test_every_bad_input_of_the_issue_from_the_command_line_is_one_line_and_exit_2(tmp_path, capsys, case):
+    workload, balancer, field = CLI_CASES[case]
+    (tmp_path / "unsorted.csv").write_text("time,origin,demand\n1.0,a,1.0\n0.5,b,1.0\n")
+    (tmp_path / "unknown.csv").write_text("time,origin,demand\n0.0,a,1.0\n0.5,zz,1.0\n")
+    p = tmp_path / "e.toml"
+    p.write_text(f"""name = "s"
+[platform]
+nodes = [{{name = "a", speed = 1.0, cores = 2}}, {{name = "b", speed = 2.0}}, {{name = "c", speed = 1.0}}]
+[workload]
+kind = "stream"
+{workload}
+[[balancers]]
+name = "power-of-d"
+{balancer}
+""")
+    assert main(["simulate", str(p), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and field in err, err
+
+
+def test_d_equal_to_n_without_replacement_and_d_above_n_with_replacement_run(tmp_path):
+    """The boundary of the d > n check: d = n without replacement and d > n with it are valid."""
+    from dlbkit.experiments import Experiment
+    for params in ({"d": 3, "replace": False}, {"d": 5, "replace": True}):
+        Experiment.from_dict({"platform": {"nodes": [{"name": x, "speed": 1.0} for x in "abc"]},
+                              "workload": {"kind": "stream", "rates": 1.0, "jobs": 10},
+                              "balancers": [{"name": "power-of-d", "params": params}]})

@@ -176,7 +176,7 @@ class Experiment:
         seed = check.integer(d.get("seed", 0), "seed", lo=0)
 
         platform_dict, platform_dir, source = _platform_table(check.required(d, "platform", ""), base_dir)
-        workload_dict = dict(check.table(check.required(d, "workload", ""), "workload"))
+        workload_dict = _files_resolved(dict(check.table(check.required(d, "workload", ""), "workload")), base_dir)
         engine_dict = dict(check.table(d.get("engine", {}), "engine"))
         info_dict = dict(check.table(d["info"], "info")) if "info" in d else {}
         platform = _build_platform(platform_dict, platform_dir, source)
@@ -226,6 +226,7 @@ class Experiment:
             eng, _options = _engine(self.family, {**ed, **b.engine}, platform, "engine")
             if b.name != NO_BALANCING:
                 self.family.check_kind(eng, registry.get(b.name).kind, b.name, f"balancers[{i}].name")
+                self.family.check_balancer(platform, registry.make(b.name, b.params), f"balancers[{i}].params")
         if it:
             _info(it, self.family, "info", self.family.engine_named(ed.get(ENGINE_NAME), f"engine.{ENGINE_NAME}"))
         return platform, workload, ed, pd, wd, it
@@ -325,6 +326,18 @@ def _build_platform(d: dict, base_dir: Path | None, source: str) -> Platform:
         raise ConfigError(f"{where}{e.field}", e.value, e.allowed) from None
 
 
+def _files_resolved(d: dict, base_dir: Path | None) -> dict:
+    """Workload table *d* with the file names of its family's ``file_keys`` (a stream's ``trace``) made
+    relative to the experiment file's folder, as ``platform.file`` is (not to the working directory)."""
+    if base_dir is None or not isinstance(d.get("kind"), str) or d["kind"] not in families.names():
+        return d  # no file to resolve, or a kind that _workload names as unknown
+    for key in families.get(d["kind"]).file_keys:
+        f = d.get(key)
+        if isinstance(f, str) and f and not Path(f).is_absolute():
+            d[key] = str(base_dir / f)
+    return d
+
+
 def _workload(d: Mapping, path: str) -> Any:
     """The workload of table *d*: its ``kind`` names the family (default divisible), whose parser builds it."""
     d = check.table(d, path)
@@ -354,6 +367,7 @@ def _balancers(raw: Any, platform: Platform, engine: dict, family: Family) -> li
         chosen, _options = _engine(family, {**engine, **eng}, platform, f"{path}.engine")
         if name != NO_BALANCING:
             family.check_kind(chosen, registry.get(name).kind, name, f"{path}.name")
+            family.check_balancer(platform, registry.make(name, params), f"{path}.params")
         own_info = None
         if "info" in b:
             own_info = dict(check.table(b["info"], f"{path}.info"))

@@ -7,6 +7,7 @@ from typing import Mapping
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..model import check
 from ..model.platform import Platform
 from ..model.stream import Stream, stream_from_dict
@@ -42,7 +43,6 @@ def check_options(d: Mapping, platform: Platform, path: str) -> None:
     if "converge_maxdiff" in d:
         check.number(d["converge_maxdiff"], f"{path}.converge_maxdiff", lo=0.0)
     if "batch_update" in d and not isinstance(d["batch_update"], bool):
-        from ..errors import ConfigError
         raise ConfigError(f"{path}.batch_update", d["batch_update"], "true or false")
 
 
@@ -137,6 +137,15 @@ def check_fit(platform: Platform, workload: Stream) -> None:
     workload.check_fit([n.name for n in platform.nodes])
 
 
+def check_balancer(platform: Platform, balancer, path: str) -> None:
+    """A placement rule's own checks against the node count, run by starting it on an empty view of the
+    platform (``power-of-d`` and ``speed-d``: d at most n without replacement)."""
+    try:
+        balancer.start(StreamView(len(platform.nodes)), np.random.default_rng(0))
+    except ConfigError as e:
+        raise ConfigError(f"{path} ({e.field})", e.value, e.allowed) from None
+
+
 def parse(table: Mapping, path: str = "workload") -> Stream:
     return stream_from_dict(table, path)
 
@@ -163,5 +172,7 @@ FAMILY = register(Family(
     parse=parse,
     describe=describe,
     check_fit=check_fit,
+    check_balancer=check_balancer,
+    file_keys=("trace",),
     sample_view=sample_view,
 ))

@@ -27,10 +27,17 @@ Criteria (each row says which it is):
   1.2, 1.2} than with uniform 0.8625. Both rules here ignore the origin (they sample uniformly,
   wherever the task arrived), so the merged arrivals are the same Poisson stream either way and we
   expect no difference: reported, with our prediction (within ±5%) asserted in the tests only.
-* 3.5 (Fig. 14): both insensitive to the updating latency: with gossiped loads (push, one peer, period
-  :data:`LATENCY_PERIODS`; the Chapter 3 simulator's lagged copy is not an information model here),
-  each rule's mean queue within 15% of its exact-information value at n = 16, λ = 0.9 (the note's
-  "< 10–15%"); and the old at most the improved at the longest period (the seed: "slightly better").
+* 3.5 (Fig. 14): both insensitive to the updating latency: each rule's mean queue within 15% of its
+  exact-information value at n = 16, λ = 0.9 (the note's "< 10–15%"); and the old at most the improved
+  at the longest latency (the seed: "slightly better"). Two readings of "latency", the same criterion
+  for both. (a) Gossiped loads (push, one peer, period :data:`LATENCY_PERIODS`): written first, when
+  the Chapter 3 simulator's lagged copy was not yet an information model here. (b) That lagged copy
+  itself, the ``monitored`` model (a monitor copies the true loads every 0.01 s; every node sees the
+  copy :data:`MONITOR_LAGS` seconds later): the seed's own model of the latency (§3.4: a real and a
+  monitored workload array, "an extra thread" injecting the lag), and so the more faithful reading.
+  Reading (b) was added for that fidelity, with the criterion unchanged, before its result was known
+  (a trial run on earlier code measured rises of up to 55% (old) and 86% (improved), within 8% only
+  at 0.25 s; the rows print what this code measures). Reading (a)'s rows are kept.
 * 3.6 (Fig. 15): from k over-loaded queues (k ∈ {1, 2, 4} nodes holding :data:`OVERLOAD` tasks of work
   1 each, the rest empty; λ = 0.4 so that n − k nodes can take all arrivals), the convergence time (max
   − min ≤ :data:`CONVERGED` tasks) of the improved algorithm is at most the old's at every (n, k), n ∈
@@ -80,6 +87,8 @@ SEEDS = 3
 NONUNIFORM = (0.5, 0.5, 0.5, 0.9, 0.9, 1.2, 1.2, 1.2)
 #: Observation 3.5: gossip periods swept (seconds; mean service is 1 s)
 LATENCY_PERIODS = (0.25, 1.0, 4.0)
+#: Observation 3.5, the seed's own reading: lags of the monitored copy swept (seconds), and its copy period
+MONITOR_LAGS, MONITOR_PERIOD = (0.25, 1.0, 4.0), 0.01
 #: Observation 3.6: tasks on each over-loaded node at the start, the convergence threshold, λ, sizes, counts
 OVERLOAD, CONVERGED, CONV_RATE = 40, 3.0, 0.4
 CONV_SIZES, CONV_K, CONV_SEEDS = (8, 16, 32), (1, 2, 4), 10
@@ -214,23 +223,35 @@ def _observation_3_4(seeds=SEEDS) -> list[Claim]:
     return out
 
 
-def _observation_3_5(seeds=SEEDS) -> list[Claim]:
+def _observation_3_5(seeds=SEEDS, readings=("gossip", "monitored")) -> list[Claim]:
+    """Observation 3.5's rows: per reading (``"gossip"``, ``"monitored"``), one row per rule and the
+    old-versus-improved row at the longest latency; the exact-information base is run once per rule."""
+    base = {rule: _mean_over_seeds(16, 0.9, make, seeds)["mean"] for rule, make in (("old", _old),
+                                                                                   ("improved", _improved))}
     out = []
-    res = {}
-    for rule, make in (("old", _old), ("improved", _improved)):
-        base = _mean_over_seeds(16, 0.9, make, seeds)["mean"]
-        res[rule] = [base] + [_mean_over_seeds(16, 0.9, make, seeds, info={"model": "gossip", "period": p})["mean"]
-                              for p in LATENCY_PERIODS]
-        worst = max(abs(x / base - 1) for x in res[rule][1:])
-        out.append(Claim(f"Observation 3.5 (Fig. 14), n = 16, λ = 0.9, {rule}: mean queue with exact loads and with "
-                         f"gossip every {', '.join(f'{p:g}' for p in LATENCY_PERIODS)} s",
-                         "insensitive to the updating latency", " ".join(f"{x:.3f}" for x in res[rule])
-                         + f" (largest change {100 * worst:.1f}%)", "each within ±15% of exact (criterion stated "
-                         "before running)", worst <= 0.15))
-    out.append(Claim(f"Observation 3.5: at the longest period ({LATENCY_PERIODS[-1]:g} s) the old rule is at most the "
-                     "improved one (the adaptive threshold reacts more to stale loads)", "old slightly better",
-                     f"old {res['old'][-1]:.3f}, improved {res['improved'][-1]:.3f}",
-                     "old ≤ improved (criterion stated before running)", res["old"][-1] <= res["improved"][-1]))
+    for reading in readings:
+        if reading == "gossip":
+            sweep, infos = LATENCY_PERIODS, [{"model": "gossip", "period": p} for p in LATENCY_PERIODS]
+            how, longest = f"gossip every {', '.join(f'{p:g}' for p in sweep)} s", "period"
+        else:
+            sweep = MONITOR_LAGS
+            infos = [{"model": "monitored", "lag": g, "period": MONITOR_PERIOD} for g in MONITOR_LAGS]
+            how = (f"the monitored copy (every {MONITOR_PERIOD:g} s) seen {', '.join(f'{g:g}' for g in sweep)} s "
+                   "late (the seed's model)")
+            longest = "lag"
+        res = {}
+        for rule, make in (("old", _old), ("improved", _improved)):
+            res[rule] = [base[rule]] + [_mean_over_seeds(16, 0.9, make, seeds, info=i)["mean"] for i in infos]
+            worst = max(abs(x / base[rule] - 1) for x in res[rule][1:])
+            out.append(Claim(f"Observation 3.5 (Fig. 14), n = 16, λ = 0.9, {rule}: mean queue with exact loads and "
+                             f"with {how}", "insensitive to the updating latency",
+                             " ".join(f"{x:.3f}" for x in res[rule]) + f" (largest change {100 * worst:.1f}%)",
+                             "each within ±15% of exact (criterion stated before running)", worst <= 0.15))
+        tail = "" if reading == "gossip" else ", monitored"
+        out.append(Claim(f"Observation 3.5: at the longest {longest} ({sweep[-1]:g} s{tail}) the old rule is at most "
+                         "the improved one (the adaptive threshold reacts more to stale loads)", "old slightly better",
+                         f"old {res['old'][-1]:.3f}, improved {res['improved'][-1]:.3f}",
+                         "old ≤ improved (criterion stated before running)", res["old"][-1] <= res["improved"][-1]))
     return out
 
 

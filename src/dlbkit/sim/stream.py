@@ -16,7 +16,12 @@ Rules, as handlers on the :class:`~dlbkit.sim.kernel.Kernel`:
   if one of j's slots is free it starts, else it waits in j's FIFO queue;
 * a task of demand w started at t on node j ends when j's speed × availability has done w units of
   work (:func:`~dlbkit.sim.costs.finish_time`: a constant rate divides, a varying availability is
-  integrated exactly); then the slot takes the oldest waiting task. A job is done when its last task is.
+  integrated exactly); then the slot takes the oldest waiting task. A job is done when its last task is;
+* **late binding** (a balancer with ``late_binding`` true, ``batch-sampling``'s Sparrow option, FIFO
+  only): the arrival sends a reservation to each node the balancer's ``probes(view, k)`` names; a
+  reservation joins the node's queue as an entry; when it reaches a free slot the slot is held while
+  the node asks the origin for a task (one latency each way, plus the task's bytes), or is freed by a
+  cancel once the job's tasks are all sent (docs/streams.md, "Late binding").
 
 **Hot loop.** The arrival handler inlines :func:`~dlbkit.balancers.decide.place` for a single task
 without recording (``balancer.place(view)`` and the check that the answer is a node; any other case
@@ -216,6 +221,11 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     busy_sum = 0.0  # slot-seconds spent serving
     moved = 0
     moved_bytes = 0.0
+    messages = 0  # late binding's probes, requests and replies between nodes
+    late = getattr(balancer, "late_binding", False) is True
+    if late and service != "fifo":
+        raise ConfigError("engine.service", service, f"'fifo' with {balancer.name}'s late binding (a reservation "
+                          "holds a slot while it asks for its task)")
 
     # NOTE: start() is inlined in enqueue() and depart(), the hot loop's two other rules
     def enqueue(t: float, k: int, j: int) -> None:
@@ -264,6 +274,86 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         w = waiting[j]
         if w:
             k = w.popleft()
+            if k < 0:  # a late-binding reservation: it holds the slot and asks its origin for a task
+                claim(t, -k - 1, j)
+                return
+            started[k] = t
+            r = rates[j]
+            schedule(t + demand[k] / r if r else finish_time(profiles[j], t, demand[k], speeds[j]), depart, k, j)
+        else:
+            busy[j] -= 1
+
+    # --- late binding (Sparrow §3.3): reservations queue like tasks; the first to reach a slot gets one ---
+    res_job: list[int] = []  # per reservation: its job
+    res_at: list[float] = []  # per reservation: when it reached its node (its task's t_ask: the wait is its)
+    launched = firsts[:]  # per job: the next task not yet sent to a reservation
+
+    def reserve(t: float, r: int, j: int) -> None:
+        res_at[r] = t
+        x = q[j] + 1  # a reservation is an entry of the node's queue, as a probe sees it
+        q[j] = x
+        upd[j] = t
+        if x > qmax[j]:
+            qmax[j] = x
+        if busy[j] < slots[j]:
+            busy[j] += 1
+            claim(t, r, j)
+        else:
+            waiting[j].append(-r - 1)
+
+    def claim(t: float, r: int, j: int) -> None:
+        nonlocal messages
+        o = origins[res_job[r]]
+        if o == j or latency == 0.0:
+            request(t, r, j)
+        else:
+            messages += 1
+            schedule(t + hops(j, o) * latency, request, r, j)
+
+    def request(t: float, r: int, j: int) -> None:
+        """At the origin: the job's next task goes to the reservation's node, or a cancel if none is left."""
+        nonlocal moved, moved_bytes, messages
+        b = res_job[r]
+        o = origins[b]
+        k = launched[b]
+        if k < firsts[b] + widths[b]:
+            launched[b] = k + 1
+            x = demand[k] / speeds[j]
+            if x > ideal[b]:
+                ideal[b] = x
+            if j == o or zero_transfer:
+                bind(t, k, j, r)
+            else:  # a task moved (counted in the trace's messages as every moved task)
+                moved += 1
+                moved_bytes += task_bytes
+                schedule(t + hops(o, j) * latency + task_bytes / bandwidth, bind, k, j, r)
+        elif j == o or latency == 0.0:
+            cancel(t, j)
+        else:
+            messages += 1
+            schedule(t + hops(o, j) * latency, cancel, j)
+
+    def bind(t: float, k: int, j: int, r: int) -> None:
+        """Task k starts on the slot reservation r held (the queue keeps its entry: reservation → task)."""
+        nonlocal N, area, tlast
+        area += N * (t - tlast)
+        tlast = t
+        N += 1
+        at_node[k] = res_at[r]
+        started[k] = t
+        r = rates[j]
+        schedule(t + demand[k] / r if r else finish_time(profiles[j], t, demand[k], speeds[j]), depart, k, j)
+
+    def cancel(t: float, j: int) -> None:
+        """The job had no task left: the reservation leaves the queue and frees its slot."""
+        q[j] -= 1
+        upd[j] = t
+        w = waiting[j]
+        if w:
+            k = w.popleft()
+            if k < 0:
+                claim(t, -k - 1, j)
+                return
             started[k] = t
             r = rates[j]
             schedule(t + demand[k] / r if r else finish_time(profiles[j], t, demand[k], speeds[j]), depart, k, j)
@@ -346,7 +436,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         enqueue(t, k, j)
 
     def arrive(t: float, b: int) -> None:
-        nonlocal moved, moved_bytes
+        nonlocal moved, moved_bytes, messages
         o = origins[b]
         kw = widths[b]
         if b == w_index:
@@ -359,6 +449,17 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         view.node = o
         if not exact_view:
             model.fill(o, t, q[o], view.queue, view.updated_at, integer=True)
+        if late:
+            for j in _probes(balancer, view, kw):
+                r = len(res_job)
+                res_job.append(b)
+                res_at.append(t)
+                if j == o or latency == 0.0:
+                    reserve(t, r, j)
+                else:
+                    messages += 1
+                    schedule(t + hops(o, j) * latency, reserve, r, j)
+            return
         if fast and kw == 1:
             j = place(view)
             if j.__class__ is not int or not 0 <= j < n:
@@ -412,7 +513,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
             schedule(0.0, sample, 0, priority=URGENT)
     # the supermarket model's case runs in a specialised loop (module docstring, "Fast path")
     # initial loads are the workload's, not an engine option, so the loop's option check cannot see them
-    why = ("no jobs" if not J else "initial loads" if I else
+    why = ("no jobs" if not J else "initial loads" if I else "late binding" if late else
            _stream_fast.eligible(simulate_stream, options, exact=model.exact, slots=slots, rates=rates,
                                  widths=arr.width, demands=arr.demand, zero_transfer=zero_transfer))
     fr = _stream_fast.run(balancer, view, times, origins, demand, q, upd, qmax, kernel.tolerance,
@@ -437,7 +538,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     tr.availability = profiles
     tr.total_work = float(sum(demand))
     tr.max_item = float(max(demand)) if demand else 0.0
-    tr.messages = moved
+    tr.messages = moved + messages
     tr.bytes = moved_bytes
     if not model.exact:
         tr.info_messages = float(model.messages_)
@@ -460,3 +561,14 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         tr.meta.update({"service": service, "initial_tasks": I, "converge_maxdiff": converge_maxdiff,
                         "convergence_time": convergence_time(tr, converge_maxdiff) if I and record else math.nan})
     return tr
+
+
+def _probes(balancer, view, k: int) -> list[int]:
+    """The nodes a late-binding balancer reserves on for a job of *k* tasks, checked: at least *k*, each a
+    node index (a reservation per entry)."""
+    nodes = list(balancer.probes(view, k))
+    n = view.n_nodes
+    if len(nodes) < k or not all(isinstance(j, (int, np.integer)) and 0 <= j < n for j in nodes):
+        raise ConfigError(f"{balancer.name}.probes' answer for a job of {k} task(s)", nodes,
+                          f"at least {k} node indices in [0, {n - 1}]")
+    return [int(j) for j in nodes]

@@ -20,25 +20,40 @@ class BatchSampling(RandomizedPlacement):
     uniformly at random (placements within the batch are counted whatever *update* says: the batch
     shares its probes). For a single task it is d choices without replacement.
 
+    *late_binding* (default false: the rule above, on the probes' queue lengths at placement time):
+    Sparrow's late binding. The engine puts a reservation in each probed node's queue (an entry of
+    the queue as other deciders see it); when a reservation reaches a free slot, the slot waits while
+    the node asks the job's origin for a task (one latency) and the task travels to it (one latency
+    and its bytes); once the job's tasks are all sent, the origin answers the later requests with a
+    cancel (one latency), the entry leaves the queue and the slot takes the next one. The stream
+    engine runs it with FIFO service (:func:`dlbkit.sim.stream.simulate_stream`; messages count the
+    probes, requests and replies between distinct nodes).
+
     Source: Ousterhout, Wendell, Zaharia & Stoica 2013, "Sparrow: distributed, low latency scheduling"
-    (SOSP), §3.2 batch sampling with probe ratio d = 2; late binding (§3.3: a probed worker asks for
-    its task when it is free) is approximated by choosing on the probes' queue lengths at placement
-    time. Cited by 003 §5.2 as the fix for Nezha's weak parallel batch placement.
+    (SOSP), §3.2 batch sampling with probe ratio d = 2, §3.3 late binding. Cited by 003 §5.2 as the
+    fix for Nezha's weak parallel batch placement.
 
     Helps: a batch shares its probes, so its tasks land on the least loaded of d·m nodes instead of
     each on the better of its own d (fewer unlucky tasks; a job waits for its slowest task).
     Backfires: d·m probes per job; queue length is a poor proxy for wait on heterogeneous nodes and
-    with long-tailed demands (late binding's strength, not modelled here).
+    with long-tailed demands (what late binding fixes, at a round trip per task and a slot idle
+    during it).
     """
 
     name = "batch-sampling"
     source = "Ousterhout et al. 2013 (Sparrow) §3.2; 003 §5.2"
     taxonomy = Taxonomy("arrival", "distributed", "d·m probed nodes", "a batch",
                         "the least loaded of the d·m probes, one task at a time")
-    _parameter_constraints = {"d": [Interval(Integral, 1, None)]}
+    _parameter_constraints = {"d": [Interval(Integral, 1, None)], "late_binding": [bool]}
 
-    def __init__(self, *, d: int = 2):
+    def __init__(self, *, d: int = 2, late_binding: bool = False):
         self.d = d  # Sparrow's probe ratio
+        self.late_binding = late_binding
+
+    def probes(self, view, k: int) -> list[int]:
+        """With late binding: the d·k distinct nodes a job of *k* tasks reserves on (all when d·k ≥ n)."""
+        n = view.n_nodes
+        return list(range(n)) if self.d * k >= n else self.draws_.sample(range(n), self.d * k, False)
 
     def place(self, view) -> int:
         return self.place_batch(view, 1, False)[0]
