@@ -1051,7 +1051,7 @@ def _add_cluster_parser(sub) -> None:
     cl.add_argument("--info-param", metavar="KEY=VALUE", action="append", default=[],
                     help="an information model parameter (repeatable), e.g. period=0.02")
     cl.add_argument("--emulate", metavar="PLATFORM",
-                    help="slow the nodes down: a platform TOML file (one node per core) or speed factors 1,1,0.5")
+                    help="slow the nodes down: a platform TOML file (one node per platform node, its cores its slots) or speed factors 1,1,0.5")
     cl.add_argument("--seed", type=int, default=0, help="seed of the arrivals, the balancers and the gossip")
     cl.add_argument("--record", metavar="TRACE.json", help="save the run's trace (for 'dlbkit replay')")
     cl.add_argument("--json", action="store_true", help="print the summary as a JSON object")
@@ -1073,9 +1073,7 @@ def _cmd_cluster(args) -> int:
     fn = load_function(args.target)
     emulate = _emulate_arg(args.emulate)
     record = _writable_file(args.record, "--record")
-    workers = args.workers
-    if workers is None:
-        workers = len(emulate) if isinstance(emulate, list) else default_workers()
+    workers = args.workers  # None: one node per speed factor, per platform node, or per usable CPU (Cluster's rule)
     info = {"model": args.info, **parse_params(args.info_param, "--info-param")}
     rng = np.random.default_rng(args.seed)
     times = np.cumsum(rng.exponential(1 / args.rate, args.jobs)) if args.rate else np.zeros(args.jobs)
@@ -1083,6 +1081,7 @@ def _cmd_cluster(args) -> int:
     done: dict[int, float] = {}
     with Cluster(workers, balancer=args.balancer, params=parse_params(args.param), info=info, emulate=emulate,
                  seed=args.seed, record=record) as c:
+        workers = len(c.alive())
         t0 = time.perf_counter()
         fs = []
         for i, t in enumerate(times):
