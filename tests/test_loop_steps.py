@@ -1,6 +1,7 @@
 """Time steps: balancers carry what they learned (time-stepping AWF, AF, AWF-B..E), the divisible
 simulator's ``steps``, and one trace over all steps that splits back into one-step traces."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -151,3 +152,57 @@ def test_every_item_of_every_step_once_and_same_seed_same_trace(n, speeds, steps
         assert min(st_.t_start) >= 0
     again = simulate_divisible(plat, wl, resolve(name), steps=steps, seed=seed)
     assert again.t_end == tr.t_end and again.node == tr.node
+
+
+def _step_part(k: int, start: float, end: float) -> "Trace":
+    """Step k by hand on the global clock: one round (round 0 of the step) of one chunk of 10 items
+    on node k, one transfer of 3 items in it, a decision at *end* (the next step's start)."""
+    from dlbkit.model.trace import Decision, Trace
+
+    tr = Trace(n_nodes=2, node_of=[0, 1], balancer="x", total_work=10.0, max_item=1.0, end_time=end,
+               meta={"step_start": start, "step_items": 10})
+    tr.add_interval(k, 0, 10, start, start + 1.0, end, round=0)
+    tr.rounds.append((0, k, 10, start + 0.5, 0.5, end - start - 1.0, end - start - 0.5))
+    tr.transfers.append((0, start + 2.0, k, 1 - k, 3))
+    tr.decisions.append(Decision(time=end if k == 0 else start, node=k, hook="chunk", answer=k))
+    return tr
+
+
+def test_join_renumbers_rounds_and_keeps_every_transfer_then_cuts_them_back():
+    """Step 0 on [0, 5), step 1 on [5, 9]; a decision of each at 5 (the boundary)."""
+    from dlbkit.model.steps import join_steps
+
+    tr = join_steps([_step_part(0, 0.0, 5.0), _step_part(1, 5.0, 9.0)])
+    assert tr.round_of == [0, 1]
+    assert [r[0] for r in tr.rounds] == [0, 1]
+    # each interval's round is the round row of its node (step 1's interval is on node 1)
+    assert [tr.rounds[r][1] for r in tr.round_of] == tr.node == [0, 1]
+    assert tr.transfers == [(0, 2.0, 0, 1, 3), (1, 7.0, 1, 0, 3)]
+    assert tr.moved == 6  # both steps' moves
+    assert [s["rounds"] for s in tr.meta["time_steps"]] == [[0, 1], [1, 2]]
+    assert [s["transfers"] for s in tr.meta["time_steps"]] == [[0, 1], [1, 2]]
+    s0, s1 = step_trace(tr, 0), step_trace(tr, 1)
+    assert s0.round_of == [0] and s1.round_of == [0]
+    assert s0.rounds == [(0, 0, 10, 0.5, 0.5, 4.0, 4.5)]
+    assert s1.rounds == [(0, 1, 10, 0.5, 0.5, 3.0, 3.5)]
+    assert s0.transfers == [(0, 2.0, 0, 1, 3)] and s1.transfers == [(0, 2.0, 1, 0, 3)]
+    # both decisions are at t = 5: they belong to step 1 (half-open [0, 5) for step 0) ...
+    assert s0.decisions == []
+    assert [(d.node, d.time) for d in s1.decisions] == [(0, 0.0), (1, 0.0)]
+    # ... and a decision at the last step's end stays in it
+    tr.decisions.append(dataclasses.replace(tr.decisions[0], time=9.0, node=1))
+    assert [(d.node, d.time) for d in step_trace(tr, 1).decisions] == [(0, 0.0), (1, 0.0), (1, 4.0)]
+
+
+def test_each_step_keeps_its_own_boundary_decision_once():
+    """Decisions at 0 (step 0's start) and 5 (step 1's start): each step has its own, once, from its start."""
+    from dlbkit.model.steps import join_steps
+    from dlbkit.model.trace import Decision
+
+    a, b = _step_part(0, 0.0, 5.0), _step_part(1, 5.0, 9.0)
+    a.decisions = [Decision(time=0.0, node=0, hook="chunk", answer=0)]
+    tr = join_steps([a, b])
+    s0, s1 = step_trace(tr, 0), step_trace(tr, 1)
+    assert [(d.answer, d.time) for d in s0.decisions] == [(0, 0.0)]
+    assert [(d.answer, d.time) for d in s1.decisions] == [(1, 0.0)]
+    assert len(s0.decisions) + len(s1.decisions) == len(tr.decisions) == 2
