@@ -111,6 +111,32 @@ def test_origin_is_where_the_job_arrives():
     assert all(j.origin == 2 and j.node == 2 for j in c.ps())
 
 
+def test_a_dead_origin_is_replaced_and_ps_shows_where_the_job_arrived():
+    with dlbkit.Cluster(3, balancer="local", seed=0) as c:  # "local": a job runs at its origin
+        victim = 2
+        os.kill(c.pids()[victim], signal.SIGKILL)
+        deadline = time.perf_counter() + 30
+        while victim in c.alive() and time.perf_counter() < deadline:
+            time.sleep(0.01)
+        assert c.alive() == [0, 1]
+        fs = [c.submit(square, i, origin=victim) for i in range(4)]
+        assert [f.result(timeout=30) for f in fs] == [0, 1, 4, 9]
+    jobs = c.ps()
+    assert [j.state for j in jobs] == ["done"] * 4
+    assert [j.origin for j in jobs] == [0, 1, 0, 1]  # round-robin over the live nodes, in ps()
+    assert all(j.node == j.origin for j in jobs) and all(j.resubmitted == 0 for j in jobs)
+
+
+def test_queue_mean_without_deaths_is_the_mean_over_every_node():
+    with dlbkit.Cluster(3, balancer="round-robin-place", seed=1) as c:
+        wait([c.submit(nap, i, 0.03) for i in range(30)])
+    tr = c.result().trace
+    stats = c._run.stats
+    assert sorted(stats) == [0, 1, 2] and tr.meta["dead"] == []
+    per_node = [np.mean(np.asarray(stats[k]["samples"], dtype=float).reshape(-1, 3)[:, 1]) for k in range(3)]
+    assert tr.meta["queue_mean"] == pytest.approx(sum(per_node) / 3, rel=1e-12)  # Σ / n, as before
+
+
 def test_an_exception_carries_the_worker_traceback_and_the_cluster_goes_on():
     with dlbkit.Cluster(2, seed=0) as c:
         bad = c.submit(boom, 7)
@@ -144,6 +170,13 @@ def test_exactly_once_when_a_node_is_killed_mid_run():
     assert all(j.node != victim for j in jobs[n_jobs:])  # the dead node left every view
     r = c.result()
     assert r.trace.meta["duplicates"] == 0 and r.trace.meta["dead"] == [victim]
+    # queue_mean is the survivors' own: the mean of their time-averaged queues; the dead node, which
+    # never sent its statistics, is left out rather than counted as an empty queue
+    stats = c._run.stats
+    assert sorted(stats) == [0, 2]
+    survivors = [np.mean(np.asarray(stats[k]["samples"], dtype=float).reshape(-1, 3)[:, 1]) for k in (0, 2)]
+    assert r.trace.meta["queue_mean"] == pytest.approx(np.mean(survivors), rel=1e-12)
+    assert r.trace.meta["queue_mean"] > 0  # 60 jobs of 30 ms on 3 nodes queue up
     # every decision the survivors made after learning of the death is on a view of 2 nodes
     for node in (0, 2):
         sizes = [d.view.n_nodes for d in c.decisions(node)]

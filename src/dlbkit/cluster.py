@@ -159,7 +159,8 @@ class Cluster(Executor):
     # --- the Executor ------------------------------------------------------------------------------------
     def submit(self, fn: Callable, /, *args, origin: int | None = None, **kwargs) -> Future:
         """Run ``fn(*args, **kwargs)`` on the node its origin (*origin*, or the next by round-robin)
-        chooses; its Future."""
+        chooses; its Future. An *origin* that has died cannot receive the job: it goes to the next live
+        node by round-robin instead, and ``ps()`` shows that node as the job's origin."""
         self._check_origin(origin)
         return self._run.submit([_pickled(fn, args, kwargs)], origin)[0]
 

@@ -3,7 +3,7 @@
 Where the decisions run: in the nodes (:mod:`.cluster_agent`), each with its own queue, its own
 information model and its own balancer object; a job is handed to its origin node, which places it.
 The client decides nothing: it assigns each job an origin (round-robin over the live nodes, or the
-one the caller names), keeps the futures, and — because the local transport is a star of pipes
+one the caller names if it is alive; a dead one is replaced by round-robin), keeps the futures, and — because the local transport is a star of pipes
 (:class:`~dlbkit.runtime.backends.local.LocalTransport`, no network listener) — relays the nodes'
 messages to one another: a forward (``F`` → ``R``) and a load message (``I``) each cross the client
 once. Relaying is what lets the client know where every unfinished job is, which is what
@@ -129,6 +129,8 @@ class ClusterRun:
         return time.perf_counter() - self.origin
 
     def _origin(self, origin: int | None) -> int:
+        # a named origin that has died cannot receive: the job goes to the next live node by
+        # round-robin instead, and that node is the job's origin in ps() (where it really arrived)
         if origin is not None and origin in self.live:
             return origin
         k = self.live[self.rr % len(self.live)]
@@ -339,7 +341,15 @@ class ClusterRun:
     def trace(self) -> Trace:
         """The run as the stream simulator's Trace (``family="stream"``, ``source="local"``): one
         interval per finished job, the jobs' series, each node's queue and view age resampled on
-        :data:`SERIES_POINTS` times, the information layer's cost."""
+        :data:`SERIES_POINTS` times, the information layer's cost.
+
+        ``meta["queue_mean"]`` is the mean, over the nodes that sent their final statistics, of each
+        node's time-averaged queue (the mean of its queue sampled at its information rounds, which are
+        evenly spaced in time). With no node dead this is the stream simulator's ``queue_mean``
+        (∫ N dt / T / n: the time-average number of jobs in the system per node). A killed node never
+        sends its statistics, so its queue before the death is unknown: it is left out of the mean
+        (not counted as a queue of 0); the survivors were alive the whole run, so each weighs the same.
+        NaN when no node sampled (a model with no rounds)."""
         with self.lock:
             jobs = [j for j in self.jobs if j.state in ("done", "error")]
         n = self.n
@@ -361,7 +371,8 @@ class ClusterRun:
         queue = np.zeros((len(grid), n), dtype=np.int64)
         age = np.full((len(grid), n), np.nan)
         qmax = np.zeros(n, dtype=np.int64)
-        area, messages, nbytes, age_sum, age_count, moved, suspected = 0.0, 0, 0.0, 0.0, 0, 0, 0
+        messages, nbytes, age_sum, age_count, moved, suspected = 0, 0.0, 0.0, 0, 0, 0
+        node_means = []  # each reporting node's time-averaged queue (see queue_mean in the docstring)
         for k, st in self.stats.items():
             s = np.asarray(st["samples"], dtype=float).reshape(-1, 3)
             messages += st["messages"]
@@ -376,7 +387,7 @@ class ClusterRun:
                 queue[ok, k] = s[idx[ok], 1].astype(np.int64)
                 age[ok, k] = s[idx[ok], 2]
                 qmax[k] = int(s[:, 1].max())
-                area += float(np.mean(s[:, 1]))
+                node_means.append(float(np.mean(s[:, 1])))
             if st.get("decisions"):
                 tr.decisions.extend(st["decisions"])
         tr.series.update({"queue": queue, "queue_time": grid, "view_age": age, "queue_max": qmax})
@@ -386,7 +397,7 @@ class ClusterRun:
         tr.messages = moved
         tr.info_messages, tr.info_bytes = float(messages), float(nbytes)
         tr.info_age_mean = age_sum / age_count if age_count else math.nan
-        tr.meta.update({"warmup_job": 0, "queue_mean": area / n if self.stats else math.nan,
+        tr.meta.update({"warmup_job": 0, "queue_mean": float(np.mean(node_means)) if node_means else math.nan,
                         "busy_time": float(sum(j.ended - j.started for j in jobs)), "slots": list(self.family.slots),
                         "info": self.info_name, "info_params": {"model": self.info_name, **self.info_params},
                         "balancer_params": self.balancer_params, "tasks_moved": moved, "workload": "cluster",
@@ -416,6 +427,8 @@ class ClusterFamily(Family):
 
     def problem(self, n_workers: int, backend: str):
         from ...errors import ConfigError  # noqa: PLC0415
+        # dlbkit.Cluster makes these checks for the local backend before anything starts; with MPI the
+        # node count is the world's size, known only here (the backend's problem hook), so they stay
         if self.emulation is not None and self.emulation.n_workers != n_workers:
             return ConfigError("emulate", f"{self.emulation.n_workers} nodes", f"one per node ({n_workers})")
         if not isinstance(self.slots_asked, int) and len(self.slots_asked) != n_workers:
