@@ -12,6 +12,7 @@ from dlbkit import ConfigError, make
 from dlbkit.cli import main
 from dlbkit.model import Network, Node, Platform, Pulse
 from dlbkit.model.stream import Demand, Stream
+from dlbkit.balancers.placement.batch_sampling import BatchSampling
 from dlbkit.sim.stream import simulate_stream
 
 
@@ -144,3 +145,18 @@ name = "batch-sampling"
 params = {late_binding = true}
 """)
     assert main(["simulate", str(p), "--out", str(tmp_path / "o"), "--no-progress"]) == 0
+
+
+@pytest.mark.parametrize("warmup", [0.0, 0.3])
+@pytest.mark.parametrize("late", [False, True])
+def test_queue_mean_is_the_integral_of_the_trace_intervals(late, warmup):
+    """queue_mean is ∫ (tasks in the system) dt / (window × n) between the warm-up job's arrival and the
+    last arrival; a task is in the system from its t_ask (with late binding: when its reservation reached
+    the node, though the engine learns which reservation it took only at the bind) to its t_end."""
+    p = Platform([Node(f"n{i}", speed=1.0) for i in range(10)], Network(latency=0.05))
+    w = Stream(rates=0.3, jobs=3000, width=2)
+    tr = simulate_stream(p, w, BatchSampling(d=2, late_binding=late), seed=3, warmup=warmup, samples=0)
+    ta, te = np.asarray(tr.t_ask), np.asarray(tr.t_end)
+    t0, t1 = tr.series["job_time"][tr.meta["warmup_job"]], tr.series["job_time"][-1]
+    integral = (np.clip(te, t0, t1) - np.clip(ta, t0, t1)).sum() / (t1 - t0) / 10
+    assert tr.meta["queue_mean"] == pytest.approx(integral, rel=1e-9)

@@ -334,12 +334,19 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
             schedule(t + hops(o, j) * latency, cancel, j)
 
     def bind(t: float, k: int, j: int, r: int) -> None:
-        """Task k starts on the slot reservation r held (the queue keeps its entry: reservation → task)."""
+        """Task k starts on the slot reservation r held (the queue keeps its entry: reservation → task).
+        The task counts in N (queue_mean) from its t_ask, the time its reservation reached the node, as a
+        task without late binding counts from reaching its node: only now is it known which reservation
+        it took, so the time since then is added to the area (and to a statistics snapshot taken since)."""
         nonlocal N, area, tlast
-        area += N * (t - tlast)
+        a = res_at[r]
+        area += N * (t - tlast) + (t - a)
         tlast = t
         N += 1
-        at_node[k] = res_at[r]
+        for key, (sa, ts) in snap.items():
+            if ts > a:  # taken while this task was in the system but not yet counted
+                snap[key] = (sa + ts - a, ts)
+        at_node[k] = a
         started[k] = t
         r = rates[j]
         schedule(t + demand[k] / r if r else finish_time(profiles[j], t, demand[k], speeds[j]), depart, k, j)
