@@ -160,3 +160,18 @@ def test_queue_mean_is_the_integral_of_the_trace_intervals(late, warmup):
     t0, t1 = tr.series["job_time"][tr.meta["warmup_job"]], tr.series["job_time"][-1]
     integral = (np.clip(te, t0, t1) - np.clip(ta, t0, t1)).sum() / (t1 - t0) / 10
     assert tr.meta["queue_mean"] == pytest.approx(integral, rel=1e-9)
+
+
+def test_a_job_wider_than_the_platform_gets_a_reservation_per_task():
+    """3 nodes, jobs of 4 tasks, d = 2: 8 reservations per job (each node twice, two drawn nodes a third
+    time); every task is served exactly once and every job ends."""
+    p = Platform([Node(x, speed=1.0) for x in "abc"], Network(latency=0.01))
+    bs = BatchSampling(d=2, late_binding=True)
+    w = Stream(rates=0.2, jobs=50, width=4)
+    tr = simulate_stream(p, w, bs, seed=2, warmup=0.0)
+    check_served_once_fifo_up_to_a_round_trip(tr, 200, [1, 1, 1], 2 * 0.01)
+    from dlbkit.model.view import StreamView
+    view = StreamView(3, queue=[0] * 3, slots=[1] * 3, speeds=[1.0] * 3, updated_at=[0.0] * 3)
+    bs.start(view, np.random.default_rng(0))
+    probes = bs.probes(view, 4)
+    assert len(probes) == 8 and sorted(probes.count(j) for j in range(3)) == [2, 3, 3]

@@ -21,7 +21,8 @@ class BatchSampling(RandomizedPlacement):
     shares its probes). For a single task it is d choices without replacement.
 
     *late_binding* (default false: the rule above, on the probes' queue lengths at placement time):
-    Sparrow's late binding. The engine puts a reservation in each probed node's queue (an entry of
+    Sparrow's late binding. The engine puts a reservation in each probed node's queue (d·m
+    reservations; when d·m > n, each node gets ⌊d·m / n⌋ and d·m mod n drawn nodes one more) (an entry of
     the queue as other deciders see it); when a reservation reaches a free slot, the slot waits while
     the node asks the job's origin for a task (one latency) and the task travels to it (one latency
     and its bytes); once the job's tasks are all sent, the origin answers the later requests with a
@@ -51,9 +52,15 @@ class BatchSampling(RandomizedPlacement):
         self.late_binding = late_binding
 
     def probes(self, view, k: int) -> list[int]:
-        """With late binding: the d·k distinct nodes a job of *k* tasks reserves on (all when d·k ≥ n)."""
+        """With late binding: the d·k nodes a job of *k* tasks reserves on, one reservation each: distinct
+        when d·k ≤ n; when d·k > n every node ⌊d·k / n⌋ times and the remaining d·k mod n distinct nodes
+        drawn uniformly (so a job wider than the platform still has a reservation per task)."""
         n = view.n_nodes
-        return list(range(n)) if self.d * k >= n else self.draws_.sample(range(n), self.d * k, False)
+        m = self.d * k
+        if m < n:
+            return self.draws_.sample(range(n), m, False)
+        rest = m % n
+        return list(range(n)) * (m // n) + (self.draws_.sample(range(n), rest, False) if rest else [])
 
     def place(self, view) -> int:
         return self.place_batch(view, 1, False)[0]
