@@ -215,3 +215,60 @@ def test_power_of_two_inlined_equals_the_general_rule(n, replace):
         ties += len(cands) == 2 and cands[0] != cands[1] and view.queue[cands[0]] == view.queue[cands[1]]
         assert b.place(view) == want
     assert n == 1 or ties > 100
+
+
+class NumpyAnswers(PowerOfD):
+    """Power of d whose answer is a numpy integer (accepted, as decide.place accepts it), counting how
+    often it is asked."""
+
+    name = "power-of-d"
+
+    def start(self, view, rng=None):
+        super().start(view, rng)
+        self.asked = 0
+
+    def place(self, view):
+        self.asked += 1
+        return np.int64(super().place(view))
+
+
+def test_a_numpy_answer_is_checked_not_asked_for_again(monkeypatch):
+    """The inlined decision in the kernel path, the fast loop and its tie resolver each ask place() once
+    per job even when the answer is not a plain int; inline on and off give the same trace."""
+    w = Stream(rates=0.9, jobs=3000)
+    ran = []
+    loop = _stream_fast._loop
+
+    def counted(*a):
+        out = loop(*a)
+        ran.append(out.ties)
+        return out
+
+    monkeypatch.setattr(stream_engine, "SIMULTANEITY_TOLERANCE", 0.01)  # many ties: the resolver runs
+    monkeypatch.setattr(_stream_fast, "_loop", counted)
+    fb = NumpyAnswers(d=2)
+    fast = simulate_stream(50, w, fb, seed=11, samples=0, record=False)
+    assert fast.meta["path"] == "fast" and ran[0] > 100 and fb.asked == 3000
+    monkeypatch.undo()
+    traces = []
+    for inline in (True, False):
+        b = NumpyAnswers(d=2)
+        traces.append(simulate_stream(50, w, b, seed=11, inline=inline))
+        assert b.asked == 3000
+    a, b = traces
+    assert a.meta["path"] == b.meta["path"] and a.meta["path"] != "fast"
+    for col in ("node", "t_ask", "t_start", "t_end"):
+        assert getattr(a, col) == getattr(b, col)
+    assert repr(a.meta) == repr(b.meta)
+
+
+def test_a_bad_answer_already_given_is_refused_as_decide_place_refuses_it():
+    class Out(PowerOfD):
+        name = "power-of-d"
+
+        def place(self, view):
+            return np.int64(view.n_nodes)
+
+    for inline in (True, False):
+        with pytest.raises(ConfigError, match=r"the answer of power-of-d\.place.*a node in \[0, 4\]"):
+            simulate_stream(5, Stream(rates=0.5, jobs=10), Out(d=2), seed=0, inline=inline)

@@ -32,7 +32,7 @@ from .base import (ChunkingBalancer, MappingBalancer, MigrationBalancer, Placeme
                    Transfer)
 
 __all__ = ["chunk", "allocation", "victims", "checked_requests", "given", "placements", "transfers", "repartition", "plan",
-           "online_place", "place"]
+           "online_place", "place", "checked_node"]
 
 
 def _is_int(x) -> bool:
@@ -276,3 +276,14 @@ def place(balancer: PlacementBalancer, view, k: int = 1, update: bool = True, re
             raise ConfigError(f"the answer of {balancer.name}.place", j, f"a node in [0, {n - 1}]")
     _note(record, view, view.node, "place", list(nodes), seen)
     return nodes
+
+
+def checked_node(balancer: PlacementBalancer, view, j) -> int:
+    """:meth:`~PlacementBalancer.place`'s answer *j*, already asked for (a hot loop that inlines
+    :func:`place` for a single task and found *j* not a plain int in range), checked as :func:`place`
+    checks it: an integer (a numpy integer too) node in [0, ``view.n_nodes``), returned as an int;
+    otherwise :func:`place`'s ConfigError. The balancer is not asked again."""
+    n = view.n_nodes
+    if not _is_int(j) or not 0 <= j < n:
+        raise ConfigError(f"the answer of {balancer.name}.place", j, f"a node in [0, {n - 1}]")
+    return int(j)

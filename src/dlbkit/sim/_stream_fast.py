@@ -156,7 +156,7 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
                 view.node = o
                 j = place(view)
                 if j.__class__ is not int or j not in nodes:
-                    j = decide.place(balancer, view, 1)[0]  # raises the checked error (or accepts a numpy int)
+                    j = decide.checked_node(balancer, view, j)  # raises the checked error (or accepts a numpy int)
                 area += N * (t - tlast)
                 tlast = t
                 N += 1
@@ -299,7 +299,7 @@ def _instant(b, times, origins, demand, h, who, q, upd, qmax, free, cur, done, t
             view.node = origins[x]
             j = balancer.place(view)
             if j.__class__ is not int or not 0 <= j < n:
-                j = decide.place(balancer, view, 1)[0]
+                j = decide.checked_node(balancer, view, j)
             area += N * (t - tlast)
             tlast = t
             N += 1

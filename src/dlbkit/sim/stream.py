@@ -24,8 +24,9 @@ Rules, as handlers on the :class:`~dlbkit.sim.kernel.Kernel`:
   cancel once the job's tasks are all sent (docs/streams.md, "Late binding").
 
 **Hot loop.** The arrival handler inlines :func:`~dlbkit.balancers.decide.place` for a single task
-without recording (``balancer.place(view)`` and the check that the answer is a node; any other case
-calls the function); ``tests/test_stream_engine.py`` compares both paths' traces.
+without recording (``balancer.place(view)`` and the check that the answer is a node: an answer that
+is not a plain int goes to :func:`~dlbkit.balancers.decide.checked_node`, which checks it as
+:func:`~dlbkit.balancers.decide.place` would without asking again; any other case calls the function); ``tests/test_stream_engine.py`` compares both paths' traces.
 
 **Fast path.** With exact information, one task per job, every node one slot of rate 1 (speed ×
 constant availability), no transfer time, demands > 0, no queue samples, no trace intervals or
@@ -470,7 +471,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         if fast and kw == 1:
             j = place(view)
             if j.__class__ is not int or not 0 <= j < n:
-                j = decide.place(balancer, view, 1)[0]  # raises the checked error (or accepts a numpy int)
+                j = decide.checked_node(balancer, view, j)  # raises the checked error (or accepts a numpy int)
             nodes = (j,)
         else:
             nodes = decide.place(balancer, view, kw, batch_update, decisions)
