@@ -175,3 +175,13 @@ def test_a_job_wider_than_the_platform_gets_a_reservation_per_task():
     bs.start(view, np.random.default_rng(0))
     probes = bs.probes(view, 4)
     assert len(probes) == 8 and sorted(probes.count(j) for j in range(3)) == [2, 3, 3]
+
+
+def test_late_binding_refuses_to_record_decisions():
+    """Late binding's reservations go through probes(), not decide.place: a run asked to record decisions
+    would record none, so the combination is refused, naming both options."""
+    with pytest.raises(ConfigError, match="engine.record_decisions.*late_binding"):
+        simulate_stream(hetero(), Stream(rates=0.5, jobs=10), make("batch-sampling", {"late_binding": True}),
+                        record_decisions=True)
+    tr = simulate_stream(hetero(), Stream(rates=0.5, jobs=10), make("batch-sampling"), record_decisions=True)
+    assert len(tr.decisions) == 10

@@ -227,6 +227,9 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     if late and service != "fifo":
         raise ConfigError("engine.service", service, f"'fifo' with {balancer.name}'s late binding (a reservation "
                           "holds a slot while it asks for its task)")
+    if late and record_decisions:
+        raise ConfigError("engine.record_decisions", record_decisions, f"false with {balancer.name}'s late_binding "
+                          "(its reservations are not decisions decide.place records)")
 
     # NOTE: start() is inlined in enqueue() and depart(), the hot loop's two other rules
     def enqueue(t: float, k: int, j: int) -> None:
