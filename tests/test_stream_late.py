@@ -185,3 +185,12 @@ def test_late_binding_refuses_to_record_decisions():
                         record_decisions=True)
     tr = simulate_stream(hetero(), Stream(rates=0.5, jobs=10), make("batch-sampling"), record_decisions=True)
     assert len(tr.decisions) == 10
+
+
+def test_messages_between_distinct_nodes_count_without_latency():
+    """On a node-count platform (no latency): one task from node 0, d = 3 on 3 nodes, so the probes are
+    all 3 nodes. Node 0's reservation (local) takes the task; nodes 1 and 2 each get a probe, send a
+    request and receive a cancel: 6 messages, though none takes time; no task moved."""
+    tr = simulate_stream(3, Stream(trace=[(0.0, 0, 1.0)]), make("batch-sampling", {"d": 3, "late_binding": True}),
+                         seed=0, warmup=0.0)
+    assert tr.messages == 6 and tr.node == [0] and tr.t_end == [1.0]

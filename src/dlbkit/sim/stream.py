@@ -308,10 +308,11 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     def claim(t: float, r: int, j: int) -> None:
         nonlocal messages
         o = origins[res_job[r]]
+        if o != j:  # a message between two nodes counts whether or not it takes time
+            messages += 1
         if o == j or latency == 0.0:
             request(t, r, j)
         else:
-            messages += 1
             schedule(t + hops(j, o) * latency, request, r, j)
 
     def request(t: float, r: int, j: int) -> None:
@@ -331,11 +332,13 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
                 moved += 1
                 moved_bytes += task_bytes
                 schedule(t + hops(o, j) * latency + task_bytes / bandwidth, bind, k, j, r)
-        elif j == o or latency == 0.0:
-            cancel(t, j)
         else:
-            messages += 1
-            schedule(t + hops(o, j) * latency, cancel, j)
+            if j != o:
+                messages += 1
+            if j == o or latency == 0.0:
+                cancel(t, j)
+            else:
+                schedule(t + hops(o, j) * latency, cancel, j)
 
     def bind(t: float, k: int, j: int, r: int) -> None:
         """Task k starts on the slot reservation r held (the queue keeps its entry: reservation → task).
@@ -465,10 +468,11 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
                 r = len(res_job)
                 res_job.append(b)
                 res_at.append(t)
+                if j != o:
+                    messages += 1
                 if j == o or latency == 0.0:
                     reserve(t, r, j)
                 else:
-                    messages += 1
                     schedule(t + hops(o, j) * latency, reserve, r, j)
             return
         if fast and kw == 1:
