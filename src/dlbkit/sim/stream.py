@@ -61,7 +61,8 @@ left; a change of k moves that departure (the superseded event is skipped when i
 **Initial loads** (the workload's ``initial``): tasks in each node's system at time 0, served like any
 task, belonging to no job; with them the run's ``convergence_time`` is the first time at which the
 largest difference between two nodes' queues is at most *converge_maxdiff* (003 §3.4.3.4's
-convergence from "some over-loaded queues"; NaN if never, or without initial loads or intervals).
+convergence from "some over-loaded queues"; computed from the intervals, so it needs ``record=True``:
+NaN if never, without initial loads, or with ``record=False``, and NaN alone does not say which).
 
 Seeding: layout ``STREAM`` (arrivals, availability, balancer, info; the initial tasks' work is drawn
 on the arrivals stream after the arrivals).
@@ -118,7 +119,8 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     (off for benchmarks). *inline*: the hot loop's inlined decision (off: always through
     :func:`decide.place`; the two give the same trace). *service*: "fifo" or "ps" (module docstring).
     *converge_maxdiff*: the queue difference at or below which a run started with initial loads has
-    converged."""
+    converged (``convergence_time`` needs *record* true: with ``record=False`` it is NaN, as for a run
+    that never converges)."""
     options = dict(locals())  # the call's arguments, for the fast loop's conditions (_stream_fast.eligible)
     if not isinstance(workload, Stream):
         raise ConfigError("workload", type(workload).__name__, "a Stream")
