@@ -5,8 +5,8 @@ the others."""
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from numbers import Integral, Real
-
 
 from ..errors import ConfigError
 from ..params import Interval
@@ -58,8 +58,10 @@ class Scatter(InfoModel):
         if self.members_[msg.dst]:  # an inactive node drops what it receives
             self._merge(msg)
 
+    @abstractmethod
     def _message(self, src: int, dst: int, t: float):
-        raise NotImplementedError
+        """The message *src* sends *dst* this round (an ``InfoMessage``)."""
 
+    @abstractmethod
     def _merge(self, msg) -> None:
-        raise NotImplementedError
+        """Merge *msg* into its receiver's knowledge."""

@@ -352,16 +352,14 @@ def run_map(fn: Callable[[Any], Any], items: Sequence, balancer: ChunkingBalance
 class PoolRun(MapRun):
     """The family of a persistent pool (``dlbkit.Loop``): the workers run :func:`serve` with *fn* and
     no items (each chunk's items travel with its work order, since the workers were started before
-    any step's items existed); the coordinator runs :func:`coordinate_step` once per step."""
+    any step's items existed); the coordinator runs :func:`coordinate_step` once per step (the pool
+    only starts its workers with this family: ``local.open_pool``, which never calls ``coordinate``)."""
 
     def __init__(self, fn: Callable, *, emulation: Emulation | None):
         super().__init__(fn, (), None, emulation=emulation, progress=False, rng=None)
 
     def worker_args(self, backend):
         return (self.fn, None, self.emulation, self.origin)
-
-    def coordinate(self, transport, backend):  # pragma: no cover - a pool is driven step by step
-        raise NotImplementedError("a persistent pool runs coordinate_step once per step")
 
     def sent_to_workers(self):
         return [("fn", self.fn)]
