@@ -268,12 +268,9 @@ def place(balancer: PlacementBalancer, view, k: int = 1, update: bool = True, re
             nodes = balancer.place_batch(view, k, update)
         finally:
             view.queue = live
-    n = view.n_nodes
     if len(nodes) != k:
         raise ConfigError(f"the answer of {balancer.name}.place_batch", f"{len(nodes)} nodes", f"one node per task ({k})")
-    for j in nodes:
-        if not _is_int(j) or not 0 <= j < n:
-            raise ConfigError(f"the answer of {balancer.name}.place", j, f"a node in [0, {n - 1}]")
+    nodes = [checked_node(balancer, view, j) for j in nodes]
     _note(record, view, view.node, "place", list(nodes), seen)
     return nodes
 
