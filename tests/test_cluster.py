@@ -317,21 +317,29 @@ def _inet_inodes() -> set[str]:
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="needs Linux /proc")
+def _sockets(pid) -> set:
+    out = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            out.add(target[8:-1])
+    return out
+
+
 def test_the_nodes_talk_over_pipes_with_no_network_socket():
+    before = _sockets(os.getpid())  # what earlier tests left open in this process is not the cluster's
     with dlbkit.Cluster(2, seed=0) as c:
         wait([c.submit(nap, i, 0.001) for i in range(20)])
         inet = _inet_inodes()
-        sockets = []
-        for pid in [os.getpid(), *c.pids()]:
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                try:
-                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
-                except OSError:
-                    continue
-                if target.startswith("socket:["):
-                    sockets.append(target[8:-1])
+        sockets = _sockets(os.getpid())
+        for pid in c.pids():
+            sockets |= _sockets(pid)
+        sockets -= before  # a forked node inherits its parent's descriptors too
     assert sockets  # the nodes' socketpairs (LocalTransport)
-    assert not set(sockets) & inet  # none of them is a TCP/UDP socket: no listener, no network
+    assert not sockets & inet  # none of them is a TCP/UDP socket: no listener, no network
 
 
 def test_an_availability_step_slows_a_node_from_its_time_on():
