@@ -126,7 +126,7 @@ class Cluster(Executor):
         if backend == "local":
             n = check_workers(workers if workers is not None else
                               (emulation.n_workers if emulation is not None else
-                               len(slots) if isinstance(slots, list) else default_workers()))
+                               len(slots) if isinstance(slots, list) else default_workers()), mesh=True)
             if isinstance(slots, list) and len(slots) != n:
                 raise ConfigError("slots", slots, f"an integer or one per node ({n})")
             if emulation is not None and emulation.n_workers != n:

@@ -28,8 +28,11 @@ from ..emulation import Emulation
 from ..messages import Error
 from ..progress import Progress
 
-__all__ = ["Transport", "Family", "drive", "task_error", "error_message", "pickled", "short_repr", "unpicklable",
+__all__ = ["COORDINATOR", "Transport", "Family", "drive", "task_error", "error_message", "pickled", "short_repr", "unpicklable",
            "send_or_report"]
+
+#: ``send_to``'s destination for the coordinator (a worker's index is 0 … n - 1)
+COORDINATOR = -1
 
 
 class Transport(ABC):
@@ -91,6 +94,12 @@ class Family(ABC):
     interruptible: bool = False
     #: the worker loop, a module-level function ``serve(conn, w, *args)`` (picklable for spawn)
     serve: Callable[..., None]
+    #: the workers talk to one another, not only to the coordinator (the cluster's nodes): each
+    #: worker's ``conn`` then also has ``send_to(dst, msg)``, which sends to worker *dst* (or to the
+    #: coordinator, :data:`COORDINATOR`) without blocking, in the order posted, and its
+    #: ``poll``/``recv`` take messages from the coordinator and from every other worker
+    #: (:class:`~.local_mesh.MeshConn` on the local backend, :class:`~.mpi.RankConn` under MPI)
+    mesh: bool = False
 
     def empty(self, n_workers: int | None, backend: str) -> tuple | None:
         return None

@@ -30,6 +30,7 @@ describe this machine's time-sharing rather than the run.
 
 from __future__ import annotations
 
+import math
 import multiprocessing as mp
 import os
 import signal
@@ -43,6 +44,7 @@ from typing import Any, Callable
 from ...errors import ConfigError, DlbkitWarning
 from ..messages import Died
 from .base import Family, Transport, drive, short_repr, unpicklable
+from .local_mesh import MeshConn, close_others, ends_of, mesh_descriptors, mesh_pipes
 
 __all__ = ["LocalTransport", "default_workers", "max_workers", "check_workers", "run", "open_pool", "prepare", "WATCHDOG_S",
            "MAX_WORKERS_FLOOR", "FDS_PER_WORKER"]
@@ -67,9 +69,10 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def max_workers() -> tuple[int, str]:
+def max_workers(mesh: bool = False) -> tuple[int, str]:
     """The most worker processes a local run may start, and why: ``max(256, 4 × usable CPUs)``,
-    lowered to what the open-file limit (``ulimit -n``) allows."""
+    lowered to what the open-file limit (``ulimit -n``) allows (with *mesh*, the coordinator also
+    holds two descriptors per pair of workers while they start: :mod:`.local_mesh`)."""
     limit = max(MAX_WORKERS_FLOOR, 4 * default_workers())
     why = f"at most {limit} on this machine (max({MAX_WORKERS_FLOOR}, 4 × {default_workers()} usable CPUs))"
     try:
@@ -79,19 +82,24 @@ def max_workers() -> tuple[int, str]:
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     if soft != resource.RLIM_INFINITY and soft > 0:
         by_fds = max(1, (soft - _SPARE_FDS) // FDS_PER_WORKER)
+        per = f"{FDS_PER_WORKER} descriptors per worker"
+        if mesh:
+            # the largest n with F·n + n(n - 1) ≤ soft - spare, i.e. n² + (F - 1)·n ≤ that
+            room, b = soft - _SPARE_FDS, FDS_PER_WORKER - 1
+            by_fds = max(1, (math.isqrt(b * b + 4 * room) - b) // 2)
+            per += " and 2 per pair of workers (each pair of nodes has its own pipe)"
         if by_fds < limit:
             limit = by_fds
-            why = (f"at most {limit} here: the open-file limit ({soft}, `ulimit -n`) allows "
-                   f"{FDS_PER_WORKER} descriptors per worker")
+            why = f"at most {limit} here: the open-file limit ({soft}, `ulimit -n`) allows {per}"
     return limit, why
 
 
-def check_workers(n: Any, field: str = "workers") -> int:
+def check_workers(n: Any, field: str = "workers", *, mesh: bool = False) -> int:
     """*n* checked as a local worker count before anything starts: a positive integer within
     :func:`max_workers`; raise :class:`ConfigError` naming *field* otherwise."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ConfigError(field, n, "a positive integer")
-    limit, why = max_workers()
+    limit, why = max_workers(mesh)
     if n > limit:
         raise ConfigError(field, n, f"a number of local worker processes {why}; for more, use "
                           "backend='mpi' on several machines, or simulate")
@@ -114,6 +122,19 @@ def _worker_main(target: Callable, coordinator: int, conn, w: int, *args) -> Non
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # already so when started from the main thread
     _tie_to_coordinator(coordinator)
     target(conn, w, *args)
+
+
+def _mesh_worker_main(target: Callable, coordinator: int, conn, peers: dict, others: list, w: int, *args) -> None:
+    """A worker of a mesh: as :func:`_worker_main`, its connections a :class:`~.local_mesh.MeshConn`
+    (*others*: the mesh ends a forked worker inherited that are not its own, closed first)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _tie_to_coordinator(coordinator)
+    close_others(others)
+    mesh = MeshConn(conn, peers, w)
+    try:
+        target(mesh, w, *args)
+    finally:
+        mesh.close()
 
 
 def _tie_to_coordinator(coordinator: int) -> None:
@@ -160,9 +181,11 @@ def _tie_to_coordinator(coordinator: int) -> None:
 
 
 class LocalTransport(Transport):
-    """*n_workers* processes running ``target(conn, w, *args)``; each has one pipe to the coordinator."""
+    """*n_workers* processes running ``target(conn, w, *args)``; each has one pipe to the coordinator
+    and, with *mesh*, one to every other worker (:mod:`.local_mesh`)."""
 
-    def __init__(self, n_workers: int, target: Callable, args: tuple = (), *, start_method: str | None = None):
+    def __init__(self, n_workers: int, target: Callable, args: tuple = (), *, start_method: str | None = None,
+                 mesh: bool = False):
         if start_method is None:
             start_method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
         ctx = mp.get_context(start_method)
@@ -177,11 +200,20 @@ class LocalTransport(Transport):
         # cluster's client thread) has its workers ignore SIGINT themselves, first thing.
         in_main = threading.current_thread() is threading.main_thread()
         old = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
+        pipes = mesh_pipes(ctx, n_workers) if mesh else {}
         try:
             for w in range(n_workers):
                 parent, child = ctx.Pipe(duplex=True)
-                p = ctx.Process(target=_worker_main, args=(target, os.getpid(), child, w, *args), daemon=True,
-                                name=f"dlbkit-worker-{w}")
+                if mesh:
+                    own = ends_of(pipes, w)
+                    # a forked worker inherits every pipe: it closes the ends that are not its own
+                    # (spawn passes only what is named, so nothing to close there)
+                    others = ([c for pair in pipes.values() for c in pair if c not in own.values()]
+                              if start_method == "fork" else [])
+                    main, head = _mesh_worker_main, (target, os.getpid(), child, own, others, w)
+                else:
+                    main, head = _worker_main, (target, os.getpid(), child, w)
+                p = ctx.Process(target=main, args=(*head, *args), daemon=True, name=f"dlbkit-worker-{w}")
                 self._conns.append(parent)
                 p.start()
                 child.close()
@@ -190,6 +222,9 @@ class LocalTransport(Transport):
             self._started_only()
             raise
         finally:
+            for a, b in pipes.values():  # the workers have their ends; the coordinator keeps none
+                a.close()
+                b.close()
             if in_main:
                 signal.signal(signal.SIGINT, old)
         self._index = {c: w for w, c in enumerate(self._conns)}
@@ -278,7 +313,7 @@ def prepare(family: Family, workers: int | None, start_method: str | None) -> tu
     """Everything before the workers start, for a run or a persistent pool: the worker count
     checked, the family's problem raised, the user's objects checked for pickling, the
     oversubscription warning, ``family.setup`` (run time 0 is now); (workers, start method)."""
-    n = check_workers(workers or family.default_workers(default_workers()))
+    n = check_workers(workers or family.default_workers(default_workers()), mesh=family.mesh)
     problem = family.problem(n, "local")
     if problem is not None:
         raise problem
@@ -306,7 +341,7 @@ def open_pool(family: Family, *, workers: int | None = None, start_method: str |
     signal and the watchdog); a pool lives across the caller's code, so SIGTERM keeps whatever action
     the caller set (by default it ends this process, and the death signal then ends the workers)."""
     n, start_method = prepare(family, workers, start_method)
-    return LocalTransport(n, family.serve, family.worker_args("local"), start_method=start_method)
+    return LocalTransport(n, family.serve, family.worker_args("local"), start_method=start_method, mesh=family.mesh)
 
 
 def run(family: Family, *, workers: int | None = None, start_method: str | None = None) -> tuple:
@@ -323,7 +358,8 @@ def run(family: Family, *, workers: int | None = None, start_method: str | None 
     if catch:
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        transport = LocalTransport(n, family.serve, family.worker_args("local"), start_method=start_method)
+        transport = LocalTransport(n, family.serve, family.worker_args("local"), start_method=start_method,
+                                   mesh=family.mesh)
         return drive(family, transport, "local")
     except _Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)

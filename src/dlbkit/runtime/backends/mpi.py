@@ -93,13 +93,14 @@ from ...errors import ConfigError, DlbkitError, TaskError
 from ..emulation import Emulation
 from ..messages import ERROR, STOP, Stop
 from .. import status
-from .base import Family, Transport, drive
+from .base import COORDINATOR, Family, Transport, drive
 
 __all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport", "RankConn", "run", "rank",
            "start_run", "emulation_problem", "serve_rank", "coordinate_rank"]
 
 BYE = "bye"  # worker rank -> rank 0, transport level only: "I left the worker loop and will send nothing more"
-TAG = 7  # every message of a run, on the run's own duplicate of COMM_WORLD
+TAG = 7  # every message of a run between rank 0 and a worker, on the run's own duplicate of COMM_WORLD
+PEER_TAG = 8  # a message between two worker ranks (a family with a mesh: Family.mesh)
 POLL_MIN_S = 50e-6  # first sleep of a wait (Linux timer slack makes anything shorter pointless)
 POLL_MAX_S = 5e-3  # longest sleep between two polls: the most a message waits to be noticed
 POLL_FRACTION = 0.1  # sleep this fraction of the time waited so far
@@ -173,9 +174,10 @@ class MPITransport(Transport):
 
     shares_items = False
 
-    def __init__(self, comm, *, grace: float | None = None):
+    def __init__(self, comm, *, grace: float | None = None, mesh: bool = False):
         self._MPI = _mpi()
         self.comm = comm
+        self.mesh = mesh  # the workers also talk to one another: stopping ends with their barrier (RankConn.close)
         self.n_workers = comm.Get_size() - 1
         self.grace = GRACE_S if grace is None else grace
         self.error_rank: int | None = None  # the rank whose ERROR message arrived first
@@ -236,8 +238,12 @@ class MPITransport(Transport):
         try:
             for w in range(self.n_workers):
                 self.send(w, Stop())
+            # a mesh's workers leave after a barrier that rank 0 joins at once (it sends no peer messages)
+            barrier = self.comm.Ibarrier() if self.mesh else None
             poll = _Backoff()
             while len(self._gone) < self.n_workers:
+                if barrier is not None:
+                    barrier.Test()  # progress for the workers' barrier
                 if self._take() is not None:
                     poll.reset()
                     continue
@@ -246,6 +252,8 @@ class MPITransport(Transport):
                     _abort(f"worker rank(s) {busy} did not stop within {self.grace:g} s "
                            f"(DLBKIT_MPI_GRACE_S); aborting the MPI job")
                 poll.sleep(deadline)
+            if barrier is not None and not _wait(barrier, max(deadline, time.monotonic() + 1.0)):
+                _abort("the worker ranks' closing barrier did not complete; aborting the MPI job")
             last = max(deadline, time.monotonic() + 1.0)  # every worker has read all it was sent
             for r in self._sends:
                 if not _wait(r, last):
@@ -256,42 +264,94 @@ class MPITransport(Transport):
 
 
 class RankConn:
-    """A worker rank's connection to rank 0, with the ``send``/``recv`` of a pipe end."""
+    """A worker rank's connection to rank 0, with the ``send``/``recv`` of a pipe end; with *mesh*,
+    also to the other worker ranks (``send_to``; ``poll``/``recv`` take their messages too).
 
-    def __init__(self, comm):
+    A message to another worker is a synchronous non-blocking send (``issend``), kept until it
+    completes: it completes when the peer has received it, so no send ever blocks this rank's loop
+    (two ranks sending each other large messages while neither receives would), and :meth:`close`
+    knows when nothing it sent is still in flight. Closing a mesh is the non-blocking consensus of
+    Hoefler, Siebert and Lumsdaine (PPoPP 2010, "NBX"): once all its peer sends have completed, a
+    rank enters a non-blocking barrier (rank 0 enters at once, :meth:`MPITransport.stop`) and goes
+    on receiving, and discarding, peer messages until the barrier completes; then no message to it
+    is left in flight, and it says BYE.
+    """
+
+    def __init__(self, comm, *, mesh: bool = False):
         self.comm = comm
+        self.mesh = mesh
         self.stopped = False
         self._poll = _Backoff()
+        self._peer_sends: list = []  # issend requests to other worker ranks not yet completed
 
     def send(self, msg: tuple) -> None:
         _wait(self.comm.isend(msg, dest=0, tag=TAG))
 
+    def send_to(self, dst: int, msg: tuple) -> None:
+        """To worker *dst* (not waiting; in the order posted to that worker, MPI's non-overtaking
+        rule), or to rank 0 (:data:`~.base.COORDINATOR`: :meth:`send`)."""
+        if dst == COORDINATOR:
+            self.send(msg)
+            return
+        self._peer_sends.append(self.comm.issend(msg, dest=dst + 1, tag=PEER_TAG))
+        if len(self._peer_sends) > 16:
+            self._peer_sends = [r for r in self._peer_sends if not r.Test()]
+
+    def _take(self) -> tuple | None:
+        """A message already here (rank 0's first), or None."""
+        m = self.comm.improbe(0, TAG)
+        if m is None and self.mesh:
+            m = self.comm.improbe(self._any, PEER_TAG)
+        if m is None:
+            return None
+        msg = m.recv()
+        if msg[0] == STOP:
+            self.stopped = True
+        return msg
+
+    @property
+    def _any(self) -> int:
+        return _mpi().ANY_SOURCE
+
     def recv(self) -> tuple:
         self._poll.reset()
         while True:
-            m = self.comm.improbe(0, TAG)
-            if m is not None:
-                msg = m.recv()
-                if msg[0] == STOP:
-                    self.stopped = True
+            msg = self._take()
+            if msg is not None:
                 return msg
             self._poll.sleep()
 
     def poll(self, timeout: float | None = None) -> bool:
-        """True when a message from rank 0 is waiting (within *timeout* seconds; None: until one
-        is), as a pipe end's ``poll`` (a worker loop with periodic work of its own, the cluster's node)."""
+        """True when a message is waiting (within *timeout* seconds; None: until one is), as a
+        pipe end's ``poll`` (a worker loop with periodic work of its own, the cluster's node)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         poll = _Backoff()
-        while not self.comm.iprobe(0, TAG):
+        while not (self.comm.iprobe(0, TAG) or (self.mesh and self.comm.iprobe(self._any, PEER_TAG))):
             if deadline is not None and time.monotonic() >= deadline:
                 return False
             poll.sleep(deadline)
         return True
 
     def close(self) -> None:
-        """After the worker loop returned: wait for STOP if it has not come (we stopped after an ERROR), say BYE."""
+        """After the worker loop returned: wait for STOP if it has not come (we stopped after an
+        ERROR), drain the mesh (class docstring), say BYE."""
         while not self.stopped:
-            self.recv()  # rank 0 never answers an ERROR with work: this is the STOP
+            self.recv()  # rank 0 never answers an ERROR with work: this is the STOP (peer messages: dropped)
+        if self.mesh:
+            barrier, poll = None, _Backoff()
+            while True:
+                m = self.comm.improbe(self._any, PEER_TAG)
+                if m is not None:
+                    m.recv()  # after STOP a peer's message has no use
+                    poll.reset()
+                    continue
+                if barrier is None:
+                    self._peer_sends = [r for r in self._peer_sends if not r.Test()]
+                    if not self._peer_sends:
+                        barrier = self.comm.Ibarrier()
+                elif barrier.Test():
+                    break
+                poll.sleep()
         _wait(self.comm.isend(Bye(), dest=0, tag=TAG))
 
 
@@ -401,7 +461,7 @@ def coordinate_rank(comm, family: Family) -> tuple:
     """Rank 0: the family's coordinator on an :class:`MPITransport`, then the outcome to every rank
     (or, when it failed, every worker stopped and told why, and the error raised here)."""
     global _failed
-    transport = MPITransport(comm)
+    transport = MPITransport(comm, mesh=family.mesh)
     status.doing("coordinating the run")
     try:
         outcome = drive(family, transport, "mpi")
@@ -458,7 +518,7 @@ def serve_rank(comm, rank: int, family: Family) -> tuple:
         old = signal.signal(signal.SIGINT, guard.on_sigint if guard is not None else signal.SIG_IGN)
     try:
         status.doing("waiting for its first work")
-        conn = RankConn(comm)
+        conn = RankConn(comm, mesh=family.mesh)
         family.serve(conn, rank - 1, *family.worker_args("mpi"), **extra)
         status.doing("waiting for rank 0's outcome")
         conn.close()

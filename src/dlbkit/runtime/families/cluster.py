@@ -94,6 +94,8 @@ class ClusterRun:
         self.pids: list[int] = []
         self.error: BaseException | None = None
         self.duplicates = 0  # results of jobs already delivered (none expected; counted to show it)
+        self.early: dict[int, tuple[int, float]] = {}  # job → (node, start) heard before its placement notice
+        self.asking: dict[int, tuple[list[int], set[int]]] = {}  # dead node → (jobs asked about, nodes yet to answer)
         self.end_time = math.nan
         self.origin = time.perf_counter()
         self.family = ClusterFamily(self, balancer, info, emulation, seed, record_decisions, suspect_after, slots)
@@ -260,32 +262,43 @@ class ClusterRun:
     def _handle(self, k: int, msg: tuple) -> None:
         tag = msg[0]
         with self.lock:
-            if tag in ("D", "I", "F"):
+            if tag in ("D", "P", "S", "Y"):
                 self._running(k, msg[-1])
             if tag == "D":
                 self._done(k, msg)
-            elif tag == "I":
-                if msg[1] in self.live:
-                    self._post(msg[1], ("I", msg[2]))
-            elif tag == "F":
-                jid, node, payload = msg[1], msg[2], msg[3]
-                if jid in self.futures:
-                    if node in self.live:
-                        self.jobs[jid].node, self.jobs[jid].state = node, "placed"
-                        self._post(node, ("R", jid, payload))
-                    else:  # placed on a node that died meanwhile: submitted again
-                        self._resubmit(jid)
+            elif tag == "P":
+                self._placed(msg[1], msg[2])
+            elif tag == "Y":
+                self._answered(k, msg[1], msg[2])
             elif tag == "died":
                 self._died(k)
             elif tag == STATS:
                 self.stats[k] = msg[1]
 
+    def _placed(self, jid: int, node: int) -> None:
+        """Its origin placed job *jid* on *node* (and sent it there itself, before this notice)."""
+        if jid not in self.futures:
+            return  # its result is in already
+        j = self.jobs[jid]
+        if node not in self.live:  # placed on a node that died meanwhile: submitted again
+            self._resubmit(jid)
+            return
+        j.node, j.state = node, "placed"
+        early = self.early.pop(jid, None)
+        if early is not None and early[0] == node:  # its node's word that it started came first
+            j.state, j.started = "running", early[1]
+
     def _running(self, k: int, started: list) -> None:
-        """Node *k* started these jobs (piggybacked on its message): they are running there."""
+        """Node *k* started these jobs (piggybacked on its message): they are running there. A job
+        whose notice of placement (P, from its origin) is still on its way is kept in ``early``."""
         for jid, t in started:
+            if jid not in self.futures:
+                continue
             j = self.jobs[jid]
-            if jid in self.futures and j.node == k:
+            if j.node == k:
                 j.state, j.started = "running", t
+            else:
+                self.early[jid] = (k, t)
 
     def _done(self, k: int, msg: tuple) -> None:
         _, jid, ok, data, t_start, t_busy, t_end, _started = msg
@@ -294,6 +307,7 @@ class ClusterRun:
             self.duplicates += self.jobs[jid].state in ("done", "error")
             return
         self.payloads.pop(jid, None)
+        self.early.pop(jid, None)
         j = self.jobs[jid]
         j.node, j.started, j.ended, j.busy = k, t_start, t_end, t_busy - t_start
         if not f.set_running_or_notify_cancel():  # the caller cancelled it
@@ -329,13 +343,44 @@ class ClusterRun:
         self._post(k, ("J", jid, self.payloads[jid]))
 
     def _died(self, k: int) -> None:
+        """Node *k* died. The jobs placed on it are lost with it: submitted again at once. Those
+        still at it as their origin may have left it just before (sent to their node, the notice
+        lost with *k*): every survivor is told of the death with the list of them, takes what *k*
+        sent it (its pipe, to the end) and answers which it holds (Y, :meth:`_answered`); the rest
+        are submitted again once every survivor has answered, so none runs twice."""
         if k not in self.live:
             return
         self.live.remove(k)
+        at_k = [jid for jid in self.futures if self.jobs[jid].node == k]
+        asked = [jid for jid in at_k if self.jobs[jid].state == "submitted"]
         for other in self.live:
-            self._post(other, ("X", k))
-        for jid in [jid for jid in self.futures if self.jobs[jid].node == k]:
-            self._resubmit(jid)
+            self._post(other, ("X", k, asked))
+        for jid in at_k:
+            if self.jobs[jid].state != "submitted":
+                self._resubmit(jid)
+        self.asking[k] = (asked, set(self.live))
+        for dead, (_, waiting) in list(self.asking.items()):  # k cannot answer any more
+            waiting.discard(k)
+            self._settle(dead)
+
+    def _answered(self, k: int, dead: int, held: list[int]) -> None:
+        """Node *k* holds these jobs that the dead node *dead* had forwarded to it."""
+        for jid in held:
+            if jid in self.futures and self.jobs[jid].node == dead:
+                self.jobs[jid].node, self.jobs[jid].state = k, "placed"
+        if dead in self.asking:
+            self.asking[dead][1].discard(k)
+            self._settle(dead)
+
+    def _settle(self, dead: int) -> None:
+        """Every survivor has answered about *dead*: its jobs no survivor holds are submitted again."""
+        asked, waiting = self.asking[dead]
+        if waiting:
+            return
+        del self.asking[dead]
+        for jid in asked:
+            if jid in self.futures and self.jobs[jid].node == dead:
+                self._resubmit(jid)
 
     # --- the record of the run ---------------------------------------------------------------------------
     def trace(self) -> Trace:
@@ -411,6 +456,7 @@ class ClusterFamily(Family):
     client's (:meth:`ClusterRun.coordinate`)."""
 
     serve = staticmethod(serve)
+    mesh = True  # the nodes send load messages and forward jobs to one another directly
     warns_oversubscription = False  # dlbkit.Cluster warns at its caller's line, before the nodes start
 
     def __init__(self, run: ClusterRun, balancer, info, emulation: Emulation | None, seed: int, record: bool,

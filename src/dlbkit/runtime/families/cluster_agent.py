@@ -46,7 +46,7 @@ import numpy as np
 
 from ...balancers import decide
 from ...model.view import StreamView
-from ..backends.base import error_message, pickled
+from ..backends.base import COORDINATOR, error_message, pickled
 from ..messages import STOP, Error
 
 __all__ = ["Agent", "serve", "MAX_SAMPLES", "STATS"]
@@ -61,12 +61,14 @@ MAX_SAMPLES = 100_000
 
 
 class Agent:
-    """One node's daemon. *send* sends a message towards the client (which relays it)."""
+    """One node's daemon on *conn*, its connections to the client and to the other nodes (the
+    backend's mesh: ``send``, ``send_to``, ``poll``, ``recv``, and ``drain`` on the local backend)."""
 
-    def __init__(self, w: int, n: int, send, origin: float, speeds: list[float], emulation, info, balancer,
+    def __init__(self, w: int, n: int, conn, origin: float, speeds: list[float], emulation, info, balancer,
                  seed: int, record_decisions: bool, suspect_after: float | None = None,
                  slots: list[int] | None = None):
-        self.w, self.n, self._send_raw, self.origin = w, n, send, origin
+        self.w, self.n, self.conn, self.origin = w, n, conn, origin
+        self._send_raw = conn.send
         self.slots = list(slots) if slots is not None else [1] * n
         self.speeds = speeds
         self.emulation = emulation
@@ -96,8 +98,11 @@ class Agent:
         self.samples: list[tuple[float, int, float]] = []
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
         # jobs started since the last message to the client, (jid, run time): piggybacked on the next
-        # F, I or D (guarded by self.lock, as the sends are)
+        # P or D, or sent alone (S) at the next information round (guarded by self.lock, as the sends are)
         self.started: list[tuple[int, float]] = []
+        # jobs each other node forwarded here (node → job ids): what this node answers when the client
+        # asks, after that node's death, which of its jobs had already left it (Y)
+        self.received: dict[int, set[int]] = {}
         self.stopped = False  # after STOP nothing more is sent (under MPI the client may be gone)
         self.balancer.start(self._view(0.0), self.rng)
         # one runner thread per slot: threads, so a job that computes in Python shares this process's
@@ -115,10 +120,11 @@ class Agent:
     def load(self) -> int:
         return self.enq - self.done
 
-    def send(self, msg: tuple) -> None:
-        """Send *msg* (an F or an I) with the jobs started since the last message (piggybacked)."""
+    def tell_client(self, msg: tuple) -> None:
+        """Send *msg* (P, S) to the client after everything posted before it, with the jobs started
+        since the last message (piggybacked)."""
         with self.lock:
-            self._send_raw(msg + (self._started(),))
+            self.conn.send_to(COORDINATOR, msg + (self._started(),))
 
     def _started(self) -> list[tuple[int, float]]:
         out, self.started = self.started, []
@@ -150,8 +156,11 @@ class Agent:
             if node == self.w:
                 self.enqueue(jid, payload)
             else:
+                # to its node directly, then the notice to the client, in this order: should this node
+                # die between the two, the client still finds the job (it asks the survivors, Y)
                 self.forwarded += 1
-                self.send(("F", jid, node, payload))
+                self.conn.send_to(node, ("R", jid, payload, self.w))
+                self.tell_client(("P", jid, node))
 
     def enqueue(self, jid: int, payload: bytes) -> None:
         self.enq += 1
@@ -200,7 +209,9 @@ class Agent:
             if msg.src == self.w and msg.dst in self.live:
                 self.sent_messages += 1
                 self.sent_bytes += msg.bytes
-                self.send(("I", int(msg.dst), msg))
+                self.conn.send_to(int(msg.dst), ("I", msg))
+        if self.started:  # unlocked peek; the list is taken under the lock
+            self.tell_client(("S",))
         self.sample(t)
 
     def sample(self, t: float) -> None:
@@ -215,11 +226,21 @@ class Agent:
         runtime imports no module of the info layer, it only carries the model's own messages)."""
         self.model.deliver(msg)
 
-    def dead(self, node: int) -> None:
-        """*node* died: it leaves this node's view; the balancer restarts on the smaller view."""
-        if node in self.live and node != self.w:
-            self.live.remove(node)
-            self._view(self.now())  # the view's nodes change: the balancer starts again
+    def dead(self, node: int, asked: list[int]) -> None:
+        """*node* died: it leaves this node's view (the balancer restarts on the smaller view). First
+        take everything it sent that is still on its way here (the backend's ``drain``: its pipe,
+        up to its end), then tell the client which of the jobs it *asked* about (those it believed
+        still at the dead node) that node had forwarded here (Y): those are here, not lost."""
+        if node not in self.live or node == self.w:
+            return
+        drain = getattr(self.conn, "drain", None)  # MPI: a rank's death ends the job, nothing to drain
+        for msg in drain(node) if drain is not None else ():
+            if msg[0] in ("R", "I"):
+                self.handle(msg)
+        self.live.remove(node)
+        self._view(self.now())  # the view's nodes change: the balancer starts again
+        got = self.received.pop(node, set())
+        self.tell_client(("Y", node, [j for j in asked if j in got]))
 
     # --- the daemon's loop ---------------------------------------------------------------------------------
     def handle(self, msg: tuple) -> bool:
@@ -228,13 +249,14 @@ class Agent:
         if tag == "J":
             self.place([(msg[1], msg[2])])
         elif tag == "R":
+            self.received.setdefault(msg[3], set()).add(msg[1])
             self.enqueue(msg[1], msg[2])
         elif tag == "I":
             self.deliver(msg[1])
         elif tag == "B":
             self.place(list(msg[1]))
         elif tag == "X":
-            self.dead(msg[1])
+            self.dead(msg[1], msg[2])
         elif tag == STOP:
             return False
         return True
@@ -258,7 +280,7 @@ def serve(conn, w: int, n: int, origin: float, speeds: list[float], emulation, i
     # the runner thread holds the GIL while a job computes; the agent thread gets it at each switch
     # interval, which is how late a message (a job to place, a load entry) is read: 5 ms by default
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    agent = Agent(w, n, conn.send, origin, speeds, emulation, info, balancer, seed, record_decisions, suspect_after,
+    agent = Agent(w, n, conn, origin, speeds, emulation, info, balancer, seed, record_decisions, suspect_after,
                   slots)
     period = agent.model.interval
     next_round = period
