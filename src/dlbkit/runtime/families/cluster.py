@@ -2,18 +2,20 @@
 
 Where the decisions run: in the nodes (:mod:`.cluster_agent`), each with its own queue, its own
 information model and its own balancer object; a job is handed to its origin node, which places it.
-The client decides nothing: it assigns each job an origin (round-robin over the live nodes, or the
-one the caller names if it is alive; a dead one is replaced by round-robin), keeps the futures, and — because the local transport is a star of pipes
-(:class:`~dlbkit.runtime.backends.local.LocalTransport`, no network listener) — relays the nodes'
-messages to one another: a forward (``F`` → ``R``) and a load message (``I``) each cross the client
-once. Relaying is what lets the client know where every unfinished job is, which is what
+The nodes talk to one another over the backend's mesh (:attr:`ClusterFamily.mesh`): a forwarded job
+and a load message go from node to node, never through here. The client decides nothing and relays
+nothing: it assigns each job an origin (round-robin over the live nodes, or the one the caller
+names if it is alive; a dead one is replaced by round-robin), keeps the futures, and learns where
+each job went from its origin's placement notice (``P``, sent after the job itself), which is what
 fault recovery needs:
 
 * a node that dies (its pipe ends: the transport's ``Died``, after every message it sent before) is
-  announced to every other node (``X``), which drops it from its view at once; every job that was
-  at the dead node (submitted there and not yet placed, or placed there, queued or running) is
-  submitted again at a live origin. A forward to a dead node is re-submitted the same way. Each
-  future is set once: a result is delivered exactly once.
+  announced to every other node (``X``), which drops it from its view at once. The jobs placed on it
+  are submitted again at once. The jobs still at it as their origin may have left it just before
+  (written to their node, the notice lost): the announcement lists them, each survivor takes what
+  the dead node sent it and answers which it holds (``Y``), and once every survivor has answered
+  the rest are submitted again (:meth:`ClusterRun._died`). A notice naming a dead node resubmits
+  its job too. Each future is set once: a result is delivered exactly once.
 * a job whose function raised sets its future's exception (the original exception, its cause the
   worker's traceback); the cluster goes on.
 
@@ -185,7 +187,7 @@ class ClusterRun:
         if wait:
             self.thread.join()
 
-    # --- the client's threads: start, send, relay, deliver, stop ---------------------------------------------
+    # --- the client's threads: start, send, deliver, recover, stop ---------------------------------------------
     def _post(self, k: int, msg: tuple) -> None:
         self.outbox.put((k, msg))
 

@@ -21,15 +21,18 @@ The load a node reports is its jobs in the system (queued + running), the superm
 (``StreamView.queue``). The agent thread keeps answering (gossip, forwards) while a job runs: the
 runner is a second thread, so a long job does not silence the node's load monitor.
 
-Messages (tuples, the tag first). To the node: ``("J", jid, payload)`` a job submitted here;
-``("B", [(jid, payload), ...])`` a batch submitted here; ``("R", jid, payload)`` a job placed here by
-another origin; ``("I", message)`` load entries (the model's :class:`~dlbkit.info.base.InfoMessage`); ``("X", node)`` a node died;
-``Stop()`` (``("stop",)``). From the node: ``("F", jid, node, payload)`` a job placed on another node;
-``("I", dst, message)``; ``("D", jid, ok, data, t_start, t_busy, t_end)`` a job's result
-(``ok`` False: ``data`` is an :class:`~dlbkit.runtime.messages.Error`); ``("stats", stats)`` when it stops.
-Each ``F``, ``I`` and ``D`` carries one more element, last: the jobs that started here since this
-node's previous message, ``[(jid, t_start), ...]`` (usually empty), so the client learns that a job
-is running without a message of its own (within one information period, or with the next result).
+Messages (tuples, the tag first). From the client: ``("J", jid, payload)`` a job submitted here;
+``("B", [(jid, payload), ...])`` a batch submitted here; ``("X", node, jids)`` a node died, and the
+client asks which of *jids* (jobs it still has at the dead node as their origin) it forwarded here;
+``Stop()`` (``("stop",)``). From another node, over the mesh: ``("R", jid, payload, origin)`` a job its
+origin placed here; ``("I", message)`` load entries (the model's :class:`~dlbkit.info.base.InfoMessage`).
+To the client: ``("P", jid, node)`` this origin placed a job on another node (sent after the job);
+``("S",)`` jobs started (below); ``("Y", dead, jids)`` the jobs asked about that the dead node had
+forwarded here; ``("D", jid, ok, data, t_start, t_busy, t_end)`` a job's result (``ok`` False:
+``data`` is an :class:`~dlbkit.runtime.messages.Error`); ``("stats", stats)`` when it stops. Each
+``P``, ``S``, ``Y`` and ``D`` carries one more element, last: the jobs that started here since this
+node's previous message, ``[(jid, t_start), ...]``, so the client learns that a job is running
+within one information period (an ``S`` goes only when a job started), or with the next result.
 """
 
 from __future__ import annotations
