@@ -174,3 +174,18 @@ def test_the_fast_loop_runs_wait_exactly_as_the_kernel(monkeypatch):
                  Network(latency=0.0, bandwidth=1.0))
     het = simulate_stream(p, w, Recorded(load="wait"), seed=5, samples=0, record=False)
     assert het.meta["path"] == "kernel (a node whose nominal speed is not 1)"
+
+
+def test_hybrid_batch_inherits_the_load():
+    """hybrid-batch's window is nezha's: under "wait" (queues 3 0 0 0, speeds 1 0.25 1 1, κ = 0.5,
+    l_max = 3.25, as above) a batch of 4 goes 2 per active node to nodes 2 and 3; under "queue" the
+    window is 1 2 3 and 4 = 1·3 + 1 puts one on each and one more by Algorithm 3.1."""
+    v = StreamView(4, queue=[3, 0, 0, 0], speeds=[1.0, 0.25, 1.0, 1.0], node=2)
+    b = make("hybrid-batch", {"load": "wait", "kappa": 0.5})
+    b.start(v, np.random.default_rng(0))
+    assert b.active(v) == [2, 3]
+    assert sorted(b.place_batch(StreamView(4, queue=[3, 0, 0, 0], speeds=v.speeds), 4)) == [2, 2, 3, 3]
+    q = make("hybrid-batch", {"kappa": 0.5})
+    q.start(v, np.random.default_rng(0))
+    out = q.place_batch(StreamView(4, queue=[3, 0, 0, 0], speeds=v.speeds), 4)
+    assert set(out) == {1, 2, 3} and len(out) == 4
