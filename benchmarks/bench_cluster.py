@@ -9,7 +9,8 @@ Usage: python benchmarks/bench_cluster.py [--throughput] [--response] [--jobs 10
 2. Response: four emulated nodes at speeds 1, 1, 0.5, 0.25 (sum 2.75), one job stream with Poisson
    arrivals at 0.8 of that capacity, job costs uniform in 5–50 ms of busy loop (mean 27.5 ms, as on a
    node of speed 1); mean and p95 response (submit → result in the client) of nezha, power-of-d,
-   random-place and round-robin-place (the issue's four), speed-d and jsq on the Cluster, against a
+   random-place and round-robin-place (the issue's four), speed-d, jsq and nezha-wait (nezha with
+   load="wait", the expected completion (queue + 1)/(speed × slots)) on the Cluster, against a
    central FIFO queue: a ProcessPoolExecutor of 4 processes whose worker i is slowed to speed s_i (the same emulation: a
    process sleeps until its job has taken cost/s_i). The same arrival times and costs (one seed) for
    every run. The machine has 2 cores, so 4 nodes busy-looping share them: the emulated speeds are
@@ -35,6 +36,9 @@ SPEEDS = [1.0, 1.0, 0.5, 0.25]
 #: the issue's four, then two more: speed-d (d choices by expected completion, which reads the
 #: nominal speeds every node's view holds) and jsq (the shortest queue of all, on stale views)
 BALANCERS = ("nezha", "power-of-d", "random-place", "round-robin-place", "speed-d", "jsq")
+#: extra rows: a label, the balancer and its parameters (nezha with the note's capacity-normalised load,
+#: L = (queue + 1)/(speed × slots), 003 §5.2; not the seed's rule)
+VARIANTS = {"nezha-wait": ("nezha", {"load": "wait"})}
 
 
 def inc(x):
@@ -122,7 +126,8 @@ def _central(times, costs) -> list[float]:
 
 
 def _cluster(b, times, costs, seed) -> tuple[list[float], list[int]]:
-    with dlbkit.Cluster(4, balancer=b, emulate=SPEEDS, seed=seed) as c:
+    b, params = VARIANTS.get(b, (b, None))
+    with dlbkit.Cluster(4, balancer=b, params=params, emulate=SPEEDS, seed=seed) as c:
         r = feed(lambda x: c.submit(spin, x), times, costs)
     return r, np.bincount([j.node for j in c.ps()], minlength=4).tolist()
 
@@ -132,13 +137,13 @@ def response(n: int, seed: int, repeat: int = 1) -> list[dict]:
     each repetition runs every row once, and a row's ratio is taken to that repetition's central
     queue); the medians over the repetitions."""
     times, costs = arrivals(n, seed)
-    names = ["central FIFO (ProcessPoolExecutor)", *BALANCERS]
+    names = ["central FIFO (ProcessPoolExecutor)", *BALANCERS, *VARIANTS]
     runs: dict[str, list] = {k: [] for k in names}
     for _ in range(repeat):
         r = _central(times, costs)
         central = float(np.mean(r))
         runs[names[0]].append((central, float(np.percentile(r, 95)), 1.0, None))
-        for b in BALANCERS:
+        for b in (*BALANCERS, *VARIANTS):
             r, on = _cluster(b, times, costs, seed)
             runs[b].append((float(np.mean(r)), float(np.percentile(r, 95)), float(np.mean(r)) / central, on))
     rows = []

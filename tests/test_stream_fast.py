@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from dlbkit import ConfigError
 from dlbkit.balancers.placement.power_of_d import PowerOfD
 from dlbkit.model import Network, Node, Platform
+from dlbkit.model.availability import Constant
 from dlbkit.model.stream import Demand, Stream
 from dlbkit.sim import _stream_fast
 from dlbkit.sim import stream as stream_engine
@@ -164,6 +165,10 @@ def test_the_engine_takes_the_fast_loop_only_where_it_applies():
     assert _path(two) == "kernel (a node with more than one slot)"
     fast = Platform([Node(f"n{i}", speed=1.0 + (i == 0)) for i in range(3)], Network(latency=0.0, bandwidth=1.0))
     assert _path(fast) == "kernel (a node whose rate is not 1)"
+    # rate 1 from nominal speed 2 at availability 0.5: the loop's job ideal time assumes speed 1
+    half = Platform([Node(f"n{i}", speed=1.0 + (i == 0), availability=Constant(1.0 - 0.5 * (i == 0))) for i in range(3)],
+                    Network(latency=0.0, bandwidth=1.0))
+    assert _path(half) == "kernel (a node whose nominal speed is not 1)"
     unit = Platform([Node(f"n{i}") for i in range(3)], Network(latency=0.0, bandwidth=1.0))
     assert _path(unit) == "fast"
     # initial loads are the workload's (not an engine option): the loop does not model them
@@ -176,7 +181,7 @@ def test_an_option_the_loop_does_not_know_runs_on_the_kernel_unless_at_its_defau
         """An engine with two options added after the fast loop was written."""
 
     base = {"platform": 4, "workload": None, "balancer": None, "samples": 0}
-    ok = dict(exact=True, slots=[1] * 4, rates=[1.0] * 4, widths=np.ones(3, dtype=np.int64),
+    ok = dict(exact=True, slots=[1] * 4, rates=[1.0] * 4, speeds=[1.0] * 4, widths=np.ones(3, dtype=np.int64),
               demands=np.ones(3), zero_transfer=True)
     assert _stream_fast.eligible(engine, {**base, "service": "fifo", "initial": None}, **ok) is None
     why = _stream_fast.eligible(engine, {**base, "service": "ps", "initial": None}, **ok)

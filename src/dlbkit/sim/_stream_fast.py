@@ -1,5 +1,5 @@
 """The specialised loop of :mod:`dlbkit.sim.stream` for the supermarket model's case: exact
-information, one task per job, one first-in-first-out slot per node of rate 1, no transfer time, no
+information, one task per job, one first-in-first-out slot per node of rate and nominal speed 1, no transfer time, no
 queue samples and no trace intervals (:func:`eligible` lists the conditions; every other case runs on
 the kernel).
 
@@ -50,11 +50,12 @@ _OPTIONS = {"platform": None, "workload": None, "balancer": None, "seed": None, 
             "record_decisions": (False,), "inline": (True,)}
 
 
-def eligible(engine, options: dict, *, exact: bool, slots, rates, widths, demands,
+def eligible(engine, options: dict, *, exact: bool, slots, rates, speeds, widths, demands,
              zero_transfer: bool) -> str | None:
     """None if the loop implements this run, else why not (the first condition that fails).
     *engine*: the engine function (its signature gives the defaults of options the loop does not
-    know); *options*: the call's arguments; *exact*: exact information; *slots*, *rates*: per node;
+    know); *options*: the call's arguments; *exact*: exact information; *slots*, *rates*, *speeds*
+    (nominal): per node;
     *widths*: tasks per job, *demands*: per task (arrays)."""
     defaults = {k: p.default for k, p in inspect.signature(engine).parameters.items()}
     for k, v in options.items():
@@ -72,6 +73,8 @@ def eligible(engine, options: dict, *, exact: bool, slots, rates, widths, demand
         return "a node with more than one slot"
     if any(r != 1.0 for r in rates):
         return "a node whose rate is not 1"
+    if any(v != 1.0 for v in speeds):  # rate 1 from speed × availability: the job's ideal time is demand / speed
+        return "a node whose nominal speed is not 1"
     if not (np.asarray(widths) == 1).all():
         return "a job of more than one task"
     if not (np.asarray(demands) > 0.0).all():

@@ -29,7 +29,7 @@ is not a plain int goes to :func:`~dlbkit.balancers.decide.checked_node`, which 
 :func:`~dlbkit.balancers.decide.place` would without asking again; any other case calls the function); ``tests/test_stream_engine.py`` compares both paths' traces.
 
 **Fast path.** With exact information, one task per job, every node one slot of rate 1 (speed ×
-constant availability), no transfer time, demands > 0, no queue samples, no trace intervals or
+constant availability) and nominal speed 1 (a job's ideal time is its demand), no transfer time, demands > 0, no queue samples, no trace intervals or
 decision records, and the inlined decision, the run goes through :mod:`dlbkit.sim._stream_fast` (the
 supermarket model's case, ``dlbkit bench supermarket``): the same balancer object places every job
 on the same live view; a FIFO slot's departures follow in closed form, so one heap of departure
@@ -532,7 +532,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     # initial loads are the workload's, not an engine option, so the loop's option check cannot see them
     why = ("no jobs" if not J else "initial loads" if I else "late binding" if late else
            _stream_fast.eligible(simulate_stream, options, exact=model.exact, slots=slots, rates=rates,
-                                 widths=arr.width, demands=arr.demand, zero_transfer=zero_transfer))
+                                 speeds=speeds, widths=arr.width, demands=arr.demand, zero_transfer=zero_transfer))
     fr = _stream_fast.run(balancer, view, times, origins, demand, q, upd, qmax, kernel.tolerance,
                           w_index) if why is None else None
     if fr is not None:
