@@ -68,6 +68,15 @@ def sim(a) -> None:
         print(f"{name:<10} {total:10.4f} {total / fixed[0][1]:14.3f}")
     print(f"auto / best fixed ({fixed[0][0]}): {auto[1] / fixed[0][1]:.4f}; "
           f"auto / default ({ROBUST_DEFAULT}): {auto[1] / default[1]:.4f}")
+    # the fluid bound: all steps' work poured into the workers' capacity with no barrier between steps,
+    # no request round trip and items divisible at will; no balancer can finish before it, so
+    # default / bound - 1 is the most any choice (auto's included) could gain over the default
+    work = default[2].total_work
+    before = sum(SPEEDS) * drop
+    after = sum(SPEEDS) - 0.75 * SPEEDS[1]  # worker 1 at 0.25 of its speed
+    bound = work / sum(SPEEDS) if work <= before else drop + (work - before) / after
+    print(f"fluid lower bound {bound:.4f} s: default / bound {default[1] / bound:.4f}, best fixed / bound "
+          f"{fixed[0][1] / bound:.4f}, auto / bound {auto[1] / bound:.4f}")
     recs = [s["auto"] for s in auto[2].meta["time_steps"]]
     errs = [r["predicted"] / r["measured"] - 1 for r in recs if r.get("predicted")]
     used = [r["used"] for r in recs]
