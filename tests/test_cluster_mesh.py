@@ -1,6 +1,7 @@
 """The cluster's nodes talk to one another directly (the backends' mesh), and the client only holds
 the futures: it relays nothing, and a node that dies between handing a job to another node and
-telling the client loses nothing and runs nothing twice (docs/cluster.md, "Transport").
+telling the client loses nothing and runs nothing twice (docs/cluster.md, "Where the decisions run"
+and "Faults").
 """
 
 from __future__ import annotations
@@ -186,3 +187,85 @@ def test_a_node_answers_which_of_the_dead_nodes_jobs_it_holds():
         assert agent.live == [1, 2] and agent.enq == 3  # 5, 6 and the drained 7 are queued here
     finally:
         agent.stop()
+
+
+def test_a_silent_survivor_holds_up_the_resubmission_only_until_the_answers_are_due(monkeypatch):
+    import dlbkit.runtime.families.cluster as client
+    monkeypatch.setattr(client, "ANSWER_WAIT_S", 0.0)
+    run = _run()
+    run.submit([pickle.dumps((nap, (0,), {}))], origin=0)
+    _posted(run)  # the submission itself
+    run._handle(0, Died(exitcode=-9))
+    run._handle(1, ("Y", 0, [], []))  # node 2 never answers (stopped, starved)
+    assert [m for _, m in _posted(run) if m[0] == "J"] == []
+    run._overdue()
+    assert [(m[0], m[1]) for _, m in _posted(run) if m[0] == "J"] == [("J", 0)] and run.asking == {}
+
+
+def test_a_start_heard_before_the_answer_that_finds_the_job_is_kept():
+    run = _run()
+    run.submit([pickle.dumps((nap, (0,), {}))], origin=0)
+    run._handle(0, Died(exitcode=-9))
+    run._handle(1, ("S", [(0, 2.5)]))  # node 1 started job 0, which node 0 had forwarded it
+    run._handle(1, ("Y", 0, [0], []))
+    assert (run.jobs[0].state, run.jobs[0].node, run.jobs[0].started) == ("running", 1, 2.5)
+
+
+def test_a_node_forgets_a_forwarded_job_once_its_result_is_sent():
+    job = pickle.dumps((nap, (0, 0.0), {}))
+    conn = _Conn({})
+    agent = Agent(1, 3, conn, time.perf_counter(), [1.0] * 3, None, resolve_info("gossip"),
+                  resolve("round-robin-place", None, kind="placement"), 0, False)
+    try:
+        agent.handle(("R", 5, job, 0))
+        deadline = time.perf_counter() + 30
+        while not any(m[0] == "D" for _, m in conn.out) and time.perf_counter() < deadline:
+            time.sleep(0.01)
+        assert agent.received == {}  # the result went: the client has it before any later answer
+        agent.handle(("X", 0, [5]))
+        assert [m[:3] for _, m in conn.out if m[0] == "Y"] == [("Y", 0, [])]
+    finally:
+        agent.stop()
+
+
+# --- the local mesh's connection: its sender thread outlives a dead or stalled peer ------------------
+def _mesh():
+    import multiprocessing as mp
+
+    from dlbkit.runtime.backends.local_mesh import MeshConn
+    coord, coord_far = mp.Pipe(duplex=True)
+    peer, peer_far = mp.Pipe(duplex=True)
+    return MeshConn(coord, {1: peer}, 0), coord_far, peer_far
+
+
+def test_the_sender_outlives_a_peer_that_dies_mid_write():
+    conn, coord, peer = _mesh()
+    try:
+        conn.send_to(1, ("R", 0, b"x" * (8 << 20)))  # far more than the pipe holds: the write blocks
+        time.sleep(0.2)
+        peer.close()  # the peer dies with the job half written
+        assert conn.poll(5.0) is False or conn.recv() is None  # its end of file: nothing to take
+        conn.send_to(COORDINATOR, ("P", 0, 1))
+        assert coord.poll(10.0) and coord.recv() == ("P", 0, 1)  # the sender thread still works
+    finally:
+        conn.close()
+        coord.close()
+
+
+def test_load_messages_to_a_peer_that_stopped_reading_are_dropped_not_queued():
+    conn, coord, peer = _mesh()
+    try:
+        for k in range(20_000):  # ~300 B each: far more than the pipe holds
+            conn.send_to(1, ("I", b"y" * 300), droppable=True)
+        conn.send_to(COORDINATOR, ("Y", 0, []))
+        assert coord.poll(30.0) and coord.recv() == ("Y", 0, [])  # not held up behind the stalled peer
+        assert conn.dropped > 0
+        got = 0
+        while peer.poll(0.5):
+            peer.recv()
+            got += 1
+        assert got + conn.dropped == 20_000  # each load message either written whole or dropped
+    finally:
+        conn.close()
+        coord.close()
+        peer.close()

@@ -95,10 +95,12 @@ class Family(ABC):
     #: the worker loop, a module-level function ``serve(conn, w, *args)`` (picklable for spawn)
     serve: Callable[..., None]
     #: the workers talk to one another, not only to the coordinator (the cluster's nodes): each
-    #: worker's ``conn`` then also has ``send_to(dst, msg)``, which sends to worker *dst* (or to the
-    #: coordinator, :data:`COORDINATOR`) without blocking, in the order posted, and its
-    #: ``poll``/``recv`` take messages from the coordinator and from every other worker
-    #: (:class:`~.local_mesh.MeshConn` on the local backend, :class:`~.mpi.RankConn` under MPI)
+    #: worker's ``conn`` then also has ``send_to(dst, msg, droppable=False)``, which sends to worker
+    #: *dst* (or to the coordinator, :data:`COORDINATOR`) without holding up the worker's loop on a
+    #: peer (locally queued and written in the order posted; under MPI a pending send, ordered per
+    #: destination), ``drain(peer)`` (what a dead peer sent that is not yet taken; nothing under MPI,
+    #: where no worker outlives a peer), and its ``poll``/``recv`` take messages from the coordinator
+    #: and from every other worker (:class:`~.local_mesh.MeshConn` locally, :class:`~.mpi.RankConn`)
     mesh: bool = False
 
     def empty(self, n_workers: int | None, backend: str) -> tuple | None:

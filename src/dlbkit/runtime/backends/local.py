@@ -30,6 +30,7 @@ describe this machine's time-sharing rather than the run.
 
 from __future__ import annotations
 
+import errno
 import math
 import multiprocessing as mp
 import os
@@ -84,9 +85,12 @@ def max_workers(mesh: bool = False) -> tuple[int, str]:
         by_fds = max(1, (soft - _SPARE_FDS) // FDS_PER_WORKER)
         per = f"{FDS_PER_WORKER} descriptors per worker"
         if mesh:
-            # the largest n with F·n + n(n - 1) ≤ soft - spare, i.e. n² + (F - 1)·n ≤ that
+            # the largest n with F·n + n(n - 1) ≤ soft - spare (mesh_descriptors: n(n - 1)), i.e.
+            # n² + (F - 1)·n ≤ that
             room, b = soft - _SPARE_FDS, FDS_PER_WORKER - 1
             by_fds = max(1, (math.isqrt(b * b + 4 * room) - b) // 2)
+            while by_fds > 1 and FDS_PER_WORKER * by_fds + mesh_descriptors(by_fds) > room:  # rounding
+                by_fds -= 1
             per += " and 2 per pair of workers (each pair of nodes has its own pipe)"
         if by_fds < limit:
             limit = by_fds
@@ -200,15 +204,17 @@ class LocalTransport(Transport):
         # cluster's client thread) has its workers ignore SIGINT themselves, first thing.
         in_main = threading.current_thread() is threading.main_thread()
         old = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
-        pipes = mesh_pipes(ctx, n_workers) if mesh else {}
+        pipes: dict = {}
         try:
+            pipes.update(mesh_pipes(ctx, n_workers) if mesh else {})
             for w in range(n_workers):
                 parent, child = ctx.Pipe(duplex=True)
                 if mesh:
                     own = ends_of(pipes, w)
                     # a forked worker inherits every pipe: it closes the ends that are not its own
                     # (spawn passes only what is named, so nothing to close there)
-                    others = ([c for pair in pipes.values() for c in pair if c not in own.values()]
+                    mine = {id(c) for c in own.values()}
+                    others = ([c for pair in pipes.values() for c in pair if id(c) not in mine]
                               if start_method == "fork" else [])
                     main, head = _mesh_worker_main, (target, os.getpid(), child, own, others, w)
                 else:
@@ -218,8 +224,11 @@ class LocalTransport(Transport):
                 p.start()
                 child.close()
                 self._procs.append(p)
-        except BaseException:  # a failed start (no memory, no descriptors, SIGTERM): none left behind
+        except BaseException as e:  # a failed start (no memory, no descriptors, SIGTERM): none left behind
             self._started_only()
+            if isinstance(e, OSError) and e.errno == errno.EMFILE:
+                raise ConfigError("workers", n_workers, "fewer local workers: this process ran out of file "
+                                  "descriptors starting them (raise `ulimit -n`, or close files it holds)") from e
             raise
         finally:
             for a, b in pipes.values():  # the workers have their ends; the coordinator keeps none

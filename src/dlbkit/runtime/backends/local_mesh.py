@@ -10,6 +10,8 @@ both pipes' buffers are full (a forwarded job's payload can be large). ``send_to
 thread per worker writes, in the order posted, so the worker's own loop always gets back to reading.
 The order is kept across destinations: a message posted after another leaves after it (the cluster
 relies on it: a forwarded job is written to its node before the notice of it goes to the coordinator).
+That is this backend's guarantee; under MPI (:class:`~.mpi.RankConn`) the order holds per destination
+only, which is enough there since a rank's death ends the job.
 
 A peer that dies: its pipe ends (end of file on reading, an error on writing) and is dropped
 without a word: the coordinator sees every death and tells the family (the cluster's ``X``).
@@ -18,6 +20,7 @@ without a word: the coordinator sees every death and tells the family (the clust
 from __future__ import annotations
 
 import queue
+import select
 import threading
 import time
 from multiprocessing.connection import Connection, wait
@@ -25,12 +28,26 @@ from typing import Any
 
 from .base import COORDINATOR
 
-__all__ = ["MeshConn", "mesh_pipes", "ends_of", "close_others", "mesh_descriptors"]
+__all__ = ["MeshConn", "mesh_pipes", "ends_of", "close_others", "mesh_descriptors", "DRAIN_WAIT_S"]
+
+#: seconds a worker waits for a dead peer's pipe to end (see :meth:`MeshConn.drain`)
+DRAIN_WAIT_S = 5.0
 
 
 def mesh_pipes(ctx, n: int) -> dict[tuple[int, int], tuple[Connection, Connection]]:
-    """One duplex pipe per pair of *n* workers: ``{(i, j): (end of i, end of j)}`` for i < j."""
-    return {(i, j): ctx.Pipe(duplex=True) for i in range(n) for j in range(i + 1, n)}
+    """One duplex pipe per pair of *n* workers: ``{(i, j): (end of i, end of j)}`` for i < j (none
+    left open if making them fails: out of descriptors)."""
+    pipes: dict[tuple[int, int], tuple[Connection, Connection]] = {}
+    try:
+        for i in range(n):
+            for j in range(i + 1, n):
+                pipes[i, j] = ctx.Pipe(duplex=True)
+    except BaseException:
+        for a, b in pipes.values():
+            a.close()
+            b.close()
+        raise
+    return pipes
 
 
 def ends_of(pipes: dict[tuple[int, int], tuple[Connection, Connection]], w: int) -> dict[int, Connection]:
@@ -52,16 +69,24 @@ def mesh_descriptors(n: int) -> int:
 class MeshConn:
     """A worker's connections: ``send`` (to the coordinator, now), ``send_to`` (queued, ordered),
     ``poll``/``recv`` (the next message from the coordinator or any live peer), ``drain`` (what a
-    dead peer sent)."""
+    dead peer sent).
+
+    Which thread touches what: the worker's loop (one thread) reads, and only reads, the peers'
+    pipes; the sender thread alone writes them and closes them (a pipe the reader finds ended is
+    handed to the sender to close, after whatever it is writing: closing a connection under a write
+    in progress would break the write midway); the coordinator's pipe is written under a lock by the
+    sender and the worker's other threads (a job's result goes out at once).
+    """
 
     def __init__(self, conn: Connection, peers: dict[int, Connection], w: int):
         self._conn = conn
         self._peers = dict(peers)
-        self._of = {c: j for j, c in self._peers.items()}
+        self._of = {c: j for j, c in self._peers.items()}  # the peers' pipes still read (the reader's)
         self._lock = threading.Lock()  # the coordinator's pipe: the sender thread and the worker's threads write it
         self._out: queue.SimpleQueue = queue.SimpleQueue()
         self._inbox: list[tuple[int, Any]] = []  # (sender: a peer, or COORDINATOR; message), read, not yet taken
         self._gone: BaseException | None = None  # the coordinator's pipe ended
+        self.dropped = 0  # droppable messages not sent because their peer was not reading (sender thread)
         self._sender = threading.Thread(target=self._send_loop, name=f"dlbkit-worker-{w}-sender", daemon=True)
         self._sender.start()
 
@@ -71,28 +96,51 @@ class MeshConn:
         with self._lock:
             self._conn.send(msg)
 
-    def send_to(self, dst: int, msg: Any) -> None:
-        """To worker *dst* (or :data:`~.base.COORDINATOR`), after everything posted before."""
-        self._out.put((dst, msg))
+    def send_to(self, dst: int, msg: Any, *, droppable: bool = False) -> None:
+        """To worker *dst* (or :data:`~.base.COORDINATOR`), after everything posted before. A
+        *droppable* message (a load message: the next one replaces it) is dropped rather than
+        written when *dst*'s pipe is backed up, so that a peer that has stopped reading (stopped,
+        starved) cannot hold up everything this worker sends after it."""
+        self._out.put((dst, msg, droppable))
 
     def _send_loop(self) -> None:
+        closed: set[int] = set()
         while True:
             item = self._out.get()
             if item is None:
                 return
-            dst, msg = item
-            try:
-                if dst == COORDINATOR:
+            dst, msg, droppable = item
+            if dst == COORDINATOR:
+                try:
                     self.send(msg)
-                else:
-                    c = self._peers.get(dst)
-                    if c is not None and not c.closed:
-                        c.send(msg)
-            except (OSError, EOFError):  # that peer died (its death reaches us from the coordinator)
-                if dst == COORDINATOR:
+                except (OSError, EOFError, ValueError):
                     return  # the coordinator is gone: the worker's loop finds out at its next read
+                continue
+            if dst in closed:
+                continue
+            if msg is _CLOSE:  # the reader found this peer's pipe ended: close it here, between writes
+                closed.add(dst)
+                self._peers[dst].close()
+                continue
+            c = self._peers.get(dst)
+            if c is None:
+                continue
+            try:
+                if droppable and not _writable(c):
+                    self.dropped += 1
+                    continue
+                c.send(msg)
+            except (OSError, EOFError, ValueError):  # that peer died (its death reaches us from the coordinator)
+                closed.add(dst)
+                c.close()
 
     # --- receiving -------------------------------------------------------------------------------------
+    def _ended(self, c: Connection) -> None:
+        """The peer at the other end of *c* is gone: stop reading it; the sender closes it."""
+        j = self._of.pop(c, None)
+        if j is not None:
+            self._out.put((j, _CLOSE, False))
+
     def poll(self, timeout: float | None = None) -> bool:
         """True when a message is waiting (within *timeout* seconds; None: until one is)."""
         if self._inbox or self._gone is not None:
@@ -110,8 +158,7 @@ class MeshConn:
                     if c is self._conn:
                         self._gone = e
                     else:  # a peer that died: its pipe is done
-                        self._of.pop(c, None)
-                        c.close()
+                        self._ended(c)
             if self._inbox or self._gone is not None:
                 return True
             # only ends of file were ready: wait again for the rest of the time
@@ -124,11 +171,12 @@ class MeshConn:
             self.poll(None)
         return self._inbox.pop(0)[1]
 
-    def drain(self, peer: int, timeout: float = 5.0) -> list[Any]:
+    def drain(self, peer: int, timeout: float = DRAIN_WAIT_S) -> list[Any]:
         """Every message from *peer*, which has died, not yet taken: those already read, then the rest
         of its pipe up to its end of file (a dead process's pipe holds what it wrote, then ends; only
         this worker holds the other end, :class:`~.local.LocalTransport`). *timeout*: at most this
-        long waiting for the end of file."""
+        long waiting for the end of file (it does not come if another process still holds the dead
+        worker's end: a process its job forked and left running)."""
         out = [m for src, m in self._inbox if src == peer]
         self._inbox = [(src, m) for src, m in self._inbox if src != peer]
         c = self._peers.get(peer)
@@ -140,16 +188,25 @@ class MeshConn:
                 out.append(c.recv())
             except (EOFError, OSError):
                 break
-        self._of.pop(c, None)
-        c.close()
+        self._ended(c)
         return out
 
     def close(self) -> None:
-        """Write what is queued (within a second), then close every pipe."""
+        """Write what is queued (within a second), then close the coordinator's pipe (the sender
+        thread, a daemon, ends with the process; the peers' pipes with it)."""
         self._out.put(None)
         self._sender.join(timeout=1.0)
-        for c in [self._conn, *self._of]:
-            c.close()
+        with self._lock:
+            self._conn.close()
+
+
+_CLOSE = object()  # the reader's word to the sender thread: close this peer's pipe
+
+
+def _writable(c: Connection) -> bool:
+    """Whether *c* can take a small message now: the kernel calls a socket writable while at most a
+    quarter of its send buffer is in use, so a load message of a few hundred bytes does not block."""
+    return bool(select.select([], [c.fileno()], [], 0)[1])
 
 
 def close_others(others: list[Connection]) -> None:

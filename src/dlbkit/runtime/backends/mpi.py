@@ -101,6 +101,7 @@ __all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport
 BYE = "bye"  # worker rank -> rank 0, transport level only: "I left the worker loop and will send nothing more"
 TAG = 7  # every message of a run between rank 0 and a worker, on the run's own duplicate of COMM_WORLD
 PEER_TAG = 8  # a message between two worker ranks (a family with a mesh: Family.mesh)
+PRUNE_SENDS = 16  # pending send requests kept before the completed ones are dropped from the list
 POLL_MIN_S = 50e-6  # first sleep of a wait (Linux timer slack makes anything shorter pointless)
 POLL_MAX_S = 5e-3  # longest sleep between two polls: the most a message waits to be noticed
 POLL_FRACTION = 0.1  # sleep this fraction of the time waited so far
@@ -194,7 +195,7 @@ class MPITransport(Transport):
         self._sends.append(self.comm.isend(msg, dest=w + 1, tag=TAG))
         if msg[0] == STOP:
             self._stopped.add(w)
-        if len(self._sends) > 16:
+        if len(self._sends) > PRUNE_SENDS:
             self._sends = [r for r in self._sends if not r.Test()]
 
     def _take(self) -> tuple[int, tuple] | None:
@@ -283,19 +284,26 @@ class RankConn:
         self.stopped = False
         self._poll = _Backoff()
         self._peer_sends: list = []  # issend requests to other worker ranks not yet completed
+        self._any = _mpi().ANY_SOURCE if mesh else None
 
     def send(self, msg: tuple) -> None:
         _wait(self.comm.isend(msg, dest=0, tag=TAG))
 
-    def send_to(self, dst: int, msg: tuple) -> None:
+    def send_to(self, dst: int, msg: tuple, *, droppable: bool = False) -> None:
         """To worker *dst* (not waiting; in the order posted to that worker, MPI's non-overtaking
-        rule), or to rank 0 (:data:`~.base.COORDINATOR`: :meth:`send`)."""
+        rule: there is no order across destinations), or to rank 0 (:data:`~.base.COORDINATOR`:
+        :meth:`send`, which waits until the message has left). *droppable* changes nothing here:
+        a send that is not received stays pending without holding up the others."""
         if dst == COORDINATOR:
             self.send(msg)
             return
         self._peer_sends.append(self.comm.issend(msg, dest=dst + 1, tag=PEER_TAG))
-        if len(self._peer_sends) > 16:
+        if len(self._peer_sends) > PRUNE_SENDS:
             self._peer_sends = [r for r in self._peer_sends if not r.Test()]
+
+    def drain(self, peer: int) -> list:
+        """Nothing: under MPI a rank's death ends the whole job, so no node outlives a peer."""
+        return []
 
     def _take(self) -> tuple | None:
         """A message already here (rank 0's first), or None."""
@@ -308,10 +316,6 @@ class RankConn:
         if msg[0] == STOP:
             self.stopped = True
         return msg
-
-    @property
-    def _any(self) -> int:
-        return _mpi().ANY_SOURCE
 
     def recv(self) -> tuple:
         self._poll.reset()

@@ -49,6 +49,10 @@ __all__ = ["ClusterRun", "ClusterFamily", "Job", "SERIES_POINTS"]
 SERIES_POINTS = 200
 #: seconds the client waits for a node's goodbye before stopping it by force
 STOP_WAIT_S = 5.0
+#: seconds the client waits for every survivor's answer about a dead node's jobs (Y) before it
+#: submits them again without the missing answers: a survivor first waits up to
+#: local_mesh.DRAIN_WAIT_S for the dead node's pipe to end, so this is longer
+ANSWER_WAIT_S = 10.0
 
 
 @dataclass
@@ -97,7 +101,8 @@ class ClusterRun:
         self.error: BaseException | None = None
         self.duplicates = 0  # results of jobs already delivered (none expected; counted to show it)
         self.early: dict[int, tuple[int, float]] = {}  # job → (node, start) heard before its placement notice
-        self.asking: dict[int, tuple[list[int], set[int]]] = {}  # dead node → (jobs asked about, nodes yet to answer)
+        # dead node → (jobs asked about, nodes yet to answer, when the answers are due: time.monotonic)
+        self.asking: dict[int, tuple[list[int], set[int], float]] = {}
         self.end_time = math.nan
         self.origin = time.perf_counter()
         self.family = ClusterFamily(self, balancer, info, emulation, seed, record_decisions, suspect_after, slots)
@@ -230,6 +235,8 @@ class ClusterRun:
                 if got is not None:
                     self._handle(*got)
                 with self.lock:
+                    if self.asking:
+                        self._overdue()
                     if self.closing and (self.cancel or not self.futures):
                         break
             self._stop(tr)
@@ -281,10 +288,14 @@ class ClusterRun:
         """Its origin placed job *jid* on *node* (and sent it there itself, before this notice)."""
         if jid not in self.futures:
             return  # its result is in already
-        j = self.jobs[jid]
         if node not in self.live:  # placed on a node that died meanwhile: submitted again
             self._resubmit(jid)
             return
+        self._move(jid, node)
+
+    def _move(self, jid: int, node: int) -> None:
+        """Job *jid* is now on *node* (placed there, or found there after its origin's death)."""
+        j = self.jobs[jid]
         j.node, j.state = node, "placed"
         early = self.early.pop(jid, None)
         if early is not None and early[0] == node:  # its node's word that it started came first
@@ -349,7 +360,8 @@ class ClusterRun:
         still at it as their origin may have left it just before (sent to their node, the notice
         lost with *k*): every survivor is told of the death with the list of them, takes what *k*
         sent it (its pipe, to the end) and answers which it holds (Y, :meth:`_answered`); the rest
-        are submitted again once every survivor has answered, so none runs twice."""
+        are submitted again once every survivor has answered (or died), so none runs twice — or,
+        should a survivor not answer within :data:`ANSWER_WAIT_S`, then (:meth:`_overdue`)."""
         if k not in self.live:
             return
         self.live.remove(k)
@@ -360,24 +372,34 @@ class ClusterRun:
         for jid in at_k:
             if self.jobs[jid].state != "submitted":
                 self._resubmit(jid)
-        self.asking[k] = (asked, set(self.live))
-        for dead, (_, waiting) in list(self.asking.items()):  # k cannot answer any more
+        self.asking[k] = (asked, set(self.live), time.monotonic() + ANSWER_WAIT_S)
+        for dead, (_, waiting, _) in list(self.asking.items()):  # k cannot answer any more
             waiting.discard(k)
             self._settle(dead)
+
+    def _overdue(self) -> None:
+        """Deaths whose survivors have not all answered within :data:`ANSWER_WAIT_S` (a survivor
+        alive but not reading: stopped, starved): their jobs are submitted again without the
+        missing answers. A job that a silent survivor holds may then run twice; its first result
+        is delivered (at-least-once execution, exactly-once delivery, as for a running job)."""
+        now = time.monotonic()
+        for dead in [d for d, (_, _, due) in self.asking.items() if now >= due]:
+            self._settle(dead, late=True)
 
     def _answered(self, k: int, dead: int, held: list[int]) -> None:
         """Node *k* holds these jobs that the dead node *dead* had forwarded to it."""
         for jid in held:
             if jid in self.futures and self.jobs[jid].node == dead:
-                self.jobs[jid].node, self.jobs[jid].state = k, "placed"
+                self._move(jid, k)
         if dead in self.asking:
             self.asking[dead][1].discard(k)
             self._settle(dead)
 
-    def _settle(self, dead: int) -> None:
-        """Every survivor has answered about *dead*: its jobs no survivor holds are submitted again."""
-        asked, waiting = self.asking[dead]
-        if waiting:
+    def _settle(self, dead: int, *, late: bool = False) -> None:
+        """Every survivor has answered about *dead* (or, *late*, the time to answer is up): its jobs
+        no survivor said it holds are submitted again."""
+        asked, waiting, _ = self.asking[dead]
+        if waiting and not late:
             return
         del self.asking[dead]
         for jid in asked:

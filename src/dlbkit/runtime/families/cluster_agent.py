@@ -71,7 +71,7 @@ class Agent:
                  seed: int, record_decisions: bool, suspect_after: float | None = None,
                  slots: list[int] | None = None):
         self.w, self.n, self.conn, self.origin = w, n, conn, origin
-        self._send_raw = conn.send
+        self._send_raw = conn.send  # to the client at once (a result, the final statistics)
         self.slots = list(slots) if slots is not None else [1] * n
         self.speeds = speeds
         self.emulation = emulation
@@ -103,9 +103,11 @@ class Agent:
         # jobs started since the last message to the client, (jid, run time): piggybacked on the next
         # P or D, or sent alone (S) at the next information round (guarded by self.lock, as the sends are)
         self.started: list[tuple[int, float]] = []
-        # jobs each other node forwarded here (node → job ids): what this node answers when the client
-        # asks, after that node's death, which of its jobs had already left it (Y)
-        self.received: dict[int, set[int]] = {}
+        # the jobs other nodes forwarded here whose result has not gone yet (job → its origin): what
+        # this node answers when the client asks, after an origin's death, which of its jobs had
+        # already left it (Y). A job leaves it with its result: the result goes to the client on the
+        # same pipe before any later answer, so the client has it first (guarded by self.lock)
+        self.received: dict[int, int] = {}
         self.stopped = False  # after STOP nothing more is sent (under MPI the client may be gone)
         self.balancer.start(self._view(0.0), self.rng)
         # one runner thread per slot: threads, so a job that computes in Python shares this process's
@@ -124,8 +126,11 @@ class Agent:
         return self.enq - self.done
 
     def tell_client(self, msg: tuple) -> None:
-        """Send *msg* (P, S) to the client after everything posted before it, with the jobs started
-        since the last message (piggybacked)."""
+        """Send *msg* (P, S, Y) to the client after everything posted before it (on the local
+        backend; under MPI messages keep their order per destination only), with the jobs started
+        since the last message (piggybacked). A result (D) goes at once instead, by the runner
+        thread: the client takes messages about a job it has settled as stale, so their relative
+        order does not matter."""
         with self.lock:
             self.conn.send_to(COORDINATOR, msg + (self._started(),))
 
@@ -199,6 +204,7 @@ class Agent:
             o = self.origin
             with self.lock:
                 self.done += 1  # several runners
+                self.received.pop(jid, None)  # its result goes now: the client will have it before any answer
                 if self.stopped:
                     return
                 self._send_raw(("D", jid, ok, data, t_start - o, t_busy - o, t_end - o, self._started()))
@@ -212,7 +218,7 @@ class Agent:
             if msg.src == self.w and msg.dst in self.live:
                 self.sent_messages += 1
                 self.sent_bytes += msg.bytes
-                self.conn.send_to(int(msg.dst), ("I", msg))
+                self.conn.send_to(int(msg.dst), ("I", msg), droppable=True)  # the next round replaces it
         if self.started:  # unlocked peek; the list is taken under the lock
             self.tell_client(("S",))
         self.sample(t)
@@ -234,16 +240,15 @@ class Agent:
         take everything it sent that is still on its way here (the backend's ``drain``: its pipe,
         up to its end), then tell the client which of the jobs it *asked* about (those it believed
         still at the dead node) that node had forwarded here (Y): those are here, not lost."""
-        if node not in self.live or node == self.w:
-            return
-        drain = getattr(self.conn, "drain", None)  # MPI: a rank's death ends the job, nothing to drain
-        for msg in drain(node) if drain is not None else ():
-            if msg[0] in ("R", "I"):
-                self.handle(msg)
-        self.live.remove(node)
-        self._view(self.now())  # the view's nodes change: the balancer starts again
-        got = self.received.pop(node, set())
-        self.tell_client(("Y", node, [j for j in asked if j in got]))
+        if node in self.live and node != self.w:
+            for msg in self.conn.drain(node):
+                if msg[0] in ("R", "I"):
+                    self.handle(msg)
+            self.live.remove(node)
+            self._view(self.now())  # the view's nodes change: the balancer starts again
+        with self.lock:
+            held = [j for j in asked if self.received.get(j) == node]
+        self.tell_client(("Y", node, held))  # always an answer: the client waits for every survivor's
 
     # --- the daemon's loop ---------------------------------------------------------------------------------
     def handle(self, msg: tuple) -> bool:
@@ -252,7 +257,8 @@ class Agent:
         if tag == "J":
             self.place([(msg[1], msg[2])])
         elif tag == "R":
-            self.received.setdefault(msg[3], set()).add(msg[1])
+            with self.lock:
+                self.received[msg[1]] = msg[3]
             self.enqueue(msg[1], msg[2])
         elif tag == "I":
             self.deliver(msg[1])
