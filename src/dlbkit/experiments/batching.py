@@ -52,11 +52,12 @@ DEFAULT_BATCH = "auto"
 def check_batch(value, field: str = "batch") -> int | str:
     """*value* as ``run_sweep`` takes it: an integer >= 1 or ``"auto"`` (a CLI string of digits is
     read as the integer); raise ConfigError naming *field* otherwise."""
+    given = value
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value)
     if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
         return value
-    raise ConfigError(field, value, "an integer >= 1 (runs per executor task; 1 = one run per task) or 'auto' "
+    raise ConfigError(field, given, "an integer >= 1 (runs per executor task; 1 = one run per task) or 'auto' "
                                     "(sized by the measured run time and the workers)")
 
 
