@@ -2,7 +2,7 @@
 
 Subcommands::
 
-    dlbkit simulate EXPERIMENT.toml [--out DIR] [--jobs N]   run a sweep; table, CSVs, plots, report
+    dlbkit simulate EXPERIMENT.toml [--out DIR] [--jobs N] [--batch N|auto]   run a sweep; table, CSVs, plots, report
     mpiexec -n N dlbkit simulate EXPERIMENT.toml --executor mpi   the same sweep's runs on N-1 MPI ranks
     dlbkit balancers [--json] [--kind KIND]                  the registered balancers
     dlbkit bench m1|m2 --workers P --tasks N [--seed S] [--json] a reference model's makespan and speed
