@@ -1,7 +1,7 @@
 """How many runs of a sweep go into one executor task (``run_sweep(batch=...)``, ``--batch N|auto``).
 
 Each task pays a round trip (the spec out, the rows back; under ``mpi4py.futures`` the worker ranks
-also poll for work with a back-off of up to 1 ms): about 2.5 ms per task on one MPI rank here,
+also poll for work with a back-off of up to 1 ms): 1–2.5 ms per task on one MPI rank here,
 against runs of a millisecond in a small sweep. Sending several runs per task amortises it; sending
 too many at once unbalances the workers at the end of the sweep and delays the rows (a row is
 written when its task comes back). ``batch="auto"`` sizes each task by two rules at once:
@@ -44,8 +44,10 @@ BATCH_TARGET_S = 0.1
 #: factoring's divisor: a batch holds at most remaining / (FACTOR × workers) runs (FAC2, CACM 1992)
 FACTOR = 2
 
-#: ``run_sweep``'s and ``dlbkit simulate``'s default (BENCHMARKS.md, "Sweeps on MPI ranks": batching
-#: measured against one run per task)
+#: ``run_sweep``'s and ``dlbkit simulate``'s default: measured faster than one run per task in every
+#: configuration (local processes, one and two MPI ranks, runs of 0.4 and 1.5 ms: 1.7-4.1x) and the
+#: same within noise on runs past the target, where it sends one run per task anyway (BENCHMARKS.md,
+#: "Several runs per task"); its rows are the same, so nothing but the speed depends on it
 DEFAULT_BATCH = "auto"
 
 
