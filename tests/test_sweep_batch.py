@@ -133,7 +133,7 @@ def test_auto_every_run_once_and_no_task_beyond_factoring(n, workers, wall):
     assert sorted(r for r, _ in seen) == list(range(n)) and [d for _, d in seen] == list(range(1, n + 1))
     left = n
     for size in ex.sizes:  # never more than half of what is left over the workers, nor than the time target allows
-        assert size <= max(1, math.ceil(left / (2 * workers)), 1) and size <= max(1, math.floor(0.1 / wall))
+        assert size <= math.ceil(left / (2 * workers)) and size <= max(1, math.floor(0.1 / wall))
         left -= size
 
 

@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import families
-from .batching import DEFAULT_BATCH, batch_size, check_batch, workers_of
 from ..api import simulate
 from ..errors import ConfigError
 from ..model.metrics import METRICS
 from ..model.trace import Trace
+from .batching import DEFAULT_BATCH, batch_size, check_batch, workers_of
 from .spec import Experiment, RunSpec
 
 __all__ = ["Sweep", "run_sweep", "run_experiment", "columns", "read_results", "RESULTS_FILE"]
