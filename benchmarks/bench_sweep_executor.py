@@ -6,12 +6,14 @@ Usage (from the repository root, the venv's python and mpiexec):
 It writes a 1 000-run experiment (SS and GSS × 500 repetitions of a 100-item divisible loop on a
 3-node platform; --items for longer runs), then times, each --repeat times into a fresh directory, best kept:
   sweep only (``run_sweep``, in this script):
-    python bench_sweep_executor.py --sweep local --jobs J EXP           J = 1, 2
-    mpiexec -n N python bench_sweep_executor.py --sweep mpi EXP         N = 2, 3 (N-1 ranks run the runs)
+    python bench_sweep_executor.py --sweep local --jobs J --batch B EXP     J = 1; J = 2 with B = 1, auto
+    mpiexec -n N python bench_sweep_executor.py --sweep mpi --batch B EXP   N = 2, 3 (N-1 ranks run the runs),
+                                                                            B = 1 (one run per task), auto
   the whole command (start-up, sweep, summary, plots, report):
-    python -m dlbkit simulate EXP --jobs 2
-    mpiexec -n 3 python -m dlbkit simulate EXP --executor mpi
-and checks that every sweep's results.csv holds the same rows (all but wall_s).
+    python -m dlbkit simulate EXP --jobs 2 --batch B                        B = 1, auto
+    mpiexec -n 3 python -m dlbkit simulate EXP --executor mpi --batch B     B = 1, auto
+and checks that every sweep's results.csv holds the same rows (all but wall_s). ``--batch 1`` is the
+sweep as it was before batches (one run per task); ``auto`` is the default (experiments/batching.py).
 """
 
 from __future__ import annotations
@@ -56,14 +58,14 @@ SRC = HERE.parents[1] / "src"
 MPIEXEC = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or shutil.which("mpiexec")
 
 
-def sweep_only(kind: str, jobs: int, exp_path: str, out: str) -> None:
+def sweep_only(kind: str, jobs: int, batch: str, exp_path: str, out: str) -> None:
     """Time run_sweep alone; rank 0 (or the only process) prints 'SWEEP <seconds> <runs> <workers>'."""
     from dlbkit.experiments import load_experiment, run_sweep
 
     exp = load_experiment(exp_path)
     if kind == "local":
         t0 = time.perf_counter()
-        sweep = run_sweep(exp, out, jobs=jobs)
+        sweep = run_sweep(exp, out, jobs=jobs, batch=batch)
         print(f"SWEEP {time.perf_counter() - t0:.4f} {sweep.ran} {jobs}", flush=True)
         return
     from mpi4py import MPI
@@ -72,7 +74,7 @@ def sweep_only(kind: str, jobs: int, exp_path: str, out: str) -> None:
     with MPICommExecutor(MPI.COMM_WORLD, root=0) as ex:
         if ex is not None:
             t0 = time.perf_counter()
-            sweep = run_sweep(exp, out, executor=ex)
+            sweep = run_sweep(exp, out, executor=ex, batch=batch)
             print(f"SWEEP {time.perf_counter() - t0:.4f} {sweep.ran} {MPI.COMM_WORLD.Get_size() - 1}", flush=True)
 
 
@@ -98,18 +100,24 @@ def drive(repeat: int, n_runs: int, items: int) -> None:
         tmp = Path(tmp)
         exp = tmp / "sweep_bench.toml"
         exp.write_text(EXPERIMENT.format(reps=n_runs // 2, items=items))
-        configs = [
-            ("sweep only, --jobs 1", [py, str(HERE), "--sweep", "local", "--jobs", "1", str(exp)]),
-            ("sweep only, --jobs 2", [py, str(HERE), "--sweep", "local", "--jobs", "2", str(exp)]),
-            ("sweep only, mpiexec -n 2 (1 worker rank)", [MPIEXEC, "-n", "2", py, str(HERE), "--sweep", "mpi", str(exp)]),
-            ("sweep only, mpiexec -n 3 (2 worker ranks)", [MPIEXEC, "-n", "3", py, str(HERE), "--sweep", "mpi", str(exp)]),
-            ("dlbkit simulate --jobs 2", [py, "-m", "dlbkit", "simulate", str(exp), "--jobs", "2", "--no-progress"]),
-            ("mpiexec -n 3 dlbkit simulate --executor mpi",
-             [MPIEXEC, "-n", "3", py, "-m", "dlbkit", "simulate", str(exp), "--executor", "mpi", "--no-progress"]),
-        ]
-        configs.append(("sweep only, mpiexec -n 3, MPI4PY_FUTURES_BACKOFF=1e-4",
-                        [MPIEXEC, "-n", "3", "-env", "MPI4PY_FUTURES_BACKOFF", "1e-4", py, str(HERE), "--sweep", "mpi",
-                         str(exp)]))
+        configs = [("sweep only, --jobs 1", [py, str(HERE), "--sweep", "local", "--jobs", "1", str(exp)])]
+        for b in ("1", "auto"):
+            configs += [
+                (f"sweep only, --jobs 2, --batch {b}",
+                 [py, str(HERE), "--sweep", "local", "--jobs", "2", "--batch", b, str(exp)]),
+                (f"sweep only, mpiexec -n 2 (1 worker rank), --batch {b}",
+                 [MPIEXEC, "-n", "2", py, str(HERE), "--sweep", "mpi", "--batch", b, str(exp)]),
+                (f"sweep only, mpiexec -n 3 (2 worker ranks), --batch {b}",
+                 [MPIEXEC, "-n", "3", py, str(HERE), "--sweep", "mpi", "--batch", b, str(exp)]),
+            ]
+        for b in ("1", "auto"):
+            configs += [
+                (f"dlbkit simulate --jobs 2 --batch {b}",
+                 [py, "-m", "dlbkit", "simulate", str(exp), "--jobs", "2", "--batch", b, "--no-progress"]),
+                (f"mpiexec -n 3 dlbkit simulate --executor mpi --batch {b}",
+                 [MPIEXEC, "-n", "3", py, "-m", "dlbkit", "simulate", str(exp), "--executor", "mpi", "--batch", b,
+                  "--no-progress"]),
+            ]
         reference = None
         best_sweep = {name: float("inf") for name, _ in configs}
         best_wall = dict(best_sweep)
@@ -133,16 +141,16 @@ def drive(repeat: int, n_runs: int, items: int) -> None:
                 assert got == reference, f"{name}: rows differ from the first configuration's"
         print(f"{n_runs} runs of {items} items; best of {repeat}; per worker = runs/s ÷ processes running runs "
               "(rank 0 runs none)")
-        print(f"{'configuration':54s} {'workers':>7s} {'sweep s':>8s} {'runs/s':>8s} {'per worker':>10s} "
+        print(f"{'configuration':60s} {'workers':>7s} {'sweep s':>8s} {'runs/s':>8s} {'per worker':>10s} "
               f"{'command s':>9s}")
         for name, _ in configs:
             w = workers[name]
             if best_sweep[name] < float("inf"):
                 rate = n_runs / best_sweep[name]
-                print(f"{name:54s} {w:7d} {best_sweep[name]:8.2f} {rate:8.0f} {rate / w:10.0f} {best_wall[name]:9.2f}")
+                print(f"{name:60s} {w:7d} {best_sweep[name]:8.2f} {rate:8.0f} {rate / w:10.0f} {best_wall[name]:9.2f}")
             else:
                 rate = n_runs / best_wall[name]
-                print(f"{name:54s} {w:7d} {'':>8s} {rate:8.0f} {rate / w:10.0f} {best_wall[name]:9.2f}"
+                print(f"{name:60s} {w:7d} {'':>8s} {rate:8.0f} {rate / w:10.0f} {best_wall[name]:9.2f}"
                       "   (runs/s over the whole command)")
         print("every configuration wrote the same rows (all fields but wall_s)")
 
@@ -151,13 +159,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sweep", choices=["local", "mpi"], help="time one sweep (used by the driver)")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--batch", default="1", help="(with --sweep) runs per task: 1 or auto")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--runs", type=int, default=1000, help="runs in the sweep (even; default 1000)")
     ap.add_argument("--items", type=int, default=100, help="items per run (default 100: a run of < 1 ms)")
     ap.add_argument("paths", nargs="*", help="(with --sweep) EXPERIMENT OUT_DIR")
     a = ap.parse_args()
     if a.sweep:
-        sweep_only(a.sweep, a.jobs, *a.paths)
+        sweep_only(a.sweep, a.jobs, "auto" if a.batch == "auto" else int(a.batch), *a.paths)
     else:
         drive(a.repeat, a.runs, a.items)
 

@@ -2,7 +2,7 @@
 
 Subcommands::
 
-    dlbkit simulate EXPERIMENT.toml [--out DIR] [--jobs N]   run a sweep; table, CSVs, plots, report
+    dlbkit simulate EXPERIMENT.toml [--out DIR] [--jobs N] [--batch N|auto]   run a sweep; table, CSVs, plots, report
     mpiexec -n N dlbkit simulate EXPERIMENT.toml --executor mpi   the same sweep's runs on N-1 MPI ranks
     dlbkit balancers [--json] [--kind KIND]                  the registered balancers
     dlbkit bench m1|m2 --workers P --tasks N [--seed S] [--json] a reference model's makespan and speed
@@ -79,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "mpiexec -n N job this command runs in: rank 0 runs the sweep, the others the runs), "
                         "dask (the workers of --scheduler)")
     s.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler (--executor dask)")
+    s.add_argument("--batch", metavar="N|auto", default="auto",
+                   help="runs per task sent to the --jobs processes or the executor's workers: 1 (one run per "
+                        "task), N, or auto (the default: about 0.1 s of measured work per task, shrinking by "
+                        "factoring as the sweep ends; runs of 0.1 s or more go one per task)")
     s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="a progress bar on stderr: of the runs, or of the work done inside the run when "
                         "there is one run to do (default: when stderr is a terminal)")
@@ -264,6 +268,7 @@ def find_experiment(name: str) -> Path:
 
 def _cmd_simulate(args) -> int:
     from .api import UnusedAvailabilityWarning
+    from .experiments.batching import check_batch
     from .experiments.executors import SERVED, check_executor, open_executor
 
     rank = _env_rank()  # under mpiexec every rank checks the same arguments: rank 0 alone says what is wrong
@@ -271,6 +276,7 @@ def _cmd_simulate(args) -> int:
         if args.jobs < 1:
             raise ConfigError("--jobs", args.jobs, "an integer >= 1")
         check_executor(args.executor, jobs=args.jobs, scheduler=args.scheduler)
+        args.batch = check_batch(args.batch, "--batch")
         if args.executor != "mpi" and _env_size() > 1:
             raise ConfigError("--executor", args.executor, f"mpi when mpiexec starts {_env_size()} ranks (each "
                               "rank would run the whole sweep into the same files)")
@@ -310,7 +316,7 @@ def _simulate(args, executor, where: str) -> int:
 
     t0 = time.perf_counter()
     sweep = run_sweep(exp, out, jobs=args.jobs, executor=executor, progress=progress,
-                      run_progress=progress.run if progress.enabled else None)
+                      run_progress=progress.run if progress.enabled else None, batch=args.batch)
     summary = summarise(sweep.rows)
     for message in _unused_availability(exp, sweep.rows):
         print(f"dlbkit: warning: {message}", file=sys.stderr)

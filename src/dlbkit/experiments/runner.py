@@ -12,8 +12,10 @@ A run that raises is recorded with ``status = error`` and its message; the sweep
 Where the runs run: in this process (``jobs=1``), in *jobs* local worker processes, or on any
 :class:`concurrent.futures.Executor` the caller already has (``executor=``: an
 ``mpi4py.futures`` executor, a Dask ``Client.get_executor()``, a ``ProcessPoolExecutor`` kept
-open). Each run is one task (:func:`_execute` of its spec): it carries its own seed, so where it runs
-changes nothing in its row but ``wall_s``; only this process writes results.csv.
+open). Runs go to the workers in tasks of one run (``batch=1``) or several (``batch=N``, or
+``"auto"``: sized by the measured run time and the workers, :mod:`.batching`); each run carries its
+own seed, so where and with which others it runs changes nothing in its row but ``wall_s``; only
+this process writes results.csv, each run's row as its task comes back.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from ..api import simulate
 from ..errors import ConfigError
 from ..model.metrics import METRICS
 from ..model.trace import Trace
+from .batching import DEFAULT_BATCH, batch_size, check_batch, workers_of
 from .spec import Experiment, RunSpec
 
 __all__ = ["Sweep", "run_sweep", "run_experiment", "columns", "read_results", "RESULTS_FILE"]
@@ -84,7 +87,7 @@ class Sweep:
 
 def run_experiment(experiment: Experiment | str | Path, out: str | Path | None = None, *,
                    executor: Executor | None = None, jobs: int = 1, progress: Progress | None = None,
-                   keep_traces: bool = True) -> Sweep:
+                   keep_traces: bool = True, batch: int | str = DEFAULT_BATCH) -> Sweep:
     """Run the sweep of *experiment* (an :class:`Experiment` or the path of its TOML file) into *out*
     (default ``out/<experiment name>``), as :func:`run_sweep` does; return the :class:`Sweep`.
 
@@ -94,6 +97,11 @@ def run_experiment(experiment: Experiment | str | Path, out: str | Path | None =
     caller keeps it (it is not shut down). Its workers must import the same dlbkit. Same seeds, the
     same rows as a local sweep (all but ``wall_s``); resumable; a run whose task fails is recorded.
     Without *executor*, *jobs* local processes as in ``dlbkit simulate --jobs``.
+
+    *batch*: runs per task sent to *executor* (or to the *jobs* processes): ``1``, one run per task;
+    an integer N, N runs per task; ``"auto"`` (the default), about 0.1 s of measured work per task
+    but at most half of the remaining runs over the workers (factoring), one run per task for runs
+    of 0.1 s or more (:mod:`dlbkit.experiments.batching`). Rows are the same whatever the batch.
     """
     if not isinstance(experiment, Experiment):
         from .spec import load_experiment
@@ -104,17 +112,19 @@ def run_experiment(experiment: Experiment | str | Path, out: str | Path | None =
         experiment = load_experiment(experiment)
     if out is None:
         out = Path("out") / experiment.name
-    return run_sweep(experiment, out, jobs=jobs, executor=executor, progress=progress, keep_traces=keep_traces)
+    return run_sweep(experiment, out, jobs=jobs, executor=executor, progress=progress, keep_traces=keep_traces,
+                     batch=batch)
 
 
 def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, executor: Executor | None = None,
               progress: Progress | None = None, keep_traces: bool = True,
-              run_progress: Callable[[int, int], None] | None = None) -> Sweep:
+              run_progress: Callable[[int, int], None] | None = None, batch: int | str = DEFAULT_BATCH) -> Sweep:
     """Run every run of *experiment* that results.csv in *out_dir* does not already hold.
 
     *jobs* > 1 runs that many worker processes; *executor* (with *jobs* 1) submits every run to a
-    :class:`concurrent.futures.Executor` the caller owns (see :func:`run_experiment`).
-    *progress(done, total, row)* is called after each run.
+    :class:`concurrent.futures.Executor` the caller owns (see :func:`run_experiment`); *batch*: runs
+    per task for either (``1``, an integer, or ``"auto"``; see :func:`run_experiment`).
+    *progress(done, total, row)* is called after each run (a task of several runs: once per run).
     *run_progress(done, total)* goes to the engine (:func:`dlbkit.simulate`'s ``progress``) when
     exactly one run is to be done in this process: the work done inside that run.
     Raise ConfigError if *out_dir* holds results of a different configuration. KeyboardInterrupt
@@ -123,6 +133,7 @@ def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, exe
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ConfigError("jobs", jobs, "an integer >= 1")
+    batch = check_batch(batch)
     if executor is not None:
         if not isinstance(executor, Executor):
             raise ConfigError("executor", type(executor).__name__, "a concurrent.futures.Executor (e.g. "
@@ -168,14 +179,14 @@ def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, exe
                 progress(done, len(todo), row)
 
         if executor is not None:
-            _run_on(executor, todo, finish, keep_traces)
+            _run_on(executor, todo, finish, keep_traces, batch)
         elif jobs == 1 or len(todo) <= 1:
             inside = run_progress if len(todo) == 1 else None
             for k, s in enumerate(todo, 1):
                 values, trace = _execute(s, keep_traces and s.repetition == 0, inside)
                 finish(s, values, trace, k)
         else:
-            _run_pool(todo, jobs, finish, keep_traces)
+            _run_pool(todo, jobs, finish, keep_traces, batch)
 
     if retried or existing.duplicates or existing.broken:
         _compact(path)
@@ -191,51 +202,109 @@ def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, exe
     return Sweep(experiment, out_dir, rows, traces, len(todo), skipped, time.perf_counter() - t0)
 
 
-def _run_pool(todo: list[RunSpec], jobs: int, finish, keep_traces: bool) -> None:
+def _run_pool(todo: list[RunSpec], jobs: int, finish, keep_traces: bool, batch: int | str = 1) -> None:
     """Run *todo* on *jobs* processes; write each row as it finishes (and keep repetition 0's trace)."""
     pool = ProcessPoolExecutor(max_workers=jobs)
     try:
-        _run_on(pool, todo, finish, keep_traces)
+        _run_on(pool, todo, finish, keep_traces, batch)
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
 
 
-def _run_on(executor: Executor, todo: list[RunSpec], finish, keep_traces: bool) -> None:
-    """Submit every run of *todo* to *executor*; call *finish* for each as it completes.
+#: tasks in flight per worker under ``batch="auto"``: two, so that a worker finishing one task has the
+#: next already waiting (the round trip hidden) while the sizes of the later ones wait for more
+#: measurements
+IN_FLIGHT_PER_WORKER = 2
 
-    A task that fails outside :func:`_execute` (a worker process or rank died, a Dask worker was
-    lost, the executor refused the task) becomes that run's error row, like a run that raised; on
-    any other exception (KeyboardInterrupt) the runs not started are cancelled and it propagates.
+
+def _run_on(executor: Executor, todo: list[RunSpec], finish, keep_traces: bool, batch: int | str = 1) -> None:
+    """Send the runs of *todo* to *executor*, *batch* runs per task; call *finish* for each run as its
+    task completes (one call per run, in the task's order).
+
+    ``batch`` 1 or N: every task submitted at once, in *todo*'s order, N runs each (the last fewer).
+    ``"auto"``: at most :data:`IN_FLIGHT_PER_WORKER` tasks per worker in flight, each sized when it is
+    sent by :func:`.batching.batch_size` from the runs measured so far; one run per task, all at
+    once, if the executor cannot say how many workers it has. A task of one run is :func:`_run_task`,
+    of several :func:`_run_batch`, which records a run that raises as its error row and goes on.
+
+    A task that fails outside them (a worker process or rank died, a Dask worker was lost, the
+    executor refused the task) becomes an error row for each of its runs, like a run that raised; on
+    any other exception (KeyboardInterrupt) the tasks not started are cancelled and it propagates.
     """
-    pending: dict[Future, RunSpec] = {}
+    workers = workers_of(executor) if batch == "auto" else None
+    if batch == "auto" and workers is None:
+        batch = 1
+    window = IN_FLIGHT_PER_WORKER * workers if batch == "auto" else math.inf
+    pending: dict[Future, list[RunSpec]] = {}
     done_count = 0
+    sent = 0
+    measured_s, measured_n = 0.0, 0
 
     def record(s: RunSpec, values: dict, trace: Trace | None) -> None:
-        nonlocal done_count
+        nonlocal done_count, measured_s, measured_n
         done_count += 1
+        if values["wall_s"] > 0:  # a lost task's rows say 0: nothing measured
+            measured_s, measured_n = measured_s + values["wall_s"], measured_n + 1
         finish(s, values, trace, done_count)
 
-    try:
-        for s in todo:
+    def send() -> None:
+        nonlocal sent
+        while sent < len(todo) and len(pending) < window:
+            if batch == "auto":
+                n = batch_size(len(todo) - sent, workers, measured_s / measured_n if measured_n else None)
+            else:
+                n = batch
+            specs = todo[sent:sent + n]
+            sent += len(specs)
             try:
-                pending[_submit(executor, s, keep_traces and s.repetition == 0)] = s
-            except Exception as e:  # e.g. an executor shut down, a pool broken: the run fails, not the sweep
-                record(s, _failed(e, 0.0), None)
+                pending[_submit_runs(executor, specs, keep_traces)] = specs
+            except Exception as e:  # e.g. an executor shut down, a pool broken: the runs fail, not the sweep
+                for s in specs:
+                    record(s, _failed(e, 0.0), None)
+
+    try:
+        send()
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
-                s = pending.pop(fut)
+                specs = pending.pop(fut)
                 try:
-                    values, trace = fut.result()
+                    outcome = fut.result()
+                    outcomes = [outcome] if len(specs) == 1 else outcome
                 except Exception as e:  # the worker died (BrokenProcessPool, a lost Dask worker, ...)
-                    values, trace = _failed(e, 0.0), None
-                record(s, values, trace)
+                    outcomes = [(_failed(e, 0.0), None)] * len(specs)
+                for s, (values, trace) in zip(specs, outcomes):
+                    record(s, values, trace)
+            send()
     except BaseException:
         for fut in pending:
             fut.cancel()
         raise
+
+
+def _submit_runs(executor: Executor, specs: list[RunSpec], keep_traces: bool) -> Future:
+    """One task for *specs*: :func:`_submit` of the run if it is alone, else :func:`_run_batch` of them
+    (with a token of its own, as :func:`_submit`). Repetition 0 brings its trace back if *keep_traces*."""
+    if len(specs) == 1:
+        return _submit(executor, specs[0], keep_traces and specs[0].repetition == 0)
+    runs = [(s, keep_traces and s.repetition == 0) for s in specs]
+    return executor.submit(_run_batch, runs, uuid.uuid4().hex)
+
+
+def _run_batch(runs: list[tuple[RunSpec, bool]], _submission: str) -> list[tuple[dict, Trace | None]]:
+    """Several runs as one executor task: :func:`_execute` of each (spec, keep_trace) in turn, one
+    outcome per run. A run that raises, even outside the simulation, is its error row and the batch
+    goes on, so one failing run loses none of the others."""
+    out = []
+    for spec, keep_trace in runs:
+        t0 = time.perf_counter()
+        try:
+            out.append(_execute(spec, keep_trace))
+        except Exception as e:
+            out.append((_failed(e, time.perf_counter() - t0), None))
+    return out
 
 
 def _submit(executor: Executor, spec: RunSpec, keep_trace: bool) -> Future:
