@@ -1,6 +1,6 @@
 """balancer="auto" on a time-stepping loop, against every fixed chunking balancer (issue 16).
 
-Usage: python benchmarks/bench_loop_auto.py sim [--steps 50] [--items 2000]
+Usage: python benchmarks/bench_loop_auto.py sim [--steps 50] [--items 2000] [--latency 5e-5] [--margin M]
        python benchmarks/bench_loop_auto.py real [--steps 10] [--items 2000] [--balancers auto,awf-c,...]
        python benchmarks/bench_loop_auto.py predict [--items 100000] [--workers 16]
 
@@ -38,19 +38,19 @@ MEAN = 2e-4  # seconds per item at speed 1
 LATENCY = 5e-5  # one way
 
 
-def platform(drop_at: float | None) -> Platform:
+def platform(drop_at: float | None, latency: float = LATENCY) -> Platform:
     nodes = [Node("master")]
     for i, s in enumerate(SPEEDS):
         avail = Step(at=drop_at, level=0.25) if (i == 1 and drop_at is not None) else 1.0
         nodes.append(Node(f"w{i}", s, availability=avail))
-    return Platform(nodes, Network(LATENCY, 1e12), name="four-workers")
+    return Platform(nodes, Network(latency, 1e12), name="four-workers")
 
 
 def sim(a) -> None:
     wl = Divisible(a.items, cost=CostModel("exponential", mean=MEAN))
-    ref = simulate_divisible(platform(None), wl, resolve(ROBUST_DEFAULT), steps=a.steps // 2, seed=a.seed)
+    ref = simulate_divisible(platform(None, a.latency), wl, resolve(ROBUST_DEFAULT), steps=a.steps // 2, seed=a.seed)
     drop = ref.meta["time_steps"][-1]["end"]
-    plat = platform(drop)
+    plat = platform(drop, a.latency)
     rows = []
     t0 = time.perf_counter()
     for name in DEFAULT_CANDIDATES + ("auto",):
@@ -62,7 +62,8 @@ def sim(a) -> None:
     auto = [r for r in rows if r[0] == "auto"][0]
     default = [r for r in rows if r[0] == ROBUST_DEFAULT][0]
     print(f"sim: {a.steps} steps of {a.items} items (exponential, mean {MEAN * 1e3:g} ms), speeds {SPEEDS}, "
-          f"worker 1 drops to 0.25 at t = {drop:.4g} s; seed {a.seed}; {wall:.1f} s wall for all runs")
+          f"worker 1 drops to 0.25 at t = {drop:.4g} s; one-way latency {a.latency * 1e3:g} ms; seed {a.seed}; "
+          f"{wall:.1f} s wall for all runs")
     print(f"{'balancer':<10} {'total (s)':>10} {'vs best fixed':>14}")
     for name, total, _ in sorted(rows, key=lambda r: r[1]):
         print(f"{name:<10} {total:10.4f} {total / fixed[0][1]:14.3f}")
@@ -177,6 +178,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--balancers", default="auto,awf-c,static,fac2")
     ap.add_argument("--margin", type=float, default=None, help="sim: auto's margin (default: its own, 0.05)")
+    ap.add_argument("--latency", type=float, default=LATENCY, help=f"sim: one-way latency in s (default {LATENCY:g})")
     ap.add_argument("--rounds", type=int, default=1, help="real: run the balancers this many times, in ABBA order")
     a = ap.parse_args()
     if a.what == "sim":
