@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from array import array
 from collections import deque
 from typing import Any
 
@@ -280,8 +281,8 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
             busy[j] -= 1
 
     # --- late binding (Sparrow §3.3): reservations queue like tasks; the first to reach a slot gets one ---
-    res_job: list[int] = []  # per reservation: its job
-    res_at: list[float] = []  # per reservation: when it reached its node (its task's t_ask: the wait is its)
+    res_job = array("q")  # per reservation: its job
+    res_at = array("d")  # per reservation: when it reached its node (its task's t_ask: the wait is its)
 
     def reserve(t: float, r: int, j: int) -> None:
         res_at[r] = t
@@ -527,20 +528,23 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
             why = "a tie the fast loop cannot order"
             q[:], upd[:], qmax[:] = [0] * n, [0.0] * n, [0] * n
             balancer.start(view, st.rng("balancer"))
-        # the kernel path's state: lists its handlers index (read through the closures' cells)
-        times, origins, widths, firsts = arr.time.tolist(), arr.origin.tolist(), arr.width.tolist(), arr.first.tolist()
-        demand = arr.demand.tolist()
-        left = widths[:] + [1] * I  # tasks of each job not done yet
-        done_at = [math.nan] * (J + I)
-        jend = [0.0] * (J + I)
-        ideal = [0.0] * J  # per job: its longest task's time on its node at full availability
-        at_node = [0.0] * (T + I)  # when each task reached its node
-        started = [0.0] * (T + I)
-        job_of = np.repeat(np.arange(J), arr.width).tolist() if J else []
+        # the kernel path's state, per job and per task, that its handlers index (through the closures'
+        # cells): typed arrays of 8-byte numbers (array.array: an item reads back as the Python float or
+        # int a list would hold, so the run is the same; a list would cost 8 bytes more per item, and
+        # 24-32 more for each distinct float or int object)
+        times, origins, widths, firsts, demand = (_typed(a) for a in (arr.time, arr.origin, arr.width, arr.first,
+                                                                       arr.demand))
+        left = widths + array("q", [1]) * I  # tasks of each job not done yet
+        done_at = array("d", [math.nan]) * (J + I)
+        jend = array("d", [0.0]) * (J + I)
+        ideal = array("d", [0.0]) * J  # per job: its longest task's time on its node at full availability
+        at_node = array("d", [0.0]) * (T + I)  # when each task reached its node
+        started = array("d", [0.0]) * (T + I)
+        job_of = _typed(np.repeat(np.arange(J, dtype=np.int64), arr.width))
         launched = firsts[:]  # late binding, per job: the next task not yet sent to a reservation
         if I:
-            demand += init_work
-            job_of += range(J, J + I)
+            demand.extend(init_work)
+            job_of.extend(range(J, J + I))
         for i, j in enumerate(init_nodes):  # already in the nodes' systems when the run starts
             enqueue(0.0, T + i, j)
         if J:
@@ -591,6 +595,13 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     hops = enqueue = depart = reserve = claim = request = bind = cancel = reach = arrive = None
     deliver = info_round = sample = ps_catch_up = ps_next = None
     return tr
+
+
+def _typed(a: np.ndarray) -> array:
+    """A float64 or int64 array as an ``array.array`` ("d" or "q") of the same items (one copy)."""
+    out = array("d" if a.dtype.kind == "f" else "q")
+    out.frombytes(np.ascontiguousarray(a, dtype=np.float64 if a.dtype.kind == "f" else np.int64).data.cast("B"))
+    return out
 
 
 def _blocks(a: np.ndarray, size: int = 1 << 15):
