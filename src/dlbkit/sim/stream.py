@@ -561,10 +561,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     tr.events = kernel.processed
     tr.speeds = speeds
     tr.availability = profiles
-    # sum() over the same floats in the same order as the kernel's list (the arrays read in blocks):
-    # the same total, bit for bit, without a list of J floats
-    tr.total_work = float(sum(itertools.chain(_blocks(arr.demand), init_work)))
-    tr.max_item = float(max(itertools.chain(_blocks(arr.demand), init_work))) if T + I else 0.0
+    tr.total_work, tr.max_item = _sum_max(arr.demand, init_work)
     tr.messages = moved + messages
     tr.bytes = moved_bytes
     if not model.exact:
@@ -604,18 +601,15 @@ def _typed(a: np.ndarray) -> array:
     return out
 
 
-def _blocks(a: np.ndarray, size: int = 1 << 15):
-    """The items of array *a* as Python numbers (as ``a.tolist()`` gives them), read *size* at a time."""
-    for i in range(0, len(a), size):
-        yield from a[i:i + size].tolist()
+def _sum_max(a: np.ndarray, more: list, size: int = 1 << 15) -> tuple[float, float]:
+    """``(float(sum(x)), float(max(x)))`` of the list x = ``a.tolist() + more``, bit for bit (a float
+    total depends on the order of the additions, and from Python 3.12 on sum()'s compensation over the
+    whole iterable: so one sum() over the same items in the same order), without that list: *a* is read
+    *size* items at a time. (0.0, 0.0) for no items."""
+    if not len(a) and not more:
+        return 0.0, 0.0
 
-
-def _probes(balancer, view, k: int) -> list[int]:
-    """The nodes a late-binding balancer reserves on for a job of *k* tasks, checked: at least *k*, each a
-    node index (a reservation per entry)."""
-    nodes = list(balancer.probes(view, k))
-    n = view.n_nodes
-    if len(nodes) < k or not all(isinstance(j, (int, np.integer)) and 0 <= j < n for j in nodes):
-        raise ConfigError(f"{balancer.name}.probes' answer for a job of {k} task(s)", nodes,
-                          f"at least {k} node indices in [0, {n - 1}]")
-    return [int(j) for j in nodes]
+    def items():
+        return itertools.chain.from_iterable(itertools.chain((a[i:i + size].tolist() for i in range(0, len(a), size)),
+                                                             [more]))
+    return float(sum(items())), float(max(items()))
