@@ -613,3 +613,14 @@ def _sum_max(a: np.ndarray, more: list, size: int = 1 << 15) -> tuple[float, flo
         return itertools.chain.from_iterable(itertools.chain((a[i:i + size].tolist() for i in range(0, len(a), size)),
                                                              [more]))
     return float(sum(items())), float(max(items()))
+
+
+def _probes(balancer, view, k: int) -> list[int]:
+    """The nodes a late-binding balancer reserves on for a job of *k* tasks, checked: at least *k*, each a
+    node index (a reservation per entry)."""
+    nodes = list(balancer.probes(view, k))
+    n = view.n_nodes
+    if len(nodes) < k or not all(isinstance(j, (int, np.integer)) and 0 <= j < n for j in nodes):
+        raise ConfigError(f"{balancer.name}.probes' answer for a job of {k} task(s)", nodes,
+                          f"at least {k} node indices in [0, {n - 1}]")
+    return [int(j) for j in nodes]
