@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from dlbkit.balancers.placement import PowerOfD, RandomPlacement
+from dlbkit.balancers.registry import make
 from dlbkit.model.platform import Node, Platform
 from dlbkit.model.stream import Stream
 from dlbkit.sim import _stream_fast
@@ -74,19 +75,20 @@ def test_a_record_false_run_holds_a_few_numbers_per_job(inline, path, bound):
 
 
 @pytest.mark.parametrize("kw", [dict(service="ps"), dict(info={"model": "gossip", "period": 2.0}),
-                                dict(record=True), dict(balancer="batch-sampling")])
+                                dict(record=True), dict(balancer="batch-sampling", late_binding=True)])
 def test_no_run_leaves_its_state_to_the_cyclic_collector(kw):
     """Every variant of the kernel path (processor sharing, an information model, recording, late
     binding) frees its state when the caller drops the trace, without a collection."""
     kw = {"record": False, **kw}
     p = Platform([Node(f"n{i}", speed=1 + i % 3, cores=2) for i in range(16)])
     name = kw.pop("balancer", None)
+    params = {"late_binding": kw.pop("late_binding")} if "late_binding" in kw else None
     jobs = 5_000
 
     def run():
         if name:
-            from dlbkit.balancers.registry import make
-            b = make(name)
+            b = make(name, params)
+            assert b.late_binding is True
         else:
             b = PowerOfD(d=2)
         return simulate_stream(p, Stream(rates=0.3, jobs=jobs, width=2), b, seed=3, samples=0, **kw)
