@@ -175,8 +175,8 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     arng_ = st.rng("arrivals")
     arr = workload.arrivals(names, arng_)
     J = arr.n_jobs
-    # the kernel path's per-job and per-task state (Python lists: its handlers index them) is built
-    # only when the kernel runs (_kernel_state below); the fast loop reads the arrays in blocks
+    # the kernel path's per-job and per-task state (typed arrays its handlers index) is built only when
+    # the kernel runs (below, before kernel.run()); the fast loop reads the arrivals' arrays in blocks
     times = origins = widths = firsts = demand = left = done_at = jend = ideal = at_node = started = job_of = None
     launched = None
     T = arr.n_tasks
