@@ -90,6 +90,17 @@ def test_many_near_ties_are_run_in_the_kernels_order(monkeypatch):
     assert_same(fast, kern, fa, ka)
 
 
+@pytest.mark.parametrize("chunk", [1, 7, 1000])
+def test_the_loop_reads_the_arrivals_in_blocks_without_changing_anything(monkeypatch, chunk):
+    """The loop reads the arrivals' arrays CHUNK jobs at a time (memory: no Python object per job);
+    with blocks of 1, 7 and 1000 jobs and many near ties (instants that straddle a block's end) the
+    trace is still the kernel path's, bit for bit."""
+    monkeypatch.setattr(_stream_fast, "CHUNK", chunk)
+    fast, kern, fa, ka, ran = run_both(monkeypatch, 50, Stream(rates=0.9, jobs=2500), seed=11, tol=0.01)
+    assert fast.meta["path"] == "fast" and ran[0] > 50
+    assert_same(fast, kern, fa, ka)
+
+
 def test_exact_ties_of_an_integer_trace(monkeypatch):
     rng = np.random.default_rng(5)
     t = np.cumsum(rng.integers(0, 2, 400))

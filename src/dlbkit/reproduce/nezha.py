@@ -53,7 +53,8 @@ SERVERS, JOBS = 1000, 400_000
 #: time-averaged length, 2λ(1+λ)/(1−λ)⁴ (3.4·10⁴ at 0.9, 5.9·10⁵ at 0.95), over 1000 independent
 #: servers: the warm-up is ≥ 2τ and one standard deviation of the mean below 1% of λ/(1−λ), so ±3% is
 #: ≥ 3σ. 0.9: 10⁷ jobs (≈ 11 100 time units, 1 110 warm-up; σ ≈ 0.6%); 0.95: three seeds of 1.2·10⁷
-#: (≈ 12 600 each, 3 160 warm-up; σ ≈ 0.8%). Memory ≈ 0.4 GB per 10⁶ jobs, hence runs of ≤ 1.2·10⁷.
+#: (≈ 12 600 each, 3 160 warm-up; σ ≈ 0.8%). Runs of ≤ 1.2·10⁷ jobs were chosen when a run took 0.4 GB
+#: per 10⁶ jobs; the engine now holds ~60 bytes per job (one 1.2·10⁷-job run peaks at 0.73 GB: BENCHMARKS.md).
 LONG_D1 = {0.9: (1, 10_000_000, 0.1), 0.95: (3, 12_000_000, 0.25)}
 
 

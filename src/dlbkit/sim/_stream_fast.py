@@ -101,20 +101,31 @@ class _Ambiguous(Exception):
     """A tie whose kernel order the loop cannot tell (the engine reruns on the kernel)."""
 
 
-def run(balancer, view, times: list, origins: list, demand: list, q: list, upd: list, qmax: list, tol: float,
+def run(balancer, view, times, origins, demand, q: list, upd: list, qmax: list, tol: float,
         w_index: int) -> FastRun | None:
     """Run the stream (one task per job: job b's task is task b) with *balancer* deciding on *view*
-    (whose ``queue`` is *q* and ``updated_at`` *upd*, updated in place, as is *qmax*). None: a tie
-    the loop cannot order (nothing it changed is then meaningful; the engine starts again)."""
+    (whose ``queue`` is *q* and ``updated_at`` *upd*, updated in place, as is *qmax*). *times*,
+    *origins* and *demand* are the arrivals' arrays (float64, int64, float64); the loop reads them
+    :data:`CHUNK` jobs at a time as Python numbers, so a run keeps no Python object per job (its
+    memory per job: these arrays and the completion times' array). None: a tie the loop cannot
+    order (nothing it changed is then meaningful; the engine starts again)."""
     try:
         return _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index)
     except _Ambiguous:
         return None
 
 
+#: jobs per block read from the arrivals' arrays (a block's lists: 4 × 8 bytes + a Python float and
+#: int per job, about 2 MB here, whatever J)
+CHUNK = 1 << 15
+
+
 def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
     n = view.n_nodes
     J = len(times)
+    times = np.asarray(times, dtype=float)
+    origins = np.asarray(origins, dtype=np.int64)
+    demand = np.asarray(demand, dtype=float)
     place = balancer.place
     nodes = range(n)
     tol2 = 2.0 * tol  # the loop's tie test: a superset of the kernel's (first + tol), round-off included
@@ -123,7 +134,8 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
     pop, push, node_of = heappop, heappush, who.pop  # locals: the hot loop's calls
     free = [0.0] * n  # departure of the last task placed on each node
     cur = [0.0] * n  # start of the task in service on each node
-    done = [0.0] * J
+    out = np.empty(J)  # each job's completion: a block's are appended to done (in job order), then copied here
+    done: list = []
     tied = _Keys()  # the order keys of events scheduled in instants of more than one event
     st = [0.0, 0.0, 0, 0.0, None, None]  # area, tlast, N, busy, snap_w, snap_e: for _instant
     area = 0.0
@@ -135,68 +147,74 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
     snap_w = snap_e = None
     ties = 0
 
-    for b, t, o, w in zip(range(J), times, origins, demand):
-        tlo = t - tol2
-        while True:
-            D = h[0]
-            if D < tlo:  # a departure before the arrival, alone unless the next departure ties
-                pop(h)
-                if h[0] - D > tol2:
-                    j = node_of(D)
-                    area += N * (D - tlast)
-                    tlast = D
-                    N -= 1
-                    x = q[j] - 1
-                    q[j] = x
-                    upd[j] = D
-                    busy += D - cur[j]
+    add = done.append
+    for c0 in range(0, J, CHUNK):
+        c1 = min(c0 + CHUNK, J)
+        done.clear()
+        for b, t, o, w in zip(range(c0, c1), times[c0:c1].tolist(), origins[c0:c1].tolist(),
+                              demand[c0:c1].tolist()):
+            tlo = t - tol2
+            while True:
+                D = h[0]
+                if D < tlo:  # a departure before the arrival, alone unless the next departure ties
+                    pop(h)
+                    if h[0] - D > tol2:
+                        j = node_of(D)
+                        area += N * (D - tlast)
+                        tlast = D
+                        N -= 1
+                        x = q[j] - 1
+                        q[j] = x
+                        upd[j] = D
+                        busy += D - cur[j]
+                        if x:
+                            cur[j] = D  # the next task starts (its departure is in the heap since it was placed)
+                        continue
+                    push(h, D)
+                elif D - t > tol2:  # the arrival, alone
+                    view.time = t
+                    view.node = o
+                    j = place(view)
+                    if j.__class__ is not int or j not in nodes:
+                        j = decide.checked_node(balancer, view, j)  # raises the checked error (or accepts a numpy int)
+                    area += N * (t - tlast)
+                    tlast = t
+                    N += 1
+                    if b == mark:
+                        if b == w_index:
+                            snap_w = area
+                        if b == last:
+                            snap_e = area
+                        mark = last
+                    x = q[j]
                     if x:
-                        cur[j] = D  # the next task starts (its departure is in the heap since it was placed)
-                    continue
-                push(h, D)
-            elif D - t > tol2:  # the arrival, alone
-                view.time = t
-                view.node = o
-                j = place(view)
-                if j.__class__ is not int or j not in nodes:
-                    j = decide.checked_node(balancer, view, j)  # raises the checked error (or accepts a numpy int)
-                area += N * (t - tlast)
-                tlast = t
-                N += 1
-                if b == mark:
-                    if b == w_index:
-                        snap_w = area
-                    if b == last:
-                        snap_e = area
-                    mark = last
-                x = q[j]
-                if x:
-                    D = free[j] + w
-                else:
-                    D = t + w
-                    cur[j] = t
-                x += 1
-                q[j] = x
-                upd[j] = t
-                if x > qmax[j]:
-                    qmax[j] = x
-                free[j] = D
-                if D in who:  # two departures at one exact time: their kernel order is not known here
-                    raise _Ambiguous
-                who[D] = j
-                push(h, D)
-                done[b] = D
-                break
-            # a possible tie: the kernel's instant, in its order
-            ties += 1
-            st[:] = area, tlast, N, busy, snap_w, snap_e
-            took = _instant(b, times, origins, demand, h, who, q, upd, qmax, free, cur, done, tied, st, view,
-                            balancer, n, tol, w_index, last)
-            area, tlast, N, busy, snap_w, snap_e = st
-            if took:
-                if b == mark:
-                    mark = last
-                break
+                        D = free[j] + w
+                    else:
+                        D = t + w
+                        cur[j] = t
+                    x += 1
+                    q[j] = x
+                    upd[j] = t
+                    if x > qmax[j]:
+                        qmax[j] = x
+                    free[j] = D
+                    if D in who:  # two departures at one exact time: their kernel order is not known here
+                        raise _Ambiguous
+                    who[D] = j
+                    push(h, D)
+                    add(D)  # done[b]
+                    break
+                # a possible tie: the kernel's instant, in its order
+                ties += 1
+                st[:] = area, tlast, N, busy, snap_w, snap_e
+                took = _instant(b, times, origins, demand, h, who, q, upd, qmax, free, cur, done, tied, st, view,
+                                balancer, n, tol, w_index, last)
+                area, tlast, N, busy, snap_w, snap_e = st
+                if took:
+                    if b == mark:
+                        mark = last
+                    break
+        out[c0:c1] = done  # every arrival of the block ran, each appending its job's completion once, in order
 
     # the drain after the last arrival
     while len(h) > 1:
@@ -219,7 +237,7 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
         busy += D - cur[j]
         if x:
             cur[j] = D
-    return FastRun(done, area, tlast, busy, snap_w, snap_e, 2 * J, ties)
+    return FastRun(out, area, tlast, busy, snap_w, snap_e, 2 * J, ties)
 
 
 class _Keys:
@@ -258,13 +276,14 @@ def _instant(b, times, origins, demand, h, who, q, upd, qmax, free, cur, done, t
             if j not in heads or D < heads[j]:
                 heads[j] = D
     first = min(heads.values(), default=_INF)
-    if b < J and times[b] < first:  # exact equality: both join the instant, whatever the order
-        first = times[b]
+    tb = float(times[b]) if b < J else _INF  # the arrays' items as Python numbers, as the loop reads them
+    if tb < first:  # exact equality: both join the instant, whatever the order
+        first = tb
     lim = first + tol  # the kernel's test (pop_instant)
     members = []  # (parent key, explicit, kind, payload): kind 0 arrival, 1 departure
-    if b < J and times[b] <= lim:
+    if b < J and tb <= lim:
         k = tied.arrival.get(b)
-        members.append((k, True, 0, b) if k is not None else ((times[b - 1] if b else -_INF, 0, 0), False, 0, b))
+        members.append((k, True, 0, b) if k is not None else ((float(times[b - 1]) if b else -_INF, 0, 0), False, 0, b))
     for j, D in heads.items():
         if D <= lim:
             e = tied.head.get(j)
@@ -283,7 +302,7 @@ def _instant(b, times, origins, demand, h, who, q, upd, qmax, free, cur, done, t
             # then (demands are > 0, and no other arrival then): scheduled after arrival b
             pt = a0[0][0]
             same = [i for i, m in enumerate(members) if m[2] == 1 and not m[1] and m[0][0] == pt]
-            if len(same) == 1 and (b < 2 or times[b - 2] != pt):
+            if len(same) == 1 and (b < 2 or float(times[b - 2]) != pt):
                 members[0] = (a0[0], True, 0, b)
                 i = same[0]
                 members[i] = ((pt, 0, 1), True, 1, members[i][3])
@@ -297,9 +316,9 @@ def _instant(b, times, origins, demand, h, who, q, upd, qmax, free, cur, done, t
     took = removed = False
     for pos, (_, _, kind, x) in enumerate(members):
         if kind == 0:  # the arrival handler
-            t = times[x]
+            t = float(times[x])
             view.time = t
-            view.node = origins[x]
+            view.node = int(origins[x])
             j = balancer.place(view)
             if j.__class__ is not int or not 0 <= j < n:
                 j = decide.checked_node(balancer, view, j)
@@ -312,9 +331,9 @@ def _instant(b, times, origins, demand, h, who, q, upd, qmax, free, cur, done, t
                 snap_e = area
             k = q[j]
             if k:
-                D = free[j] + demand[x]
+                D = free[j] + float(demand[x])
             else:
-                D = t + demand[x]
+                D = t + float(demand[x])
                 cur[j] = t
                 if many:
                     tied.head[j] = (t, (first, pos, 1))
@@ -328,7 +347,7 @@ def _instant(b, times, origins, demand, h, who, q, upd, qmax, free, cur, done, t
                 raise _Ambiguous
             who[D] = j
             heappush(h, D)
-            done[x] = D
+            done.append(D)  # done[x]: arrivals run in job order
             took = True
             if many:
                 tied.arrival[x + 1] = (first, pos, 0)

@@ -70,7 +70,9 @@ on the arrivals stream after the arrivals).
 
 from __future__ import annotations
 
+import itertools
 import math
+from array import array
 from collections import deque
 from typing import Any
 
@@ -173,11 +175,10 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     arng_ = st.rng("arrivals")
     arr = workload.arrivals(names, arng_)
     J = arr.n_jobs
-    times = arr.time.tolist()
-    origins = arr.origin.tolist()
-    widths = arr.width.tolist()
-    firsts = arr.first.tolist()
-    demand = arr.demand.tolist()
+    # the kernel path's per-job and per-task state (typed arrays its handlers index) is built only when
+    # the kernel runs (below, before kernel.run()); the fast loop reads the arrivals' arrays in blocks
+    times = origins = widths = firsts = demand = left = done_at = jend = ideal = at_node = started = job_of = None
+    launched = None
     T = arr.n_tasks
     # tasks in the nodes' systems at time 0: ids T.., each its own pseudo-job J.. (no response time)
     init_nodes, init_work = workload.initial_tasks(n, arng_)
@@ -189,16 +190,6 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     waiting = [deque() for _ in range(n)]
     upd = [0.0] * n  # when each queue last changed (exact information's updated_at)
     qmax = [0] * n
-    left = widths[:] + [1] * I  # tasks of each job not done yet
-    done_at = [math.nan] * (J + I)
-    jend = [0.0] * (J + I)
-    ideal = [0.0] * J  # per job: its longest task's time on its node at full availability
-    at_node = [0.0] * (T + I)  # when each task reached its node
-    started = [0.0] * (T + I)
-    job_of = np.repeat(np.arange(J), arr.width).tolist() if J else []
-    if I:
-        demand += init_work
-        job_of += range(J, J + I)
     tr = Trace(n_nodes=n, node_of=node_of, balancer=balancer.name, seed=seed if isinstance(seed, int) else None,
                family="stream")
     tnode, tfirst, tcount, task, tstart, tend, tround = (tr.node, tr.first, tr.count, tr.t_ask, tr.t_start, tr.t_end,
@@ -290,9 +281,8 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
             busy[j] -= 1
 
     # --- late binding (Sparrow §3.3): reservations queue like tasks; the first to reach a slot gets one ---
-    res_job: list[int] = []  # per reservation: its job
-    res_at: list[float] = []  # per reservation: when it reached its node (its task's t_ask: the wait is its)
-    launched = firsts[:]  # per job: the next task not yet sent to a reservation
+    res_job = array("q")  # per reservation: its job
+    res_at = array("d")  # per reservation: when it reached its node (its task's t_ask: the wait is its)
 
     def reserve(t: float, r: int, j: int) -> None:
         res_at[r] = t
@@ -500,7 +490,8 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         ideal[b] = worst
 
     # --- information rounds and queue samples --------------------------------------------------------
-    t_last = times[-1] if J else 0.0
+    t_last = float(arr.time[-1]) if J else 0.0
+    t_first_w = float(arr.time[w_index]) if J else 0.0  # the warm-up job's arrival (the statistics' start)
 
     def deliver(t: float, msg) -> None:
         model.deliver(msg)
@@ -520,24 +511,16 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         if k + 1 < samples:
             schedule(t_last * (k + 1) / (samples - 1) if samples > 1 else t_last, sample, k + 1, priority=URGENT)
 
-    for i, j in enumerate(init_nodes):  # already in the nodes' systems when the run starts
-        enqueue(0.0, T + i, j)
-    if J:
-        schedule(times[0], arrive, 0, priority=NORMAL)
-        if not model.exact and model.interval <= t_last:
-            schedule(model.interval, info_round, priority=URGENT)
-        if samples:
-            schedule(0.0, sample, 0, priority=URGENT)
     # the supermarket model's case runs in a specialised loop (module docstring, "Fast path")
     # initial loads are the workload's, not an engine option, so the loop's option check cannot see them
     why = ("no jobs" if not J else "initial loads" if I else "late binding" if late else
            _stream_fast.eligible(simulate_stream, options, exact=model.exact, slots=slots, rates=rates,
                                  speeds=speeds, widths=arr.width, demands=arr.demand, zero_transfer=zero_transfer))
-    fr = _stream_fast.run(balancer, view, times, origins, demand, q, upd, qmax, kernel.tolerance,
+    fr = _stream_fast.run(balancer, view, arr.time, arr.origin, arr.demand, q, upd, qmax, kernel.tolerance,
                           w_index) if why is None else None
     if fr is not None:
         area, tlast, busy_sum, done_at = fr.area, fr.tlast, fr.busy, fr.done
-        snap.update(w=(fr.snap_w, times[w_index]), e=(fr.snap_e, times[-1]))
+        snap.update(w=(fr.snap_w, t_first_w), e=(fr.snap_e, t_last))
         ideal = np.where(arr.demand > 0.0, arr.demand, 0.0)  # the arrival rule's max(0, demand / speed 1)
         kernel.processed = fr.events
     else:
@@ -545,6 +528,31 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
             why = "a tie the fast loop cannot order"
             q[:], upd[:], qmax[:] = [0] * n, [0.0] * n, [0] * n
             balancer.start(view, st.rng("balancer"))
+        # the kernel path's state, per job and per task, that its handlers index (through the closures'
+        # cells): typed arrays of 8-byte numbers (array.array: an item reads back as the Python float or
+        # int a list would hold, so the run is the same; a list would cost 8 bytes more per item, and
+        # 24-32 more for each distinct float or int object)
+        times, origins, widths, firsts, demand = (_typed(a) for a in (arr.time, arr.origin, arr.width, arr.first,
+                                                                       arr.demand))
+        left = widths + array("q", [1]) * I  # tasks of each job not done yet
+        done_at = array("d", [math.nan]) * (J + I)
+        jend = array("d", [0.0]) * (J + I)
+        ideal = array("d", [0.0]) * J  # per job: its longest task's time on its node at full availability
+        at_node = array("d", [0.0]) * (T + I)  # when each task reached its node
+        started = array("d", [0.0]) * (T + I)
+        job_of = _typed(np.repeat(np.arange(J, dtype=np.int64), arr.width))
+        launched = firsts[:]  # late binding, per job: the next task not yet sent to a reservation
+        if I:
+            demand.extend(init_work)
+            job_of.extend(range(J, J + I))
+        for i, j in enumerate(init_nodes):  # already in the nodes' systems when the run starts
+            enqueue(0.0, T + i, j)
+        if J:
+            schedule(times[0], arrive, 0, priority=NORMAL)
+            if not model.exact and model.interval <= t_last:
+                schedule(model.interval, info_round, priority=URGENT)
+            if samples:
+                schedule(0.0, sample, 0, priority=URGENT)
         kernel.run()
 
     # --- the trace ---------------------------------------------------------------------------------------
@@ -553,8 +561,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     tr.events = kernel.processed
     tr.speeds = speeds
     tr.availability = profiles
-    tr.total_work = float(sum(demand))
-    tr.max_item = float(max(demand)) if demand else 0.0
+    tr.total_work, tr.max_item = _sum_max(arr.demand, init_work)
     tr.messages = moved + messages
     tr.bytes = moved_bytes
     if not model.exact:
@@ -577,7 +584,35 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     if I or service != "fifo":
         tr.meta.update({"service": service, "initial_tasks": I, "converge_maxdiff": converge_maxdiff,
                         "convergence_time": convergence_time(tr, converge_maxdiff) if I and record else math.nan})
+    # The handlers reach one another through their closure cells (arrive schedules arrive, depart
+    # calls claim, claim request, ...): reference cycles that would keep every list of the run alive
+    # after it returns, until the cyclic collector's next full pass. On long runs that piled up:
+    # `reproduce nezha`'s four 10^7-job runs reached 14 GB. Emptying the cells that hold handlers
+    # breaks the cycles, so the run's state goes when the caller drops the trace (tests/test_stream_memory.py).
+    hops = enqueue = depart = reserve = claim = request = bind = cancel = reach = arrive = None
+    deliver = info_round = sample = ps_catch_up = ps_next = None
     return tr
+
+
+def _typed(a: np.ndarray) -> array:
+    """A float64 or int64 array as an ``array.array`` ("d" or "q") of the same items (one copy)."""
+    out = array("d" if a.dtype.kind == "f" else "q")
+    out.frombytes(np.ascontiguousarray(a, dtype=np.float64 if a.dtype.kind == "f" else np.int64).data.cast("B"))
+    return out
+
+
+def _sum_max(a: np.ndarray, more: list, size: int = 1 << 15) -> tuple[float, float]:
+    """``(float(sum(x)), float(max(x)))`` of the list x = ``a.tolist() + more``, bit for bit (a float
+    total depends on the order of the additions, and from Python 3.12 on sum()'s compensation over the
+    whole iterable: so one sum() over the same items in the same order), without that list: *a* is read
+    *size* items at a time. (0.0, 0.0) for no items."""
+    if not len(a) and not more:
+        return 0.0, 0.0
+
+    def items():
+        return itertools.chain.from_iterable(itertools.chain((a[i:i + size].tolist() for i in range(0, len(a), size)),
+                                                             [more]))
+    return float(sum(items())), float(max(items()))
 
 
 def _probes(balancer, view, k: int) -> list[int]:
