@@ -7,6 +7,7 @@ import pytest
 
 import dlbkit
 from dlbkit.advise import advise
+from dlbkit.balancers.chunking.auto import Auto
 from dlbkit.balancers.registry import resolve
 from dlbkit.cli import main
 from dlbkit.model.platform import Network, Node, Platform
@@ -89,7 +90,11 @@ def test_map_with_auto_records_its_predictions(tmp_path):
     r = dlbkit.run_map(spin, range(100), workers=2, balancer="auto", record=path)
     a = dlbkit.load_trace(path).meta["auto"]
     assert a["used"] == "awf-c" and a["evaluated"] == "first step measured"
-    assert a["next"] == a["predictions"][0][0] and r.results == list(range(100))
+    preds = [(name, m) for name, m in a["predictions"]]
+    assert [m for _, m in preds] == sorted(m for _, m in preds)  # ranked, best first
+    # the next rule is the best prediction unless it beats the rule used by less than the margin
+    # (measured costs on a real machine vary: either can happen, the rule decides which)
+    assert a["next"] == Auto().choose(preds, a["used"]) and r.results == list(range(100))
 
 
 EXPERIMENT = """
