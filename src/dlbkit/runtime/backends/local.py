@@ -45,7 +45,7 @@ from typing import Any, Callable
 from ...errors import ConfigError, DlbkitWarning
 from ..messages import Died
 from .base import Family, Transport, drive, short_repr, unpicklable
-from .local_mesh import MeshConn, close_others, ends_of, mesh_descriptors, mesh_pipes
+from .local_mesh import MeshConn, close_others, ends_of, mesh_pipes
 
 __all__ = ["LocalTransport", "default_workers", "max_workers", "check_workers", "run", "open_pool", "prepare", "WATCHDOG_S",
            "MAX_WORKERS_FLOOR", "FDS_PER_WORKER"]
@@ -85,12 +85,10 @@ def max_workers(mesh: bool = False) -> tuple[int, str]:
         by_fds = max(1, (soft - _SPARE_FDS) // FDS_PER_WORKER)
         per = f"{FDS_PER_WORKER} descriptors per worker"
         if mesh:
-            # the largest n with F·n + n(n - 1) ≤ soft - spare (mesh_descriptors: n(n - 1)), i.e.
-            # n² + (F - 1)·n ≤ that
+            # the largest n with F·n + n(n - 1) ≤ soft - spare (two ends per pair of workers), i.e.
+            # n² + (F - 1)·n ≤ room ⟺ 2n + b ≤ √(b² + 4·room) with b = F - 1: exact in integers by isqrt
             room, b = soft - _SPARE_FDS, FDS_PER_WORKER - 1
             by_fds = max(1, (math.isqrt(b * b + 4 * room) - b) // 2)
-            while by_fds > 1 and FDS_PER_WORKER * by_fds + mesh_descriptors(by_fds) > room:  # rounding
-                by_fds -= 1
             per += " and 2 per pair of workers (each pair of nodes has its own pipe)"
         if by_fds < limit:
             limit = by_fds

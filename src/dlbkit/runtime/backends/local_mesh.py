@@ -28,7 +28,7 @@ from typing import Any
 
 from .base import COORDINATOR
 
-__all__ = ["MeshConn", "mesh_pipes", "ends_of", "close_others", "mesh_descriptors", "DRAIN_WAIT_S"]
+__all__ = ["MeshConn", "mesh_pipes", "ends_of", "close_others", "DRAIN_WAIT_S"]
 
 #: seconds a worker waits for a dead peer's pipe to end (see :meth:`MeshConn.drain`)
 DRAIN_WAIT_S = 5.0
@@ -59,11 +59,6 @@ def ends_of(pipes: dict[tuple[int, int], tuple[Connection, Connection]], w: int)
         elif j == w:
             out[i] = b
     return out
-
-
-def mesh_descriptors(n: int) -> int:
-    """File descriptors the coordinator holds while *n* workers of a mesh start (two per pair)."""
-    return n * (n - 1)
 
 
 class MeshConn:
