@@ -151,8 +151,54 @@ def test_diagnose_names_one_rank_or_lists_the_candidates():
     assert launch.diagnose({2: rec[2]}, None, 1) is None  # every rank finished: nothing to add
 
 
-def test_a_status_write_costs_microseconds(tmp_path, monkeypatch):
-    """One :func:`status.doing` (a padded record, one pwrite): measured and bounded."""
+def test_a_rank_gone_before_its_file_was_watched_is_a_candidate_beside_the_killed(tmp_path, monkeypatch):
+    """The launcher woke late: rank 2 wrote its file and died, and Hydra's kill of rank 0 reached it,
+    all between two listings of the folder. Rank 0's pidfd fires first; rank 2, found gone at the next
+    listing, must still be among the candidates (it used to be dropped, and rank 0 named alone)."""
+    if not hasattr(os, "pidfd_open"):
+        pytest.skip("no pidfd on this platform")
+
+    def rank_file(r, pid, state):
+        (tmp_path / f"rank-{r}").write_text(json.dumps({"rank": r, "pid": pid, "host": host, "state": state}))
+
+    import socket
+    host = socket.gethostname()
+    sleepers = [subprocess.Popen(["sleep", "60"]) for _ in range(3)]  # ranks 0 and 1, and the job
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # rank 2: a PID that has ended
+    try:
+        rank_file(0, sleepers[0].pid, "coordinating the run")
+        rank_file(1, sleepers[1].pid, "computing items 0–0")
+        watch = launch._Watch(str(tmp_path), 3, sleepers[2].pid)
+        discover = watch._discover
+        calls = []
+
+        def late(*a):
+            out = discover(*a)
+            if not calls:  # after the first listing: rank 2 appears and dies, Hydra kills rank 0
+                rank_file(2, dead.pid, "computing item 57")
+                sleepers[0].kill()
+                sleepers[0].wait()
+            elif len(calls) == 1:
+                sleepers[2].kill()  # the job ends
+            calls.append(out)
+            return out
+
+        monkeypatch.setattr(watch, "_discover", late)
+        monkeypatch.setattr(launch._Watch, "POLL_S", 5.0)  # rank 0's end, not the timeout, wakes the poll
+        watch.run()
+        assert [r for r, _ in watch.first] == [0, 2]
+        line = launch.diagnose(status.read(str(tmp_path)), watch.first, 9)
+        assert "which one is unknown" in line and f"rank 2 (pid {dead.pid} on {host}) was computing item 57" in line
+    finally:
+        for p in sleepers:
+            p.kill()
+            p.wait()
+
+
+def test_a_status_write_keeps_one_whole_record(tmp_path, monkeypatch):
+    """One :func:`status.doing` (a padded record, one pwrite) leaves the last state readable; its cost
+    is printed (the figure in :mod:`dlbkit.runtime.status`), not asserted."""
     monkeypatch.setenv(status.ENV, str(tmp_path))
     monkeypatch.setattr(status, "_fd", None)
     monkeypatch.setattr(status, "ON", False)
@@ -166,6 +212,5 @@ def test_a_status_write_costs_microseconds(tmp_path, monkeypatch):
         rec = status.read(str(tmp_path))[5]
         assert rec["state"] == f"computing items {n - 1}–{n + 8}" and rec["pid"] == os.getpid()
         print(f"status.doing: {per * 1e6:.2f} us per write")
-        assert per < 50e-6
     finally:
         os.close(status._fd)

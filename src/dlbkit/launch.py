@@ -23,8 +23,9 @@ job runs: as each rank's file appears it opens a ``pidfd`` on the rank's PID (Li
 host) and waits on all of them; a pidfd becomes readable the moment its process ends, while Hydra
 needs a chain of wake-ups (its proxy reaps the rank, tells ``mpiexec``, which tells every proxy to
 kill) before the others end. The first rank seen ending whose file does not say "done" is the one
-named. When two ranks are seen ending in the same poll (the launcher woke late: about 1 run in 20
-on a loaded 2-core machine) the line lists both with their states. Where that cannot be watched (another host, no pidfd), a single unfinished rank is named, or
+named. When two ranks are seen ending in the same poll, or a rank whose file had not been listed yet
+is found already gone when a watched one ends (the launcher woke late: about 1 run in 20 on a loaded
+2-core machine), the line lists them all with their states. Where that cannot be watched (another host, no pidfd), a single unfinished rank is named, or
 the unfinished ranks are listed with their states.
 """
 
@@ -134,25 +135,32 @@ class _Watch:
         try:
             while True:
                 if len(self.seen) < self.ranks:
-                    self._discover()
+                    gone = self._discover()
+                    if gone and self.first is None:
+                        self.first = gone
                 ready = {fd for fd, _ in self.poller.poll(
                     None if len(self.seen) >= self.ranks else self.POLL_S * 1000)}
                 ended = [self.fds[fd] for fd in ready if fd in self.fds]
                 if ended:
                     for fd in [fd for fd in ready if fd in self.fds]:
                         self.poller.unregister(fd)
+                    # a rank whose file appeared since the last listing may already be gone: on a
+                    # loaded machine the launcher can wake only after it died and Hydra's kills
+                    # reached the ranks it watches, so it is a candidate beside them, not later
+                    gone = self._discover() if len(self.seen) < self.ranks else []
                     records = status.read(self.folder)
                     dead = [(r, records[r]) for r in sorted(ended)
                             if r in records and records[r].get("state") != status.DONE]
-                    if dead and self.first is None:
-                        self.first = dead
+                    if (dead or gone) and self.first is None:
+                        self.first = sorted(dead + gone, key=lambda d: d[0])
                 if self.job_fd in ready:
                     return
         finally:
             for fd in [self.job_fd, *self.fds]:
                 os.close(fd)
 
-    def _discover(self) -> None:
+    def _discover(self) -> list[tuple[int, dict]]:
+        """Watch the ranks whose files appeared; return those already gone without finishing."""
         import select
 
         gone = []
@@ -170,8 +178,7 @@ class _Watch:
                 continue
             self.fds[fd] = r
             self.poller.register(fd, select.POLLIN)
-        if gone and self.first is None:
-            self.first = gone
+        return gone
 
 
 def _alive(pid: int, host: str | None) -> bool:
