@@ -73,7 +73,7 @@ def test_cli_text_and_plot(recording, tmp_path, capsys):
     assert (tmp_path / "a.png").stat().st_size > 0
 
 
-@pytest.mark.parametrize("argv", [["-b", "nosuch"], ["-b", "heft"], ["-b", "auto"]])
+@pytest.mark.parametrize("argv", [["-b", "nosuch"], ["-b", "heft"], ["-b", "auto"], ["-b", ""], ["-b", " , "]])
 def test_cli_bad_candidates_one_line_exit_2(recording, capsys, argv):
     assert main(["advise", str(recording), *argv]) == 2
     err = capsys.readouterr().err

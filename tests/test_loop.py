@@ -108,10 +108,18 @@ def test_empty_step_and_auto_record(tmp_path):
     ({"balancer": "auto", "params": {"candidates": []}}, "candidates"),
     ({"balancer": "heft"}, "balancer"),
     ({"seed": -1}, "seed"),
+    ({"start_method": "bogus"}, "start_method"),
+    ({"start_method": 3}, "start_method"),
 ])
 def test_bad_arguments_raise_before_any_worker_starts(kw, field):
     with pytest.raises(ConfigError, match=field):
         dlbkit.Loop(square, **kw)
+
+
+def test_run_map_bad_start_method_is_a_config_error():
+    """Not multiprocessing's ValueError: a ConfigError naming the field and the methods allowed."""
+    with pytest.raises(ConfigError, match="start_method.*'spawn'"):
+        dlbkit.run_map(square, range(3), workers=1, start_method="bogus")
 
 
 def test_bad_items():

@@ -1202,9 +1202,12 @@ def _add_advise_parser(sub) -> None:
 def _cmd_advise(args) -> int:
     from .advise import advise, format_advice, plot_auto
 
-    names = [n.strip() for b in args.balancer for n in b.split(",") if n.strip()] or None
+    names = [n.strip() for b in args.balancer for n in b.split(",") if n.strip()]
+    if args.balancer and not names:  # asked for candidates and named none: not "every rule"
+        raise ConfigError("--balancer", ",".join(args.balancer), "a chunking balancer name (repeatable or "
+                          "comma-separated); omit --balancer for every self-scheduling rule")
     plot = _writable_file(args.plot, "--plot")
-    rows = advise(args.trace, candidates=names)
+    rows = advise(args.trace, candidates=names or None)
     if plot is not None:
         import matplotlib.pyplot as plt
         ax = plot_auto(args.trace)

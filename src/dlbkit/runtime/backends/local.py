@@ -43,6 +43,7 @@ from multiprocessing.connection import wait
 from typing import Any, Callable
 
 from ...errors import ConfigError, DlbkitWarning
+from ...model import check
 from ..messages import Died
 from .base import Family, Transport, drive, short_repr, unpicklable
 from .local_mesh import MeshConn, close_others, ends_of, mesh_pipes
@@ -320,6 +321,8 @@ def prepare(family: Family, workers: int | None, start_method: str | None) -> tu
     """Everything before the workers start, for a run or a persistent pool: the worker count
     checked, the family's problem raised, the user's objects checked for pickling, the
     oversubscription warning, ``family.setup`` (run time 0 is now); (workers, start method)."""
+    if start_method is not None:  # multiprocessing's own error would be a ValueError with no field
+        check.choice(start_method, "start_method", mp.get_all_start_methods())
     n = check_workers(workers or family.default_workers(default_workers()), mesh=family.mesh)
     problem = family.problem(n, "local")
     if problem is not None:
