@@ -61,6 +61,9 @@ def test_results_in_item_order_every_step_and_one_trace_over_all():
         assert step_trace(tr, k).count == loop.steps[k].trace.count
     assert compute(tr)["makespan"] == pytest.approx(steps[-1]["end"] if tr.makespan <= steps[-1]["end"]
                                                     else tr.makespan)
+    # each step's metrics count its own messages (as a dlbkit.map call's would), the whole run all of them
+    per_step = [s.metrics["messages"] for s in loop.steps]
+    assert all(m > 0 for m in per_step) and sum(per_step) == compute(tr)["messages"]
 
 
 def test_awf_carries_weights_across_real_steps():

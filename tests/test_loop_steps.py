@@ -102,6 +102,11 @@ def test_steps_share_one_clock_and_availability_changes_across_them():
     # per-step metrics are the one-step run's: step 1 equals a plain run
     plain = simulate_divisible(plat, Divisible(100), resolve("fac2"))
     assert compute(step_trace(tr, 0))["makespan"] == pytest.approx(compute(plain)["makespan"])
+    # ... its messages too (a step's own, not 0), and the steps' messages add up to the run's
+    assert step_trace(tr, 0).messages == plain.messages > 0
+    assert compute(step_trace(tr, 0))["messages"] == compute(plain)["messages"]
+    assert sum(step_trace(tr, k).messages for k in range(3)) == tr.messages
+    assert sum(step_trace(tr, k).events for k in range(3)) == tr.events
     assert n_steps(tr) == 3
 
 

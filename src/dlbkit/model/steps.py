@@ -7,7 +7,7 @@ item i is ``k·N + i`` (its measured cost ``meta["item_cost"][k·N + i]`` in a r
 when it was handed to the workers, and ended when its last result was in), ``first`` (its first
 global item index), ``items``, ``chunks`` (its interval rows ``[lo, hi)``), ``rounds`` (its round indices ``[lo, hi)``: each step's rounds
 are renumbered after the steps before it, in ``round_of``, the ``rounds`` rows and the ``transfers``) and
-``transfers`` (its transfer rows ``[lo, hi)``). Metrics of that trace are
+``transfers`` (its transfer rows ``[lo, hi)``), and its own ``messages``, ``bytes`` and ``events``. Metrics of that trace are
 over all steps (the makespan is the end of the last step). :func:`step_trace` cuts out step k as a
 trace of its own, with times and items counted from the step's start, the availability seen from
 there: exactly what a one-step run (``dlbkit.map``) would record, so its metrics are the step's
@@ -75,6 +75,7 @@ def join_steps(parts: Sequence[Trace], *, carried: Sequence[Any] = ()) -> Trace:
                       "chunks": [lo, len(out.node)],
                       "rounds": [r_off, r_off + n_rounds], "transfers": [x_lo, len(out.transfers)], "balancer": p.balancer,
                       "work": float(p.total_work), "max_item": float(p.max_item),
+                      "messages": int(p.messages), "bytes": float(p.bytes), "events": int(p.events),
                       **({"auto": p.meta["auto"]} if "auto" in p.meta else {})})
         offset += n_items
         r_off += n_rounds
@@ -137,4 +138,6 @@ def step_trace(trace: Trace, k: int) -> Trace:
         decisions=decisions,
         availability=[shifted(a, t0) for a in trace.availability], end_time=end - t0,
         total_work=float(s["work"]), max_item=float(s["max_item"]),
-        messages=0, bytes=0.0, events=0, meta=meta)
+        # the step's own counts (a recording made before they were kept per step: 0, unknown)
+        messages=int(s.get("messages", 0)), bytes=float(s.get("bytes", 0.0)), events=int(s.get("events", 0)),
+        meta=meta)
