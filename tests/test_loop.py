@@ -89,6 +89,35 @@ def test_a_failing_step_stops_the_pool_and_closes_the_loop():
     loop.close()  # idempotent
 
 
+def test_a_failing_step_keeps_the_recording_of_the_steps_before(tmp_path):
+    """A failure closes the loop, and with *record* the steps that completed are still saved (close()
+    after a failure has nothing left to do, so the failure itself saves them)."""
+    path = tmp_path / "run.json"
+    with pytest.raises(TaskError):
+        with dlbkit.Loop(fails_on_7, workers=2, record=path) as loop:
+            assert loop.map([1, 2]) == [1, 2]
+            assert loop.map([3, 4]) == [3, 4]
+            loop.map(range(10))
+    rec = dlbkit.load_trace(path)
+    assert n_steps(rec) == 2 and rec.meta["item_cost"] and len(rec.meta["item_cost"]) == 4
+    assert sorted(i for f, n in zip(rec.first, rec.count) for i in range(f, f + n)) == [0, 1, 2, 3]
+
+
+def test_close_stops_the_workers_even_when_the_recording_cannot_be_written(tmp_path):
+    where = tmp_path / "gone"
+    where.mkdir()
+    loop = dlbkit.Loop(square, workers=2, record=where / "run.json")
+    loop.map([1, 2, 3])
+    procs = list(loop._transport._procs)
+    where.rmdir()  # the directory went away while the loop ran
+    with pytest.raises(ConfigError, match="record"):
+        loop.close()
+    deadline = time.monotonic() + 10
+    while any(p.is_alive() for p in procs) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert loop.closed and all(not p.is_alive() for p in procs)
+
+
 def test_empty_step_and_auto_record(tmp_path):
     path = tmp_path / "run.json"
     with dlbkit.Loop(spin, workers=2, balancer="auto", params={"every": 2}, record=path) as loop:
@@ -113,6 +142,7 @@ def test_empty_step_and_auto_record(tmp_path):
     ({"seed": -1}, "seed"),
     ({"start_method": "bogus"}, "start_method"),
     ({"start_method": 3}, "start_method"),
+    ({"record": "/no/such/directory/run.json"}, "record"),
 ])
 def test_bad_arguments_raise_before_any_worker_starts(kw, field):
     with pytest.raises(ConfigError, match=field):

@@ -43,7 +43,7 @@ class Loop:
     (its metrics over all steps: ``loop.result()``), ``loop.save(path)`` records it for
     :func:`dlbkit.replay` and ``dlbkit advise`` (*record*: a path where ``close`` saves it). ``close()`` (or leaving a ``with`` block) stops the
     workers; a failure in a step (a :class:`~dlbkit.errors.TaskError`) stops them too, and the loop is
-    then closed.
+    then closed (with *record*, the steps before the failure are saved).
 
     *balancer* ``"auto"`` runs a robust default (AWF-C) and switches, between steps, to the chunking
     balancer predicted best for the next step (:class:`~dlbkit.balancers.chunking.auto.Auto`: its
@@ -86,9 +86,11 @@ class Loop:
         self.steps: list[RunResult] = []
         if backend == "mpi":  # the job's ranks are the pool: mpiexec started them, every step reuses them
             self._fn, self._workers, self._origin = fn, workers, None
-            self._transport = _Ranks()
             self.n_workers = _mpi_workers()
+            _check_record(record, backend)
+            self._transport = _Ranks()
             return
+        _check_record(record, backend)
         self._family = PoolRun(fn, emulation=self.emulation)
         self._transport = open_pool(self._family, workers=n or default_workers(), start_method=start_method)
         self.n_workers = self._transport.n_workers
@@ -114,9 +116,10 @@ class Loop:
                 self._transport, self.balancer, items, origin=self._family.origin, emulation=self.emulation,
                 progress=bar, rng=self._rng, backend="local", record_decisions=self.record_decisions,
                 pool=self._pool, state=self._state, send_items=True)
-        except BaseException:
+        except BaseException as e:
             self._transport.stop(kill=True)  # no worker is left behind, whatever failed
             self._transport = None
+            self._keep_record(e)  # the loop is closed now: close() will have nothing left to save
             raise
         finally:
             bar.close()
@@ -181,18 +184,29 @@ class Loop:
         transport, self._transport = self._transport, None
         if transport is None:
             return
-        if self.record is not None and self._parts and _coordinates(self.backend):
+        if not isinstance(transport, _Ranks):  # the ranks stay up: they are the job's, and end with it
+            from .runtime.messages import Stop
+            try:
+                for w in range(transport.n_workers):
+                    transport.send(w, Stop())
+                transport.stop()
+            except BaseException:
+                transport.stop(kill=True)
+                raise
+        self._keep_record()  # after the workers are stopped: a recording that cannot be written leaves none up
+
+    def _keep_record(self, failure: BaseException | None = None) -> None:
+        """With *record*, save every step that ran (on closing; after a failed step, the steps before
+        it, the failure's own error propagating with a note if the save fails too)."""
+        if self.record is None or not self._parts or not _coordinates(self.backend):
+            return
+        if failure is None:
             self.save(self.record)
-        if isinstance(transport, _Ranks):
-            return  # the ranks stay up: they are the job's, and end with it
-        from .runtime.messages import Stop
+            return
         try:
-            for w in range(transport.n_workers):
-                transport.send(w, Stop())
-            transport.stop()
-        except BaseException:
-            transport.stop(kill=True)
-            raise
+            self.save(self.record)
+        except Exception as e:  # noqa: BLE001 - the step's failure is the error to report
+            failure.add_note(f"dlbkit: the steps before the failure were not recorded: {e}")
 
     def __enter__(self) -> "Loop":
         return self
@@ -228,6 +242,13 @@ def _mpi_workers() -> int:
         raise ConfigError("backend", "mpi", f"used in an MPI job of at least 2 ranks (this one has {size}): rank 0 "
                           "coordinates, the others compute; start the script with mpiexec -n 3 python script.py")
     return size - 1
+
+
+def _check_record(record: str | Path | None, backend: str) -> None:
+    """A ConfigError now, before any worker starts, for a *record* path that cannot be written (not
+    when ``close`` finds it after every step has run); checked where it will be written."""
+    if record is not None and _coordinates(backend) and (Path(record).is_dir() or not Path(record).parent.is_dir()):
+        raise ConfigError("record", str(record), "a file in an existing directory")
 
 
 def _coordinates(backend: str) -> bool:
