@@ -211,3 +211,76 @@ def test_each_step_keeps_its_own_boundary_decision_once():
     assert [(d.answer, d.time) for d in s0.decisions] == [(0, 0.0)]
     assert [(d.answer, d.time) for d in s1.decisions] == [(1, 0.0)]
     assert len(s0.decisions) + len(s1.decisions) == len(tr.decisions) == 2
+
+
+def test_time_stepping_awf_weighs_the_later_step_more_by_hand():
+    """Banicescu, Velusamy & Devaprasad 2003: π_i = Σ_s s·T_is / Σ_s s·N_is, so a speed change shows in
+    the weights at its step's weight. Worker b runs at 1/3 in step 1 and at 1 from t = 75 (step 2).
+
+    By hand (N = 100 items of cost 1, no latency). Step 1 as in the two-step case above: a 75 items in
+    75 s, b 25 in 75 s; w = (1.5, 0.5). Step 2 (both at rate 1; batches of 2·⌈R/4⌉, chunk
+    round_half_up(w_i·⌈R/4⌉) cut to the batch): a 38 (75→113), b 12 (→87); R = 50: b 7, 7, 7, then 5
+    (the batch's rest, →113); R = 24, at 113 a 9 (→122), b 3, 2, 2, 2 (the next batch of 6 is b's alone,
+    →122); R = 6, at 122 a 3 (→125), b 1, 1, 1 (→125). So T_a2 = N_a2 = 50, T_b2 = N_b2 = 50:
+    π_a = (75 + 2·50)/(75 + 2·50) = 1, π_b = (75 + 2·50)/(25 + 2·50) = 175/125 = 7/5, and
+    w = 2·(1, 5/7)/(12/7) = (7/6, 5/6) (an unweighted average would give b 3/4, the last step alone 1).
+    Step 3's first chunks: round_half_up(7/6·25) = 29 for a, round_half_up(5/6·25) = 21 for b.
+    """
+    plat = _two_workers(Step(at=75.0, before=1 / 3, level=1.0))
+    tr = simulate_divisible(plat, Divisible(100), resolve("awf"), steps=3)
+    s1 = step_trace(tr, 1)
+    assert sorted(zip(s1.t_start, s1.node, s1.count)) == sorted([
+        (0, 0, 38), (0, 1, 12), (12, 1, 7), (19, 1, 7), (26, 1, 7), (33, 1, 5),
+        (38, 0, 9), (38, 1, 3), (41, 1, 2), (43, 1, 2), (45, 1, 2), (47, 0, 3), (47, 1, 1), (48, 1, 1), (49, 1, 1)])
+    assert [(s["start"], s["end"]) for s in tr.meta["time_steps"][:2]] == [(0.0, 75.0), (75.0, 125.0)]
+    c2 = tr.meta["carried"][1]
+    assert c2["steps"] == 2 and c2["num"] == [175.0, 175.0] and c2["den"] == [175.0, 125.0]
+    assert c2["weights"] == pytest.approx([7 / 6, 5 / 6], rel=1e-12)
+    s2 = step_trace(tr, 2)
+    assert list(zip(s2.node, s2.count))[:2] == [(0, 29), (1, 21)]
+
+
+def test_af_carries_mu_and_sigma_into_the_next_steps_first_chunk_by_hand():
+    """AF's μ_j, σ_j at the end of step 1 are worker j's per-item times there (mean and population
+    standard deviation: the view's), and step 2's first chunk is the AF rule on them, σ > 0 included.
+
+    Items of cost 1, 3, 1, 3, ...; a at rate 1, b at rate 1/2. Each worker ends step 1 with as many
+    1s as 3s: μ = (2, 4), σ = (1, 2). Step 2, a served first with R = 100: D = Σσ²/μ = 1/2 + 4/4 = 3/2,
+    T = (1/2 + 1/4)⁻¹ = 4/3, chunk = (D + 2TR − √(D² + 4DTR))/(2μ_a) = (3/2 + 800/3 − √(9/4 + 800))/4
+    = 59.96 → 60 (σ = 0 would give TR/μ_a = 66.7 → 67).
+    """
+    costs = np.array([1.0, 3.0] * 50)
+    tr = simulate_divisible(_two_workers(Constant(0.5)), Divisible(100), resolve("af"), steps=2,
+                            costs=np.vstack([costs, costs]))
+    s0 = step_trace(tr, 0)
+    rate = [1.0, 0.5]
+    times = [[], []]
+    for w, f, n in zip(s0.node, s0.first, s0.count):
+        times[w] += list(costs[f:f + n] / rate[w])
+    carried = tr.meta["carried"][0]
+    assert carried["mu"] == pytest.approx([np.mean(t) for t in times], rel=1e-12)
+    assert carried["sigma"] == pytest.approx([np.std(t) for t in times], rel=1e-12)
+    assert carried["mu"] == pytest.approx([2.0, 4.0], rel=1e-12)
+    assert carried["sigma"] == pytest.approx([1.0, 2.0], rel=1e-12)
+    D, T, R = 1.5, 4 / 3, 100
+    assert (D + 2 * T * R - math.sqrt(D * D + 4 * D * T * R)) / 4 == pytest.approx(59.96066, abs=1e-5)
+    s1 = step_trace(tr, 1)
+    assert (s1.node[0], s1.count[0]) == (0, 60)
+
+
+@pytest.mark.parametrize("name", ["awf", "awf-c", "af", "fac2", "ss", "auto"])
+def test_a_simulated_time_stepping_run_replays_exactly(name):
+    """The same time-stepping run simulated and replayed: a simulated steps run dressed as a recording
+    (its item costs, every step) replays to the same chunks, on the same workers, at the same times;
+    worker 1's availability drops from 1 to 1/4 at t = 60, during step 2 of 4."""
+    plat = Platform([Node("m"), Node("a", 1.0), Node("b", 2.0, availability=Step(at=60.0, level=0.25)),
+                     Node("c", 0.5)], Network(2e-3, 1e9))
+    costs = np.random.default_rng(5).uniform(0.2, 1.8, 100)
+    res = dlbkit.simulate(plat, Divisible(100), name, steps=4, seed=2, costs=np.vstack([costs] * 4))
+    res.trace.meta["item_cost"] = np.tile(costs, 4).tolist()
+    rep = dlbkit.replay(res.trace)
+    assert n_steps(rep.trace) == 4 and rep.ratio == pytest.approx(1.0, rel=1e-9)
+    assert sorted(zip(rep.trace.first, rep.trace.count, rep.trace.node)) == \
+        sorted(zip(res.trace.first, res.trace.count, res.trace.node))
+    assert [s["end"] for s in rep.trace.meta["time_steps"]] == \
+        pytest.approx([s["end"] for s in res.trace.meta["time_steps"]], rel=1e-9)
