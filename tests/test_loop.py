@@ -76,6 +76,23 @@ def test_awf_carries_weights_across_real_steps():
     assert carried[1]["steps"] == 2
 
 
+@pytest.mark.parametrize("name", ["awf", "af", "awf-c", "auto"])
+def test_an_empty_step_carries_the_state_on_unchanged(name):
+    """An empty step measures nothing and is not a time step of the balancer's: time-stepping AWF's
+    step index s (the weight of a step in π_i) does not count it, auto's `every` neither (as under
+    MPI, where an empty step runs no coordinator and the state is carried on)."""
+    with dlbkit.Loop(spin, emulate=[1.0, 0.5], balancer=name) as loop:
+        loop.map(range(30))
+        loop.map([])
+        loop.map(range(30))
+        carried = loop.trace.meta["carried"]
+    assert carried[1] == carried[0]
+    if name == "awf":
+        assert [c["steps"] for c in carried] == [1, 1, 2]
+    if name == "auto":
+        assert [c["step"] for c in carried] == [1, 1, 2]
+
+
 def test_a_failing_step_stops_the_pool_and_closes_the_loop():
     loop = dlbkit.Loop(fails_on_7, workers=2)
     assert loop.map([1, 2]) == [1, 2]

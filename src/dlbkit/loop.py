@@ -144,6 +144,8 @@ class Loop:
     def _book(self, results: list, trace: Trace, state: dict | None, n_items: int) -> RunResult:
         """Keep a step: its trace on the pool's clock, what the balancer carries (auto's choice)."""
         trace.seed = self.seed
+        if not n_items:  # measured nothing, not a step of the balancer's (AWF's index s, auto's `every`):
+            state = self._state  # the state is carried on, as under MPI where no coordinator ran
         one = step_trace(join_steps([trace]), 0)
         if self.balancer.predicts_between_steps and n_items and "item_cost" in trace.meta:  # rank 0 under MPI
             state = auto_after_step(self.balancer, state, one)
