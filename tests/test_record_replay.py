@@ -86,6 +86,24 @@ def test_run_map_record_writes_the_file(tmp_path):
     assert trace_to_dict(load_trace(path)) == trace_to_dict(r.trace)
 
 
+def _never(*_):
+    raise AssertionError("the function ran: a bad record path must be refused before any work")
+
+
+@pytest.mark.parametrize("run", ["map", "spmd", "graph"])
+@pytest.mark.parametrize("where", ["no-such-dir/run.json", "."])
+def test_a_record_path_that_cannot_be_written_is_refused_before_the_run(tmp_path, monkeypatch, run, where):
+    """It used to be found only when saving, after the whole run, which was then lost."""
+    monkeypatch.chdir(tmp_path)
+    calls = {"map": lambda: dlbkit.run_map(_never, range(4), workers=1, record=where),
+             "spmd": lambda: dlbkit.run_spmd(_never, np.zeros(8), iterations=1, workers=1, record=where),
+             "graph": lambda: dlbkit.run_graph({"a": (_never, [])}, workers=1, record=where)}
+    with pytest.raises(ConfigError, match=r"^record must be a file in an existing directory"):
+        calls[run]()
+    with pytest.raises(ConfigError, match=r"^record must be a file path \(str or Path\) or None"):
+        dlbkit.run_map(_never, range(4), workers=1, record=3)
+
+
 def test_a_simulated_run_with_varying_availability_round_trips(platform, tmp_path):
     res = simulate(platform, Divisible(300, CostModel("uniform", low=0.5, high=1.5)), "gss", seed=2,
                    master_overhead=1e-3)

@@ -23,7 +23,8 @@ from .errors import ConfigError, DlbkitError
 from .model.steps import join_steps, step_trace
 from .model.trace import Trace
 from .results import Result
-from .run_api import DEFAULT_BALANCER, RunResult, auto_after_step, check_items, map_setup
+from .run_api import (DEFAULT_BALANCER, RunResult, auto_after_step, check_items, check_record, coordinates,
+                      map_setup)
 from .runtime.backends.local import default_workers, open_pool
 from .runtime.families.map import Pool, PoolRun, coordinate_step
 from .runtime.progress import Progress
@@ -76,8 +77,7 @@ class Loop:
             raise ConfigError("record_decisions", record_decisions, "True or False")
         self.record_decisions = record_decisions
         self.seed = seed
-        if record is not None and not isinstance(record, (str, Path)):
-            raise ConfigError("record", record, "a file path (str or Path) or None")
+        check_record(record, backend)
         self.record = record
         self._rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
         self._state: dict | None = None
@@ -87,10 +87,8 @@ class Loop:
         if backend == "mpi":  # the job's ranks are the pool: mpiexec started them, every step reuses them
             self._fn, self._workers, self._origin = fn, workers, None
             self.n_workers = _mpi_workers()
-            _check_record(record, backend)
             self._transport = _Ranks()
             return
-        _check_record(record, backend)
         self._family = PoolRun(fn, emulation=self.emulation)
         self._transport = open_pool(self._family, workers=n or default_workers(), start_method=start_method)
         self.n_workers = self._transport.n_workers
@@ -138,7 +136,7 @@ class Loop:
             trace.end_time = start
             trace.meta.update(step_start=start, step_items=0)
         # rank 0 decides and carries; an empty step ran no coordinator and carries the state on
-        carried = step.carried if _coordinates("mpi") and "item_cost" in trace.meta and len(items) else self._state
+        carried = step.carried if coordinates("mpi") and "item_cost" in trace.meta and len(items) else self._state
         return results, trace, carried
 
     def _book(self, results: list, trace: Trace, state: dict | None, n_items: int) -> RunResult:
@@ -200,7 +198,7 @@ class Loop:
     def _keep_record(self, failure: BaseException | None = None) -> None:
         """With *record*, save every step that ran (on closing; after a failed step, the steps before
         it, the failure's own error propagating with a note if the save fails too)."""
-        if self.record is None or not self._parts or not _coordinates(self.backend):
+        if self.record is None or not self._parts or not coordinates(self.backend):
             return
         if failure is None:
             self.save(self.record)
@@ -244,18 +242,3 @@ def _mpi_workers() -> int:
         raise ConfigError("backend", "mpi", f"used in an MPI job of at least 2 ranks (this one has {size}): rank 0 "
                           "coordinates, the others compute; start the script with mpiexec -n 3 python script.py")
     return size - 1
-
-
-def _check_record(record: str | Path | None, backend: str) -> None:
-    """A ConfigError now, before any worker starts, for a *record* path that cannot be written (not
-    when ``close`` finds it after every step has run); checked where it will be written."""
-    if record is not None and _coordinates(backend) and (Path(record).is_dir() or not Path(record).parent.is_dir()):
-        raise ConfigError("record", str(record), "a file in an existing directory")
-
-
-def _coordinates(backend: str) -> bool:
-    """True on the process that keeps recordings: the only one locally, rank 0 under MPI."""
-    if backend != "mpi":
-        return True
-    from .runtime.backends.mpi import rank
-    return rank() == 0

@@ -31,7 +31,7 @@ from .runtime.families.graph_tasks import parse_tasks
 from .runtime.families.spmd import SpmdSpec
 from .runtime.families.tree_worker import TreeSpec
 
-__all__ = ["map", "run_map", "RunResult", "map_setup", "check_items", "auto_after_step", "BACKENDS", "DEFAULT_BALANCER",
+__all__ = ["map", "run_map", "RunResult", "map_setup", "check_items", "check_record", "coordinates", "auto_after_step", "BACKENDS", "DEFAULT_BALANCER",
            "tree", "run_tree", "TreeResult", "DEFAULT_TREE_BALANCER",
            "spmd", "run_spmd", "SpmdResult", "DEFAULT_SPMD_BALANCER", "DEFAULT_WINDOW",
            "graph", "run_graph", "GraphResult", "DEFAULT_GRAPH_BALANCER"]
@@ -158,12 +158,23 @@ def _backend(backend: str) -> None:
         raise ConfigError("backend", backend, "one of " + ", ".join(repr(b) for b in BACKENDS))
 
 
-def _coordinates(backend: str) -> bool:
+def coordinates(backend: str) -> bool:
     """True on the process that writes recordings: the only one locally, rank 0 under MPI."""
     if backend != "mpi":
         return True
     from .runtime.backends.mpi import rank
     return rank() == 0
+
+
+def check_record(record: str | Path | None, backend: str) -> None:
+    """A ConfigError now, before any worker starts, for a *record* path that cannot be written (not
+    after the whole run, which would then be lost); checked where it will be written."""
+    if record is None:
+        return
+    if not isinstance(record, (str, Path)):
+        raise ConfigError("record", record, "a file path (str or Path) or None")
+    if coordinates(backend) and (Path(record).is_dir() or not Path(record).parent.is_dir()):
+        raise ConfigError("record", str(record), "a file in an existing directory")
 
 
 def _migration_balancer(balancer: Balancer | str, params: Mapping | None) -> MigrationBalancer:
@@ -242,6 +253,7 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
     a tree's periodic decisions, an SPMD run's repartitions). See :func:`map`.
     """
     _backend(backend)
+    check_record(record, backend)
     seed = _seed(seed)
     _progress(progress)
     _callable("fn", fn, optional=False)
@@ -262,7 +274,7 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
     if b.predicts_between_steps and trace.n_intervals:  # auto ran its default; predict the next run's best
         auto_after_step(b, b.first_state(), trace)
     result = RunResult(results, trace, b)
-    if record is not None and _coordinates(backend):  # every MPI rank holds the trace: one writes it
+    if record is not None and coordinates(backend):  # every MPI rank holds the trace: one writes it
         result.save(record)
     return result
 
@@ -481,6 +493,7 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
     Under MPI the worker ranks then exit with a one-line message and ``mpiexec`` exits non-zero.
     """
     _backend(backend)
+    check_record(record, backend)
     arr = _check(step, domain, iterations, halo, window, bandwidth, seed)
     _progress(progress)
     b = _repartition_balancer(balancer, params)
@@ -495,7 +508,7 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
                                        record_decisions=_flag("record_decisions", record_decisions))
     trace.seed = seed
     result = SpmdResult(out, trace, b)
-    if record is not None and _coordinates(backend):
+    if record is not None and coordinates(backend):
         result.save(record)
     return result
 
@@ -562,6 +575,7 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
     :class:`~dlbkit.errors.ConfigError` for bad input (a cycle, a non-callable, …).
     """
     _backend(backend)
+    check_record(record, backend)
     seed = _seed(seed)
     _progress(progress)
     spec = parse_tasks(tasks)
@@ -576,7 +590,7 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
                                             record_decisions=_flag("record_decisions", record_decisions))
     trace.seed = seed
     result = GraphResult(dict(zip(spec.keys, values)), trace, b)
-    if record is not None and _coordinates(backend):
+    if record is not None and coordinates(backend):
         result.save(record)
     return result
 
