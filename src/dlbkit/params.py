@@ -94,9 +94,16 @@ def _accepts(form: Any, value: Any) -> bool:
 
 
 class Parameterised:
-    """Base for classes configured by keyword parameters (balancers, cost models)."""
+    """Base for classes configured by keyword parameters (balancers, cost models).
+
+    A class with parameters declares its own keyword-only ``__init__``, which stores them unchanged,
+    and their ``_parameter_constraints``; a class without any inherits both from here (no
+    parameters, no constraints)."""
 
     _parameter_constraints: ClassVar[dict[str, list]] = {}
+
+    def __init__(self) -> None:
+        """No parameters."""
 
     @classmethod
     def param_names(cls) -> list[str]:

@@ -130,6 +130,11 @@ def _comparison_html(summary: Sequence[Stat]) -> str:
                             "highlighted: best mean per metric.</p>" + legend
 
 
+def _by_run(images: dict[str, list[Path]], kind: str) -> dict[str, Path]:
+    """The figures of one *kind* by run name (a figure is saved as ``<kind>_<run>.png``)."""
+    return {p.stem.removeprefix(kind + "_"): p for p in images.get(kind, [])}
+
+
 def write_report(path: str | Path, sweep, summary: Sequence[Stat], images: dict[str, list[Path]], *,
                  command: str = "") -> Path:
     """Write the HTML report for *sweep* to *path*; images are linked relative to the report."""
@@ -170,24 +175,24 @@ def write_report(path: str | Path, sweep, summary: Sequence[Stat], images: dict[
     if bars:
         title = "Makespan and balancing cost" if images.get("looptime") else "Makespan and efficiency"
         parts.append(f"<h2>{title}</h2>" + "".join(img(p, p.stem) for p in bars))
-    gantts, works = images.get("gantt", []), images.get("work", [])
+    gantts = images.get("gantt", [])
     if gantts:
         parts.append("<h2>Runs (repetition 0 of each balancer)</h2><p class=muted>Gantt chart: a bar per chunk; "
                      "orange = waiting for work, blank = idle, red shade = background load. Below it, items "
                      "(tasks, for a tree) completed per worker over time.</p>")
-        tasks = {t.stem.removeprefix("tasks_"): t for t in images.get("tasks", [])}
+        tasks = _by_run(images, "tasks")
         if tasks:
             parts.append("<p class=muted>Task trees: waiting tasks per node over time, and the total n(t) with "
                          "the three workload phases of Haron 1998 §2.7 (filling until n(t) first reaches p, "
                          "emptying after it last falls below p); dashed: phase changes a phase-adaptive "
                          "balancer detected while running.</p>")
-        autos = {a.stem.removeprefix("auto_"): a for a in images.get("auto", [])}
+        autos = _by_run(images, "auto")
         if autos:
             parts.append("<p class=muted>Time steps under <code>balancer = \"auto\"</code> (repetition 0, "
                          "its seed in the title): per step the measured makespan, coloured by the rule auto "
                          "ran, the prediction for that rule made at the last evaluation (×), and the "
                          "evaluations (dotted, labelled with the rule chosen for the next step).</p>")
-        work = {w.stem.removeprefix("work_"): w for w in works}
+        work = _by_run(images, "work")
         for g in gantts:  # a family without a work plot (task graphs) still shows its Gantt charts
             name = g.stem.removeprefix("gantt_")
             extra = img(tasks[name], "waiting tasks " + name) if name in tasks else ""

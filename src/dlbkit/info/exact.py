@@ -22,9 +22,6 @@ class Exact(InfoModel):
     name = "exact"
     exact = True
 
-    def __init__(self):
-        pass
-
     def _send(self, t):
         return []
 

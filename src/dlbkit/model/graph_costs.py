@@ -42,7 +42,7 @@ from ..errors import ConfigError
 from .graph import TaskGraph
 
 __all__ = ["GraphCosts", "costs_for", "platform_from_ntp", "write_ntp",
-           "upward_rank", "downward_rank", "critical_path_bound", "COST_MODELS"]
+           "level_weights", "upward_rank", "downward_rank", "critical_path_bound", "COST_MODELS"]
 
 COST_MODELS = ("standard", "thesis")
 
@@ -77,6 +77,11 @@ class GraphCosts:
         if self.host[p] == self.host[q]:
             return 0.0
         return self.lat[p][q] + data * self.per[p][q]
+
+    def mean_exec(self) -> list[float]:
+        """w̄: each task's mean execution time over the processors (Topcuoglu 2002 §4.1)."""
+        m = self.n_nodes
+        return [sum(r) / m for r in self.exec]
 
     def mean_comm_factor(self) -> tuple[float, float]:
         """(mean latency, mean per-unit time) over ordered pairs of processors on distinct machines
@@ -149,6 +154,18 @@ def _routes(platform) -> dict:
     return out
 
 
+def level_weights(costs: GraphCosts) -> tuple[list[float], float, float]:
+    """The weights of a path's length under the precedence level (:func:`upward_rank`): (per-task
+    weight, mean latency, mean per-unit transfer time). Standard model: w̄ (:meth:`GraphCosts.mean_exec`)
+    and HEFT's mean transfer terms (:meth:`GraphCosts.mean_comm_factor`). Thesis model: the loads
+    (speed 1; a cost table's row mean) and the data at distance 1, as 002 §2.2 defines it."""
+    if costs.kind == "thesis":
+        g = costs.graph
+        return [g.weight(i) for i in range(g.n_tasks)], 0.0, 1.0
+    lat_m, per_m = costs.mean_comm_factor()
+    return costs.mean_exec(), lat_m, per_m
+
+
 def upward_rank(costs: GraphCosts) -> list[float]:
     """rank_u(i) = w̄_i + max over successors j of (c̄_ij + rank_u(j)), 0 over none (Topcuoglu 2002
     eq. 3; 002 §2.2's ``prec`` with the terminal task's own load included, as its data file has it).
@@ -157,13 +174,7 @@ def upward_rank(costs: GraphCosts) -> list[float]:
     of distinct machines. Thesis model: the compile-time precedence level, from the loads (speed 1;
     a cost table's row mean) and the data at distance 1, as 002 defines it."""
     g = costs.graph
-    if costs.kind == "thesis":
-        w = [g.weight(i) for i in range(g.n_tasks)]
-        lat_m, per_m = 0.0, 1.0
-    else:
-        m = costs.n_nodes
-        w = [sum(r) / m for r in costs.exec]
-        lat_m, per_m = costs.mean_comm_factor()
+    w, lat_m, per_m = level_weights(costs)
     rank = [0.0] * g.n_tasks
     for i in reversed(g.topo):
         best = 0.0
@@ -179,8 +190,7 @@ def downward_rank(costs: GraphCosts) -> list[float]:
     """rank_d(i) = max over predecessors j of (rank_d(j) + w̄_j + c̄_ji), 0 for an entry task
     (Topcuoglu 2002 eq. 4), with the standard model's means."""
     g = costs.graph
-    m = costs.n_nodes
-    w = [sum(r) / m for r in costs.exec]
+    w = costs.mean_exec()
     lat_m, per_m = costs.mean_comm_factor()
     rank = [0.0] * g.n_tasks
     for i in g.topo:

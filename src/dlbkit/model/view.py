@@ -45,11 +45,17 @@ class View:
         family's unit: items, tasks, data points); NaN before it was measured."""
         return math.nan
 
+    def _fill(self, n: int, **defaults) -> None:
+        """Each named list left empty becomes *n* copies of its default (each family view's
+        ``__post_init__`` fills its own per-node or per-task entries with it)."""
+        for name, value in defaults.items():
+            if not getattr(self, name):
+                setattr(self, name, [value] * n)
+
     def _fill_common(self) -> None:
         """Defaults of the common fields (called by each family view's ``__post_init__``)."""
         p = self.n_nodes
-        if not self.updated_at:
-            self.updated_at = [0.0] * p
+        self._fill(p, updated_at=0.0)
         if not self.neighbours:
             self.neighbours = [[j for j in range(p) if j != i] for i in range(p)]
 
@@ -105,13 +111,8 @@ class LoopView(View):
         self._fill_common()
         if self.remaining < 0:
             self.remaining = self.n_items
-        for name in ("items_done", "chunks_done", "last_chunk"):
-            if not getattr(self, name):
-                setattr(self, name, [0] * p)
-        for name in ("compute_time", "sq_item_time", "overhead_time", "last_time",
-                     "exe_time", "calc_time", "send_time"):
-            if not getattr(self, name):
-                setattr(self, name, [0.0] * p)
+        self._fill(p, items_done=0, chunks_done=0, last_chunk=0, compute_time=0.0, sq_item_time=0.0,
+                   overhead_time=0.0, last_time=0.0, exe_time=0.0, calc_time=0.0, send_time=0.0)
         if not self.order:
             self.order = list(range(p))
 
@@ -174,15 +175,7 @@ class TreeView(View):
     colours: list[list[tuple[int, int]]] = field(default_factory=list)
 
     def __post_init__(self):
-        p = self.n_nodes
-        if not self.queue:
-            self.queue = [0] * p
-        if not self.done:
-            self.done = [0] * p
-        if not self.speeds:
-            self.speeds = [1.0] * p
-        if not self.work:
-            self.work = [0.0] * p
+        self._fill(self.n_nodes, queue=0, done=0, speeds=1.0, work=0.0)
         self._fill_common()
 
     @property
@@ -302,16 +295,8 @@ class GraphOnlineView(GraphView):
     def __post_init__(self):
         super().__post_init__()
         n = self.costs.graph.n_tasks if self.costs is not None else 0
-        if not self.placed:
-            self.placed = [-1] * n
-        if not self.holds:
-            self.holds = [0] * n
-        if not self.load_level:
-            self.load_level = [0.0] * self.n_nodes
-        if not self.start:
-            self.start = [None] * n
-        if not self.finish:
-            self.finish = [None] * n
+        self._fill(n, placed=-1, holds=0, start=None, finish=None)
+        self._fill(self.n_nodes, load_level=0.0)
         if not self.measured_speed:
             self.measured_speed = list(self.speeds)
 
@@ -337,14 +322,6 @@ class StreamView(View):
     neighbours: list[list[int]] = field(default_factory=list)
 
     def __post_init__(self):
-        p = self.n_nodes
-        if not self.queue:
-            self.queue = [0] * p
-        if not self.slots:
-            self.slots = [1] * p
-        if not self.speeds:
-            self.speeds = [1.0] * p
-        if not self.updated_at:
-            self.updated_at = [0.0] * p
+        self._fill(self.n_nodes, queue=0, slots=1, speeds=1.0, updated_at=0.0)
         # ``neighbours`` stays empty: every node may place on every other (not built: a stream view
         # may have 10^5 nodes, and P² neighbour entries would dwarf the rest)

@@ -52,10 +52,6 @@ class Proportional(ChunkingBalancer):
     source = "Sánchez et al. (004) §1 definition; notes/004_sanchez.md §8 (static baseline)"
     taxonomy = Taxonomy("master (once)", "central", "global static (nominal speeds)",
                         "blocks proportional to speed", "consecutive items")
-    _parameter_constraints = {}
-
-    def __init__(self):
-        pass
 
     def start(self, view, rng=None) -> None:
         super().start(view, rng)

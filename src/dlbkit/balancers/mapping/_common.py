@@ -1,6 +1,8 @@
-"""Shared pieces of the list-scheduling mappers: the earliest finish time of a task on a processor
-(Topcuoglu, Hariri & Wu 2002 §4.1, eqs 5–6, on :class:`~dlbkit.model.graph_eval.Timeline`), and the
-one list scheduler that HEFT, CPOP, PEFT and HLF differ only in the arguments of."""
+"""Shared pieces of the mappers: for the list schedulers, the earliest finish time of a task on a
+processor (Topcuoglu, Hariri & Wu 2002 §4.1, eqs 5–6, on :class:`~dlbkit.model.graph_eval.Timeline`)
+and the one list scheduler that HEFT, CPOP, PEFT and HLF differ only in the arguments of; for the
+search mappers (simulated annealing, tabu search: 002 §6.1.2), the random start and the random
+single-task move."""
 
 from __future__ import annotations
 
@@ -9,7 +11,22 @@ from typing import Callable, Sequence
 
 from ...model.graph_eval import Timeline
 
-__all__ = ["Timeline", "data_ready", "plan_order", "list_schedule"]
+__all__ = ["Timeline", "data_ready", "plan_order", "list_schedule", "random_start", "random_move"]
+
+
+def random_start(view, rng) -> tuple[int, int, list[int]]:
+    """(tasks n, processors m, an allocation): each task on a processor drawn uniformly from *rng*, one
+    draw per task in task order: the start of the search mappers (002 §6.1.2: SA and tabu search)."""
+    n, m = view.costs.graph.n_tasks, view.n_nodes
+    return n, m, [int(x) for x in rng.integers(m, size=n)]
+
+
+def random_move(rng, alloc: list, n: int, m: int) -> tuple[int, int]:
+    """A single-task move of allocation *alloc* (002 §6.1.2's neighbourhood), drawn from *rng*: task i
+    uniform among the n, then processor p uniform among the m − 1 other than ``alloc[i]``. Needs m ≥ 2."""
+    i = int(rng.integers(n))
+    p = int(rng.integers(m - 1))
+    return i, p + (p >= alloc[i])
 
 
 def data_ready(costs, i: int, p: int, proc: list, finish: list) -> float:

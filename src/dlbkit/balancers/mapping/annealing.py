@@ -9,6 +9,7 @@ from ...model.graph_eval import Evaluator
 from ...params import Interval
 from ..base import MappingBalancer, Plan, Taxonomy
 from ..registry import register
+from ._common import random_move, random_start
 
 __all__ = ["Annealing"]
 
@@ -55,10 +56,8 @@ class Annealing(MappingBalancer):
         self.max_stages = max_stages
 
     def map(self, view) -> Plan:
-        g = view.costs.graph
-        n, m = g.n_tasks, view.n_nodes
         rng = self.rng_
-        cur = [int(x) for x in rng.integers(m, size=n)]
+        n, m, cur = random_start(view, rng)
         if m == 1:
             return Plan(tuple(cur), None, {"stages": 0, "evaluations": 0})
         ev = Evaluator(view.costs)
@@ -72,10 +71,9 @@ class Annealing(MappingBalancer):
             new_best = False
             tested = improving = 0
             while tested < per_stage and improving < enough:
-                i = int(rng.integers(n))
-                p = int(rng.integers(m - 1))
+                i, p = random_move(rng, cur, n, m)
                 old = cur[i]
-                cur[i] = p + (p >= old)
+                cur[i] = p
                 v = ev.makespan(cur)
                 tested += 1
                 d = (v - cur_v) / cur_v if cur_v > 0 else v - cur_v

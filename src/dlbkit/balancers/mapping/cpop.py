@@ -34,10 +34,6 @@ class CPOP(MappingBalancer):
     source = "Topcuoglu, Hariri & Wu 2002 §4.2"
     taxonomy = Taxonomy("static (before the run)", "central", "global: the whole graph and its cost estimates",
                         "every task placed once", "priority rank_u + rank_d; critical path on one processor")
-    _parameter_constraints: dict = {}
-
-    def __init__(self):
-        pass
 
     def map(self, view) -> Plan:
         costs = view.costs if view.costs.kind == "standard" else _standard(view.costs)

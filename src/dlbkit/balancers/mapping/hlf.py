@@ -29,16 +29,12 @@ class HighestLevelFirst(MappingBalancer):
     source = "Adam, Chandy & Dickson 1974; Kwok & Ahmad 1999 §5.1"
     taxonomy = Taxonomy("static (before the run)", "central", "global: the whole graph and its cost estimates",
                         "every task placed once", "highest static level first; earliest start time")
-    _parameter_constraints: dict = {}
-
-    def __init__(self):
-        pass
 
     def map(self, view) -> Plan:
         costs = view.costs
         g = costs.graph
         n, m = g.n_tasks, view.n_nodes
-        w = [sum(r) / m for r in costs.exec]
+        w = costs.mean_exec()
         level = [0.0] * n
         for i in reversed(g.topo):
             level[i] = w[i] + max((level[j] for j, _ in g.succs[i]), default=0.0)

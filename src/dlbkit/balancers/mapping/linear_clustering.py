@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...model.graph_costs import GraphCosts
+from ...model.graph_costs import GraphCosts, level_weights
 from ...params import Options
 from ..base import MappingBalancer, Plan, Taxonomy
 from ..registry import register
@@ -18,19 +18,14 @@ ALLOCATIONS = ("modulo", "load")
 def linear_clusters(costs: GraphCosts) -> list[list[int]]:
     """Kim & Browne's linear clustering: repeatedly take the longest path of the graph of the tasks
     not yet clustered (a path's length = its tasks' mean execution times + the mean transfer times of
-    its edges: the weights of :func:`~dlbkit.model.graph_costs.upward_rank`, so under the thesis model
-    the loads and the data at distance 1) as the next cluster, until none is left. Ties: the path
+    its edges: the upward rank's weights, :func:`~dlbkit.model.graph_costs.level_weights`, so under
+    the thesis model the loads and the data at distance 1) as the next cluster, until none is left.
+    Ties: the path
     whose first task has the lower index, then the lower successor. Clusters in the order found,
     each in path order."""
     g = costs.graph
     n = g.n_tasks
-    if costs.kind == "thesis":
-        w = [g.weight(i) for i in range(n)]
-        lat_m, per_m = 0.0, 1.0
-    else:
-        m = costs.n_nodes
-        w = [sum(r) / m for r in costs.exec]
-        lat_m, per_m = costs.mean_comm_factor()
+    w, lat_m, per_m = level_weights(costs)
     left = [True] * n
     clusters = []
     rev = list(reversed(g.topo))
@@ -102,7 +97,7 @@ class LinearClustering(MappingBalancer):
                     a[i] = k % m
         else:
             total = [0.0] * m
-            mean = [sum(r) / m for r in costs.exec]
+            mean = costs.mean_exec()
             for cl in sorted(clusters, key=lambda cl: -sum(mean[i] for i in cl)):
                 p = min(range(m), key=lambda q: (total[q], q))
                 for i in cl:

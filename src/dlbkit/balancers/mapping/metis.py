@@ -47,10 +47,6 @@ class Metis(MappingBalancer):
     source = "Karypis & Kumar 1998 (METIS, via pymetis); issue 13"
     taxonomy = Taxonomy("static (before the run)", "central", "global: the whole graph and its cost estimates",
                         "every task placed once", "balanced minimum-cut partition, then highest level first")
-    _parameter_constraints: dict = {}
-
-    def __init__(self):
-        pass
 
     def map(self, view) -> Plan:
         import pymetis
@@ -58,7 +54,7 @@ class Metis(MappingBalancer):
         costs = view.costs
         g = costs.graph
         n, m = g.n_tasks, view.n_nodes
-        w = [sum(r) / m for r in costs.exec]
+        w = costs.mean_exec()
         targets = capacities(costs, w)
         seed = int(self.rng_.integers(0, 2**31 - 1))
         if m == 1 or n == 0:

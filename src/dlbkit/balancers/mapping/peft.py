@@ -53,10 +53,6 @@ class PEFT(MappingBalancer):
     source = "Arabnejad & Barbosa 2014 §4"
     taxonomy = Taxonomy("static (before the run)", "central", "global: the whole graph and its cost estimates",
                         "every task placed once", "decreasing rank_oct; least EFT + OCT with insertion")
-    _parameter_constraints: dict = {}
-
-    def __init__(self):
-        pass
 
     def map(self, view) -> Plan:
         costs = view.costs if view.costs.kind == "standard" else _standard(view.costs)

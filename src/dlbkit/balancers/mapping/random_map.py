@@ -26,10 +26,6 @@ class RandomMapping(MappingBalancer):
     source = "Kwok & Ahmad 1999 (baseline); 002 §15"
     taxonomy = Taxonomy("static (before the run)", "central", "none", "every task placed once",
                         "processor uniform at random")
-    _parameter_constraints: dict = {}
-
-    def __init__(self):
-        pass
 
     def map(self, view) -> Plan:
         n = view.costs.graph.n_tasks

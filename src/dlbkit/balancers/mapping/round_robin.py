@@ -26,10 +26,6 @@ class RoundRobin(MappingBalancer):
     source = "002 §7.1, §10.5 (Sinclair 1993)"
     taxonomy = Taxonomy("static (before the run)", "central", "none (task count only)",
                         "every task placed once", "task index modulo the processor count")
-    _parameter_constraints: dict = {}
-
-    def __init__(self):
-        pass
 
     def map(self, view) -> Plan:
         m = view.n_nodes

@@ -9,6 +9,7 @@ from ...model.graph_eval import Evaluator
 from ...params import Interval
 from ..base import MappingBalancer, Plan, Taxonomy
 from ..registry import register
+from ._common import random_move, random_start
 
 __all__ = ["TabuSearch"]
 
@@ -43,10 +44,8 @@ class TabuSearch(MappingBalancer):
         self.perturbations = perturbations
 
     def map(self, view) -> Plan:
-        g = view.costs.graph
-        n, m = g.n_tasks, view.n_nodes
         rng = self.rng_
-        cur = [int(x) for x in rng.integers(m, size=n)]
+        n, m, cur = random_start(view, rng)
         if m == 1:
             return Plan(tuple(cur), None, {"evaluations": 0})
         ev = Evaluator(view.costs)
@@ -57,9 +56,7 @@ class TabuSearch(MappingBalancer):
         while evals < budget:
             choice = None
             for _ in range(min(self.candidates, budget - evals)):
-                i = int(rng.integers(n))
-                p = int(rng.integers(m - 1))
-                p += p >= cur[i]
+                i, p = random_move(rng, cur, n, m)
                 old = cur[i]
                 cur[i] = p
                 v = ev.makespan(cur)

@@ -80,8 +80,28 @@ def _move(x: list[int], s: list[float], donors: set[int], receivers: set[int], d
     return x
 
 
+class _Central(MigrationBalancer):
+    """What :class:`Greedy` and :class:`Refine` share: periodic and central, with a *tolerance* and an
+    *interval*; a call nets the loads :meth:`_settle` reaches from the view's into transfers
+    (:func:`net_transfers`), and with nothing waiting moves nothing."""
+
+    periodic = True
+    _parameter_constraints = {"tolerance": [Interval(Real, 0, None)], "interval": [Interval(Real, 0, None)]}
+    tolerance: float
+
+    def balance(self, view: TreeView) -> list[Transfer]:
+        q, s = _loads(view)
+        if sum(q) == 0:
+            return []
+        return net_transfers(q, self._settle(q, s))
+
+    def _settle(self, q: list[int], s: list[float]) -> list[int]:
+        """The loads after balancing queues *q* (some task waits) at speeds *s*."""
+        raise NotImplementedError
+
+
 @register
-class Greedy(MigrationBalancer):
+class Greedy(_Central):
     """Greedy: move waiting tasks one at a time from the most loaded node to the node that would be
     least loaded after receiving it, until every load is within *tolerance* of the average (or no
     move lowers the maximum). Periodic and central.
@@ -120,26 +140,19 @@ class Greedy(MigrationBalancer):
     taxonomy = Taxonomy("periodic (every interval tasks per node)", "central", "global (aged queue lengths, speeds)",
                         "one task at a time, most loaded to least loaded, until within tolerance",
                         "oldest waiting tasks")
-    periodic = True
-    _parameter_constraints = {"tolerance": [Interval(Real, 0, None)], "interval": [Interval(Real, 0, None)]}
 
     def __init__(self, *, tolerance: float = 0.0, interval: float = 1):
         self.tolerance = tolerance
         self.interval = interval
 
-
-    def balance(self, view: TreeView) -> list[Transfer]:
-        q, s = _loads(view)
-        if sum(q) == 0:
-            return []
+    def _settle(self, q: list[int], s: list[float]) -> list[int]:
         limit = (1 + self.tolerance) * sum(q) / sum(s)
         nodes = set(range(len(q)))
-        after = _move(q, s, nodes, nodes, lambda i, x: x[i] / s[i] > limit, lambda j, x: True)
-        return net_transfers(q, after)
+        return _move(q, s, nodes, nodes, lambda i, x: x[i] / s[i] > limit, lambda j, x: True)
 
 
 @register
-class Refine(MigrationBalancer):
+class Refine(_Central):
     """Refine: move tasks only away from the nodes above (1 + *tolerance*) times the average load,
     only to nodes below the average, and only as many as bring the overloaded nodes down to that
     threshold. Periodic and central.
@@ -174,21 +187,14 @@ class Refine(MigrationBalancer):
     taxonomy = Taxonomy("periodic (every interval tasks per node)", "central", "global (aged queue lengths, speeds)",
                         "from nodes above (1+tolerance)*average to nodes below average, down to the threshold",
                         "oldest waiting tasks")
-    periodic = True
-    _parameter_constraints = {"tolerance": [Interval(Real, 0, None)], "interval": [Interval(Real, 0, None)]}
 
     def __init__(self, *, tolerance: float = 0.1, interval: float = 1):
         self.tolerance = tolerance
         self.interval = interval
 
-
-    def balance(self, view: TreeView) -> list[Transfer]:
-        q, s = _loads(view)
-        if sum(q) == 0:
-            return []
+    def _settle(self, q: list[int], s: list[float]) -> list[int]:
         avg = sum(q) / sum(s)
         limit = (1 + self.tolerance) * avg
         donors = {i for i in range(len(q)) if q[i] / s[i] > limit}
         receivers = {j for j in range(len(q)) if q[j] / s[j] < avg}
-        after = _move(q, s, donors, receivers, lambda i, x: x[i] / s[i] > limit, lambda j, x: x[j] / s[j] < avg)
-        return net_transfers(q, after)
+        return _move(q, s, donors, receivers, lambda i, x: x[i] / s[i] > limit, lambda j, x: x[j] / s[j] < avg)

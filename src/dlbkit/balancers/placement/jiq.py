@@ -28,10 +28,6 @@ class JoinIdleQueue(RandomizedPlacement):
     source = "Lu et al. 2011; 003 §5.2"
     taxonomy = Taxonomy("arrival", "distributed", "idle nodes (as fresh as the information model)", "one task",
                         "an idle node at random, else any node at random")
-    _parameter_constraints: dict = {}
-
-    def __init__(self):
-        pass
 
     def place(self, view) -> int:
         q, c = view.queue, view.slots

@@ -27,10 +27,6 @@ class JoinShortestQueue(RandomizedPlacement):
     source = "003 §3.3.3; Winston 1977"
     taxonomy = Taxonomy("arrival", "distributed", "global (as fresh as the information model)", "one task",
                         "a shortest queue, random ties")
-    _parameter_constraints: dict = {}
-
-    def __init__(self):
-        pass
 
     def place(self, view) -> int:
         q = view.queue

@@ -23,10 +23,6 @@ class Local(PlacementBalancer):
     source = "003 §3.3.3 (Algorithm 3.1, φ(t) = 0)"
     taxonomy = Taxonomy("arrival", "distributed", "none", "the whole job", "the origin")
     reads_loads = False
-    _parameter_constraints: dict = {}
-
-    def __init__(self):
-        pass
 
     def place(self, view) -> int:
         return view.node

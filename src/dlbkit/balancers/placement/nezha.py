@@ -9,7 +9,7 @@ from ...errors import ConfigError
 from ...params import Interval, Options
 from ..base import Taxonomy
 from ..registry import register
-from ._draw import RandomizedPlacement
+from ._draw import RandomizedPlacement, least
 
 __all__ = ["Nezha", "loads", "window"]
 
@@ -165,12 +165,4 @@ class Nezha(RandomizedPlacement):
             return view.node
         dr = self.draws_
         d = self.d if self.replace else min(self.d, len(act))
-        cands = dr.sample(act, d, self.replace)
-        best, bl = [], None
-        for j in cands:
-            x = L[j]
-            if bl is None or x < bl:
-                bl, best = x, [j]
-            elif x == bl and j not in best:
-                best.append(j)
-        return best[0] if len(best) == 1 else best[dr.below(len(best))]
+        return least(dr.sample(act, d, self.replace), L.__getitem__, dr)

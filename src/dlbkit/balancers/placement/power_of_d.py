@@ -8,7 +8,7 @@ from ...errors import ConfigError
 from ...params import Interval
 from ..base import Taxonomy
 from ..registry import register
-from ._draw import RandomizedPlacement
+from ._draw import RandomizedPlacement, least
 
 __all__ = ["PowerOfD"]
 
@@ -92,13 +92,4 @@ class PowerOfD(RandomizedPlacement):
             if qb < qa:
                 return b
             return a if dr.u() < 0.5 else b  # best[below(2)]
-        cands = dr.sample(range(n), self.d, self.replace)
-        best = []
-        bq = None
-        for c in cands:
-            x = q[c]
-            if bq is None or x < bq:
-                bq, best = x, [c]
-            elif x == bq and c not in best:
-                best.append(c)
-        return best[0] if len(best) == 1 else best[dr.below(len(best))]
+        return least(dr.sample(range(n), self.d, self.replace), q.__getitem__, dr)

@@ -25,10 +25,6 @@ class RandomPlacement(RandomizedPlacement):
     source = "003 §3.2 (supermarket model, d = 1); Mitzenmacher 2001"
     taxonomy = Taxonomy("arrival", "distributed", "none", "one task", "a node uniformly at random")
     reads_loads = False
-    _parameter_constraints: dict = {}
-
-    def __init__(self):
-        pass
 
     def place(self, view) -> int:
         return self.draws_.below(view.n_nodes)

@@ -26,10 +26,6 @@ class RoundRobinPlacement(PlacementBalancer):
     source = "003 §2.2.1, §6.3 (PVM round-robin)"
     taxonomy = Taxonomy("arrival", "distributed", "none", "one task", "the next node in turn, per origin")
     reads_loads = False
-    _parameter_constraints: dict = {}
-
-    def __init__(self):
-        pass
 
     def start(self, view, rng=None):
         super().start(view, rng)
