@@ -122,7 +122,12 @@ BAD_RUN = [
     (["{work}:NOT_CALLABLE", "-N", "3"], "FUNCTION"),
     (["{work}", "-N", "3"], "MODULE:FUNCTION"),
     (["missing.py:f", "-N", "3"], "MODULE"),
-    (["{work}:cost", "-N", "3", "-b", "nope"], "registered balancer"),
+    (["{work}:cost", "-N", "3", "-b", "nope"], "--balancer must be a chunking balancer (dlbkit balancers --kind "
+                                               "chunking): af, auto, awf,"),
+    (["{work}:cost", "-N", "3", "-b", "heft"], "--balancer must be a chunking balancer (dlbkit balancers --kind "
+                                               "chunking): af, auto, awf,"),
+    (["{work}:cost", "-N", "3", "-p", "nope=1"], "--param must be a parameter of awf-c: min_chunk; got 'nope'"),
+    (["{work}:cost", "-N", "3", "--seed", "-1"], "--seed must be an integer >= 0; got -1"),
     (["{work}:cost", "-N", "3", "-p", "min_chunk"], "--param"),
     (["{work}:cost", "-N", "3", "-b", "gss", "-p", "size=2"], "size"),
     (["{work}:cost", "-N", "3", "-b", "gss", "-p", "min_chunk=-1"], "min_chunk"),
@@ -134,6 +139,7 @@ BAD_RUN = [
     (["{work}:cost", "-N", "3", "--emulate", "nothere.toml"], "--emulate"),
     (["{work}:cost", "-N", "3", "--emulate", "1,-1"], "emulate[1]"),
     (["{work}:cost", "-N", "3", "--record", "no/such/dir/r.json"], "--record"),
+    (["{work}:cost", "-N", "3", "--out", "bad.json/plots"], "--out must be a directory that can be created"),
     (["{work}:cost", "-N", "3", "--workers", "0"], "--workers"),
     (["{work}:cost", "-N", "3", "--workers", "2", "--backend", "mpi"], "--workers"),
     (["{work}:cost", "-N", "3", "--backend", "carrier-pigeon"], "--backend"),
@@ -224,7 +230,8 @@ def test_replay_json(capsys, recorded):
 @pytest.mark.parametrize("argv, needle", [
     (["nothere.json"], "trace file"),
     (["{bad}"], "valid JSON"),
-    (["{rec}", "-b", "nope"], "registered balancer"),
+    (["{rec}", "-b", "nope"], "--balancer must be a chunking balancer (dlbkit balancers --kind chunking): af,"),
+    (["{rec}", "--seed", "-1"], "--seed must be an integer >= 0; got -1"),
     (["{rec}", "-p", "min_chunk=2"], "--param"),
     (["{rec}", "-b", "gss", "-p", "size=2"], "--param"),
     (["{rec}", "--model", "guess"], "--model"),

@@ -26,8 +26,10 @@ def test_validation_message_names_parameter_balancer_and_value():
 def test_make_rejects_unknown_names_and_parameters():
     with pytest.raises(ConfigError, match="registered balancer"):
         make("nonesuch")
-    with pytest.raises(ConfigError, match="parameter.*one of size"):
+    with pytest.raises(ConfigError) as e:
         make("ss", {"chunk": 3})
+    # the same words as an experiment file's balancers[i].params.chunk (one message for one mistake)
+    assert str(e.value) == "params.chunk must be a parameter of 'ss': size; got '<unknown parameter>'"
 
 
 def test_clone_and_set_params():

@@ -485,6 +485,7 @@ def _cmd_bench(args) -> int:
     from .sim.bench import MODELS
 
     fn = MODELS[args.model]
+    check_seed(args.seed)
     if args.model == "supermarket":
         for flag in ("servers", "load"):
             if getattr(args, flag) is None:
@@ -614,20 +615,42 @@ def _add_run_parser(sub) -> None:
     ru.set_defaults(func=_cmd_run)
 
 
-def parse_params(pairs: Sequence[str] | None, flag: str = "--param") -> dict[str, Any]:
+def parse_params(pairs: Sequence[str] | None, flag: str = "--param", example: str = "min_chunk=4") -> dict[str, Any]:
     """``["k=v", ...]`` as a dict; each value is read as JSON when it parses (4, 0.5, true, [1, 2]),
-    else kept as a string."""
+    else kept as a string. *example* is a pair the command's error shows."""
     out: dict[str, Any] = {}
     for s in pairs or []:
         key, sep, value = s.partition("=")
         key = key.strip()
         if not sep or not key.isidentifier():
-            raise ConfigError(flag, s, "KEY=VALUE with a parameter name as KEY (e.g. min_chunk=4)")
+            raise ConfigError(flag, s, f"KEY=VALUE with a parameter name as KEY (e.g. {example})")
         try:
             out[key] = json.loads(value)
         except json.JSONDecodeError:
             out[key] = value
     return out
+
+
+def check_balancer_arg(name: str, kind: str | tuple[str, ...], params: dict | None = None, *,
+                       exclude: tuple[str, ...] = ()) -> None:
+    """``--balancer NAME`` (and, with *params*, its ``--param`` pairs) checked alike by every command
+    that takes one: a name that is not a balancer of *kind* (a typo or another kind) names ``--balancer``
+    and lists the names that fit; a key its balancer does not take names ``--param`` and lists its
+    parameters; a value outside a parameter's range names that parameter."""
+    from .balancers.registry import REGISTRY, kind_hint, names, resolve
+
+    kinds = (kind,) if isinstance(kind, str) else tuple(kind)
+    cls = REGISTRY.get(name.lower())
+    if cls is None or cls.kind not in kinds or cls.name in exclude:
+        fits = [n for k in kinds for n in names(k) if n not in exclude]
+        raise ConfigError("--balancer", name, kind_hint(kinds) + (f" other than {', '.join(exclude)}" if exclude
+                                                                  else "") + ": " + ", ".join(fits))
+    if params is not None:
+        valid = cls.param_names()
+        for k in params:
+            if k not in valid:
+                raise ConfigError("--param", k, f"a parameter of {cls.name}: " + (", ".join(valid) or "(it has none)"))
+        resolve(cls.name, params, kind=kinds, field="--balancer")
 
 
 def load_function(target: str):
@@ -737,6 +760,27 @@ def _writable_file(path: str | None, flag: str) -> Path | None:
     return p
 
 
+def _output_dir(path: str | None, flag: str = "--out") -> Path | None:
+    """The directory *path*, created now (before any work) so that one that cannot be is one line."""
+    if path is None:
+        return None
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(flag, str(out), "a directory (a file of that name exists)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(flag, str(out), f"a directory that can be created ({e.strerror})") from None
+    return out
+
+
+def check_seed(seed: int | None) -> int | None:
+    """``--seed`` checked alike by every command that takes one (None: the command's default)."""
+    if seed is not None and seed < 0:
+        raise ConfigError("--seed", seed, "an integer >= 0")
+    return seed
+
+
 def _env_rank() -> int:
     """This process's MPI rank from the launcher's environment (0 when not launched by mpiexec)."""
     import os
@@ -820,8 +864,6 @@ def _launch(args) -> int:
 def _checked(args) -> dict:
     """The arguments of ``dlbkit run`` checked and loaded (the function imported, the items read, the
     balancer resolved): a bad one raises a ConfigError before anything starts."""
-    from .balancers.registry import resolve
-
     if args.items is not None and args.items < 1:
         raise ConfigError("--items", args.items, "an integer >= 1")
     if args.workers is not None:
@@ -835,13 +877,12 @@ def _checked(args) -> dict:
     params = parse_params(args.param)
     record = _writable_file(args.record, "--record")
     results_file = _writable_file(args.results, "--results")
-    out = Path(args.out) if args.out else None
-    if out is not None and out.exists() and not out.is_dir():
-        raise ConfigError("--out", str(out), "a directory (a file of that name exists)")
+    check_seed(args.seed)
+    out = _output_dir(args.out)
     emulate = _emulate_arg(args.emulate)
     items = range(args.items) if args.items is not None else _read_items(args.items_file)
     fn = load_function(args.target)
-    resolve(args.balancer, params, kind="chunking")  # a bad balancer or parameter is reported before any worker starts
+    check_balancer_arg(args.balancer, "chunking", params)  # reported before any worker starts
     return dict(params=params, record=record, results_file=results_file, out=out, emulate=emulate, items=items, fn=fn)
 
 
@@ -951,33 +992,41 @@ def _add_replay_parser(sub) -> None:
     rp.set_defaults(func=_cmd_replay)
 
 
-def _named_balancers(names: Sequence[str], params: dict) -> list:
-    """Each named balancer with the *params* it accepts; a parameter none of them accepts is an error."""
-    from .balancers.registry import get, make
+def _named_balancers(names: Sequence[str], params: dict, kinds: tuple[str, ...]) -> list[tuple[str, dict]]:
+    """Each ``--balancer`` name (of *kinds*) with the *params* it accepts; a name of another kind, or a
+    parameter none of them accepts, is an error."""
+    from .balancers.registry import get
 
+    for n in names:
+        check_balancer_arg(n, kinds)
     classes = [get(n) for n in names]
     for k in params:
         if not any(k in c.param_names() for c in classes):
             raise ConfigError("--param", k, "a parameter of a --balancer balancer: " + "; ".join(
                 f"{c.name}: {', '.join(c.param_names()) or '(none)'}" for c in classes))
-    return [make(c.name, {k: v for k, v in params.items() if k in c.param_names()}) for c in classes]
+    return [(c.name, {k: v for k, v in params.items() if k in c.param_names()}) for c in classes]
 
 
 def _cmd_replay(args) -> int:
-    from .replay import compare, estimate
+    from .balancers.registry import make
+    from .replay import REPLAY_KINDS, compare, estimate
     from .runtime.record import load_trace
 
     trace = load_trace(args.trace)
+    check_seed(args.seed)
+    if trace.family not in REPLAY_KINDS:
+        estimate(trace)  # the error that names what can be replayed
     names = [n.strip() for b in args.balancer for n in b.split(",") if n.strip()]
     params = parse_params(args.param)
-    if trace.family == "stream":
-        return _replay_stream_cmd(args, trace, names, params)
-    if args.info:
-        raise ConfigError("--info", args.info, "used with a job-stream recording (dlbkit cluster --record)")
     if params and not names:
         raise ConfigError("--param", args.param, "used with --balancer (the recorded balancer is replayed as recorded)")
+    named = _named_balancers(names, params, REPLAY_KINDS[trace.family])
+    if trace.family == "stream":
+        return _replay_stream_cmd(args, trace, named)
+    if args.info:
+        raise ConfigError("--info", args.info, "used with a job-stream recording (dlbkit cluster --record)")
     model = estimate(trace, args.model)
-    rows = compare(trace, _named_balancers(names, params), seed=args.seed, model=args.model)
+    rows = compare(trace, [make(n, p) for n, p in named], seed=args.seed, model=args.model)
     real = rows[0]["real_makespan"]
     bound = rows[0]["makespan"] * rows[0]["efficiency"]
     real_eff = bound / real if real > 0 else math.nan
@@ -1005,7 +1054,7 @@ def _cmd_replay(args) -> int:
     print(wrapped_table(header, table, [60, 14, 10, 11]))
     return 0
 
-def _replay_stream_cmd(args, trace, names, params) -> int:
+def _replay_stream_cmd(args, trace, named: list[tuple[str, dict]]) -> int:
     """``dlbkit replay`` of a job stream recorded by ``dlbkit cluster --record``: the recorded jobs in the
     stream simulator under the recorded balancer and information model, each --balancer and each --info."""
     from .replay import replay_stream
@@ -1013,10 +1062,10 @@ def _replay_stream_cmd(args, trace, names, params) -> int:
 
     real = Result(trace, trace.balancer).metrics
     recorded_info = dict(trace.meta.get("info_params") or {"model": trace.meta.get("info") or "exact"})
-    runs = [(None, None)] + [(b, None) for b in names] + [(None, {"model": m}) for m in args.info]
+    runs = [(None, None, None)] + [(b, p, None) for b, p in named] + [(None, None, {"model": m}) for m in args.info]
     rows = []
-    for b, info in runs:
-        r = replay_stream(trace, b, params if b is not None else None, args.seed, info=info)
+    for b, params, info in runs:
+        r = replay_stream(trace, b, params, args.seed, info=info)
         rows.append({"balancer": r.balancer.name, "info": (info or recorded_info)["model"],
                      "response_mean": r.metrics["response_mean"], "response_p95": r.metrics["response_p95"]})
     out = {"trace": str(args.trace), "balancer": trace.balancer, "info": recorded_info, "jobs": len(trace.series["job_time"]),
@@ -1052,7 +1101,7 @@ def _add_cluster_parser(sub) -> None:
     cl.add_argument("--balancer", "-b", metavar="NAME", default="nezha",
                     help="a placement balancer (dlbkit balancers --kind placement; default nezha)")
     cl.add_argument("--param", "-p", metavar="KEY=VALUE", action="append", default=[],
-                    help="a balancer parameter (repeatable)")
+                    help="a balancer parameter (repeatable); VALUE is read as JSON if it can be (4, 0.5, true)")
     cl.add_argument("--info", metavar="MODEL", default="gossip", help="information model: gossip (default) or neighbour")
     cl.add_argument("--info-param", metavar="KEY=VALUE", action="append", default=[],
                     help="an information model parameter (repeatable), e.g. period=0.02")
@@ -1074,8 +1123,11 @@ def _cmd_cluster(args) -> int:
         raise ConfigError("--jobs", args.jobs, "an integer >= 1")
     if args.rate is not None and not (math.isfinite(args.rate) and args.rate > 0):
         raise ConfigError("--rate", args.rate, "a number of jobs per second > 0")
-    if args.seed < 0:
-        raise ConfigError("--seed", args.seed, "an integer >= 0")
+    check_seed(args.seed)
+    if args.workers is not None and args.workers < 1:
+        raise ConfigError("--workers", args.workers, "an integer >= 1")
+    params = parse_params(args.param, example="d=2")
+    check_balancer_arg(args.balancer, "placement", params)
     fn = load_function(args.target)
     emulate = _emulate_arg(args.emulate)
     record = _writable_file(args.record, "--record")
@@ -1085,7 +1137,7 @@ def _cmd_cluster(args) -> int:
     times = np.cumsum(rng.exponential(1 / args.rate, args.jobs)) if args.rate else np.zeros(args.jobs)
     sent: list[float] = []
     done: dict[int, float] = {}
-    with Cluster(workers, balancer=args.balancer, params=parse_params(args.param), info=info, emulate=emulate,
+    with Cluster(workers, balancer=args.balancer, params=params, info=info, emulate=emulate,
                  seed=args.seed, record=record) as c:
         workers = len(c.alive())
         t0 = time.perf_counter()
@@ -1122,9 +1174,6 @@ def _cmd_cluster(args) -> int:
     return 1 if failed else 0
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
-
 
 def _add_schedule_parser(sub) -> None:
     sc = sub.add_parser("schedule", help="map a task graph onto nodes with a mapping balancer and time the plan",
@@ -1136,8 +1185,10 @@ def _add_schedule_parser(sub) -> None:
     where = sc.add_mutually_exclusive_group(required=True)
     where.add_argument("--nodes", metavar="M", type=int, help="M identical nodes of speed 1")
     where.add_argument("--platform", metavar="P.toml", help="a platform TOML file (or a thesis .ntp network file)")
-    sc.add_argument("--balancer", default="heft", metavar="NAME", help="a mapping balancer (default heft)")
-    sc.add_argument("--param", action="append", metavar="KEY=VALUE", help="a balancer parameter (repeatable)")
+    sc.add_argument("--balancer", "-b", default="heft", metavar="NAME",
+                    help="a mapping balancer (dlbkit balancers --kind mapping; default heft)")
+    sc.add_argument("--param", "-p", action="append", metavar="KEY=VALUE",
+                    help="a balancer parameter (repeatable); VALUE is read as JSON if it can be (4, 0.5, true)")
     sc.add_argument("--cost-model", default="standard", choices=["standard", "thesis"],
                     help="standard (default) or thesis (002: both ends busy for a message)")
     sc.add_argument("--contention", nargs="?", const="port", choices=["port", "link"], default=None,
@@ -1158,10 +1209,13 @@ def _cmd_schedule(args) -> int:
     from .api import schedule
     if args.nodes is not None and args.nodes < 1:
         raise ConfigError("--nodes", args.nodes, "an integer >= 1")
+    check_seed(args.seed)
+    params = parse_params(args.param, example="insertion=false")
+    check_balancer_arg(args.balancer, "mapping", params)
     gantt = _writable_file(args.gantt, "--gantt")
     where = args.nodes if args.nodes is not None else args.platform
     contention = {None: False, "port": True, "link": "link"}[args.contention]
-    r = schedule(args.graph, where, args.balancer, params=parse_params(args.param), cost_model=args.cost_model,
+    r = schedule(args.graph, where, args.balancer, params=params, cost_model=args.cost_model,
                  contention=contention, seed=args.seed)
     info = r.trace.meta.get("plan_info") or {}
     if gantt is not None:
@@ -1203,6 +1257,8 @@ def _cmd_advise(args) -> int:
     from .advise import advise, format_advice, plot_auto
 
     names = [n.strip() for b in args.balancer for n in b.split(",") if n.strip()] or None
+    for n in names or ():
+        check_balancer_arg(n, "chunking", exclude=("auto",))
     plot = _writable_file(args.plot, "--plot")
     rows = advise(args.trace, candidates=names)
     if plot is not None:
@@ -1215,3 +1271,7 @@ def _cmd_advise(args) -> int:
         return 0
     print(format_advice(rows, str(args.trace)))
     return 0
+
+
+if __name__ == "__main__":  # pragma: no cover  (at the end: every parser above is defined by then)
+    sys.exit(main())
