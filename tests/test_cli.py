@@ -121,6 +121,12 @@ def test_shipped_demo_platform_is_heterogeneous_and_non_dedicated():
 BAD = {
     "malformed TOML": (TINY.replace('name = "tiny"', 'name = "tiny'), "TOML syntax"),
     "unknown balancer": (TINY.replace('name = "static"', 'name = "nosuch"'), "balancers[1].name"),
+    # a typo is answered as a balancer of another kind is: the names of the family's kind, not all 60
+    "balancer typo lists the family's kind": (TINY.replace('name = "static"', 'name = "statics"'),
+                                              "balancers[1].name must be a chunking balancer for a divisible "
+                                              "workload: af, auto, awf,"),
+    "balancer of another kind": (TINY.replace('name = "static"', 'name = "heft"'),
+                                 "balancers[1].name must be a chunking balancer for a divisible workload: af,"),
     "unknown parameter": (TINY.replace('name = "ss"', 'name = "ss"\nparams = {bogus = 3}'),
                           "balancers[0].params.bogus"),
     "bad parameter value": (TINY.replace('name = "ss"', 'name = "ss"\nparams = {size = 0}'), "balancers[0].params"),
@@ -173,6 +179,7 @@ def test_no_nodes_case_really_has_an_empty_node_list():
     (["bench", "m1", "--workers", "4", "--tasks", "-1"], "--tasks"),
     (["bench", "m9", "--workers", "4", "--tasks", "10"], "model"),
     (["bench", "m1", "--workers", "four", "--tasks", "10"], "--workers"),
+    (["bench", "m2", "--workers", "4", "--tasks", "10", "--seed", "-1"], "--seed must be an integer >= 0; got -1"),
     (["balancers", "--kind", "wizardry"], "--kind"),
     (["reproduce", "nosuchpaper"], "reproduction"),
     (["frobnicate"], "frobnicate"),
@@ -374,3 +381,30 @@ def test_the_sweep_bar_is_on_for_a_pseudo_terminal_and_off_for_a_file(tmp_path):
         bar = SweepBar(f)
         bar(2, 2)
     assert not bar.enabled and (tmp_path / "log").read_text() == ""
+
+
+def test_the_cli_module_runs_as_a_script():
+    """``python -m dlbkit.cli`` builds every subcommand's parser (its __main__ guard once ran before the
+    schedule and advise parsers were defined: a NameError)."""
+    p = subprocess.run([sys.executable, "-m", "dlbkit.cli", "schedule", "--help"], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("usage: dlbkit schedule")
+
+
+def test_every_command_spells_its_balancer_and_param_flags_alike():
+    """--balancer is -b and --param is -p wherever a command takes them (schedule once had neither)."""
+    import argparse
+
+    from dlbkit.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    seen = {}
+    for name, parser in sub.choices.items():
+        flags = {o: a.option_strings for a in parser._actions for o in a.option_strings}
+        for long, short in (("--balancer", "-b"), ("--param", "-p")):
+            if long in flags:
+                seen.setdefault(long, []).append(name)
+                assert short in flags[long], (name, long)
+    assert {"run", "replay", "cluster", "schedule"} <= set(seen["--param"])
+    assert {"run", "replay", "cluster", "schedule", "advise"} <= set(seen["--balancer"])

@@ -156,6 +156,14 @@ def test_cli_schedule_table_and_gantt(t10, tmp_path, capsys):
     (["--nodes", "0"], "--nodes must be an integer >= 1; got 0"),
     (["--nodes", "2"], "one column per node (2 nodes)"),
     (["--nodes", "3", "--balancer", "gss"], "a mapping balancer"),
+    # a typo and another kind alike, naming the flag and listing what fits (as run, replay, cluster do)
+    (["--nodes", "3", "-b", "hefty"], "--balancer must be a mapping balancer (dlbkit balancers --kind mapping): "
+                                      "annealing, cpop, elastic-force, heft,"),
+    (["--nodes", "3", "-b", "pd"], "--balancer must be a mapping balancer (dlbkit balancers --kind mapping): "
+                                   "annealing, cpop,"),
+    (["--nodes", "3", "-p", "insert=false"], "--param must be a parameter of heft: insertion; got 'insert'"),
+    (["--nodes", "3", "-b", "tabu", "-p", "tenure=0"], "parameter 'tenure' of tabu must be"),
+    (["--nodes", "3", "--seed", "-1"], "--seed must be an integer >= 0; got -1"),
     (["--nodes", "3", "--cost-model", "bogus"], "invalid choice"),
     (["--nodes", "3", "--cost-model", "thesis", "--contention"], "contention must be false with the thesis"),
     ([], "one of the arguments --nodes --platform is required"),

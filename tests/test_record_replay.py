@@ -293,3 +293,21 @@ def test_a_recording_written_before_traces_named_their_family_loads_as_its_famil
 
 def _mean3(u):
     return (u[:-2] + u[1:-1] + u[2:]) / 3.0
+
+
+def test_an_spmd_recording_is_refused_by_replay_naming_what_can_be_replayed(tmp_path, capsys):
+    """dlbkit.spmd(record=) keeps a real run for its plots; replay said "a simulated trace cannot be
+    replayed" of it. Now one line names the trace's family and the recordings replay takes."""
+    import numpy as np
+
+    from dlbkit.cli import main
+
+    path = tmp_path / "spmd.json"
+    dlbkit.run_spmd(_mean3, np.linspace(0.0, 1.0, 32), iterations=8, window=4, workers=2, record=path)
+    allowed = ("trace family must be a recording dlbkit replays: a loop (dlbkit.map, run_map, Loop, dlbkit run), a "
+               "task graph (dlbkit.graph, run_graph) or a job stream (Cluster, dlbkit cluster); got 'spmd'")
+    with pytest.raises(ConfigError) as e:
+        dlbkit.replay(path)
+    assert str(e.value) == allowed
+    assert main(["replay", str(path)]) == 2
+    assert capsys.readouterr().err == f"dlbkit: error: {allowed}\n"
