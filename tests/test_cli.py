@@ -408,3 +408,23 @@ def test_every_command_spells_its_balancer_and_param_flags_alike():
                 assert short in flags[long], (name, long)
     assert {"run", "replay", "cluster", "schedule"} <= set(seen["--param"])
     assert {"run", "replay", "cluster", "schedule", "advise"} <= set(seen["--balancer"])
+
+
+def test_the_info_flags_help_lists_exactly_the_models_each_command_takes():
+    """cluster --info said "gossip (default) or neighbour" and replay --info "exact, gossip, neighbour"
+    while both take more (the scattering models; replay also monitored)."""
+    from dlbkit.cli import build_parser
+    from dlbkit.cluster import NOT_IN_A_CLUSTER
+    from dlbkit.info import names
+    from dlbkit.sim.stream import INFO_REFUSED
+
+    import argparse
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+
+    def listed(command):
+        text = next(a.help for a in sub.choices[command]._actions if "--info" in a.option_strings)
+        return {n for n in names() if re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w.-])", text)}
+
+    assert listed("cluster") == set(names()) - set(INFO_REFUSED) - set(NOT_IN_A_CLUSTER) - {"exact"}
+    assert listed("replay") == set(names()) - set(INFO_REFUSED)

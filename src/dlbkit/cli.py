@@ -987,7 +987,8 @@ def _add_replay_parser(sub) -> None:
                     help="worker speeds: measured from the run (default) or the emulated factors as set")
     rp.add_argument("--info", metavar="MODEL", action="append", default=[],
                     help="a job-stream recording (dlbkit cluster --record): also replay under this information "
-                         "model (repeatable: exact, gossip, neighbour); the recorded model is always replayed")
+                         "model (repeatable: exact, neighbour, gossip, scatter-old, scatter-4.1, scatter-4.2, "
+                         "scatter-4.3, monitored); the recorded model is always replayed")
     rp.add_argument("--json", action="store_true", help="a JSON object")
     rp.set_defaults(func=_cmd_replay)
 
@@ -1102,7 +1103,9 @@ def _add_cluster_parser(sub) -> None:
                     help="a placement balancer (dlbkit balancers --kind placement; default nezha)")
     cl.add_argument("--param", "-p", metavar="KEY=VALUE", action="append", default=[],
                     help="a balancer parameter (repeatable); VALUE is read as JSON if it can be (4, 0.5, true)")
-    cl.add_argument("--info", metavar="MODEL", default="gossip", help="information model: gossip (default) or neighbour")
+    cl.add_argument("--info", metavar="MODEL", default="gossip",
+                    help="information model, one that sends messages: gossip (default), neighbour, scatter-old, "
+                         "scatter-4.1, scatter-4.2, scatter-4.3")
     cl.add_argument("--info-param", metavar="KEY=VALUE", action="append", default=[],
                     help="an information model parameter (repeatable), e.g. period=0.02")
     cl.add_argument("--emulate", metavar="PLATFORM",
