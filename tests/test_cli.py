@@ -191,7 +191,20 @@ def test_bad_command_line_is_one_line_with_status_2(tmp_path, capsys, argv, fiel
 
 def test_bad_jobs(tmp_path, capsys):
     code, _out, err = run(capsys, "simulate", write(tmp_path, TINY), "--out", tmp_path / "o", "--jobs", "0")
-    assert_one_line_error(code, err, "--jobs")
+    assert_one_line_error(code, err, "--jobs must be an integer >= 1; got 0")
+
+
+def test_more_jobs_than_processes_can_start_is_one_line(tmp_path, capsys):
+    """--jobs 100000 went on to start that many processes (a hang); it is bounded as --workers is."""
+    from dlbkit.runtime.backends.local import max_workers
+
+    limit = max_workers()[0]
+    code, _out, err = run(capsys, "simulate", write(tmp_path, TINY), "--out", tmp_path / "o", "--jobs", limit + 1)
+    assert_one_line_error(code, err, f"--jobs must be a number of local worker processes at most {limit}")
+    assert "for more, --executor mpi or dask" in err
+    assert not (tmp_path / "o" / "results.csv").exists()
+    with pytest.raises(dlbkit.ConfigError, match=r"^jobs must be a number of local worker processes"):
+        dlbkit.run_experiment(write(tmp_path, TINY), tmp_path / "o2", jobs=limit + 1)
 
 
 def test_console_script_and_module_exit_2_without_traceback(tmp_path):

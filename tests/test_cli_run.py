@@ -132,6 +132,7 @@ BAD_RUN = [
     (["{work}:cost", "-N", "3", "-b", "gss", "-p", "size=2"], "size"),
     (["{work}:cost", "-N", "3", "-b", "gss", "-p", "min_chunk=-1"], "min_chunk"),
     (["{work}:cost", "-N", "0"], "--items"),
+    (["{work}:cost", "-N", "1000000000000"], "--items must be an integer from 1 to 100,000,000"),
     (["{work}:cost", "-N", "three"], "--items"),
     (["{work}:cost"], "--items"),
     (["{work}:cost", "--items-file", "nothere.json"], "--items-file"),

@@ -362,6 +362,19 @@ def test_api_calls_with_bad_arguments_raise_config_error(no_runtime, entry, kwar
             assert e.field and "\n" not in str(e)
 
 
+def test_a_loop_too_large_to_hold_is_a_config_error_before_any_worker(no_runtime):
+    """A range of 10**12 items was a MemoryError traceback (one result slot per item) after the workers
+    had started; now it is refused first, with the limit, as a simulated loop's workload.items is."""
+    from dlbkit.model.workload import MAX_ITEMS
+
+    for call in (lambda: dlbkit.run_map(abs, range(10**12)), lambda: dlbkit.map(abs, range(MAX_ITEMS + 1))):
+        with deadline(), pytest.raises(ConfigError) as e:
+            call()
+        assert e.value.field == "items" and f"at most {MAX_ITEMS:,} items" in str(e.value)
+    with deadline(), pytest.raises(ReachedTheRuntime):
+        dlbkit.run_map(abs, range(MAX_ITEMS))  # the limit itself is allowed (checked by length, not built)
+
+
 CHUNKING = sorted(n for n, c in dlbkit.REGISTRY.items() if c.kind == "chunking")
 
 

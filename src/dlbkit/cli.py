@@ -273,8 +273,8 @@ def _cmd_simulate(args) -> int:
 
     rank = _env_rank()  # under mpiexec every rank checks the same arguments: rank 0 alone says what is wrong
     try:
-        if args.jobs < 1:
-            raise ConfigError("--jobs", args.jobs, "an integer >= 1")
+        from .runtime.backends.local import check_workers
+        check_workers(args.jobs, "--jobs", more="--executor mpi or dask")  # >= 1, and processes that can start
         check_executor(args.executor, jobs=args.jobs, scheduler=args.scheduler)
         args.batch = check_batch(args.batch, "--batch")
         if args.executor != "mpi" and _env_size() > 1:
@@ -864,8 +864,11 @@ def _launch(args) -> int:
 def _checked(args) -> dict:
     """The arguments of ``dlbkit run`` checked and loaded (the function imported, the items read, the
     balancer resolved): a bad one raises a ConfigError before anything starts."""
-    if args.items is not None and args.items < 1:
-        raise ConfigError("--items", args.items, "an integer >= 1")
+    from .model.workload import MAX_ITEMS
+    from .run_api import check_items
+    if args.items is not None and not 1 <= args.items <= MAX_ITEMS:
+        raise ConfigError("--items", args.items, f"an integer from 1 to {MAX_ITEMS:,} (dlbkit's limit: the "
+                          "coordinator keeps every result in memory)")
     if args.workers is not None:
         if args.workers < 1:
             raise ConfigError("--workers", args.workers, "an integer >= 1")
@@ -880,7 +883,7 @@ def _checked(args) -> dict:
     check_seed(args.seed)
     out = _output_dir(args.out)
     emulate = _emulate_arg(args.emulate)
-    items = range(args.items) if args.items is not None else _read_items(args.items_file)
+    items = range(args.items) if args.items is not None else check_items(_read_items(args.items_file), "--items-file")
     fn = load_function(args.target)
     check_balancer_arg(args.balancer, "chunking", params)  # reported before any worker starts
     return dict(params=params, record=record, results_file=results_file, out=out, emulate=emulate, items=items, fn=fn)
