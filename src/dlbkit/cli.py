@@ -872,6 +872,9 @@ def _checked(args) -> dict:
     if args.workers is not None:
         if args.workers < 1:
             raise ConfigError("--workers", args.workers, "an integer >= 1")
+        if args.backend == "local":
+            from .runtime.backends.local import check_workers
+            check_workers(args.workers, "--workers", more="--backend mpi on several machines, or dlbkit simulate")
         if args.backend == "mpi":
             raise ConfigError("--workers", args.workers, "omitted with --backend mpi (the workers are the "
                               "mpiexec ranks but rank 0)")
@@ -900,6 +903,10 @@ def _run(args, rank: int) -> int:
         with _warnings_in_one_line(rank):
             r = run_map(fn, items, balancer=args.balancer, params=params, backend=args.backend, workers=args.workers,
                         progress=args.progress, emulate=emulate, master=args.master, seed=args.seed)
+    except ConfigError as e:
+        if e.field in ("master", "workers", "seed"):  # the API's name of a flag: say the flag
+            raise ConfigError(f"--{e.field}", e.value, e.allowed) from None
+        raise
     except TaskError as e:
         if rank == 0:
             print(e.remote_traceback.rstrip(), file=sys.stderr)
