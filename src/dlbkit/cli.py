@@ -5,12 +5,15 @@ Subcommands::
     dlbkit simulate EXPERIMENT.toml [--out DIR] [--jobs N] [--batch N|auto]   run a sweep; table, CSVs, plots, report
     mpiexec -n N dlbkit simulate EXPERIMENT.toml --executor mpi   the same sweep's runs on N-1 MPI ranks
     dlbkit balancers [--json] [--kind KIND]                  the registered balancers
+    dlbkit families [--json]                                  the workload families, their engines and kinds
     dlbkit bench m1|m2 --workers P --tasks N [--seed S] [--json] a reference model's makespan and speed
     dlbkit bench supermarket --servers N --load RHO --choices D --jobs J [--seed S] [--replace] [--json]
     dlbkit reproduce NAME [--json]                            a document's claims, theirs vs ours
     dlbkit run MODULE:FUNCTION --items N [--balancer B] ...   a real parallel loop: FUNCTION(i) for each item
     dlbkit replay TRACE.json [--balancer B ...] [--json]      a recorded run in the simulator, other balancers
     dlbkit cluster MODULE:FUNCTION --jobs N [--rate R] ...     a stream of real jobs on a decentralised Cluster
+    dlbkit schedule GRAPH (--nodes M | --platform P.toml) [--balancer B] ...   a task graph mapped and timed
+    dlbkit advise RUN.json [--balancer B ...] [--json]         the chunking balancers ranked for a recorded loop
 
 Bad input prints one line, ``dlbkit: error: <message>``, on stderr and exits with status 2 (no
 traceback). Ctrl-C exits with status 130; runs already finished stay in results.csv.
