@@ -311,3 +311,21 @@ def test_an_spmd_recording_is_refused_by_replay_naming_what_can_be_replayed(tmp_
     assert str(e.value) == allowed
     assert main(["replay", str(path)]) == 2
     assert capsys.readouterr().err == f"dlbkit: error: {allowed}\n"
+
+
+def test_a_recorded_run_of_no_items_is_refused_as_such(tmp_path, capsys):
+    """A real run of no items has no measured costs: replay and advise said "a simulated trace cannot
+    be replayed" of it; they say what is missing."""
+    from dlbkit.advise import advise
+    from dlbkit.cli import main
+
+    path = tmp_path / "empty.json"
+    assert dlbkit.run_map(abs, [], workers=1, record=path).results == []
+    for call in (lambda: replay(path), lambda: advise(path)):
+        with pytest.raises(ConfigError) as e:
+            call()
+        assert str(e.value) == "trace chunks must be a run that computed at least one item; got 0"
+    for command in ("replay", "advise"):
+        assert main([command, str(path)]) == 2
+        assert capsys.readouterr().err == "dlbkit: error: trace chunks must be a run that computed at least one " \
+                                          "item; got 0\n"

@@ -155,6 +155,8 @@ def estimate(trace: Trace, model: str = "measured") -> ReplayModel:
         raise ConfigError("replay model", model, "one of " + ", ".join(repr(m) for m in MODELS))
     _check_replayable(trace)
     costs = trace.meta.get("item_cost")
+    if costs is None and trace.source in ("local", "mpi") and trace.n_intervals == 0:  # a real run of no items
+        raise ConfigError("trace chunks", 0, "a run that computed at least one item")
     if costs is None:
         raise ConfigError("trace item_cost", "<missing>",
                           "the measured per-item costs of a real run (a simulated trace cannot be replayed)")
