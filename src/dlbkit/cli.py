@@ -989,10 +989,14 @@ def _add_replay_parser(sub) -> None:
                     "the measured item costs on the measured worker speeds. Print, for the recorded balancer "
                     "and each --balancer, the simulated makespan and efficiency; for the recorded one also the "
                     "real makespan and the replay/real ratio. Efficiencies are against the replayed platform's "
-                    "lower bound, the same for every row.")
+                    "lower bound, the same for every row. A task graph's recording (dlbkit.graph(record=)) "
+                    "replays in the graph simulator, a job stream's (dlbkit cluster --record) in the stream "
+                    "simulator, which prints response times.")
     rp.add_argument("trace", metavar="TRACE.json", help="a recorded trace")
     rp.add_argument("--balancer", "-b", metavar="NAME", action="append", default=[],
-                    help="another chunking balancer to try (repeatable, or comma-separated)")
+                    help="another balancer to try (repeatable, or comma-separated), of the recording's kind: "
+                         "chunking for a loop, mapping for a task graph (dlbkit.graph), placement for a job "
+                         "stream (dlbkit cluster)")
     rp.add_argument("--param", "-p", metavar="KEY=VALUE", action="append", default=[],
                     help="a parameter of the --balancer balancers (repeatable); the recorded one keeps its own")
     rp.add_argument("--seed", type=int, default=None, help="seed of random balancers (default: the recorded one, or 0)")
