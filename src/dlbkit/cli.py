@@ -1229,6 +1229,8 @@ def _cmd_schedule(args) -> int:
     from .api import schedule
     if args.nodes is not None and args.nodes < 1:
         raise ConfigError("--nodes", args.nodes, "an integer >= 1")
+    if args.platform is not None and not Path(args.platform).is_file():
+        raise ConfigError("--platform", args.platform, "an existing platform TOML file or a thesis .ntp network file")
     check_seed(args.seed)
     params = parse_params(args.param, example="insertion=false")
     check_balancer_arg(args.balancer, "mapping", params)
