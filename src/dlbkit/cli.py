@@ -607,7 +607,7 @@ def _add_run_parser(sub) -> None:
                     help="slow the workers down as a platform's nodes would be: a platform TOML file (one "
                          "worker per core) or speed factors such as 1,1,0.5,0.25")
     ru.add_argument("--master", metavar="NODE", help="with a platform: the node that coordinates (not a worker)")
-    ru.add_argument("--seed", type=int, default=0, help="seed of emulated background load and random balancers")
+    ru.add_argument("--seed", type=int, default=0, help="seed of emulated background load and random balancers (default 0)")
     ru.add_argument("--record", metavar="TRACE.json", help="save the run's trace (for 'dlbkit replay')")
     ru.add_argument("--out", metavar="DIR", help="write gantt.png and work.png of the run in DIR")
     ru.add_argument("--results", metavar="FILE.json",
@@ -1127,7 +1127,7 @@ def _add_cluster_parser(sub) -> None:
                     help="an information model parameter (repeatable), e.g. period=0.02")
     cl.add_argument("--emulate", metavar="PLATFORM",
                     help="slow the nodes down: a platform TOML file (one node per platform node, its cores its slots) or speed factors 1,1,0.5")
-    cl.add_argument("--seed", type=int, default=0, help="seed of the arrivals, the balancers and the gossip")
+    cl.add_argument("--seed", type=int, default=0, help="seed of the arrivals, the balancers and the gossip (default 0)")
     cl.add_argument("--record", metavar="TRACE.json", help="save the run's trace (for 'dlbkit replay')")
     cl.add_argument("--json", action="store_true", help="print the summary as a JSON object")
     cl.set_defaults(func=_cmd_cluster)
