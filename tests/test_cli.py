@@ -180,6 +180,12 @@ def test_no_nodes_case_really_has_an_empty_node_list():
     (["bench", "m9", "--workers", "4", "--tasks", "10"], "model"),
     (["bench", "m1", "--workers", "four", "--tasks", "10"], "--workers"),
     (["bench", "m2", "--workers", "4", "--tasks", "10", "--seed", "-1"], "--seed must be an integer >= 0; got -1"),
+    # an option of another model is an error, not silently ignored
+    (["bench", "m1", "--workers", "4", "--tasks", "10", "--servers", "9"],
+     "--servers must be used with the supermarket model (m1 and m2 take --workers, --tasks); got 9"),
+    (["bench", "m2", "--workers", "4", "--tasks", "10", "--replace"], "--replace must be used with the supermarket"),
+    (["bench", "supermarket", "--servers", "10", "--load", "0.5", "--jobs", "100", "--workers", "3"],
+     "--workers must be used with models m1 and m2"),
     (["balancers", "--kind", "wizardry"], "--kind"),
     (["reproduce", "nosuchpaper"], "reproduction"),
     (["frobnicate"], "frobnicate"),

@@ -115,8 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     bn.add_argument("--tasks", "-N", type=int, metavar="N", help="number of tasks (m1, m2)")
     bn.add_argument("--servers", type=int, metavar="N", help="servers (supermarket)")
     bn.add_argument("--load", type=float, metavar="RHO", help="arrival rate per server, below 1 (supermarket)")
-    bn.add_argument("--choices", type=int, default=2, metavar="D", help="d, servers sampled per job (supermarket; 2)")
-    bn.add_argument("--jobs", type=int, default=1_000_000, metavar="J", help="jobs (supermarket; 10^6)")
+    bn.add_argument("--choices", type=int, default=None, metavar="D", help="d, servers sampled per job (supermarket; 2)")
+    bn.add_argument("--jobs", type=int, default=None, metavar="J", help="jobs (supermarket; 10^6)")
     bn.add_argument("--replace", action="store_true",
                     help="sample the d servers with replacement (supermarket; default: without)")
     bn.add_argument("--seed", type=int, default=None,
@@ -489,11 +489,19 @@ def _cmd_bench(args) -> int:
 
     fn = MODELS[args.model]
     check_seed(args.seed)
+    # an option of the other models is an error, not ignored (as --ranks without --backend mpi is)
+    theirs = ("workers", "tasks") if args.model == "supermarket" else ("servers", "load", "choices", "jobs", "replace")
+    for flag in theirs:
+        if getattr(args, flag) not in (None, False):
+            raise ConfigError(f"--{flag}", getattr(args, flag), "used with " + (
+                "models m1 and m2 (the supermarket model takes --servers, --load, --choices, --jobs, --replace)"
+                if args.model == "supermarket" else "the supermarket model (m1 and m2 take --workers, --tasks)"))
     if args.model == "supermarket":
         for flag in ("servers", "load"):
             if getattr(args, flag) is None:
                 raise ConfigError(f"--{flag}", None, "given for the supermarket model")
-        res = fn(args.servers, args.load, args.choices, args.jobs, 1 if args.seed is None else args.seed,
+        res = fn(args.servers, args.load, 2 if args.choices is None else args.choices,
+                 1_000_000 if args.jobs is None else args.jobs, 1 if args.seed is None else args.seed,
                  replace=args.replace)
         if args.json:
             print(json.dumps(_jsonable(res)))
