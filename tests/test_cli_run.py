@@ -147,6 +147,8 @@ BAD_RUN = [
     (["{work}:cost", "-N", "3", "--master", "m"], "--master"),
     (["{work}:cost", "-N", "3", "--emulate", "plat.toml", "--master", "boss"],
      "--master must be one of m, a; got 'boss'"),
+    (["{work}:cost", "-N", "3", "--emulate", "zero.toml"], "--emulate zero.toml: nodes[1].speed must be a number > 0; "
+                                                           "got 0"),
     (["{work}:cost", "-N", "3", "--workers", "100000"], "--workers must be a number of local worker processes"),
     (["broken:f", "-N", "3"], "importing broken failed: ZeroDivisionError"),
 ]
@@ -157,6 +159,7 @@ def test_run_bad_input_is_one_line_and_status_2(capsys, tmp_path, work, argv, ne
     (tmp_path / "bad.json").write_text("{not json")
     (tmp_path / "broken.py").write_text("x = 1 / 0\n")
     (tmp_path / "plat.toml").write_text('[[nodes]]\nname = "m"\nspeed = 1\n[[nodes]]\nname = "a"\nspeed = 2\n')
+    (tmp_path / "zero.toml").write_text('[[nodes]]\nname = "m"\nspeed = 1\n[[nodes]]\nname = "a"\nspeed = 0\n')
     code, out, err = cli(capsys, "run", *[a.format(work=work) for a in argv])
     sys.modules.pop("broken", None)
     assert code == 2

@@ -176,6 +176,14 @@ def test_cli_schedule_bad_input_is_one_line_and_exit_2(t10, capsys, args, text):
     assert len(err.splitlines()) == 1 and text in err
 
 
+def test_cli_schedule_a_bad_platform_file_names_the_flag_and_the_file(t10, tmp_path, capsys):
+    bad = tmp_path / "p.toml"
+    bad.write_text('[[nodes]]\nname = "a"\nspeed = 1\n[[nodes]]\nname = "b"\nsped = 2\n')
+    assert main(["schedule", str(t10), "--platform", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"dlbkit: error: --platform {bad}: nodes[1].sped must be absent")
+
+
 @pytest.mark.parametrize("content, text", [
     ('{"tasks": [{"id": "a", "load": 1}, {"id": "b", "load": 1}], "edges": [{"from": "a", "to": "b"}, '
      '{"from": "b", "to": "a"}]}', "directed acyclic graph"),

@@ -757,7 +757,22 @@ def _emulate_arg(value: str | None):
         pass
     if not Path(value).is_file():
         raise ConfigError("--emulate", value, "a platform TOML file or comma-separated speed factors (e.g. 1,1,0.5)")
-    return value
+    return _platform_file(value, "--emulate")
+
+
+def _platform_file(path: str, flag: str) -> str:
+    """*path* checked as a platform file now, so that a bad field names the flag and the file as an
+    experiment's error names its file (``--emulate p.toml: nodes[1].speed must be ...``)."""
+    from .model.platform import Platform
+
+    if not path.endswith(".ntp"):  # a thesis network file (schedule --platform) is read by its own reader
+        try:
+            Platform.from_toml(path)
+        except ConfigError as e:
+            if e.field == "file" or e.field.startswith("TOML syntax"):  # these name the file already
+                raise
+            raise ConfigError(f"{flag} {path}: {e.field}", e.value, e.allowed) from None
+    return path
 
 
 def _writable_file(path: str | None, flag: str) -> Path | None:
@@ -1237,8 +1252,10 @@ def _cmd_schedule(args) -> int:
     from .api import schedule
     if args.nodes is not None and args.nodes < 1:
         raise ConfigError("--nodes", args.nodes, "an integer >= 1")
-    if args.platform is not None and not Path(args.platform).is_file():
-        raise ConfigError("--platform", args.platform, "an existing platform TOML file or a thesis .ntp network file")
+    if args.platform is not None:
+        if not Path(args.platform).is_file():
+            raise ConfigError("--platform", args.platform, "an existing platform TOML file or a thesis .ntp network file")
+        _platform_file(args.platform, "--platform")
     check_seed(args.seed)
     params = parse_params(args.param, example="insertion=false")
     check_balancer_arg(args.balancer, "mapping", params)
