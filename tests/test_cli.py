@@ -447,3 +447,14 @@ def test_the_info_flags_help_lists_exactly_the_models_each_command_takes():
 
     assert listed("cluster") == set(names()) - set(INFO_REFUSED) - set(NOT_IN_A_CLUSTER) - {"exact"}
     assert listed("replay") == set(names()) - set(INFO_REFUSED)
+
+
+def test_reproduce_help_names_every_reproduction():
+    import argparse
+
+    from dlbkit.cli import build_parser
+    from dlbkit.reproduce import REPRODUCTIONS
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    text = next(a.help for a in sub.choices["reproduce"]._actions if a.dest == "name")
+    assert text == "reproduction name: " + ", ".join(sorted(REPRODUCTIONS))

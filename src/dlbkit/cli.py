@@ -131,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "otherwise. --json: a list of objects with the keys claim, paper, ours, "
                                    "tolerance, asserted (true/false) and ok (true/false; null when not "
                                    "asserted).")
-    r.add_argument("name", metavar="NAME", help="reproduction name (e.g. sanchez2002)")
+    from .reproduce import REPRODUCTIONS
+    r.add_argument("name", metavar="NAME", help="reproduction name: " + ", ".join(sorted(REPRODUCTIONS)))
     r.add_argument("--json", action="store_true",
                    help="a JSON list of objects: claim, paper, ours, tolerance, asserted, ok (null if not asserted)")
     r.set_defaults(func=_cmd_reproduce)
