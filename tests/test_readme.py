@@ -61,3 +61,26 @@ def test_haron_torus64_info_prints_the_readme_figures(tmp_path):
     assert f"{mean['rid / exact', 'makespan']:.3f}" == "0.051"
     assert f"{mean['rid / neighbour', 'makespan']:.3f}" == "0.053"
     assert len({mean[f"steal / {m}", "makespan"] for m in ("exact", "periodic", "neighbour", "gossip")}) == 1
+
+
+def _readme_counts(name: str) -> tuple[int, int, int]:
+    """(passing, asserted, reported) as the README's paragraph on `dlbkit reproduce NAME` states them."""
+    text = " ".join(README.read_text().split())
+    para = text[text.index(f"`dlbkit reproduce {name}`"):]
+    m = re.search(r"(\d+) of (\d+) asserted claims pass \((\d+) more rows? (?:are|is) reported only", para)
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+@pytest.mark.parametrize("name", [
+    "sanchez2002",
+    pytest.param("haron1998", marks=pytest.mark.slow),
+    pytest.param("osman2003", marks=pytest.mark.slow),
+])
+def test_the_readme_counts_of_each_reproduction_are_what_it_prints(name):
+    """README: "13 of 14 asserted claims pass (1 more row is reported only)" and the like."""
+    from dlbkit.reproduce import run
+
+    claims = run(name)
+    asserted = [c for c in claims if c.as_dict()["asserted"]]
+    got = (sum(1 for c in asserted if c.as_dict()["ok"]), len(asserted), len(claims) - len(asserted))
+    assert got == _readme_counts(name)
