@@ -164,6 +164,7 @@ def test_cli_schedule_table_and_gantt(t10, tmp_path, capsys):
     (["--nodes", "3", "-p", "insert=false"], "--param must be a parameter of heft: insertion; got 'insert'"),
     (["--nodes", "3", "-b", "tabu", "-p", "tenure=0"], "parameter 'tenure' of tabu must be"),
     (["--nodes", "3", "--seed", "-1"], "--seed must be an integer >= 0; got -1"),
+    (["--nodes", "3", "--gantt", "plan.1"], "--gantt must be a file name ending in an image format: .avif, .eps,"),
     (["--platform", "no/such/p.toml"], "--platform must be an existing platform TOML file or a thesis .ntp "
                                        "network file; got 'no/such/p.toml'"),
     (["--nodes", "3", "--cost-model", "bogus"], "invalid choice"),

@@ -808,6 +808,19 @@ def check_seed(seed: int | None) -> int | None:
     return seed
 
 
+def _image_file(path: str | None, flag: str) -> Path | None:
+    """A file to draw a figure in: in an existing directory, named with a format matplotlib writes
+    (checked before the work, which a bad name would otherwise end in a traceback)."""
+    p = _writable_file(path, flag)
+    if p is not None:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        formats = sorted(FigureCanvasBase.get_supported_filetypes())
+        if p.suffix[1:].lower() not in formats:
+            raise ConfigError(flag, path, "a file name ending in an image format: ." + ", .".join(formats))
+    return p
+
+
 def _env_rank() -> int:
     """This process's MPI rank from the launcher's environment (0 when not launched by mpiexec)."""
     import os
@@ -1260,7 +1273,7 @@ def _cmd_schedule(args) -> int:
     check_seed(args.seed)
     params = parse_params(args.param, example="insertion=false")
     check_balancer_arg(args.balancer, "mapping", params)
-    gantt = _writable_file(args.gantt, "--gantt")
+    gantt = _image_file(args.gantt, "--gantt")
     where = args.nodes if args.nodes is not None else args.platform
     contention = {None: False, "port": True, "link": "link"}[args.contention]
     r = schedule(args.graph, where, args.balancer, params=params, cost_model=args.cost_model,
@@ -1307,7 +1320,7 @@ def _cmd_advise(args) -> int:
     names = [n.strip() for b in args.balancer for n in b.split(",") if n.strip()] or None
     for n in names or ():
         check_balancer_arg(n, "chunking", exclude=("auto",))
-    plot = _writable_file(args.plot, "--plot")
+    plot = _image_file(args.plot, "--plot")
     rows = advise(args.trace, candidates=names)
     if plot is not None:
         import matplotlib.pyplot as plt
