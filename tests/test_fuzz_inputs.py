@@ -487,3 +487,34 @@ def test_replay_and_advise_flags_give_one_line_or_a_table(recorded_dir, capsys, 
     flags = data.draw(st.lists(st.tuples(st.sampled_from(RECORDING_FLAGS[command]), FLAG_TEXT), max_size=3))
     trace = data.draw(st.sampled_from(["real.json", "sim.json", "g.json", "p.toml", "nope.json", "dir"]))
     _cli_is_one_line_or_reaches_the_work(capsys, [command, trace] + [x for pair in flags for x in pair])
+
+
+CLUSTER_FLAGS = ["--jobs", "--rate", "--workers", "--balancer", "--param", "--info", "--info-param", "--emulate",
+                 "--seed", "--record"]
+SIMULATE_FLAGS = ["--out", "--jobs", "--batch", "--executor"]
+
+
+@settings(FUZZ, max_examples=100)
+@given(flags=st.lists(st.tuples(st.sampled_from(CLUSTER_FLAGS), FLAG_TEXT), max_size=4))
+def test_cluster_flags_give_one_line_or_reach_the_cluster(cli_dir, capsys, monkeypatch, flags):
+    import dlbkit.cluster
+
+    class Stub:
+        def __init__(self, *a, **k):
+            raise ReachedTheRuntime
+
+    monkeypatch.setattr(dlbkit.cluster, "Cluster", Stub)
+    argv = ["cluster", "work_fz:f"] + [x for pair in flags for x in pair]
+    if "--jobs" not in argv:
+        argv += ["--jobs", "3"]
+    _cli_is_one_line_or_reaches_the_work(capsys, argv)
+
+
+@settings(FUZZ, max_examples=60)
+@given(flags=st.lists(st.tuples(st.sampled_from(SIMULATE_FLAGS), FLAG_TEXT), max_size=3))
+def test_simulate_flags_give_one_line_or_a_sweep(cli_dir, capsys, flags):
+    (cli_dir / "exp.toml").write_text(TINY)
+    argv = ["simulate", "exp.toml", "--no-progress"] + [x for pair in flags for x in pair]
+    if "--out" not in argv:
+        argv += ["--out", "o"]
+    _cli_is_one_line_or_reaches_the_work(capsys, argv)
