@@ -184,6 +184,14 @@ def test_no_nodes_case_really_has_an_empty_node_list():
     (["bench", "m1", "--workers", "4", "--tasks", "10", "--servers", "9"],
      "--servers must be used with the supermarket model (m1 and m2 take --workers, --tasks); got 9"),
     (["bench", "m2", "--workers", "4", "--tasks", "10", "--replace"], "--replace must be used with the supermarket"),
+    # sizes bounded before anything is built (a trillion tasks was a MemoryError traceback, a billion
+    # workers a long hang)
+    (["bench", "m2", "--workers", "4", "--tasks", str(10**12)], "--tasks must be an integer in [1, 100,000,000]"),
+    (["bench", "m1", "--workers", str(10**9), "--tasks", "10"], "--workers must be an integer in [1, 99,999]"),
+    (["bench", "supermarket", "--servers", str(10**12), "--load", "0.5"], "--servers must be an integer in "
+                                                                           "[1, 1,000,000]"),
+    (["bench", "supermarket", "--servers", "10", "--load", "0.5", "--jobs", str(10**12)],
+     "--jobs must be an integer in [10, 50,000,000]"),
     (["bench", "supermarket", "--servers", "10", "--load", "0.5", "--jobs", "100", "--workers", "3"],
      "--workers must be used with models m1 and m2"),
     (["balancers", "--kind", "wizardry"], "--kind"),
