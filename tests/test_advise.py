@@ -78,6 +78,18 @@ def test_cli_bad_candidates_one_line_exit_2(recording, capsys, argv):
     assert main(["advise", str(recording), *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("dlbkit: error:") and err.count("\n") == 1
+    # a typo, another kind and auto alike: the flag, and the names it takes (as dlbkit run and replay say)
+    assert err.startswith("dlbkit: error: --balancer must be a chunking balancer (dlbkit balancers --kind "
+                          "chunking) other than auto: af, awf, awf-b,")
+    assert f"got '{argv[1]}'" in err
+
+
+def test_cli_plot_of_an_unknown_image_format_is_one_line_before_the_work(recording, tmp_path, capsys):
+    """--plot auto.1 ran the prediction and then failed in matplotlib with a traceback."""
+    assert main(["advise", str(recording), "--plot", str(tmp_path / "auto.1")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("dlbkit: error: --plot must be a file name ending in an image "
+                                                    "format: .avif, .eps,")
 
 
 def test_cli_missing_file_exit_2(tmp_path, capsys):

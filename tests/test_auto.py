@@ -96,6 +96,8 @@ def test_measured_speeds_of_a_step():
     ({"candidates": ["nosuch"]}, r"candidates'\]?\[0\]"),
     ({"candidates": ["gss", "auto"]}, "other than auto"),
     ({"candidates": ["heft"]}, "chunking balancer"),
+    ({"candidates": ["gsss"]}, r"other than auto: af, awf, awf-b, awf-c, awf-d, awf-e, fac, fac2, fiss, fsc, gss,"),
+    ({"default": "gsss"}, r"default' of auto must be the name of a chunking balancer other than auto: af, awf,"),
     ({"default": "nosuch"}, "default"),
     ({"every": 0}, "every"),
 ])

@@ -121,6 +121,12 @@ def test_shipped_demo_platform_is_heterogeneous_and_non_dedicated():
 BAD = {
     "malformed TOML": (TINY.replace('name = "tiny"', 'name = "tiny'), "TOML syntax"),
     "unknown balancer": (TINY.replace('name = "static"', 'name = "nosuch"'), "balancers[1].name"),
+    # a typo is answered as a balancer of another kind is: the names of the family's kind, not all 60
+    "balancer typo lists the family's kind": (TINY.replace('name = "static"', 'name = "statics"'),
+                                              "balancers[1].name must be a chunking balancer for a divisible "
+                                              "workload: af, auto, awf,"),
+    "balancer of another kind": (TINY.replace('name = "static"', 'name = "heft"'),
+                                 "balancers[1].name must be a chunking balancer for a divisible workload: af,"),
     "unknown parameter": (TINY.replace('name = "ss"', 'name = "ss"\nparams = {bogus = 3}'),
                           "balancers[0].params.bogus"),
     "bad parameter value": (TINY.replace('name = "ss"', 'name = "ss"\nparams = {size = 0}'), "balancers[0].params"),
@@ -173,6 +179,21 @@ def test_no_nodes_case_really_has_an_empty_node_list():
     (["bench", "m1", "--workers", "4", "--tasks", "-1"], "--tasks"),
     (["bench", "m9", "--workers", "4", "--tasks", "10"], "model"),
     (["bench", "m1", "--workers", "four", "--tasks", "10"], "--workers"),
+    (["bench", "m2", "--workers", "4", "--tasks", "10", "--seed", "-1"], "--seed must be an integer >= 0; got -1"),
+    # an option of another model is an error, not silently ignored
+    (["bench", "m1", "--workers", "4", "--tasks", "10", "--servers", "9"],
+     "--servers must be used with the supermarket model (m1 and m2 take --workers, --tasks); got 9"),
+    (["bench", "m2", "--workers", "4", "--tasks", "10", "--replace"], "--replace must be used with the supermarket"),
+    # sizes bounded before anything is built (a trillion tasks was a MemoryError traceback, a billion
+    # workers a long hang)
+    (["bench", "m2", "--workers", "4", "--tasks", str(10**12)], "--tasks must be an integer in [1, 100,000,000]"),
+    (["bench", "m1", "--workers", str(10**9), "--tasks", "10"], "--workers must be an integer in [1, 99,999]"),
+    (["bench", "supermarket", "--servers", str(10**12), "--load", "0.5"], "--servers must be an integer in "
+                                                                           "[1, 1,000,000]"),
+    (["bench", "supermarket", "--servers", "10", "--load", "0.5", "--jobs", str(10**12)],
+     "--jobs must be an integer in [10, 50,000,000]"),
+    (["bench", "supermarket", "--servers", "10", "--load", "0.5", "--jobs", "100", "--workers", "3"],
+     "--workers must be used with models m1 and m2"),
     (["balancers", "--kind", "wizardry"], "--kind"),
     (["reproduce", "nosuchpaper"], "reproduction"),
     (["frobnicate"], "frobnicate"),
@@ -184,7 +205,20 @@ def test_bad_command_line_is_one_line_with_status_2(tmp_path, capsys, argv, fiel
 
 def test_bad_jobs(tmp_path, capsys):
     code, _out, err = run(capsys, "simulate", write(tmp_path, TINY), "--out", tmp_path / "o", "--jobs", "0")
-    assert_one_line_error(code, err, "--jobs")
+    assert_one_line_error(code, err, "--jobs must be an integer >= 1; got 0")
+
+
+def test_more_jobs_than_processes_can_start_is_one_line(tmp_path, capsys):
+    """--jobs 100000 went on to start that many processes (a hang); it is bounded as --workers is."""
+    from dlbkit.runtime.backends.local import max_workers
+
+    limit = max_workers()[0]
+    code, _out, err = run(capsys, "simulate", write(tmp_path, TINY), "--out", tmp_path / "o", "--jobs", limit + 1)
+    assert_one_line_error(code, err, f"--jobs must be a number of local worker processes at most {limit}")
+    assert "for more, --executor mpi or dask" in err
+    assert not (tmp_path / "o" / "results.csv").exists()
+    with pytest.raises(dlbkit.ConfigError, match=r"^jobs must be a number of local worker processes"):
+        dlbkit.run_experiment(write(tmp_path, TINY), tmp_path / "o2", jobs=limit + 1)
 
 
 def test_console_script_and_module_exit_2_without_traceback(tmp_path):
@@ -374,3 +408,61 @@ def test_the_sweep_bar_is_on_for_a_pseudo_terminal_and_off_for_a_file(tmp_path):
         bar = SweepBar(f)
         bar(2, 2)
     assert not bar.enabled and (tmp_path / "log").read_text() == ""
+
+
+def test_the_cli_module_runs_as_a_script():
+    """``python -m dlbkit.cli`` builds every subcommand's parser (its __main__ guard once ran before the
+    schedule and advise parsers were defined: a NameError)."""
+    p = subprocess.run([sys.executable, "-m", "dlbkit.cli", "schedule", "--help"], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("usage: dlbkit schedule")
+
+
+def test_every_command_spells_its_balancer_and_param_flags_alike():
+    """--balancer is -b and --param is -p wherever a command takes them (schedule once had neither)."""
+    import argparse
+
+    from dlbkit.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    seen = {}
+    for name, parser in sub.choices.items():
+        flags = {o: a.option_strings for a in parser._actions for o in a.option_strings}
+        for long, short in (("--balancer", "-b"), ("--param", "-p")):
+            if long in flags:
+                seen.setdefault(long, []).append(name)
+                assert short in flags[long], (name, long)
+    assert {"run", "replay", "cluster", "schedule"} <= set(seen["--param"])
+    assert {"run", "replay", "cluster", "schedule", "advise"} <= set(seen["--balancer"])
+
+
+def test_the_info_flags_help_lists_exactly_the_models_each_command_takes():
+    """cluster --info said "gossip (default) or neighbour" and replay --info "exact, gossip, neighbour"
+    while both take more (the scattering models; replay also monitored)."""
+    from dlbkit.cli import build_parser
+    from dlbkit.cluster import NOT_IN_A_CLUSTER
+    from dlbkit.info import names
+    from dlbkit.sim.stream import INFO_REFUSED
+
+    import argparse
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+
+    def listed(command):
+        text = next(a.help for a in sub.choices[command]._actions if "--info" in a.option_strings)
+        return {n for n in names() if re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w.-])", text)}
+
+    assert listed("cluster") == set(names()) - set(INFO_REFUSED) - set(NOT_IN_A_CLUSTER) - {"exact"}
+    assert listed("replay") == set(names()) - set(INFO_REFUSED)
+
+
+def test_reproduce_help_names_every_reproduction():
+    import argparse
+
+    from dlbkit.cli import build_parser
+    from dlbkit.reproduce import REPRODUCTIONS
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    text = next(a.help for a in sub.choices["reproduce"]._actions if a.dest == "name")
+    assert text == "reproduction name: " + ", ".join(sorted(REPRODUCTIONS))

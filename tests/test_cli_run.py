@@ -122,11 +122,17 @@ BAD_RUN = [
     (["{work}:NOT_CALLABLE", "-N", "3"], "FUNCTION"),
     (["{work}", "-N", "3"], "MODULE:FUNCTION"),
     (["missing.py:f", "-N", "3"], "MODULE"),
-    (["{work}:cost", "-N", "3", "-b", "nope"], "registered balancer"),
+    (["{work}:cost", "-N", "3", "-b", "nope"], "--balancer must be a chunking balancer (dlbkit balancers --kind "
+                                               "chunking): af, auto, awf,"),
+    (["{work}:cost", "-N", "3", "-b", "heft"], "--balancer must be a chunking balancer (dlbkit balancers --kind "
+                                               "chunking): af, auto, awf,"),
+    (["{work}:cost", "-N", "3", "-p", "nope=1"], "--param must be a parameter of awf-c: min_chunk; got 'nope'"),
+    (["{work}:cost", "-N", "3", "--seed", "-1"], "--seed must be an integer >= 0; got -1"),
     (["{work}:cost", "-N", "3", "-p", "min_chunk"], "--param"),
     (["{work}:cost", "-N", "3", "-b", "gss", "-p", "size=2"], "size"),
     (["{work}:cost", "-N", "3", "-b", "gss", "-p", "min_chunk=-1"], "min_chunk"),
     (["{work}:cost", "-N", "0"], "--items"),
+    (["{work}:cost", "-N", "1000000000000"], "--items must be an integer from 1 to 100,000,000"),
     (["{work}:cost", "-N", "three"], "--items"),
     (["{work}:cost"], "--items"),
     (["{work}:cost", "--items-file", "nothere.json"], "--items-file"),
@@ -134,10 +140,16 @@ BAD_RUN = [
     (["{work}:cost", "-N", "3", "--emulate", "nothere.toml"], "--emulate"),
     (["{work}:cost", "-N", "3", "--emulate", "1,-1"], "emulate[1]"),
     (["{work}:cost", "-N", "3", "--record", "no/such/dir/r.json"], "--record"),
+    (["{work}:cost", "-N", "3", "--out", "bad.json/plots"], "--out must be a directory that can be created"),
     (["{work}:cost", "-N", "3", "--workers", "0"], "--workers"),
     (["{work}:cost", "-N", "3", "--workers", "2", "--backend", "mpi"], "--workers"),
     (["{work}:cost", "-N", "3", "--backend", "carrier-pigeon"], "--backend"),
     (["{work}:cost", "-N", "3", "--master", "m"], "--master"),
+    (["{work}:cost", "-N", "3", "--emulate", "plat.toml", "--master", "boss"],
+     "--master must be one of m, a; got 'boss'"),
+    (["{work}:cost", "-N", "3", "--emulate", "zero.toml"], "--emulate zero.toml: nodes[1].speed must be a number > 0; "
+                                                           "got 0"),
+    (["{work}:cost", "-N", "3", "--workers", "100000"], "--workers must be a number of local worker processes"),
     (["broken:f", "-N", "3"], "importing broken failed: ZeroDivisionError"),
 ]
 
@@ -146,6 +158,8 @@ BAD_RUN = [
 def test_run_bad_input_is_one_line_and_status_2(capsys, tmp_path, work, argv, needle):
     (tmp_path / "bad.json").write_text("{not json")
     (tmp_path / "broken.py").write_text("x = 1 / 0\n")
+    (tmp_path / "plat.toml").write_text('[[nodes]]\nname = "m"\nspeed = 1\n[[nodes]]\nname = "a"\nspeed = 2\n')
+    (tmp_path / "zero.toml").write_text('[[nodes]]\nname = "m"\nspeed = 1\n[[nodes]]\nname = "a"\nspeed = 0\n')
     code, out, err = cli(capsys, "run", *[a.format(work=work) for a in argv])
     sys.modules.pop("broken", None)
     assert code == 2
@@ -224,7 +238,8 @@ def test_replay_json(capsys, recorded):
 @pytest.mark.parametrize("argv, needle", [
     (["nothere.json"], "trace file"),
     (["{bad}"], "valid JSON"),
-    (["{rec}", "-b", "nope"], "registered balancer"),
+    (["{rec}", "-b", "nope"], "--balancer must be a chunking balancer (dlbkit balancers --kind chunking): af,"),
+    (["{rec}", "--seed", "-1"], "--seed must be an integer >= 0; got -1"),
     (["{rec}", "-p", "min_chunk=2"], "--param"),
     (["{rec}", "-b", "gss", "-p", "size=2"], "--param"),
     (["{rec}", "--model", "guess"], "--model"),

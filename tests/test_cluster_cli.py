@@ -54,11 +54,20 @@ def test_cluster_command_records_and_replay_replays_it(tmp_path):
 
 
 @pytest.mark.parametrize("args, field", [(["--jobs", "0"], "--jobs"), (["--jobs", "3", "--rate", "-1"], "--rate"),
-                                         (["--jobs", "3", "-b", "gss"], "balancer"),
+                                         (["--jobs", "3", "-b", "gss"], "--balancer must be a placement balancer"),
+                                         (["--jobs", "3", "-b", "nezhaa"], "--balancer must be a placement balancer "
+                                          "(dlbkit balancers --kind placement): batch-sampling, hybrid-batch,"),
+                                         (["--jobs", "3", "-p", "dd=2"], "--param must be a parameter of nezha: d,"),
+                                         (["--jobs", "3", "-p", "d"], "KEY=VALUE with a parameter name as KEY "
+                                                                      "(e.g. d=2)"),
+                                         (["--jobs", "3", "--seed", "-1"], "--seed must be an integer >= 0"),
+                                         (["--jobs", "3", "--emulate", "zero.toml"],
+                                          "--emulate zero.toml: nodes[0].speed must be a number > 0; got 0"),
                                          (["--jobs", "3", "--info", "periodic"], "info"),
-                                         (["--jobs", "3", "--workers", "0"], "workers")])
+                                         (["--jobs", "3", "--workers", "0"], "--workers must be an integer >= 1")])
 def test_cluster_command_bad_input_is_one_line(tmp_path, args, field):
     (tmp_path / "work.py").write_text(WORK)
+    (tmp_path / "zero.toml").write_text('[[nodes]]\nname = "a"\nspeed = 0\n')
     done = _cli(tmp_path, "cluster", "work:job", *args)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("dlbkit: error: ") and field in done.stderr

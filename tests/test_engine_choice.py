@@ -154,3 +154,24 @@ def test_the_shipped_pd_versus_heft_experiment_runs_and_reports(tmp_path, capsys
     assert len(list((tmp_path / "out").glob("gantt_*.png"))) == 4
     assert all(f"Gantt {name}" in report for name in ("HEFT-static-engine", "HEFT-plan-replayed", "HEFT-replanned",
                                                      "PD-online"))
+
+
+def test_graph_pd_vs_heft_prints_the_figures_docs_graphs_md_states(tmp_path):
+    """docs/graphs.md quotes the shipped sweep's makespans (mean ± 95% CI, 5 repetitions); the full sweep
+    takes about a second, so the quoted figures are checked at their printed precision."""
+    import re
+    from pathlib import Path
+
+    from dlbkit.experiments import load_experiment, run_sweep, summarise
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "graphs.md").read_text()
+    quoted = dict(re.findall(r"(HEFT \(static engine\)|HEFT's plan replayed on this\s+engine|replanning HEFT|PD) "
+                             r"(\d+\.\d\d ± \d+\.\d\d)", doc))
+    assert len(quoted) == 4, quoted
+    sweep = run_sweep(load_experiment(shipped_experiments()["graph_pd_vs_heft"]), tmp_path, keep_traces=False)
+    ms = {st.label: st for st in summarise(sweep.rows) if st.metric == "makespan"}
+    labels = {"HEFT (static engine)": "HEFT (static engine)", "HEFT (plan replayed)": "HEFT's plan replayed on this",
+              "HEFT (replanned)": "replanning HEFT", "PD (online)": "PD"}
+    for label, words in labels.items():
+        text = next(v for k, v in quoted.items() if k.startswith(words))
+        assert f"{ms[label].mean:.2f} ± {ms[label].ci95:.2f}" == text, label

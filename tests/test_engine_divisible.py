@@ -144,7 +144,7 @@ def test_unknown_mechanism_and_bad_master():
         simulate_divisible(p, Divisible(3), Static(), mechanism="gossip")
     with pytest.raises(ConfigError, match="engine.master"):
         simulate_divisible(p, Divisible(3), Static(), master=5)
-    with pytest.raises(ConfigError, match="node name"):
+    with pytest.raises(ConfigError, match=r"^engine.master must be one of m, a; got 'zz'$"):  # named as an index is
         simulate_divisible(p, Divisible(3), Static(), master="zz")
     with pytest.raises(ConfigError, match="master_computes"):
         simulate_divisible(Platform([Node("m")]), Divisible(3), Static())

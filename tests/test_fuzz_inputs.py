@@ -362,6 +362,19 @@ def test_api_calls_with_bad_arguments_raise_config_error(no_runtime, entry, kwar
             assert e.field and "\n" not in str(e)
 
 
+def test_a_loop_too_large_to_hold_is_a_config_error_before_any_worker(no_runtime):
+    """A range of 10**12 items was a MemoryError traceback (one result slot per item) after the workers
+    had started; now it is refused first, with the limit, as a simulated loop's workload.items is."""
+    from dlbkit.model.workload import MAX_ITEMS
+
+    for call in (lambda: dlbkit.run_map(abs, range(10**12)), lambda: dlbkit.map(abs, range(MAX_ITEMS + 1))):
+        with deadline(), pytest.raises(ConfigError) as e:
+            call()
+        assert e.value.field == "items" and f"at most {MAX_ITEMS:,} items" in str(e.value)
+    with deadline(), pytest.raises(ReachedTheRuntime):
+        dlbkit.run_map(abs, range(MAX_ITEMS))  # the limit itself is allowed (checked by length, not built)
+
+
 CHUNKING = sorted(n for n, c in dlbkit.REGISTRY.items() if c.kind == "chunking")
 
 
@@ -395,3 +408,113 @@ def test_task_trees_are_bounded(kind, depth, fanout, grain, seed):
         assert e.field.startswith("workload.")
         return
     assert t.expected_nodes() <= 10**8
+
+
+# --- command-line flags -------------------------------------------------------------------------------
+FLAG_TEXT = st.one_of(st.sampled_from(["0", "-1", "1", "2", "1e400", "nan", "inf", "-inf", "", "x", "99999999999999",
+                                       "gss", "heft", "nezha", "pd", "awf-c", "auto", "a=1", "min_chunk=0",
+                                       "min_chunk=x", "=", "1,0", "1,1,0.5", "nope.toml", "p.toml", "dir",
+                                       "dir/sub/x.png", "--", "-b"]),
+                      st.text(alphabet="abz019_=-.,/", max_size=8))
+
+RUN_FLAGS = ["--items", "--balancer", "--param", "--workers", "--emulate", "--master", "--seed", "--record", "--out",
+             "--results", "--ranks", "--backend"]
+SCHEDULE_FLAGS = ["--nodes", "--platform", "--balancer", "--param", "--seed", "--gantt", "--cost-model", "--contention"]
+RECORDING_FLAGS = {"replay": ["--balancer", "--param", "--seed", "--model", "--info"],
+                   "advise": ["--balancer", "--plot"]}
+
+
+def _cli_is_one_line_or_reaches_the_work(capsys, argv):
+    """``main(argv)``: status 0, or 2 with one ``dlbkit: error:`` line; never a traceback or a hang."""
+    try:
+        with deadline():
+            code = main(argv)
+    except ReachedTheRuntime:
+        return
+    out, err = capsys.readouterr()
+    assert code in (0, 2), (argv, code, err)
+    if code == 2:
+        lines = err.strip("\n").splitlines()
+        assert lines and lines[-1].startswith("dlbkit: error: "), (argv, err)
+        assert "Traceback" not in err, (argv, err)
+
+
+@pytest.fixture
+def cli_dir(tmp_path, monkeypatch):
+    """A folder with a function module, a platform file, a task graph and a recorded loop."""
+    (tmp_path / "work_fz.py").write_text("def f(x):\n    return x\n")
+    (tmp_path / "p.toml").write_text('[[nodes]]\nname = "m"\nspeed = 1\n[[nodes]]\nname = "a"\nspeed = 2\n')
+    (tmp_path / "dir").mkdir()
+    from dlbkit.model.graph_gen import topcuoglu10
+    topcuoglu10().write(tmp_path / "g.json")
+    dlbkit.simulate(Platform([Node("m"), Node("a"), Node("b", speed=0.5)]), Divisible(30), "gss",
+                    master="m").save(tmp_path / "sim.json")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+@pytest.fixture
+def recorded_dir(cli_dir):
+    """cli_dir with a real recorded loop (two local workers, 40 items)."""
+    dlbkit.run_map(abs, range(40), workers=2, balancer="fac2", record=cli_dir / "real.json")
+    return cli_dir
+
+
+@settings(FUZZ, max_examples=150)
+@given(flags=st.lists(st.tuples(st.sampled_from(RUN_FLAGS), FLAG_TEXT), max_size=4))
+def test_run_flags_give_one_line_or_reach_the_workers(no_runtime, cli_dir, capsys, flags):
+    argv = ["run", "work_fz:f"] + [x for pair in flags for x in pair]
+    if "--items" not in argv:
+        argv += ["--items", "3"]
+    _cli_is_one_line_or_reaches_the_work(capsys, argv)
+
+
+@settings(FUZZ, max_examples=100)
+@given(flags=st.lists(st.tuples(st.sampled_from(SCHEDULE_FLAGS), FLAG_TEXT), max_size=4))
+def test_schedule_flags_give_one_line_or_a_plan(cli_dir, capsys, flags):
+    argv = ["schedule", "g.json"] + [x for pair in flags for x in pair]
+    if "--nodes" not in argv and "--platform" not in argv:
+        argv += ["--nodes", "3"]
+    if any(v in ("milp", "annealing", "tabu") for v in argv):
+        return  # searches that may run for a while on a valid graph: not what this test is about
+    _cli_is_one_line_or_reaches_the_work(capsys, argv)
+
+
+@settings(FUZZ, max_examples=100)
+@given(command=st.sampled_from(sorted(RECORDING_FLAGS)), data=st.data())
+def test_replay_and_advise_flags_give_one_line_or_a_table(recorded_dir, capsys, command, data):
+    flags = data.draw(st.lists(st.tuples(st.sampled_from(RECORDING_FLAGS[command]), FLAG_TEXT), max_size=3))
+    trace = data.draw(st.sampled_from(["real.json", "sim.json", "g.json", "p.toml", "nope.json", "dir"]))
+    _cli_is_one_line_or_reaches_the_work(capsys, [command, trace] + [x for pair in flags for x in pair])
+
+
+CLUSTER_FLAGS = ["--jobs", "--rate", "--workers", "--balancer", "--param", "--info", "--info-param", "--emulate",
+                 "--seed", "--record"]
+SIMULATE_FLAGS = ["--out", "--jobs", "--batch", "--executor"]
+
+
+@settings(FUZZ, max_examples=100)
+@given(flags=st.lists(st.tuples(st.sampled_from(CLUSTER_FLAGS), FLAG_TEXT), max_size=4))
+def test_cluster_flags_give_one_line_or_reach_the_cluster(cli_dir, capsys, monkeypatch, flags):
+    import dlbkit.cluster
+
+    class Stub:
+        def __init__(self, *a, **k):
+            raise ReachedTheRuntime
+
+    monkeypatch.setattr(dlbkit.cluster, "Cluster", Stub)
+    argv = ["cluster", "work_fz:f"] + [x for pair in flags for x in pair]
+    if "--jobs" not in argv:
+        argv += ["--jobs", "3"]
+    _cli_is_one_line_or_reaches_the_work(capsys, argv)
+
+
+@settings(FUZZ, max_examples=60)
+@given(flags=st.lists(st.tuples(st.sampled_from(SIMULATE_FLAGS), FLAG_TEXT), max_size=3))
+def test_simulate_flags_give_one_line_or_a_sweep(cli_dir, capsys, flags):
+    (cli_dir / "exp.toml").write_text(TINY)
+    argv = ["simulate", "exp.toml", "--no-progress"] + [x for pair in flags for x in pair]
+    if "--out" not in argv:
+        argv += ["--out", "o"]
+    _cli_is_one_line_or_reaches_the_work(capsys, argv)

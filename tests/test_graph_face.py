@@ -156,6 +156,17 @@ def test_cli_schedule_table_and_gantt(t10, tmp_path, capsys):
     (["--nodes", "0"], "--nodes must be an integer >= 1; got 0"),
     (["--nodes", "2"], "one column per node (2 nodes)"),
     (["--nodes", "3", "--balancer", "gss"], "a mapping balancer"),
+    # a typo and another kind alike, naming the flag and listing what fits (as run, replay, cluster do)
+    (["--nodes", "3", "-b", "hefty"], "--balancer must be a mapping balancer (dlbkit balancers --kind mapping): "
+                                      "annealing, cpop, elastic-force, heft,"),
+    (["--nodes", "3", "-b", "pd"], "--balancer must be a mapping balancer (dlbkit balancers --kind mapping): "
+                                   "annealing, cpop,"),
+    (["--nodes", "3", "-p", "insert=false"], "--param must be a parameter of heft: insertion; got 'insert'"),
+    (["--nodes", "3", "-b", "tabu", "-p", "tenure=0"], "parameter 'tenure' of tabu must be"),
+    (["--nodes", "3", "--seed", "-1"], "--seed must be an integer >= 0; got -1"),
+    (["--nodes", "3", "--gantt", "plan.1"], "--gantt must be a file name ending in an image format: .avif, .eps,"),
+    (["--platform", "no/such/p.toml"], "--platform must be an existing platform TOML file or a thesis .ntp "
+                                       "network file; got 'no/such/p.toml'"),
     (["--nodes", "3", "--cost-model", "bogus"], "invalid choice"),
     (["--nodes", "3", "--cost-model", "thesis", "--contention"], "contention must be false with the thesis"),
     ([], "one of the arguments --nodes --platform is required"),
@@ -164,6 +175,14 @@ def test_cli_schedule_bad_input_is_one_line_and_exit_2(t10, capsys, args, text):
     assert main(["schedule", str(t10), *args]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and text in err
+
+
+def test_cli_schedule_a_bad_platform_file_names_the_flag_and_the_file(t10, tmp_path, capsys):
+    bad = tmp_path / "p.toml"
+    bad.write_text('[[nodes]]\nname = "a"\nspeed = 1\n[[nodes]]\nname = "b"\nsped = 2\n')
+    assert main(["schedule", str(t10), "--platform", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"dlbkit: error: --platform {bad}: nodes[1].sped must be absent")
 
 
 @pytest.mark.parametrize("content, text", [

@@ -26,8 +26,10 @@ def test_validation_message_names_parameter_balancer_and_value():
 def test_make_rejects_unknown_names_and_parameters():
     with pytest.raises(ConfigError, match="registered balancer"):
         make("nonesuch")
-    with pytest.raises(ConfigError, match="parameter.*one of size"):
+    with pytest.raises(ConfigError) as e:
         make("ss", {"chunk": 3})
+    # the same words as an experiment file's balancers[i].params.chunk (one message for one mistake)
+    assert str(e.value) == "params.chunk must be a parameter of 'ss': size; got '<unknown parameter>'"
 
 
 def test_clone_and_set_params():
@@ -37,3 +39,24 @@ def test_clone_and_set_params():
     assert c.set_params(size=7) is c and c.size == 7 and b.size == 4
     with pytest.raises(ConfigError):
         c.set_params(nonsense=1)
+
+
+def test_a_typo_and_a_wrong_kind_get_one_message_listing_the_kind():
+    """resolve(kind=...) answers a misspelt name as it answers a name of another kind: the names that fit,
+    not every registered balancer (a chunking field once listed heft and nezha for a typo)."""
+    from dlbkit.balancers.registry import names, resolve
+
+    expected = ("balancer must be a chunking balancer (dlbkit balancers --kind chunking): "
+                + ", ".join(names("chunking")) + "; got '{}'")
+    for bad in ("gsss", "heft"):
+        with pytest.raises(ConfigError) as e:
+            resolve(bad, kind="chunking")
+        assert str(e.value) == expected.format(bad)
+    with pytest.raises(ConfigError, match=r"repartition balancer .*: dlah, .*, none; got 'dlahh'$"):
+        resolve("dlahh", kind="repartition", allow_none=True)
+
+
+def test_set_params_names_an_unknown_parameter_as_make_does():
+    with pytest.raises(ConfigError) as e:
+        Static().set_params(nonsense=1)
+    assert str(e.value) == "params.nonsense must be a parameter of 'static': size; got '<unknown parameter>'"

@@ -311,3 +311,111 @@ def test_a_recording_written_before_traces_named_their_family_loads_as_its_famil
 
 def _mean3(u):
     return (u[:-2] + u[1:-1] + u[2:]) / 3.0
+
+
+def test_an_spmd_recording_is_refused_by_replay_naming_what_can_be_replayed(tmp_path, capsys):
+    """dlbkit.spmd(record=) keeps a real run for its plots; replay said "a simulated trace cannot be
+    replayed" of it. Now one line names the trace's family and the recordings replay takes."""
+    import numpy as np
+
+    from dlbkit.cli import main
+
+    path = tmp_path / "spmd.json"
+    dlbkit.run_spmd(_mean3, np.linspace(0.0, 1.0, 32), iterations=8, window=4, workers=2, record=path)
+    allowed = ("trace family must be a recording dlbkit replays: a loop (dlbkit.map, run_map, Loop, dlbkit run), a "
+               "task graph (dlbkit.graph, run_graph) or a job stream (Cluster, dlbkit cluster); got 'spmd'")
+    with pytest.raises(ConfigError) as e:
+        dlbkit.replay(path)
+    assert str(e.value) == allowed
+    assert main(["replay", str(path)]) == 2
+    assert capsys.readouterr().err == f"dlbkit: error: {allowed}\n"
+
+
+def test_a_recorded_run_of_no_items_is_refused_as_such(tmp_path, capsys):
+    """A real run of no items has no measured costs: replay and advise said "a simulated trace cannot
+    be replayed" of it; they say what is missing."""
+    from dlbkit.advise import advise
+    from dlbkit.cli import main
+
+    path = tmp_path / "empty.json"
+    assert dlbkit.run_map(abs, [], workers=1, record=path).results == []
+    for call in (lambda: replay(path), lambda: advise(path)):
+        with pytest.raises(ConfigError) as e:
+            call()
+        assert str(e.value) == "trace chunks must be a run that computed at least one item; got 0"
+    for command in ("replay", "advise"):
+        assert main([command, str(path)]) == 2
+        assert capsys.readouterr().err == "dlbkit: error: trace chunks must be a run that computed at least one " \
+                                          "item; got 0\n"
+
+
+def _saved(tmp_path, result, name):
+    path = tmp_path / name
+    result.save(path)
+    return json.loads(path.read_text()), path
+
+
+@pytest.mark.parametrize("where, value, field", [
+    (("meta", "time_steps"), "x", "meta.time_steps"),
+    (("meta", "time_steps"), -1, "meta.time_steps"),
+    (("meta", "time_steps", 0, "chunks"), [0, 10**6], "meta.time_steps[0].chunks"),
+    (("meta", "time_steps", 1), {"start": 0}, "meta.time_steps[1].end"),
+])
+def test_a_hand_edited_time_stepping_recording_is_one_error_naming_the_field(tmp_path, capsys, where, value, field):
+    """These were TypeErrors (string indices, int not subscriptable) in replay and advise."""
+    from dlbkit.cli import main
+
+    r = simulate(Platform([Node("m"), Node("a"), Node("b", speed=0.5)]), Divisible(40), "gss", master="m", steps=2)
+    d, path = _saved(tmp_path, r, "steps.json")
+    target = d
+    for k in where[:-1]:
+        target = target[k]
+    target[where[-1]] = value
+    path.write_text(json.dumps(d))
+    with pytest.raises(ConfigError) as e:
+        load_trace(path)
+    assert e.value.field.startswith(f"{path}: {field}")
+    for command in ("replay", "advise"):
+        assert main([command, str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(f"dlbkit: error: {path}: {field}")
+
+
+@pytest.mark.parametrize("where, value, field", [
+    (("meta", "queue_mean"), "x", "meta.queue_mean"),
+    (("meta", "warmup_job"), None, "meta.warmup_job"),
+    (("meta", "slots"), -1, "meta.slots"),
+    (("meta", "info_params"), "x", "meta.info_params"),
+    (("series", "job_origin"), "x", "series.job_origin"),
+    (("series", "job_done"), [], "series.job_done"),
+    (("series", "queue"), None, "series.queue"),
+])
+def test_a_hand_edited_stream_recording_is_one_error_naming_the_field(tmp_path, capsys, where, value, field):
+    """These were TypeErrors, KeyErrors and IndexErrors deep in the stream replay."""
+    from dlbkit import Stream
+    from dlbkit.cli import main
+
+    r = simulate(Platform([Node(f"n{i}", speed=1 + i) for i in range(3)]), Stream(rates=0.5, jobs=40), "jsq", seed=1)
+    d, path = _saved(tmp_path, r, "stream.json")
+    d[where[0]][where[1]] = value
+    path.write_text(json.dumps(d))
+    with pytest.raises(ConfigError) as e:
+        load_trace(path)
+    assert e.value.field.startswith(f"{path}: {field}")
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"dlbkit: error: {path}: {field}")
+
+
+def test_non_finite_series_values_load_as_numbers(tmp_path):
+    """A series value that is NaN or infinite (a Cluster recording's view_age holds NaN until a node has
+    heard of another) was written as "nan" and loaded back as text (a '<U32' array)."""
+    from dlbkit import Stream
+
+    r = simulate(Platform([Node(f"n{i}") for i in range(3)]), Stream(rates=0.5, jobs=20), "jsq", seed=1)
+    age = np.array([[math.nan, 0.5, math.inf], [0.25, -math.inf, 1.0]])
+    r.trace.series["view_age"] = age
+    _, path = _saved(tmp_path, r, "stream.json")
+    loaded = load_trace(path).series["view_age"]
+    assert loaded.dtype == np.float64
+    np.testing.assert_array_equal(loaded, age)

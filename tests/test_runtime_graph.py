@@ -205,6 +205,23 @@ def test_record_and_replay_into_the_graph_simulator(tmp_path, balancer):
     assert other.trace.family == "graph" and other.balancer.name == "round-robin"
 
 
+def test_a_graph_recording_replayed_under_another_kind_is_one_line(tmp_path, capsys):
+    """A chunking balancer for a graph recording is bad input (it was an AttributeError traceback)."""
+    from dlbkit.cli import main
+
+    path = tmp_path / "run.json"
+    dlbkit.run_graph(_diamond(), workers=2, balancer="heft", record=path)
+    with pytest.raises(ConfigError, match=r"^balancer must be a mapping balancer \(dlbkit balancers --kind mapping\) "
+                                          r"or an online mapping balancer .*: annealing, .*, pd; got 'fac2'$"):
+        dlbkit.replay(path, "fac2")
+    assert main(["replay", str(path), "-b", "fac2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("dlbkit: error: --balancer must be a mapping balancer")
+    assert main(["replay", str(path), "-b", "round-robin", "-p", "x=1"]) == 2
+    assert "--param must be a parameter of a --balancer balancer: round-robin: (none); got 'x'" in \
+        capsys.readouterr().err
+
+
 # --- MPI ------------------------------------------------------------------------------------------
 MPI_JOB = """
 import json, operator, dlbkit

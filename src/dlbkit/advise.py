@@ -40,6 +40,8 @@ def advise(trace: Trace | str | Path, *, candidates: list[str] | None = None, ma
     names = Auto(candidates=candidates, max_items=max_items).validate().candidate_names()
     last = step_trace(tr, n_steps(tr) - 1)
     costs = last.meta.get("item_cost")
+    if costs is None and not last.n_intervals:  # a step of no items: nothing was measured
+        raise ConfigError("trace chunks", 0, "a run that computed at least one item")
     if costs is None:
         raise ConfigError("trace item_cost", "<missing>", "a recorded real run or a loop's trace with its item costs")
     costs = np.asarray(costs, dtype=float)

@@ -5,12 +5,15 @@ Subcommands::
     dlbkit simulate EXPERIMENT.toml [--out DIR] [--jobs N] [--batch N|auto]   run a sweep; table, CSVs, plots, report
     mpiexec -n N dlbkit simulate EXPERIMENT.toml --executor mpi   the same sweep's runs on N-1 MPI ranks
     dlbkit balancers [--json] [--kind KIND]                  the registered balancers
+    dlbkit families [--json]                                  the workload families, their engines and kinds
     dlbkit bench m1|m2 --workers P --tasks N [--seed S] [--json] a reference model's makespan and speed
     dlbkit bench supermarket --servers N --load RHO --choices D --jobs J [--seed S] [--replace] [--json]
     dlbkit reproduce NAME [--json]                            a document's claims, theirs vs ours
     dlbkit run MODULE:FUNCTION --items N [--balancer B] ...   a real parallel loop: FUNCTION(i) for each item
     dlbkit replay TRACE.json [--balancer B ...] [--json]      a recorded run in the simulator, other balancers
     dlbkit cluster MODULE:FUNCTION --jobs N [--rate R] ...     a stream of real jobs on a decentralised Cluster
+    dlbkit schedule GRAPH (--nodes M | --platform P.toml) [--balancer B] ...   a task graph mapped and timed
+    dlbkit advise RUN.json [--balancer B ...] [--json]         the chunking balancers ranked for a recorded loop
 
 Bad input prints one line, ``dlbkit: error: <message>``, on stderr and exits with status 2 (no
 traceback). Ctrl-C exits with status 130; runs already finished stay in results.csv.
@@ -112,8 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     bn.add_argument("--tasks", "-N", type=int, metavar="N", help="number of tasks (m1, m2)")
     bn.add_argument("--servers", type=int, metavar="N", help="servers (supermarket)")
     bn.add_argument("--load", type=float, metavar="RHO", help="arrival rate per server, below 1 (supermarket)")
-    bn.add_argument("--choices", type=int, default=2, metavar="D", help="d, servers sampled per job (supermarket; 2)")
-    bn.add_argument("--jobs", type=int, default=1_000_000, metavar="J", help="jobs (supermarket; 10^6)")
+    bn.add_argument("--choices", type=int, default=None, metavar="D", help="d, servers sampled per job (supermarket; 2)")
+    bn.add_argument("--jobs", type=int, default=None, metavar="J", help="jobs (supermarket; 10^6)")
     bn.add_argument("--replace", action="store_true",
                     help="sample the d servers with replacement (supermarket; default: without)")
     bn.add_argument("--seed", type=int, default=None,
@@ -128,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "otherwise. --json: a list of objects with the keys claim, paper, ours, "
                                    "tolerance, asserted (true/false) and ok (true/false; null when not "
                                    "asserted).")
-    r.add_argument("name", metavar="NAME", help="reproduction name (e.g. sanchez2002)")
+    from .reproduce import REPRODUCTIONS
+    r.add_argument("name", metavar="NAME", help="reproduction name: " + ", ".join(sorted(REPRODUCTIONS)))
     r.add_argument("--json", action="store_true",
                    help="a JSON list of objects: claim, paper, ours, tolerance, asserted, ok (null if not asserted)")
     r.set_defaults(func=_cmd_reproduce)
@@ -273,8 +277,8 @@ def _cmd_simulate(args) -> int:
 
     rank = _env_rank()  # under mpiexec every rank checks the same arguments: rank 0 alone says what is wrong
     try:
-        if args.jobs < 1:
-            raise ConfigError("--jobs", args.jobs, "an integer >= 1")
+        from .runtime.backends.local import check_workers
+        check_workers(args.jobs, "--jobs", more="--executor mpi or dask")  # >= 1, and processes that can start
         check_executor(args.executor, jobs=args.jobs, scheduler=args.scheduler)
         args.batch = check_batch(args.batch, "--batch")
         if args.executor != "mpi" and _env_size() > 1:
@@ -485,11 +489,20 @@ def _cmd_bench(args) -> int:
     from .sim.bench import MODELS
 
     fn = MODELS[args.model]
+    check_seed(args.seed)
+    # an option of the other models is an error, not ignored (as --ranks without --backend mpi is)
+    theirs = ("workers", "tasks") if args.model == "supermarket" else ("servers", "load", "choices", "jobs", "replace")
+    for flag in theirs:
+        if getattr(args, flag) not in (None, False):
+            raise ConfigError(f"--{flag}", getattr(args, flag), "used with " + (
+                "models m1 and m2 (the supermarket model takes --servers, --load, --choices, --jobs, --replace)"
+                if args.model == "supermarket" else "the supermarket model (m1 and m2 take --workers, --tasks)"))
     if args.model == "supermarket":
         for flag in ("servers", "load"):
             if getattr(args, flag) is None:
                 raise ConfigError(f"--{flag}", None, "given for the supermarket model")
-        res = fn(args.servers, args.load, args.choices, args.jobs, 1 if args.seed is None else args.seed,
+        res = fn(args.servers, args.load, 2 if args.choices is None else args.choices,
+                 1_000_000 if args.jobs is None else args.jobs, 1 if args.seed is None else args.seed,
                  replace=args.replace)
         if args.json:
             print(json.dumps(_jsonable(res)))
@@ -603,7 +616,7 @@ def _add_run_parser(sub) -> None:
                     help="slow the workers down as a platform's nodes would be: a platform TOML file (one "
                          "worker per core) or speed factors such as 1,1,0.5,0.25")
     ru.add_argument("--master", metavar="NODE", help="with a platform: the node that coordinates (not a worker)")
-    ru.add_argument("--seed", type=int, default=0, help="seed of emulated background load and random balancers")
+    ru.add_argument("--seed", type=int, default=0, help="seed of emulated background load and random balancers (default 0)")
     ru.add_argument("--record", metavar="TRACE.json", help="save the run's trace (for 'dlbkit replay')")
     ru.add_argument("--out", metavar="DIR", help="write gantt.png and work.png of the run in DIR")
     ru.add_argument("--results", metavar="FILE.json",
@@ -614,20 +627,42 @@ def _add_run_parser(sub) -> None:
     ru.set_defaults(func=_cmd_run)
 
 
-def parse_params(pairs: Sequence[str] | None, flag: str = "--param") -> dict[str, Any]:
+def parse_params(pairs: Sequence[str] | None, flag: str = "--param", example: str = "min_chunk=4") -> dict[str, Any]:
     """``["k=v", ...]`` as a dict; each value is read as JSON when it parses (4, 0.5, true, [1, 2]),
-    else kept as a string."""
+    else kept as a string. *example* is a pair the command's error shows."""
     out: dict[str, Any] = {}
     for s in pairs or []:
         key, sep, value = s.partition("=")
         key = key.strip()
         if not sep or not key.isidentifier():
-            raise ConfigError(flag, s, "KEY=VALUE with a parameter name as KEY (e.g. min_chunk=4)")
+            raise ConfigError(flag, s, f"KEY=VALUE with a parameter name as KEY (e.g. {example})")
         try:
             out[key] = json.loads(value)
         except json.JSONDecodeError:
             out[key] = value
     return out
+
+
+def check_balancer_arg(name: str, kind: str | tuple[str, ...], params: dict | None = None, *,
+                       exclude: tuple[str, ...] = ()) -> None:
+    """``--balancer NAME`` (and, with *params*, its ``--param`` pairs) checked alike by every command
+    that takes one: a name that is not a balancer of *kind* (a typo or another kind) names ``--balancer``
+    and lists the names that fit; a key its balancer does not take names ``--param`` and lists its
+    parameters; a value outside a parameter's range names that parameter."""
+    from .balancers.registry import REGISTRY, kind_hint, names, resolve
+
+    kinds = (kind,) if isinstance(kind, str) else tuple(kind)
+    cls = REGISTRY.get(name.lower())
+    if cls is None or cls.kind not in kinds or cls.name in exclude:
+        fits = [n for k in kinds for n in names(k) if n not in exclude]
+        raise ConfigError("--balancer", name, kind_hint(kinds) + (f" other than {', '.join(exclude)}" if exclude
+                                                                  else "") + ": " + ", ".join(fits))
+    if params is not None:
+        valid = cls.param_names()
+        for k in params:
+            if k not in valid:
+                raise ConfigError("--param", k, f"a parameter of {cls.name}: " + (", ".join(valid) or "(it has none)"))
+        resolve(cls.name, params, kind=kinds, field="--balancer")
 
 
 def load_function(target: str):
@@ -723,7 +758,22 @@ def _emulate_arg(value: str | None):
         pass
     if not Path(value).is_file():
         raise ConfigError("--emulate", value, "a platform TOML file or comma-separated speed factors (e.g. 1,1,0.5)")
-    return value
+    return _platform_file(value, "--emulate")
+
+
+def _platform_file(path: str, flag: str) -> str:
+    """*path* checked as a platform file now, so that a bad field names the flag and the file as an
+    experiment's error names its file (``--emulate p.toml: nodes[1].speed must be ...``)."""
+    from .model.platform import Platform
+
+    if not path.endswith(".ntp"):  # a thesis network file (schedule --platform) is read by its own reader
+        try:
+            Platform.from_toml(path)
+        except ConfigError as e:
+            if e.field == "file" or e.field.startswith("TOML syntax"):  # these name the file already
+                raise
+            raise ConfigError(f"{flag} {path}: {e.field}", e.value, e.allowed) from None
+    return path
 
 
 def _writable_file(path: str | None, flag: str) -> Path | None:
@@ -734,6 +784,40 @@ def _writable_file(path: str | None, flag: str) -> Path | None:
         raise ConfigError(flag, path, "a file name (a directory of that name exists)")
     if not p.parent.is_dir():
         raise ConfigError(flag, path, "a file in an existing directory")
+    return p
+
+
+def _output_dir(path: str | None, flag: str = "--out") -> Path | None:
+    """The directory *path*, created now (before any work) so that one that cannot be is one line."""
+    if path is None:
+        return None
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(flag, str(out), "a directory (a file of that name exists)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(flag, str(out), f"a directory that can be created ({e.strerror})") from None
+    return out
+
+
+def check_seed(seed: int | None) -> int | None:
+    """``--seed`` checked alike by every command that takes one (None: the command's default)."""
+    if seed is not None and seed < 0:
+        raise ConfigError("--seed", seed, "an integer >= 0")
+    return seed
+
+
+def _image_file(path: str | None, flag: str) -> Path | None:
+    """A file to draw a figure in: in an existing directory, named with a format matplotlib writes
+    (checked before the work, which a bad name would otherwise end in a traceback)."""
+    p = _writable_file(path, flag)
+    if p is not None:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        formats = sorted(FigureCanvasBase.get_supported_filetypes())
+        if p.suffix[1:].lower() not in formats:
+            raise ConfigError(flag, path, "a file name ending in an image format: ." + ", .".join(formats))
     return p
 
 
@@ -820,13 +904,17 @@ def _launch(args) -> int:
 def _checked(args) -> dict:
     """The arguments of ``dlbkit run`` checked and loaded (the function imported, the items read, the
     balancer resolved): a bad one raises a ConfigError before anything starts."""
-    from .balancers.registry import resolve
-
-    if args.items is not None and args.items < 1:
-        raise ConfigError("--items", args.items, "an integer >= 1")
+    from .model.workload import MAX_ITEMS
+    from .run_api import check_items
+    if args.items is not None and not 1 <= args.items <= MAX_ITEMS:
+        raise ConfigError("--items", args.items, f"an integer from 1 to {MAX_ITEMS:,} (dlbkit's limit: the "
+                          "coordinator keeps every result in memory)")
     if args.workers is not None:
         if args.workers < 1:
             raise ConfigError("--workers", args.workers, "an integer >= 1")
+        if args.backend == "local":
+            from .runtime.backends.local import check_workers
+            check_workers(args.workers, "--workers", more="--backend mpi on several machines, or dlbkit simulate")
         if args.backend == "mpi":
             raise ConfigError("--workers", args.workers, "omitted with --backend mpi (the workers are the "
                               "mpiexec ranks but rank 0)")
@@ -835,13 +923,12 @@ def _checked(args) -> dict:
     params = parse_params(args.param)
     record = _writable_file(args.record, "--record")
     results_file = _writable_file(args.results, "--results")
-    out = Path(args.out) if args.out else None
-    if out is not None and out.exists() and not out.is_dir():
-        raise ConfigError("--out", str(out), "a directory (a file of that name exists)")
+    check_seed(args.seed)
+    out = _output_dir(args.out)
     emulate = _emulate_arg(args.emulate)
-    items = range(args.items) if args.items is not None else _read_items(args.items_file)
+    items = range(args.items) if args.items is not None else check_items(_read_items(args.items_file), "--items-file")
     fn = load_function(args.target)
-    resolve(args.balancer, params, kind="chunking")  # a bad balancer or parameter is reported before any worker starts
+    check_balancer_arg(args.balancer, "chunking", params)  # reported before any worker starts
     return dict(params=params, record=record, results_file=results_file, out=out, emulate=emulate, items=items, fn=fn)
 
 
@@ -856,6 +943,10 @@ def _run(args, rank: int) -> int:
         with _warnings_in_one_line(rank):
             r = run_map(fn, items, balancer=args.balancer, params=params, backend=args.backend, workers=args.workers,
                         progress=args.progress, emulate=emulate, master=args.master, seed=args.seed)
+    except ConfigError as e:
+        if e.field in ("master", "workers", "seed"):  # the API's name of a flag: say the flag
+            raise ConfigError(f"--{e.field}", e.value, e.allowed) from None
+        raise
     except TaskError as e:
         if rank == 0:
             print(e.remote_traceback.rstrip(), file=sys.stderr)
@@ -935,10 +1026,14 @@ def _add_replay_parser(sub) -> None:
                     "the measured item costs on the measured worker speeds. Print, for the recorded balancer "
                     "and each --balancer, the simulated makespan and efficiency; for the recorded one also the "
                     "real makespan and the replay/real ratio. Efficiencies are against the replayed platform's "
-                    "lower bound, the same for every row.")
+                    "lower bound, the same for every row. A task graph's recording (dlbkit.graph(record=)) "
+                    "replays in the graph simulator, a job stream's (dlbkit cluster --record) in the stream "
+                    "simulator, which prints response times.")
     rp.add_argument("trace", metavar="TRACE.json", help="a recorded trace")
     rp.add_argument("--balancer", "-b", metavar="NAME", action="append", default=[],
-                    help="another chunking balancer to try (repeatable, or comma-separated)")
+                    help="another balancer to try (repeatable, or comma-separated), of the recording's kind: "
+                         "chunking for a loop, mapping for a task graph (dlbkit.graph), placement for a job "
+                         "stream (dlbkit cluster)")
     rp.add_argument("--param", "-p", metavar="KEY=VALUE", action="append", default=[],
                     help="a parameter of the --balancer balancers (repeatable); the recorded one keeps its own")
     rp.add_argument("--seed", type=int, default=None, help="seed of random balancers (default: the recorded one, or 0)")
@@ -946,38 +1041,47 @@ def _add_replay_parser(sub) -> None:
                     help="worker speeds: measured from the run (default) or the emulated factors as set")
     rp.add_argument("--info", metavar="MODEL", action="append", default=[],
                     help="a job-stream recording (dlbkit cluster --record): also replay under this information "
-                         "model (repeatable: exact, gossip, neighbour); the recorded model is always replayed")
+                         "model (repeatable: exact, neighbour, gossip, scatter-old, scatter-4.1, scatter-4.2, "
+                         "scatter-4.3, monitored); the recorded model is always replayed")
     rp.add_argument("--json", action="store_true", help="a JSON object")
     rp.set_defaults(func=_cmd_replay)
 
 
-def _named_balancers(names: Sequence[str], params: dict) -> list:
-    """Each named balancer with the *params* it accepts; a parameter none of them accepts is an error."""
-    from .balancers.registry import get, make
+def _named_balancers(names: Sequence[str], params: dict, kinds: tuple[str, ...]) -> list[tuple[str, dict]]:
+    """Each ``--balancer`` name (of *kinds*) with the *params* it accepts; a name of another kind, or a
+    parameter none of them accepts, is an error."""
+    from .balancers.registry import get
 
+    for n in names:
+        check_balancer_arg(n, kinds)
     classes = [get(n) for n in names]
     for k in params:
         if not any(k in c.param_names() for c in classes):
             raise ConfigError("--param", k, "a parameter of a --balancer balancer: " + "; ".join(
                 f"{c.name}: {', '.join(c.param_names()) or '(none)'}" for c in classes))
-    return [make(c.name, {k: v for k, v in params.items() if k in c.param_names()}) for c in classes]
+    return [(c.name, {k: v for k, v in params.items() if k in c.param_names()}) for c in classes]
 
 
 def _cmd_replay(args) -> int:
-    from .replay import compare, estimate
+    from .balancers.registry import make
+    from .replay import REPLAY_KINDS, compare, estimate
     from .runtime.record import load_trace
 
     trace = load_trace(args.trace)
+    check_seed(args.seed)
+    if trace.family not in REPLAY_KINDS:
+        estimate(trace)  # the error that names what can be replayed
     names = [n.strip() for b in args.balancer for n in b.split(",") if n.strip()]
     params = parse_params(args.param)
-    if trace.family == "stream":
-        return _replay_stream_cmd(args, trace, names, params)
-    if args.info:
-        raise ConfigError("--info", args.info, "used with a job-stream recording (dlbkit cluster --record)")
     if params and not names:
         raise ConfigError("--param", args.param, "used with --balancer (the recorded balancer is replayed as recorded)")
+    named = _named_balancers(names, params, REPLAY_KINDS[trace.family])
+    if trace.family == "stream":
+        return _replay_stream_cmd(args, trace, named)
+    if args.info:
+        raise ConfigError("--info", args.info, "used with a job-stream recording (dlbkit cluster --record)")
     model = estimate(trace, args.model)
-    rows = compare(trace, _named_balancers(names, params), seed=args.seed, model=args.model)
+    rows = compare(trace, [make(n, p) for n, p in named], seed=args.seed, model=args.model)
     real = rows[0]["real_makespan"]
     bound = rows[0]["makespan"] * rows[0]["efficiency"]
     real_eff = bound / real if real > 0 else math.nan
@@ -1005,7 +1109,7 @@ def _cmd_replay(args) -> int:
     print(wrapped_table(header, table, [60, 14, 10, 11]))
     return 0
 
-def _replay_stream_cmd(args, trace, names, params) -> int:
+def _replay_stream_cmd(args, trace, named: list[tuple[str, dict]]) -> int:
     """``dlbkit replay`` of a job stream recorded by ``dlbkit cluster --record``: the recorded jobs in the
     stream simulator under the recorded balancer and information model, each --balancer and each --info."""
     from .replay import replay_stream
@@ -1013,10 +1117,10 @@ def _replay_stream_cmd(args, trace, names, params) -> int:
 
     real = Result(trace, trace.balancer).metrics
     recorded_info = dict(trace.meta.get("info_params") or {"model": trace.meta.get("info") or "exact"})
-    runs = [(None, None)] + [(b, None) for b in names] + [(None, {"model": m}) for m in args.info]
+    runs = [(None, None, None)] + [(b, p, None) for b, p in named] + [(None, None, {"model": m}) for m in args.info]
     rows = []
-    for b, info in runs:
-        r = replay_stream(trace, b, params if b is not None else None, args.seed, info=info)
+    for b, params, info in runs:
+        r = replay_stream(trace, b, params, args.seed, info=info)
         rows.append({"balancer": r.balancer.name, "info": (info or recorded_info)["model"],
                      "response_mean": r.metrics["response_mean"], "response_p95": r.metrics["response_p95"]})
     out = {"trace": str(args.trace), "balancer": trace.balancer, "info": recorded_info, "jobs": len(trace.series["job_time"]),
@@ -1052,13 +1156,15 @@ def _add_cluster_parser(sub) -> None:
     cl.add_argument("--balancer", "-b", metavar="NAME", default="nezha",
                     help="a placement balancer (dlbkit balancers --kind placement; default nezha)")
     cl.add_argument("--param", "-p", metavar="KEY=VALUE", action="append", default=[],
-                    help="a balancer parameter (repeatable)")
-    cl.add_argument("--info", metavar="MODEL", default="gossip", help="information model: gossip (default) or neighbour")
+                    help="a balancer parameter (repeatable); VALUE is read as JSON if it can be (4, 0.5, true)")
+    cl.add_argument("--info", metavar="MODEL", default="gossip",
+                    help="information model, one that sends messages: gossip (default), neighbour, scatter-old, "
+                         "scatter-4.1, scatter-4.2, scatter-4.3")
     cl.add_argument("--info-param", metavar="KEY=VALUE", action="append", default=[],
                     help="an information model parameter (repeatable), e.g. period=0.02")
     cl.add_argument("--emulate", metavar="PLATFORM",
                     help="slow the nodes down: a platform TOML file (one node per platform node, its cores its slots) or speed factors 1,1,0.5")
-    cl.add_argument("--seed", type=int, default=0, help="seed of the arrivals, the balancers and the gossip")
+    cl.add_argument("--seed", type=int, default=0, help="seed of the arrivals, the balancers and the gossip (default 0)")
     cl.add_argument("--record", metavar="TRACE.json", help="save the run's trace (for 'dlbkit replay')")
     cl.add_argument("--json", action="store_true", help="print the summary as a JSON object")
     cl.set_defaults(func=_cmd_cluster)
@@ -1074,8 +1180,11 @@ def _cmd_cluster(args) -> int:
         raise ConfigError("--jobs", args.jobs, "an integer >= 1")
     if args.rate is not None and not (math.isfinite(args.rate) and args.rate > 0):
         raise ConfigError("--rate", args.rate, "a number of jobs per second > 0")
-    if args.seed < 0:
-        raise ConfigError("--seed", args.seed, "an integer >= 0")
+    check_seed(args.seed)
+    if args.workers is not None and args.workers < 1:
+        raise ConfigError("--workers", args.workers, "an integer >= 1")
+    params = parse_params(args.param, example="d=2")
+    check_balancer_arg(args.balancer, "placement", params)
     fn = load_function(args.target)
     emulate = _emulate_arg(args.emulate)
     record = _writable_file(args.record, "--record")
@@ -1085,7 +1194,7 @@ def _cmd_cluster(args) -> int:
     times = np.cumsum(rng.exponential(1 / args.rate, args.jobs)) if args.rate else np.zeros(args.jobs)
     sent: list[float] = []
     done: dict[int, float] = {}
-    with Cluster(workers, balancer=args.balancer, params=parse_params(args.param), info=info, emulate=emulate,
+    with Cluster(workers, balancer=args.balancer, params=params, info=info, emulate=emulate,
                  seed=args.seed, record=record) as c:
         workers = len(c.alive())
         t0 = time.perf_counter()
@@ -1122,9 +1231,6 @@ def _cmd_cluster(args) -> int:
     return 1 if failed else 0
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
-
 
 def _add_schedule_parser(sub) -> None:
     sc = sub.add_parser("schedule", help="map a task graph onto nodes with a mapping balancer and time the plan",
@@ -1136,8 +1242,10 @@ def _add_schedule_parser(sub) -> None:
     where = sc.add_mutually_exclusive_group(required=True)
     where.add_argument("--nodes", metavar="M", type=int, help="M identical nodes of speed 1")
     where.add_argument("--platform", metavar="P.toml", help="a platform TOML file (or a thesis .ntp network file)")
-    sc.add_argument("--balancer", default="heft", metavar="NAME", help="a mapping balancer (default heft)")
-    sc.add_argument("--param", action="append", metavar="KEY=VALUE", help="a balancer parameter (repeatable)")
+    sc.add_argument("--balancer", "-b", default="heft", metavar="NAME",
+                    help="a mapping balancer (dlbkit balancers --kind mapping; default heft)")
+    sc.add_argument("--param", "-p", action="append", metavar="KEY=VALUE",
+                    help="a balancer parameter (repeatable); VALUE is read as JSON if it can be (4, 0.5, true)")
     sc.add_argument("--cost-model", default="standard", choices=["standard", "thesis"],
                     help="standard (default) or thesis (002: both ends busy for a message)")
     sc.add_argument("--contention", nargs="?", const="port", choices=["port", "link"], default=None,
@@ -1158,10 +1266,17 @@ def _cmd_schedule(args) -> int:
     from .api import schedule
     if args.nodes is not None and args.nodes < 1:
         raise ConfigError("--nodes", args.nodes, "an integer >= 1")
-    gantt = _writable_file(args.gantt, "--gantt")
+    if args.platform is not None:
+        if not Path(args.platform).is_file():
+            raise ConfigError("--platform", args.platform, "an existing platform TOML file or a thesis .ntp network file")
+        _platform_file(args.platform, "--platform")
+    check_seed(args.seed)
+    params = parse_params(args.param, example="insertion=false")
+    check_balancer_arg(args.balancer, "mapping", params)
+    gantt = _image_file(args.gantt, "--gantt")
     where = args.nodes if args.nodes is not None else args.platform
     contention = {None: False, "port": True, "link": "link"}[args.contention]
-    r = schedule(args.graph, where, args.balancer, params=parse_params(args.param), cost_model=args.cost_model,
+    r = schedule(args.graph, where, args.balancer, params=params, cost_model=args.cost_model,
                  contention=contention, seed=args.seed)
     info = r.trace.meta.get("plan_info") or {}
     if gantt is not None:
@@ -1206,7 +1321,9 @@ def _cmd_advise(args) -> int:
     if args.balancer and not names:  # asked for candidates and named none: not "every rule"
         raise ConfigError("--balancer", ",".join(args.balancer), "a chunking balancer name (repeatable or "
                           "comma-separated); omit --balancer for every self-scheduling rule")
-    plot = _writable_file(args.plot, "--plot")
+    for n in names:
+        check_balancer_arg(n, "chunking", exclude=("auto",))
+    plot = _image_file(args.plot, "--plot")
     rows = advise(args.trace, candidates=names or None)
     if plot is not None:
         import matplotlib.pyplot as plt
@@ -1218,3 +1335,7 @@ def _cmd_advise(args) -> int:
         return 0
     print(format_advice(rows, str(args.trace)))
     return 0
+
+
+if __name__ == "__main__":  # pragma: no cover  (at the end: every parser above is defined by then)
+    sys.exit(main())

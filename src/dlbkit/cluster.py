@@ -105,7 +105,7 @@ class Cluster(Executor):
         if backend not in BACKENDS:
             raise ConfigError("backend", backend, "one of " + ", ".join(map(repr, BACKENDS)))
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ConfigError("seed", seed, "a non-negative integer")
+            raise ConfigError("seed", seed, "an integer >= 0")
         b = resolve(balancer, params, kind="placement")
         model = resolve_info(info)
         refused = {**INFO_REFUSED, **NOT_IN_A_CLUSTER, "exact": "it sends nothing (true loads for free, which "

@@ -136,10 +136,8 @@ class Parameterised:
         return {n: getattr(self, n) for n in self.param_names()}
 
     def set_params(self, **params: Any) -> "Parameterised":
-        valid = self.param_names()
+        self.check_param_names(params, "params", repr(getattr(self, "name", "") or type(self).__name__))
         for k, v in params.items():
-            if k not in valid:
-                raise ConfigError(f"parameter of {type(self).__name__}", k, f"one of {valid}")
             setattr(self, k, v)
         return self
 

@@ -153,7 +153,10 @@ def estimate(trace: Trace, model: str = "measured") -> ReplayModel:
     """The replay model of a recorded real run (see the module docstring)."""
     if model not in MODELS:
         raise ConfigError("replay model", model, "one of " + ", ".join(repr(m) for m in MODELS))
+    _check_replayable(trace)
     costs = trace.meta.get("item_cost")
+    if costs is None and trace.source in ("local", "mpi") and trace.n_intervals == 0:  # a real run of no items
+        raise ConfigError("trace chunks", 0, "a run that computed at least one item")
     if costs is None:
         raise ConfigError("trace item_cost", "<missing>",
                           "the measured per-item costs of a real run (a simulated trace cannot be replayed)")
@@ -198,18 +201,30 @@ def estimate(trace: Trace, model: str = "measured") -> ReplayModel:
                        costs, model)
 
 
+#: the balancer kinds a recording of each replayable family is replayed under (its engines' kinds)
+REPLAY_KINDS = {"divisible": ("chunking",), "graph": ("mapping", "graph-online"), "stream": ("placement",)}
+
+
+def _check_replayable(trace: Trace) -> None:
+    if trace.family not in REPLAY_KINDS:  # e.g. dlbkit.spmd(record=): kept for its plots, not replayable
+        raise ConfigError("trace family", trace.family, "a recording dlbkit replays: a loop (dlbkit.map, run_map, "
+                          "Loop, dlbkit run), a task graph (dlbkit.graph, run_graph) or a job stream (Cluster, "
+                          "dlbkit cluster)")
+
+
 def _balancer(trace: Trace, balancer: Balancer | str | None, params: Mapping | None) -> Balancer:
+    kind = REPLAY_KINDS.get(trace.family)
     recorded = dict(trace.meta.get("balancer_params") or {})
     if balancer is None or (isinstance(balancer, str) and balancer.lower() == trace.balancer):
         if not trace.balancer:
             raise ConfigError("balancer", None, "a balancer name (the trace does not name the one it used)")
         try:
-            return resolve(trace.balancer, {**recorded, **dict(params or {})})
+            return resolve(trace.balancer, {**recorded, **dict(params or {})}, kind=kind)
         except ConfigError as e:
             if balancer is None and not params:
                 raise ConfigError(f"recorded {e.field}", e.value, e.allowed) from None
             raise
-    return resolve(balancer, params)
+    return resolve(balancer, params, kind=kind)
 
 
 def replay(trace_or_path: Trace | str | Path, balancer: Balancer | str | None = None,
@@ -231,6 +246,7 @@ def replay(trace_or_path: Trace | str | Path, balancer: Balancer | str | None = 
         replay("run.json", "awf-c").makespan   # what AWF-C would have done with the same loads
     """
     trace = _as_trace(trace_or_path)
+    _check_replayable(trace)
     if trace.family == "graph":
         return replay_graph(trace, balancer, params, seed, latency=latency)
     if trace.family == "stream":

@@ -19,6 +19,7 @@ from .balancers.base import Balancer, ChunkingBalancer, MigrationBalancer, Repar
 from .balancers.registry import resolve
 from .info import resolve as resolve_info
 from .errors import ConfigError
+from .model.workload import MAX_ITEMS
 from .results import Result
 from .runtime.backends import BACKENDS
 from .runtime.backends.local import check_workers
@@ -145,7 +146,7 @@ def _worker_count(workers: int | None, emulation: Emulation | None, backend: str
             check_workers(emulation.n_workers, "emulate (one worker per emulated core)")
         return emulation.n_workers if emulation else None
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ConfigError("workers", workers, "a positive integer")
+        raise ConfigError("workers", workers, "an integer >= 1")
     if backend == "local":
         check_workers(workers)
     if emulation and workers != emulation.n_workers:
@@ -258,10 +259,7 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
     _progress(progress)
     _callable("fn", fn, optional=False)
     b: ChunkingBalancer = resolve(balancer, params, kind="chunking")
-    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
-        raise ConfigError("items", type(items).__name__, "a sequence or iterable of items (a list, a range, ...)")
-    if not isinstance(items, Sequence):
-        items = list(items)
+    items = check_items(items)
     emulation = _emulation(emulate, seed, master)
     asked = workers
     workers = _worker_count(workers, emulation, backend)
@@ -305,11 +303,17 @@ def map_setup(fn: Any, balancer: Any, params: Mapping | None, backend: str, seed
     return b, emulation, _worker_count(workers, emulation, backend), seed
 
 
-def check_items(items: Any) -> Sequence:
-    """*items* as a sequence, or a ConfigError (a string, bytes, a mapping or no iterable)."""
+def check_items(items: Any, field: str = "items") -> Sequence:
+    """*items* as a sequence, or a ConfigError (a string, bytes, a mapping, no iterable, or more than
+    :data:`~dlbkit.model.workload.MAX_ITEMS` items: the coordinator keeps a result slot and a measured
+    cost per item, so a larger loop would end in a MemoryError after the workers started)."""
     if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
-        raise ConfigError("items", type(items).__name__, "a sequence or iterable of items (a list, a range, ...)")
-    return items if isinstance(items, Sequence) else list(items)
+        raise ConfigError(field, type(items).__name__, "a sequence or iterable of items (a list, a range, ...)")
+    items = items if isinstance(items, Sequence) else list(items)
+    if len(items) > MAX_ITEMS:
+        raise ConfigError(field, f"{len(items):,} items", f"at most {MAX_ITEMS:,} items (dlbkit's limit: the "
+                          "coordinator keeps every result and a measured cost per item in memory)")
+    return items
 
 
 def map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | str = DEFAULT_BALANCER,

@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from ..errors import ConfigError
 
-__all__ = ["register", "get", "make", "names", "resolve", "REGISTRY"]
+__all__ = ["register", "get", "make", "names", "resolve", "kind_hint", "REGISTRY"]
 
 REGISTRY: dict[str, type] = {}
 
@@ -37,10 +37,7 @@ def make(name: str, params: dict[str, Any] | None = None, field: str = "balancer
     if params is not None and not isinstance(params, Mapping):
         raise ConfigError("params", params, "a dict of parameter names to values, or None")
     params = dict(params or {})
-    valid = cls.param_names()
-    for k in params:
-        if k not in valid:
-            raise ConfigError(f"{field} {name!r} parameter", k, "one of " + (", ".join(valid) or "(none)"))
+    cls.check_param_names(params, "params", repr(cls.name))
     b = cls(**params)
     b.validate()
     return b
@@ -53,6 +50,12 @@ _KIND_HINT = {"chunking": "a chunking balancer (dlbkit balancers --kind chunking
               "mapping": "a mapping balancer (dlbkit balancers --kind mapping)",
               "graph-online": "an online mapping balancer (dlbkit balancers --kind graph-online)",
               "placement": "a placement balancer (dlbkit balancers --kind placement)"}
+
+
+def kind_hint(kinds: tuple[str, ...]) -> str:
+    """What a field that takes balancers of *kinds* says it takes, e.g. "a chunking balancer (dlbkit
+    balancers --kind chunking)"."""
+    return " or ".join(_KIND_HINT.get(k, f"a {k} balancer") for k in kinds)
 
 
 def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | tuple[str, ...] | None = None,
@@ -69,8 +72,7 @@ def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | 
     if params is not None and not isinstance(params, Mapping):
         raise ConfigError("params", params, "a dict of parameter names to values, or None")
     kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
-    hint = " or ".join(_KIND_HINT.get(k, f"a {k} balancer") for k in kinds) if kinds else \
-        "a registered balancer name or a Balancer object"
+    hint = kind_hint(kinds) if kinds else "a registered balancer name or a Balancer object"
     if balancer is None or (allow_none and isinstance(balancer, str) and balancer.lower() == "none"):
         if not allow_none:
             raise ConfigError(field, balancer, hint)
@@ -78,6 +80,9 @@ def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | 
             raise ConfigError("params", dict(params), f"none when {field} is None or 'none' (no balancing)")
         return None
     if isinstance(balancer, str):
+        cls = REGISTRY.get(balancer.lower())
+        if kinds and (cls is None or cls.kind not in kinds):  # a typo and a wrong kind: one message, what fits
+            raise ConfigError(field, balancer, _kind_choices(hint, kinds, allow_none))
         b = make(balancer, dict(params or {}), field)
     elif isinstance(balancer, Balancer):
         b = balancer.clone().set_params(**dict(params)) if params else balancer
@@ -85,5 +90,10 @@ def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | 
     else:
         raise ConfigError(field, balancer, hint + (", or None" if allow_none else ""))
     if kinds and b.kind not in kinds:
-        raise ConfigError(field, b.name, hint + (", or None" if allow_none else ""))
+        raise ConfigError(field, b.name, _kind_choices(hint, kinds, allow_none))
     return b
+
+
+def _kind_choices(hint: str, kinds: tuple[str, ...], allow_none: bool) -> str:
+    """What a *field* of these *kinds* allows: the hint and every registered name of those kinds."""
+    return hint + ": " + ", ".join([n for k in kinds for n in names(k)] + (["none"] if allow_none else []))

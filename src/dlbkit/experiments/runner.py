@@ -36,6 +36,7 @@ from ..api import simulate
 from ..errors import ConfigError
 from ..model.metrics import METRICS
 from ..model.trace import Trace
+from ..runtime.backends.local import check_workers
 from .batching import DEFAULT_BATCH, batch_size, check_batch, workers_of
 from .spec import Experiment, RunSpec
 
@@ -131,8 +132,7 @@ def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, exe
     propagates after the pool is shut down (an *executor*'s pending runs cancelled); rows written
     so far stay in results.csv.
     """
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ConfigError("jobs", jobs, "an integer >= 1")
+    check_workers(jobs, "jobs", more="an executor (mpi4py.futures, Dask)")  # >= 1, processes this machine can start
     batch = check_batch(batch)
     if executor is not None:
         if not isinstance(executor, Executor):

@@ -356,7 +356,8 @@ def _balancers(raw: Any, platform: Platform, engine: dict, family: Family) -> li
         check.known_keys(b, path, BALANCER_KEYS)
         name = check.required(b, "name", path)
         if not isinstance(name, str):
-            raise ConfigError(f"{path}.name", name, "a registered balancer name: " + ", ".join(registry.names()))
+            raise ConfigError(f"{path}.name", name, f"a {' or '.join(family.kinds)} balancer for a {family.name} "
+                              "workload: " + ", ".join(n for k in family.kinds for n in registry.names(k)))
         if name == NO_BALANCING and family.allow_none:  # the unbalanced reference run
             if b.get("params"):
                 raise ConfigError(f"{path}.params", dict(b["params"]), f"none for {NO_BALANCING!r} (no balancing)")
@@ -384,8 +385,8 @@ def _balancers(raw: Any, platform: Platform, engine: dict, family: Family) -> li
 
 def _registered(b: Mapping, name: str, path: str, family: Family) -> tuple[str, dict]:
     """The registry name and validated params of balancer entry *b*, of the kind *family* needs."""
-    cls = registry.get(name, f"{path}.name")
-    if cls.kind not in family.kinds:
+    cls = registry.REGISTRY.get(name.lower())
+    if cls is None or cls.kind not in family.kinds:  # a typo is answered as a wrong kind: with what fits
         extra = f", {NO_BALANCING}" if family.allow_none else ""
         raise ConfigError(f"{path}.name", name, f"a {' or '.join(family.kinds)} balancer for a {family.name} workload: "
                           + ", ".join(n for k in family.kinds for n in registry.names(k)) + extra)

@@ -135,11 +135,11 @@ class Platform:
             cache[src] = h
         return cache[src]
 
-    def index(self, name: str) -> int:
+    def index(self, name: str, field: str = "node name") -> int:
         for i, n in enumerate(self.nodes):
             if n.name == name:
                 return i
-        raise ConfigError("node name", name, "one of " + ", ".join(n.name for n in self.nodes))
+        raise ConfigError(field, name, "one of " + ", ".join(n.name for n in self.nodes))
 
     def message_time(self, src: int, dst: int, nbytes: float) -> float:
         """Latency per hop plus size over bandwidth; zero within a node."""

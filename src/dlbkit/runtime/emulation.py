@@ -108,7 +108,7 @@ def emulation_from(emulate: Any, seed: int = 0, master: str | int | None = None)
         if isinstance(master, int) and not 0 <= master < emulate.n_nodes:
             raise ConfigError("master", master, f"a node index in [0, {emulate.n_nodes - 1}] or a node name")
         if isinstance(master, str):
-            emulate.index(master)  # a ConfigError naming the nodes if there is none of that name
+            emulate.index(master, "master")  # a ConfigError naming the nodes if there is none of that name
         if master is not None and len(emulate.worker_nodes(exclude=emulate.index(master) if isinstance(master, str)
                                                              else master)) == 0:
             raise ConfigError("master", master, "a node of a platform with other nodes to compute")

@@ -330,6 +330,7 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
             if not isinstance(v, str):
                 ck.fail(key, v, "a string or null")
             meta[key] = v
+    _check_meta(meta, ck, P, n or 0)
     meta["balancer_params"] = dict(params)
     meta["faults"] = faults
     if costs is not None:
@@ -339,7 +340,12 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
     family = d.get("family", _FAMILY_OF_MECHANISM.get(d.get("mechanism"), "divisible"))
     if not isinstance(family, str):
         ck.fail("family", family, "a workload family's name")
-    series = {k: np.asarray(v) for k, v in ck.table(d.get("series", {}), "series").items()}
+    series_d = ck.table(d.get("series", {}), "series")
+    for k, v in series_d.items():
+        ck.array(v, f"series.{k}")
+    if family == "stream" and (source != "sim" or any(k in series_d for k in _JOB_SERIES)):
+        _check_job_series(series_d, ck, P)  # a real stream recording is its jobs
+    series = {k: np.asarray(_non_finite(v)) for k, v in series_d.items()}
     transfers = [tuple(float(x) if j == 1 else int(x) for j, x in enumerate(row))
                  for row in ck.array(d.get("transfers", []), "transfers")]
     for k in ("steps", "decided"):  # the SPMD family's per-node counts
@@ -357,6 +363,66 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
     if family == "spmd" and "loop_time" not in trace.series:  # written before traces kept their series
         series_from_intervals(trace)
     return trace
+
+
+#: numbers a recording's meta may hold that replays and metrics read ("nan" and "inf" as written)
+_META_NUMBERS = ("queue_mean", "convergence_time", "busy_time", "tasks_moved", "info_freshness", "lower_bound")
+
+
+def _check_meta(meta: dict, ck: _Checker, P: int, n_chunks: int) -> None:
+    """The meta fields that replay, advise and the metrics read, checked as the rest of the file is (a
+    hand-edited recording is then one line naming the field, not a TypeError deep in a replay)."""
+    for key in _META_NUMBERS:
+        if key in meta:
+            _number_or_nan(meta[key], f"meta.{key}", ck)
+    if "warmup_job" in meta:
+        ck.integer(meta["warmup_job"], "meta.warmup_job", lo=0)
+    if meta.get("slots") is not None:
+        for i, x in enumerate(ck.array(meta["slots"], "meta.slots", P)):
+            ck.integer(x, f"meta.slots[{i}]", lo=1)
+    if meta.get("info_params") is not None:
+        ck.table(meta["info_params"], "meta.info_params")
+    for k, step in enumerate(ck.array(meta["time_steps"], "meta.time_steps") if meta.get("time_steps") else ()):
+        f = f"meta.time_steps[{k}]"
+        step = ck.table(step, f)
+        for key in ("start", "end"):
+            ck.number(ck.get(step, key, f"{f}.{key}"), f"{f}.{key}", lo=0.0)
+        for key in ("first", "items"):
+            ck.integer(ck.get(step, key, f"{f}.{key}"), f"{f}.{key}", lo=0)
+        for key in ("chunks", "rounds", "transfers"):
+            if key == "chunks" or key in step:
+                pair = ck.array(ck.get(step, key, f"{f}.{key}"), f"{f}.{key}", 2)
+                lo, hi = (ck.integer(x, f"{f}.{key}[{j}]", lo=0) for j, x in enumerate(pair))
+                if hi < lo or (key == "chunks" and hi > n_chunks):
+                    ck.fail(f"{f}.{key}", pair, f"[lo, hi] with lo <= hi" + (f" <= {n_chunks} (the chunks)"
+                                                                             if key == "chunks" else ""))
+
+
+#: a job stream's per-job series (dlbkit.Cluster's recording), one value per job, all of one length
+_JOB_SERIES = ("job_time", "job_origin", "job_done", "job_ideal", "demand")
+
+
+def _check_job_series(series: dict, ck: _Checker, P: int) -> None:
+    n = None
+    for key in _JOB_SERIES:
+        f = f"series.{key}"
+        col = ck.array(ck.get(series, key, f), f, n)
+        n = len(col)
+        for j, x in enumerate(col):
+            if key == "job_origin":
+                ck.integer(x, f"{f}[{j}]", lo=0, hi=P - 1)
+            elif x in ("nan", "inf", "-inf"):
+                continue  # non-finite, as written (e.g. a job that never finished)
+            else:
+                ck.number(x, f"{f}[{j}]")
+
+
+def _non_finite(v: Any) -> Any:
+    """*v* with the strings "nan", "inf" and "-inf" (how :func:`_plain` writes non-finite floats) as
+    floats again, so that a series such as a stream's ``view_age`` loads as numbers, not text."""
+    if isinstance(v, list):
+        return [_non_finite(x) for x in v]
+    return float(v) if v in ("nan", "inf", "-inf") else v
 
 
 def _number_or_nan(v: Any, field: str, ck) -> float:

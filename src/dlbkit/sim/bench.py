@@ -24,13 +24,14 @@ import numpy as np
 from ..balancers.chunking.selfsched import SelfScheduling
 from ..balancers.migration.steal import WorkStealing
 from ..errors import ConfigError
-from ..model.platform import Network, Node, Platform
+from ..model import check
+from ..model.platform import MAX_NODES, Network, Node, Platform
 from ..model.tree import FlatTasks
-from ..model.workload import CostModel, Divisible, m1_costs
+from ..model.workload import MAX_ITEMS, CostModel, Divisible, m1_costs
 from ..balancers.placement.power_of_d import PowerOfD
-from ..model.stream import Stream
+from ..model.stream import MAX_JOBS, Stream
 from .divisible import simulate_divisible
-from .stream import simulate_stream
+from .stream import MAX_SERVERS, simulate_stream
 from .tree_async import simulate_tree_async
 
 __all__ = ["m1_platform", "run_m1", "run_supermarket", "m2_platform", "run_m2", "MersenneIntegers", "MODELS",
@@ -47,11 +48,18 @@ def m1_platform(workers: int) -> Platform:
     return Platform(nodes, Network(latency=M1_LATENCY, bandwidth=1.0, topology="star"), name=f"m1-{workers}")
 
 
+def _sizes(workers: int, tasks: int, least_workers: int, nodes_beside: int) -> None:
+    """--workers and --tasks within dlbkit's limits before anything is built (a billion workers or a
+    trillion tasks was a long hang or a MemoryError)."""
+    most = MAX_NODES - nodes_beside
+    if isinstance(workers, bool) or not isinstance(workers, int) or not least_workers <= workers <= most:
+        raise ConfigError("--workers", workers, f"an integer in [{least_workers}, {most:,}]"
+                          + (" (M2 needs a victim; " if least_workers > 1 else " (") + "dlbkit's limit on nodes)")
+    check.size(tasks, "--tasks", MAX_ITEMS, "one cost per task is held in memory")
+
+
 def run_m1(workers: int, tasks: int) -> dict:
-    if workers < 1:
-        raise ConfigError("--workers", workers, "an integer >= 1")
-    if tasks < 1:
-        raise ConfigError("--tasks", tasks, "an integer >= 1")
+    _sizes(workers, tasks, 1, 1)  # the master is a node beside the workers
     platform = m1_platform(workers)
     workload = Divisible(tasks, CostModel("constant"))
     costs = m1_costs(tasks)
@@ -104,10 +112,7 @@ def m2_platform(workers: int) -> Platform:
 def run_m2(workers: int, tasks: int, seed: int = 1, *, record: bool = True) -> dict:
     """M2 (MODELS.md): makespan, model events, wall time (the simulation only), events per second and
     successful steals (non-empty replies received)."""
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 2:
-        raise ConfigError("--workers", workers, "an integer >= 2 (M2 needs a victim)")
-    if isinstance(tasks, bool) or not isinstance(tasks, int) or tasks < 1:
-        raise ConfigError("--tasks", tasks, "an integer >= 1")
+    _sizes(workers, tasks, 2, 0)
     platform = m2_platform(workers)
     workload = FlatTasks(m1_costs(tasks).tolist())
     balancer = WorkStealing()
@@ -130,14 +135,16 @@ def run_supermarket(servers: int, load: float, choices: int = 2, jobs: int = 1_0
     and events per second."""
     if isinstance(servers, bool) or not isinstance(servers, int) or servers < 1:
         raise ConfigError("--servers", servers, "an integer >= 1")
+    check.size(servers, "--servers", MAX_SERVERS, "servers of a job stream")
     if isinstance(load, bool) or not isinstance(load, (int, float)) or not 0 < load < 1:
         raise ConfigError("--load", load, "a number in (0, 1) (the supermarket model is stable below 1)")
     if isinstance(choices, bool) or not isinstance(choices, int) or choices < 1:
         raise ConfigError("--choices", choices, "an integer >= 1")
     if not replace and choices > servers:
         raise ConfigError("--choices", choices, f"at most --servers ({servers}) without --replace")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 10:
-        raise ConfigError("--jobs", jobs, "an integer >= 10")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 10 <= jobs <= MAX_JOBS:
+        raise ConfigError("--jobs", jobs, f"an integer in [10, {MAX_JOBS:,}] (the warm-up is the first 10%; "
+                          "dlbkit's limit: arrivals are drawn up front)")
     workload = Stream(rates=float(load), jobs=jobs)
     balancer = PowerOfD(d=choices, replace=replace)
     t0 = time.perf_counter()

@@ -70,7 +70,7 @@ class _Run:
             raise ConfigError("balancer", getattr(balancer, "name", balancer),
                               "a chunking balancer for a divisible workload")
         if isinstance(master, str):
-            master = platform.index(master)
+            master = platform.index(master, "engine.master")
         if not (0 <= master < platform.n_nodes):
             raise ConfigError("engine.master", master, f"a node index in [0, {platform.n_nodes - 1}]")
         self.master = master

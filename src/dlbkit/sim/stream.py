@@ -94,7 +94,10 @@ from .costs import constant_rates, finish_time
 from .kernel import NORMAL, URGENT, Kernel
 from .timebase import SIMULTANEITY_TOLERANCE
 
-__all__ = ["simulate_stream", "INFO_REFUSED", "SERVICES", "CONVERGE_MAXDIFF"]
+__all__ = ["simulate_stream", "INFO_REFUSED", "SERVICES", "CONVERGE_MAXDIFF", "MAX_SERVERS"]
+
+#: the most servers a job stream given as a count (the supermarket model's) may have
+MAX_SERVERS = 1_000_000
 
 #: service disciplines of a node: name -> what it does
 SERVICES = {"fifo": "one task per slot, first in, first out (the supermarket model)",
@@ -156,7 +159,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         node_of = list(range(n))
         neighbours = [list(platform.graph.neighbors(i)) for i in range(n)] if not model.exact else None
     else:
-        n = check.size(platform, "platform", 1_000_000, "servers of a job stream")
+        n = check.size(platform, "platform", MAX_SERVERS, "servers of a job stream")
         names = [str(i) for i in range(n)]
         speeds, slots = [1.0] * n, [1] * n
         from ..model.availability import Constant

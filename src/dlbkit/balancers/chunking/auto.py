@@ -10,7 +10,7 @@ from ...errors import ConfigError
 from ...model.view import LoopView
 from ...params import Interval
 from ..base import ChunkingBalancer
-from ..registry import make, register
+from ..registry import REGISTRY, make, names as registered_names, register
 from ._common import request_driven
 
 __all__ = ["Auto", "DEFAULT_CANDIDATES", "ROBUST_DEFAULT", "SMOOTHING"]
@@ -111,9 +111,6 @@ class Auto(ChunkingBalancer):
             raise ConfigError("parameter 'candidates' of auto", [], "a non-empty list of chunking balancer names "
                               "(or None: " + ", ".join(DEFAULT_CANDIDATES) + ")")
         for i, n in enumerate(names):
-            if not isinstance(n, str) or n == "auto":
-                raise ConfigError(f"parameter 'candidates'[{i}] of auto", n, "the name of a chunking balancer other "
-                                  "than auto")
             self._make(n, f"parameter 'candidates'[{i}] of auto")
         if len(set(names)) != len(names):
             raise ConfigError("parameter 'candidates' of auto", names, "distinct names")
@@ -121,10 +118,11 @@ class Auto(ChunkingBalancer):
 
     @staticmethod
     def _make(name: str, field: str) -> ChunkingBalancer:
-        b = make(name, {}, field)
-        if not isinstance(b, ChunkingBalancer) or isinstance(b, Auto):
-            raise ConfigError(field, name, "the name of a chunking balancer other than auto")
-        return b
+        cls = REGISTRY.get(name.lower()) if isinstance(name, str) else None
+        if cls is None or cls.kind != "chunking" or cls is Auto:  # a typo and a wrong kind alike: what fits
+            raise ConfigError(field, name, "the name of a chunking balancer other than auto: "
+                              + ", ".join(n for n in registered_names("chunking") if n != "auto"))
+        return make(name, {}, field)
 
     def validate(self):
         super().validate()

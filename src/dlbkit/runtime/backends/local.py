@@ -97,15 +97,16 @@ def max_workers(mesh: bool = False) -> tuple[int, str]:
     return limit, why
 
 
-def check_workers(n: Any, field: str = "workers", *, mesh: bool = False) -> int:
+def check_workers(n: Any, field: str = "workers", *, mesh: bool = False,
+                  more: str = "use backend='mpi' on several machines, or simulate") -> int:
     """*n* checked as a local worker count before anything starts: a positive integer within
-    :func:`max_workers`; raise :class:`ConfigError` naming *field* otherwise."""
+    :func:`max_workers`; raise :class:`ConfigError` naming *field* otherwise (*more*: what to do for
+    more workers than that)."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ConfigError(field, n, "a positive integer")
+        raise ConfigError(field, n, "an integer >= 1")
     limit, why = max_workers(mesh)
     if n > limit:
-        raise ConfigError(field, n, f"a number of local worker processes {why}; for more, use "
-                          "backend='mpi' on several machines, or simulate")
+        raise ConfigError(field, n, f"a number of local worker processes {why}; for more, {more}")
     return n
 
 
