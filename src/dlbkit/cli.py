@@ -1318,9 +1318,8 @@ def _cmd_advise(args) -> int:
     from .advise import advise, format_advice, plot_auto
 
     names = [n.strip() for b in args.balancer for n in b.split(",") if n.strip()]
-    if args.balancer and not names:  # asked for candidates and named none: not "every rule"
-        raise ConfigError("--balancer", ",".join(args.balancer), "a chunking balancer name (repeatable or "
-                          "comma-separated); omit --balancer for every self-scheduling rule")
+    if args.balancer and not names:  # -b '' asked for candidates and named none: an error, not "every rule"
+        names = [",".join(args.balancer)]
     for n in names:
         check_balancer_arg(n, "chunking", exclude=("auto",))
     plot = _image_file(args.plot, "--plot")
