@@ -22,7 +22,8 @@ def test_every_view_has_the_common_fields(name):
     for f in COMMON:
         assert hasattr(v, f), f
     assert v.n_nodes == 3 and v.node == -1 and len(v.updated_at) == 3
-    assert all(isinstance(nb, list) for nb in v.neighbours) and len(v.neighbours) == 3
+    assert all(isinstance(nb, list) for nb in v.neighbours)
+    assert len(v.neighbours) == (0 if name == "loop" else 3)  # a loop's master serves every worker
 
 
 def test_age_is_time_since_a_nodes_entries_were_measured():
@@ -32,7 +33,8 @@ def test_age_is_time_since_a_nodes_entries_were_measured():
 
 
 def test_neighbours_default_to_everyone_else_and_follow_the_spmd_layout():
-    assert views()["loop"].neighbours == [[1, 2], [0, 2], [0, 1]]
+    # a loop's view has no topology: P² entries made a 20 000-worker M1 take 100 s instead of 0.1 s
+    assert views()["loop"].neighbours == []
     assert views()["tree"].neighbours == [[1, 2], [0, 2], [0, 1]]
     assert views()["spmd"].neighbours == [[1], [0, 2], [1]]  # a line
     ring = SpmdView(4, [1] * 4, [1.0] * 4, [1.0] * 4, [0.0] * 4, [0.0] * 4, [1.0] * 4, layout="ring")

@@ -7,6 +7,7 @@ bytes per second. A node with ``cores = c`` contributes c workers of the node's 
 from __future__ import annotations
 
 import tomllib
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -94,8 +95,7 @@ class Platform:
             raise ConfigError("network", network, "a Network or None")
         if not isinstance(name, str):
             raise ConfigError("platform name", name, "a string")
-        names = [n.name for n in nodes]
-        dup = {x for x in names if names.count(x) > 1}
+        dup = {x for x, c in Counter(n.name for n in nodes).items() if c > 1}
         if dup:
             raise ConfigError("nodes.name", sorted(dup)[0], "unique across nodes")
         self.nodes = list(nodes)

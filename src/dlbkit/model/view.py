@@ -26,7 +26,8 @@ class View:
 
     ``n_nodes``, ``time``, ``node``, ``speeds`` (nominal, work units per second; empty when the engine
     does not know them, as in a real SPMD run), ``updated_at`` and ``neighbours`` (list of lists: whom
-    node i may exchange work with; all the others unless the family has a topology).
+    node i may exchange work with; all the others unless the family has a topology; left empty by the
+    loop and stream views, where no rule reads it and P² entries would dwarf the rest).
     """
 
     n_nodes: int
@@ -108,7 +109,9 @@ class LoopView(View):
 
     def __post_init__(self):
         p = self.n_nodes
-        self._fill_common()
+        # ``neighbours`` stays empty: the master serves every worker and no chunking rule reads a
+        # topology (not built: a loop may have 10^5 workers, and P² entries took minutes and GBs)
+        self._fill(p, updated_at=0.0)
         if self.remaining < 0:
             self.remaining = self.n_items
         self._fill(p, items_done=0, chunks_done=0, last_chunk=0, compute_time=0.0, sq_item_time=0.0,
