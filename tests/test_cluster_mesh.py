@@ -244,9 +244,12 @@ def test_the_sender_outlives_a_peer_that_dies_mid_write():
         conn.send_to(1, ("R", 0, b"x" * (8 << 20)))  # far more than the pipe holds: the write blocks
         time.sleep(0.2)
         peer.close()  # the peer dies with the job half written
-        assert conn.poll(5.0) is False or conn.recv() is None  # its end of file: nothing to take
         conn.send_to(COORDINATOR, ("P", 0, 1))
         assert coord.poll(10.0) and coord.recv() == ("P", 0, 1)  # the sender thread still works
+        # the failed write is behind us (messages leave in order): the reader still waits on the dead
+        # peer's pipe, reads its end of file and takes nothing (the sender used to close the pipe
+        # under the reader: "handle is closed", seen once in a full run)
+        assert conn.poll(2.0) is False
     finally:
         conn.close()
         coord.close()

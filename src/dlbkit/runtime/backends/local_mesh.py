@@ -67,9 +67,10 @@ class MeshConn:
     dead peer sent).
 
     Which thread touches what: the worker's loop (one thread) reads, and only reads, the peers'
-    pipes; the sender thread alone writes them and closes them (a pipe the reader finds ended is
-    handed to the sender to close, after whatever it is writing: closing a connection under a write
-    in progress would break the write midway); the coordinator's pipe is written under a lock by the
+    pipes; the sender thread alone writes them and closes them, and only the pipes the reader hands
+    it once it has read their end of file (closing a connection under a write in progress would
+    break the write midway; closing one the reader waits on would break the wait), so a write that
+    fails only stops the writes; the coordinator's pipe is written under a lock by the
     sender and the worker's other threads (a job's result goes out at once).
     """
 
@@ -99,7 +100,7 @@ class MeshConn:
         self._out.put((dst, msg, droppable))
 
     def _send_loop(self) -> None:
-        closed: set[int] = set()
+        broken: set[int] = set()  # peers whose pipe failed a write: written no more
         while True:
             item = self._out.get()
             if item is None:
@@ -111,14 +112,12 @@ class MeshConn:
                 except (OSError, EOFError, ValueError):
                     return  # the coordinator is gone: the worker's loop finds out at its next read
                 continue
-            if dst in closed:
-                continue
             if msg is _CLOSE:  # the reader found this peer's pipe ended: close it here, between writes
-                closed.add(dst)
+                broken.add(dst)
                 self._peers[dst].close()
                 continue
             c = self._peers.get(dst)
-            if c is None:
+            if c is None or dst in broken:
                 continue
             try:
                 if droppable and not _writable(c):
@@ -126,8 +125,9 @@ class MeshConn:
                     continue
                 c.send(msg)
             except (OSError, EOFError, ValueError):  # that peer died (its death reaches us from the coordinator)
-                closed.add(dst)
-                c.close()
+                # not closed here: the reader may be waiting on this pipe at this moment; it will
+                # read its end of file and hand it back (_CLOSE) to be closed
+                broken.add(dst)
 
     # --- receiving -------------------------------------------------------------------------------------
     def _ended(self, c: Connection) -> None:
