@@ -54,6 +54,8 @@ def test_cluster_command_records_and_replay_replays_it(tmp_path):
 
 
 @pytest.mark.parametrize("args, field", [(["--jobs", "0"], "--jobs"), (["--jobs", "3", "--rate", "-1"], "--rate"),
+                                         (["--jobs", "3", "--rate", "inf"], "--rate must be a finite number of jobs "
+                                          "per second > 0; got inf"),
                                          (["--jobs", "3", "-b", "gss"], "--balancer must be a placement balancer"),
                                          (["--jobs", "3", "-b", "nezhaa"], "--balancer must be a placement balancer "
                                           "(dlbkit balancers --kind placement): batch-sampling, hybrid-batch,"),

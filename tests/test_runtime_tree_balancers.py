@@ -305,6 +305,10 @@ def test_phase_adaptive_real_runs_take_periodic_phases_and_refuse_worker_side_on
     assert r.value == 127 and r.tasks == 127
     with pytest.raises(dlbkit.ConfigError, match=r"'balancers'\[1\] of phase-adaptive"):
         dlbkit.tree(expand, 0, balancer="phase-adaptive", params={"balancers": ["ldsv", "rid", "none"]}, workers=2)
+    # a name that is not a migration balancer: the names that are, listed (phase-adaptive itself not)
+    with pytest.raises(dlbkit.ConfigError, match=r"'balancers' of phase-adaptive must be a sequence of three "
+                       r"migration balancers \(gdem, greedy, ldsv, random, refine, rid, sid, steal, instances"):
+        dlbkit.tree(expand, 0, balancer="phase-adaptive", params={"balancers": ["ldsv", "nosuch", "none"]}, workers=2)
 
 
 def test_real_runs_refuse_what_they_cannot_honour():

@@ -1179,7 +1179,7 @@ def _cmd_cluster(args) -> int:
     if args.jobs < 1:
         raise ConfigError("--jobs", args.jobs, "an integer >= 1")
     if args.rate is not None and not (math.isfinite(args.rate) and args.rate > 0):
-        raise ConfigError("--rate", args.rate, "a number of jobs per second > 0")
+        raise ConfigError("--rate", args.rate, "a finite number of jobs per second > 0")
     check_seed(args.seed)
     if args.workers is not None and args.workers < 1:
         raise ConfigError("--workers", args.workers, "an integer >= 1")

@@ -11,7 +11,7 @@ from ...errors import ConfigError
 from ...model.view import TreeView
 from ...params import Interval, Options
 from ..base import MigrationBalancer, Taxonomy, Transfer
-from ..registry import REGISTRY, make, register
+from ..registry import REGISTRY, make, names, register
 
 __all__ = ["PhaseAdaptive", "PHASES"]
 
@@ -19,9 +19,10 @@ PHASES = (1, 2, 3)  # I filling, II steady, III emptying (001 §2.7)
 
 
 class _Triple:
-    """A constraint form: a sequence of exactly three entries, each accepted by *item*."""
+    """A constraint form: a sequence of exactly three entries, each accepted by *item*; *text* says
+    what an entry may be (a callable: said when an error is, so that it can list the registry)."""
 
-    def __init__(self, item, text: str):
+    def __init__(self, item, text):
         self.item, self.text = item, text
 
     def accepts(self, value: Any) -> bool:
@@ -30,7 +31,8 @@ class _Triple:
         return all(self.item(v) for v in value)
 
     def __str__(self) -> str:
-        return f"a sequence of three {self.text} (phases I, II, III)"
+        text = self.text() if callable(self.text) else self.text
+        return f"a sequence of three {text} (phases I, II, III)"
 
 
 def _is_balancer(v) -> bool:
@@ -96,7 +98,8 @@ class PhaseAdaptive(MigrationBalancer):
                         "global: the waiting-task count (or estimated remaining work) per iteration",
                         "the phase's balancer and interval", "the phase's balancer's")
     _parameter_constraints = {
-        "balancers": [_Triple(_is_balancer, "migration balancers (registry names, instances, or None/'none')")],
+        "balancers": [_Triple(_is_balancer, lambda: "migration balancers (" + ", ".join(
+            n for n in names("migration") if n != PhaseAdaptive.name) + ", instances, or None/'none')")],
         "intervals": [_Triple(_is_interval, "LB intervals >= 1 (inf allowed)")],
         "t1": [bool], "t2": [bool],
         "c1": [Interval(Real, 0, None, closed="neither")], "c2": [Interval(Real, 0, None, closed="neither")],
