@@ -1064,13 +1064,12 @@ def _named_balancers(names: Sequence[str], params: dict, kinds: tuple[str, ...])
 
 def _cmd_replay(args) -> int:
     from .balancers.registry import make
-    from .replay import REPLAY_KINDS, compare, estimate
+    from .replay import REPLAY_KINDS, check_replayable, compare, estimate
     from .runtime.record import load_trace
 
     trace = load_trace(args.trace)
     check_seed(args.seed)
-    if trace.family not in REPLAY_KINDS:
-        estimate(trace)  # the error that names what can be replayed
+    check_replayable(trace)
     names = [n.strip() for b in args.balancer for n in b.split(",") if n.strip()]
     params = parse_params(args.param)
     if params and not names:

@@ -82,7 +82,8 @@ from .model.workload import Divisible
 from .runtime.record import load_trace
 from .sim.auto import round_trip_latency
 
-__all__ = ["replay", "compare", "estimate", "replay_graph", "replay_stream", "ReplayModel", "ReplayResult", "MODELS"]
+__all__ = ["replay", "compare", "estimate", "check_replayable", "REPLAY_KINDS", "replay_graph", "replay_stream", "ReplayModel",
+           "ReplayResult", "MODELS"]
 
 MODELS = ("measured", "emulated")
 #: the replay network's bandwidth (bytes/s): no replayed message carries bytes
@@ -153,7 +154,7 @@ def estimate(trace: Trace, model: str = "measured") -> ReplayModel:
     """The replay model of a recorded real run (see the module docstring)."""
     if model not in MODELS:
         raise ConfigError("replay model", model, "one of " + ", ".join(repr(m) for m in MODELS))
-    _check_replayable(trace)
+    check_replayable(trace)
     costs = trace.meta.get("item_cost")
     if costs is None and trace.source in ("local", "mpi") and trace.n_intervals == 0:  # a real run of no items
         raise ConfigError("trace chunks", 0, "a run that computed at least one item")
@@ -205,7 +206,8 @@ def estimate(trace: Trace, model: str = "measured") -> ReplayModel:
 REPLAY_KINDS = {"divisible": ("chunking",), "graph": ("mapping", "graph-online"), "stream": ("placement",)}
 
 
-def _check_replayable(trace: Trace) -> None:
+def check_replayable(trace: Trace) -> None:
+    """A ConfigError naming what can be replayed, for a recording of another family."""
     if trace.family not in REPLAY_KINDS:  # e.g. dlbkit.spmd(record=): kept for its plots, not replayable
         raise ConfigError("trace family", trace.family, "a recording dlbkit replays: a loop (dlbkit.map, run_map, "
                           "Loop, dlbkit run), a task graph (dlbkit.graph, run_graph) or a job stream (Cluster, "
@@ -246,7 +248,7 @@ def replay(trace_or_path: Trace | str | Path, balancer: Balancer | str | None = 
         replay("run.json", "awf-c").makespan   # what AWF-C would have done with the same loads
     """
     trace = _as_trace(trace_or_path)
-    _check_replayable(trace)
+    check_replayable(trace)
     if trace.family == "graph":
         return replay_graph(trace, balancer, params, seed, latency=latency)
     if trace.family == "stream":

@@ -133,8 +133,6 @@ def run_supermarket(servers: int, load: float, choices: int = 2, jobs: int = 1_0
     server after a warm-up of the first 10% of jobs (up to the last arrival), the mean response time
     of the jobs after the warm-up, model events (arrivals and departures), wall time of the simulation
     and events per second."""
-    if isinstance(servers, bool) or not isinstance(servers, int) or servers < 1:
-        raise ConfigError("--servers", servers, "an integer >= 1")
     check.size(servers, "--servers", MAX_SERVERS, "servers of a job stream")
     if isinstance(load, bool) or not isinstance(load, (int, float)) or not 0 < load < 1:
         raise ConfigError("--load", load, "a number in (0, 1) (the supermarket model is stable below 1)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from abc import abstractmethod
 from numbers import Real
 
 from ...model.view import TreeView
@@ -95,9 +96,9 @@ class _Central(MigrationBalancer):
             return []
         return net_transfers(q, self._settle(q, s))
 
+    @abstractmethod
     def _settle(self, q: list[int], s: list[float]) -> list[int]:
         """The loads after balancing queues *q* (some task waits) at speeds *s*."""
-        raise NotImplementedError
 
 
 @register
