@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import dlbkit
+from dlbkit import ConfigError
 from dlbkit.advise import advise
 from dlbkit.balancers.chunking.auto import Auto
 from dlbkit.balancers.registry import resolve
@@ -207,3 +208,24 @@ def test_cli_run_with_auto_and_no_candidates_is_one_line_exit_2(capsys):
                  "candidates=[]"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "candidates" in err
+
+
+def test_a_trailing_empty_step_is_skipped_it_measured_nothing(tmp_path):
+    """A Loop whose last call had no items: advise ranks the step before it, whose measured makespan
+    stands beside the prediction (an empty step was an error before)."""
+    path = tmp_path / "run.json"
+    with dlbkit.Loop(spin, workers=2, balancer="fac2", record=path) as loop:
+        loop.map(range(60))
+        loop.map(range(90))
+        loop.map([])
+    steps = dlbkit.load_trace(path).meta["time_steps"]
+    assert len(steps) == 3 and steps[2]["chunks"][0] == steps[2]["chunks"][1]
+    rows = advise(path, candidates=["static", "fac2"])
+    used = [r for r in rows if r["used"]]
+    tr = dlbkit.load_trace(path)
+    s = steps[1]
+    assert used[0]["measured"] == pytest.approx(max(tr.t_end[s["chunks"][0]:s["chunks"][1]]) - s["start"], rel=1e-12)
+    with dlbkit.Loop(spin, workers=2, record=tmp_path / "empty.json") as loop:
+        loop.map([])
+    with pytest.raises(ConfigError, match="trace chunks"):
+        advise(tmp_path / "empty.json")

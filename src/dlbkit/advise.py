@@ -28,7 +28,8 @@ __all__ = ["advise", "plot_auto", "format_advice"]
 
 
 def advise(trace: Trace | str | Path, *, candidates: list[str] | None = None, max_items: int = 2048) -> list[dict]:
-    """The candidates ranked by predicted makespan for another run of *trace*'s last step, best first:
+    """The candidates ranked by predicted makespan for another run of *trace*'s last step (the last
+    that computed items: a step of none measured nothing), best first:
     dicts ``rank``, ``balancer``, ``predicted`` (s), ``used`` (True for the balancer that ran that
     step), ``measured`` (the step's makespan, for that balancer only; else None) and ``error``
     (predicted / measured − 1, likewise). *candidates* default to every self-scheduling rule AUTO
@@ -38,7 +39,11 @@ def advise(trace: Trace | str | Path, *, candidates: list[str] | None = None, ma
     if tr.family != "divisible":
         raise ConfigError("trace family", tr.family, "a divisible (loop) run: dlbkit advise ranks chunking balancers")
     names = Auto(candidates=candidates, max_items=max_items).validate().candidate_names()
-    last = step_trace(tr, n_steps(tr) - 1)
+    k = n_steps(tr) - 1
+    last = step_trace(tr, k)
+    while not last.n_intervals and k > 0:  # a step of no items measured nothing: rank the one before
+        k -= 1
+        last = step_trace(tr, k)
     costs = last.meta.get("item_cost")
     if costs is None and not last.n_intervals:  # a step of no items: nothing was measured
         raise ConfigError("trace chunks", 0, "a run that computed at least one item")

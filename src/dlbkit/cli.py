@@ -1301,7 +1301,7 @@ def _cmd_schedule(args) -> int:
 # --- advise -----------------------------------------------------------------------------------------
 def _add_advise_parser(sub) -> None:
     ad = sub.add_parser("advise", help="rank the chunking balancers for another run of a recorded loop",
-                        description="Predict, by simulating it on what the recorded run's last step measured (item "
+                        description="Predict, by simulating it on what the recorded run's last step of items measured (item "
                                     "costs, worker speeds, latency), each candidate chunking balancer's makespan for "
                                     "another run of that step, best first; the balancer that ran it gets its "
                                     "measured makespan beside the prediction. --json prints a list, best first.")

@@ -26,8 +26,10 @@ The replay model (:func:`estimate`):
   the reply, is the latency. The master's per-decision overhead is 0: worker-side timestamps cannot
   separate the master's serial work from parallel delays (process wake-ups on a busy machine, most
   of a round trip), and charging the round trip to a serial master double-counts the queueing the
-  recorded round trips already include (it over-predicted SS by up to 7.6%). ``latency=`` and
-  ``overhead=`` override the estimates.
+  recorded round trips already include (it over-predicted SS by up to 7.6%). A run in which no
+  worker took a second chunk within a step (STATIC) has no round trip to measure: its latency is 0,
+  and the wait before the first chunks counts as startup. ``latency=`` and ``overhead=`` override
+  the estimates.
 * **Startup**: the master is busy until the first recorded chunk starts, less the reply's latency:
   starting worker processes (``local``) or ranks (``mpi``). The engine's ``startup`` option models
   it: the master starts the workers one after another, an equal share of the time each, before its

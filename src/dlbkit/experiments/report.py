@@ -85,13 +85,12 @@ def _platform_html(exp) -> str:
         k = "dedicated" if k == "constant" and n.availability.level == 1.0 else k
         kinds[k] = kinds.get(k, 0) + n.cores
     net = p.network
-    g = p.graph
     summary = (f"<p>{escape(p.name)} ({escape(exp.platform_source)}): {p.n_nodes} nodes, "
                f"{sum(n.cores for n in workers)} workers, speeds {min(speeds):g}–{max(speeds):g} "
                f"(ratio {max(speeds) / min(speeds):.3g}, total {sum(n.speed * n.cores for n in workers):g} work "
                f"units/s); availability: {escape(', '.join(f'{v} {k}' for k, v in kinds.items()))}. "
                f"Network: latency {net.latency:g} s per hop, bandwidth {net.bandwidth:g} B/s, "
-               f"{g.number_of_edges()} links.</p>")
+               f"{p.n_links} links.</p>")
     return (summary + "<details><summary>nodes</summary><table><tr><th class=l>node</th><th class=l>role</th>"
             "<th>speed</th><th>cores</th><th class=l>availability</th></tr>" + "".join(rows) +
             "</table></details>")

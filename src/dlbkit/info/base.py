@@ -37,9 +37,14 @@ from typing import ClassVar, Sequence
 import numpy as np
 
 from ..errors import ConfigError
+from ..model.topology import Others
 from ..params import Parameterised
 
-__all__ = ["InfoModel", "InfoMessage", "HEADER_BYTES", "ENTRY_BYTES", "improvement"]
+__all__ = ["InfoModel", "InfoMessage", "HEADER_BYTES", "ENTRY_BYTES", "MAX_NODES", "improvement"]
+
+#: the most nodes an information model other than exact keeps tables for: every node's knowledge of
+#: every node is two n × n tables (values and stamps), 1 GiB at this size
+MAX_NODES = 8192
 
 #: bytes of a load message's header: a type tag, sender, receiver and entry count (as a control message)
 HEADER_BYTES = 32
@@ -85,10 +90,15 @@ class InfoModel(Parameterised, ABC):
         self.validate()
         if n_nodes < 1:
             raise ConfigError("n_nodes", n_nodes, "at least 1 node")
+        if n_nodes > MAX_NODES:
+            raise ConfigError("info", self.name, f"'exact' (the default) on {n_nodes:,} nodes (a model that "
+                              f"sends loads keeps two n × n tables of what every node knows, so at most "
+                              f"{MAX_NODES:,} nodes)")
         if len(loads) != n_nodes or len(neighbours) != n_nodes:
             raise ConfigError("loads", len(loads), f"one load and one neighbour list per node ({n_nodes})")
         self.n_nodes_ = n_nodes
-        self.neighbours_ = [list(map(int, nb)) for nb in neighbours]
+        # a large complete topology's neighbours (Others) stay as they are: lists would hold n² entries
+        self.neighbours_ = [nb if isinstance(nb, Others) else list(map(int, nb)) for nb in neighbours]
         self.rng_ = rng
         self.values_ = np.tile(np.asarray(loads, dtype=float), (n_nodes, 1))  # row i: what node i knows
         self.stamps_ = np.zeros((n_nodes, n_nodes))

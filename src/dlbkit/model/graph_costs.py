@@ -42,9 +42,15 @@ from ..errors import ConfigError
 from .graph import TaskGraph
 
 __all__ = ["GraphCosts", "costs_for", "platform_from_ntp", "write_ntp",
-           "level_weights", "upward_rank", "downward_rank", "critical_path_bound", "COST_MODELS"]
+           "level_weights", "upward_rank", "downward_rank", "critical_path_bound", "COST_MODELS",
+           "MAX_PROCESSORS", "MAX_ROUTED"]
 
 COST_MODELS = ("standard", "thesis")
+#: the most processors a task graph is costed on: its costs keep m × m latency and transfer tables
+#: (about a GB at this size, and a mapper reads them pair by pair)
+MAX_PROCESSORS = 8192
+#: the most machines with ``contention="link"``: a route (a tuple of links) per ordered pair
+MAX_ROUTED = 1024
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,11 +92,14 @@ class GraphCosts:
     def mean_comm_factor(self) -> tuple[float, float]:
         """(mean latency, mean per-unit time) over ordered pairs of processors on distinct machines
         (HEFT's average communication cost, Topcuoglu 2002 §4.1); (0, 0) on one machine."""
-        m = self.n_nodes
-        pairs = [(p, q) for p in range(m) for q in range(m) if self.host[p] != self.host[q]]
-        if not pairs:
+        m, host = self.n_nodes, self.host
+        # summed pair by pair in (p, q) order, without a list of the m² pairs (16 M tuples, a GB, at 4 096)
+        count = sum(1 for p in range(m) for q in range(m) if host[p] != host[q])
+        if not count:
             return 0.0, 0.0
-        return (sum(self.lat[p][q] for p, q in pairs) / len(pairs), sum(self.per[p][q] for p, q in pairs) / len(pairs))
+        lat = sum(self.lat[p][q] for p in range(m) for q in range(m) if host[p] != host[q])
+        per = sum(self.per[p][q] for p in range(m) for q in range(m) if host[p] != host[q])
+        return lat / count, per / count
 
 
 def costs_for(graph: TaskGraph, nodes, kind: str = "standard", *, contention: bool | str = False) -> GraphCosts:
@@ -106,6 +115,9 @@ def costs_for(graph: TaskGraph, nodes, kind: str = "standard", *, contention: bo
             raise ConfigError("contention", "link", "a Platform (links are its topology's), not a processor count")
         if kind != "standard":
             raise ConfigError("contention", "link", "the standard cost model")
+        if nodes.n_nodes > MAX_ROUTED:
+            raise ConfigError("contention", "link", f"a platform of at most {MAX_ROUTED:,} machines (dlbkit's limit: "
+                              f"it keeps a route per ordered pair; this one has {nodes.n_nodes:,})")
         c = costs_for(graph, nodes, kind, contention=True)
         return GraphCosts(c.graph, c.kind, c.speeds, c.host, c.exec, c.lat, c.per, True, _routes(nodes))
     if not isinstance(contention, bool):
@@ -116,18 +128,26 @@ def costs_for(graph: TaskGraph, nodes, kind: str = "standard", *, contention: bo
     if isinstance(nodes, Platform):
         host = tuple(nodes.worker_nodes())
         speeds = tuple(nodes.nodes[h].speed for h in host)
-        hops = nodes.hops
         m = len(host)
+        if m > MAX_PROCESSORS:
+            raise ConfigError("nodes", f"a platform of {m:,} workers", f"at most {MAX_PROCESSORS:,} workers for a "
+                              "task graph (dlbkit's limit: its costs keep m × m latency and transfer tables)")
+        hops = nodes.hops
+        # one float per hop count, shared by every pair at that distance (m² entries, a few objects)
+        rows = [hops[h].tolist() for h in host]
         if kind == "standard":
             lat_s, inv_bw = nodes.network.latency, 1.0 / nodes.network.bandwidth
-            lat = [[float(hops[host[p]][host[q]]) * lat_s for q in range(m)] for p in range(m)]
+            by_hops: dict[int, float] = {}
+            lat = [[by_hops.setdefault(row[h], float(row[h]) * lat_s) for h in host] for row in rows]
             per = [[inv_bw] * m for _ in range(m)]
         else:
             lat = [[0.0] * m for _ in range(m)]
-            per = [[float(hops[host[p]][host[q]]) for q in range(m)] for p in range(m)]
+            as_float: dict[int, float] = {}
+            per = [[as_float.setdefault(row[h], float(row[h])) for h in host] for row in rows]
     else:
-        if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
-            raise ConfigError("nodes", nodes, "an integer >= 1 (a processor count) or a Platform")
+        if isinstance(nodes, bool) or not isinstance(nodes, int) or not 1 <= nodes <= MAX_PROCESSORS:
+            raise ConfigError("nodes", nodes, f"an integer in [1, {MAX_PROCESSORS:,}] (a processor count; dlbkit's "
+                              "limit: a task graph's costs keep m × m tables) or a Platform")
         m = nodes
         host = tuple(range(m))
         speeds = (1.0,) * m

@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import ConfigError
 from . import check
 from .availability import Constant, as_availability, availability_from_dict
-from .topology import hop_matrix, topology_from_dict
+from .topology import build, complete_neighbours, hop_matrix, is_complete, neighbour_lists, parse
 
 __all__ = ["Node", "Network", "Platform", "load_toml", "MAX_NODES", "MAX_CORES"]
 
@@ -102,10 +102,20 @@ class Platform:
         self.network = network or Network()
         self.name = name
         topo = self.network.topology
-        self.graph: nx.Graph = topo if isinstance(topo, nx.Graph) else topology_from_dict(topo, len(self.nodes))
-        if self.graph.number_of_nodes() != len(self.nodes):
-            raise ConfigError("network.topology", f"{self.graph.number_of_nodes()} vertices",
+        if isinstance(topo, nx.Graph):
+            graph = topo
+        else:
+            kind, rows, edges = parse(topo)
+            # a complete topology is not built: its n(n-1)/2 edges (8 M at 4 096 nodes, seconds and a
+            # gigabyte) say nothing that `complete` does not; `graph` builds it if someone reads it
+            graph = None if kind == "complete" else build(kind, len(self.nodes), rows=rows, edges=edges,
+                                                          field="network.topology")
+        if graph is not None and graph.number_of_nodes() != len(self.nodes):
+            raise ConfigError("network.topology", f"{graph.number_of_nodes()} vertices",
                               f"a graph with one vertex per node ({len(self.nodes)})")
+        self._graph = graph
+        #: every pair of distinct nodes is joined by one link (what engines ask before the graph)
+        self.complete: bool = graph is None or is_complete(graph)
 
     # --- derived views -------------------------------------------------------------------------
     @property
@@ -120,18 +130,45 @@ class Platform:
     def total_speed(self) -> float:
         return float(sum(n.speed * n.cores for n in self.nodes))
 
+    @property
+    def graph(self) -> nx.Graph:
+        """The topology as a networkx graph on nodes 0..n-1. A complete topology is built only when
+        this is read (quadratic): engines ask :attr:`complete` and :meth:`neighbours` first."""
+        if self._graph is None:
+            self._graph = nx.complete_graph(self.n_nodes)
+        return self._graph
+
+    @property
+    def n_links(self) -> int:
+        """The number of links (edges of the topology)."""
+        n = self.n_nodes
+        return n * (n - 1) // 2 if self.complete else self.graph.number_of_edges()
+
+    def neighbours(self) -> list:
+        """Each node's neighbours, ascending (on a large complete platform
+        :class:`~dlbkit.model.topology.Others`, which take no n² memory:
+        :func:`~dlbkit.model.topology.complete_neighbours`)."""
+        return complete_neighbours(self.n_nodes) if self.complete else neighbour_lists(self.graph)
+
     @cached_property
     def hops(self) -> np.ndarray:
         """All-pairs hop counts (quadratic: prefer :meth:`hops_from` for one source)."""
+        if self.complete:
+            return 1 - np.eye(self.n_nodes, dtype=np.int64)
         return hop_matrix(self.graph)
 
     def hops_from(self, src: int) -> np.ndarray:
-        """Hop counts from node *src* to every node (one breadth-first search)."""
+        """Hop counts from node *src* to every node (one breadth-first search; none on a complete
+        platform)."""
         cache = self.__dict__.setdefault("_hops_from", {})
         if src not in cache:
-            h = np.zeros(self.n_nodes, dtype=np.int64)
-            for dst, d in nx.single_source_shortest_path_length(self.graph, src).items():
-                h[dst] = d
+            if self.complete:
+                h = np.ones(self.n_nodes, dtype=np.int64)
+                h[src] = 0
+            else:
+                h = np.zeros(self.n_nodes, dtype=np.int64)
+                for dst, d in nx.single_source_shortest_path_length(self.graph, src).items():
+                    h[dst] = d
             cache[src] = h
         return cache[src]
 
@@ -145,7 +182,7 @@ class Platform:
         """Latency per hop plus size over bandwidth; zero within a node."""
         if src == dst:
             return 0.0
-        return float(self.hops_from(src)[dst]) * self.network.latency + nbytes / self.network.bandwidth
+        return float(1 if self.complete else self.hops_from(src)[dst]) * self.network.latency + nbytes / self.network.bandwidth
 
     def worker_nodes(self, exclude: int | None = None) -> list[int]:
         """Node index of every worker (one per core), in node order; *exclude* drops one node."""
@@ -189,9 +226,8 @@ class Platform:
                     nodes.append(Node(nm, speed, nd.get("cores", 1), nd.get("memory"), avail))
         net = check.table(d.get("network", {}), "network")
         check.known_keys(net, "network", {"latency", "bandwidth", "topology"})
-        network = Network(net.get("latency", 1e-4), net.get("bandwidth", 125e6))
-        graph = topology_from_dict(net.get("topology", "complete"), len(nodes))
-        return cls(nodes, Network(network.latency, network.bandwidth, graph), name=str(d.get("name", name)))
+        network = Network(net.get("latency", 1e-4), net.get("bandwidth", 125e6), net.get("topology", "complete"))
+        return cls(nodes, network, name=str(d.get("name", name)))
 
     @classmethod
     def from_toml(cls, path: str | Path) -> "Platform":

@@ -115,14 +115,14 @@ def platform_layout(platform: Platform, layout: str | None = None) -> str:
     ConfigError naming ``network.topology`` for any other graph, ``workload.layout`` for a layout the
     topology does not have."""
     P = platform.n_nodes
-    edges = {tuple(sorted(e)) for e in platform.graph.edges()}
-    line = {(i, i + 1) for i in range(P - 1)}
-    ring = line | ({(0, P - 1)} if P > 2 else set())
-    if len(edges) == P * (P - 1) // 2:  # complete (also a 2-node chain): every neighbour pair is a link
+    if platform.complete:  # (also a 2-node chain): every neighbour pair is a link
         chosen = layout or ("line" if P == 1 else "ring")
         if chosen == "ring" and P < 2:
             raise ConfigError("workload.layout", chosen, "'line' for a single node (a ring needs two or more)")
         return chosen
+    edges = {tuple(sorted(e)) for e in platform.graph.edges()}
+    line = {(i, i + 1) for i in range(P - 1)}
+    ring = line | ({(0, P - 1)} if P > 2 else set())
     found = "line" if edges == line else "ring" if edges == ring else None
     if found is None:
         raise ConfigError("network.topology", f"a graph with {len(edges)} edges",

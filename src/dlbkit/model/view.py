@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Sequence
+
+from .topology import complete_neighbours
 
 __all__ = ["View", "LoopView", "TreeView", "SpmdView", "GraphView", "GraphOnlineView", "StreamView"]
 
@@ -25,9 +28,10 @@ class View:
     """What every view has; the families' views are dataclasses that declare these fields.
 
     ``n_nodes``, ``time``, ``node``, ``speeds`` (nominal, work units per second; empty when the engine
-    does not know them, as in a real SPMD run), ``updated_at`` and ``neighbours`` (list of lists: whom
-    node i may exchange work with; all the others unless the family has a topology; left empty by the
-    loop and stream views, where no rule reads it and P² entries would dwarf the rest).
+    does not know them, as in a real SPMD run), ``updated_at`` and ``neighbours`` (a sequence of node ids per
+    node: whom node i may exchange work with; all the others, as
+    :class:`~dlbkit.model.topology.Others`, unless the family has a topology; left empty by the loop and
+    stream views, where no rule reads it).
     """
 
     n_nodes: int
@@ -35,7 +39,7 @@ class View:
     node: int
     speeds: list[float]
     updated_at: list[float]
-    neighbours: list[list[int]]
+    neighbours: list[Sequence[int]]
 
     def age(self, i: int) -> float:
         """Seconds since node i's entries were measured (as known by the deciding node)."""
@@ -58,7 +62,7 @@ class View:
         p = self.n_nodes
         self._fill(p, updated_at=0.0)
         if not self.neighbours:
-            self.neighbours = [[j for j in range(p) if j != i] for i in range(p)]
+            self.neighbours = complete_neighbours(p)
 
 
 def _line(p: int, ring: bool) -> list[list[int]]:
@@ -105,7 +109,7 @@ class LoopView(View):
     calc_time: list[float] = field(default_factory=list)
     send_time: list[float] = field(default_factory=list)
     order: list[int] = field(default_factory=list)
-    neighbours: list[list[int]] = field(default_factory=list)
+    neighbours: list[Sequence[int]] = field(default_factory=list)
 
     def __post_init__(self):
         p = self.n_nodes
@@ -171,7 +175,7 @@ class TreeView(View):
     queue: list[int] = field(default_factory=list)
     updated_at: list[float] = field(default_factory=list)
     done: list[int] = field(default_factory=list)
-    neighbours: list[list[int]] = field(default_factory=list)
+    neighbours: list[Sequence[int]] = field(default_factory=list)
     speeds: list[float] = field(default_factory=list)
     work: list[float] = field(default_factory=list)
     node: int = -1
@@ -219,7 +223,7 @@ class SpmdView(View):
     updated_at: list[float] = field(default_factory=list)
     speeds: list[float] = field(default_factory=list)
     node: int = -1
-    neighbours: list[list[int]] = field(default_factory=list)
+    neighbours: list[Sequence[int]] = field(default_factory=list)
 
     def __post_init__(self):
         if not self.neighbours:
@@ -245,7 +249,7 @@ class GraphView(View):
     time: float = 0.0
     node: int = -1
     updated_at: list[float] = field(default_factory=list)
-    neighbours: list[list[int]] = field(default_factory=list)
+    neighbours: list[Sequence[int]] = field(default_factory=list)
 
     def __post_init__(self):
         if not self.speeds and self.costs is not None:
@@ -322,7 +326,7 @@ class StreamView(View):
     time: float = 0.0
     node: int = 0
     updated_at: list[float] = field(default_factory=list)
-    neighbours: list[list[int]] = field(default_factory=list)
+    neighbours: list[Sequence[int]] = field(default_factory=list)
 
     def __post_init__(self):
         self._fill(self.n_nodes, queue=0, slots=1, speeds=1.0, updated_at=0.0)

@@ -87,6 +87,7 @@ from ..model.platform import Platform
 from ..model.seeding import STREAM, streams
 from ..model.stream import Stream
 from ..model.stream_queues import convergence_time
+from ..model.topology import complete_neighbours
 from ..model.trace import Trace
 from ..model.view import StreamView
 from . import _stream_fast
@@ -154,10 +155,10 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         arng = st.rng("availability")
         profiles = [nd.availability.realise(arng) for nd in platform.nodes]
         net = platform.network
-        complete = platform.graph.number_of_edges() == n * (n - 1) // 2
+        complete = platform.complete
         latency, bandwidth = net.latency, net.bandwidth
         node_of = list(range(n))
-        neighbours = [list(platform.graph.neighbors(i)) for i in range(n)] if not model.exact else None
+        neighbours = platform.neighbours() if not model.exact else None
     else:
         n = check.size(platform, "platform", MAX_SERVERS, "servers of a job stream")
         names = [str(i) for i in range(n)]
@@ -167,7 +168,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         complete, latency, bandwidth = True, 0.0, math.inf  # the supermarket servers: messages take no time
         platform = None
         node_of = list(range(n))
-        neighbours = [[j for j in range(n) if j != i] for i in range(n)] if not model.exact else None
+        neighbours = complete_neighbours(n) if not model.exact else None
     rates = constant_rates(speeds, profiles)
 
     def hops(src: int, dst: int) -> float:

@@ -114,7 +114,6 @@ from ..info import resolve as resolve_info
 from ..model.backoff import AUTO, NO_BACKOFF, backoff_delay, check_backoff
 from ..model.platform import Platform
 from ..model.seeding import TREE, streams
-from ..model.topology import neighbour_lists
 from ..model.trace import Trace
 from ..model.view import TreeView
 from ._tree_fast import _EMPTY, _INF, fast_loop
@@ -250,9 +249,8 @@ class _Run:
         self.cost, self.children = workload.cost, workload.children
         self.control_bytes, self.task_bytes = control_bytes, task_bytes
 
-        g = platform.graph
-        self.complete = P <= 1 or (g.number_of_edges() == P * (P - 1) // 2 and nx.number_of_selfloops(g) == 0)
-        if not self.complete and not nx.is_connected(g):
+        self.complete = P <= 1 or platform.complete
+        if not self.complete and not nx.is_connected(platform.graph):
             raise ConfigError("network.topology", "a disconnected graph", "a connected graph")
         net = platform.network
         self.latency, self.bandwidth = net.latency, net.bandwidth
@@ -275,13 +273,7 @@ class _Run:
         self.exact = info.exact  # exact information: the engine's own exact view, no rounds
         self.rng_info = rs.rng("info")
 
-        if self.complete:
-            # slices of one list share its int objects: a random victim then touches a few
-            # cache-hot ints instead of one of P * (P - 1) scattered ones
-            ids = list(range(P))
-            neighbours = [ids[:i] + ids[i + 1:] for i in range(P)]
-        else:
-            neighbours = neighbour_lists(g)
+        neighbours = platform.neighbours() if P > 1 else [[]]
         self.view = TreeView(P, neighbours=neighbours, speeds=list(self.speeds))
         self.loads = bool(balancer.reads_loads)
         self.low = int(balancer.low_water) if balancer.receiver_initiated else 0
