@@ -1,10 +1,12 @@
 """Parameter constraints and the get/set/clone protocol."""
 
+import math
 from numbers import Integral, Real
 
+import numpy as np
 import pytest
 
-from dlbkit import ConfigError, make
+from dlbkit import ConfigError, LoopView, TreeView, make
 from dlbkit.balancers.chunking import SelfScheduling, Static
 from dlbkit.params import Interval, Options
 
@@ -21,6 +23,22 @@ def test_validation_message_names_parameter_balancer_and_value():
     with pytest.raises(ConfigError) as e:
         SelfScheduling(size=0).validate()
     assert str(e.value) == "parameter 'size' of ss must be an int in the range [1, inf); got 0"
+
+
+@pytest.mark.parametrize("name, params, text", [
+    ("tss", {"first": 1, "last": 3}, "parameter 'first' of tss must be an int >= last (3); got 1"),
+    ("auto", {"candidates": ["gss", "gss"]}, "parameter 'candidates' of auto must be distinct names"),
+    ("auto", {"candidates": ["gss", "nosuch"]}, "parameter 'candidates'[1] of auto"),
+    ("phase-adaptive", {"intervals": [1, math.inf, math.inf], "detector": "work"},
+     "parameter 'intervals'[1] of phase-adaptive must be finite"),
+])
+def test_checks_written_in_a_balancer_name_the_parameter_as_validate_does(name, params, text):
+    """``param_field`` words a balancer's own checks as ``validate`` words the declared ones."""
+    with pytest.raises(ConfigError) as e:
+        b = make(name, params)
+        b.start(LoopView(100, 4, [1.0] * 4) if name == "tss" else TreeView(4), np.random.default_rng(0))
+    assert str(e.value).startswith(text)
+    assert Static.param_field("size", 2) == "parameter 'size'[2] of static"
 
 
 def test_make_rejects_unknown_names_and_parameters():

@@ -287,7 +287,7 @@ def test_bad_input_names_the_field(spec, field):
 
 
 def test_an_inactive_node_outside_the_platform_is_named():
-    with pytest.raises(ConfigError, match=r"parameter 'inactive' of scatter-4.3 \[1\] must be a node index below 4"):
+    with pytest.raises(ConfigError, match=r"parameter 'inactive'\[1\] of scatter-4.3 must be a node index below 4"):
         dlbkit.simulate(P4, Stream(rates=0.5, jobs=10), "nezha", info={"model": "scatter-4.3", "inactive": [0, 4]})
 
 

@@ -153,11 +153,17 @@ class Parameterised:
                 allowed = " or ".join(_describe(f) for f in forms)
                 if isinstance(value, Real) and not isinstance(value, bool) and not abs(value) <= MAGNITUDE:
                     allowed += f" (finite, of magnitude at most {MAGNITUDE:.0e}: dlbkit's limit)".replace("e+", "e")
-                raise ConfigError(f"parameter {name!r} of {self.registry_name()}", value, allowed)
+                raise ConfigError(self.param_field(name), value, allowed)
 
     @classmethod
     def registry_name(cls) -> str:
         return getattr(cls, "name", cls.__name__)
+
+    @classmethod
+    def param_field(cls, name: str, index: int | None = None) -> str:
+        """How an error names a parameter (or its entry *index*): ``parameter 'name'[index] of
+        registry-name``, the same words wherever a parameter is checked."""
+        return f"parameter {name!r}{'' if index is None else f'[{index}]'} of {cls.registry_name()}"
 
     def __repr__(self) -> str:
         defaults = self.param_defaults()

@@ -181,7 +181,7 @@ def check_record(record: str | Path | None, backend: str) -> None:
 def _migration_balancer(balancer: Balancer | str, params: Mapping | None) -> MigrationBalancer:
     b = resolve(balancer, params, kind="migration")
     if b.name == "phase-adaptive" and getattr(b, "detector", None) == "work":
-        raise ConfigError("parameter 'detector' of phase-adaptive", "work", "'tasks' in a real run: the "
+        raise ConfigError(b.param_field("detector"), "work", "'tasks' in a real run: the "
                           "remaining-work detector needs a work estimate per task, which only the simulators have")
     phases = getattr(b, "balancers", None) if b.name == "phase-adaptive" else None
     for k, inner in enumerate(phases or ()):
@@ -191,7 +191,7 @@ def _migration_balancer(balancer: Balancer | str, params: Mapping | None) -> Mig
             continue
         cls = type(inner) if isinstance(inner, MigrationBalancer) else type(resolve(inner))
         if cls.receiver_initiated or cls.sender_initiated or not cls.periodic:
-            raise ConfigError(f"parameter 'balancers'[{k}] of phase-adaptive", getattr(cls, "name", inner),
+            raise ConfigError(b.param_field("balancers", k), getattr(cls, "name", inner),
                               "a periodic rule (gdem, ldsv, greedy, refine) or 'none' in a real run: phase "
                               "changes are seen by the coordinator only (the simulators take any rule)")
     return b

@@ -40,7 +40,7 @@ class Periodic(InfoModel):
     def start(self, n_nodes, neighbours, loads, rng=None):
         super().start(n_nodes, neighbours, loads, rng)
         if self.centre >= n_nodes:
-            raise ConfigError("parameter 'centre' of periodic", self.centre, f"a node index below {n_nodes}")
+            raise ConfigError(self.param_field("centre"), self.centre, f"a node index below {n_nodes}")
 
     def _send(self, t):
         c = self.centre

@@ -36,7 +36,7 @@ class Scatter(InfoModel):
                               "a numpy.random.Generator (engines pass one)")
         for k, j in enumerate(self.inactive):
             if not isinstance(j, Integral) or isinstance(j, bool) or not 0 <= j < n_nodes:
-                raise ConfigError(f"parameter 'inactive' of {self.name} [{k}]", j, f"a node index below {n_nodes}")
+                raise ConfigError(self.param_field("inactive", k), j, f"a node index below {n_nodes}")
         self.members_[list(map(int, self.inactive))] = False
         self.epochs_ = Epochs(n_nodes, rng) if self.selection == "constrained" else None
 

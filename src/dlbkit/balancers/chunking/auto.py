@@ -108,12 +108,12 @@ class Auto(ChunkingBalancer):
         """The candidates, checked: a non-empty list of distinct names of chunking balancers."""
         names = list(DEFAULT_CANDIDATES if self.candidates is None else self.candidates)
         if not names:
-            raise ConfigError("parameter 'candidates' of auto", [], "a non-empty list of chunking balancer names "
+            raise ConfigError(self.param_field("candidates"), [], "a non-empty list of chunking balancer names "
                               "(or None: " + ", ".join(DEFAULT_CANDIDATES) + ")")
         for i, n in enumerate(names):
-            self._make(n, f"parameter 'candidates'[{i}] of auto")
+            self._make(n, self.param_field("candidates", i))
         if len(set(names)) != len(names):
-            raise ConfigError("parameter 'candidates' of auto", names, "distinct names")
+            raise ConfigError(self.param_field("candidates"), names, "distinct names")
         return names
 
     @staticmethod
@@ -126,7 +126,7 @@ class Auto(ChunkingBalancer):
 
     def validate(self):
         super().validate()
-        self._make(self.default, "parameter 'default' of auto")
+        self._make(self.default, self.param_field("default"))
         self.candidate_names()
         return self
 
@@ -134,7 +134,7 @@ class Auto(ChunkingBalancer):
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
         self.chosen_ = self.default
-        self.current_ = self._make(self.default, "parameter 'default' of auto")
+        self.current_ = self._make(self.default, self.param_field("default"))
         self.current_.start(view, rng)
         self.view_ = view
         self.state_ = self.first_state()  # what it carries (pure data; the engines book into it)

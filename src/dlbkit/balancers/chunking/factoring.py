@@ -170,7 +170,7 @@ class WeightedFactoring(BatchedFactoring):
             self.weights_ = normalised_weights(view.speeds, view.n_nodes, "nominal speeds of the view")
         else:
             self.weights_ = normalised_weights(self.weights, view.n_nodes,
-                                               f"parameter 'weights' of {self.name}")
+                                               self.param_field("weights"))
 
     def _batch_chunk(self, view: LoopView) -> int:
         return ceil_div(view.remaining, 2 * view.n_nodes)

@@ -50,7 +50,7 @@ class RandomChunk(ChunkingBalancer):
         if self.max_chunk is None:
             self.high_ = max(self.min_chunk, ceil_div(view.n_items, 2 * view.n_nodes))
         elif self.max_chunk < self.min_chunk:
-            raise ConfigError(f"parameter 'max_chunk' of {self.name}", self.max_chunk,
+            raise ConfigError(self.param_field("max_chunk"), self.max_chunk,
                               f"an int >= min_chunk ({self.min_chunk})")
         else:
             self.high_ = self.max_chunk

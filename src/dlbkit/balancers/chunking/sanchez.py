@@ -159,7 +159,7 @@ class Sanchez(ChunkingBalancer):
     def start(self, view: LoopView, rng=None) -> None:
         super().start(view, rng)
         if self.max_units is not None and self.max_units < self.min_units:
-            raise ConfigError(f"parameter 'max_units' of {self.name}", self.max_units,
+            raise ConfigError(self.param_field("max_units"), self.max_units,
                               f">= min_units ({self.min_units})")
         self.estimator_ = None if self.estimator == "auto" else self.estimator
         self.r_ = math.nan

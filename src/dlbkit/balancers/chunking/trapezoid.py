@@ -16,15 +16,16 @@ __all__ = ["Trapezoid", "TrapezoidFactoring"]
 
 
 class _TrapezoidSequence:
-    """The TSS chunk sequence for a loop of *n_items* on *n_nodes*: sizes c_k, k = 0, 1, ..."""
+    """The TSS chunk sequence for a loop of *n_items* on *n_nodes*: sizes c_k, k = 0, 1, ... (*field*
+    names *first* in an error)."""
 
     __slots__ = ("first", "last", "n_chunks", "integer", "step")
 
     def __init__(self, n_items: int, n_nodes: int, first: int | None, last: int, decrement: str,
-                 owner: str):
+                 field: str):
         f = max(ceil_div(n_items, 2 * n_nodes), last) if first is None else first
         if f < last:
-            raise ConfigError(f"parameter 'first' of {owner}", f, f"an int >= last ({last})")
+            raise ConfigError(field, f, f"an int >= last ({last})")
         self.first = f
         self.last = last
         self.n_chunks = ceil_div(2 * n_items, f + last)  # n = ⌈2N/(f+l)⌉
@@ -85,7 +86,7 @@ class Trapezoid(ChunkingBalancer):
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
         self.sequence_ = _TrapezoidSequence(view.n_items, view.n_nodes, self.first, self.last,
-                                            self.decrement, self.name)
+                                            self.decrement, self.param_field("first"))
         self.issued_ = 0
 
     def chunk(self, view: LoopView, worker: int) -> int:

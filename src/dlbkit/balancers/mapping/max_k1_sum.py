@@ -110,7 +110,7 @@ class MaxK1Sum(MappingBalancer):
         k = self.capacity if self.capacity is not None else math.ceil(g.n_tasks / m)
         if k * m < g.n_tasks:
             from ...errors import ConfigError
-            raise ConfigError(f"parameter 'capacity' of {self.name}", k,
+            raise ConfigError(self.param_field("capacity"), k,
                               f"at least n/m = {g.n_tasks}/{m} (every task needs a slot)")
         total = m * k
         loads = [g.weight(i) for i in range(g.n_tasks)] + [0.0] * (total - g.n_tasks)

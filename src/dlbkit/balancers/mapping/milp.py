@@ -99,7 +99,7 @@ class MILP(MappingBalancer):
         res = milp(c=c, constraints=rows.constraint(n_vars), integrality=integrality, bounds=Bounds(lb, ub),
                    options={"time_limit": float(self.time_limit), "mip_rel_gap": float(self.mip_rel_gap)})
         if res.x is None:
-            raise ConfigError(f"parameter 'time_limit' of {self.name}", self.time_limit,
+            raise ConfigError(self.param_field("time_limit"), self.time_limit,
                               f"long enough for HiGHS to find a feasible plan ({res.message})")
         info = {"model": self.model, "status": int(res.status), "message": res.message,
                 "objective": float(res.fun), "dual_bound": float(getattr(res, "mip_dual_bound", np.nan)),

@@ -120,7 +120,7 @@ class PhaseAdaptive(MigrationBalancer):
     def start(self, view: TreeView, rng=None) -> None:
         super().start(view, rng)
         if self.detector == "work" and math.isinf(self.intervals[1]):
-            raise ConfigError(f"parameter 'intervals'[1] of {self.name}", self.intervals[1],
+            raise ConfigError(self.param_field("intervals", 1), self.intervals[1],
                               "finite with detector 'work' (its t2 threshold is c2 * intervals[1] nodes)")
         built: dict[Any, MigrationBalancer | None] = {}
         inner: list[MigrationBalancer | None] = []
@@ -130,7 +130,7 @@ class PhaseAdaptive(MigrationBalancer):
                 if b is None or key == "none":
                     built[key] = None
                 elif isinstance(b, str):
-                    built[key] = make(b, field=f"parameter 'balancers'[{k}] of {self.name}")
+                    built[key] = make(b, field=self.param_field("balancers", k))
                 else:
                     built[key] = b.clone()
                 if built[key] is not None:

@@ -81,9 +81,9 @@ class Loadserver(MigrationBalancer):
         if n < 2:
             raise ConfigError(f"nodes for {self.name}", n, "at least 2 (one LIS and one worker)")
         if self.server >= n:
-            raise ConfigError(f"parameter 'server' of {self.name}", self.server, f"-1 or a node index below {n}")
+            raise ConfigError(self.param_field("server"), self.server, f"-1 or a node index below {n}")
         if self.light > self.heavy:
-            raise ConfigError(f"parameter 'light' of {self.name}", self.light,
+            raise ConfigError(self.param_field("light"), self.light,
                               f"at most heavy = {self.heavy} (a node cannot be light and heavy)")
         self.server_ = n - 1 if self.server == -1 else int(self.server)
         self.workers_ = [j for j in range(n) if j != self.server_]

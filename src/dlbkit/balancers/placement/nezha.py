@@ -141,7 +141,7 @@ class Nezha(RandomizedPlacement):
     def validate(self):
         super().validate()
         if self.floor > self.cap:
-            raise ConfigError("parameter 'floor' of nezha", self.floor, f"at most cap ({self.cap})")
+            raise ConfigError(self.param_field("floor"), self.floor, f"at most cap ({self.cap})")
 
     def active(self, view) -> list[int]:
         """The window: the nodes not over-loaded (:func:`window`)."""

@@ -43,7 +43,7 @@ class PowerOfD(RandomizedPlacement):
     def start(self, view, rng=None):
         super().start(view, rng)
         if not self.replace and self.d > view.n_nodes:
-            raise ConfigError(f"parameter 'd' of {self.name}", self.d,
+            raise ConfigError(self.param_field("d"), self.d,
                               f"at most the {view.n_nodes} nodes when sampling without replacement (replace=false)")
         if self.draws_ is not None:
             self.draws_.scale(view.n_nodes)  # the draws as nodes, made per block (place's common case)
