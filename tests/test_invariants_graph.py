@@ -68,11 +68,13 @@ def check_schedule(tr, g, p, thesis, dynamic):
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cases(), st.sampled_from(["standard", "thesis"]), st.sampled_from(MAPPERS))
+@given(cases(), st.sampled_from([("standard", False), ("thesis", False), ("standard", True), ("standard", "link")]),
+       st.sampled_from(MAPPERS))
 def test_static_plans_on_a_platform_run_every_task_once_after_its_inputs(case, model, name):
+    """With contention a message may wait for a port or link: it arrives no earlier than without."""
     g, p = case
-    tr = simulate_graph(p, g, make(name, QUICK.get(name)), cost_model=model, seed=1)
-    check_schedule(tr, g, p, model == "thesis", dynamic=False)
+    tr = simulate_graph(p, g, make(name, QUICK.get(name)), cost_model=model[0], contention=model[1], seed=1)
+    check_schedule(tr, g, p, model[0] == "thesis", dynamic=False)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -94,3 +94,25 @@ def test_different_seeds_differ_under_a_random_rule_and_gossip():
          "rate": 1.0, "initial": [0] * N_NODES, "task_bytes": 0.0, "kind": "exponential"}
     ends = {tuple(run({**c, "seed": s})[0].intervals()["t_end"].tolist()) for s in range(3)}
     assert len(ends) > 1
+
+
+# --- the real cluster (dlbkit.Cluster, local backend) ------------------------------------------------------------
+def twice(x):
+    return 2 * x
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(PLACEMENT), info=st.sampled_from(["gossip", "neighbour", "scatter-old", "scatter-4.1", "scatter-4.2", "scatter-4.3"]),
+       jobs=st.integers(1, 25), workers=st.integers(2, 3), origins=st.lists(st.integers(0, 2), min_size=25, max_size=25),
+       seed=st.integers(0, 1000))
+def test_real_cluster_runs_every_job_once_under_every_rule_and_model(name, info, jobs, workers, origins, seed):
+    """Each future holds its own job's result; every job arrives once, is done once, after it was submitted."""
+    import dlbkit
+    with dlbkit.Cluster(workers, balancer=name, info=info, seed=seed) as c:
+        fs = [c.submit(twice, i, origin=origins[i] % workers) for i in range(jobs)]
+        assert [f.result(timeout=60) for f in fs] == [2 * i for i in range(jobs)]
+        ps = c.ps()
+    assert [j.job for j in ps] == list(range(jobs)) and all(j.state == "done" for j in ps)
+    assert all(j.submitted <= j.started <= j.ended and 0 <= j.node < workers for j in ps)
+    tr = c.result().trace
+    assert tr.meta["duplicates"] == 0 and sorted(tr.first) == list(range(jobs))
