@@ -75,6 +75,8 @@ def test_static_plans_on_a_platform_run_every_task_once_after_its_inputs(case, m
     g, p = case
     tr = simulate_graph(p, g, make(name, QUICK.get(name)), cost_model=model[0], contention=model[1], seed=1)
     check_schedule(tr, g, p, model[0] == "thesis", dynamic=False)
+    again = simulate_graph(p, g, make(name, QUICK.get(name)), cost_model=model[0], contention=model[1], seed=1)
+    assert (again.node, again.first, again.t_start, again.t_end) == (tr.node, tr.first, tr.t_start, tr.t_end)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

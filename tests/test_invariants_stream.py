@@ -33,6 +33,7 @@ def cases(draw):
             "jobs": draw(st.integers(1, 40)), "width": draw(st.integers(1, 3)), "rate": draw(st.floats(0.1, 2.0)),
             "initial": draw(st.lists(st.integers(0, 3), min_size=N_NODES, max_size=N_NODES)),
             "task_bytes": draw(st.sampled_from([0.0, 1e3])), "seed": draw(st.integers(0, 2**20)),
+            "batch_update": draw(st.booleans()),
             "kind": draw(st.sampled_from(["exponential", "deterministic", "lognormal"]))}
 
 
@@ -46,7 +47,8 @@ def run(c):
     b = make(c["name"], c["params"] or None)
     late = c["params"].get("late_binding", False)
     service = "fifo" if late else c["service"]  # late binding needs FIFO service
-    tr = simulate_stream(p, w, b, seed=c["seed"], info=info, task_bytes=c["task_bytes"], samples=5, service=service)
+    tr = simulate_stream(p, w, b, seed=c["seed"], info=info, task_bytes=c["task_bytes"], samples=5, service=service,
+                        batch_update=c.get("batch_update", True))
     return tr, p, service
 
 

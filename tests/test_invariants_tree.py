@@ -61,6 +61,7 @@ cases = st.fixed_dictionaries({
     "speeds": st.lists(st.sampled_from([0.5, 1.0, 2.0]), min_size=2, max_size=5),
     "topology": st.sampled_from(["complete", "ring", "chain"]), "latency": st.sampled_from([0.001, 0.05]),
     "slow": st.booleans(), "seed": st.integers(0, 2**31), "spread": st.booleans(),
+    "ticks": st.sampled_from([None, 1000]), "backoff": st.sampled_from(["auto", "off"]),
 })
 
 
@@ -75,7 +76,8 @@ def run(c):
                   for i, s in enumerate(c["speeds"])], Network(latency=c["latency"], bandwidth=1e6, topology=topo))
     info = None if c["info"] is None else {"model": c["info"], "period": 0.5}
     start = n - 2 if c["spread"] else 0  # never the last node: ldsv's load server holds no root
-    tr = simulate_tree_async(p, rec, make(c["balancer"]), seed=c["seed"], info=info, start_node=start)
+    tr = simulate_tree_async(p, rec, make(c["balancer"]), seed=c["seed"], info=info, start_node=start,
+                             ticks_per_second=c.get("ticks"), backoff=c.get("backoff", "auto"))
     return tr, rec.seen, every_task(tree)
 
 
