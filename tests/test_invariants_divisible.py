@@ -35,17 +35,22 @@ cases = st.fixed_dictionaries({
     "speeds": st.lists(st.sampled_from([0.25, 1.0, 3.0]), min_size=1, max_size=4),
     "avail": st.lists(st.sampled_from(range(len(AVAILABILITY))), min_size=4, max_size=4),
     "mechanism": st.sampled_from(["self-scheduling", "rounds"]), "master_computes": st.booleans(),
-    "steps": st.integers(1, 3), "seed": st.integers(0, 2**31),
+    "steps": st.integers(1, 3), "seed": st.integers(0, 2**31), "master": st.sampled_from([0, "last"]),
+    "overheads": st.sampled_from([(0.0, 0.0, 0.0, 0.0), (0.01, 64.0, 1e3, 0.5)]),
     "cost": st.sampled_from([CostModel(), CostModel("exponential", mean=1.0), CostModel("uniform", low=0.1, high=3.0)]),
 })
 
 
-def run(c):
-    nodes = [Node("m")] + [Node(f"w{i}", speed=s, availability=AVAILABILITY[c["avail"][i]])
-                           for i, s in enumerate(c["speeds"])]
+def run(c, **kw):
+    workers = [Node(f"w{i}", speed=s, availability=AVAILABILITY[c["avail"][i]]) for i, s in enumerate(c["speeds"])]
+    last = c.get("master") == "last"  # the master is the platform's last node, not its first
+    nodes = workers + [Node("m")] if last else [Node("m")] + workers
     p = Platform(nodes, Network(latency=1e-3, bandwidth=1e6))
+    overhead, request, broadcast, startup = c.get("overheads", (0.0, 0.0, 0.0, 0.0))
     return simulate_divisible(p, Divisible(c["n"], c["cost"], bytes_in=8.0), resolve(c["name"]), seed=c["seed"],
-                              mechanism=c["mechanism"], master_computes=c["master_computes"], steps=c["steps"])
+                              mechanism=c["mechanism"], master_computes=c["master_computes"], steps=c["steps"],
+                              master=len(workers) if last else 0, master_overhead=overhead, request_bytes=request,
+                              broadcast_bytes=broadcast, startup=startup, **kw)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -68,6 +73,15 @@ def test_same_seed_same_trace_under_changing_availability(c):
     assert (a.node, a.first, a.count, a.t_ask, a.t_start, a.t_end) == (b.node, b.first, b.count, b.t_ask, b.t_start,
                                                                          b.t_end)
     assert a.end_time == b.end_time and a.messages == b.messages
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases.filter(lambda c: c["mechanism"] == "self-scheduling"))
+def test_the_specialised_loop_gives_the_kernels_trace(c):
+    """Self-scheduling runs in a specialised loop unless fast_path=False: the same trace, for every rule."""
+    a, b = run(c), run(c, fast_path=False)
+    assert (a.node, a.first, a.count, a.t_ask, a.t_start, a.t_end) == (b.node, b.first, b.count, b.t_ask, b.t_start,
+                                                                         b.t_end)
 
 
 def test_different_seeds_draw_different_markov_loads():

@@ -48,7 +48,7 @@ def run(c):
     late = c["params"].get("late_binding", False)
     service = "fifo" if late else c["service"]  # late binding needs FIFO service
     tr = simulate_stream(p, w, b, seed=c["seed"], info=info, task_bytes=c["task_bytes"], samples=5, service=service,
-                        batch_update=c.get("batch_update", True))
+                        batch_update=c.get("batch_update", True), inline=c.get("inline", True))
     return tr, p, service
 
 
@@ -89,6 +89,17 @@ def test_same_seed_same_trace(c):
         assert ia[col].tolist() == ib[col].tolist(), col
     assert a.series["job_done"].tolist() == b.series["job_done"].tolist()
     assert a.meta.get("info_messages") == b.meta.get("info_messages")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases())
+def test_the_inlined_decision_gives_decide_places_trace(c):
+    """The hot loop inlines the placement decision; through decide.place (inline=False) the trace is the same."""
+    c = {**c, "inline": True}
+    (a, _, _), (b, _, _) = run(c), run({**c, "inline": False})
+    ia, ib = a.intervals(), b.intervals()
+    for col in ("node", "first", "t_ask", "t_start", "t_end"):
+        assert ia[col].tolist() == ib[col].tolist(), col
 
 
 def test_different_seeds_differ_under_a_random_rule_and_gossip():
