@@ -81,12 +81,15 @@ def test_static_plans_on_a_platform_run_every_task_once_after_its_inputs(case, m
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cases(), st.sampled_from(MAPPERS + ONLINE), st.integers(0, 1000))
-def test_the_dynamic_engine_runs_every_task_once_after_its_inputs(case, name, seed):
+@given(cases(), st.sampled_from(MAPPERS + ONLINE), st.sampled_from(["standard", "thesis"]), st.integers(0, 1000))
+def test_the_dynamic_engine_runs_every_task_once_after_its_inputs(case, name, model, seed):
+    """Static plans replayed under both cost models; online mappers under the standard one (the thesis
+    model's stall: the xfail test below)."""
     g, p = case
-    tr = simulate_graph_dynamic(p, g, make(name, QUICK.get(name)), seed=seed)
-    check_schedule(tr, g, p, False, dynamic=True)
-    again = simulate_graph_dynamic(p, g, make(name, QUICK.get(name)), seed=seed)
+    model = "standard" if name in ONLINE else model
+    tr = simulate_graph_dynamic(p, g, make(name, QUICK.get(name)), seed=seed, cost_model=model)
+    check_schedule(tr, g, p, model == "thesis", dynamic=True)
+    again = simulate_graph_dynamic(p, g, make(name, QUICK.get(name)), seed=seed, cost_model=model)
     assert (again.node, again.first, again.t_start, again.t_end) == (tr.node, tr.first, tr.t_start, tr.t_end)
 
 
