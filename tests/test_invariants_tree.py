@@ -140,3 +140,32 @@ def test_a_real_run_with_an_information_model_folds_every_value_once(seed, worke
     r = run_tree(drawn_tree, root, balancer=balancer, workers=workers, seed=seed,
                  info={"model": info, "period": 0.01})
     assert r.value == total and r.tasks == n
+
+
+def concat(a, b):
+    """Set union written as a fold of sorted tuples: associative and commutative, any order gives one value."""
+    return tuple(sorted(set(a) | set(b)))
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), workers=st.integers(1, 3), balancer=st.sampled_from(MIGRATION),
+       topology=st.sampled_from(["complete", "chain"]))
+def test_dlbkit_tree_combines_to_the_sequential_fold(seed, workers, balancer, topology):
+    """dlbkit.tree with a combine and an initial value equals the sequential fold of every task's value."""
+    import dlbkit
+    if balancer == "ldsv" and workers < 2:
+        workers = 2  # the load server takes a worker of its own
+    root = (0, 0, seed)
+
+    def expand(task):
+        children, _ = drawn_tree(task)
+        return children, (task[0],)
+    want, stack = (-1,), [root]  # the initial value, folded exactly once
+    while stack:
+        t = stack.pop()
+        children, v = expand(t)
+        want = concat(want, v)
+        stack.extend(children)
+    got = dlbkit.tree(expand, root, combine=concat, initial=(-1,), balancer=balancer, workers=workers,
+                      seed=seed, topology=topology)
+    assert got == want
