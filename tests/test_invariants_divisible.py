@@ -133,3 +133,11 @@ def test_real_loop_map_with_learning_rules_over_several_steps(name):
         for k in range(4):
             items = list(range(-k, 30 + 7 * k))
             assert loop.map(items) == [abs(x) for x in items]
+
+
+def test_an_empty_step_of_a_loop_under_mfsc():
+    """Regression (found by the Loop.map property): an empty step starts the rule with no items; mFSC's
+    t = ⌈0/P⌉ = 0 took the logarithm of 0 (ValueError: math domain error) and killed the pool."""
+    with dlbkit.Loop(abs, workers=1, balancer="mfsc") as loop:
+        assert loop.map([]) == []
+        assert loop.map([-3, 4]) == [3, 4]
