@@ -112,6 +112,56 @@ def test_every_rank_gets_the_serial_results(tmp_path, n):
         assert pos == 157
 
 
+RANDOM_LISTS = """
+    import numpy as np
+    import dlbkit
+    from dlbkit.balancers.registry import REGISTRY
+
+    def g(x):
+        return 3 * x - 1
+
+    rng = np.random.default_rng(20261124)  # the same draws on every rank: rank 0's arguments are broadcast anyway
+    for b in sorted(n for n, c in REGISTRY.items() if c.kind == "chunking"):
+        items = rng.integers(-1000, 1000, size=int(rng.integers(0, 60))).tolist()
+        r = dlbkit.run_map(g, items, balancer=b, backend="mpi", seed=int(rng.integers(0, 1000)))
+        t = r.trace
+        report(balancer=b, ok=r.results == [g(x) for x in items], n=len(items),
+               covered=sorted(i for f, c in zip(t.first, t.count) for i in range(f, f + c)))
+"""
+
+
+def test_every_chunking_rule_on_random_lists_gives_the_serial_results_each_item_once(tmp_path):
+    """One mpiexec job, every registered chunking rule on a list of random length and values: the
+    results equal the comprehension on every rank, and the chunks cover each index exactly once."""
+    from dlbkit.balancers.registry import REGISTRY
+    rules = sorted(n for n, c in REGISTRY.items() if c.kind == "chunking")
+    p = _run(_script(tmp_path, RANDOM_LISTS), 3)
+    assert p.returncode == 0, p.stderr
+    lines = _lines(tmp_path)
+    assert sorted(d["balancer"] for d in lines) == sorted(rules * 3)
+    assert all(d["ok"] for d in lines), [d for d in lines if not d["ok"]]
+    assert all(d["covered"] == list(range(d["n"])) for d in lines)
+
+
+AUTO_ON_RANKS = """
+    import dlbkit
+
+    r = dlbkit.run_map(abs, list(range(-20, 20)), balancer="auto", backend="mpi")
+    report(ok=r.results == [abs(x) for x in range(-20, 20)], auto="auto" in r.trace.meta)
+"""
+
+
+def test_auto_under_mpi_returns_on_every_rank(tmp_path):
+    """Regression (found by the random-lists test above): run_map under auto predicted the next run on
+    every rank from meta["item_cost"], which only rank 0's trace holds; the worker ranks raised KeyError
+    and the job hung. Now rank 0 predicts (as Loop.run does) and every rank returns the results."""
+    p = _run(_script(tmp_path, AUTO_ON_RANKS), 3)
+    assert p.returncode == 0, p.stderr
+    lines = sorted(_lines(tmp_path), key=lambda d: d["rank"])
+    assert [d["ok"] for d in lines] == [True] * 3
+    assert [d["auto"] for d in lines] == [True, False, False]
+
+
 FAILING = """
     import time, dlbkit
 

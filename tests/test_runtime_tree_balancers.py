@@ -323,3 +323,47 @@ def test_real_runs_refuse_what_they_cannot_honour():
     with pytest.raises(dlbkit.ConfigError, match="'server' of ldsv"):  # the root would run on the LIS
         dlbkit.tree(expand, 0, balancer="ldsv", params={"server": 0}, workers=3)
     assert dlbkit.tree(expand, 0, balancer="ldsv", params={"server": 1}, workers=3) == 15
+
+
+MPI_RANDOM_TREES = textwrap.dedent("""
+    import random, sys
+    from mpi4py import MPI
+    from dlbkit import run_tree
+    from dlbkit.balancers.registry import REGISTRY
+
+    def drawn(task):  # a tree drawn from a seed; the value is a distinct power of two
+        node, depth, seed = task
+        fan = 0 if depth >= 5 else random.Random(seed * 1_000_003 + node).randrange(4)
+        return [(4 * node + k + 1, depth + 1, seed) for k in range(fan)], 1 << node
+
+    def sequential(root):
+        total, tasks, stack = 0, 0, [root]
+        while stack:
+            children, value = drawn(stack.pop())
+            total, tasks, stack = total + value, tasks + 1, stack + list(children)
+        return total, tasks
+
+    rng = random.Random(20261124)  # the same draws on every rank
+    out = open(f"{sys.argv[1]}/rank{MPI.COMM_WORLD.Get_rank()}.txt", "w", buffering=1)
+    for b in sorted(n for n, c in REGISTRY.items() if c.kind == "migration"):
+        for info in (None, {"model": "gossip", "period": 0.01}, {"model": "neighbour", "period": 0.01}):
+            root = (0, 0, rng.randrange(10**6))
+            r = run_tree(drawn, root, balancer=b, backend="mpi", seed=rng.randrange(1000), info=info)
+            print(b, info is not None and info["model"], (r.value, r.tasks) == sequential(root), file=out)
+""")
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not installed next to this Python")
+def test_every_balancer_and_information_model_under_mpi_folds_every_value_once(tmp_path):
+    """One mpiexec job (3 worker ranks): every migration balancer, without and with an information model, on
+    a random tree whose values are distinct powers of two: every rank gets the sequential sum and task count."""
+    from dlbkit.balancers.registry import REGISTRY
+    script = tmp_path / "random_trees_mpi.py"
+    script.write_text(MPI_RANDOM_TREES)
+    p = subprocess.run([MPIEXEC, "-n", "4", sys.executable, str(script), str(tmp_path)], capture_output=True,
+                       text=True, timeout=180)
+    assert p.returncode == 0, p.stderr[-3000:]
+    names = sorted(n for n, c in REGISTRY.items() if c.kind == "migration")
+    want = [f"{b} {i} True" for b in names for i in ("False", "gossip", "neighbour")]
+    for k in range(4):
+        assert (tmp_path / f"rank{k}.txt").read_text().splitlines() == want

@@ -173,11 +173,14 @@ def test_transfer_cost_next_loop_and_window_reset():
 def test_neighbours_wait_for_a_fresh_status():
     """Line 0–1–2–3–4, transfer 0→1 at the end of loop 9: node 2 does not act on 1's stale status; it
     waits until 1 has measured a fresh window (loops 11–20), then decides with 0 and 1 (view.loop 21).
-    Nodes 3 and 4 decide at 10 and 20 as usual."""
+    Nodes 3 and 4 decide at 10 and 20 as usual. Nobody decides after the last loop (30): no loop would
+    carry the moves out (the windows ending there, nodes 2, 3 and 4's, are measured but not decided)."""
     b = Once()
     simulate_spmd(Hnow.homogeneous(5, layout="line"), b, loops=30, window=10, noise=0)
-    assert b.seen == [(10, 0), (10, 3), (10, 4), (20, 3), (20, 4), (21, 0), (21, 1), (21, 2),
-                      (30, 2), (30, 3), (30, 4)]
+    assert b.seen == [(10, 0), (10, 3), (10, 4), (20, 3), (20, 4), (21, 0), (21, 1), (21, 2)]
+    b = Once()
+    simulate_spmd(Hnow.homogeneous(5, layout="line"), b, loops=31, window=10, noise=0)
+    assert b.seen[-3:] == [(30, 2), (30, 3), (30, 4)]  # with a loop after it, the window at 30 is decided
 
 
 def test_central_balancer_decides_once_per_window_for_all():

@@ -269,7 +269,9 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
                                          progress=progress, rng=rng, start_method=start_method,
                                          record_decisions=_flag("record_decisions", record_decisions))
     trace.seed = seed  # the balancer's generator came from it: a replay can repeat its draws
-    if b.predicts_between_steps and trace.n_intervals:  # auto ran its default; predict the next run's best
+    # auto ran its default; predict the next run's best from the measured item costs, which under MPI
+    # only rank 0's trace holds (as in Loop.run)
+    if b.predicts_between_steps and trace.n_intervals and "item_cost" in trace.meta:
         auto_after_step(b, b.first_state(), trace)
     result = RunResult(results, trace, b)
     if record is not None and coordinates(backend):  # every MPI rank holds the trace: one writes it

@@ -23,7 +23,8 @@ A transfer moves DP between neighbours (a contiguous slab from the side facing t
 both ends time in the next loop, and resets both ends' measurement: the loop that pays the transfer is
 discarded and a fresh window starts after it (the note's concurrency fix (b)); until then they are
 not valid, so a neighbour cannot act on their stale status. Engines clamp a transfer so that a sender
-keeps at least one DP.
+keeps at least one DP. A window that ends with the last loop is not decided: no loop would carry its
+moves out (the real runtime, ``dlbkit.spmd``, does not balance after its last iteration either).
 
 Round-based and vectorised: between two decision points nothing changes a workstation's DP, so all
 loop times of the segment (segment × P) come from one array expression. Deterministic: every draw
@@ -179,7 +180,7 @@ class _Engine:
             nxt = int(self.first.min()) + w - 1  # the loop at whose end the earliest window completes
             end = min(nxt + 1, self.loops)
             self._segment(a, end)
-            if end - 1 == nxt:
+            if end - 1 == nxt and end < self.loops:  # none after the last loop: no loop would carry its moves
                 self._decision_point(nxt)
             a = end
             if self.tick is not None:  # once per segment of loops (a window at most)

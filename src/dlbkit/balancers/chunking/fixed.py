@@ -71,7 +71,8 @@ class ModifiedFixedSize(ChunkingBalancer):
     equal to FAC2's. Rounded as LB4OMP rounds it (its ``kmp_sch_mfsc`` case truncates the value
     plus 0.55), so a fractional part of 0.45 or more rounds up: t = 10 gives 3.01 → 3, t = 4 gives
     2 → 2, t = 7 gives 2.49 → 3 where rounding to the nearest would give 2. t = 1 gives 1 (the
-    formula divides by ln 1 = 0); at least *min_chunk* (LB4OMP's chunk parameter).
+    formula divides by ln 1 = 0), as does t = 0 (an empty loop); at least *min_chunk* (LB4OMP's chunk
+    parameter).
 
     Helps: FSC's O(1) simplicity with FAC2's number of chunks and no profiling. Backfires: a fixed
     chunk cannot follow the remaining work, so the end of the loop is only as balanced as one
@@ -90,7 +91,8 @@ class ModifiedFixedSize(ChunkingBalancer):
     def start(self, view, rng=None) -> None:
         super().start(view, rng)
         t = ceil_div(view.n_items, view.n_nodes)
-        k = 1 if t == 1 else math.floor(t * math.log(2.0) / math.log(t) + MFSC_OFFSET)
+        # t = 0: an empty loop (a persistent pool's empty step starts the rule too); no chunk is asked
+        k = 1 if t <= 1 else math.floor(t * math.log(2.0) / math.log(t) + MFSC_OFFSET)
         self.size_ = max(k, self.min_chunk)
 
     def chunk(self, view: LoopView, worker: int) -> int:

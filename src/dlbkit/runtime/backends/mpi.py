@@ -10,7 +10,8 @@ matter: rank 0 sends the workers what they need with the work orders (``shares_i
 and its emulation settings (with whatever else the family's ``shared()`` names) are broadcast, so
 the ranks cannot disagree. When the run is done rank 0 broadcasts the outcome (results **and the
 trace**), so every rank returns the same (for a map the worker ranks' trace lacks only
-``meta["item_cost"]``, the per-item costs a recording needs: rank 0 writes recordings).
+``meta["item_cost"]``, the per-item costs a recording needs: rank 0 writes recordings; and so, under
+``auto``, the prediction made from them, ``meta["auto"]``).
 
 What this module owns, for every family (:class:`~.base.Family`): the job check and start
 (:func:`start_run`), the one coordinate shell (rank 0: run the family's coordinator, then broadcast
