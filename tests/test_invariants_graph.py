@@ -83,10 +83,8 @@ def test_static_plans_on_a_platform_run_every_task_once_after_its_inputs(case, m
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(), st.sampled_from(MAPPERS + ONLINE), st.sampled_from(["standard", "thesis"]), st.integers(0, 1000))
 def test_the_dynamic_engine_runs_every_task_once_after_its_inputs(case, name, model, seed):
-    """Static plans replayed under both cost models; online mappers under the standard one (the thesis
-    model's stall: the xfail test below)."""
+    """Static plans replayed and online mappers, under both cost models."""
     g, p = case
-    model = "standard" if name in ONLINE else model
     tr = simulate_graph_dynamic(p, g, make(name, QUICK.get(name)), seed=seed, cost_model=model)
     check_schedule(tr, g, p, model == "thesis", dynamic=True)
     again = simulate_graph_dynamic(p, g, make(name, QUICK.get(name)), seed=seed, cost_model=model)
@@ -94,12 +92,12 @@ def test_the_dynamic_engine_runs_every_task_once_after_its_inputs(case, name, mo
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cases(), cases(), st.floats(0.0, 20.0), st.sampled_from(ONLINE), st.sampled_from(["standard"]),
+@given(cases(), cases(), st.floats(0.0, 20.0), st.sampled_from(ONLINE), st.sampled_from(["standard", "thesis"]),
        st.integers(0, 1000))
 def test_online_mappers_run_every_task_of_staggered_programs_once_after_it_arrived(c1, c2, t2, name, model, seed):
     """Two programs, the second arriving at t2, on the first case's platform: every task of both once,
-    none before its program arrived, precedence and one task at a time per processor. The standard model
-    only: under the thesis model an online run can stall (the xfail test below)."""
+    none before its program arrived, precedence and one task at a time per processor, under both cost
+    models (the thesis model's stall, found here, is the triangle test below)."""
     from dlbkit.sim.graph_dynamic import programs_of
     (g1, p), (g2, _) = c1, c2
     w = [(g1, 0.0), (g2, t2)]
@@ -109,18 +107,17 @@ def test_online_mappers_run_every_task_of_staggered_programs_once_after_it_arriv
     assert all(tr.meta["start"][i] >= arrivals[prog[i]] for i in range(g.n_tasks))
 
 
-@pytest.mark.xfail(strict=True, raises=ConfigError, reason="defect, not fixed: under the thesis model the dynamic "
-                   "engine holds a task's every message until all its successors are placed (002 §5.3 rule 3 read "
-                   "for the whole block), so a transitive edge deadlocks an online run (docs/graphs.md)")
 @pytest.mark.parametrize("name", ONLINE)
 def test_online_mappers_under_the_thesis_model_finish_a_triangle(name):
-    """Found by the staggered-programs property with the thesis model. 0 → 1, 0 → 2, 1 → 2: task 0 computes,
-    then waits to transmit until 2 is placed; 2 is placeable once 1 has received data (its hold), which
-    only 0's message gives. Rule 3 read per message (send to the placed 1 first, in decreasing precedence,
-    then wait for 2) would finish. Today: ConfigError "3 tasks never finished", blaming the mapper."""
+    """Found by the staggered-programs property with the thesis model. 0 → 1, 0 → 2, 1 → 2: 2 is placeable
+    once 1 has received data (its hold), which only 0's message gives. Rule 3 read for the whole transmit
+    block (0 sends nothing until 2 is placed) deadlocked: ConfigError "3 tasks never finished", blaming the
+    mapper. Read per message, 0 sends to the placed 1 first (decreasing precedence), then waits for 2."""
     g = TaskGraph([0, 1, 2], loads=[1.0, 1.0, 1.0], edges=[(0, 1, 1.0), (0, 2, 1.0), (1, 2, 1.0)])
     tr = simulate_graph_dynamic(1, g, make(name), cost_model="thesis", seed=0)
-    assert sorted(set(tr.first)) == [0, 1, 2]
+    # one node, three unit tasks in a chain of precedence, messages free on one machine: 3, in order
+    assert set(tr.first) == {0, 1, 2} and tr.makespan == 3.0
+    assert tr.meta["start"] == [0.0, 1.0, 2.0] and tr.meta["finish"][1:] == [2.0, 3.0]
 
 
 def test_different_seeds_give_different_random_plans():

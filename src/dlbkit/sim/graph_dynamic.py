@@ -32,9 +32,11 @@ Cost models (:mod:`dlbkit.model.graph_costs`):
 * **thesis** (002 §2.4): a task's block on its processor is receive + compute + transmit, messages
   sent in decreasing precedence level of the receivers, a receiver's input counted as arrived when
   its message starts (as the evaluator, 002 App. A.2). If a successor is not placed when the task
-  starts, its block is receive + compute, and the task then waits without holding the processor
-  until every successor is placed (002 §5.3 rule 3); its transmit block then queues on its processor
-  at its priority.
+  starts, its block is receive + compute; it then sends its messages in that order as transmit
+  blocks queued on its processor at its priority, each up to the next receiver not yet placed,
+  where it waits without holding the processor until that receiver is placed (002 §5.3 rule 3, read
+  per message: read for the whole block, no message before every receiver is placed, 0 → 1, 0 → 2,
+  1 → 2 deadlocks, since 2 is placed only once 1 has received 0's data).
 
 Not built: the one-port contention option (the evaluator's); §8.3.2's neighbourhood GSTs; a decision
 time (placing is instantaneous, as the thesis's "real time" PD).
@@ -176,8 +178,13 @@ class _Run:
         self.missing = [len(p) for p in graph.preds]
         self.ready_t = [0.0] * n
         self.done_run = [False] * n  # its compute block ended
-        self.wait_send = [False] * n  # thesis: computed, waiting for its successors to be placed
+        self.wait_send = [False] * n  # thesis: waiting for its next message's receiver to be placed
         self.n_unplaced_succ = [len(s) for s in graph.succs]
+        # thesis: messages are sent in decreasing precedence of the receivers (the reverse of
+        # `sends`); next_msg[i] counts those sent, batch[i] the (first, end) of the ones in i's
+        # transmit block now queued or running
+        self.next_msg = [0] * n
+        self.batch: list = [None] * n
         self.start = self.view.start if online else [None] * n  # the view reads the engine's lists
         self.finish = self.view.finish if online else [None] * n
         self.placed_at = [None] * n
@@ -310,10 +317,9 @@ class _Run:
         for q, d in g.preds[i]:
             self.n_unplaced_succ[q] -= 1
             if self.thesis:
-                if self.wait_send[q] and self.n_unplaced_succ[q] == 0:
+                if self.wait_send[q] and self._next_placed(q):
                     self.wait_send[q] = False
-                    pq = self.placed[q]
-                    self._enqueue(t, pq, q, "send", self._send_part(q, pq), self._send_part(q, pq))
+                    self._transmit(t, q, self.placed[q])
             elif self.done_run[q]:  # its data waited at the sender
                 self.k.schedule(t + c.comm(d, self.placed[q], p), self.on_data, i, t + c.comm(d, self.placed[q], p), -1)
         if not g.preds[i]:
@@ -398,7 +404,38 @@ class _Run:
             send = self._send_part(i, p)  # every receiver placed: the block transmits too
             work = self._full_work(i, p) if self.start[i] is None else work + send
             kind = "full"
+            self.batch[i] = (0, len(self.sends[i]))
         self._start_block(t0, p, i, kind, work, send)
+
+    def _next_placed(self, i: int) -> bool:
+        """Thesis: whether the receiver of task i's next message is placed."""
+        k = self.next_msg[i]
+        return self.placed[self.sends[i][len(self.sends[i]) - 1 - k][0]] >= 0
+
+    def _transmit(self, t: float, i: int, p: int) -> None:
+        """Thesis, 002 §5.3 rule 3 read per message: task i, computed, sends its next messages in
+        decreasing precedence of the receivers, as one transmit block queued at its priority, up to
+        the first receiver not yet placed, where it waits without holding the processor; it
+        terminates with its last message. (Waiting for every receiver before sending any deadlocks:
+        0 → 1, 0 → 2, 1 → 2 on one node, where 2 is placed only once 1 has received 0's data.)"""
+        seq, k = self.sends[i], self.next_msg[i]
+        n_out = len(seq)
+        if k == n_out:
+            self._terminate(t, i, p)
+            return
+        h = k
+        while h < n_out and self.placed[seq[n_out - 1 - h][0]] >= 0:
+            h += 1
+        if h == k:
+            self.wait_send[i] = True  # rule 3: wait, the processor free, until the receiver is placed
+            return
+        self.batch[i] = (k, h)
+        if k == 0 and h == n_out:  # every message: the sum as the evaluator's (same last bit)
+            send = self._send_part(i, p)
+        else:
+            c, a, hp = self.costs, self.placed, self.costs.host[p]
+            send = sum(d * c.per[p][a[j]] for j, d in reversed(seq[n_out - h:n_out - k]) if c.host[a[j]] != hp)
+        self._enqueue(t, p, i, "send", send, send)
 
     def _unstall(self, t: float) -> bool:
         """Plan mode, nothing left to happen and tasks unfinished: every node waits for its next planned
@@ -429,7 +466,9 @@ class _Run:
         if kind in ("full", "send"):  # thesis: each receiver's input counts from its message's start
             c, a, hp = self.costs, self.placed, self.costs.host[p]
             csum = 0.0
-            for j, d in self.sends[i]:
+            k, h = self.batch[i]
+            n_out = len(self.sends[i])
+            for j, d in self.sends[i][n_out - h:n_out - k]:  # the block's messages, the last sent first
                 if c.host[a[j]] != hp:
                     csum += d * c.per[p][a[j]]
                 when = f - csum
@@ -448,11 +487,10 @@ class _Run:
         self._stretch(p, i, t0, t)
         c = self.costs
         self.done_run[i] = True
-        if kind == "run" and self.thesis:
-            if self.n_unplaced_succ[i] == 0:  # placed while it computed: transmit now, at its priority
-                self._enqueue(t, p, i, "send", self._send_part(i, p), self._send_part(i, p))
-            else:
-                self.wait_send[i] = True  # 002 §5.3 rule 3: wait, the processor free, until placed
+        if self.thesis and kind in ("run", "send"):
+            if kind == "send":
+                self.next_msg[i] = self.batch[i][1]
+            self._transmit(t, i, p)  # the next messages, or wait for a receiver, or terminate
         else:
             if kind == "run":  # standard model: data leaves now for every placed successor
                 for j, d in self.g.succs[i]:
