@@ -14,7 +14,8 @@ from typing import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.collections import PolyCollection
+from matplotlib.cbook import pts_to_poststep
+from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.colors import to_rgba
 from matplotlib.patches import Patch
 
@@ -158,24 +159,38 @@ def work_over_time(trace: Trace, ax=None, *, title: str | None = None, interpola
     nodes = np.asarray(ct["node"])
     by_end = np.lexsort((ct["t_end"], nodes))  # by worker, then end (stable): one sort, not a pass per worker
     bounds = np.searchsorted(nodes[by_end], np.arange(P + 1))
+    # beyond GANTT_ROWS workers the lines go into one collection and every k-th worker is labelled: a
+    # line and a label per worker took 55 s to draw at 8 192 workers (and could not be read)
+    many = P > GANTT_ROWS
+    step = -(-P // GANTT_ROWS)
+    lines, colours = [], []
     for i in range(P):
         order = by_end[bounds[i]:bounds[i + 1]]
         done = np.cumsum(ct["count"][order])
         colour = cmap(norm(speeds[i]))
         if not len(done):  # a worker that never got work: a flat line at zero
-            ax.plot([0.0, end], [0, 0], color=colour, lw=1.3)
+            t, n = [0.0, end], [0, 0]
         elif interpolate:
             before = np.concatenate(([0], done[:-1]))
             t = np.concatenate(([0.0], np.column_stack((ct["t_start"][order], ct["t_end"][order])).ravel(), [end]))
             n = np.concatenate(([0], np.column_stack((before, done)).ravel(), [done[-1] if len(done) else 0]))
-            ax.plot(t, n, color=colour, lw=1.3)
         else:
             t = np.concatenate(([0.0], ct["t_end"][order], [end]))
             n = np.concatenate(([0], done, [done[-1] if len(done) else 0]))
-            ax.step(t, n, where="post", color=colour, lw=1.3)
-        if len(done):
+            if many:
+                t, n = pts_to_poststep(t, n)
+            else:
+                ax.step(t, n, where="post", color=colour, lw=1.3)
+        if many:
+            lines.append(np.column_stack((t, n)))
+            colours.append(colour)
+        elif interpolate or not len(done):
+            ax.plot(t, n, color=colour, lw=1.3)
+        if len(done) and i % step == 0:
             ax.annotate(f"w{i}", (end, done[-1]), xytext=(3, 0), textcoords="offset points", fontsize=6,
                         va="center", color=colour)
+    if lines:
+        ax.add_collection(LineCollection(lines, colors=colours, linewidths=1.3))
     ax.set_xlim(0, end * 1.01)
     ax.set_ylim(bottom=0)
     ax.set_xlabel("time (s)")
