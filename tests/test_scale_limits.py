@@ -28,3 +28,38 @@ def test_a_recorded_trace_counts_its_widths():
     rows = [(float(k), 0, 1.0, MAX_WIDTH) for k in range(MAX_TASKS // MAX_WIDTH + 1)]
     with pytest.raises(ConfigError, match=r"^workload.trace widths must be at most 50,000,000 tasks in all"):
         Stream(trace=rows)
+
+
+def test_a_gossip_round_is_bounded_before_the_tables():
+    """Each node pushes its whole table to fanout peers, all in flight at once: 8 192 nodes at fanout 1
+    peaked at 3.2 GB (27 s); now refused before any table is made."""
+    import numpy as np
+
+    from dlbkit.info import gossip
+    from dlbkit.info.gossip import MAX_ROUND_ENTRIES, Gossip
+
+    n = 5793  # 5 792² ≤ 2²⁵ < 5 793²
+    with pytest.raises(ConfigError) as e:
+        Gossip(period=0.5).start(n, [[]] * n, [0.0] * n, np.random.default_rng(1))
+    assert str(e.value) == (f"info.fanout must be a fanout whose rounds send at most {MAX_ROUND_ENTRIES:,} load entries "
+                            f"(dlbkit's limit: each of 5,793 nodes sends its whole table to fanout peers, every message "
+                            f"in flight at once; this one {n * n:,}); got 1")
+
+
+@pytest.mark.parametrize("kw,ok", [({}, True), ({"fanout": 2}, False), ({"pull": True}, False),
+                                   ({"fanout": 40}, False)])
+def test_the_gossip_round_counts_fanout_and_pull(monkeypatch, kw, ok):
+    import numpy as np
+
+    from dlbkit.info import gossip
+
+    monkeypatch.setattr(gossip, "MAX_ROUND_ENTRIES", 16 * 16)
+    g = gossip.Gossip(period=0.5, **kw)
+    start = lambda: g.start(16, [list(range(16))] * 16, [1.0] * 16, np.random.default_rng(1))  # noqa: E731
+    if ok:
+        start()
+        assert g.values_.shape == (16, 16)
+    else:
+        with pytest.raises(ConfigError, match=r"^info\.fanout must be a fanout whose rounds send at most 256 load "
+                                              r"entries .*; this one (512|3,840)\)"):
+            start()
