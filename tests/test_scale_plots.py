@@ -160,3 +160,28 @@ def test_work_over_time_beyond_gantt_rows_is_one_collection(interpolate):
     assert [t.get_text() for t in ax.texts] == [f"w{i}" for i in range(0, workers, step)
                                                  if np.any(ct["node"] == i)]
     plt.close(fig)
+
+
+def test_waiting_tasks_heat_map_bands_nodes_beyond_heatmap_rows():
+    """A cell per node and sample was 1.2 GB to draw at 16 384 nodes: beyond HEATMAP_ROWS nodes a
+    row is a band of k nodes holding their most waiting tasks, on the same node axis."""
+    from dlbkit.model.tree import tree_from_dict
+    from dlbkit.plots import HEATMAP_ROWS, tasks_over_time
+
+    P = HEATMAP_ROWS + 5
+    p = Platform.from_dict({"nodes": [{"name": "pe", "count": P, "speed": 5.8e6}],
+                            "network": {"latency": 8.6e-6, "bandwidth": 1e8}})
+    tree = tree_from_dict({"shape": "imbalance", "imbalance": 0.2, "depth": 12, "fanout": 2, "grain": 1000, "seed": 1})
+    trace = simulate(p, tree, "steal", seed=1).trace
+    fig = tasks_over_time(trace)
+    (mesh,) = fig.axes[0].collections
+    q = np.asarray(trace.meta["queues"], dtype=float).T
+    k = 2
+    want = np.concatenate((q, np.zeros((1, q.shape[1])))).reshape(-1, k, q.shape[1]).max(axis=1)
+    got = np.asarray(mesh.get_array()).reshape(want.shape)
+    assert np.array_equal(got, want) and want.shape[0] == -(-P // k) <= HEATMAP_ROWS
+    rows = mesh.get_coordinates()[:, 0, 1]
+    assert list(rows) == [min(i * k, P) - 0.5 for i in range(want.shape[0] + 1)]
+    assert mesh.norm.vmax == max(1.0, float(np.percentile(q, 99)))
+    assert fig.axes[0].get_ylabel() == "node (bands of 2: their most waiting tasks)"
+    plt.close(fig)

@@ -22,7 +22,7 @@ from matplotlib.patches import Patch
 from .model.metrics import METRICS
 from .model.trace import Trace
 
-__all__ = ["GANTT_LEGEND", "GANTT_ROWS", "gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "auto_records", "auto_steps", "slug"]
+__all__ = ["GANTT_LEGEND", "GANTT_ROWS", "HEATMAP_ROWS", "gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "auto_records", "auto_steps", "slug"]
 
 _BUSY = ("#1f77b4", "#5fa2d6")  # alternate shades so consecutive chunks stay distinguishable
 _WAIT = "#f2a541"  # asked for work, waiting for it (scheduling + communication)
@@ -64,6 +64,9 @@ def _worker_labels(trace: Trace) -> list[str]:
         out.append(f"{name}{f'/{k}' if per_node[n] > 1 else ''} (s={s:g})")
     return out
 
+
+#: the most rows of a per-node heat map (waiting tasks over time); more nodes share a row
+HEATMAP_ROWS = 1024
 
 #: the most worker rows a Gantt chart grows tall for (more share its height and every k-th is labelled)
 GANTT_ROWS = 256
@@ -312,9 +315,16 @@ def tasks_over_time(trace: Trace, ax=None, *, title: str | None = None):
         fig, ax_q, ax_n = ax.figure, None, ax
     if ax_q is not None:
         edges = np.concatenate((times, [times[-1]]))
-        mesh = ax_q.pcolormesh(edges, np.arange(P + 1) - 0.5, q[:, :], shading="flat", cmap="magma_r",
-                               vmin=0, vmax=max(1.0, float(np.percentile(q, 99))))
-        ax_q.set_ylabel("node")
+        vmax = max(1.0, float(np.percentile(q, 99)))
+        # beyond HEATMAP_ROWS nodes a row is a band of k nodes (their most waiting tasks), still on
+        # the node axis: a cell per node and sample was 1.2 GB to draw at 16 384 nodes
+        k = -(-P // HEATMAP_ROWS)
+        if k > 1:
+            pad = np.zeros((-P % k, q.shape[1]))
+            q = np.concatenate((q, pad)).reshape(-1, k, q.shape[1]).max(axis=1)
+        rows = np.minimum(np.arange(q.shape[0] + 1) * k, P) - 0.5
+        mesh = ax_q.pcolormesh(edges, rows, q[:, :], shading="flat", cmap="magma_r", vmin=0, vmax=vmax)
+        ax_q.set_ylabel("node" if k == 1 else f"node (bands of {k}: their most waiting tasks)")
         cax = fig.add_axes((0.915, 0.5, 0.015, 0.43))
         fig.colorbar(mesh, cax=cax, label="waiting tasks")
         ax_q.set_title(title or f"Waiting tasks per node: {trace.balancer} (seed {trace.seed})")
