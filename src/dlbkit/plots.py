@@ -14,12 +14,15 @@ from typing import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.cbook import pts_to_poststep
+from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.colors import to_rgba
 from matplotlib.patches import Patch
 
 from .model.metrics import METRICS
 from .model.trace import Trace
 
-__all__ = ["GANTT_LEGEND", "gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "auto_records", "auto_steps", "slug"]
+__all__ = ["GANTT_LEGEND", "GANTT_ROWS", "HEATMAP_ROWS", "gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "auto_records", "auto_steps", "slug"]
 
 _BUSY = ("#1f77b4", "#5fa2d6")  # alternate shades so consecutive chunks stay distinguishable
 _WAIT = "#f2a541"  # asked for work, waiting for it (scheduling + communication)
@@ -62,6 +65,24 @@ def _worker_labels(trace: Trace) -> list[str]:
     return out
 
 
+#: the most rows of a per-node heat map (waiting tasks over time); more nodes share a row
+HEATMAP_ROWS = 1024
+
+#: the most worker rows a Gantt chart grows tall for (more share its height and every k-th is labelled)
+GANTT_ROWS = 256
+
+
+def _rects(ax, x0, dx, y0, dy: float, colours) -> None:
+    """Rectangles [x0, x0 + dx] × [y0, y0 + dy] (arrays) as one collection, with the corners, in the
+    order, ``Axes.broken_barh`` gives them, and no edges."""
+    x0, y0 = np.asarray(x0, dtype=float), np.asarray(y0, dtype=float)
+    if not len(x0):
+        return
+    x1, y1 = x0 + np.asarray(dx, dtype=float), y0 + dy
+    verts = np.stack([np.column_stack(c) for c in ((x0, y0), (x0, y1), (x1, y1), (x1, y0))], axis=1)
+    ax.add_collection(PolyCollection(verts, facecolors=colours, linewidth=0))
+
+
 def gantt(trace: Trace, ax=None, *, title: str | None = None, show_load: bool = True,
           legend: Mapping[str, str] | None = None):
     """Per worker, a bar per chunk from ``t_start`` to ``t_end``; the wait between asking for work
@@ -73,30 +94,40 @@ def gantt(trace: Trace, ax=None, *, title: str | None = None, show_load: bool = 
         raise ValueError(f"legend keys {sorted(set(labels) - set(GANTT_LEGEND))} are not among {sorted(GANTT_LEGEND)}")
     P = trace.n_nodes
     own = ax is None
-    fig, ax = _axes(ax, (11, max(3.0, 0.32 * P + 1.5)), margins=(1.35, 0.2, 0.4, 0.85))
+    # the figure grows with the rows up to GANTT_ROWS of them, then stays that tall (beyond it the
+    # rows get thinner and every k-th is labelled): 0.32 inch per row would be a 2.8 GB image at
+    # 16 384 workers
+    fig, ax = _axes(ax, (11, max(3.0, 0.32 * min(P, GANTT_ROWS) + 1.5)), margins=(1.35, 0.2, 0.4, 0.85))
     ct = trace.intervals()
     end = trace.makespan or 1.0
+    # every rectangle goes into one collection per kind (load, wait, busy), in the order the rows
+    # drew them one collection per row before: rows do not overlap, so the picture is the same,
+    # without a pass over all chunks and a collection per row (P of each at P workers)
     if show_load and trace.availability:
+        load, rows_of, shades = [], [], []
         for i, a in enumerate(trace.availability[:P]):
             times, levels = a.segments_until(end)
             bounds = list(times[1:]) + [end]
             spans = [(t0, t1 - t0) for t0, t1, lv in zip(times, bounds, levels) if lv < 1.0 and t1 > t0]
             alphas = [0.15 + 0.45 * (1.0 - lv) for lv in levels if lv < 1.0]
             for (t0, w), al in zip(spans, alphas):
-                ax.broken_barh([(t0, w)], (i - 0.48, 0.96), facecolors=_LOAD, alpha=al, linewidth=0)
-    for i in range(P):
-        sel = np.flatnonzero(ct["node"] == i)
-        if not len(sel):
-            continue
-        order = sel[np.argsort(ct["t_start"][sel], kind="stable")]
-        starts, ends, asks = ct["t_start"][order], ct["t_end"][order], ct["t_ask"][order]
-        waits = [(a, s - a) for a, s in zip(asks, starts) if s > a]
-        if waits:
-            ax.broken_barh(waits, (i - 0.3, 0.6), facecolors=_WAIT, linewidth=0)
-        bars = list(zip(starts, ends - starts))
-        colours = [_BUSY[k % 2] for k in range(len(bars))]
-        ax.broken_barh(bars, (i - 0.3, 0.6), facecolors=colours, linewidth=0)
-    ax.set_yticks(range(P), _worker_labels(trace), fontsize=7 if P > 12 else 9)
+                load.append((t0, w))
+                rows_of.append(i - 0.48)
+                shades.append(to_rgba(_LOAD, al))
+        spans = np.array(load, dtype=float).reshape(-1, 2)
+        _rects(ax, spans[:, 0], spans[:, 1], rows_of, 0.96, shades)
+    nodes = np.asarray(ct["node"])
+    order = np.lexsort((ct["t_start"], nodes))  # by worker, then start; stable, as a sort per worker was
+    starts, ends, asks = ct["t_start"][order], ct["t_end"][order], ct["t_ask"][order]
+    rows = nodes[order]
+    # a chunk's place among its worker's chunks, for the alternate shades
+    first_of_row = np.searchsorted(rows, rows, side="left")
+    k = np.arange(len(rows)) - first_of_row
+    w = starts > asks
+    _rects(ax, asks[w], starts[w] - asks[w], rows[w] - 0.3, 0.6, _WAIT)
+    _rects(ax, starts, ends - starts, rows - 0.3, 0.6, np.array(_BUSY)[k % 2])
+    step = -(-P // GANTT_ROWS)  # label every step-th row: at most GANTT_ROWS labels
+    ax.set_yticks(range(0, P, step), _worker_labels(trace)[::step], fontsize=7 if P > 12 else 9)
     ax.set_ylim(P - 0.5, -0.5)
     ax.set_xlim(0, end * 1.01)
     ax.set_xlabel("time (s)")
@@ -128,25 +159,41 @@ def work_over_time(trace: Trace, ax=None, *, title: str | None = None, interpola
     norm = plt.Normalize(speeds.min(), speeds.max() if speeds.max() > speeds.min() else speeds.min() + 1)
     cmap = plt.get_cmap("viridis")
     end = trace.makespan or 1.0
+    nodes = np.asarray(ct["node"])
+    by_end = np.lexsort((ct["t_end"], nodes))  # by worker, then end (stable): one sort, not a pass per worker
+    bounds = np.searchsorted(nodes[by_end], np.arange(P + 1))
+    # beyond GANTT_ROWS workers the lines go into one collection and every k-th worker is labelled: a
+    # line and a label per worker took 55 s to draw at 8 192 workers (and could not be read)
+    many = P > GANTT_ROWS
+    step = -(-P // GANTT_ROWS)
+    lines, colours = [], []
     for i in range(P):
-        sel = np.flatnonzero(ct["node"] == i)
-        order = sel[np.argsort(ct["t_end"][sel], kind="stable")]
+        order = by_end[bounds[i]:bounds[i + 1]]
         done = np.cumsum(ct["count"][order])
         colour = cmap(norm(speeds[i]))
         if not len(done):  # a worker that never got work: a flat line at zero
-            ax.plot([0.0, end], [0, 0], color=colour, lw=1.3)
+            t, n = [0.0, end], [0, 0]
         elif interpolate:
             before = np.concatenate(([0], done[:-1]))
             t = np.concatenate(([0.0], np.column_stack((ct["t_start"][order], ct["t_end"][order])).ravel(), [end]))
             n = np.concatenate(([0], np.column_stack((before, done)).ravel(), [done[-1] if len(done) else 0]))
-            ax.plot(t, n, color=colour, lw=1.3)
         else:
             t = np.concatenate(([0.0], ct["t_end"][order], [end]))
             n = np.concatenate(([0], done, [done[-1] if len(done) else 0]))
-            ax.step(t, n, where="post", color=colour, lw=1.3)
-        if len(done):
+            if many:
+                t, n = pts_to_poststep(t, n)
+            else:
+                ax.step(t, n, where="post", color=colour, lw=1.3)
+        if many:
+            lines.append(np.column_stack((t, n)))
+            colours.append(colour)
+        elif interpolate or not len(done):
+            ax.plot(t, n, color=colour, lw=1.3)
+        if len(done) and i % step == 0:
             ax.annotate(f"w{i}", (end, done[-1]), xytext=(3, 0), textcoords="offset points", fontsize=6,
                         va="center", color=colour)
+    if lines:
+        ax.add_collection(LineCollection(lines, colors=colours, linewidths=1.3))
     ax.set_xlim(0, end * 1.01)
     ax.set_ylim(bottom=0)
     ax.set_xlabel("time (s)")
@@ -268,9 +315,16 @@ def tasks_over_time(trace: Trace, ax=None, *, title: str | None = None):
         fig, ax_q, ax_n = ax.figure, None, ax
     if ax_q is not None:
         edges = np.concatenate((times, [times[-1]]))
-        mesh = ax_q.pcolormesh(edges, np.arange(P + 1) - 0.5, q[:, :], shading="flat", cmap="magma_r",
-                               vmin=0, vmax=max(1.0, float(np.percentile(q, 99))))
-        ax_q.set_ylabel("node")
+        vmax = max(1.0, float(np.percentile(q, 99)))
+        # beyond HEATMAP_ROWS nodes a row is a band of k nodes (their most waiting tasks), still on
+        # the node axis: a cell per node and sample was 1.2 GB to draw at 16 384 nodes
+        k = -(-P // HEATMAP_ROWS)
+        if k > 1:
+            pad = np.zeros((-P % k, q.shape[1]))
+            q = np.concatenate((q, pad)).reshape(-1, k, q.shape[1]).max(axis=1)
+        rows = np.minimum(np.arange(q.shape[0] + 1) * k, P) - 0.5
+        mesh = ax_q.pcolormesh(edges, rows, q[:, :], shading="flat", cmap="magma_r", vmin=0, vmax=vmax)
+        ax_q.set_ylabel("node" if k == 1 else f"node (bands of {k}: their most waiting tasks)")
         cax = fig.add_axes((0.915, 0.5, 0.015, 0.43))
         fig.colorbar(mesh, cax=cax, label="waiting tasks")
         ax_q.set_title(title or f"Waiting tasks per node: {trace.balancer} (seed {trace.seed})")

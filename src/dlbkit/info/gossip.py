@@ -8,11 +8,16 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..params import Interval, Options
-from .base import InfoModel
+from .base import MAX_NODES, InfoModel
 from .registry import register
 from .selection import SELECTIONS, Epochs
 
-__all__ = ["Gossip"]
+__all__ = ["Gossip", "MAX_ROUND_ENTRIES"]
+
+#: the most load entries one gossip round may send (nodes × fanout peers × nodes entries, twice with
+#: pull): a round's messages are snapshots in flight at once, 16 bytes an entry, so 512 MiB here (at
+#: 8 192 nodes and fanout 1, twice this, the run peaked at 3.2 GB)
+MAX_ROUND_ENTRIES = 2**25
 
 
 @register
@@ -50,6 +55,13 @@ class Gossip(InfoModel):
         self.pull = pull
 
     def start(self, n_nodes, neighbours, loads, rng=None):
+        self.validate()
+        entries = n_nodes * min(self.fanout, n_nodes - 1) * n_nodes * (2 if self.pull else 1)
+        if n_nodes <= MAX_NODES and entries > MAX_ROUND_ENTRIES:  # before the tables (more nodes: start says)
+            raise ConfigError("info.fanout", self.fanout, f"a fanout whose rounds send at most {MAX_ROUND_ENTRIES:,} "
+                              f"load entries (dlbkit's limit: each of {n_nodes:,} nodes sends its whole table to "
+                              f"fanout peers{', and each peer answers' if self.pull else ''}, every message in "
+                              f"flight at once; this one {entries:,})")
         super().start(n_nodes, neighbours, loads, rng)
         if rng is None:
             raise ConfigError("the rng passed to gossip.start", None, "a numpy.random.Generator (engines pass one)")

@@ -47,7 +47,8 @@ __all__ = ["GraphCosts", "costs_for", "platform_from_ntp", "write_ntp",
 
 COST_MODELS = ("standard", "thesis")
 #: the most processors a task graph is costed on: its costs keep m × m latency and transfer tables
-#: (about a GB at this size, and a mapper reads them pair by pair)
+#: (a table of one value is one shared row: 0.9 GB for 1 000 tasks at this size, 1.0 GB through
+#: ``heft``, 1.7 GB through ``pd``, which copies both into arrays)
 MAX_PROCESSORS = 8192
 #: the most machines with ``contention="link"``: a route (a tuple of links) per ordered pair
 MAX_ROUTED = 1024
@@ -132,16 +133,17 @@ def costs_for(graph: TaskGraph, nodes, kind: str = "standard", *, contention: bo
         if m > MAX_PROCESSORS:
             raise ConfigError("nodes", f"a platform of {m:,} workers", f"at most {MAX_PROCESSORS:,} workers for a "
                               "task graph (dlbkit's limit: its costs keep m × m latency and transfer tables)")
-        hops = nodes.hops
-        # one float per hop count, shared by every pair at that distance (m² entries, a few objects)
-        rows = [hops[h].tolist() for h in host]
+        # one float per hop count, shared by every pair at that distance (m² entries, a few objects);
+        # the hop rows one at a time (a list of all m of them was 0.5 GB at 8 192), and on a complete
+        # platform without its m × m hop matrix (1 GB to build at 8 192)
+        rows = (_hop_row(nodes, h) for h in host)
         if kind == "standard":
             lat_s, inv_bw = nodes.network.latency, 1.0 / nodes.network.bandwidth
             by_hops: dict[int, float] = {}
             lat = [[by_hops.setdefault(row[h], float(row[h]) * lat_s) for h in host] for row in rows]
-            per = [[inv_bw] * m for _ in range(m)]
+            per = _same_rows(inv_bw, m)
         else:
-            lat = [[0.0] * m for _ in range(m)]
+            lat = _same_rows(0.0, m)
             as_float: dict[int, float] = {}
             per = [[as_float.setdefault(row[h], float(row[h])) for h in host] for row in rows]
     else:
@@ -151,10 +153,26 @@ def costs_for(graph: TaskGraph, nodes, kind: str = "standard", *, contention: bo
         m = nodes
         host = tuple(range(m))
         speeds = (1.0,) * m
-        lat = [[0.0] * m for _ in range(m)]
-        per = [[1.0] * m for _ in range(m)]
+        lat = _same_rows(0.0, m)
+        per = _same_rows(1.0, m)
     ex = graph.exec_times(speeds)
     return GraphCosts(graph, kind, speeds, host, ex, lat, per, contention)
+
+
+def _same_rows(value: float, m: int) -> list:
+    """An m × m table of one *value*: m references to one row (the tables are read, never written;
+    m rows of their own were 0.5 GB at 8 192 processors)."""
+    return [[value] * m] * m
+
+
+def _hop_row(platform, a: int) -> list:
+    """Hop counts from machine *a* to every machine, as a list; on a complete platform without the
+    all-pairs matrix (1 everywhere but 0 at *a*)."""
+    if platform.complete:
+        row = [1] * platform.n_nodes
+        row[a] = 0
+        return row
+    return platform.hops[a].tolist()
 
 
 def _routes(platform) -> dict:

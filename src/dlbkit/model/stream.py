@@ -39,11 +39,13 @@ from ..errors import ConfigError
 from . import check
 
 __all__ = ["Stream", "Demand", "Burst", "Arrivals", "stream_from_dict", "read_arrivals_csv", "DEMANDS", "MAX_JOBS",
-           "MAX_WIDTH"]
+           "MAX_WIDTH", "MAX_TASKS"]
 
 #: the most jobs of a stream and tasks of a job (dlbkit's limits: arrivals are drawn as arrays up front)
 MAX_JOBS = 50_000_000
 MAX_WIDTH = 100_000
+#: the most tasks of a stream in all (its jobs' tasks and the initial ones): as many as jobs of one task
+MAX_TASKS = MAX_JOBS
 #: demand distributions: name -> what its parameters mean
 DEMANDS = {"exponential": "mean", "deterministic": "mean", "lognormal": "mean and sigma (of the log)",
            "recorded": "values, drawn uniformly with replacement"}
@@ -186,6 +188,13 @@ class Stream:
             raise ConfigError(f"{f}.initial", self.initial, "a list of task counts, one per platform node")
         init = tuple(check.integer(x, f"{f}.initial[{k}]", lo=0, hi=MAX_WIDTH) for k, x in enumerate(self.initial))
         object.__setattr__(self, "initial", init)
+        # each bound alone leaves their product open: 50 M jobs of 100 000 tasks drew 5·10¹² demands
+        tasks = (sum(r[3] for r in self.trace) if self.trace is not None else self.jobs * self.width) + sum(init)
+        if tasks > MAX_TASKS:
+            what = f"{f}.trace widths" if self.trace is not None else f"{f}.jobs × {f}.width"
+            raise ConfigError(what + (f" + {f}.initial" if init else ""), f"{tasks:,} tasks",
+                              f"at most {MAX_TASKS:,} tasks in all (dlbkit's limit: every task's demand is drawn up "
+                              "front and the engine keeps state per task)")
         if not isinstance(self.initial_demand, Demand):
             raise ConfigError(f"{f}.initial_demand", self.initial_demand, "a Demand")
 

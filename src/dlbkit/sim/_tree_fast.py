@@ -258,7 +258,7 @@ def fast_loop(run, log: list | None = None) -> None:
                     if record and not (n_done & w_mask):
                         W_t.append(t)
                         W_n.append(waiting)
-                        W_q.append(tuple(map(len, dq)))
+                        W_q.append(list(map(len, dq)))
                         if len(W_t) > w_limit:
                             W_t, W_n, W_q = W_t[::2], W_n[::2], W_q[::2]
                             w_mask = 2 * w_mask + 1

@@ -335,7 +335,8 @@ class _Run:
         self.rows: tuple[list, ...] = ([], [], [], [], [], [])
         self.w_t: list = [zero]
         self.w_n: list = [len(roots)]
-        self.w_q: list = [tuple(map(len, self.dq))]  # waiting tasks per node, at the same instants
+        self.w_q: list = [list(map(len, self.dq))]  # waiting tasks per node, at the same instants (lists: the
+        # trace keeps these very rows, no copy of up to 2 × WAITING_SAMPLES × nodes counts at the end)
         self.w_mask = 0  # sample when n_done & mask == 0 (the stride is a power of two)
         self.tick = None  # the progress Ticker (dlbkit.sim.progress), if any
         self.countdown = 1  # completions until the ticker is asked again (general loop)
@@ -431,9 +432,9 @@ class _Run:
         if self.record and self.w_t[-1] != self.makespan:  # always end on the last completion
             self.w_t.append(self.makespan)
             self.w_n.append(self.waiting)
-            self.w_q.append(tuple(map(len, self.dq)))
+            self.w_q.append(list(map(len, self.dq)))
         waiting = list(zip((sec(x) for x in self.w_t), self.w_n)) if self.record else []
-        queues = [list(q) for q in self.w_q] if self.record else []
+        queues = self.w_q if self.record else []
         tr.meta.update(mechanism="tree-async", balancer_params=self.balancer.get_params(),
                        order="df" if self.lifo else "bf", tasks=self.n_done, expanded=list(self.done),
                        steal_requests=self.steal_requests, steals=self.steals, tasks_moved=self.tasks_moved,
@@ -608,7 +609,7 @@ class _Run:
         if self.record and not (self.n_done & self.w_mask):
             self.w_t.append(t)
             self.w_n.append(self.waiting)
-            self.w_q.append(tuple(map(len, self.dq)))
+            self.w_q.append(list(map(len, self.dq)))
             if len(self.w_t) > self.w_limit:
                 self.w_t, self.w_n, self.w_q = self.w_t[::2], self.w_n[::2], self.w_q[::2]
                 self.w_mask = 2 * self.w_mask + 1

@@ -99,9 +99,13 @@ class PseudoDynamic(OnlineMapping):
         super().start(view, rng)
         c = view.costs
         m = view.n_nodes
-        same = np.array([[c.host[p] == c.host[q] for q in range(m)] for p in range(m)])
-        self.lat_ = np.where(same, 0.0, np.asarray(c.lat, dtype=float))
-        self.per_ = np.where(same, 0.0, np.asarray(c.per, dtype=float))
+        host = np.asarray(c.host[:m])
+        same = host[:, None] == host[None, :]  # without m² Python booleans (0.5 GB and seconds at 8 192)
+        # zeroed in place: np.where made a second m × m array per table (0.5 GB each at 8 192)
+        self.lat_ = np.array(c.lat, dtype=float)
+        self.lat_[same] = 0.0
+        self.per_ = np.array(c.per, dtype=float)
+        self.per_[same] = 0.0
         g = c.graph
         self.load_ = [g.weight(i) for i in range(g.n_tasks)]
         self.exec_ = np.asarray(c.exec, dtype=float)
