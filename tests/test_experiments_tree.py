@@ -115,3 +115,21 @@ def test_the_shipped_torus_experiment_compares_every_migration_balancer():
     adaptive = [b.params for b in exp.balancers if b.name == "phase-adaptive"]
     assert {p["detector"] for p in adaptive} == {"tasks", "work"}
     assert ["ldsv", "gdem", "none"] in [p["balancers"] for p in adaptive]  # 001's untested algorithmic switch
+
+
+@pytest.mark.parametrize("edit, field, text", [
+    # 8 193 nodes: an information model's tables (checked before any run, not as a failed run)
+    (lambda t: t.replace("count = 9,", "count = 8193,").replace('topology = "torus"', 'topology = "complete"')
+     + '[info]\nmodel = "gossip"\n', "info", "'exact' (the default) on 8,193 nodes"),
+    # 5 793 nodes at fanout 1: a gossip round's entries; a balancer's own table is named as such
+    (lambda t: t.replace("count = 9,", "count = 5793,").replace('topology = "torus"', 'topology = "complete"')
+     .replace('name = "random"', 'name = "random"\ninfo = {model = "gossip"}'), "balancers[1].info.fanout",
+     "a fanout whose rounds send at most 33,554,432 load entries"),
+    # swept: the grid point that makes the rounds too large is named
+    (lambda t: t.replace("count = 9,", "count = 600,").replace('topology = "torus"', 'topology = "complete"')
+     + '[info]\nmodel = "gossip"\n[grid]\n"info.fanout" = [1, 100]\n', "grid", "info.fanout"),
+])
+def test_an_information_model_too_large_for_the_platform_is_refused_before_the_runs(edit, field, text):
+    with pytest.raises(ConfigError) as e:
+        load(edit(TREE))
+    assert e.value.field.startswith(field) and text in str(e.value)

@@ -90,10 +90,7 @@ class InfoModel(Parameterised, ABC):
         self.validate()
         if n_nodes < 1:
             raise ConfigError("n_nodes", n_nodes, "at least 1 node")
-        if n_nodes > MAX_NODES:
-            raise ConfigError("info", self.name, f"'exact' (the default) on {n_nodes:,} nodes (a model that "
-                              f"sends loads keeps two n × n tables of what every node knows, so at most "
-                              f"{MAX_NODES:,} nodes)")
+        self.check_size(n_nodes)
         if len(loads) != n_nodes or len(neighbours) != n_nodes:
             raise ConfigError("loads", len(loads), f"one load and one neighbour list per node ({n_nodes})")
         self.n_nodes_ = n_nodes
@@ -110,6 +107,14 @@ class InfoModel(Parameterised, ABC):
         self.members_ = np.ones(n_nodes, dtype=bool)  # the nodes that take part (all, unless a model says)
         self.eps_sum_ = 0.0
         self.eps_count_ = 0
+
+    def check_size(self, n_nodes: int) -> None:
+        """Raise ConfigError if this model cannot keep *n_nodes* nodes' tables (an experiment file
+        asks before any run; :meth:`start` asks again)."""
+        if n_nodes > MAX_NODES:
+            raise ConfigError("info", self.name, f"'exact' (the default) on {n_nodes:,} nodes (a model that "
+                              f"sends loads keeps two n × n tables of what every node knows, so at most "
+                              f"{MAX_NODES:,} nodes)")
 
     @property
     def interval(self) -> float:

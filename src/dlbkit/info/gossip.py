@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..params import Interval, Options
-from .base import MAX_NODES, InfoModel
+from .base import InfoModel
 from .registry import register
 from .selection import SELECTIONS, Epochs
 
@@ -54,15 +54,17 @@ class Gossip(InfoModel):
         self.selection = selection
         self.pull = pull
 
-    def start(self, n_nodes, neighbours, loads, rng=None):
-        self.validate()
+    def check_size(self, n_nodes):
+        super().check_size(n_nodes)
         entries = n_nodes * min(self.fanout, n_nodes - 1) * n_nodes * (2 if self.pull else 1)
-        if n_nodes <= MAX_NODES and entries > MAX_ROUND_ENTRIES:  # before the tables (more nodes: start says)
+        if entries > MAX_ROUND_ENTRIES:
             raise ConfigError("info.fanout", self.fanout, f"a fanout whose rounds send at most {MAX_ROUND_ENTRIES:,} "
                               f"load entries (dlbkit's limit: each of {n_nodes:,} nodes sends its whole table to "
                               f"fanout peers{', and each peer answers' if self.pull else ''}, every message in "
                               f"flight at once; this one {entries:,})")
-        super().start(n_nodes, neighbours, loads, rng)
+
+    def start(self, n_nodes, neighbours, loads, rng=None):
+        super().start(n_nodes, neighbours, loads, rng)  # validates and checks the size before the tables
         if rng is None:
             raise ConfigError("the rng passed to gossip.start", None, "a numpy.random.Generator (engines pass one)")
         self.all_ = np.arange(n_nodes)
