@@ -411,18 +411,16 @@ def _engine(family: Family, table: Mapping, platform: Platform, path: str) -> tu
     return engine, options
 
 
-def _info(d: dict, family: Family, path: str, engine: Engine | None = None, n_nodes: int | None = None) -> None:
-    """An ``[info]`` table: the engine (default: the family's) must take an information model, and *d*
-    must build one that can keep *n_nodes* nodes' tables (checked here, before any run)."""
-    engine = engine or family.engine
+def _info(d: dict, family: Family, path: str, engine: Engine, n_nodes: int) -> None:
+    """An ``[info]`` table: *engine* must take an information model, and *d* must build one that can
+    keep *n_nodes* nodes' tables (checked here, before any run)."""
     if "info" not in engine.api_options:
         takes = [f.name for f in families.FAMILIES.values() if "info" in f.engine.api_options]
         raise ConfigError(path, d, f"absent: the {family.name} family's {engine.name} engine has no "
                           "information layer (families whose engine has one: " + (", ".join(takes) or "none") + ")")
     model = info.resolve(d, path)
-    if n_nodes is not None:
-        with check.renamed("info", path):
-            model.check_size(n_nodes)
+    with check.renamed("info", path):
+        model.check_size(n_nodes)
 
 
 def _default_label(name: str, params: Mapping) -> str:

@@ -36,6 +36,7 @@ cores of one machine are free. :func:`upward_rank` is the priority both evaluato
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from ..errors import ConfigError
@@ -94,10 +95,11 @@ class GraphCosts:
         """(mean latency, mean per-unit time) over ordered pairs of processors on distinct machines
         (HEFT's average communication cost, Topcuoglu 2002 §4.1); (0, 0) on one machine."""
         m, host = self.n_nodes, self.host
-        # summed pair by pair in (p, q) order, without a list of the m² pairs (16 M tuples, a GB, at 4 096)
-        count = sum(1 for p in range(m) for q in range(m) if host[p] != host[q])
+        # the pairs on distinct machines: all but those within a machine (c² for a machine of c cores)
+        count = m * m - sum(c * c for c in Counter(host).values())
         if not count:
             return 0.0, 0.0
+        # summed pair by pair in (p, q) order, without a list of the m² pairs (16 M tuples, a GB, at 4 096)
         lat = sum(self.lat[p][q] for p in range(m) for q in range(m) if host[p] != host[q])
         per = sum(self.per[p][q] for p in range(m) for q in range(m) if host[p] != host[q])
         return lat / count, per / count
@@ -136,7 +138,7 @@ def costs_for(graph: TaskGraph, nodes, kind: str = "standard", *, contention: bo
         # one float per hop count, shared by every pair at that distance (m² entries, a few objects);
         # the hop rows one at a time (a list of all m of them was 0.5 GB at 8 192), and on a complete
         # platform without its m × m hop matrix (1 GB to build at 8 192)
-        rows = (_hop_row(nodes, h) for h in host)
+        rows = (nodes.hops_from(h).tolist() for h in host)
         if kind == "standard":
             lat_s, inv_bw = nodes.network.latency, 1.0 / nodes.network.bandwidth
             by_hops: dict[int, float] = {}
@@ -163,16 +165,6 @@ def _same_rows(value: float, m: int) -> list:
     """An m × m table of one *value*: m references to one row (the tables are read, never written;
     m rows of their own were 0.5 GB at 8 192 processors)."""
     return [[value] * m] * m
-
-
-def _hop_row(platform, a: int) -> list:
-    """Hop counts from machine *a* to every machine, as a list; on a complete platform without the
-    all-pairs matrix (1 everywhere but 0 at *a*)."""
-    if platform.complete:
-        row = [1] * platform.n_nodes
-        row[a] = 0
-        return row
-    return platform.hops[a].tolist()
 
 
 def _routes(platform) -> dict:

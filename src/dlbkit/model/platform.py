@@ -158,17 +158,18 @@ class Platform:
         return hop_matrix(self.graph)
 
     def hops_from(self, src: int) -> np.ndarray:
-        """Hop counts from node *src* to every node (one breadth-first search; none on a complete
-        platform)."""
+        """Hop counts from node *src* to every node: one breadth-first search, kept for the next call;
+        on a complete platform made anew each time (1 but 0 at *src*: kept for every source, they
+        would be the n × n matrix)."""
+        if self.complete:
+            h = np.ones(self.n_nodes, dtype=np.int64)
+            h[src] = 0
+            return h
         cache = self.__dict__.setdefault("_hops_from", {})
         if src not in cache:
-            if self.complete:
-                h = np.ones(self.n_nodes, dtype=np.int64)
-                h[src] = 0
-            else:
-                h = np.zeros(self.n_nodes, dtype=np.int64)
-                for dst, d in nx.single_source_shortest_path_length(self.graph, src).items():
-                    h[dst] = d
+            h = np.zeros(self.n_nodes, dtype=np.int64)
+            for dst, d in nx.single_source_shortest_path_length(self.graph, src).items():
+                h[dst] = d
             cache[src] = h
         return cache[src]
 

@@ -180,9 +180,10 @@ class _Run:
         self.done_run = [False] * n  # its compute block ended
         self.wait_send = [False] * n  # thesis: waiting for its next message's receiver to be placed
         self.n_unplaced_succ = [len(s) for s in graph.succs]
-        # thesis: messages are sent in decreasing precedence of the receivers (the reverse of
-        # `sends`); next_msg[i] counts those sent, batch[i] the (first, end) of the ones in i's
-        # transmit block now queued or running
+        # thesis: each task's messages in the order they are sent, decreasing precedence of the
+        # receivers (`sends` reversed); next_msg[i] counts those sent, batch[i] the (first, end) of
+        # the ones in i's transmit block now queued or running
+        self.outbox = [s[::-1] for s in self.sends]
         self.next_msg = [0] * n
         self.batch: list = [None] * n
         self.start = self.view.start if online else [None] * n  # the view reads the engine's lists
@@ -317,7 +318,7 @@ class _Run:
         for q, d in g.preds[i]:
             self.n_unplaced_succ[q] -= 1
             if self.thesis:
-                if self.wait_send[q] and self._next_placed(q):
+                if self.wait_send[q]:  # it transmits now if i was the receiver it waited for
                     self.wait_send[q] = False
                     self._transmit(t, q, self.placed[q])
             elif self.done_run[q]:  # its data waited at the sender
@@ -407,24 +408,19 @@ class _Run:
             self.batch[i] = (0, len(self.sends[i]))
         self._start_block(t0, p, i, kind, work, send)
 
-    def _next_placed(self, i: int) -> bool:
-        """Thesis: whether the receiver of task i's next message is placed."""
-        k = self.next_msg[i]
-        return self.placed[self.sends[i][len(self.sends[i]) - 1 - k][0]] >= 0
-
     def _transmit(self, t: float, i: int, p: int) -> None:
         """Thesis, 002 §5.3 rule 3 read per message: task i, computed, sends its next messages in
         decreasing precedence of the receivers, as one transmit block queued at its priority, up to
         the first receiver not yet placed, where it waits without holding the processor; it
         terminates with its last message. (Waiting for every receiver before sending any deadlocks:
         0 → 1, 0 → 2, 1 → 2 on one node, where 2 is placed only once 1 has received 0's data.)"""
-        seq, k = self.sends[i], self.next_msg[i]
-        n_out = len(seq)
+        out, k = self.outbox[i], self.next_msg[i]
+        n_out = len(out)
         if k == n_out:
             self._terminate(t, i, p)
             return
         h = k
-        while h < n_out and self.placed[seq[n_out - 1 - h][0]] >= 0:
+        while h < n_out and self.placed[out[h][0]] >= 0:
             h += 1
         if h == k:
             self.wait_send[i] = True  # rule 3: wait, the processor free, until the receiver is placed
@@ -434,7 +430,7 @@ class _Run:
             send = self._send_part(i, p)
         else:
             c, a, hp = self.costs, self.placed, self.costs.host[p]
-            send = sum(d * c.per[p][a[j]] for j, d in reversed(seq[n_out - h:n_out - k]) if c.host[a[j]] != hp)
+            send = sum(d * c.per[p][a[j]] for j, d in out[k:h] if c.host[a[j]] != hp)
         self._enqueue(t, p, i, "send", send, send)
 
     def _unstall(self, t: float) -> bool:
@@ -467,8 +463,7 @@ class _Run:
             c, a, hp = self.costs, self.placed, self.costs.host[p]
             csum = 0.0
             k, h = self.batch[i]
-            n_out = len(self.sends[i])
-            for j, d in self.sends[i][n_out - h:n_out - k]:  # the block's messages, the last sent first
+            for j, d in reversed(self.outbox[i][k:h]):  # the block's messages, the last sent first
                 if c.host[a[j]] != hp:
                     csum += d * c.per[p][a[j]]
                 when = f - csum
