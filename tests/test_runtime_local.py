@@ -131,12 +131,24 @@ class _NotChunking(dlbkit.Balancer):
         pass
 
 
+def nap_square(x):
+    """2 ms of waiting, then x²: the emulation stretches measured busy time whatever fills it, and a
+    sleep, unlike a spin, is not slowed down by other processes on a loaded machine."""
+    time.sleep(0.002)
+    return x * x
+
+
 def test_emulated_slow_worker_does_less():
-    """Speeds 1 and 0.2: the slow worker's chunks take five times as long, so it gets fewer items."""
-    r = dlbkit.run_map(uneven, list(range(400)), emulate=[1.0, 0.2], balancer="ss")
+    """Speeds 1 and 0.2: the slow worker's items take five times as long, so it gets fewer of them.
+
+    With ``ss`` each item costs a request round trip that is not stretched; the items sleep 2 ms so
+    that the stretch dominates it even on a loaded machine (a spin of a few hundred µs did not: this
+    test failed once in a full run beside other jobs). Expected shares about 5 : 1; asserted > 2 : 1."""
+    r = dlbkit.run_map(nap_square, list(range(150)), emulate=[1.0, 0.2], balancer="ss")
     done = [sum(c for w, c in zip(r.trace.node, r.trace.count) if w == i) for i in range(2)]
-    assert done[0] > 2 * done[1]
-    assert r.results == [uneven(x) for x in range(400)]
+    assert sum(done) == 150
+    assert done[0] > 2 * done[1], done
+    assert r.results == [x * x for x in range(150)]
 
 
 def test_emulation_duration_closed_form():
