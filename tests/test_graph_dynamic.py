@@ -135,7 +135,23 @@ def test_pd_preempts_on_some_graphs_and_stays_valid():
         g = layered(30, width=5, seed=s, ccr=0.2)
         tr = simulate_graph_dynamic(3, [(g, 0.0), (layered(20, width=5, seed=s + 100), 3.0)], make("pd"), seed=s)
         total += tr.meta["preemptions"]
+        assert all(e > s for s, e in zip(tr.t_start, tr.t_end))  # every load > 0: no empty stretch
     assert total > 0
+
+
+def test_a_task_displaced_at_the_instant_it_started_neither_started_nor_was_preempted():
+    """One machine of two cores at speed 0.5, no edges. At t = 0 pd places one task at a time: 0 on core
+    0 (it starts), 2 on core 1, then 3 (precedence 10 > 6) on core 0, which displaces 0 before it did
+    anything. Until 2026-11-24 that left an empty stretch (0, 0) of task 0, counted a preemption and gave
+    task 0 the start 0. Times by hand: core 0 runs 3 for 5 / 0.5 = 10, then 0 for 6; core 1 runs 2
+    (6), 4 (4), 1 (2), 5 (2), the equal precedences of 1 and 5 in table order."""
+    p = Platform([Node("a", speed=0.5, cores=2)])
+    g = TaskGraph(list(range(6)), loads=[3.0, 1.0, 3.0, 5.0, 2.0, 1.0])
+    tr = simulate_graph_dynamic(p, g, make("pd"), seed=0)
+    assert sorted(zip(tr.first, tr.node, tr.t_start, tr.t_end)) == [
+        (0, 0, 10.0, 16.0), (1, 1, 10.0, 12.0), (2, 1, 0.0, 6.0), (3, 0, 0.0, 10.0), (4, 1, 6.0, 10.0),
+        (5, 1, 12.0, 14.0)]
+    assert tr.meta["start"] == [10.0, 10.0, 0.0, 0.0, 6.0, 12.0] and tr.meta["preemptions"] == 0
 
 
 @pytest.mark.parametrize("workload, field", [

@@ -367,8 +367,14 @@ class _Run:
                 self.cancelled.add(bid)
                 self.running[p] = None
                 self.free_at[p] = t
-                self.preemptions += 1
-                self._stretch(p, j, t0, t)
+                if t > t0:
+                    self.preemptions += 1
+                    self._stretch(p, j, t0, t)
+                elif self.start[j] == t0:
+                    # displaced at the instant it started (placements at one instant come one at a
+                    # time): it did nothing, so it has not started and was not preempted — no empty
+                    # stretch, no count; the timing is the same either way
+                    self.start[j] = None
                 self.seq += 1
                 heapq.heappush(self.queue[p], (-self.priority[j], self.seq, j, rkind, left, rsend))
         self._dispatch(t, p)
