@@ -48,6 +48,9 @@ def check_schedule(tr, g, p, thesis, dynamic):
     if dynamic:
         start, finish, a = tr.meta["start"], tr.meta["finish"], tr.meta["assignment"]
         assert set(tr.first) == set(range(n))  # every task run (a preempted one in several stretches)
+        # every load > 0: each stretch did work (no row for a block displaced as it started, nor for a
+        # transmit block of no time)
+        assert all(e > s for s, e in zip(tr.t_start, tr.t_end))
     else:
         assert sorted(tr.first) == list(range(n))  # one stretch per task: run once
         start, finish, a = [0.0] * n, [0.0] * n, tr.meta["assignment"]

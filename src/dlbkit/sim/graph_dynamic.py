@@ -42,8 +42,9 @@ Not built: the one-port contention option (the evaluator's); §8.3.2's neighbour
 time (placing is instantaneous, as the thesis's "real time" PD).
 
 Trace: one interval per stretch a task ran (``first`` = task index, ``t_ask`` = when its inputs were all
-in; a preempted task has several); ``meta``: ``assignment``, ``start`` (first stretch), ``finish``
-(when it terminated, its messages sent), ``placed_at``, ``preemptions``, ``programs``. Seeding:
+in; a preempted task has several, a thesis-model task one more per transmit block that took time);
+``meta``: ``assignment``, ``start`` (first stretch), ``finish`` (when it terminated, its messages
+sent), ``placed_at``, ``preemptions``, ``programs``. Seeding:
 layout ``GRAPH`` (balancer, availability), as the static engine, so a static plan meets the same
 availability on both engines.
 """
@@ -485,7 +486,8 @@ class _Run:
         _, i, kind, work, t0, send, _ = r
         self.running[p] = None
         self.free_at[p] = t
-        self._stretch(p, i, t0, t)
+        if t > t0 or kind != "send":  # a transmit block of no time (data 0, or receivers on this machine) did no work
+            self._stretch(p, i, t0, t)
         c = self.costs
         self.done_run[i] = True
         if self.thesis and kind in ("run", "send"):
