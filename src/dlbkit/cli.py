@@ -1040,9 +1040,10 @@ def _add_replay_parser(sub) -> None:
     rp.add_argument("--model", choices=MODELS, default="measured",
                     help="worker speeds: measured from the run (default) or the emulated factors as set")
     rp.add_argument("--info", metavar="MODEL", action="append", default=[],
-                    help="a job-stream recording (dlbkit cluster --record): also replay under this information "
-                         "model (repeatable: exact, neighbour, gossip, scatter-old, scatter-4.1, scatter-4.2, "
-                         "scatter-4.3, monitored); the recorded model is always replayed")
+                    help="a job-stream recording (dlbkit cluster --record): also replay the recorded balancer under "
+                         "this information model (repeatable: exact, neighbour, gossip, scatter-old, scatter-4.1, "
+                         "scatter-4.2, scatter-4.3, monitored); the recorded model is always replayed, and each "
+                         "--balancer runs under it")
     rp.add_argument("--json", action="store_true", help="a JSON object")
     rp.set_defaults(func=_cmd_replay)
 
