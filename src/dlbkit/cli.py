@@ -1308,7 +1308,8 @@ def _add_advise_parser(sub) -> None:
                                     "measured makespan beside the prediction. --json prints a list, best first.")
     ad.add_argument("trace", metavar="RUN.json", help="a recorded run (dlbkit run --record, run_map(record=), Loop.save)")
     ad.add_argument("--balancer", "-b", metavar="NAME", action="append", default=[],
-                    help="a candidate (repeatable, or comma-separated; default: every self-scheduling rule)")
+                    help="a candidate (repeatable, or comma-separated; default: the 20 rules auto chooses among, every "
+                         "self-scheduling rule but rnd, sanchez and proportional)")
     ad.add_argument("--plot", metavar="FILE.png", help="also draw the run's auto choices and predictions per step")
     ad.add_argument("--json", action="store_true", help="a JSON list, best first")
     ad.set_defaults(func=_cmd_advise)
