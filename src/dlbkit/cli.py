@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.set_defaults(func=_cmd_families)
 
     from .sim.bench import MODELS
-    bn = sub.add_parser("bench", help="run a reference model (benchmarks/MODELS.md)",
+    bn = sub.add_parser("bench", help="run a reference model: M1, M2 (BENCHMARKS.md) or the supermarket model",
                         description="Run a reference model through the general engine: makespan, events, "
                                     "wall time and events per second.")
     bn.add_argument("model", choices=sorted(MODELS), help="reference model")
