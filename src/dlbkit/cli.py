@@ -1038,7 +1038,8 @@ def _add_replay_parser(sub) -> None:
                     help="a parameter of the --balancer balancers (repeatable); the recorded one keeps its own")
     rp.add_argument("--seed", type=int, default=None, help="seed of random balancers (default: the recorded one, or 0)")
     rp.add_argument("--model", choices=MODELS, default="measured",
-                    help="worker speeds: measured from the run (default) or the emulated factors as set")
+                    help="worker speeds of a loop or task graph: measured from the run (default) or the emulated "
+                         "factors as set (a job stream always replays on its emulated speeds)")
     rp.add_argument("--info", metavar="MODEL", action="append", default=[],
                     help="a job-stream recording (dlbkit cluster --record): also replay the recorded balancer under "
                          "this information model (repeatable: exact, neighbour, gossip, scatter-old, scatter-4.1, "
@@ -1093,7 +1094,7 @@ def _cmd_replay(args) -> int:
         print(json.dumps(_jsonable(info), indent=2))
         return 0
     print(f"replay of {args.trace}: {trace.balancer} on {trace.n_nodes} workers ({info['backend']}), "
-          f"{info['items']} items; real makespan {real:.4g} s")
+          f"{info['items']} {'tasks' if trace.family == 'graph' else 'items'}; real makespan {real:.4g} s")
     speeds = " ".join(f"{s:.3g}" for s in model.speeds)
     print(f"model: {model.model} speeds {speeds}; latency {model.latency * 1e3:.3g} ms; master overhead "
           f"{model.overhead * 1e3:.3g} ms; startup {model.startup * 1e3:.3g} ms")
