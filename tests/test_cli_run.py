@@ -251,3 +251,17 @@ def test_replay_bad_input_is_one_line_and_status_2(capsys, tmp_path, recorded, a
     assert code == 2
     assert out == ""
     assert needle in one_line_error(err)
+
+
+def test_replay_of_a_graph_recording_counts_tasks_not_items(capsys, tmp_path):
+    """A task graph's recording is replayed in the graph simulator, and the heading says tasks (it
+    said "2 items", the loop's word)."""
+    import operator
+
+    import dlbkit
+
+    rec = tmp_path / "graph.json"
+    dlbkit.run_graph({"a": (abs, -1), "b": (operator.neg, "a")}, workers=1, record=rec)
+    code, out, err = cli(capsys, "replay", str(rec))
+    assert code == 0, err
+    assert out.splitlines()[0].startswith(f"replay of {rec}: pd on 1 workers (local), 2 tasks; real makespan ")

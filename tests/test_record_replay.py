@@ -419,3 +419,12 @@ def test_non_finite_series_values_load_as_numbers(tmp_path):
     loaded = load_trace(path).series["view_age"]
     assert loaded.dtype == np.float64
     np.testing.assert_array_equal(loaded, age)
+
+
+def test_replays_of_different_balancers_are_distinct_results_that_say_what_they_are(quick_run):
+    """A ReplayResult is a Result: its repr names the family, the balancer and the makespan, and two
+    replays are not equal because they have no dataclass fields (it printed ``ReplayResult()``, and
+    every replay compared equal to every other)."""
+    a, b = replay(quick_run.trace), replay(quick_run.trace, "static")
+    assert a.makespan != b.makespan and a != b
+    assert repr(b).startswith(f"<ReplayResult divisible, static: makespan {b.makespan:.6g}")

@@ -115,7 +115,7 @@ def test_an_exception_names_the_task_and_carries_the_workers_traceback():
         with pytest.raises(TaskError, match=r"task 'b' failed: ValueError: bad value 3") as info:
             dlbkit.graph(tasks, workers=2, balancer=b)
         err = info.value
-        assert err.index == "b"
+        assert err.index == "b" and err.what == "task"  # docs/design.md: "TaskError's `what` names the unit"
         assert "in _fails" in err.remote_traceback
         assert isinstance(err.__cause__, ValueError)
         assert _no_worker_left()

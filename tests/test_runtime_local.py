@@ -76,7 +76,7 @@ def test_exception_surfaces_with_index_and_traceback_and_no_orphans():
     with pytest.raises(TaskError) as e:
         dlbkit.map(boom, range(100), workers=2, balancer="ss")
     err = e.value
-    assert err.index == 41
+    assert err.index == 41 and err.what == "item"
     assert "bad item 41" in str(err) and "in boom" in err.remote_traceback
     assert isinstance(err.__cause__, ValueError)
     time.sleep(0.2)

@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.set_defaults(func=_cmd_families)
 
     from .sim.bench import MODELS
-    bn = sub.add_parser("bench", help="run a reference model (benchmarks/MODELS.md)",
+    bn = sub.add_parser("bench", help="run a reference model: M1, M2 (BENCHMARKS.md) or the supermarket model",
                         description="Run a reference model through the general engine: makespan, events, "
                                     "wall time and events per second.")
     bn.add_argument("model", choices=sorted(MODELS), help="reference model")
@@ -1038,11 +1038,13 @@ def _add_replay_parser(sub) -> None:
                     help="a parameter of the --balancer balancers (repeatable); the recorded one keeps its own")
     rp.add_argument("--seed", type=int, default=None, help="seed of random balancers (default: the recorded one, or 0)")
     rp.add_argument("--model", choices=MODELS, default="measured",
-                    help="worker speeds: measured from the run (default) or the emulated factors as set")
+                    help="worker speeds of a loop or task graph: measured from the run (default) or the emulated "
+                         "factors as set (a job stream always replays on its emulated speeds)")
     rp.add_argument("--info", metavar="MODEL", action="append", default=[],
-                    help="a job-stream recording (dlbkit cluster --record): also replay under this information "
-                         "model (repeatable: exact, neighbour, gossip, scatter-old, scatter-4.1, scatter-4.2, "
-                         "scatter-4.3, monitored); the recorded model is always replayed")
+                    help="a job-stream recording (dlbkit cluster --record): also replay the recorded balancer under "
+                         "this information model (repeatable: exact, neighbour, gossip, scatter-old, scatter-4.1, "
+                         "scatter-4.2, scatter-4.3, monitored); the recorded model is always replayed, and each "
+                         "--balancer runs under it")
     rp.add_argument("--json", action="store_true", help="a JSON object")
     rp.set_defaults(func=_cmd_replay)
 
@@ -1092,7 +1094,7 @@ def _cmd_replay(args) -> int:
         print(json.dumps(_jsonable(info), indent=2))
         return 0
     print(f"replay of {args.trace}: {trace.balancer} on {trace.n_nodes} workers ({info['backend']}), "
-          f"{info['items']} items; real makespan {real:.4g} s")
+          f"{info['items']} {'tasks' if trace.family == 'graph' else 'items'}; real makespan {real:.4g} s")
     speeds = " ".join(f"{s:.3g}" for s in model.speeds)
     print(f"model: {model.model} speeds {speeds}; latency {model.latency * 1e3:.3g} ms; master overhead "
           f"{model.overhead * 1e3:.3g} ms; startup {model.startup * 1e3:.3g} ms")
@@ -1307,7 +1309,8 @@ def _add_advise_parser(sub) -> None:
                                     "measured makespan beside the prediction. --json prints a list, best first.")
     ad.add_argument("trace", metavar="RUN.json", help="a recorded run (dlbkit run --record, run_map(record=), Loop.save)")
     ad.add_argument("--balancer", "-b", metavar="NAME", action="append", default=[],
-                    help="a candidate (repeatable, or comma-separated; default: every self-scheduling rule)")
+                    help="a candidate (repeatable, or comma-separated; default: the 20 rules auto chooses among, every "
+                         "self-scheduling rule but rnd, sanchez and proportional)")
     ad.add_argument("--plot", metavar="FILE.png", help="also draw the run's auto choices and predictions per step")
     ad.add_argument("--json", action="store_true", help="a JSON list, best first")
     ad.set_defaults(func=_cmd_advise)

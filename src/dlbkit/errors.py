@@ -40,6 +40,7 @@ class TaskError(DlbkitError):
 
     def __init__(self, index: int, error: str, remote_traceback: str, *, what: str = "item"):
         self.index = index
+        self.what = what
         self.remote_traceback = remote_traceback
         # the traceback text is shown once, through the __cause__ chain, as concurrent.futures does
         super().__init__(f"{what} {index!r} failed: {error}" if what != "item" else f"item {index} failed: {error}")

@@ -113,7 +113,6 @@ class ReplayModel:
                 "total_work": float(self.costs.sum())}
 
 
-@dataclass
 class ReplayResult(Result):
     """A replay's :class:`~dlbkit.results.Result`, with the recorded run it replays (*recorded*) and the
     model used (*model*)."""

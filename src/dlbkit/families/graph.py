@@ -91,7 +91,7 @@ def check_fit(platform: Platform, workload: TaskGraph) -> None:
 FAMILY = register(Family(
     name="graph",
     summary="a DAG of tasks with computation and communication weights, mapped once onto the processors "
-            "(a static plan) and timed by one evaluator",
+            "(a static plan) and timed by one evaluator, or placed online as tasks become ready (dynamic engine)",
     source="002 (Sinclair 1993); Topcuoglu, Hariri & Wu 2002",
     workloads=(TaskGraph,),
     view=GraphView,

@@ -154,7 +154,7 @@ class Divisible:
 
     *n_items* is at most :data:`MAX_ITEMS`.
 
-    >>> Divisible(4, CostModel("array", values=(1, 2, 3, 4))).costs(None).sum()
+    >>> float(Divisible(4, CostModel("array", values=(1, 2, 3, 4))).costs(None).sum())
     10.0
     """
 

@@ -358,10 +358,7 @@ def _step(spec: SpmdSpec, w: int, it: int, block: np.ndarray, lo, hi, send) -> t
     t_done = clock()
     work = t_done - t_start
     if spec.emulation is not None:
-        end = t_start + spec.emulation.duration(w, t_start - spec.origin, work)
-        delay = end - clock()
-        if delay > 0:
-            time.sleep(delay)
+        spec.emulation.stretch(w, spec.origin, t_start, t_done)
     h = spec.halo
     return block, (STEPPED, it, block[:h], block[-h:], work, t_start - spec.origin, clock() - spec.origin)
 

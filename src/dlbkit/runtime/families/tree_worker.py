@@ -269,9 +269,7 @@ class _Worker:
             children, value, new_bound = self.expand(task)
             busy = clock() - t0
             if emu is not None:
-                delay = t0 + emu.duration(self.w, t0 - self.origin, busy) - clock()
-                if delay > 0:
-                    time.sleep(delay)
+                emu.stretch(self.w, self.origin, t0, t0 + busy)
             self.work += busy
             if busy > self.max_task:
                 self.max_task = busy
