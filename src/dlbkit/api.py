@@ -28,8 +28,8 @@ def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer 
     balancer; a :class:`~dlbkit.model.tree.TaskTree` on the asynchronous tree engine with a migration
     balancer; an :class:`~dlbkit.model.spmd.Spmd` loop (Osman 2003, 000) on the pipelined-SPMD engine
     with a repartition balancer or ``"none"``/None (no balancing); a
-:class:`~dlbkit.model.graph.TaskGraph` on the static-plan engine with a mapping balancer; a
-:class:`~dlbkit.model.stream.Stream` on the job-stream engine with a placement balancer.
+    :class:`~dlbkit.model.graph.TaskGraph` on the static-plan engine with a mapping balancer; a
+    :class:`~dlbkit.model.stream.Stream` on the job-stream engine with a placement balancer.
     *engine_name* chooses another engine of the family (None: its first, the default; an experiment
     file's ``[engine] name``), e.g. ``engine_name="dynamic"`` for a task graph under changing
     availability, where an online mapper (``pd``) or a static plan replayed runs. The balancer must be

@@ -1175,7 +1175,6 @@ def _cmd_cluster(args) -> int:
     import numpy as np
     from concurrent.futures import wait
     from .cluster import Cluster
-    from .runtime.backends.local import default_workers
 
     if args.jobs < 1:
         raise ConfigError("--jobs", args.jobs, "an integer >= 1")

@@ -17,8 +17,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .balancers.base import Balancer, ChunkingBalancer
-from .balancers.registry import resolve
+from .balancers.base import Balancer
 from .errors import ConfigError, DlbkitError
 from .model.steps import join_steps, step_trace
 from .model.trace import Trace

@@ -394,7 +394,7 @@ def _check_meta(meta: dict, ck: _Checker, P: int, n_chunks: int) -> None:
                 pair = ck.array(ck.get(step, key, f"{f}.{key}"), f"{f}.{key}", 2)
                 lo, hi = (ck.integer(x, f"{f}.{key}[{j}]", lo=0) for j, x in enumerate(pair))
                 if hi < lo or (key == "chunks" and hi > n_chunks):
-                    ck.fail(f"{f}.{key}", pair, f"[lo, hi] with lo <= hi" + (f" <= {n_chunks} (the chunks)"
+                    ck.fail(f"{f}.{key}", pair, "[lo, hi] with lo <= hi" + (f" <= {n_chunks} (the chunks)"
                                                                              if key == "chunks" else ""))
 
 
