@@ -1038,8 +1038,9 @@ def _add_replay_parser(sub) -> None:
                     help="a parameter of the --balancer balancers (repeatable); the recorded one keeps its own")
     rp.add_argument("--seed", type=int, default=None, help="seed of random balancers (default: the recorded one, or 0)")
     rp.add_argument("--model", choices=MODELS, default="measured",
-                    help="worker speeds of a loop or task graph: measured from the run (default) or the emulated "
-                         "factors as set (a job stream always replays on its emulated speeds)")
+                    help="worker speeds of a loop: measured from the run (default) or the emulated factors as set "
+                         "(a task graph replays its measured task costs on its recorded speeds, a job stream on its "
+                         "emulated speeds)")
     rp.add_argument("--info", metavar="MODEL", action="append", default=[],
                     help="a job-stream recording (dlbkit cluster --record): also replay the recorded balancer under "
                          "this information model (repeatable: exact, neighbour, gossip, scatter-old, scatter-4.1, "
@@ -1066,7 +1067,7 @@ def _named_balancers(names: Sequence[str], params: dict, kinds: tuple[str, ...])
 
 def _cmd_replay(args) -> int:
     from .balancers.registry import make
-    from .replay import REPLAY_KINDS, check_replayable, compare, estimate
+    from .replay import REPLAY_KINDS, check_replayable, compare, dispatch_latency, estimate
     from .runtime.record import load_trace
 
     trace = load_trace(args.trace)
@@ -1081,23 +1082,30 @@ def _cmd_replay(args) -> int:
         return _replay_stream_cmd(args, trace, named)
     if args.info:
         raise ConfigError("--info", args.info, "used with a job-stream recording (dlbkit cluster --record)")
-    model = estimate(trace, args.model)
+    if trace.family == "graph":  # measured task costs on the recorded speeds; the --model of loops does not apply
+        model = {"model": "recorded", "speeds": [float(s) for s in trace.speeds], "latency": dispatch_latency(trace)}
+    else:
+        model = estimate(trace, args.model).as_dict()
     rows = compare(trace, [make(n, p) for n, p in named], seed=args.seed, model=args.model)
     real = rows[0]["real_makespan"]
     bound = rows[0]["makespan"] * rows[0]["efficiency"]
     real_eff = bound / real if real > 0 else math.nan
     info = {"trace": str(args.trace), "balancer": trace.balancer,
             "params": dict(trace.meta.get("balancer_params") or {}), "workers": trace.n_nodes,
-            "items": int(len(model.costs)), "backend": trace.meta.get("backend", trace.source),
-            "real_makespan": real, "real_efficiency": real_eff, "model": model.as_dict(), "rows": rows}
+            "items": int(model.get("items", len(trace.meta.get("item_cost") or ()))),
+            "backend": trace.meta.get("backend", trace.source),
+            "real_makespan": real, "real_efficiency": real_eff, "model": model, "rows": rows}
     if args.json:
         print(json.dumps(_jsonable(info), indent=2))
         return 0
     print(f"replay of {args.trace}: {trace.balancer} on {trace.n_nodes} workers ({info['backend']}), "
           f"{info['items']} {'tasks' if trace.family == 'graph' else 'items'}; real makespan {real:.4g} s")
-    speeds = " ".join(f"{s:.3g}" for s in model.speeds)
-    print(f"model: {model.model} speeds {speeds}; latency {model.latency * 1e3:.3g} ms; master overhead "
-          f"{model.overhead * 1e3:.3g} ms; startup {model.startup * 1e3:.3g} ms")
+    speeds = " ".join(f"{s:.3g}" for s in model["speeds"])
+    if trace.family == "graph":  # no master, no startup: a transfer's latency is the coordinator's dispatch
+        print(f"model: recorded speeds {speeds}; dispatch latency {model['latency'] * 1e3:.3g} ms")
+    else:
+        print(f"model: {model['model']} speeds {speeds}; latency {model['latency'] * 1e3:.3g} ms; master overhead "
+              f"{model['overhead'] * 1e3:.3g} ms; startup {model['startup'] * 1e3:.3g} ms")
     print()
 
     def label(row) -> str:

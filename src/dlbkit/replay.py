@@ -84,7 +84,8 @@ from .model.workload import Divisible
 from .runtime.record import load_trace
 from .sim.auto import round_trip_latency
 
-__all__ = ["replay", "compare", "estimate", "check_replayable", "REPLAY_KINDS", "replay_graph", "replay_stream", "ReplayModel",
+__all__ = ["replay", "compare", "estimate", "check_replayable", "REPLAY_KINDS", "replay_graph", "replay_stream",
+           "dispatch_latency", "ReplayModel",
            "ReplayResult", "MODELS"]
 
 MODELS = ("measured", "emulated")
@@ -344,7 +345,7 @@ def replay_graph(trace: Trace, balancer: Balancer | str | None = None, params: M
     g = TaskGraph(tuple(t["id"] for t in tasks), loads=tuple(float(c) for c in costs), edges=edges,
                   name=str(dag.get("name", "graph")))
     if latency is None:
-        latency = _dispatch_latency(trace)
+        latency = dispatch_latency(trace)
     elif isinstance(latency, bool) or not isinstance(latency, (int, float)) or not math.isfinite(latency) or latency < 0:
         raise ConfigError("latency", latency, "a finite number of seconds >= 0")
     P = trace.n_nodes
@@ -363,7 +364,7 @@ def replay_graph(trace: Trace, balancer: Balancer | str | None = None, params: M
     return ReplayResult(tr, b, platform=platform, recorded=trace)
 
 
-def _dispatch_latency(trace: Trace) -> float:
+def dispatch_latency(trace: Trace) -> float:
     """The median wait of a task that was ready on an idle worker (from ready, or the worker's previous
     end, to its start): the coordinator's dispatch, what the replay charges as a transfer's latency."""
     last: dict[int, float] = {}
