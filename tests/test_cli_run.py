@@ -275,3 +275,5 @@ def test_replay_of_a_graph_recording_counts_tasks_not_items(capsys, tmp_path):
     assert code == 0, err
     got = json.loads(out)
     assert got["items"] == 2 and got["model"] == {"model": "recorded", "speeds": [1.0], "latency": lat}
+    code, out, err = cli(capsys, "replay", str(rec), "--model", "emulated")  # was silently ignored
+    assert code == 2 and err.count("\n") == 1 and "--model" in err and "loop recording" in err

@@ -1037,10 +1037,10 @@ def _add_replay_parser(sub) -> None:
     rp.add_argument("--param", "-p", metavar="KEY=VALUE", action="append", default=[],
                     help="a parameter of the --balancer balancers (repeatable); the recorded one keeps its own")
     rp.add_argument("--seed", type=int, default=None, help="seed of random balancers (default: the recorded one, or 0)")
-    rp.add_argument("--model", choices=MODELS, default="measured",
+    rp.add_argument("--model", choices=MODELS, default=None,
                     help="worker speeds of a loop: measured from the run (default) or the emulated factors as set "
-                         "(a task graph replays its measured task costs on its recorded speeds, a job stream on its "
-                         "emulated speeds)")
+                         "(only for loops: a task graph replays its measured task costs on its recorded speeds, a "
+                         "job stream on its emulated speeds)")
     rp.add_argument("--info", metavar="MODEL", action="append", default=[],
                     help="a job-stream recording (dlbkit cluster --record): also replay the recorded balancer under "
                          "this information model (repeatable: exact, neighbour, gossip, scatter-old, scatter-4.1, "
@@ -1078,6 +1078,10 @@ def _cmd_replay(args) -> int:
     if params and not names:
         raise ConfigError("--param", args.param, "used with --balancer (the recorded balancer is replayed as recorded)")
     named = _named_balancers(names, params, REPLAY_KINDS[trace.family])
+    if args.model is not None and trace.family != "divisible":
+        raise ConfigError("--model", args.model, "used with a loop recording (a task graph replays on its recorded "
+                          "speeds, a job stream on its emulated speeds)")
+    args.model = args.model or "measured"
     if trace.family == "stream":
         return _replay_stream_cmd(args, trace, named)
     if args.info:
