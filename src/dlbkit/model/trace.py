@@ -1,7 +1,15 @@
 """Trace: the record of one run, in one format for every family, simulated and real.
 
-Columnar lists (appended in engines' hot loops, or set once as arrays; turned into numpy arrays on
-demand):
+Columnar, typed storage: each interval column is a :class:`Column`, an :class:`array.array` (``'q'``: 64-bit integers for
+``node``, ``first``, ``count``, ``round_of``; ``'d'``: doubles for ``t_ask``, ``t_start``, ``t_end``),
+8 bytes a row, growable (engines append in their hot loops, or assign a whole column once: a list, a
+numpy array or another ``array.array`` given to a column is converted on assignment), read by numpy
+without a copy through the buffer protocol, pickled as raw bytes (multiprocess and MPI runs). A list
+of Python floats held about 32 bytes a value (the float object and its slot); the arrays hold 8. An
+integer column refuses a float or None (``TypeError``), a float column None: a column never holds a
+value of another kind. Columns support ``append``, ``extend``, ``len``, indexing and slicing (a slice
+is a plain ``array.array`` of the same kind) and compare equal to a list of the same values; not
+concatenation with ``+`` a list, nor ``sort``.
 
 * **intervals**: one row per stretch of work a node did: ``node``, ``first`` and ``count`` (which
   work: items of a loop, a task, the data points a node held in an SPMD loop), ``t_ask`` (the node
@@ -22,16 +30,70 @@ Metrics are computed from a trace (:mod:`dlbkit.model.metrics`, and each family'
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Trace", "Decision", "INTERVAL_COLUMNS", "ROUND_COLUMNS", "TRANSFER_COLUMNS"]
+__all__ = ["Trace", "Decision", "Column", "column", "INTERVAL_COLUMNS", "ROUND_COLUMNS", "TRANSFER_COLUMNS"]
 
 INTERVAL_COLUMNS = ("node", "first", "count", "t_ask", "t_start", "t_end", "round")
 ROUND_COLUMNS = ("round", "node", "count", "t_send", "send_time", "calc_time", "exe_time")
 TRANSFER_COLUMNS = ("round", "time", "src", "dst", "n")
+
+#: the Trace's interval attributes and each one's array typecode ('q': int64, 'd': float64)
+_TYPECODE = {"node": "q", "first": "q", "count": "q", "t_ask": "d", "t_start": "d", "t_end": "d", "round_of": "q"}
+_DTYPE = {"q": np.int64, "d": np.float64}
+
+
+class Column(array):
+    """An interval column: an :class:`array.array` that also compares equal to a list or tuple of the
+    same values, as the lists it replaced did (``trace.node == [0, 1, 0]``). Copies stay columns."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, (list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return array.__eq__(self, other)
+
+    def __ne__(self, other: Any) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a list
+
+    def __copy__(self) -> Column:
+        return Column(self.typecode, self)
+
+    def __deepcopy__(self, memo: Any) -> Column:
+        return Column(self.typecode, self)
+
+
+def column(typecode: str, values: Any = ()) -> Column:
+    """*values* as an interval column of *typecode* (``'q'`` or ``'d'``); a :class:`Column` of that
+    typecode is kept as it is (not copied). A numpy array is copied in one piece when its dtype casts
+    safely (integers to a float column too), else value by value, so that a float in an integer column
+    raises ``TypeError`` as it does from a list."""
+    if values.__class__ is Column and values.typecode == typecode:
+        return values
+    if isinstance(values, np.ndarray):
+        dtype = _DTYPE[typecode]
+        if np.can_cast(values.dtype, dtype, "safe"):
+            out = Column(typecode)
+            out.frombytes(np.ascontiguousarray(values, dtype=dtype).ravel().view(np.uint8))
+            return out
+        values = values.tolist()
+    return Column(typecode, values)
+
+
+def _ints() -> Column:
+    return Column("q")
+
+
+def _floats() -> Column:
+    return Column("d")
 
 
 @dataclass(frozen=True)
@@ -64,13 +126,14 @@ class Trace:
     seed: int | None = None
     source: str = "sim"  # "sim" or a runtime backend name
     family: str = "divisible"
-    node: list[int] = field(default_factory=list)
-    first: list[int] = field(default_factory=list)
-    count: list[int] = field(default_factory=list)
-    t_ask: list[float] = field(default_factory=list)
-    t_start: list[float] = field(default_factory=list)
-    t_end: list[float] = field(default_factory=list)
-    round_of: list[int] = field(default_factory=list)
+    # the interval columns: array.array (see the module docstring); any sequence assigned is converted
+    node: Column = field(default_factory=_ints)
+    first: Column = field(default_factory=_ints)
+    count: Column = field(default_factory=_ints)
+    t_ask: Column = field(default_factory=_floats)
+    t_start: Column = field(default_factory=_floats)
+    t_end: Column = field(default_factory=_floats)
+    round_of: Column = field(default_factory=_ints)
     rounds: list[tuple] = field(default_factory=list)
     transfers: list[tuple] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
@@ -91,6 +154,12 @@ class Trace:
     max_item: float = 0.0
     meta: dict = field(default_factory=dict)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # an interval column is always a typed array, however it was given (the dataclass's __init__,
+        # dataclasses.replace and engines assigning a whole column all pass here)
+        code = _TYPECODE.get(name)
+        object.__setattr__(self, name, value if code is None else column(code, value))
+
     def add_interval(self, node: int, first: int, count: int, t_ask: float, t_start: float, t_end: float,
                      round: int = -1) -> None:
         """Append one interval row (engines with a hot loop append to the columns directly)."""
@@ -104,10 +173,11 @@ class Trace:
 
     def intervals(self) -> dict[str, np.ndarray]:
         """The interval rows as columns (:data:`INTERVAL_COLUMNS`)."""
-        return {"node": np.asarray(self.node, dtype=np.int64), "first": np.asarray(self.first, dtype=np.int64),
-                "count": np.asarray(self.count, dtype=np.int64), "t_ask": np.asarray(self.t_ask, dtype=float),
-                "t_start": np.asarray(self.t_start, dtype=float), "t_end": np.asarray(self.t_end, dtype=float),
-                "round": np.asarray(self.round_of, dtype=np.int64)}
+        # copies (a caller may change them; a numpy view would also pin the column's size)
+        return {"node": np.array(self.node, dtype=np.int64), "first": np.array(self.first, dtype=np.int64),
+                "count": np.array(self.count, dtype=np.int64), "t_ask": np.array(self.t_ask, dtype=float),
+                "t_start": np.array(self.t_start, dtype=float), "t_end": np.array(self.t_end, dtype=float),
+                "round": np.array(self.round_of, dtype=np.int64)}
 
     def round_table(self) -> dict[str, np.ndarray]:
         cols = list(zip(*self.rounds)) if self.rounds else [[] for _ in ROUND_COLUMNS]
