@@ -15,7 +15,9 @@ concatenation with ``+`` a list, nor ``sort``.
   work: items of a loop, a task, the data points a node held in an SPMD loop), ``t_ask`` (the node
   asked for it or was ready), ``t_start``, ``t_end``, ``round_of`` (the round, SPMD loop or
   iteration it belongs to; -1 outside rounds);
-* **rounds**: per round and node, the round mechanism's measurements (004 §2.2);
+* **rounds**: per round and node, the round mechanism's measurements (004 §2.2), one row of
+  :data:`ROUND_COLUMNS` per chunk: a :class:`Rows` (typed columns, ``'qqqdddd'``) read and written as
+  a list of tuples;
 * **transfers**: one row per move of work that balancing decided and carried out: ``(round, time, src,
   dst, n)`` (round -1 outside rounds; time NaN where the engine counts loops, not seconds);
 * **decisions**: when the engine was asked to record them, one :class:`Decision` per call of a
@@ -36,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Trace", "Decision", "Column", "column", "INTERVAL_COLUMNS", "ROUND_COLUMNS", "TRANSFER_COLUMNS"]
+__all__ = ["Trace", "Decision", "Column", "Rows", "column", "INTERVAL_COLUMNS", "ROUND_COLUMNS", "TRANSFER_COLUMNS"]
 
 INTERVAL_COLUMNS = ("node", "first", "count", "t_ask", "t_start", "t_end", "round")
 ROUND_COLUMNS = ("round", "node", "count", "t_send", "send_time", "calc_time", "exe_time")
@@ -88,6 +90,86 @@ def column(typecode: str, values: Any = ()) -> Column:
     return Column(typecode, values)
 
 
+class Rows:
+    """Rows of a fixed width kept as one typed :class:`Column` per field (*typecodes*, one letter a
+    field), read and written as the list of tuples it replaced: ``append(row)``, ``extend(rows)``,
+    ``+=``, ``len``, iteration and indexing give tuples, a slice a list of them, and rows compare equal
+    to a list of the same tuples. 8 bytes a field instead of a tuple and its numbers (~180 bytes a
+    round row). A row of the wrong width, or a value of another kind (a float or None in an integer
+    field), raises and leaves the rows as they were."""
+
+    __slots__ = ("typecodes", "columns")
+
+    def __init__(self, typecodes: str, rows: Any = ()):
+        self.typecodes = typecodes
+        self.columns = tuple(Column(c) for c in typecodes)
+        self.extend(rows)
+
+    def append(self, row: Any) -> None:
+        cols = self.columns
+        if len(row) != len(cols):
+            raise ValueError(f"a row of {len(cols)} values, not {len(row)}: {row!r}")
+        n = len(cols[0])
+        try:
+            for c, x in zip(cols, row):
+                c.append(x)
+        except TypeError:
+            for c in cols:
+                del c[n:]
+            raise
+
+    def extend(self, rows: Any) -> None:
+        if isinstance(rows, Rows) and rows.typecodes == self.typecodes:
+            for c, o in zip(self.columns, rows.columns):
+                c.extend(o)
+            return
+        for row in rows:
+            self.append(row)
+
+    def __iadd__(self, rows: Any) -> Rows:
+        self.extend(rows)
+        return self
+
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+    def __iter__(self):
+        return zip(*self.columns)
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return list(zip(*(c[k] for c in self.columns)))
+        return tuple(c[k] for c in self.columns)
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, (Rows, list, tuple)):
+            return len(self) == len(other) and all(a == tuple(b) for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a list
+
+    def __repr__(self) -> str:
+        return f"Rows({self.typecodes!r}, {list(self)!r})"
+
+    def __reduce__(self) -> Any:  # pickled as its columns' raw bytes
+        return _rows_from_columns, (self.typecodes, self.columns)
+
+
+def _rows_from_columns(typecodes: str, columns: Any) -> Rows:
+    out = Rows(typecodes)
+    for c, o in zip(out.columns, columns):
+        c.extend(o)
+    return out
+
+
+#: the typecodes of a round row's fields (ROUND_COLUMNS)
+ROUND_TYPES = "qqqdddd"
+
+
+def _round_rows() -> Rows:
+    return Rows(ROUND_TYPES)
+
+
 def _ints() -> Column:
     return Column("q")
 
@@ -134,7 +216,7 @@ class Trace:
     t_start: Column = field(default_factory=_floats)
     t_end: Column = field(default_factory=_floats)
     round_of: Column = field(default_factory=_ints)
-    rounds: list[tuple] = field(default_factory=list)
+    rounds: Rows = field(default_factory=_round_rows)  # reads as a list of ROUND_COLUMNS tuples
     transfers: list[tuple] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
     series: dict[str, np.ndarray] = field(default_factory=dict)
@@ -158,7 +240,11 @@ class Trace:
         # an interval column is always a typed array, however it was given (the dataclass's __init__,
         # dataclasses.replace and engines assigning a whole column all pass here)
         code = _TYPECODE.get(name)
-        object.__setattr__(self, name, value if code is None else column(code, value))
+        if code is not None:
+            value = column(code, value)
+        elif name == "rounds" and not (value.__class__ is Rows and value.typecodes == ROUND_TYPES):
+            value = Rows(ROUND_TYPES, value)
+        object.__setattr__(self, name, value)
 
     def add_interval(self, node: int, first: int, count: int, t_ask: float, t_start: float, t_end: float,
                      round: int = -1) -> None:
@@ -180,8 +266,10 @@ class Trace:
                 "round": np.array(self.round_of, dtype=np.int64)}
 
     def round_table(self) -> dict[str, np.ndarray]:
-        cols = list(zip(*self.rounds)) if self.rounds else [[] for _ in ROUND_COLUMNS]
-        return {name: np.asarray(col) for name, col in zip(ROUND_COLUMNS, cols)}
+        """The round rows as columns (:data:`ROUND_COLUMNS`; copies)."""
+        if not self.rounds:
+            return {name: np.asarray([]) for name in ROUND_COLUMNS}
+        return {name: np.array(col, dtype=_DTYPE[col.typecode]) for name, col in zip(ROUND_COLUMNS, self.rounds.columns)}
 
     def transfer_table(self) -> dict[str, np.ndarray]:
         """The transfer rows as columns (:data:`TRANSFER_COLUMNS`)."""
