@@ -1,8 +1,8 @@
 """Trace: the record of one run, in one format for every family, simulated and real.
 
-Columnar, typed storage: each interval column is a :class:`Column`, an :class:`array.array` (``'q'``: 64-bit integers for
-``node``, ``first``, ``count``, ``round_of``; ``'d'``: doubles for ``t_ask``, ``t_start``, ``t_end``),
-8 bytes a row, growable (engines append in their hot loops, or assign a whole column once: a list, a
+Columnar, typed storage: each interval column is a :class:`Column`, an :class:`array.array`
+(``'q'``: 64-bit integers for ``node``, ``first``, ``count``, ``round_of``; ``'d'``: doubles for
+``t_ask``, ``t_start``, ``t_end``), 8 bytes a row, growable (engines append in their hot loops, or assign a whole column once: a list, a
 numpy array or another ``array.array`` given to a column is converted on assignment), read by numpy
 without a copy through the buffer protocol, pickled as raw bytes (multiprocess and MPI runs). A list
 of Python floats held about 32 bytes a value (the float object and its slot); the arrays hold 8. An
@@ -269,7 +269,8 @@ class Trace:
         """The round rows as columns (:data:`ROUND_COLUMNS`; copies)."""
         if not self.rounds:
             return {name: np.asarray([]) for name in ROUND_COLUMNS}
-        return {name: np.array(col, dtype=_DTYPE[col.typecode]) for name, col in zip(ROUND_COLUMNS, self.rounds.columns)}
+        return {name: np.array(col, dtype=_DTYPE[col.typecode])
+                for name, col in zip(ROUND_COLUMNS, self.rounds.columns)}
 
     def transfer_table(self) -> dict[str, np.ndarray]:
         """The transfer rows as columns (:data:`TRANSFER_COLUMNS`)."""
