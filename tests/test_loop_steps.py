@@ -68,7 +68,7 @@ def test_awf_c_starts_a_step_from_the_weights_it_ended_with():
 
 def test_af_uses_carried_mu_instead_of_a_probe():
     one = simulate_divisible(_two_workers(), Divisible(100), resolve("af"))
-    assert one.count[:2] == [2, 2]  # probes while nothing is measured
+    assert list(one.count[:2]) == [2, 2]  # probes while nothing is measured
     tr = simulate_divisible(_two_workers(), Divisible(100), resolve("af"), steps=2)
     mu = tr.meta["carried"][0]["mu"]
     assert mu == pytest.approx([1.0, 3.0], rel=1e-12)

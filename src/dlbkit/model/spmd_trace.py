@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .trace import Trace
+from .trace import Column, Trace
 
 __all__ = ["spmd_trace", "series_from_intervals", "pipeline_finish_times", "loops", "finish_times", "eq41_time",
            "ownership"]
@@ -73,7 +73,7 @@ def spmd_trace(*, layout: str, window: int, loop_time: np.ndarray, points: np.nd
         tr.count = np.asarray(points, dtype=np.int64).ravel()
         tr.t_end = np.asarray(finish, dtype=float).ravel()
         tr.t_start = tr.t_end - loop_time.ravel()
-        tr.t_ask = tr.t_start
+        tr.t_ask = Column("d", tr.t_start)  # a copy: the columns grow apart if rows are appended
         tr.round_of = np.repeat(np.arange(loops, dtype=np.int64), P)
     tr.series = {"loop_time": loop_time, "points": np.asarray(points), "starts": np.asarray(starts)}
     # a transfer's time: when the sender finished the loop at whose end it was decided

@@ -54,17 +54,17 @@ def join_steps(parts: Sequence[Trace], *, carried: Sequence[Any] = ()) -> Trace:
     for k, p in enumerate(parts):
         lo = len(out.node)
         n_items = int(p.meta.get("step_items", sum(p.count)))
-        out.node += p.node
-        out.first += [f + offset for f in p.first]
-        out.count += p.count
-        out.t_ask += p.t_ask
-        out.t_start += p.t_start
-        out.t_end += p.t_end
+        out.node.extend(p.node)
+        out.first.extend([f + offset for f in p.first])
+        out.count.extend(p.count)
+        out.t_ask.extend(p.t_ask)
+        out.t_start.extend(p.t_start)
+        out.t_end.extend(p.t_end)
         # rounds are numbered per step from 0: renumber after the steps before (times stay, every part
         # is on the global clock already)
         n_rounds = _n_rounds(p)
         x_lo = len(out.transfers)
-        out.round_of += [r + r_off if r >= 0 else r for r in p.round_of]
+        out.round_of.extend([r + r_off if r >= 0 else r for r in p.round_of])
         out.rounds += [(r[0] + r_off, *r[1:]) if r[0] >= 0 else tuple(r) for r in p.rounds]
         out.transfers += [(t[0] + r_off, *t[1:]) if t[0] >= 0 else tuple(t) for t in p.transfers]
         out.decisions += p.decisions

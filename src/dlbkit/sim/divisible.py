@@ -323,7 +323,7 @@ def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workloa
         _kernel_self_scheduling(m, log)
     n_chunks = len(trace.node)
     w_arr, end_arr = np.asarray(trace.node, dtype=np.intp), np.asarray(trace.t_end, dtype=float)
-    trace.round_of = [-1] * n_chunks
+    trace.round_of = np.full(n_chunks, -1, dtype=np.int64)
     trace.t_ask = _ask_times(w_arr, end_arr)
     # model events: requests delivered, replies delivered (work or STOP), chunks completed
     trace.events = 2 * m.served + n_chunks
@@ -432,18 +432,18 @@ def _fast_self_scheduling(m: _Master, log: list | None) -> None:
     m.served = len(T_w) + P
 
 
-def _ask_times(w: np.ndarray, e: np.ndarray) -> list[float]:
+def _ask_times(w: np.ndarray, e: np.ndarray) -> np.ndarray:
     """When each chunk was asked for: the worker's previous completion (0 for its first chunk);
     *w*, *e*: each chunk's worker and end time."""
     if not len(w):
-        return []
+        return np.empty(0)
     order = np.argsort(w, kind="stable")  # each worker's chunks, in the order it did them
     ws, es = w[order], e[order]
     prev = np.concatenate(([0.0], es[:-1]))
     prev[np.concatenate(([True], ws[1:] != ws[:-1]))] = 0.0
     out = np.empty_like(e)
     out[order] = prev
-    return out.tolist()
+    return out
 
 
 def _rounds(run: _Run, balancer, seed, overhead, request_bytes, workload, t0, record_decisions=False,
