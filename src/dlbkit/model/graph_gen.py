@@ -181,7 +181,11 @@ def graph_from_dict(d, path: str = "workload"):
                           "exactly one of file = PATH, generator = NAME (with its keywords), or tasks/edges")
     if "file" in d:
         check.known_keys(d, path, {"file"})
-        return TaskGraph.read(d["file"])
+        f = d["file"]
+        if not isinstance(f, str) or not f:
+            raise ConfigError(f"{path}.file", f, "the path of a .json, .stg or .adg task-graph file")
+        with check.renamed("graph file", f"{path}.file"):
+            return TaskGraph.read(f)
     if "tasks" in d:
         return TaskGraph.from_dict({k: v for k, v in d.items()}, path)
     name = d.pop("generator")
