@@ -294,3 +294,42 @@ def test_a_graph_file_that_is_not_a_path_is_one_config_error(f, allowed, workdir
     with deadline(), pytest.raises(ConfigError) as e:
         load_experiment(path)
     assert e.value.field == "workload.file" and allowed in str(e.value)
+
+
+@pytest.mark.parametrize("where", ["[info]", "balancer", "[engine]"])
+@pytest.mark.parametrize("info, field, allowed", [
+    ({"model": "periodic", "period": 0.5}, "info.model", "every node decides"),
+    ({"model": "periodic", "period": 0.5, "centre": 99}, "parameter 'centre' of periodic", "below 4"),
+    ({"model": "scatter-4.1", "period": 0.5, "inactive": [0, 9]}, "parameter 'inactive'[1] of scatter-4.1", "below 4"),
+])
+def test_a_stream_information_model_the_run_refuses_is_refused_on_load(where, info, field, allowed, workdir):
+    """A stream under ``periodic`` (only the centre learns the loads), a centre or an inactive node
+    beyond the platform: the experiment loaded and every run failed with the engine's ConfigError;
+    ``[engine] info = ...`` was not checked on load at all."""
+    d = json.loads(json.dumps(BASES["streams_hetero"]))
+    d["platform"] = {"nodes": [{"name": "n", "count": 4, "speed": 1.0}]}
+    for b in d["balancers"]:
+        b.pop("info", None)
+    if where == "[info]":
+        d["info"], prefix = info, ""
+    elif where == "balancer":
+        d["balancers"][1]["info"], prefix = info, "balancers[1]."
+    else:
+        d["engine"]["info"], prefix = info, "engine."
+    path = workdir / "experiments" / "stream_info.toml"
+    path.write_text(to_toml(d))
+    with deadline(), pytest.raises(ConfigError) as e:
+        load_experiment(path)
+    assert e.value.field == (prefix + field if field.startswith("info") else field) and allowed in str(e.value)
+
+
+def test_a_tree_information_model_centre_beyond_the_platform_is_refused_on_load(workdir):
+    d = json.loads(json.dumps(BASES["haron_torus64_info"]))
+    d["info"] = {"model": "periodic", "period": 5e-4, "centre": 4}  # the platform has 4 nodes: 0..3
+    for b in d["balancers"]:
+        b.pop("info", None)
+    path = workdir / "experiments" / "tree_info.toml"
+    path.write_text(to_toml(d))
+    with deadline(), pytest.raises(ConfigError) as e:
+        load_experiment(path)
+    assert e.value.field == "parameter 'centre' of periodic" and "a node index below 4" in str(e.value)
