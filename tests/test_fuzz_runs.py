@@ -81,6 +81,14 @@ def bases() -> dict[str, dict]:
                                                                              "duration": 3.0, "level": 0.1}}],
                      "network": {"topology": "star"}}
     out["streams_hetero"] = s
+    s2 = json.loads(json.dumps(s))
+    s2["name"] = "streams_scatter"
+    s2["workload"].update(width=2, initial=[3, 0, 0, 1])
+    s2["engine"].update(service="ps", info={"model": "scatter-4.3", "period": 0.5, "timeout": 2, "inactive": [1]})
+    s2["balancers"] = [{"name": "nezha"}, {"name": "power-of-d", "info": {"model": "monitored", "period": 0.5,
+                                                                          "lag": 0.1}},
+                       {"name": "spillback", "info": {"model": "scatter-old", "period": 0.5, "l": 3}}]
+    out["streams_scatter"] = s2
     la = _exp("loop_auto")
     la["workload"]["items"] = 40
     la["engine"]["steps"] = 3
@@ -139,7 +147,8 @@ EDGE = st.sampled_from([0, 1, 2, 3, 0.0, 0.5, 1.0, 1e-9, 1e-300, 1e-3, 100, 1e6,
 NAMES = st.sampled_from(["", "none", "static", "dynamic", "exact", "gossip", "periodic", "neighbour", "auto", "heft",
                          "pd", "ring", "star", "chain", "hypercube", "mesh", "torus", "complete", "edges", "layered",
                          "fft", "df", "bf", "exponential", "uniform", "deterministic", "markov", "step", "pulse",
-                         "rounds", "ps", "thesis", "link", "gss", "jsq", "nezha"])
+                         "rounds", "ps", "fifo", "thesis", "link", "gss", "jsq", "nezha", "scatter-old",
+                         "scatter-4.1", "scatter-4.2", "scatter-4.3", "monitored", "constrained"])
 
 
 @st.composite
@@ -333,3 +342,26 @@ def test_a_tree_information_model_centre_beyond_the_platform_is_refused_on_load(
     with deadline(), pytest.raises(ConfigError) as e:
         load_experiment(path)
     assert e.value.field == "parameter 'centre' of periodic" and "a node index below 4" in str(e.value)
+
+
+@pytest.mark.parametrize("workload, field, allowed", [
+    ({"generator": "in-tree", "k": 3}, "workload.m", "generator 'in-tree' needs m, k"),  # was TypeError
+    ({"generator": "in-tree", "m": 2, "k": 2, "l": "x"}, "workload.l", "a finite number"),  # was ValueError
+    ({"generator": "layered", "n": 5, "seed": -1}, "workload.seed", "an integer >= 0"),  # was ValueError
+    ({"generator": "layered", "n": 5, "seed": "x"}, "workload.seed", "an integer >= 0"),  # was TypeError
+    ({"generator": "fft", "points": 3}, "workload.points", "a power of 2"),  # was named "points"
+    # sizes that hung (or were a MemoryError) while the experiment was read
+    ({"generator": "layered", "n": 10**12}, "workload.n", "10,000,000"),
+    ({"generator": "layered", "n": 10**7, "nodes": 11}, "workload.n", "100,000,000 n × nodes"),
+    ({"generator": "gaussian", "m": 10**6}, "workload.m", "this one 500,000,499,999"),
+    ({"generator": "fft", "points": 2**40}, "workload.points", "10,000,000 tasks"),
+    ({"generator": "in-tree", "m": 1000, "k": 6}, "workload.k", "10,000,000 tasks"),
+])
+def test_graph_generator_keywords_are_one_config_error_naming_the_workload_key(workload, field, allowed, workdir):
+    d = json.loads(json.dumps(BASES["graph_gaussian"]))
+    d["workload"] = {"kind": "graph", **workload}
+    path = workdir / "experiments" / "generator.toml"
+    path.write_text(to_toml(d))
+    with deadline(5), pytest.raises(ConfigError) as e:
+        load_experiment(path)
+    assert e.value.field == field and allowed in str(e.value)
