@@ -136,7 +136,8 @@ def mutated(draw, base: dict) -> dict:
         parent = _parent(d, path)
         op = draw(st.sampled_from(["replace", "replace", "replace", "delete", "unknown", "size"]))
         if op == "size":  # the sizes and magnitudes that used to hang or exhaust memory
-            sizes = [p for p in where if p[-1] in ("repetitions", "items", "speed", "depth", "fanout", "count")]
+            sizes = [p for p in where if p[-1] in ("repetitions", "items", "speed", "depth", "fanout", "count",
+                                                "n", "m", "k", "points", "jobs", "width", "steps")]
             if sizes:
                 path = draw(st.sampled_from(sizes))
                 parent = _parent(d, path)

@@ -207,15 +207,25 @@ def workdir(tmp_path_factory):
     return root
 
 
-def load_and_run(d: dict, workdir) -> str:
-    """Write *d*, load it, and run its first runs: 'rejected' or 'ran'; anything else fails."""
+def _load(d: dict, workdir):
     path = workdir / "experiments" / "fuzz.toml"
     path.write_text(to_toml(d))
     try:
         with deadline():
-            experiment = load_experiment(path)
+            return load_experiment(path)
     except ConfigError as e:
         assert e.field and "\n" not in str(e)
+        return None
+
+
+def load_and_run(d: dict, workdir) -> str:
+    """Load *d* as drawn (sizes too: the loader must refuse or bound them), then shrunk, and run the
+    shrunk experiment's first runs: 'rejected' or 'ran'; anything else fails."""
+    if _load(d, workdir) is None:
+        return "rejected"
+    d = shrink(json.loads(json.dumps(d)))
+    experiment = _load(d, workdir)
+    if experiment is None:
         return "rejected"
     for spec in experiment.expand()[:RUNS_PER_EXAMPLE]:
         with warnings.catch_warnings():
@@ -234,23 +244,21 @@ def load_and_run(d: dict, workdir) -> str:
 
 
 def test_the_bases_run(workdir):
-    assert {name: load_and_run(shrink(json.loads(json.dumps(d))), workdir) for name, d in BASES.items()} == {
+    assert {name: load_and_run(d, workdir) for name, d in BASES.items()} == {
         name: "ran" for name in BASES}
 
 
 @settings(FUZZ, max_examples=60)
 @given(data=st.data(), name=st.sampled_from(sorted(BASES)), edge=st.booleans())
 def test_accepted_mutations_run_to_a_finite_result(data, name, edge, workdir):
-    d = data.draw(edged(BASES[name]) if edge else mutated(BASES[name]))
-    load_and_run(shrink(d), workdir)
+    load_and_run(data.draw(edged(BASES[name]) if edge else mutated(BASES[name])), workdir)
 
 
 @pytest.mark.slow
 @settings(FUZZ, max_examples=1500)
 @given(data=st.data(), name=st.sampled_from(sorted(BASES)), edge=st.booleans())
 def test_accepted_mutations_run_to_a_finite_result_long(data, name, edge, workdir):
-    d = data.draw(edged(BASES[name]) if edge else mutated(BASES[name]))
-    load_and_run(shrink(d), workdir)
+    load_and_run(data.draw(edged(BASES[name]) if edge else mutated(BASES[name])), workdir)
 
 
 # --- regressions --------------------------------------------------------------------------------------
