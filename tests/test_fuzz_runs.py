@@ -373,3 +373,23 @@ def test_graph_generator_keywords_are_one_config_error_naming_the_workload_key(w
     with deadline(5), pytest.raises(ConfigError) as e:
         load_experiment(path)
     assert e.value.field == field and allowed in str(e.value)
+
+
+@pytest.mark.parametrize("where", ["[info]", "[engine]"])
+def test_an_information_model_named_by_a_list_is_one_config_error(where, workdir):
+    """``model = []`` was a TypeError (unhashable type: 'list') from the model registry."""
+    d = json.loads(json.dumps(BASES["streams_scatter"]))
+    spec = {"model": [], "period": 0.5}
+    if where == "[info]":
+        d["info"] = spec
+        d["engine"].pop("info")
+        for b in d["balancers"]:
+            b.pop("info", None)
+    else:
+        d["engine"]["info"] = spec
+    path = workdir / "experiments" / "info_list.toml"
+    path.write_text(to_toml(d))
+    with deadline(), pytest.raises(ConfigError) as e:
+        load_experiment(path)
+    assert e.value.field == ("info.model" if where == "[info]" else "engine.info.model")
+    assert "an information model: exact" in str(e.value)
