@@ -393,3 +393,21 @@ def test_an_information_model_named_by_a_list_is_one_config_error(where, workdir
         load_experiment(path)
     assert e.value.field == ("info.model" if where == "[info]" else "engine.info.model")
     assert "an information model: exact" in str(e.value)
+
+
+@pytest.mark.parametrize("speed", [10**30, 1e-30])
+def test_auto_predicts_on_workers_at_the_speed_limits(speed):
+    """auto's prediction rebuilt each worker at nominal speed × the top measured/nominal ratio: a
+    worker of speed 10**30 (accepted: the limit) measured a rounding faster became
+    1.0000000000000009e30 and the run failed with the Node's ConfigError (found by the fuzzer on
+    loop_auto)."""
+    from dlbkit import CostModel, Divisible, Network, Node, Step
+    from dlbkit.experiments.spec import run_seed
+
+    p = Platform([Node("master"), Node("w0"), Node("w1", availability=Step(at=3.675, level=0.25)),
+                  Node("w2", speed=speed), Node("w3", speed=0.25)], Network(5e-5, 1e12))
+    with deadline():
+        r = dlbkit.simulate(p, Divisible(40, CostModel("exponential", mean=2e-4)), "auto", master="master",
+                            master_computes=False, steps=3, seed=run_seed(0, 0))
+    assert math.isfinite(r.makespan) and r.makespan > 0
+    assert len(r.trace.meta["time_steps"]) == 3
