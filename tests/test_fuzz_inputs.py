@@ -9,6 +9,7 @@ validation; mutations the loader accepts are valid experiments and are not run (
 long). Every call runs under a deadline (:func:`deadline`) that turns a hang into a failure.
 """
 
+import copy
 import json
 import math
 import re
@@ -135,19 +136,20 @@ def mutated(draw, base: dict) -> dict:
         parent = _parent(d, path)
         op = draw(st.sampled_from(["replace", "replace", "replace", "delete", "unknown", "size"]))
         if op == "size":  # the sizes and magnitudes that used to hang or exhaust memory
-            sizes = [p for p in where if p[-1] in ("repetitions", "items", "speed", "depth", "fanout", "count")]
+            sizes = [p for p in where if p[-1] in ("repetitions", "items", "speed", "depth", "fanout", "count",
+                                                "n", "m", "k", "points", "jobs", "width", "steps")]
             if sizes:
                 path = draw(st.sampled_from(sizes))
                 parent = _parent(d, path)
             parent[path[-1]] = draw(st.sampled_from([10**12, 10**15, 2**63 - 1, 1e308, 1e300, 10**9]))
         elif op == "replace":
-            parent[path[-1]] = draw(WEIRD)
+            parent[path[-1]] = copy.deepcopy(draw(WEIRD))  # a fresh copy: sampled lists and tables are shared
         elif op == "delete" and isinstance(parent, dict):
             del parent[path[-1]]
         elif op == "unknown":
             target = parent[path[-1]] if isinstance(parent[path[-1]], dict) else (
                 parent if isinstance(parent, dict) else d)
-            target[draw(st.sampled_from(["colour", "speeed", "x_y", "itemz"]))] = draw(WEIRD)
+            target[draw(st.sampled_from(["colour", "speeed", "x_y", "itemz"]))] = copy.deepcopy(draw(WEIRD))
     return d
 
 

@@ -60,6 +60,17 @@ def test_a_dask_style_dict_takes_literals_lists_and_nested_calls():
     assert dlbkit.graph(tasks, workers=2) == {("x", 0): 4, "s": 13, "n": (13, -4), "lit": ("not-a-key", [1, [2, 13]])}
 
 
+def test_a_task_naming_another_in_two_arguments_depends_on_it_once():
+    """``(add, "a", "a")`` (or "a" and a nested call on "a") was refused as two edges a -> b (each
+    argument was indexed alone); it is one dependency, its value passed twice."""
+    from dlbkit.runtime.families.graph_tasks import parse_tasks
+
+    tasks = {"a": (operator.add, 1, 1), "b": (operator.add, "a", "a"), "c": (operator.add, "b", (operator.neg, "b"))}
+    g = parse_tasks(tasks)
+    assert g.deps == [[], [0], [1]] and g.graph.n_edges == 2
+    assert dlbkit.graph(tasks, workers=2) == {"a": 2, "b": 4, "c": 0}
+
+
 def test_a_networkx_graph_calls_each_node_with_its_predecessors_results():
     g = nx.DiGraph()
     g.add_node("u", fn=lambda: 2, load=1.0)

@@ -71,8 +71,9 @@ def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer 
         if k not in allowed:
             raise ConfigError(f"engine.{k}", "<unknown option>",
                               f"an option of the {family.name} family's {eng.name} engine: " + ", ".join(allowed))
-    # the options an experiment file may set are checked as there (one path)
-    eng.validate({k: v for k, v in engine.items() if k in eng.options}, platform, "engine")
+    # the options an experiment file may set are checked as there (one path); but info, which the engine
+    # checks as it starts and names as this call's keyword (info.model), not as an [engine] key
+    eng.validate({k: v for k, v in engine.items() if k in eng.options and k != "info"}, platform, "engine")
     b = resolve(balancer, params, kind=family.kinds, allow_none=family.allow_none)
     if b is not None:
         family.check_kind(eng, b.kind, b.name)

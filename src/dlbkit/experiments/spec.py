@@ -185,7 +185,7 @@ class Experiment:
         family.check_fit(platform, workload)
         engine, _options = _engine(family, engine_dict, platform, "engine")
         if info_dict:
-            _info(info_dict, family, "info", engine, platform.n_nodes)
+            _info(info_dict, family, "info", engine, platform)
         balancers = _balancers(check.required(d, "balancers", ""), platform, engine_dict, family)
         grid = _grid(d.get("grid", {}))
         n_runs = repetitions * len(balancers) * math.prod(len(v) for v in grid.values())
@@ -229,7 +229,7 @@ class Experiment:
                 self.family.check_balancer(platform, registry.make(b.name, b.params), f"balancers[{i}].params")
         if it:
             _info(it, self.family, "info", self.family.engine_named(ed.get(ENGINE_NAME), f"engine.{ENGINE_NAME}"),
-                  platform.n_nodes)
+                  platform)
         return platform, workload, ed, pd, wd, it
 
     def _build_points(self) -> list:
@@ -373,7 +373,7 @@ def _balancers(raw: Any, platform: Platform, engine: dict, family: Family) -> li
         own_info = None
         if "info" in b:
             own_info = dict(check.table(b["info"], f"{path}.info"))
-            _info(own_info, family, f"{path}.info", chosen, platform.n_nodes)
+            _info(own_info, family, f"{path}.info", chosen, platform)
         label = b.get("label", _default_label(name, params))
         if not isinstance(label, str) or not label.strip():
             raise ConfigError(f"{path}.label", label, "a non-empty string")
@@ -411,9 +411,11 @@ def _engine(family: Family, table: Mapping, platform: Platform, path: str) -> tu
     return engine, options
 
 
-def _info(d: dict, family: Family, path: str, engine: Engine, n_nodes: int) -> None:
+def _info(d: dict, family: Family, path: str, engine: Engine, platform: Platform) -> None:
     """An ``[info]`` table: *engine* must take an information model, and *d* must build one that can
-    keep *n_nodes* nodes' tables (checked here, before any run)."""
+    keep the platform's nodes' tables (checked here, before any run); an engine that takes ``info``
+    among its options checks it there too (a model it refuses)."""
+    n_nodes = platform.n_nodes
     if "info" not in engine.api_options:
         takes = [f.name for f in families.FAMILIES.values() if "info" in f.engine.api_options]
         raise ConfigError(path, d, f"absent: the {family.name} family's {engine.name} engine has no "
@@ -421,6 +423,9 @@ def _info(d: dict, family: Family, path: str, engine: Engine, n_nodes: int) -> N
     model = info.resolve(d, path)
     with check.renamed("info", path):
         model.check_size(n_nodes)
+    if "info" in engine.options and engine.check is not None:
+        with check.renamed("engine.info", path):
+            engine.check({"info": d}, platform, "engine")
 
 
 def _default_label(name: str, params: Mapping) -> str:

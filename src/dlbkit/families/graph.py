@@ -110,6 +110,7 @@ FAMILY = register(Family(
     figure_kinds=("gantt",),
     bar_metrics=("makespan", "efficiency"),
     parse=graph_from_dict,
+    file_keys=("file",),  # a graph file named in an experiment is read from the experiment's folder
     describe=describe,
     per_repetition=per_repetition,
     check_fit=check_fit,

@@ -44,6 +44,22 @@ def check_options(d: Mapping, platform: Platform, path: str) -> None:
         check.number(d["converge_maxdiff"], f"{path}.converge_maxdiff", lo=0.0)
     if "batch_update" in d and not isinstance(d["batch_update"], bool):
         raise ConfigError(f"{path}.batch_update", d["batch_update"], "true or false")
+    if "info" in d:
+        check_info(d["info"], platform, f"{path}.info")
+
+
+def check_info(spec, platform: Platform, field: str) -> None:
+    """An information model for a stream on *platform*, checked as the engine will (a model the engine
+    refuses, a size or node index beyond the platform), so an experiment is refused on load rather
+    than every run failing."""
+    from ..info import resolve
+    from ..sim.stream import INFO_REFUSED
+    model = resolve(spec, field)
+    with check.renamed("info", field):
+        model.check_size(platform.n_nodes)
+    if model.name in INFO_REFUSED:
+        raise ConfigError(f"{field}.model", model.name, "a model that tells every node the loads: "
+                          + INFO_REFUSED[model.name])
 
 
 def describe(w: Stream) -> str:

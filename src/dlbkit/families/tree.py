@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping
 
+from ..errors import ConfigError
 from ..model import check
 from ..model.backoff import check_backoff
 from ..model.metrics import compute
@@ -28,6 +29,13 @@ OPTIONS = {
 
 
 def check_options(d: Mapping, platform: Platform, path: str) -> None:
+    # the engine refuses a node of several cores when it starts; an experiment is refused on load instead
+    # (each of its runs would otherwise be recorded as failed)
+    for n in platform.nodes:
+        if n.cores != 1:
+            raise ConfigError("platform.nodes.cores", f"{n.cores} (node {n.name!r})",
+                              "1 for a task tree on the asynchronous engine (one worker per node: give each "
+                              "core a node, e.g. count = k)")
     if "start_node" in d:
         check.integer(d["start_node"], f"{path}.start_node", lo=0, hi=platform.n_nodes - 1)
     for k in ("control_bytes", "task_bytes"):

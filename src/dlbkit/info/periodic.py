@@ -37,8 +37,9 @@ class Periodic(InfoModel):
         self.period = period
         self.centre = centre
 
-    def start(self, n_nodes, neighbours, loads, rng=None):
-        super().start(n_nodes, neighbours, loads, rng)
+    def check_size(self, n_nodes):
+        # here, not only in start: an experiment file asks before any run (the centre must be a node)
+        super().check_size(n_nodes)
         if self.centre >= n_nodes:
             raise ConfigError(self.param_field("centre"), self.centre, f"a node index below {n_nodes}")
 

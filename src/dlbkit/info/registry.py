@@ -38,7 +38,7 @@ def resolve(spec: Any, field: str = "info"):
                           "), a table with 'model' and its parameters, or an InfoModel")
     params = dict(spec)
     name = params.pop("model", None)
-    if name not in INFO_MODELS:
+    if not isinstance(name, str) or name not in INFO_MODELS:  # a list or table is no name (nor hashable)
         raise ConfigError(f"{field}.model", name, "an information model: " + ", ".join(INFO_MODELS))
     cls = INFO_MODELS[name]
     cls.check_param_names(params, field, f"the {name!r} model")

@@ -29,14 +29,18 @@ class Scatter(InfoModel):
         self.period = period
         self.inactive = inactive
 
+    def check_size(self, n_nodes):
+        # here, not only in start: an experiment file asks before any run (each index must be a node)
+        super().check_size(n_nodes)
+        for k, j in enumerate(self.inactive):
+            if not isinstance(j, Integral) or isinstance(j, bool) or not 0 <= j < n_nodes:
+                raise ConfigError(self.param_field("inactive", k), j, f"a node index below {n_nodes}")
+
     def start(self, n_nodes, neighbours, loads, rng=None):
         super().start(n_nodes, neighbours, loads, rng)
         if rng is None:
             raise ConfigError(f"the rng passed to {self.name}.start", None,
                               "a numpy.random.Generator (engines pass one)")
-        for k, j in enumerate(self.inactive):
-            if not isinstance(j, Integral) or isinstance(j, bool) or not 0 <= j < n_nodes:
-                raise ConfigError(self.param_field("inactive", k), j, f"a node index below {n_nodes}")
         self.members_[list(map(int, self.inactive))] = False
         self.epochs_ = Epochs(n_nodes, rng) if self.selection == "constrained" else None
 

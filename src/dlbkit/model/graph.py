@@ -125,7 +125,7 @@ class TaskGraph:
             s, d = e[0], e[1]
             data = _num(e[2] if len(e) == 3 else 0.0, f"edges[{k}].data")
             for end, t in (("from", s), ("to", d)):
-                if isinstance(t, bool) or t not in index:
+                if isinstance(t, bool) or not isinstance(t, (str, int)) or t not in index:  # ids: str or int
                     raise ConfigError(f"edges[{k}].{end}", t, "the id of a task of the graph")
             i, j = index[s], index[d]
             if i == j:

@@ -9,6 +9,7 @@ Every generator returns a :class:`~dlbkit.model.graph.TaskGraph`; the random one
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -20,6 +21,22 @@ __all__ = ["layered", "gaussian_elimination", "fft", "in_tree", "atmospheric", "
            "sinclair_equal5", "topcuoglu10", "GENERATORS"]
 
 
+#: tasks of a generated graph: the runtime's limit for a graph of functions
+#: (:data:`dlbkit.runtime.families.graph_tasks.MAX_TASKS`); a generator past it would run for hours or
+#: exhaust memory before the experiment is even read
+MAX_TASKS = 10_000_000
+#: entries of a generated cost table (n × nodes): 800 MB of floats, as a divisible loop's item costs
+MAX_COST_ENTRIES = 10**8
+
+
+def _bounded(count: int, limit: int, field: str, value, what: str, exact: bool = True) -> None:
+    """Refuse a generator size giving more than *limit* (*count*: how many, or, not *exact*, a partial
+    sum already past the limit)."""
+    if count > limit:
+        raise ConfigError(field, value, f"a size giving at most {limit:,} {what} (dlbkit's limit; this one "
+                          + (f"{count:,})" if exact else "more)"))
+
+
 def layered(n: int = 100, *, width: int = 10, density: float = 0.3, ccr: float = 1.0, load: float = 10.0,
             nodes: int | None = None, beta: float = 0.5, seed: int = 0) -> TaskGraph:
     """A random layered DAG of *n* tasks, about *width* per layer (layer sizes uniform in
@@ -28,12 +45,16 @@ def layered(n: int = 100, *, width: int = 10, density: float = 0.3, ccr: float =
     edge's data is uniform in [0.5, 1.5]·*ccr*·*load* (so the communication-to-computation ratio is
     *ccr* on average). With *nodes*, tasks get a cost table instead (unrelated machines, Topcuoglu
     et al. 2002 §5.1's range method: node costs uniform in load·[1 − β/2, 1 + β/2])."""
-    n = check.integer(n, "n", lo=1)
+    n = check.size(n, "n", MAX_TASKS, "tasks of a generated graph")
     width = check.integer(width, "width", lo=1)
     density = check.number(density, "density", lo=0.0, hi=1.0)
     ccr = check.number(ccr, "ccr", lo=0.0)
     load = check.number(load, "load", lo=0.0, lo_open=True)
     beta = check.number(beta, "beta", lo=0.0, hi=2.0)
+    seed = check.integer(seed, "seed", lo=0)
+    if nodes is not None:
+        nodes = check.integer(nodes, "nodes", lo=1)
+        _bounded(n * nodes, MAX_COST_ENTRIES, "n", n, f"n × nodes ({nodes:,}) cost-table entries")
     rng = np.random.default_rng(seed)
     layers: list[list[int]] = []
     t = 0
@@ -49,7 +70,6 @@ def layered(n: int = 100, *, width: int = 10, density: float = 0.3, ccr: float =
     loads = rng.uniform(0.5, 1.5, size=n) * load
     if nodes is None:
         return TaskGraph(list(range(n)), loads=loads.tolist(), edges=edges, name=f"layered{n}")
-    nodes = check.integer(nodes, "nodes", lo=1)
     costs = loads[:, None] * rng.uniform(1 - beta / 2, 1 + beta / 2, size=(n, nodes))
     return TaskGraph(list(range(n)), costs=costs.tolist(), edges=edges, name=f"layered{n}x{nodes}")
 
@@ -60,6 +80,7 @@ def gaussian_elimination(m: int = 10, *, ccr: float = 1.0) -> TaskGraph:
     pivot feeds its step's updates; update (k, k+1) feeds the next pivot, update (k, j) feeds (k+1, j).
     A task of step k has load m − k (the rows left) and sends ccr·(m − k) data."""
     m = check.integer(m, "m", lo=2)
+    _bounded((m * m + m - 2) // 2, MAX_TASKS, "m", m, "tasks, (m² + m − 2)/2")
     ccr = check.number(ccr, "ccr", lo=0.0)
     ids, loads, edges = [], [], []
     for k in range(1, m):
@@ -82,6 +103,8 @@ def fft(points: int = 8, *, ccr: float = 1.0) -> TaskGraph:
     points = check.integer(points, "points", lo=2)
     if points & (points - 1):
         raise ConfigError("points", points, "a power of 2 (>= 2)")
+    _bounded(2 * points - 1 + points * (points.bit_length() - 1), MAX_TASKS, "points", points,
+             "tasks, 2·points − 1 + points·log2(points)")
     ccr = check.number(ccr, "ccr", lo=0.0)
     ids = [f"r{i}" for i in range(2 * points - 1)]  # heap order: children of r_i are r_{2i+1}, r_{2i+2}
     edges = [(f"r{i}", f"r{c}", ccr) for i in range(points - 1) for c in (2 * i + 1, 2 * i + 2)]
@@ -104,8 +127,17 @@ def in_tree(m: int, k: int, *, l: float | list = 1.0, c: float | list = 1.0) -> 
     first, siblings consecutive (the numbering under which round-robin gives C^PD, §10.5)."""
     m = check.integer(m, "m", lo=2)
     k = check.integer(k, "k", lo=2)
-    ls = [float(l)] * k if not isinstance(l, (list, tuple)) else [float(x) for x in l]
-    cs = [float(c)] * k if not isinstance(c, (list, tuple)) else [float(x) for x in c]
+    level, tasks = 1, 0
+    for _ in range(k):  # Σ m^(i−1) over the k levels, stopping once past the limit (m^k may be vast)
+        tasks += level
+        level *= m
+        if tasks > MAX_TASKS:
+            break
+    _bounded(tasks, MAX_TASKS, "k", k, f"tasks, Σ m^(i−1) over the k levels (m = {m})", exact=False)
+    ls = ([check.number(l, "l", lo=0.0)] * k if not isinstance(l, (list, tuple))
+          else [check.number(x, f"l[{i}]", lo=0.0) for i, x in enumerate(l)])
+    cs = ([check.number(c, "c", lo=0.0)] * k if not isinstance(c, (list, tuple))
+          else [check.number(x, f"c[{i}]", lo=0.0) for i, x in enumerate(c)])
     if len(ls) != k or len(cs) < k - 1:
         raise ConfigError("l, c", (len(ls), len(cs)), f"k = {k} loads and at least k − 1 = {k - 1} communications")
     first = {}
@@ -181,7 +213,11 @@ def graph_from_dict(d, path: str = "workload"):
                           "exactly one of file = PATH, generator = NAME (with its keywords), or tasks/edges")
     if "file" in d:
         check.known_keys(d, path, {"file"})
-        return TaskGraph.read(d["file"])
+        f = d["file"]
+        if not isinstance(f, str) or not f:
+            raise ConfigError(f"{path}.file", f, "the path of a .json, .stg or .adg task-graph file")
+        with check.renamed("graph file", f"{path}.file"):
+            return TaskGraph.read(f)
     if "tasks" in d:
         return TaskGraph.from_dict({k: v for k, v in d.items()}, path)
     name = d.pop("generator")
@@ -189,6 +225,16 @@ def graph_from_dict(d, path: str = "workload"):
         raise ConfigError(f"{path}.generator", name, "one of " + ", ".join(GENERATORS))
     import inspect
     fn = GENERATORS[name]
-    allowed = set(inspect.signature(fn).parameters)
-    check.known_keys(d, path, allowed)
-    return fn(**d)
+    sig = inspect.signature(fn).parameters
+    check.known_keys(d, path, set(sig))
+    for key, p in sig.items():
+        if p.default is inspect.Parameter.empty and key not in d:
+            raise ConfigError(f"{path}.{key}", "<missing>", f"given: generator {name!r} needs " +
+                              ", ".join(k for k, q in sig.items() if q.default is inspect.Parameter.empty))
+    try:
+        return fn(**d)
+    except ConfigError as e:  # a generator names its keyword; the file names it under [workload]
+        head = re.split(r"[\[., ]", e.field, maxsplit=1)[0]
+        if head in sig:
+            raise ConfigError(f"{path}.{e.field}", e.value, e.allowed) from None
+        raise

@@ -58,9 +58,13 @@ def build(kind: str, n: int, *, rows: int | None = None, edges=None, field: str 
     else:
         if edges is None:
             raise ConfigError(f"{field}.edges", None, "a list of [a, b] node-index pairs")
+        if not isinstance(edges, (list, tuple)):
+            raise ConfigError(f"{field}.edges", edges, "a list of [a, b] node-index pairs")
         g = nx.empty_graph(n)
         for i, e in enumerate(edges):
-            if len(e) != 2 or not all(isinstance(x, int) and 0 <= x < n for x in e):
+            # a pair is a list of two ints (not bools); a number or a table here has no length
+            if not isinstance(e, (list, tuple)) or len(e) != 2 or not all(
+                    isinstance(x, int) and not isinstance(x, bool) and 0 <= x < n for x in e):
                 raise ConfigError(f"{field}.edges[{i}]", e, f"a pair of node indices in [0, {n - 1}]")
             g.add_edge(*e)
     if not nx.is_connected(g):

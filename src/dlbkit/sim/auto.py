@@ -31,6 +31,7 @@ import numpy as np
 
 from ..balancers.registry import make
 from ..model.availability import Constant
+from ..model.check import HUGE, TINY
 from ..model.platform import Network, Node, Platform
 from ..model.trace import Trace
 from ..model.workload import Divisible
@@ -96,8 +97,10 @@ def predict(costs: Sequence[float], speeds: Sequence[float], nominal: Sequence[f
     rate = [measured[i] if i in ok else nominal[i] * scale for i in range(len(nominal))]
     ratio = [r / s for r, s in zip(rate, nominal)]
     top = max(ratio)
-    # nodes: the master, then one per worker at speed nominal·top, available ratio/top of the time
-    nodes = [Node("master", 1.0)] + [Node(f"w{i}", s * top, availability=Constant(min(1.0, r / top)))
+    # nodes: the master, then one per worker at speed nominal·top, available ratio/top of the time; kept
+    # within dlbkit's magnitudes (a speed at the limit measures a rounding above it: 1e30 → 1.0000000000000009e30)
+    nodes = [Node("master", 1.0)] + [Node(f"w{i}", min(max(s * top, TINY), HUGE),
+                                          availability=Constant(min(1.0, max(r / top, TINY))))
                                      for i, (s, r) in enumerate(zip(nominal, ratio))]
     platform = Platform(nodes, Network(max(float(latency), 0.0), 1e18), name="prediction")
     workload = Divisible(len(block))

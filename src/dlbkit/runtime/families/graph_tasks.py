@@ -133,7 +133,8 @@ def parse_tasks(tasks: Any) -> GraphTasks:
                 raise ConfigError(field, short_repr(v, 80), "a tuple (callable, *arguments); an argument equal "
                                   "to a key of tasks is that task's result")
             d: list[int] = []
-            args.append(tuple(_template(a, index, d, {}, 0, field) for a in v[1:]))
+            where: dict = {}  # one for all the task's arguments: a key named twice is one dependency
+            args.append(tuple(_template(a, index, d, where, 0, field) for a in v[1:]))
             if i in d:
                 raise ConfigError(field, short_repr(v, 80), "a task that does not depend on itself")
             fns.append(v[0])

@@ -1,0 +1,430 @@
+"""Fuzzing inputs the loader ACCEPTS (issue 11, continued): the newer families and features —
+task graphs (inline, generators, .stg/.json files, the static and dynamic engines), job streams with
+information models, time-stepping loops under ``balancer = "auto"``, task trees with ``[info]``,
+platforms with topologies and availabilities — are mutated (types, signs, 0, NaN/inf, huge and tiny
+values, empty and one-element lists, unknown names, missing keys, a graph with no edge, a disconnected
+graph, a cycle, a self-loop). Each mutation is loaded as drawn (the loader must refuse or bound its
+sizes, under a deadline); one the loader accepts is then shrunk to tiny sizes (one repetition, a few
+items/tasks/jobs/steps) and RUN (its first runs, through :func:`dlbkit.simulate` as a sweep runs them). Each run must give a ConfigError or a finished result
+with a finite makespan >= 0: never another exception (numpy's RuntimeWarnings are errors here), never
+a hang (:func:`deadline`), never a ConfigError the loader should have given (a sweep records that run
+as failed because of its input).
+
+Time scales are bounded when shrinking (speeds, availability sojourns, information periods, bytes
+and overheads): a valid experiment whose time scale is far finer than its run (a gossip period of
+1e-9 s, Markov sojourns of 0.1 s on a run of 10^6 s) is legitimately long, not a defect of the input
+checks. Derandomized; the default run takes a few seconds (300 examples; the 3 000-example version is marked slow).
+Below, one regression test per defect the fuzzing found.
+"""
+
+import json
+import math
+import shutil
+import tomllib
+import warnings
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dlbkit
+from dlbkit import Platform
+from dlbkit.errors import ConfigError
+from dlbkit.experiments import load_experiment
+from experiment_files import TINY
+from test_fuzz_inputs import DATA, FUZZ, Hang, _parent, deadline, mutated, paths, to_toml
+
+RUN_S = 10  # a tiny run takes milliseconds; one taking longer is a hang
+RUNS_PER_EXAMPLE = 3
+
+
+def _exp(name: str) -> dict:
+    return tomllib.loads((DATA / "experiments" / f"{name}.toml").read_text())
+
+
+def bases() -> dict[str, dict]:
+    """The experiments fuzzed, already small."""
+    out = {}
+    g = _exp("graph_pd_vs_heft")
+    g["workload"].update(n=10, width=3)
+    out["graph_pd_vs_heft"] = g
+    inline = {
+        "name": "graph_inline", "seed": 1,
+        "platform": {"nodes": [{"name": "a", "speed": 1.0},
+                               {"name": "b", "speed": 2.0, "availability": {"kind": "markov", "mean_free": 2.0,
+                                                                           "mean_busy": 1.0, "low": 0.3}},
+                               {"name": "c", "speed": 1.0, "availability": {"kind": "step", "at": 1.0,
+                                                                           "level": 0.5}}],
+                     "network": {"latency": 0.001, "bandwidth": 10.0, "topology": "ring"}},
+        "workload": {"kind": "graph",
+                     "tasks": [{"id": "a", "load": 1.0}, {"id": "b", "load": 2.0}, {"id": "c", "load": 1.5},
+                               {"id": "d", "load": 0.5}],
+                     "edges": [{"from": "a", "to": "b", "data": 1.0}, {"from": "a", "to": "c", "data": 2.0},
+                               {"from": "b", "to": "d", "data": 0.5}]},
+        "engine": {"name": "dynamic"},
+        "balancers": [{"name": "heft"}, {"name": "pd"}, {"name": "heft-replan"},
+                      {"name": "cpop", "engine": {"name": "static", "contention": "link"}}],
+    }
+    out["graph_inline"] = inline
+    for name, w in (("graph_stg", {"kind": "graph", "file": "g.stg"}),
+                    ("graph_json", {"kind": "graph", "file": "g.json"}),
+                    ("graph_gaussian", {"kind": "graph", "generator": "gaussian", "m": 3, "ccr": 1.0}),
+                    ("graph_in_tree", {"kind": "graph", "generator": "in-tree", "m": 2, "k": 3})):
+        d = json.loads(json.dumps(inline))
+        d["name"], d["workload"] = name, w
+        d["engine"] = {"name": "static", "cost_model": "thesis"}
+        d["balancers"] = [{"name": "heft"}, {"name": "hlf"}, {"name": "pd", "engine": {"name": "dynamic"}}]
+        out[name] = d
+    s = _exp("streams_hetero")
+    s["workload"]["jobs"] = 30
+    s["engine"]["samples"] = 5
+    s["platform"] = {"nodes": [{"name": "n", "count": 3, "speed": 1.0},
+                               {"name": "hot", "speed": 2.0, "availability": {"kind": "pulse", "start": 1.0,
+                                                                             "duration": 3.0, "level": 0.1}}],
+                     "network": {"topology": "star"}}
+    out["streams_hetero"] = s
+    s2 = json.loads(json.dumps(s))
+    s2["name"] = "streams_scatter"
+    s2["workload"].update(width=2, initial=[3, 0, 0, 1])
+    s2["engine"].update(service="ps", info={"model": "scatter-4.3", "period": 0.5, "timeout": 2, "inactive": [1]})
+    s2["balancers"] = [{"name": "nezha"}, {"name": "power-of-d", "info": {"model": "monitored", "period": 0.5,
+                                                                          "lag": 0.1}},
+                       {"name": "spillback", "info": {"model": "scatter-old", "period": 0.5, "l": 3}}]
+    out["streams_scatter"] = s2
+    la = _exp("loop_auto")
+    la["workload"]["items"] = 40
+    la["engine"]["steps"] = 3
+    out["loop_auto"] = la
+    t = tomllib.loads(TINY)
+    t["engine"]["steps"] = 3
+    t["balancers"] = [{"name": "auto"}, {"name": "awf-c"}]
+    t["platform"]["network"]["topology"] = {"kind": "edges", "edges": [[0, 1], [1, 2]]}
+    t["platform"]["nodes"][1]["availability"] = {"kind": "trace", "times": [0.0, 2.0], "levels": [1.0, 0.5]}
+    out["divisible_steps_auto"] = t
+    h = _exp("haron_torus64_info")
+    h["platform"]["nodes"][0]["count"] = 4
+    h["workload"].update(depth=6, grain=1.0)
+    out["haron_torus64_info"] = h
+    for d in out.values():
+        d["repetitions"] = 1
+    return out
+
+
+BASES = bases()
+
+# after mutation: sizes at most these (0, 1, negative, NaN are kept: the loader must judge them) ...
+CAP = {"repetitions": 1, "items": 40, "n": 12, "jobs": 30, "steps": 3, "count": 4, "depth": 6, "width": 4,
+       "m": 4, "k": 3, "points": 8, "samples": 5, "fanout": 3, "master_overhead": 1.0, "latency": 1.0, "grain": 10.0,
+       "load": 10.0, "mean": 10.0, "value": 10.0, "high": 10.0, "data": 10.0, "task_bytes": 1e6, "bytes_in": 1e6,
+       "bytes_out": 1e6, "broadcast_bytes": 1e6, "request_bytes": 1e6, "control_bytes": 1e6,
+       "master_cost_per_byte": 1e-6, "imbalance": 0.5}
+# ... and time scales at least these (a finer one over a long run is legitimately long work)
+FLOOR = {"speed": 0.1, "level": 0.05, "low": 0.05, "period": 0.05, "mean_free": 0.05, "mean_busy": 0.05,
+         "bandwidth": 1e3, "rates": 0.1, "levels": 0.05}
+
+
+def _num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def shrink(d):
+    """*d* with every size capped and every time scale floored, in place (other values untouched)."""
+    if isinstance(d, dict):
+        for k, v in d.items():
+            if k in CAP and _num(v) and v > CAP[k]:
+                d[k] = type(v)(CAP[k])
+            elif k in FLOOR and _num(v) and 0 < v < FLOOR[k]:
+                d[k] = FLOOR[k]
+            elif k in FLOOR and isinstance(v, list):
+                d[k] = [FLOOR[k] if _num(x) and 0 < x < FLOOR[k] else x for x in v]
+            else:
+                shrink(v)
+    elif isinstance(d, list):
+        for x in d:
+            shrink(x)
+    return d
+
+
+EDGE = st.sampled_from([0, 1, 2, 3, 0.0, 0.5, 1.0, 1e-9, 1e-300, 1e-3, 100, 1e6, 1e12])
+NAMES = st.sampled_from(["", "none", "static", "dynamic", "exact", "gossip", "periodic", "neighbour", "auto", "heft",
+                         "pd", "ring", "star", "chain", "hypercube", "mesh", "torus", "complete", "edges", "layered",
+                         "fft", "df", "bf", "exponential", "uniform", "deterministic", "markov", "step", "pulse",
+                         "rounds", "ps", "fifo", "thesis", "link", "gss", "jsq", "nezha", "scatter-old",
+                         "scatter-4.1", "scatter-4.2", "scatter-4.3", "monitored", "constrained"])
+
+
+@st.composite
+def edged(draw, base: dict) -> dict:
+    """*base* (deep-copied) with one to three edge-value changes: a number set to 0, 1, tiny or huge; a
+    list emptied, cut to one element, reversed or given its first element twice; a name swapped for
+    another known name; a task graph given a cycle, a self-loop, no edges, a task with no edge or an
+    edge to an unknown task."""
+    d = json.loads(json.dumps(base))
+    for _ in range(draw(st.integers(1, 3))):
+        where = paths(d)
+        op = draw(st.sampled_from(["number", "number", "list", "name", "graph"]))
+        of = {"number": _num, "list": lambda v: isinstance(v, list), "name": lambda v: isinstance(v, str)}
+        if op in of:
+            hits = [p for p in where if of[op](_parent(d, p)[p[-1]])]
+            if not hits:
+                continue
+            path = draw(st.sampled_from(hits))
+            parent, v = _parent(d, path), _parent(d, path)[path[-1]]
+            if op == "number":
+                parent[path[-1]] = draw(EDGE)
+            elif op == "name":
+                parent[path[-1]] = draw(NAMES)
+            else:
+                how = draw(st.sampled_from(["empty", "one", "twice", "reversed"]))
+                parent[path[-1]] = {"empty": [], "one": v[:1], "twice": v + v[:1], "reversed": v[::-1]}[how]
+        else:
+            w = d.get("workload", {})
+            if not w.get("edges"):
+                continue
+            e0, e1 = w["edges"][0], w["edges"][-1]
+            how = draw(st.sampled_from(["cycle", "self-loop", "no edges", "lone task", "unknown task"]))
+            if how == "cycle":
+                w["edges"].append({"from": e1["to"], "to": e0["from"], "data": 1.0})
+            elif how == "self-loop":
+                w["edges"].append({"from": e0["from"], "to": e0["from"], "data": 1.0})
+            elif how == "no edges":
+                w["edges"] = []
+            elif how == "lone task":
+                w["tasks"].append({"id": "lone", "load": 1.0})
+            else:
+                w["edges"].append({"from": e0["from"], "to": "nope", "data": 1.0})
+    return d
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """Shipped platforms beside an experiments folder holding the graph files the bases name."""
+    root = tmp_path_factory.mktemp("fuzzruns")
+    shutil.copytree(DATA / "platforms", root / "platforms")
+    (root / "experiments").mkdir()
+    # Kasahara STG: 4 tasks between a dummy entry 0 and exit 5
+    (root / "experiments" / "g.stg").write_text("4\n0 0 0\n1 2 1 0\n2 3 1 0\n3 1 2 1 2\n4 2 1 3\n5 0 1 4\n")
+    from dlbkit.model.graph_gen import topcuoglu10
+    topcuoglu10().write(root / "experiments" / "g.json")
+    return root
+
+
+def _load(d: dict, workdir):
+    path = workdir / "experiments" / "fuzz.toml"
+    path.write_text(to_toml(d))
+    try:
+        with deadline():
+            return load_experiment(path)
+    except ConfigError as e:
+        assert e.field and "\n" not in str(e)
+        return None
+
+
+def load_and_run(d: dict, workdir) -> str:
+    """Load *d* as drawn (sizes too: the loader must refuse or bound them), then shrunk, and run the
+    shrunk experiment's first runs: 'rejected' or 'ran'; anything else fails."""
+    if _load(d, workdir) is None:
+        return "rejected"
+    d = shrink(json.loads(json.dumps(d)))
+    experiment = _load(d, workdir)
+    if experiment is None:
+        return "rejected"
+    for spec in experiment.expand()[:RUNS_PER_EXAMPLE]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # dlbkit's own warnings (an availability change after the end)
+            warnings.simplefilter("error", RuntimeWarning)
+            try:
+                with deadline(RUN_S):
+                    r = dlbkit.simulate(spec.platform, spec.workload, spec.balancer, params=spec.params,
+                                        seed=spec.seed, engine_name=spec.engine_name, **spec.engine)
+            except ConfigError as e:  # accepted on load, refused by the run: the sweep records a failure
+                pytest.fail(f"{spec.label}: the loader accepted what the run refused: {e}\n{to_toml(d)}")
+            except Hang:
+                pytest.fail(f"{spec.label}: no result within {RUN_S} s\n{to_toml(d)}")
+        assert math.isfinite(r.makespan) and r.makespan >= 0, (spec.label, r.makespan)
+    return "ran"
+
+
+def test_the_bases_run(workdir):
+    assert {name: load_and_run(d, workdir) for name, d in BASES.items()} == {
+        name: "ran" for name in BASES}
+
+
+@settings(FUZZ, max_examples=300)
+@given(data=st.data(), name=st.sampled_from(sorted(BASES)), edge=st.booleans())
+def test_accepted_mutations_run_to_a_finite_result(data, name, edge, workdir):
+    load_and_run(data.draw(edged(BASES[name]) if edge else mutated(BASES[name])), workdir)
+
+
+@pytest.mark.slow
+@settings(FUZZ, max_examples=3000)
+@given(data=st.data(), name=st.sampled_from(sorted(BASES)), edge=st.booleans())
+def test_accepted_mutations_run_to_a_finite_result_long(data, name, edge, workdir):
+    load_and_run(data.draw(edged(BASES[name]) if edge else mutated(BASES[name])), workdir)
+
+
+# --- regressions --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("edges, field", [
+    ([5, [1, 2]], "network.topology.edges[0]"),       # a number, not a pair: was TypeError (no len())
+    ([{"a": 0}, [1, 2]], "network.topology.edges[0]"),
+    (5, "network.topology.edges"),                    # not a list: was TypeError (not iterable)
+    ([[True, 1], [1, 2]], "network.topology.edges[0]"),  # a bool is not a node index
+])
+def test_topology_edges_that_are_not_pairs_are_one_config_error(edges, field):
+    nodes = [{"name": x, "speed": 1.0} for x in "abc"]
+    with deadline(), pytest.raises(ConfigError) as e:
+        Platform.from_dict({"nodes": nodes, "network": {"topology": {"kind": "edges", "edges": edges}}})
+    assert e.value.field == field and "pair" in str(e.value)
+
+
+def test_a_task_tree_on_nodes_of_several_cores_is_refused_on_load(workdir):
+    """The asynchronous tree engine takes one worker per node; a tree experiment on a node of 3 cores
+    loaded, and then every run was recorded as failed with the engine's ConfigError."""
+    d = json.loads(json.dumps(BASES["haron_torus64_info"]))
+    d["platform"]["nodes"].append({"name": "big", "speed": 1.0, "cores": 3})
+    d["platform"]["network"]["topology"] = "complete"  # a torus of 5 nodes is refused first
+    path = workdir / "experiments" / "cores.toml"
+    path.write_text(to_toml(d))
+    with deadline(), pytest.raises(ConfigError) as e:
+        load_experiment(path)
+    assert e.value.field == "platform.nodes.cores" and "'big'" in str(e.value) and "1 for a task tree" in str(e.value)
+
+
+def test_a_graph_file_is_read_from_the_experiments_folder(workdir, tmp_path, monkeypatch):
+    """``[workload] file = "g.stg"`` was read from the working directory (the graph family named no
+    file keys), so an experiment run from elsewhere was refused (or read another folder's graph)."""
+    monkeypatch.chdir(tmp_path)  # no g.stg here
+    path = workdir / "experiments" / "graph_file.toml"
+    path.write_text(to_toml(BASES["graph_stg"]))
+    with deadline():
+        experiment = load_experiment(path)
+    assert experiment.workload.n_tasks == 6 and experiment.workload.n_edges == 6  # dummy entry and exit kept
+    assert load_and_run(BASES["graph_stg"], workdir) == "ran"
+
+
+@pytest.mark.parametrize("f, allowed", [(5, "the path of a .json"), ([1], "the path of a .json"),
+                                        ("", "the path of a .json"), ("nope.stg", "an existing .json")])
+def test_a_graph_file_that_is_not_a_path_is_one_config_error(f, allowed, workdir):
+    """``file = 5`` was a TypeError from pathlib; every refusal now names workload.file."""
+    d = json.loads(json.dumps(BASES["graph_stg"]))
+    d["workload"]["file"] = f
+    path = workdir / "experiments" / "graph_file.toml"
+    path.write_text(to_toml(d))
+    with deadline(), pytest.raises(ConfigError) as e:
+        load_experiment(path)
+    assert e.value.field == "workload.file" and allowed in str(e.value)
+
+
+@pytest.mark.parametrize("where", ["[info]", "balancer", "[engine]"])
+@pytest.mark.parametrize("info, field, allowed", [
+    ({"model": "periodic", "period": 0.5}, "info.model", "every node decides"),
+    ({"model": "periodic", "period": 0.5, "centre": 99}, "parameter 'centre' of periodic", "below 4"),
+    ({"model": "scatter-4.1", "period": 0.5, "inactive": [0, 9]}, "parameter 'inactive'[1] of scatter-4.1", "below 4"),
+])
+def test_a_stream_information_model_the_run_refuses_is_refused_on_load(where, info, field, allowed, workdir):
+    """A stream under ``periodic`` (only the centre learns the loads), a centre or an inactive node
+    beyond the platform: the experiment loaded and every run failed with the engine's ConfigError;
+    ``[engine] info = ...`` was not checked on load at all."""
+    d = json.loads(json.dumps(BASES["streams_hetero"]))
+    d["platform"] = {"nodes": [{"name": "n", "count": 4, "speed": 1.0}]}
+    for b in d["balancers"]:
+        b.pop("info", None)
+    if where == "[info]":
+        d["info"], prefix = info, ""
+    elif where == "balancer":
+        d["balancers"][1]["info"], prefix = info, "balancers[1]."
+    else:
+        d["engine"]["info"], prefix = info, "engine."
+    path = workdir / "experiments" / "stream_info.toml"
+    path.write_text(to_toml(d))
+    with deadline(), pytest.raises(ConfigError) as e:
+        load_experiment(path)
+    assert e.value.field == (prefix + field if field.startswith("info") else field) and allowed in str(e.value)
+
+
+def test_a_tree_information_model_centre_beyond_the_platform_is_refused_on_load(workdir):
+    d = json.loads(json.dumps(BASES["haron_torus64_info"]))
+    d["info"] = {"model": "periodic", "period": 5e-4, "centre": 4}  # the platform has 4 nodes: 0..3
+    for b in d["balancers"]:
+        b.pop("info", None)
+    path = workdir / "experiments" / "tree_info.toml"
+    path.write_text(to_toml(d))
+    with deadline(), pytest.raises(ConfigError) as e:
+        load_experiment(path)
+    assert e.value.field == "parameter 'centre' of periodic" and "a node index below 4" in str(e.value)
+
+
+@pytest.mark.parametrize("workload, field, allowed", [
+    ({"generator": "in-tree", "k": 3}, "workload.m", "generator 'in-tree' needs m, k"),  # was TypeError
+    ({"generator": "in-tree", "m": 2, "k": 2, "l": "x"}, "workload.l", "a finite number"),  # was ValueError
+    ({"generator": "layered", "n": 5, "seed": -1}, "workload.seed", "an integer >= 0"),  # was ValueError
+    ({"generator": "layered", "n": 5, "seed": "x"}, "workload.seed", "an integer >= 0"),  # was TypeError
+    ({"generator": "fft", "points": 3}, "workload.points", "a power of 2"),  # was named "points"
+    # sizes that hung (or were a MemoryError) while the experiment was read
+    ({"generator": "layered", "n": 10**12}, "workload.n", "10,000,000"),
+    ({"generator": "layered", "n": 10**7, "nodes": 11}, "workload.n", "100,000,000 n × nodes"),
+    ({"generator": "gaussian", "m": 10**6}, "workload.m", "this one 500,000,499,999"),
+    ({"generator": "fft", "points": 2**40}, "workload.points", "10,000,000 tasks"),
+    ({"generator": "in-tree", "m": 1000, "k": 6}, "workload.k", "10,000,000 tasks"),
+])
+def test_graph_generator_keywords_are_one_config_error_naming_the_workload_key(workload, field, allowed, workdir):
+    d = json.loads(json.dumps(BASES["graph_gaussian"]))
+    d["workload"] = {"kind": "graph", **workload}
+    path = workdir / "experiments" / "generator.toml"
+    path.write_text(to_toml(d))
+    with deadline(5), pytest.raises(ConfigError) as e:
+        load_experiment(path)
+    assert e.value.field == field and allowed in str(e.value)
+
+
+@pytest.mark.parametrize("where", ["[info]", "[engine]"])
+def test_an_information_model_named_by_a_list_is_one_config_error(where, workdir):
+    """``model = []`` was a TypeError (unhashable type: 'list') from the model registry."""
+    d = json.loads(json.dumps(BASES["streams_scatter"]))
+    spec = {"model": [], "period": 0.5}
+    if where == "[info]":
+        d["info"] = spec
+        d["engine"].pop("info")
+        for b in d["balancers"]:
+            b.pop("info", None)
+    else:
+        d["engine"]["info"] = spec
+    path = workdir / "experiments" / "info_list.toml"
+    path.write_text(to_toml(d))
+    with deadline(), pytest.raises(ConfigError) as e:
+        load_experiment(path)
+    assert e.value.field == ("info.model" if where == "[info]" else "engine.info.model")
+    assert "an information model: exact" in str(e.value)
+
+
+@pytest.mark.parametrize("speed", [10**30, 1e-30])
+def test_auto_predicts_on_workers_at_the_speed_limits(speed):
+    """auto's prediction rebuilt each worker at nominal speed × the top measured/nominal ratio: a
+    worker of speed 10**30 (accepted: the limit) measured a rounding faster became
+    1.0000000000000009e30 and the run failed with the Node's ConfigError (found by the fuzzer on
+    loop_auto)."""
+    from dlbkit import CostModel, Divisible, Network, Node, Step
+    from dlbkit.api import UnusedAvailabilityWarning
+    from dlbkit.experiments.spec import run_seed
+
+    p = Platform([Node("master"), Node("w0"), Node("w1", availability=Step(at=3.675, level=0.25)),
+                  Node("w2", speed=speed), Node("w3", speed=0.25)], Network(5e-5, 1e12))
+    with deadline(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedAvailabilityWarning)  # w1's drop falls after this short run
+        r = dlbkit.simulate(p, Divisible(40, CostModel("exponential", mean=2e-4)), "auto", master="master",
+                            master_computes=False, steps=3, seed=run_seed(0, 0))
+    assert math.isfinite(r.makespan) and r.makespan > 0
+    assert len(r.trace.meta["time_steps"]) == 3
+
+
+@pytest.mark.parametrize("end", [[], {}, [1, 2]])
+def test_a_graph_edge_whose_end_is_a_list_or_table_is_one_config_error(end, workdir):
+    """``edges = [{from = [], to = "b"}]`` was a TypeError (unhashable type: 'list') from the task
+    lookup; an end that is not a task's id (a string or an integer) is the ConfigError of any unknown id."""
+    d = json.loads(json.dumps(BASES["graph_inline"]))
+    d["workload"]["edges"][0]["from"] = end
+    path = workdir / "experiments" / "edge_end.toml"
+    path.write_text(to_toml(d))
+    with deadline(), pytest.raises(ConfigError) as e:
+        load_experiment(path)
+    assert e.value.field == "edges[0].from" and "the id of a task of the graph" in str(e.value)
