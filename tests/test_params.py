@@ -13,8 +13,13 @@ from dlbkit.params import Interval, Options
 
 def test_interval_text_and_bounds():
     iv = Interval(Real, 0, 1, closed="right")
-    assert str(iv) == "a number in the range (0, 1]"
+    assert str(iv) == "a number in the range (0, 1] (at least 1e-30)"
     assert iv.accepts(1.0) and not iv.accepts(0.0) and not iv.accepts(True) and not iv.accepts(float("nan"))
+    # "> 0" is at least 1e-30, as every other positive number of a configuration (docs/experiments.md,
+    # Limits): 1e-300 was accepted, and a gossip period of 1e-300 never ended
+    assert iv.accepts(1e-30) and not iv.accepts(1e-31) and not iv.accepts(1e-300)
+    assert Interval(Real, 0, 1, closed="both").accepts(0.0) and str(Interval(Real, 0, 1)) == "a number in the range [0, 1]"
+    assert Interval(Integral, 0, None, closed="neither").accepts(1)
     assert str(Interval(Integral, 1, None)) == "an int in the range [1, inf)"
     assert Options("a", "b").accepts("a") and not Options("a").accepts("c")
 
@@ -78,3 +83,13 @@ def test_set_params_names_an_unknown_parameter_as_make_does():
     with pytest.raises(ConfigError) as e:
         Static().set_params(nonsense=1)
     assert str(e.value) == "params.nonsense must be a parameter of 'static': size; got '<unknown parameter>'"
+
+
+@pytest.mark.parametrize("model", ["gossip", "periodic"])
+def test_an_information_period_below_the_smallest_number_is_refused(model):
+    """A period of 1e-300 loaded, then ran 1e300 rounds (found by tests/test_fuzz_runs.py's search)."""
+    from dlbkit import info
+
+    with pytest.raises(ConfigError, match=r"'period' of .*at least 1e-30\); got 1e-300"):
+        info.resolve({"model": model, "period": 1e-300}, "info")
+    assert info.resolve({"model": model, "period": 1e-30}, "info").period == 1e-30

@@ -40,10 +40,18 @@ class Interval:
         lo_ok = self.left is None or (
             value >= self.left if self.closed in ("both", "left") else value > self.left
         )
+        if self._floored:  # "> 0" means at least 1 / MAGNITUDE, as every other number (docs: Limits)
+            lo_ok = value >= 1 / MAGNITUDE
         hi_ok = self.right is None or (
             value <= self.right if self.closed in ("both", "right") else value < self.right
         )
         return lo_ok and hi_ok
+
+    @property
+    def _floored(self) -> bool:
+        """A real that must be > 0: a period of 1e-300 would be 1e300 rounds, a speed of 1e-300 an end
+        time beyond the float range."""
+        return self.kind is not Integral and self.left == 0 and self.closed in ("right", "neither")
 
     def __str__(self) -> str:
         noun = "an int" if self.kind is Integral else "a number"
@@ -51,7 +59,7 @@ class Interval:
         rb = "]" if self.closed in ("both", "right") and self.right is not None else ")"
         lo = "-inf" if self.left is None else f"{self.left:g}"
         hi = "inf" if self.right is None else f"{self.right:g}"
-        return f"{noun} in the range {lb}{lo}, {hi}{rb}"
+        return f"{noun} in the range {lb}{lo}, {hi}{rb}" + (f" (at least {1 / MAGNITUDE:g})" if self._floored else "")
 
 
 @dataclass(frozen=True)
