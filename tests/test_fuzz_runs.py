@@ -420,11 +420,12 @@ def test_auto_predicts_on_workers_at_the_speed_limits(speed):
 @pytest.mark.parametrize("end", [[], {}, [1, 2]])
 def test_a_graph_edge_whose_end_is_a_list_or_table_is_one_config_error(end, workdir):
     """``edges = [{from = [], to = "b"}]`` was a TypeError (unhashable type: 'list') from the task
-    lookup; an end that is not a task's id (a string or an integer) is the ConfigError of any unknown id."""
+    lookup; an end that is not a task's id (a string or an integer) is the ConfigError of any unknown id,
+    named as the file has it (it said edges[0].from, not workload.edges[0].from)."""
     d = json.loads(json.dumps(BASES["graph_inline"]))
     d["workload"]["edges"][0]["from"] = end
     path = workdir / "experiments" / "edge_end.toml"
     path.write_text(to_toml(d))
     with deadline(), pytest.raises(ConfigError) as e:
         load_experiment(path)
-    assert e.value.field == "edges[0].from" and "the id of a task of the graph" in str(e.value)
+    assert e.value.field == "workload.edges[0].from" and "the id of a task of the graph" in str(e.value)

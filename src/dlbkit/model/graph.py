@@ -45,6 +45,7 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence
 import networkx as nx
 
 from ..errors import ConfigError
+from .check import renamed
 
 __all__ = ["TaskGraph", "read", "write", "from_stg", "to_stg", "from_json", "to_json", "from_adg", "to_adg"]
 
@@ -254,9 +255,10 @@ class TaskGraph:
                 raise ConfigError(f"{path}.edges[{k}]", e, 'an object {"from": id, "to": id, "data": x} (data optional)')
             edges.append((e["from"], e["to"], e.get("data", 0.0)))
         name = d.get("name", "graph")
-        if loads:
-            return cls(ids, loads=loads, edges=edges, name=str(name))
-        return cls(ids, costs=costs, edges=edges, name=str(name))
+        with renamed("edges", f"{path}.edges"):  # the constructor's "edges[k]…", under *path* as the file has it
+            if loads:
+                return cls(ids, loads=loads, edges=edges, name=str(name))
+            return cls(ids, costs=costs, edges=edges, name=str(name))
 
     # --- files ---------------------------------------------------------------------------------
     @classmethod
