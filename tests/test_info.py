@@ -35,7 +35,7 @@ def test_resolve_builds_a_model_from_a_name_or_a_table(spec, cls):
 @pytest.mark.parametrize("spec, message", [
     ("gosip", r"info.model must be an information model: exact, periodic, neighbour, gossip, scatter-old, scatter-4.1, "
      r"scatter-4.2, scatter-4.3, monitored; got 'gosip'"),
-    ({"model": "gossip", "period": 0}, r"info \(parameter 'period' of gossip\) must be a number in the range \(0, inf\); got 0"),
+    ({"model": "gossip", "period": 0}, r"info \(parameter 'period' of gossip\) must be a number in the range \(0, inf\) \(at least 1e-30\); got 0"),
     ({"model": "periodic", "period": -1.0}, r"period"),
     ({"model": "gossip", "fanout": 0}, r"fanout"),
     ({"model": "gossip", "perod": 1.0}, r"info.perod must be a parameter of the 'gossip' model: period, fanout, selection, pull"),
