@@ -277,3 +277,12 @@ def test_replay_of_a_graph_recording_counts_tasks_not_items(capsys, tmp_path):
     assert got["items"] == 2 and got["model"] == {"model": "recorded", "speeds": [1.0], "latency": lat}
     code, out, err = cli(capsys, "replay", str(rec), "--model", "emulated")  # was silently ignored
     assert code == 2 and err.count("\n") == 1 and "--model" in err and "loop recording" in err
+    from dlbkit.errors import ConfigError
+    from dlbkit.replay import compare, replay
+
+    for kw in ({"model": "emulated"}, {"overhead": 0.001}):  # the API ignored them too
+        with pytest.raises(ConfigError, match=f"^{next(iter(kw))} must be absent for a task-graph recording"):
+            replay(rec, **kw)
+    with pytest.raises(ConfigError, match="^model must be absent"):
+        compare(rec, model="measured")
+    assert replay(rec, latency=0.0).trace.meta["replay_latency"] == 0.0

@@ -100,3 +100,20 @@ def test_round_rows_refuse_a_bad_row_and_keep_the_good_ones():
     assert tr.rounds == [(0, 0, 5, 0.0, 0.1, 1.0, 1.2)]
     tr.rounds += [(1, 0, 3, 1.2, 0.1, 0.5, 0.7)]
     assert len(tr.rounds) == 2 and tr.rounds[1] == (1, 0, 3, 1.2, 0.1, 0.5, 0.7)
+
+
+def test_a_refused_value_leaves_every_column_as_it_was():
+    """A row that a column refuses part-way (an int beyond int64 raises OverflowError, not TypeError; a
+    float count in add_interval after node and first were appended) left the columns of unequal lengths."""
+    tr = Trace(1, [0], rounds=[(0, 0, 5, 0.0, 0.1, 1.0, 1.2)])
+    with pytest.raises(OverflowError):
+        tr.rounds.append((1, 0, 2**63, 1.2, 0.1, 1.0, 1.2))
+    assert [len(c) for c in tr.rounds.columns] == [1] * 7 and tr.rounds == [(0, 0, 5, 0.0, 0.1, 1.0, 1.2)]
+    tr.add_interval(0, 0, 3, 0.0, 0.0, 1.0)
+    for bad in [(0, 3, 1.5, 1.0, 1.0, 2.0), (0, 3, 2, 1.0, None, 2.0), (0, 2**63, 2, 1.0, 1.0, 2.0)]:
+        with pytest.raises((TypeError, OverflowError)):
+            tr.add_interval(*bad)
+        assert {name: len(getattr(tr, name)) for name in ("node", "first", "count", "t_ask", "t_start", "t_end",
+                                                          "round_of")} == dict.fromkeys(
+            ("node", "first", "count", "t_ask", "t_start", "t_end", "round_of"), 1)
+    assert tr.intervals()["count"].tolist() == [3]

@@ -1081,7 +1081,6 @@ def _cmd_replay(args) -> int:
     if args.model is not None and trace.family != "divisible":
         raise ConfigError("--model", args.model, "used with a loop recording (a task graph replays on its recorded "
                           "speeds, a job stream on its emulated speeds)")
-    args.model = args.model or "measured"
     if trace.family == "stream":
         return _replay_stream_cmd(args, trace, named)
     if args.info:
@@ -1089,7 +1088,7 @@ def _cmd_replay(args) -> int:
     if trace.family == "graph":  # measured task costs on the recorded speeds; the --model of loops does not apply
         model = {"model": "recorded", "speeds": [float(s) for s in trace.speeds], "latency": dispatch_latency(trace)}
     else:
-        model = estimate(trace, args.model).as_dict()
+        model = estimate(trace, args.model or "measured").as_dict()
     rows = compare(trace, [make(n, p) for n, p in named], seed=args.seed, model=args.model)
     real = rows[0]["real_makespan"]
     bound = rows[0]["makespan"] * rows[0]["efficiency"]

@@ -232,7 +232,7 @@ def _balancer(trace: Trace, balancer: Balancer | str | None, params: Mapping | N
 
 
 def replay(trace_or_path: Trace | str | Path, balancer: Balancer | str | None = None,
-           params: Mapping[str, Any] | None = None, seed: int | None = None, *, model: str = "measured",
+           params: Mapping[str, Any] | None = None, seed: int | None = None, *, model: str | None = None,
            latency: float | None = None, overhead: float | None = None) -> ReplayResult:
     """Simulate a recorded run's loads under *balancer* (default: the one it used); a
     :class:`ReplayResult` (``.makespan``, ``.metrics``, ``.trace``, ``.ratio`` to the real makespan).
@@ -240,8 +240,10 @@ def replay(trace_or_path: Trace | str | Path, balancer: Balancer | str | None = 
     *trace_or_path*: a Trace (``RunResult.trace``) or a file written by ``RunResult.save`` /
     ``record=``. *balancer*: a registered name or object; with no name or the recorded name, the
     recorded parameters apply, updated by *params*. *seed*: for randomised balancers (default the
-    recorded seed, else 0). *model*: ``"measured"`` or ``"emulated"`` speeds (module docstring);
-    *latency* / *overhead* override the estimated network latency and master overhead (seconds).
+    recorded seed, else 0). *model*: ``"measured"`` (None: the default) or ``"emulated"`` speeds
+    (module docstring); *latency* / *overhead* override the estimated network latency and master
+    overhead (seconds). A task graph takes *latency* only and a job stream none of the three: they
+    replay on their recorded speeds (a ConfigError names an option given for them).
 
     Example::
 
@@ -251,11 +253,16 @@ def replay(trace_or_path: Trace | str | Path, balancer: Balancer | str | None = 
     """
     trace = _as_trace(trace_or_path)
     check_replayable(trace)
+    loop_only = {"model": model, "overhead": overhead, **({"latency": latency} if trace.family == "stream" else {})}
+    for name, v in loop_only.items():
+        if trace.family != "divisible" and v is not None:  # not silently ignored
+            raise ConfigError(name, v, f"absent for a {'task-graph' if trace.family == 'graph' else 'job-stream'} "
+                              f"recording (a loop recording's option: a {trace.family} replays on its recorded speeds)")
     if trace.family == "graph":
         return replay_graph(trace, balancer, params, seed, latency=latency)
     if trace.family == "stream":
         return replay_stream(trace, balancer, params, seed)
-    m = estimate(trace, model)
+    m = estimate(trace, model or "measured")
     for name, v in (("latency", latency), ("overhead", overhead)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0):
             raise ConfigError(name, v, "a finite number of seconds >= 0")
@@ -380,7 +387,7 @@ def dispatch_latency(trace: Trace) -> float:
 
 def compare(trace_or_path: Trace | str | Path, balancers: Sequence[str | Balancer] = (),
             params: Mapping[str, Any] | None = None, seed: int | None = None, *,
-            model: str = "measured") -> list[dict]:
+            model: str | None = None) -> list[dict]:
     """Replay the recorded balancer (as recorded), then each of *balancers* (with *params*, e.g. from
     ``dlbkit replay --param``); one row per replay, the recorded one first.
 

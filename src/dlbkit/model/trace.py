@@ -113,7 +113,7 @@ class Rows:
         try:
             for c, x in zip(cols, row):
                 c.append(x)
-        except TypeError:
+        except (TypeError, OverflowError):  # a float or None in an integer field; an int beyond int64
             for c in cols:
                 del c[n:]
             raise
@@ -248,14 +248,21 @@ class Trace:
 
     def add_interval(self, node: int, first: int, count: int, t_ask: float, t_start: float, t_end: float,
                      round: int = -1) -> None:
-        """Append one interval row (engines with a hot loop append to the columns directly)."""
-        self.node.append(node)
-        self.first.append(first)
-        self.count.append(count)
-        self.t_ask.append(t_ask)
-        self.t_start.append(t_start)
-        self.t_end.append(t_end)
-        self.round_of.append(round)
+        """Append one interval row (engines with a hot loop append to the columns directly); a value a
+        column refuses raises and leaves every column as it was."""
+        n = len(self.node)
+        try:
+            self.node.append(node)
+            self.first.append(first)
+            self.count.append(count)
+            self.t_ask.append(t_ask)
+            self.t_start.append(t_start)
+            self.t_end.append(t_end)
+            self.round_of.append(round)
+        except (TypeError, OverflowError):
+            for name in _TYPECODE:
+                del getattr(self, name)[n:]
+            raise
 
     def intervals(self) -> dict[str, np.ndarray]:
         """The interval rows as columns (:data:`INTERVAL_COLUMNS`)."""
