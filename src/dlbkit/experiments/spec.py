@@ -420,9 +420,7 @@ def _info(d: dict, family: Family, path: str, engine: Engine, platform: Platform
         takes = [f.name for f in families.FAMILIES.values() if "info" in f.engine.api_options]
         raise ConfigError(path, d, f"absent: the {family.name} family's {engine.name} engine has no "
                           "information layer (families whose engine has one: " + (", ".join(takes) or "none") + ")")
-    model = info.resolve(d, path)
-    with check.renamed("info", path):
-        model.check_size(n_nodes)
+    info.resolve_for(d, path, n_nodes)
     if "info" in engine.options and engine.check is not None:
         with check.renamed("engine.info", path):
             engine.check({"info": d}, platform, "engine")

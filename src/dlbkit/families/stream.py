@@ -52,11 +52,9 @@ def check_info(spec, platform: Platform, field: str) -> None:
     """An information model for a stream on *platform*, checked as the engine will (a model the engine
     refuses, a size or node index beyond the platform), so an experiment is refused on load rather
     than every run failing."""
-    from ..info import resolve
+    from ..info import resolve_for
     from ..sim.stream import INFO_REFUSED
-    model = resolve(spec, field)
-    with check.renamed("info", field):
-        model.check_size(platform.n_nodes)
+    model = resolve_for(spec, field, platform.n_nodes)
     if model.name in INFO_REFUSED:
         raise ConfigError(f"{field}.model", model.name, "a model that tells every node the loads: "
                           + INFO_REFUSED[model.name])

@@ -10,7 +10,7 @@ Freshness ε of every model is sampled by the layer (:mod:`.base`); η = :func:`
 """
 
 from .base import ENTRY_BYTES, HEADER_BYTES, InfoMessage, InfoModel, improvement
-from .registry import INFO_MODELS, names, register, resolve
+from .registry import INFO_MODELS, names, register, resolve, resolve_for
 
 from . import exact, periodic, neighbour, gossip  # noqa: E402,F401,I001  (one line per model)
 from . import scatter_old, scatter_41, scatter_42, scatter_43, monitored  # noqa: E402,F401,I001
@@ -25,5 +25,5 @@ from .scatter_43 import Scatter43
 from .scatter_old import ScatterOld
 
 __all__ = ["InfoModel", "InfoMessage", "Exact", "Periodic", "NeighbourExchange", "Gossip", "ScatterOld", "Scatter41",
-           "Scatter42", "Scatter43", "Monitored", "improvement", "resolve", "names",
+           "Scatter42", "Scatter43", "Monitored", "improvement", "resolve", "resolve_for", "names",
            "register", "INFO_MODELS", "HEADER_BYTES", "ENTRY_BYTES"]

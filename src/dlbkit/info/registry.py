@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from ..errors import ConfigError
 
-__all__ = ["register", "names", "resolve", "INFO_MODELS"]
+__all__ = ["register", "names", "resolve", "resolve_for", "INFO_MODELS"]
 
 INFO_MODELS: dict[str, type] = {}
 
@@ -47,4 +47,17 @@ def resolve(spec: Any, field: str = "info"):
         model.validate()
     except ConfigError as e:
         raise ConfigError(f"{field} ({e.field})", e.value, e.allowed) from None
+    return model
+
+
+def resolve_for(spec: Any, field: str, n_nodes: int):
+    """:func:`resolve`, then the model's :meth:`~dlbkit.info.base.InfoModel.check_size` on *n_nodes*
+    nodes (a size, or a node index beyond the platform), its errors named under *field* as
+    :func:`resolve` names a parameter's (an experiment file asks this before any run)."""
+    model = resolve(spec, field)
+    try:
+        model.check_size(n_nodes)
+    except ConfigError as e:
+        head = e.field == "info" or e.field.startswith(("info.", "info["))
+        raise ConfigError(field + e.field[4:] if head else f"{field} ({e.field})", e.value, e.allowed) from None
     return model
