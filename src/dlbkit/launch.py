@@ -147,7 +147,16 @@ class _Watch:
                     # a rank whose file appeared since the last listing may already be gone: on a
                     # loaded machine the launcher can wake only after it died and Hydra's kills
                     # reached the ranks it watches, so it is a candidate beside them, not later
+                    n_watched = len(self.fds)
                     gone = self._discover() if len(self.seen) < self.ranks else []
+                    if len(self.fds) > n_watched:
+                        # a rank just found may have died before the one that woke us (a zombie's pidfd
+                        # opens, and is ready at once): without this, the rank Hydra killed because of
+                        # it was named alone (rank 1 named, rank 2 had died, once on a loaded machine)
+                        late = [fd for fd, _ in self.poller.poll(0) if fd in self.fds]
+                        for fd in late:
+                            self.poller.unregister(fd)
+                        ended += [self.fds[fd] for fd in late]
                     records = status.read(self.folder)
                     dead = [(r, records[r]) for r in sorted(ended)
                             if r in records and records[r].get("state") != status.DONE]
