@@ -47,7 +47,12 @@ import networkx as nx
 from ..errors import ConfigError
 from .check import renamed
 
-__all__ = ["TaskGraph", "read", "write", "from_stg", "to_stg", "from_json", "to_json", "from_adg", "to_adg"]
+__all__ = ["TaskGraph", "read", "write", "from_stg", "to_stg", "from_json", "to_json", "from_adg", "to_adg",
+           "MAX_TASKS"]
+
+#: the most tasks a graph may have, generated (:mod:`.graph_gen`) or a real run's
+#: (:mod:`dlbkit.runtime.families.graph_tasks`: checked before any work, the coordinator keeps every result)
+MAX_TASKS = 10_000_000
 
 
 def _num(value: Any, field_: str) -> float:

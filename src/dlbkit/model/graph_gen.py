@@ -15,16 +15,12 @@ import numpy as np
 
 from ..errors import ConfigError
 from . import check
-from .graph import TaskGraph
+from .graph import MAX_TASKS, TaskGraph  # a generator past MAX_TASKS would run for hours before a run
 
 __all__ = ["layered", "gaussian_elimination", "fft", "in_tree", "atmospheric", "sinclair_kmeans9",
            "sinclair_equal5", "topcuoglu10", "GENERATORS"]
 
 
-#: tasks of a generated graph: the runtime's limit for a graph of functions
-#: (:data:`dlbkit.runtime.families.graph_tasks.MAX_TASKS`); a generator past it would run for hours or
-#: exhaust memory before the experiment is even read
-MAX_TASKS = 10_000_000
 #: entries of a generated cost table (n × nodes): 800 MB of floats, as a divisible loop's item costs
 MAX_COST_ENTRIES = 10**8
 

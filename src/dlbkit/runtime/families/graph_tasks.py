@@ -23,13 +23,11 @@ from dataclasses import dataclass
 from typing import Any, Hashable, Mapping, NamedTuple
 
 from ...errors import ConfigError
-from ...model.graph import TaskGraph
+from ...model.graph import MAX_TASKS, TaskGraph
 from ..backends.base import short_repr
 
 __all__ = ["Ref", "Call", "GraphTasks", "parse_tasks", "resolve", "MAX_TASKS"]
 
-#: the most tasks one run may hold (checked before any work: the coordinator keeps every result)
-MAX_TASKS = 10_000_000
 _ALLOWED = ("a dict key → (callable, *arguments) (Dask's graph spec) or a networkx DiGraph whose nodes carry "
             "'fn' (a callable) and optionally 'load'")
 
