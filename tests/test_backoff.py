@@ -69,8 +69,9 @@ def test_the_experiment_file_and_the_python_api_check_backoff():
 
 # --- the engine -------------------------------------------------------------------------------------------
 def test_a_thief_waits_first_then_twice_as_long_up_to_longest_after_each_empty_reply():
-    """MODELS.md's worked example (P = 2, N = 3) in exact ticks: worker 1's first steal succeeds (k reset),
-    then it fails until the end, and its requests reach worker 0 every round trip plus the back-off."""
+    """M2's worked example (P = 2, N = 3; docs/reference-models.md) in exact ticks: worker 1's first steal
+    succeeds (k reset), then it fails until the end, and its requests reach worker 0 every round trip plus
+    the back-off."""
     L = 8400  # ticks
     for fast in (True, False):
         tr = simulate_tree_async(m2_platform(2), FlatTasks([1.0, 2.9, 4.8]), WorkStealing(), seed=1,

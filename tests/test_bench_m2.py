@@ -11,7 +11,7 @@ from dlbkit import ConfigError
 from dlbkit.cli import main
 from dlbkit.sim.bench import MODELS, MersenneIntegers, run_m1, run_m2
 
-# ../shared/benchmarks/MODELS.md, M2 reference values, seed 1, canonical order (exact)
+# docs/reference-models.md, M2 reference values, seed 1, canonical order (exact)
 M2_REFERENCE = [(2, 3, 7.7, 7_202, 1), (16, 10_000, 835.122, 140_999, 148),
                 (128, 100_000, 1048.518, 1_992_859, 1_750)]
 
@@ -38,7 +38,7 @@ def test_m2_reports_m1s_keys_and_successful_steals():
 
 
 def test_other_seeds_give_other_runs_near_the_bound():
-    """MODELS.md: the ideal bound at (16, 10,000) is 826.389 s; stealing stays within 2 % of it."""
+    """docs/reference-models.md: the ideal bound at (16, 10,000) is 826.389 s; stealing stays within 2 % of it."""
     spans = {s: run_m2(16, 10_000, seed=s)["makespan"] for s in (1, 2, 3)}
     assert len(set(spans.values())) == 3
     assert all(826.389 <= m <= 826.389 * 1.02 for m in spans.values()), spans

@@ -12,7 +12,7 @@ from dlbkit.model.metrics import compute, lower_bound
 from dlbkit.sim import simulate_divisible
 from dlbkit.sim.bench import run_m1
 
-# ../shared/benchmarks/MODELS.md, M1 reference values (exact)
+# docs/reference-models.md, M1 reference values (exact)
 M1_REFERENCE = [
     (1, 1, 1.002, 5), (2, 3, 5.804, 13), (7, 1000, 213.678, 3014), (8, 5000, 835.086, 15016),
     (16, 10000, 832.594, 30032), (128, 100000, 1044.558, 300256), (1024, 20000, 35.512, 62048),
@@ -27,7 +27,7 @@ def test_m1_reference_values(workers, tasks, makespan, events):
 
 
 def test_m1_worked_example_chunk_by_chunk():
-    """MODELS.md: worker 0 gets tasks 0 then 2, worker 1 task 1; completions 1.002, 1.452, 5.804."""
+    """docs/reference-models.md: worker 0 gets tasks 0 then 2, worker 1 task 1; completions 1.002, 1.452, 5.804."""
     from dlbkit.model.workload import m1_costs
     from dlbkit.sim.bench import m1_platform
     tr = simulate_divisible(m1_platform(2), Divisible(3), SelfScheduling(), costs=m1_costs(3))

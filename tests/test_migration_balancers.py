@@ -49,7 +49,7 @@ def test_steal_victim_is_uniform_over_the_others():
 
 
 def test_steal_victims_follow_the_m2_rule_on_the_same_stream():
-    """MODELS.md M2: r uniform in [0, P-1), victim r + 1 if r >= i else r."""
+    """docs/reference-models.md M2: r uniform in [0, P-1), victim r + 1 if r >= i else r."""
     view = TreeView(6)
     b = started(WorkStealing(), view, seed=5)
     ref = np.random.default_rng(5)

@@ -137,13 +137,13 @@ def all_tasks(tree) -> Counter:
 
 
 def m2(p, n, *, ticks=M2_TICKS_PER_SECOND, fast=None, seed=1):
-    """M2 (MODELS.md): thieves ask again as soon as an empty reply arrives, so no back-off."""
+    """M2 (docs/reference-models.md): thieves ask again as soon as an empty reply arrives, so no back-off."""
     return simulate_tree_async(m2_platform(p), FlatTasks(m1_costs(n).tolist()), WorkStealing(),
                                rng=MersenneIntegers(seed), ticks_per_second=ticks, control_bytes=0,
                                task_bytes=0, fast_path=fast, backoff="off")
 
 
-# --- M2's worked example (../shared/benchmarks/MODELS.md) ------------------------------------------------
+# --- M2's worked example (docs/reference-models.md) ------------------------------------------------
 @pytest.mark.parametrize("fast", [True, False], ids=["fast", "general"])
 @pytest.mark.parametrize("ticks", [M2_TICKS_PER_SECOND, None], ids=["ticks", "float"])
 def test_m2_worked_example_stretch_by_stretch(ticks, fast):

@@ -28,7 +28,7 @@ from ..errors import ConfigError
 
 __all__ = ["backoff_delay", "check_backoff", "NO_BACKOFF", "AUTO"]
 
-#: no back-off: an idle node asks again as soon as an empty answer reaches it (MODELS.md's M2)
+#: no back-off: an idle node asks again as soon as an empty answer reaches it (M2 of docs/reference-models.md)
 NO_BACKOFF = (0.0, 0.0)
 #: the simulator's default: first and longest delay derived from the run (see tree_async)
 AUTO = "auto"

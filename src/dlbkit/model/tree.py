@@ -229,7 +229,7 @@ class TaskTree:
 @dataclass(frozen=True)
 class FlatTasks:
     """N independent tasks (no children) with given costs, all queued on node 0 with task 0 oldest
-    (the workload of benchmarks/MODELS.md M2). Tasks are their indices."""
+    (the workload of docs/reference-models.md, M2). Tasks are their indices."""
 
     costs: Sequence[float]
     order: str = "df"

@@ -193,6 +193,6 @@ class Divisible:
 
 
 def m1_costs(n: int) -> np.ndarray:
-    """Item costs of reference models M1/M2 (benchmarks/MODELS.md): 1 + ((7919 k) mod 100) / 10."""
+    """Item costs of reference models M1/M2 (docs/reference-models.md): 1 + ((7919 k) mod 100) / 10."""
     k = np.arange(n, dtype=np.int64)
     return 1.0 + ((7919 * k) % 100) / 10.0

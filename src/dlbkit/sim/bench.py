@@ -1,4 +1,4 @@
-"""Reference models of ../shared/benchmarks/MODELS.md, run through the general engines.
+"""Reference models M1 and M2 (docs/reference-models.md), run through the general engines.
 
 M1 is master–worker self-scheduling: the divisible engine with the SS balancer (chunk 1), a master
 that does not compute, P workers of speeds 1 + (i mod 8), latency 1 ms, no bandwidth term.
@@ -9,7 +9,7 @@ rate ρ·N, exponential service of mean 1, no transfer time, and the registered 
 
 M2 is random work stealing: the asynchronous tree engine (:func:`~dlbkit.sim.tree_async.simulate_tree_async`)
 with the registered WorkStealing balancer (steal half), N flat tasks on worker 0, P workers of speeds
-1 + (i mod 8) on a complete graph, latency 1 ms, no bandwidth term, in MODELS.md's canonical order:
+1 + (i mod 8) on a complete graph, latency 1 ms, no bandwidth term, in docs/reference-models.md's canonical order:
 exact integer ticks of 1/8,400,000 s and the victims drawn from Python's Mersenne Twister.
 """
 
@@ -37,8 +37,8 @@ from .tree_async import simulate_tree_async
 __all__ = ["m1_platform", "run_m1", "run_supermarket", "m2_platform", "run_m2", "MersenneIntegers", "MODELS",
            "M2_TICKS_PER_SECOND"]
 
-M1_LATENCY = 0.001  # seconds, MODELS.md "Common definitions"
-#: MODELS.md "Time base and ties": every M1/M2 time is a multiple of 1/8,400,000 s
+M1_LATENCY = 0.001  # seconds, docs/reference-models.md "Both models"
+#: docs/reference-models.md "Time base and ties": every M1/M2 time is a multiple of 1/8,400,000 s
 M2_TICKS_PER_SECOND = 8_400_000
 
 
@@ -73,7 +73,7 @@ def run_m1(workers: int, tasks: int) -> dict:
 
 class MersenneIntegers:
     """A stand-in for a numpy Generator whose ``integers(n)`` is exactly ``random.Random(seed).randrange(n)``
-    (MODELS.md M2's RNG), so that WorkStealing's ``neighbours[rng.integers(len(neighbours))]`` draws
+    (docs/reference-models.md M2's RNG), so that WorkStealing's ``neighbours[rng.integers(len(neighbours))]`` draws
     M2's victims. ``randrange``'s algorithm is reproduced with ``getrandbits`` (same stream, fewer
     calls); ``integers(low, high)`` and ``size=`` draw the same way, one value after another.
     """
@@ -110,7 +110,7 @@ def m2_platform(workers: int) -> Platform:
 
 
 def run_m2(workers: int, tasks: int, seed: int = 1, *, record: bool = True) -> dict:
-    """M2 (MODELS.md): makespan, model events, wall time (the simulation only), events per second and
+    """M2 (docs/reference-models.md): makespan, model events, wall time (the simulation only), events per second and
     successful steals (non-empty replies received)."""
     _sizes(workers, tasks, 2, 0)
     platform = m2_platform(workers)

@@ -339,7 +339,7 @@ def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workloa
 
 def _kernel_self_scheduling(m: _Master, log: list | None) -> None:
     """The master's rule as a kernel handler: requests at one instant are served in increasing worker
-    index because each is ranked by its worker (MODELS.md M1's tie rule as the kernel's order)."""
+    index because each is ranked by its worker (docs/reference-models.md M1's tie rule as the kernel's order)."""
     k = Kernel(tolerance=SIMULTANEITY_TOLERANCE, log=log is not None)
     serve, schedule = m.serve, k.schedule
 

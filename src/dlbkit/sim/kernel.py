@@ -9,11 +9,11 @@ further events. The kernel owns the queue and its order, nothing else.
 
 * *time*: exact integer ticks, or float seconds in which times closer than the kernel's *tolerance*
   (:data:`~dlbkit.sim.timebase.SIMULTANEITY_TOLERANCE` for the engines) are the same instant, because
-  round-off splits exact ties in arbitrary directions (benchmarks/MODELS.md, "Time base and ties");
+  round-off splits exact ties in arbitrary directions (docs/reference-models.md, "Time base and ties");
 * *priority*: one of the named constants below (:data:`URGENT`, :data:`NORMAL`): what kind of event it is;
 * *rank*: an index by which the family's model orders simultaneous events of one kind (the divisible
-  engine: the worker index, MODELS.md M1's tie rule); 0 when the model has none;
-* *sequence*: the order in which events were scheduled (first in, first out; MODELS.md M2's canonical
+  engine: the worker index, docs/reference-models.md M1's tie rule); 0 when the model has none;
+* *sequence*: the order in which events were scheduled (first in, first out; docs/reference-models.md M2's canonical
   order), assigned by the kernel, so the order never depends on an RNG or on memory addresses.
 
 An *instant* is fixed when it opens: the kernel takes every queued event within *tolerance* of the
@@ -67,9 +67,9 @@ instant must already see, such as the information layer's load reports (DESIGN.m
 engine schedules at this priority yet; the kernel tests check that it runs first."""
 
 NORMAL = Priority(1)
-"""The model's own events. The asynchronous tree engine schedules every event here (FIFO ties, MODELS.md
+"""The model's own events. The asynchronous tree engine schedules every event here (FIFO ties, docs/reference-models.md
 M2's canonical order); the divisible engine schedules the requests that reach the master here, ranked
-by worker index (MODELS.md M1's tie rule)."""
+by worker index (docs/reference-models.md M1's tie rule)."""
 
 #: (priority, rank, sequence): the order of a kernel instant's events (time aside)
 _INSTANT_ORDER = itemgetter(1, 2, 3)

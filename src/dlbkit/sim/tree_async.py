@@ -74,11 +74,11 @@ Model (the same kernel as the real runtime, :mod:`dlbkit.runtime.families.tree_w
   last 10^6 latencies. ``"auto"`` (default): *first* = one round trip of a control message over one
   hop, *longest* = :data:`AUTO_LONGEST_TASKS` of the mean task's time (mean root cost over mean speed),
   so the polling costs a bounded number of messages per task time whatever the units. ``"off"`` (or
-  ``(0, 0)``): ask again at once, benchmarks/MODELS.md's M2 (``dlbkit bench m2`` passes it).
+  ``(0, 0)``): ask again at once, M2 of docs/reference-models.md (``dlbkit bench m2`` passes it).
 
 Order and time. The rules are handlers on a :class:`~dlbkit.sim.kernel.Kernel`, all at priority
 ``NORMAL``: events are processed in time order and simultaneous events in the order they were
-scheduled (FIFO by the kernel's sequence number), which is benchmarks/MODELS.md's canonical order; at t = 0
+scheduled (FIFO by the kernel's sequence number), which is M2's canonical order (docs/reference-models.md); at t = 0
 nodes start in index order (a node with work starts its task, then a node without work asks). Times
 are float seconds, and times closer than :data:`~dlbkit.sim.timebase.SIMULTANEITY_TOLERANCE` are
 the same instant; or, with *ticks_per_second*, exact integer ticks (every duration rounded to a

@@ -20,7 +20,7 @@ class WorkStealing(MigrationBalancer):
 
     Source: Blumofe & Leiserson 1999, "Scheduling multithreaded computations by work stealing",
     J. ACM 46(5) (§3: the thief picks the victim uniformly at random and steals from the top of its
-    deque, i.e. the oldest work); the amount is the steal-half rule of benchmarks/MODELS.md M2, the
+    deque, i.e. the oldest work); the amount is the steal-half rule of docs/reference-models.md M2, the
     default (*fraction* 0.5: a victim with |D| ≥ 2 gives ⌊|D|/2⌋, one with 0 or 1 gives nothing).
     Cilk's steal-one is ``fraction=1.0, max_tasks=1``. 001 §6.2 asks for it as the modern baseline
     that phase-based rules must beat.
@@ -36,7 +36,7 @@ class WorkStealing(MigrationBalancer):
     """
 
     name = "steal"
-    source = "Blumofe & Leiserson 1999, J. ACM 46(5); benchmarks/MODELS.md M2"
+    source = "Blumofe & Leiserson 1999, J. ACM 46(5); docs/reference-models.md M2"
     taxonomy = Taxonomy("receiver (a node that runs dry steals)", "distributed", "none (the victim: its own queue)",
                         "floor(fraction * waiting), at most max_tasks", "oldest waiting tasks; victim uniform at random")
     receiver_initiated = True
