@@ -262,7 +262,7 @@ class _Run:
 
         rs = streams(seed, TREE)
         rng_avail = rs.rng("availability")
-        self.availability = [n.availability.realise(rng_avail) for n in platform.nodes]
+        self.availability = [n.availability.realise(rng_avail, f"node {n.name!r}.availability") for n in platform.nodes]
         self.speeds = [float(n.speed) for n in platform.nodes]
         self.rates = constant_rates(self.speeds, self.availability)
         # ticks per unit of work at each node's constant rate (tick mode)
@@ -536,6 +536,7 @@ class _Run:
         truth = [len(d) for d in self.dq]
         for m in self.info.round(self.sec(t), truth):
             self.schedule(t + self.delay(m.src, m.dst, m.bytes), self.on_info, m, priority=URGENT)
+        self.info.check_budget(self.sec(t))
         self.schedule(t + self.info_period, self.on_info_round, priority=URGENT)
 
     def on_info(self, t, m) -> None:
