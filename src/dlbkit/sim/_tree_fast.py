@@ -100,7 +100,7 @@ def fast_loop(run, log: list | None = None) -> None:
     waiting, remaining = run.waiting, run.remaining
     work, mx = run.work, run.max_cost
     tc = tc_lo = INF  # the next completion's time, and that minus the tolerance
-    # the message budget (tree_async.MAX_MESSAGES_PER_NODE): messages = seq − n_done, so the budget's
+    # the message budget (tree_async.MAX_MESSAGES): messages = seq − n_done, so the budget's
     # poll_floor + poll_step · n_done is seq <= seq_cap, seq_cap raised at each completion (one
     # comparison per empty reply, one addition per completion)
     seq_cap, cap_step = run.poll_floor, run.poll_step + 1

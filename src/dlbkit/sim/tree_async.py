@@ -123,7 +123,7 @@ from .kernel import URGENT, Kernel
 from .timebase import SIMULTANEITY_TOLERANCE
 
 __all__ = ["simulate_tree_async", "CONTROL_BYTES", "TASK_BYTES", "WAITING_SAMPLES", "AUTO_LONGEST_TASKS",
-           "resolve_backoff", "MAX_MESSAGES_PER_NODE", "MAX_MESSAGES_PER_NODE_TASK"]
+           "resolve_backoff", "MAX_MESSAGES", "MAX_MESSAGES_PER_NODE_TASK"]
 
 #: bytes of a control message (request, reply header, order): a type tag, two node ids and counts
 CONTROL_BYTES = 32
@@ -140,16 +140,17 @@ WAITING_SAMPLES = 512
 #: than a node that polls every round trip. Measured: on haron_torus64 (tasks of 20 latencies) a
 #: quarter of a task cost steal 3 points of efficiency (0.884 -> 0.854), a sixteenth 0.4 points.
 AUTO_LONGEST_TASKS = 0.0625
-#: the most messages a run may send: MAX_MESSAGES_PER_NODE per node, plus MAX_MESSAGES_PER_NODE_TASK
-#: per node and completed task (dlbkit's limit). An idle node asks again every round trip, or every
-#: back-off, for as long as it finds nothing, so its requests grow with (the time it waits) / (that
-#: time scale), not with the work: a node 10^6 times slower than the others holding the last task, or
-#: messages that take no time, would make a run of 10^8 or endless requests. The run stops, when an
-#: empty reply passes the limit, with a ConfigError naming ``backoff``. M2 (1 024 nodes polling every
-#: round trip, ``backoff="off"``) sends ~17 000 messages per node for 1 000 tasks, under a sixth of
-#: the floor, and 0.015 per node and task for 10^6 tasks; the shipped runs stay below (docs/experiments.md,
-#: "Limits"). At the floor a run holds 2·10^5 events per node before the limit can stop it.
-MAX_MESSAGES_PER_NODE = 100_000
+#: the most messages a run may send: MAX_MESSAGES, plus MAX_MESSAGES_PER_NODE_TASK per node and
+#: completed task (dlbkit's limit). An idle node asks again every round trip, or every back-off, for
+#: as long as it finds nothing, so its requests grow with (the time it waits) / (that time scale), not
+#: with the work: a node 10^6 times slower than the others holding the last task made ~10^8 requests
+#: (hours). The run stops, at the first empty reply past the limit, with a ConfigError naming
+#: ``backoff`` (after roughly 30 to 100 s of run time at the limit). Valid runs that poll most: M2
+#: (``backoff="off"``) at 1 024 nodes sends 17.7 million messages for 1 000 tasks (while they
+#: complete, each adding 102 400 to the limit) and 15.8 million for 10^6 tasks; the 4-node tree of
+#: docs/experiments.md with ``"off"`` 5.2 million for 573 tasks ("Limits" there lists the largest
+#: counts of the shipped runs).
+MAX_MESSAGES = 10_000_000
 MAX_MESSAGES_PER_NODE_TASK = 100
 
 
@@ -314,7 +315,7 @@ class _Run:
         self.pauses = self._pauses(*self.backoff)
         self.fails = [0] * P  # consecutive empty replies per node (reset by a reply with tasks)
         # the message budget: at most poll_floor + poll_step · (completed tasks) messages (see the limit)
-        self.poll_floor = P * MAX_MESSAGES_PER_NODE
+        self.poll_floor = MAX_MESSAGES
         self.poll_step = P * MAX_MESSAGES_PER_NODE_TASK
         self.dq = [deque() for _ in range(P)]
         for task, x in zip(roots, places):
@@ -376,12 +377,12 @@ class _Run:
             k += 1
 
     def polling_exceeded(self, t) -> None:
-        """Raise the ConfigError of a run past its message budget (:data:`MAX_MESSAGES_PER_NODE`)."""
+        """Raise the ConfigError of a run past its message budget (:data:`MAX_MESSAGES`)."""
         first, longest = self.backoff
         now = self.sec(t)
         raise ConfigError("backoff", [first, longest], f"a back-off under which idle nodes' requests for work stay "
-                          f"within {MAX_MESSAGES_PER_NODE:,} messages per node plus {MAX_MESSAGES_PER_NODE_TASK:,} per "
-                          f"node and completed task (dlbkit's limit, passed at simulated time {now:.6g} s after "
+                          f"within {MAX_MESSAGES:,} messages plus {MAX_MESSAGES_PER_NODE_TASK:,} per node and "
+                          f"completed task (dlbkit's limit, passed at simulated time {now:.6g} s after "
                           f"{self.n_done:,} tasks while idle nodes kept asking busy ones: give backoff = [first, "
                           "longest] in seconds with a longer longest, or a shorter run)")
 
