@@ -380,7 +380,7 @@ class _Run:
         """Raise the ConfigError of a run past its message budget (:data:`MAX_MESSAGES`)."""
         first, longest = self.backoff
         now = self.sec(t)
-        raise ConfigError("backoff", [first, longest], f"a back-off under which idle nodes' requests for work stay "
+        raise ConfigError("backoff", [first, longest] if first else "off", f"a back-off under which idle nodes' requests for work stay "
                           f"within {MAX_MESSAGES:,} messages plus {MAX_MESSAGES_PER_NODE_TASK:,} per node and "
                           f"completed task (dlbkit's limit, passed at simulated time {now:.6g} s after "
                           f"{self.n_done:,} tasks while idle nodes kept asking busy ones: give backoff = [first, "
