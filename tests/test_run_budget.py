@@ -251,3 +251,10 @@ def test_a_run_within_the_message_budget_is_unchanged(monkeypatch, fast):
     monkeypatch.setattr(tree_async, "MAX_MESSAGES", floor // 2)
     with pytest.raises(ConfigError, match="^backoff must be"):
         simulate_tree_async(Platform.from_dict(p), SMALL_TREE, make("steal"), **kw)
+
+
+def test_a_recorded_trace_longer_than_the_limit_is_taken_whole(monkeypatch):
+    """The limit bounds what a run makes up as it goes, not what a user measured and gave."""
+    monkeypatch.setattr(availability, "MAX_SEGMENTS", 10)
+    p = dlbkit.Recorded(tuple(float(k) for k in range(50)), tuple(0.5 + 0.01 * k for k in range(50))).realise()
+    assert len(p.times) == 50 and p.capacity(100.0) == pytest.approx(sum(0.5 + 0.01 * k for k in range(49)) + 0.99 * 51)

@@ -45,9 +45,10 @@ class Piecewise:
     def __init__(self, segments: Iterable[tuple[float, float]], scale: tuple[str, object, str] | None = None):
         """*segments*: (start time, level) pairs; a list is taken whole, an iterator lazily.
         *scale*: (field, value, what it is) of the time scale that sets how fast a lazy one grows,
-        named by the ConfigError raised past :data:`MAX_SEGMENTS` segments."""
-        self.scale = scale or ("availability", "<its time scale>", "a time scale")
+        named by the ConfigError raised past :data:`MAX_SEGMENTS` segments (only a lazy one is bounded:
+        a list, such as a recorded trace, is taken whole whatever its length)."""
         finite = isinstance(segments, (list, tuple))
+        self.scale = None if finite else scale or ("availability", "<its time scale>", "a time scale")
         self.times: list[float] = []
         self.levels: list[float] = []
         self.cum: list[float] = []
@@ -79,7 +80,7 @@ class Piecewise:
         if self.times:
             if t <= self.times[-1]:
                 raise ValueError("availability segments must start at increasing times")
-            if len(self.times) >= MAX_SEGMENTS:
+            if len(self.times) >= MAX_SEGMENTS and self.scale is not None:
                 self._too_many()
             self.cum.append(self.cum[-1] + self.levels[-1] * (t - self.times[-1]))
         else:
@@ -308,8 +309,9 @@ class _MarkovPiecewise(Piecewise):
         self._means = (mf, mb)  # indexed by busy
         self._lv = (spec.high, spec.low)
         self._busy = spec.start_busy  # the state of the last known segment
-        super().__init__([(0.0, spec.low if spec.start_busy else spec.high)], scale)
-        self._more = self  # never exhausted (only tested against None)
+        super().__init__([(0.0, spec.low if spec.start_busy else spec.high)])
+        self.scale = scale
+        self._more = _ENDLESS  # never exhausted (only tested against None; no reference cycle)
         self.constant = None
         self._step()
 
@@ -372,6 +374,7 @@ class _MarkovPiecewise(Piecewise):
 #: sojourns a Markov availability draws one by one before it draws in blocks, and a block's size
 _SHORT = 16
 _BLOCK = 65_536
+_ENDLESS = object()
 
 
 def _read_trace_file(path: Path, field: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
