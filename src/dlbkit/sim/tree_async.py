@@ -143,9 +143,9 @@ AUTO_LONGEST_TASKS = 0.0625
 #: the most messages a run may send: MAX_MESSAGES, plus MAX_MESSAGES_PER_NODE_TASK per node and
 #: completed task (dlbkit's limit). An idle node asks again every round trip, or every back-off, for
 #: as long as it finds nothing, so its requests grow with (the time it waits) / (that time scale), not
-#: with the work: a node 10^6 times slower than the others holding the last task made ~10^8 requests
-#: (hours). The run stops, at the first empty reply past the limit, with a ConfigError naming
-#: ``backoff`` (after roughly 30 to 100 s of run time at the limit). Valid runs that poll most: M2
+#: with the work: on two nodes, one 10^6 times slower holding a task, the other asked ~6·10^7 times
+#: under the "auto" back-off. The run stops, at the first empty reply past the limit, with a
+#: ConfigError naming ``backoff`` (about two minutes of run time at the limit, BENCHMARKS.md). Valid runs that poll most: M2
 #: (``backoff="off"``) at 1 024 nodes sends 17.7 million messages for 1 000 tasks (while they
 #: complete, each adding 102 400 to the limit) and 15.8 million for 10^6 tasks; the 4-node tree of
 #: docs/experiments.md with ``"off"`` 5.2 million for 573 tasks ("Limits" there lists the largest
