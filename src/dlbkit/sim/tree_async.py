@@ -143,7 +143,7 @@ AUTO_LONGEST_TASKS = 0.0625
 #: the most messages a run may send: MAX_MESSAGES, plus MAX_MESSAGES_PER_NODE_TASK per node and
 #: completed task (dlbkit's limit). An idle node asks again every round trip, or every back-off, for
 #: as long as it finds nothing, so its requests grow with (the time it waits) / (that time scale), not
-#: with the work: on two nodes, one 10^6 times slower holding a task, the other asked ~6·10^7 times
+#: with the work: on two nodes, one 10^6 times slower holding a task, the other would ask ~5·10^7 times
 #: under the "auto" back-off. The run stops, at the first empty reply past the limit, with a
 #: ConfigError naming ``backoff`` (about two minutes of run time at the limit, BENCHMARKS.md). Valid runs that poll most: M2
 #: (``backoff="off"``) at 1 024 nodes sends 17.7 million messages for 1 000 tasks (while they
