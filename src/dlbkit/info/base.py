@@ -40,11 +40,21 @@ from ..errors import ConfigError
 from ..model.topology import Others
 from ..params import Parameterised
 
-__all__ = ["InfoModel", "InfoMessage", "HEADER_BYTES", "ENTRY_BYTES", "MAX_NODES", "improvement"]
+__all__ = ["InfoModel", "InfoMessage", "HEADER_BYTES", "ENTRY_BYTES", "MAX_NODES", "MAX_SIM_ROUNDS", "improvement"]
 
 #: the most nodes an information model other than exact keeps tables for: every node's knowledge of
 #: every node is two n × n tables (values and stamps), 1 GiB at this size
 MAX_NODES = 8192
+
+#: the most information rounds one simulated run may hold (dlbkit's limit). Rounds come every
+#: ``period`` seconds of simulated time for as long as the run lasts, so their count is (the run's
+#: length) / period, which nothing bounds before the run: a period of 1e-9 s on a run of 10 s would be
+#: 10^10 rounds, each a Python call and its messages (events of their own). A simulated engine calls
+#: :meth:`InfoModel.check_budget` after each round, which stops the run with a ConfigError naming the
+#: period. A round costs at least tens of microseconds (16 nodes: ~160 µs with its messages), so this
+#: many is minutes at most; the shipped runs stay far below it (docs/experiments.md, "Limits"). A real
+#: run (the runtime, ``dlbkit.Cluster``) is paced by the clock and has no such limit.
+MAX_SIM_ROUNDS = 1_000_000
 
 #: bytes of a load message's header: a type tag, sender, receiver and entry count (as a control message)
 HEADER_BYTES = 32
@@ -120,6 +130,14 @@ class InfoModel(Parameterised, ABC):
     def interval(self) -> float:
         """Seconds between rounds (``inf``: the model sends nothing)."""
         return getattr(self, "period", float("inf"))
+
+    def check_budget(self, t: float) -> None:
+        """Raise ConfigError naming ``info.period`` once this run has held :data:`MAX_SIM_ROUNDS`
+        rounds (*t*: the simulated time, seconds). Simulated engines call it after each round."""
+        if self.rounds_ >= MAX_SIM_ROUNDS:
+            raise ConfigError("info.period", self.interval, f"a period long enough for at most {MAX_SIM_ROUNDS:,} "
+                              f"information rounds in a simulated run (dlbkit's limit; {self.name}'s rounds reached it "
+                              f"at simulated time {t:.6g} s: use a coarser period or a shorter run)")
 
     # --- the three calls engines make -------------------------------------------------------------
     def round(self, t: float, loads: Sequence[float]) -> list[InfoMessage]:

@@ -21,7 +21,16 @@ from ..errors import ConfigError
 from . import check
 
 __all__ = ["Piecewise", "Constant", "Step", "Pulse", "Markov", "Recorded", "availability_from_dict",
-           "as_availability", "SPECS"]
+           "as_availability", "SPECS", "MAX_SEGMENTS"]
+
+#: the most segments one realised availability may reach in a run (dlbkit's limit). A lazily extended
+#: availability (a repeating Pulse, a Markov on/off load) grows by one segment per change of level,
+#: so its count is (the run's length) / (its time scale): a Markov load of 0.1 s sojourns over a
+#: 10^6 s run would be 10^7 segments, about a gigabyte of Python lists for one node. The run stops
+#: with a ConfigError naming the spec's time scale instead. The shipped runs stay far below it (the
+#: most any reaches is in docs/experiments.md, "Limits"); at this count a node's segments take about
+#: 100 MB and a Markov node's are drawn in about a second.
+MAX_SEGMENTS = 1_000_000
 
 
 class Piecewise:
@@ -31,11 +40,15 @@ class Piecewise:
     ``times[k]``. The last known segment lasts until the generator yields the next one, or forever.
     """
 
-    __slots__ = ("times", "levels", "cum", "_more", "constant")
+    __slots__ = ("times", "levels", "cum", "_more", "constant", "scale")
 
-    def __init__(self, segments: Iterable[tuple[float, float]]):
-        """*segments*: (start time, level) pairs; a list is taken whole, an iterator lazily."""
+    def __init__(self, segments: Iterable[tuple[float, float]], scale: tuple[str, object, str] | None = None):
+        """*segments*: (start time, level) pairs; a list is taken whole, an iterator lazily.
+        *scale*: (field, value, what it is) of the time scale that sets how fast a lazy one grows,
+        named by the ConfigError raised past :data:`MAX_SEGMENTS` segments (only a lazy one is bounded:
+        a list, such as a recorded trace, is taken whole whatever its length)."""
         finite = isinstance(segments, (list, tuple))
+        self.scale = None if finite else scale or ("availability", "<its time scale>", "a time scale")
         self.times: list[float] = []
         self.levels: list[float] = []
         self.cum: list[float] = []
@@ -67,6 +80,8 @@ class Piecewise:
         if self.times:
             if t <= self.times[-1]:
                 raise ValueError("availability segments must start at increasing times")
+            if len(self.times) >= MAX_SEGMENTS and self.scale is not None:
+                self._too_many()
             self.cum.append(self.cum[-1] + self.levels[-1] * (t - self.times[-1]))
         else:
             self.cum.append(0.0)
@@ -74,8 +89,20 @@ class Piecewise:
         self.levels.append(float(a))
         return True
 
+    def _too_many(self):
+        field, value, what = self.scale
+        raise ConfigError(field, value, f"{what} long enough for at most {MAX_SEGMENTS:,} changes of level in a "
+                          f"run (dlbkit's limit, reached at simulated time {self.times[-1]:.6g} s: use a coarser "
+                          "time scale or a shorter run)")
+
     def _cover_time(self, t: float) -> None:
+        """Extend until the last known segment starts after *t*."""
         while self._more is not None and self.times[-1] <= t:
+            self._pull()
+
+    def _cover_cum(self, target: float) -> None:
+        """Extend until the last known segment starts after the capacity reaches *target*."""
+        while self._more is not None and self.cum[-1] <= target:
             self._pull()
 
     def level(self, t: float) -> float:
@@ -95,8 +122,7 @@ class Piecewise:
         if self.constant is not None:
             return t0 + amount / self.constant
         target = self.capacity(t0) + amount
-        while self._more is not None and self.cum[-1] <= target:
-            self._pull()
+        self._cover_cum(target)
         k = bisect_right(self.cum, target) - 1
         # a segment of the same cumulative start (zero length) cannot exist: times strictly increase
         return self.times[k] + (target - self.cum[k]) / self.levels[k]
@@ -132,7 +158,7 @@ class Constant:
     def __post_init__(self):
         _set(self, "level", _level(self.level, f"{_FIELD}.level"))
 
-    def realise(self, rng: np.random.Generator | None = None) -> Piecewise:
+    def realise(self, rng: np.random.Generator | None = None, field: str = _FIELD) -> Piecewise:
         return Piecewise([(0.0, self.level)])
 
 
@@ -150,7 +176,7 @@ class Step:
         _set(self, "level", _level(self.level, f"{_FIELD}.level"))
         _set(self, "before", _level(self.before, f"{_FIELD}.before"))
 
-    def realise(self, rng: np.random.Generator | None = None) -> Piecewise:
+    def realise(self, rng: np.random.Generator | None = None, field: str = _FIELD) -> Piecewise:
         if self.at == 0:
             return Piecewise([(0.0, self.level)])
         return Piecewise([(0.0, self.before), (self.at, self.level)])
@@ -181,7 +207,7 @@ class Pulse:
                                   "ends before the next one begins)") from None
             _set(self, "period", period)
 
-    def realise(self, rng: np.random.Generator | None = None) -> Piecewise:
+    def realise(self, rng: np.random.Generator | None = None, field: str = _FIELD) -> Piecewise:
         def gen():
             yield (0.0, self.base if self.start > 0 else self.level)
             t = self.start
@@ -194,7 +220,7 @@ class Pulse:
                     return
                 t += self.period
                 first = False
-        return Piecewise(gen())
+        return Piecewise(gen(), (f"{field}.period", self.period, "a period"))
 
 
 @dataclass(frozen=True)
@@ -217,17 +243,10 @@ class Markov:
         if not isinstance(self.start_busy, bool):
             raise ConfigError(f"{_FIELD}.start_busy", self.start_busy, "true or false")
 
-    def realise(self, rng: np.random.Generator | None = None) -> Piecewise:
+    def realise(self, rng: np.random.Generator | None = None, field: str = _FIELD) -> Piecewise:
         if rng is None:
             raise ValueError("a Markov availability needs a random Generator")
-
-        def gen():
-            t, busy = 0.0, self.start_busy
-            while True:
-                yield (t, self.low if busy else self.high)
-                t += float(rng.exponential(self.mean_busy if busy else self.mean_free))
-                busy = not busy
-        return Piecewise(gen())
+        return _MarkovPiecewise(self, rng, field)
 
 
 @dataclass(frozen=True)
@@ -260,11 +279,102 @@ class Recorded:
         _set(self, "times", ts)
         _set(self, "levels", tuple(_level(a, f"{_FIELD}.levels[{i}]") for i, a in enumerate(levels)))
 
-    def realise(self, rng: np.random.Generator | None = None) -> Piecewise:
+    def realise(self, rng: np.random.Generator | None = None, field: str = _FIELD) -> Piecewise:
         return Piecewise(list(zip(self.times, self.levels)))
 
 
 SPECS = (Constant, Step, Pulse, Markov, Recorded)
+
+
+class _MarkovPiecewise(Piecewise):
+    """A Markov on/off trajectory, extended on demand: sojourn k is ``mean · e_k`` with e_k the k-th
+    standard exponential drawn from the run's Generator, the means alternating (busy: *mean_busy*,
+    free: *mean_free*), exactly as ``rng.exponential(mean)`` one sojourn at a time.
+
+    A short extension (the usual one: an event a little past the known end) draws sojourn by sojourn.
+    A long one draws :data:`_BLOCK` standard exponentials at once, finds with numpy how many of them
+    the extension needs (the same float operations, in the same order, as one at a time), then rewinds
+    the bit generator and draws exactly that many again: the Generator is left where the sojourn-by-
+    sojourn draws would leave it, so a Generator shared by several nodes, or by anything else, gives
+    the same numbers to the same consumers as before (tests/test_run_budget.py holds the sojourn-by-
+    sojourn reference and compares)."""
+
+    __slots__ = ("_rng", "_means", "_lv", "_busy")
+
+    def __init__(self, spec: "Markov", rng: np.random.Generator, field: str):
+        mf, mb = spec.mean_free, spec.mean_busy
+        # name the shorter sojourn: shortening a cycle is what multiplies its segments
+        scale = (f"{field}.mean_free", mf, "a mean sojourn") if mf <= mb else (f"{field}.mean_busy", mb, "a mean sojourn")
+        self._rng = rng
+        self._means = (mf, mb)  # indexed by busy
+        self._lv = (spec.high, spec.low)
+        self._busy = spec.start_busy  # the state of the last known segment
+        super().__init__([(0.0, spec.low if spec.start_busy else spec.high)])
+        self.scale = scale
+        self._more = _ENDLESS  # never exhausted (only tested against None; no reference cycle)
+        self.constant = None
+        self._step()
+
+    def _step(self) -> None:
+        """One sojourn more (the last segment ends, the other state begins)."""
+        if len(self.times) >= MAX_SEGMENTS:
+            self._too_many()
+        busy = self._busy
+        t = self.times[-1] + float(self._rng.exponential(self._means[busy]))
+        self.cum.append(self.cum[-1] + self.levels[-1] * (t - self.times[-1]))
+        self.times.append(t)
+        self._busy = busy = not busy
+        self.levels.append(self._lv[busy])
+
+    def _extend(self, bound: float, by_cum: bool) -> None:
+        """Extend until the last segment's start (its capacity with *by_cum*) passes *bound*."""
+        last = self.cum if by_cum else self.times
+        for _ in range(_SHORT):
+            if last[-1] > bound:
+                return
+            self._step()
+        bg = self._rng.bit_generator
+        while last[-1] <= bound:
+            room = MAX_SEGMENTS - len(self.times)
+            if room <= 0:
+                self._too_many()
+            n = min(_BLOCK, room)
+            state = bg.state
+            e = self._rng.standard_exponential(n)
+            busy0 = self._busy
+            scales = np.empty(n)
+            scales[0::2] = self._means[busy0]
+            scales[1::2] = self._means[not busy0]
+            lv = np.empty(n + 1)
+            lv[0] = self.levels[-1]
+            lv[1::2] = self._lv[not busy0]
+            lv[2::2] = self._lv[busy0]
+            times = np.add.accumulate(np.concatenate(([self.times[-1]], scales * e)))
+            cum = np.add.accumulate(np.concatenate(([self.cum[-1]], lv[:-1] * (times[1:] - times[:-1]))))
+            past = np.flatnonzero((cum if by_cum else times)[1:] > bound)
+            k = int(past[0]) + 1 if len(past) else n
+            if k < n:  # rewind and draw exactly the k the extension used
+                bg.state = state
+                self._rng.standard_exponential(k)
+            self.times.extend(times[1:k + 1].tolist())
+            self.cum.extend(cum[1:k + 1].tolist())
+            self.levels.extend(lv[1:k + 1].tolist())
+            if k % 2:
+                self._busy = not busy0
+
+    def _cover_time(self, t: float) -> None:
+        if self.times[-1] <= t:
+            self._extend(t, False)
+
+    def _cover_cum(self, target: float) -> None:
+        if self.cum[-1] <= target:
+            self._extend(target, True)
+
+
+#: sojourns a Markov availability draws one by one before it draws in blocks, and a block's size
+_SHORT = 16
+_BLOCK = 65_536
+_ENDLESS = object()
 
 
 def _read_trace_file(path: Path, field: str) -> tuple[tuple[float, ...], tuple[float, ...]]:

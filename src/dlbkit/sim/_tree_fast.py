@@ -100,6 +100,10 @@ def fast_loop(run, log: list | None = None) -> None:
     waiting, remaining = run.waiting, run.remaining
     work, mx = run.work, run.max_cost
     tc = tc_lo = INF  # the next completion's time, and that minus the tolerance
+    # the message budget (tree_async.MAX_MESSAGES): messages = seq − n_done, so the budget's
+    # poll_floor + poll_step · n_done is seq <= seq_cap, seq_cap raised at each completion (one
+    # comparison per empty reply, one addition per completion)
+    seq_cap, cap_step = run.poll_floor, run.poll_step + 1
 
     # t = 0: nodes in index order; a node with work starts it, a node that wants work asks
     for w in range(P):
@@ -173,6 +177,9 @@ def fast_loop(run, log: list | None = None) -> None:
                         fails[y] = 0
                 else:
                     pay = EMPTY
+                    if seq > seq_cap:
+                        run.n_done = n_done
+                        run.polling_exceeded(t)
                     if backoff:
                         k = fails[y] = fails[y] + 1
                         held = pauses[k if k < last_pause else last_pause]
@@ -247,6 +254,7 @@ def fast_loop(run, log: list | None = None) -> None:
                     log.append((t, NORMAL, 0, sq, _COMPLETION, (w,)))
                 done[w] += 1
                 n_done += 1
+                seq_cap += cap_step
                 remaining -= 1
                 d = dq[w]
                 kids = children_of(running[w])

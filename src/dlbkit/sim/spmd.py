@@ -75,10 +75,10 @@ class _Realised:
         mem = np.array([w.memory for w in ws])
         self.ram = np.broadcast_to(mem, (loops, P)).copy()
         for i, w in enumerate(ws):
-            a = w.availability.realise(rng_avail)
+            a = w.availability.realise(rng_avail, f"workstations[{i}].availability")
             if a.constant != 1.0:
                 eff[:, i] *= levels_on_loops(a, loops)
-            m = w.memory_availability.realise(rng_avail)
+            m = w.memory_availability.realise(rng_avail, f"workstations[{i}].memory_availability")
             if m.constant != 1.0:
                 self.ram[:, i] *= levels_on_loops(m, loops)
         self.inv_speed = 1.0 / eff

@@ -153,7 +153,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         speeds = [float(nd.speed) for nd in platform.nodes]
         slots = [int(nd.cores) for nd in platform.nodes]
         arng = st.rng("availability")
-        profiles = [nd.availability.realise(arng) for nd in platform.nodes]
+        profiles = [nd.availability.realise(arng, f"node {nd.name!r}.availability") for nd in platform.nodes]
         net = platform.network
         complete = platform.complete
         latency, bandwidth = net.latency, net.bandwidth
@@ -503,6 +503,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     def info_round(t: float) -> None:
         for m in model.round(t, q):
             schedule(t + hops(m.src, m.dst) * latency + m.bytes / bandwidth, deliver, m, priority=URGENT)
+        model.check_budget(t)
         if t + model.interval <= t_last:
             schedule(t + model.interval, info_round, priority=URGENT)
 

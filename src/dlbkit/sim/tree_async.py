@@ -123,7 +123,7 @@ from .kernel import URGENT, Kernel
 from .timebase import SIMULTANEITY_TOLERANCE
 
 __all__ = ["simulate_tree_async", "CONTROL_BYTES", "TASK_BYTES", "WAITING_SAMPLES", "AUTO_LONGEST_TASKS",
-           "resolve_backoff"]
+           "resolve_backoff", "MAX_MESSAGES", "MAX_MESSAGES_PER_NODE_TASK"]
 
 #: bytes of a control message (request, reply header, order): a type tag, two node ids and counts
 CONTROL_BYTES = 32
@@ -140,6 +140,18 @@ WAITING_SAMPLES = 512
 #: than a node that polls every round trip. Measured: on haron_torus64 (tasks of 20 latencies) a
 #: quarter of a task cost steal 3 points of efficiency (0.884 -> 0.854), a sixteenth 0.4 points.
 AUTO_LONGEST_TASKS = 0.0625
+#: the most messages a run may send: MAX_MESSAGES, plus MAX_MESSAGES_PER_NODE_TASK per node and
+#: completed task (dlbkit's limit). An idle node asks again every round trip, or every back-off, for
+#: as long as it finds nothing, so its requests grow with (the time it waits) / (that time scale), not
+#: with the work: on two nodes, one 10^6 times slower holding a task, the other would ask ~5·10^7 times
+#: under the "auto" back-off. The run stops, at the first empty reply past the limit, with a
+#: ConfigError naming ``backoff`` (about two minutes of run time at the limit, BENCHMARKS.md). Valid runs that poll most: M2
+#: (``backoff="off"``) at 1 024 nodes sends 17.7 million messages for 1 000 tasks (while they
+#: complete, each adding 102 400 to the limit) and 15.8 million for 10^6 tasks; the 4-node tree of
+#: docs/experiments.md with ``"off"`` 5.2 million for 573 tasks ("Limits" there lists the largest
+#: counts of the shipped runs).
+MAX_MESSAGES = 10_000_000
+MAX_MESSAGES_PER_NODE_TASK = 100
 
 
 def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBalancer, *,
@@ -262,7 +274,7 @@ class _Run:
 
         rs = streams(seed, TREE)
         rng_avail = rs.rng("availability")
-        self.availability = [n.availability.realise(rng_avail) for n in platform.nodes]
+        self.availability = [n.availability.realise(rng_avail, f"node {n.name!r}.availability") for n in platform.nodes]
         self.speeds = [float(n.speed) for n in platform.nodes]
         self.rates = constant_rates(self.speeds, self.availability)
         # ticks per unit of work at each node's constant rate (tick mode)
@@ -302,6 +314,9 @@ class _Run:
         # last entry is the longest: it holds for every larger k); [0] when there is none
         self.pauses = self._pauses(*self.backoff)
         self.fails = [0] * P  # consecutive empty replies per node (reset by a reply with tasks)
+        # the message budget: at most poll_floor + poll_step · (completed tasks) messages (see the limit)
+        self.poll_floor = MAX_MESSAGES
+        self.poll_step = P * MAX_MESSAGES_PER_NODE_TASK
         self.dq = [deque() for _ in range(P)]
         for task, x in zip(roots, places):
             self.dq[x].append(task)
@@ -360,6 +375,16 @@ class _Run:
             if d >= longest:
                 return out
             k += 1
+
+    def polling_exceeded(self, t) -> None:
+        """Raise the ConfigError of a run past its message budget (:data:`MAX_MESSAGES`)."""
+        first, longest = self.backoff
+        now = self.sec(t)
+        raise ConfigError("backoff", [first, longest] if first else "off", f"a back-off under which idle nodes' requests for work stay "
+                          f"within {MAX_MESSAGES:,} messages plus {MAX_MESSAGES_PER_NODE_TASK:,} per node and "
+                          f"completed task (dlbkit's limit, passed at simulated time {now:.6g} s after "
+                          f"{self.n_done:,} tasks while idle nodes kept asking busy ones: give backoff = [first, "
+                          "longest] in seconds with a longer longest, or a shorter run)")
 
     def pause(self, thief: int, tasks) -> Any:
         """Count *thief*'s failed requests (reset by *tasks*); the back-off its reply is held by."""
@@ -536,6 +561,7 @@ class _Run:
         truth = [len(d) for d in self.dq]
         for m in self.info.round(self.sec(t), truth):
             self.schedule(t + self.delay(m.src, m.dst, m.bytes), self.on_info, m, priority=URGENT)
+        self.info.check_budget(self.sec(t))
         self.schedule(t + self.info_period, self.on_info_round, priority=URGENT)
 
     def on_info(self, t, m) -> None:
@@ -716,6 +742,8 @@ class _Run:
         q = len(self.dq[v])
         n = given(self.balancer, self.refresh(v, t), v, thief, q, wanted, self.decided)
         tasks = self.take(v, n, t) if n > 0 else _EMPTY
+        if not tasks and self.messages > self.poll_floor + self.poll_step * self.n_done:
+            self.polling_exceeded(t)
         held = self.pause(thief, tasks) if self.backoff[0] else 0
         self.send(t, self.on_reply, v, thief, tasks, len(tasks), held)
         if self.low > 0:
