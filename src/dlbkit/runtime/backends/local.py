@@ -40,6 +40,7 @@ import threading
 import time
 import warnings
 from multiprocessing.connection import wait
+from numbers import Integral
 from typing import Any, Callable
 
 from ...errors import ConfigError, DlbkitWarning
@@ -102,8 +103,9 @@ def check_workers(n: Any, field: str = "workers", *, mesh: bool = False,
     """*n* checked as a local worker count before anything starts: a positive integer within
     :func:`max_workers`; raise :class:`ConfigError` naming *field* otherwise (*more*: what to do for
     more workers than that)."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+    if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:  # a numpy integer is one too
         raise ConfigError(field, n, "an integer >= 1")
+    n = int(n)
     limit, why = max_workers(mesh)
     if n > limit:
         raise ConfigError(field, n, f"a number of local worker processes {why}; for more, {more}")

@@ -1,0 +1,73 @@
+"""The real runtime under a careless user: what a user does wrong or unusually gets a clear answer
+(a ConfigError naming the argument, a TaskError naming the item) or simply works, never a hang, a
+lost or doubled item, or a worker left behind."""
+
+import threading
+
+import numpy as np
+import psutil
+import pytest
+
+import dlbkit
+from dlbkit.errors import ConfigError, DlbkitError
+
+#: a hang guard only (a step of 40 trivial items takes well under a second)
+HANG_GUARD_S = 120
+
+
+def square(x):
+    return x * x
+
+
+def children() -> list[int]:
+    return [c.pid for c in psutil.Process().children(recursive=True) if c.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_loop_steps_called_from_several_threads_take_turns():
+    """Two steps at once used to share the workers' pipes and wait for each other's replies forever."""
+    loop = dlbkit.Loop(square, workers=2, balancer="ss")
+    out: dict[int, object] = {}
+
+    def step(k):
+        try:
+            out[k] = loop.map(range(40 * k, 40 * k + 40))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            out[k] = e
+
+    threads = [threading.Thread(target=step, args=(k,), daemon=True) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(HANG_GUARD_S)
+    hung = [t for t in threads if t.is_alive()]
+    if hung:
+        loop._transport.stop(kill=True)
+    assert not hung, "Loop.map from several threads hung"
+    for k in range(3):
+        assert out[k] == [x * x for x in range(40 * k, 40 * k + 40)]
+    assert len(loop.steps) == 3
+    # every step's items once: each step's trace tiles 0..39
+    for s in loop.steps:
+        rows = sorted(zip(s.table()["first"], s.table()["count"]))
+        assert [f for f, _ in rows] == list(np.cumsum([0] + [c for _, c in rows])[:-1])
+        assert sum(c for _, c in rows) == 40
+    loop.close()
+    with pytest.raises(DlbkitError, match="closed"):
+        loop.map([1])
+    assert children() == []
+
+
+@pytest.mark.parametrize("n", [np.int64(2), np.int32(1), np.uint8(2)])
+def test_a_numpy_integer_worker_count_is_a_worker_count(n):
+    """A count computed with numpy is an integer, as *seed* already accepted one."""
+    assert dlbkit.map(square, range(5), workers=n) == [0, 1, 4, 9, 16]
+    with dlbkit.Loop(square, workers=n) as loop:
+        assert loop.n_workers == int(n) and isinstance(loop.n_workers, int)
+        assert loop.map([3]) == [9]
+    assert children() == []
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2", np.float64(2.0), np.int64(0)])
+def test_bad_worker_counts_are_config_errors_naming_workers(bad):
+    with pytest.raises(ConfigError, match="^workers"):
+        dlbkit.map(square, range(3), workers=bad)
