@@ -9,7 +9,7 @@ import psutil
 import pytest
 
 import dlbkit
-from dlbkit.errors import ConfigError, DlbkitError
+from dlbkit.errors import ConfigError, DlbkitError, TaskError
 
 #: a hang guard only (a step of 40 trivial items takes well under a second)
 HANG_GUARD_S = 120
@@ -71,3 +71,26 @@ def test_a_numpy_integer_worker_count_is_a_worker_count(n):
 def test_bad_worker_counts_are_config_errors_naming_workers(bad):
     with pytest.raises(ConfigError, match="^workers"):
         dlbkit.map(square, range(3), workers=bad)
+
+
+def inner_map(x):
+    return sum(dlbkit.map(square, range(x), workers=1))
+
+
+def test_a_map_inside_a_worker_is_a_task_error_saying_why():
+    """A worker is daemonic: multiprocessing only asserted 'daemonic processes are not allowed to have
+    children' from inside Process.start; now the inner run refuses at once, naming the backend."""
+    with pytest.raises(TaskError, match=r"item 0 failed: .*ConfigError: backend must be used in a process "
+                                        r"that may start processes.*daemonic"):
+        dlbkit.map(inner_map, [2, 3], workers=1)
+    assert children() == []
+
+
+@pytest.mark.parametrize("fn", [3, None, "square"])
+def test_a_cluster_job_that_is_not_callable_is_refused_at_submit(fn):
+    with dlbkit.Cluster(1) as c:
+        with pytest.raises(ConfigError, match="^fn must be a callable"):
+            c.submit(fn, 2)
+        with pytest.raises(ConfigError, match="^fn must be a callable"):
+            c.submit_batch(fn, [(1,), (2,)])
+        assert c.submit(square, 3).result(timeout=HANG_GUARD_S) == 9

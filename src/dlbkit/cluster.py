@@ -46,7 +46,10 @@ NOT_IN_A_CLUSTER = {"monitored": "it models no message (a free copy of the true 
 
 
 def _pickled(fn: Callable, args: tuple, kwargs: dict) -> bytes:
-    """The job as it crosses to a node; a ConfigError naming the part that cannot be pickled."""
+    """The job as it crosses to a node; a ConfigError naming the part that cannot be pickled (or a
+    *fn* that is not callable: said now, as for an unpicklable one, not by the job's Future later)."""
+    if not callable(fn):
+        raise ConfigError("fn", short_repr(fn, 80), "a callable")
     try:
         return pickle.dumps((fn, args, kwargs))
     except Exception:  # noqa: BLE001 - find which part, for the message

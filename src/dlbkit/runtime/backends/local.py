@@ -326,6 +326,10 @@ def prepare(family: Family, workers: int | None, start_method: str | None) -> tu
     oversubscription warning, ``family.setup`` (run time 0 is now); (workers, start method)."""
     if start_method is not None:  # multiprocessing's own error would be a ValueError with no field
         check.choice(start_method, "start_method", mp.get_all_start_methods())
+    if mp.current_process().daemon:  # multiprocessing would only assert, from deep inside Process.start
+        raise ConfigError("backend", "local", "used in a process that may start processes: this one is a daemonic "
+                          "worker (of a dlbkit run, or of a multiprocessing pool), which cannot have children; "
+                          "compute serially inside the worker's function, or call dlbkit from the main process")
     n = check_workers(workers or family.default_workers(default_workers()), mesh=family.mesh)
     problem = family.problem(n, "local")
     if problem is not None:
