@@ -94,3 +94,10 @@ def test_a_cluster_job_that_is_not_callable_is_refused_at_submit(fn):
         with pytest.raises(ConfigError, match="^fn must be a callable"):
             c.submit_batch(fn, [(1,), (2,)])
         assert c.submit(square, 3).result(timeout=HANG_GUARD_S) == 9
+
+
+def test_worker_ranks_name_a_failed_graph_task_as_the_task_error_does():
+    """Rank 0's one line to the worker ranks said 'item b failed' for the graph's task 'b'."""
+    from dlbkit.runtime.backends.mpi import _reason
+    assert _reason(TaskError("b", "ValueError: x", "", what="task"), None) == "task 'b' failed (traceback on rank 0)"
+    assert _reason(TaskError(3, "ValueError: x", ""), None) == "item 3 failed (traceback on rank 0)"
