@@ -101,3 +101,23 @@ def test_worker_ranks_name_a_failed_graph_task_as_the_task_error_does():
     from dlbkit.runtime.backends.mpi import _reason
     assert _reason(TaskError("b", "ValueError: x", "", what="task"), None) == "task 'b' failed (traceback on rank 0)"
     assert _reason(TaskError(3, "ValueError: x", ""), None) == "item 3 failed (traceback on rank 0)"
+
+
+class Unpicklable:
+    def __reduce__(self):
+        raise TypeError("no pickling for you")
+
+
+def ident(x):
+    return x
+
+
+def test_a_loop_item_that_cannot_be_pickled_is_a_config_error_naming_it():
+    """A Loop sends each chunk's items to its worker; an item that cannot cross was a DlbkitError
+    speaking of a 'worker rank' (MPI's word) in a local run, naming no field."""
+    loop = dlbkit.Loop(ident, workers=1, balancer="ss")
+    assert loop.map([1, 2]) == [1, 2]
+    with pytest.raises(ConfigError, match=r"^items\[2\] must be picklable: the items of a Loop step .*no pickling"):
+        loop.map([1, 2, Unpicklable(), 4])
+    assert loop.closed  # a failed step closes the loop, as documented
+    assert children() == []
