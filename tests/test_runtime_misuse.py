@@ -121,3 +121,49 @@ def test_a_loop_item_that_cannot_be_pickled_is_a_config_error_naming_it():
         loop.map([1, 2, Unpicklable(), 4])
     assert loop.closed  # a failed step closes the loop, as documented
     assert children() == []
+
+
+# --- every chunking balancer, with parameters a careless user might give ---------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from dlbkit.balancers.registry import REGISTRY  # noqa: E402
+
+CHUNKING = sorted(n for n, c in REGISTRY.items() if getattr(c, "kind", None) == "chunking")
+VALUES = st.one_of(st.integers(-3, 50), st.floats(allow_nan=True, allow_infinity=True), st.none(),
+                   st.text(max_size=3), st.booleans(), st.lists(st.integers(0, 3), max_size=3))
+
+
+def _params(data, name):
+    names = list(getattr(REGISTRY[name], "_parameter_constraints", None) or {})
+    keys = data.draw(st.lists(st.sampled_from(names), unique=True, max_size=len(names))) if names else []
+    return {k: data.draw(VALUES) for k in keys}
+
+
+def _check_map_with(name, params, n, workers):
+    try:
+        r = dlbkit.run_map(square, range(n), balancer=name, params=params, workers=workers)
+    except ConfigError:  # refused up front: before any worker started
+        assert children() == []
+        return
+    assert r.results == [x * x for x in range(n)]
+    rows = sorted(zip(r.table()["first"], r.table()["count"]))  # every item in exactly one chunk
+    at = 0
+    for first, count in rows:
+        assert first == at and count >= 1
+        at += count
+    assert at == n
+    assert children() == []
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(CHUNKING), st.data(), st.integers(0, 40), st.integers(1, 2))
+def test_any_chunking_balancer_with_any_params_is_refused_up_front_or_computes_every_item_once(name, data, n, w):
+    _check_map_with(name, _params(data, name), n, w)
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(CHUNKING), st.data(), st.integers(0, 300), st.integers(1, 3))
+def test_any_chunking_balancer_with_any_params_long(name, data, n, w):
+    _check_map_with(name, _params(data, name), n, w)
