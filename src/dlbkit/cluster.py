@@ -15,6 +15,7 @@ from __future__ import annotations
 import pickle
 import warnings
 from concurrent.futures import Executor, Future
+from numbers import Integral
 from typing import Any, Callable, Iterable, Mapping
 
 from .balancers.registry import resolve
@@ -45,7 +46,10 @@ NOT_IN_A_CLUSTER = {"monitored": "it models no message (a free copy of the true 
 
 
 def _pickled(fn: Callable, args: tuple, kwargs: dict) -> bytes:
-    """The job as it crosses to a node; a ConfigError naming the part that cannot be pickled."""
+    """The job as it crosses to a node; a ConfigError naming the part that cannot be pickled (or a
+    *fn* that is not callable: said now, as for an unpicklable one, not by the job's Future later)."""
+    if not callable(fn):
+        raise ConfigError("fn", short_repr(fn, 80), "a callable")
     try:
         return pickle.dumps((fn, args, kwargs))
     except Exception:  # noqa: BLE001 - find which part, for the message
@@ -132,9 +136,9 @@ class Cluster(Executor):
             if emulation is not None and emulation.n_workers != n:
                 raise ConfigError("emulate", f"{emulation.n_workers} nodes", f"one per worker ({n})")
         else:
-            if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+            if workers is not None and (isinstance(workers, bool) or not isinstance(workers, Integral) or workers < 1):
                 raise ConfigError("workers", workers, "None (every rank but rank 0) or a positive integer")
-            n = workers
+            n = workers if workers is None else int(workers)
         if record is not None and not isinstance(record, (str, bytes)) and not hasattr(record, "__fspath__"):
             raise ConfigError("record", record, "None or a path to write the recording to")
         self.record = record

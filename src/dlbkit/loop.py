@@ -12,6 +12,7 @@ balancer chooses.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -69,6 +70,10 @@ class Loop:
                  record: str | Path | None = None, start_method: str | None = None,
                  record_decisions: bool = False):
         self._transport = None
+        # one step at a time: two steps at once would share the workers' pipes and wait for each
+        # other's replies forever; calls from several threads take turns (the order they come in)
+        self._turn = threading.Lock()
+        self._stepping: int | None = None  # the thread running a step, to refuse a step inside one
         self.balancer, self.emulation, n, seed = map_setup(fn, balancer, params, backend, seed, emulate, master,
                                                            workers)
         self.backend = backend
@@ -99,7 +104,21 @@ class Loop:
         return self._transport is None
 
     def run(self, items: Iterable, *, progress: bool | None = None) -> RunResult:
-        """One time step: *fn* over *items* on the pool; the step's :class:`RunResult`."""
+        """One time step: *fn* over *items* on the pool; the step's :class:`RunResult`.
+
+        Steps run one at a time: a call from another thread while a step runs waits for it (then
+        runs, or raises if that step failed and closed the loop); a call from inside a step of the
+        same thread (a signal handler) is a DlbkitError."""
+        if self._stepping == threading.get_ident():
+            raise DlbkitError("this Loop is running a step in this thread already: a step cannot start another")
+        with self._turn:
+            self._stepping = threading.get_ident()
+            try:
+                return self._run(items, progress)
+            finally:
+                self._stepping = None
+
+    def _run(self, items: Iterable, progress: bool | None) -> RunResult:
         if self._transport is None:
             raise DlbkitError("this Loop is closed (close() was called, or a step failed)")
         if progress is not None and not isinstance(progress, bool):
@@ -179,7 +198,14 @@ class Loop:
 
     # --- lifetime -------------------------------------------------------------------------------
     def close(self) -> None:
-        """Stop the workers (idempotent); with *record*, save every step that ran."""
+        """Stop the workers (idempotent); with *record*, save every step that ran. Called from
+        another thread while a step runs, it waits for the step to end."""
+        if self._stepping == threading.get_ident():
+            raise DlbkitError("this Loop is running a step in this thread: close it after the step")
+        with self._turn:
+            self._close()
+
+    def _close(self) -> None:
         transport, self._transport = self._transport, None
         if transport is None:
             return

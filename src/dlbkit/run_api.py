@@ -145,8 +145,9 @@ def _worker_count(workers: int | None, emulation: Emulation | None, backend: str
         if emulation and backend == "local":
             check_workers(emulation.n_workers, "emulate (one worker per emulated core)")
         return emulation.n_workers if emulation else None
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise ConfigError("workers", workers, "an integer >= 1")
+    workers = int(workers)  # a numpy integer too (a count computed with numpy), as for seed
     if backend == "local":
         check_workers(workers)
     if emulation and workers != emulation.n_workers:

@@ -40,6 +40,7 @@ import threading
 import time
 import warnings
 from multiprocessing.connection import wait
+from numbers import Integral
 from typing import Any, Callable
 
 from ...errors import ConfigError, DlbkitWarning
@@ -102,8 +103,9 @@ def check_workers(n: Any, field: str = "workers", *, mesh: bool = False,
     """*n* checked as a local worker count before anything starts: a positive integer within
     :func:`max_workers`; raise :class:`ConfigError` naming *field* otherwise (*more*: what to do for
     more workers than that)."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+    if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:  # a numpy integer is one too
         raise ConfigError(field, n, "an integer >= 1")
+    n = int(n)
     limit, why = max_workers(mesh)
     if n > limit:
         raise ConfigError(field, n, f"a number of local worker processes {why}; for more, {more}")
@@ -324,6 +326,10 @@ def prepare(family: Family, workers: int | None, start_method: str | None) -> tu
     oversubscription warning, ``family.setup`` (run time 0 is now); (workers, start method)."""
     if start_method is not None:  # multiprocessing's own error would be a ValueError with no field
         check.choice(start_method, "start_method", mp.get_all_start_methods())
+    if mp.current_process().daemon:  # multiprocessing would only assert, from deep inside Process.start
+        raise ConfigError("backend", "local", "used in a process that may start processes: this one is a daemonic "
+                          "worker (of a dlbkit run, or of a multiprocessing pool), which cannot have children; "
+                          "compute serially inside the worker's function, or call dlbkit from the main process")
     n = check_workers(workers or family.default_workers(default_workers()), mesh=family.mesh)
     problem = family.problem(n, "local")
     if problem is not None:

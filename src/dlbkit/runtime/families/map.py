@@ -38,7 +38,7 @@ from typing import Any, Callable, Sequence
 
 from ...balancers.base import ChunkingBalancer, end_step, start_step
 from ...balancers.decide import chunk
-from ...errors import DlbkitError
+from ...errors import ConfigError, DlbkitError
 from ...model.availability import Constant
 from ...model.trace import Trace
 from ...model.view import LoopView
@@ -143,8 +143,9 @@ def coordinate_step(transport: Transport, balancer: ChunkingBalancer, items: Seq
             for j, x in enumerate(payload or ()):
                 reason = unpicklable(x)
                 if reason is not None:
-                    raise DlbkitError(f"item {first + j} cannot be pickled to send it to a worker rank: "
-                                      f"{reason}") from None
+                    # the bad input named as a field; a Loop step's items are sent, as an MPI run's
+                    raise ConfigError(f"items[{first + j}]", short_repr(x, 80), "picklable: the items of a Loop "
+                                      f"step (and of an MPI run) are sent to their worker: {reason}") from None
             raise
         messages += 1
 
