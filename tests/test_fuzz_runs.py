@@ -19,6 +19,7 @@ Below, one regression test per defect the fuzzing found.
 
 import json
 import math
+from numbers import Integral
 import shutil
 import tomllib
 import warnings
@@ -432,3 +433,152 @@ def test_a_graph_edge_whose_end_is_a_list_or_table_is_one_config_error(end, work
     with deadline(), pytest.raises(ConfigError) as e:
         load_experiment(path)
     assert e.value.field == "workload.edges[0].from" and "the id of a task of the graph" in str(e.value)
+
+
+# --- balancer parameters, the SPMD family, the task-tree family, the search mappers ------------------
+# One balancer per drawn experiment, with its own parameters drawn from the registry's names: weird
+# values (types, signs, 0, NaN/inf, huge and tiny), plausible ones, option names and lists; then, half
+# the time, the rest of the experiment mutated as above. The search mappers' budgets (HiGHS's time
+# limit, annealing's moves and stages, tabu's candidates) are capped when shrinking like any size.
+SPMD_BASE = {
+    "name": "spmd_fuzz", "seed": 4, "repetitions": 1,
+    "platform": {"nodes": [{"name": "slow", "speed": 1000.0, "memory": 2500,
+                            "availability": {"kind": "pulse", "start": 3, "duration": 6, "level": 0.25}},
+                           {"name": "ws", "count": 2, "speed": 1000.0},
+                           {"name": "odd", "speed": 2000.0, "availability": {"kind": "markov", "mean_free": 4.0,
+                                                                             "mean_busy": 2.0, "low": 0.3}}],
+                 "network": {"latency": 0.001, "bandwidth": 1e6, "topology": "ring"}},
+    "workload": {"kind": "spmd", "points": 1000, "boundary": 10, "loops": 12, "noise": 0.1, "boundary_k": 1.0,
+                 "bytes_per_point": 1.0},
+    "engine": {"window": 3},
+    "balancers": [{"name": "dlah"}],
+}
+TREE_BASE = {k: v for k, v in BASES["haron_torus64_info"].items() if k != "balancers"}
+MAPPING_BASE = {k: v for k, v in BASES["graph_inline"].items() if k != "balancers"} | {"engine": {"name": "static"}}
+
+FAMILY_BALANCERS = {
+    "spmd": (SPMD_BASE, ["dlah", "homogeneous-diffusion", "processor-only", "optimal-chain", "none"]),
+    "tree": (TREE_BASE, ["steal", "random", "rid", "sid", "gdem", "ldsv", "greedy", "refine", "phase-adaptive"]),
+    "search": (MAPPING_BASE, ["milp", "annealing", "tabu"]),
+    "mapping": (MAPPING_BASE, ["heft", "cpop", "peft", "hlf", "elastic-force", "max-k1-sum", "linear-clustering",
+                               "metis", "random-map", "round-robin", "pd", "heft-replan"]),
+}
+def allowed_values(constraint) -> list:
+    """Values at and near the edges of one of a balancer's parameter constraints
+    (:mod:`dlbkit.params`): its options, both bools, an interval's ends, the smallest positive number
+    (1e-30) and the largest magnitude (1e30), and an integer of 29 digits."""
+    from dlbkit.params import Interval, Options
+
+    if constraint is None:  # "omitted": TOML has no null
+        return []
+    if constraint is bool:
+        return [True, False]
+    if isinstance(constraint, Options):
+        return sorted(constraint.values)
+    if isinstance(constraint, Interval):
+        lo = 0 if constraint.left is None else constraint.left
+        hi = 1e30 if constraint.right is None else constraint.right
+        vals = [lo, lo + 1, hi, (lo + hi) / 2, 2, 8] if constraint.right is None else [lo, hi, (lo + hi) / 2, 0.5]
+        vals += [1e-30, 1e-9, 0.999] if constraint.kind is not Integral else [10**29]
+        return [int(v) if constraint.kind is Integral and _num(v) else v for v in vals]
+    accepts = getattr(constraint, "accepts", None)  # phase-adaptive's triples
+    return [["gdem", "gdem", "none"], ["ldsv", "steal", "rid"], [1, 8, math.inf], [1, 1, 1], [1e30, 2, math.inf]] \
+        if accepts else []
+
+
+def param_values(name: str, key: str):
+    """A value for parameter *key* of balancer *name*: one the constraint allows (9 times in 10) or a
+    weird one."""
+    cons = getattr(dlbkit.REGISTRY[name], "_parameter_constraints", {}).get(key, [])
+    good = sorted({repr(v): v for c in cons for v in allowed_values(c)}.values(), key=repr)
+    weird = st.sampled_from([math.nan, math.inf, -math.inf, 0, -1, -0.5, 0.0, 1e-300, 1e308, 10**40, 2**63 - 1,
+                             "", "x", True, False, [], {}, [1, 2], ["gdem"]])
+    return st.one_of(weird, *[st.sampled_from(good)] * 9) if good else weird
+
+
+CAP.update({"loops": 12, "time_limit": 2.0, "moves": 200, "improving": 200, "patience": 10, "max_stages": 20,
+            "candidates": 20, "perturbations": 20, "tenure": 20, "max_swaps": 50})
+
+
+@st.composite
+def with_balancer(draw, family: str) -> dict:
+    base, names = FAMILY_BALANCERS[family]
+    d = json.loads(json.dumps(base))
+    name = draw(st.sampled_from(names))
+    keys = dlbkit.REGISTRY[name].param_names() if name != "none" else []
+    params = {}
+    for key in draw(st.lists(st.sampled_from(keys), max_size=3, unique=True)) if keys else []:
+        params[key] = draw(param_values(name, key))
+    d["balancers"] = [{"name": name, "params": params}]
+    if name in ("pd", "heft-replan"):  # the online mappers run on the dynamic engine only
+        d["balancers"][0]["engine"] = {"name": "dynamic"}
+    if draw(st.integers(0, 2)) == 0:
+        d = draw(st.one_of(mutated(d), edged(d)))
+    return d
+
+
+@settings(FUZZ, max_examples=120)
+@given(data=st.data(), family=st.sampled_from(sorted(FAMILY_BALANCERS)))
+def test_balancer_parameters_and_families_run_to_a_finite_result(data, family, workdir):
+    load_and_run(data.draw(with_balancer(family)), workdir)
+
+
+@pytest.mark.slow
+@settings(FUZZ, max_examples=2000)
+@given(data=st.data(), family=st.sampled_from(sorted(FAMILY_BALANCERS)))
+def test_balancer_parameters_and_families_run_to_a_finite_result_long(data, family, workdir):
+    load_and_run(data.draw(with_balancer(family)), workdir)
+
+
+def _refused(d: dict, workdir) -> ConfigError:
+    path = workdir / "experiments" / "refused.toml"
+    path.write_text(to_toml(d))
+    with deadline(), pytest.raises(ConfigError) as e:
+        load_experiment(path)
+    return e.value
+
+
+@pytest.mark.parametrize("balancer, count, field, allowed", [
+    ({"name": "ldsv", "params": {"server": 4}}, 4, "parameter 'server' of ldsv", "-1 or a node index below 4"),
+    ({"name": "ldsv", "params": {"heavy": 0, "light": 1}}, 4, "parameter 'light' of ldsv", "at most heavy = 0"),
+    ({"name": "ldsv"}, 1, "nodes for ldsv", "at least 2 (one LIS and one worker)"),
+    # inside phase-adaptive, each phase's balancer is checked against the node count
+    ({"name": "phase-adaptive", "params": {"balancers": ["ldsv", "gdem", "none"]}}, 1, "nodes for ldsv",
+     "at least 2"),
+])
+def test_ldsv_parameters_the_run_refused_are_refused_on_load(balancer, count, field, allowed, workdir):
+    """A Loadserver whose LIS is beyond the platform's nodes, whose light threshold is above its heavy
+    one, or on one node: the experiment loaded and every run failed with the balancer's ConfigError
+    (found by the fuzzer on the tree family)."""
+    d = json.loads(json.dumps(TREE_BASE))
+    d["balancers"] = [balancer]
+    d["platform"]["nodes"][0]["count"] = count
+    d["platform"]["network"]["topology"] = "complete"
+    e = _refused(d, workdir)
+    assert e.field == f"balancers[0].params ({field})" and allowed in str(e)
+
+
+def test_phase_adaptive_work_detector_with_an_endless_phase_two_is_refused_on_load(workdir):
+    d = json.loads(json.dumps(TREE_BASE))
+    d["balancers"] = [{"name": "phase-adaptive", "params": {"detector": "work", "intervals": [1, math.inf, 1]}}]
+    e = _refused(d, workdir)
+    assert e.field == "balancers[0].params (parameter 'intervals'[1] of phase-adaptive)" and "finite" in str(e)
+
+
+def test_max_k1_sum_capacity_below_tasks_per_processor_is_refused_on_load(workdir):
+    """capacity = 1 on 3 processors for 4 tasks: the run refused it (every task needs a slot) after
+    the experiment had loaded."""
+    d = json.loads(json.dumps(MAPPING_BASE))
+    d["balancers"] = [{"name": "max-k1-sum", "params": {"capacity": 1}}]
+    e = _refused(d, workdir)
+    assert e.field == "balancers[0].params (parameter 'capacity' of max-k1-sum)" and "n/m = 4/3" in str(e)
+    d["balancers"][0]["params"]["capacity"] = 2  # 2 × 3 ≥ 4
+    assert load_and_run(d, workdir) == "ran"
+
+
+def test_annealing_cooled_to_zero_keeps_only_improving_moves(workdir):
+    """t0 = 1e-30 cooled by 1e-30 is 0 after one stage: -d / t was a ZeroDivisionError."""
+    d = json.loads(json.dumps(MAPPING_BASE))
+    d["balancers"] = [{"name": "annealing", "params": {"t0": 1e-30, "cooling": 1e-30, "patience": 20,
+                                                        "max_stages": 20}}]
+    assert load_and_run(d, workdir) == "ran"

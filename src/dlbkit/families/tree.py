@@ -78,6 +78,15 @@ def figures(trace, run: str) -> dict:
 
 
 
+def check_balancer(platform: Platform, balancer, path: str, workload=None) -> None:
+    """A migration rule's own checks against the node count (``ldsv``'s ``server`` below it, two
+    nodes at least), so an experiment file refuses them before any run."""
+    try:
+        balancer.check_nodes(platform.n_nodes)
+    except ConfigError as e:
+        raise ConfigError(f"{path} ({e.field})", e.value, e.allowed) from None
+
+
 def sample_view() -> TreeView:
     """4 nodes, nothing measured yet."""
     return TreeView(4)
@@ -104,6 +113,7 @@ FAMILY = register(Family(
     parse=tree_from_dict,
     describe=describe,
     per_repetition=per_repetition,
+    check_balancer=check_balancer,
     sample_view=sample_view,
     progress_unit="tasks",
 ))

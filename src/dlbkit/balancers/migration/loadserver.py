@@ -75,16 +75,23 @@ class Loadserver(MigrationBalancer):
     def last_exchange(self) -> list:
         return self.log_
 
-    def start(self, view: TreeView, rng=None) -> None:
-        super().start(view, rng)
-        n = view.n_nodes
+    def validate(self) -> None:
+        super().validate()
+        if self.light > self.heavy:
+            raise ConfigError(self.param_field("light"), self.light,
+                              f"at most heavy = {self.heavy} (a node cannot be light and heavy)")
+
+    def check_nodes(self, n: int) -> None:
         if n < 2:
             raise ConfigError(f"nodes for {self.name}", n, "at least 2 (one LIS and one worker)")
         if self.server >= n:
             raise ConfigError(self.param_field("server"), self.server, f"-1 or a node index below {n}")
-        if self.light > self.heavy:
-            raise ConfigError(self.param_field("light"), self.light,
-                              f"at most heavy = {self.heavy} (a node cannot be light and heavy)")
+
+    def start(self, view: TreeView, rng=None) -> None:
+        super().start(view, rng)
+        n = view.n_nodes
+        self.validate()  # parameters set after construction (set_params) are checked here too
+        self.check_nodes(n)
         self.server_ = n - 1 if self.server == -1 else int(self.server)
         self.workers_ = [j for j in range(n) if j != self.server_]
         self.lis_: deque[int] = deque()
