@@ -497,7 +497,12 @@ def param_values(name: str, key: str):
 
 
 CAP.update({"loops": 12, "time_limit": 2.0, "moves": 200, "improving": 200, "patience": 10, "max_stages": 20,
-            "candidates": 20, "perturbations": 20, "tenure": 20, "max_swaps": 50})
+            "candidates": 20, "perturbations": 20, "tenure": 20, "max_swaps": 50,
+            "capacity": 8})  # max-k1-sum pads the graph to m × capacity tasks: O((m·k)²) work
+# HiGHS's time limit is wall clock: under 1e-9 s (or a busy machine's 0.01 s) it has no incumbent and the
+# run says so (a ConfigError naming time_limit: "long enough for HiGHS to find a feasible plan"), which
+# no check on load can foresee; a second is plenty for these few tasks
+FLOOR["time_limit"] = 1.0
 
 
 @st.composite
@@ -581,4 +586,51 @@ def test_annealing_cooled_to_zero_keeps_only_improving_moves(workdir):
     d = json.loads(json.dumps(MAPPING_BASE))
     d["balancers"] = [{"name": "annealing", "params": {"t0": 1e-30, "cooling": 1e-30, "patience": 20,
                                                         "max_stages": 20}}]
+    assert load_and_run(d, workdir) == "ran"
+
+
+@pytest.mark.parametrize("start_node, server", [(None, 0), (2, 2), (3, -1)])
+def test_ldsv_server_on_the_root_node_is_refused_on_load(start_node, server, workdir):
+    """The Loadserver's LIS computes nothing, so the root may not start there: ``server = 0`` (the
+    engine's default start_node) loaded, and every run failed with the engine's ConfigError."""
+    d = json.loads(json.dumps(TREE_BASE))
+    d["balancers"] = [{"name": "ldsv", "params": {"server": server}}]
+    if start_node is not None:
+        d["engine"] = {"start_node": start_node}
+    e = _refused(d, workdir)
+    assert e.field == "balancers[0].params (parameter 'server' of ldsv)"
+    assert f"a node other than start_node {start_node or 0}" in str(e)
+    d["balancers"][0]["params"]["server"] = 1
+    assert load_and_run(d, workdir) == "ran"
+
+
+@pytest.mark.parametrize("params", [-1.5, "x", [1]])
+def test_params_of_none_that_are_not_a_table_are_one_config_error(params, workdir):
+    """``{name = "none", params = -1.5}``: dict(-1.5) was a TypeError (float is not iterable)."""
+    d = json.loads(json.dumps(SPMD_BASE))
+    d["balancers"] = [{"name": "none", "params": params}]
+    e = _refused(d, workdir)
+    assert e.field == "balancers[0].params" and "none for 'none'" in str(e)
+
+
+def test_max_k1_sum_capacity_beyond_the_graph_limit_is_refused_on_load(workdir):
+    """capacity = 10**29 (within the parameter's 1e30): the padded graph of m × capacity null tasks
+    was an OverflowError (cannot fit 'int' into an index-sized integer) in the run."""
+    d = json.loads(json.dumps(MAPPING_BASE))
+    d["balancers"] = [{"name": "max-k1-sum", "params": {"capacity": 10**29}}]
+    e = _refused(d, workdir)
+    assert e.field == "balancers[0].params (parameter 'capacity' of max-k1-sum)"
+    assert "at most 3,333,333 on 3 processors" in str(e) and "10,000,000" in str(e)
+
+
+@pytest.mark.parametrize("bcoeff, allowed", [(1.99, "at least n/2 = 4/2 for the relaxed model"),
+                                             (1e25, "a number in the range (0, 1e+19]")])
+def test_milp_relaxed_bcoeff_the_solver_cannot_use_is_refused_on_load(bcoeff, allowed, workdir):
+    """Below n/2 the relaxed objective C·Σy − Σw is unbounded (each w_ij ≤ y_j / 2), and from 1e20 on
+    HiGHS reads the cost as infinite: both loaded, and the run failed blaming time_limit."""
+    d = json.loads(json.dumps(MAPPING_BASE))
+    d["balancers"] = [{"name": "milp", "params": {"model": "relaxed", "bcoeff": bcoeff, "time_limit": 5}}]
+    e = _refused(d, workdir)
+    assert e.field == "balancers[0].params (parameter 'bcoeff' of milp)" and allowed in str(e)
+    d["balancers"][0]["params"]["bcoeff"] = 2.0  # n/2 itself: bounded
     assert load_and_run(d, workdir) == "ran"

@@ -240,10 +240,10 @@ class MigrationBalancer(Balancer):
         """The balancer deciding now (a phase wrapper's current one; None: balancing is off)."""
         return self
 
-    def check_nodes(self, n: int) -> None:
-        """Raise ConfigError if the rule cannot run on *n* nodes (the Loadserver's LIS index beyond
-        them): called by :meth:`start`, and by an experiment file's loader before any run (default:
-        any n)."""
+    def check_nodes(self, n: int, start_node: int | None = None) -> None:
+        """Raise ConfigError if the rule cannot run on *n* nodes with the root on *start_node* (None:
+        not known yet): the Loadserver's LIS index beyond them, or on the root's node. Called by
+        :meth:`start`, and by an experiment file's loader before any run (default: any n)."""
 
     def start(self, view, rng: np.random.Generator | None = None) -> None:
         """As :meth:`Balancer.start`, and require the engine's Generator: every migration rule gets

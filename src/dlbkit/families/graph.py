@@ -88,7 +88,8 @@ def check_fit(platform: Platform, workload: TaskGraph) -> None:
         workload.exec_times([n.speed for n in platform.nodes for _ in range(n.cores)])
 
 
-def check_balancer(platform: Platform, balancer, path: str, workload: TaskGraph | None = None) -> None:
+def check_balancer(platform: Platform, balancer, path: str, workload: TaskGraph | None = None,
+                   options: Mapping | None = None) -> None:
     """A static mapper's own checks against the graph's size and the processor count (max-k1-sum:
     *capacity* × processors ≥ tasks), so an experiment file refuses them before any run."""
     check_graph = getattr(balancer, "check_graph", None)

@@ -78,11 +78,12 @@ def figures(trace, run: str) -> dict:
 
 
 
-def check_balancer(platform: Platform, balancer, path: str, workload=None) -> None:
-    """A migration rule's own checks against the node count (``ldsv``'s ``server`` below it, two
-    nodes at least), so an experiment file refuses them before any run."""
+def check_balancer(platform: Platform, balancer, path: str, workload=None, options: Mapping | None = None) -> None:
+    """A migration rule's own checks against the node count and the engine's ``start_node`` (default
+    0): ``ldsv``'s ``server`` below the node count and not the root's node, two nodes at least), so an
+    experiment file refuses them before any run."""
     try:
-        balancer.check_nodes(platform.n_nodes)
+        balancer.check_nodes(platform.n_nodes, (options or {}).get("start_node", 0))
     except ConfigError as e:
         raise ConfigError(f"{path} ({e.field})", e.value, e.allowed) from None
 

@@ -81,11 +81,15 @@ class Loadserver(MigrationBalancer):
             raise ConfigError(self.param_field("light"), self.light,
                               f"at most heavy = {self.heavy} (a node cannot be light and heavy)")
 
-    def check_nodes(self, n: int) -> None:
+    def check_nodes(self, n: int, start_node: int | None = None) -> None:
         if n < 2:
             raise ConfigError(f"nodes for {self.name}", n, "at least 2 (one LIS and one worker)")
         if self.server >= n:
             raise ConfigError(self.param_field("server"), self.server, f"-1 or a node index below {n}")
+        if start_node is not None and (n - 1 if self.server == -1 else self.server) == start_node:
+            raise ConfigError(self.param_field("server"), self.server,
+                              f"a node other than start_node {start_node}, where the root starts (the Load "
+                              "Information Server computes nothing; -1 is the last node)")
 
     def start(self, view: TreeView, rng=None) -> None:
         super().start(view, rng)
