@@ -453,12 +453,33 @@ SPMD_BASE = {
     "engine": {"window": 3},
     "balancers": [{"name": "dlah"}],
 }
+# an explicit split, a complete network whose layout the workload picks, a step and a recorded trace
+SPMD_LIST_BASE = json.loads(json.dumps(SPMD_BASE)) | {"name": "spmd_list"}
+SPMD_LIST_BASE["workload"].update(points=[400, 800, 1200, 300], layout="line")
+SPMD_LIST_BASE["platform"] = {
+    "nodes": [{"name": "a", "speed": 500.0, "availability": {"kind": "step", "at": 4, "level": 0.5}},
+              {"name": "b", "speed": 1000.0, "memory": 900,
+               "availability": {"kind": "trace", "times": [0, 3, 6], "levels": [1.0, 0.2, 0.7]}},
+              {"name": "c", "speed": 1500.0}, {"name": "d", "speed": 1000.0}],
+    "network": {"latency": 0.01, "bandwidth": 1e4}}
 TREE_BASE = {k: v for k, v in BASES["haron_torus64_info"].items() if k != "balancers"}
+# the engine's options, a random tree on a ring with speeds and a drop
+TREE_OPTIONS_BASE = json.loads(json.dumps(TREE_BASE)) | {
+    "name": "tree_options",
+    "platform": {"nodes": [{"name": "p", "count": 3, "speed": 2.0},
+                           {"name": "q", "speed": 1.0, "availability": {"kind": "pulse", "start": 0.5,
+                                                                        "duration": 2.0, "level": 0.3}}],
+                 "network": {"latency": 0.001, "bandwidth": 1e6, "topology": "ring"}},
+    "workload": {"kind": "tree", "shape": "random", "depth": 5, "fanout": 3, "grain": 0.05, "order": "bf"},
+    "engine": {"start_node": 1, "task_bytes": 100, "control_bytes": 8, "backoff": [0.001, 0.01]}}
 MAPPING_BASE = {k: v for k, v in BASES["graph_inline"].items() if k != "balancers"} | {"engine": {"name": "static"}}
 
 FAMILY_BALANCERS = {
     "spmd": (SPMD_BASE, ["dlah", "homogeneous-diffusion", "processor-only", "optimal-chain", "none"]),
+    "spmd_list": (SPMD_LIST_BASE, ["dlah", "homogeneous-diffusion", "processor-only", "optimal-chain", "none"]),
     "tree": (TREE_BASE, ["steal", "random", "rid", "sid", "gdem", "ldsv", "greedy", "refine", "phase-adaptive"]),
+    "tree_options": (TREE_OPTIONS_BASE, ["steal", "random", "rid", "sid", "gdem", "ldsv", "greedy", "refine",
+                                         "phase-adaptive"]),
     "search": (MAPPING_BASE, ["milp", "annealing", "tabu"]),
     "mapping": (MAPPING_BASE, ["heft", "cpop", "peft", "hlf", "elastic-force", "max-k1-sum", "linear-clustering",
                                "metis", "random-map", "round-robin", "pd", "heft-replan"]),
@@ -545,7 +566,10 @@ def _refused(d: dict, workdir) -> ConfigError:
 
 @pytest.mark.parametrize("balancer, count, field, allowed", [
     ({"name": "ldsv", "params": {"server": 4}}, 4, "parameter 'server' of ldsv", "-1 or a node index below 4"),
-    ({"name": "ldsv", "params": {"heavy": 0, "light": 1}}, 4, "parameter 'light' of ldsv", "at most heavy = 0"),
+    ({"name": "ldsv", "params": {"heavy": 0, "light": 1}}, 4, "parameter 'light' of ldsv", "below heavy = 0"),
+    # light = heavy: the tasks went back and forth and the run hung (the fuzzer, on the tree family)
+    ({"name": "ldsv", "params": {"heavy": 2, "light": 2}}, 4, "parameter 'light' of ldsv", "below heavy = 2"),
+    ({"name": "ldsv", "params": {"heavy": 0}}, 4, "parameter 'light' of ldsv", "below heavy = 0"),
     ({"name": "ldsv"}, 1, "nodes for ldsv", "at least 2 (one LIS and one worker)"),
     # inside phase-adaptive, each phase's balancer is checked against the node count
     ({"name": "phase-adaptive", "params": {"balancers": ["ldsv", "gdem", "none"]}}, 1, "nodes for ldsv",
@@ -553,8 +577,8 @@ def _refused(d: dict, workdir) -> ConfigError:
 ])
 def test_ldsv_parameters_the_run_refused_are_refused_on_load(balancer, count, field, allowed, workdir):
     """A Loadserver whose LIS is beyond the platform's nodes, whose light threshold is above its heavy
-    one, or on one node: the experiment loaded and every run failed with the balancer's ConfigError
-    (found by the fuzzer on the tree family)."""
+    one, or on one node: the experiment loaded and every run failed with the balancer's ConfigError;
+    with light = heavy every run hung (both found by the fuzzer on the tree family)."""
     d = json.loads(json.dumps(TREE_BASE))
     d["balancers"] = [balancer]
     d["platform"]["nodes"][0]["count"] = count
@@ -633,4 +657,39 @@ def test_milp_relaxed_bcoeff_the_solver_cannot_use_is_refused_on_load(bcoeff, al
     e = _refused(d, workdir)
     assert e.field == "balancers[0].params (parameter 'bcoeff' of milp)" and allowed in str(e)
     d["balancers"][0]["params"]["bcoeff"] = 2.0  # n/2 itself: bounded
+    assert load_and_run(d, workdir) == "ran"
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_BALANCERS))
+def test_the_family_bases_run_with_each_balancer(family, workdir):
+    base, names = FAMILY_BALANCERS[family]
+    got = {}
+    for name in names:
+        d = json.loads(json.dumps(base))
+        d["balancers"] = [{"name": name, **({"engine": {"name": "dynamic"}} if name in ("pd", "heft-replan") else {})}]
+        got[name] = load_and_run(d, workdir)
+    assert got == {name: "ran" for name in names}
+
+
+def test_ldsv_with_light_one_below_heavy_runs(workdir):
+    """The nearest thresholds allowed (light = heavy - 1) finish: the hang needs light = heavy."""
+    d = json.loads(json.dumps(TREE_OPTIONS_BASE))
+    d["balancers"] = [{"name": "ldsv", "params": {"heavy": 2, "light": 1}}]
+    assert load_and_run(d, workdir) == "ran"
+
+
+def test_a_polling_tree_balancer_on_instant_messages_is_refused_on_load(workdir):
+    """latency 0 and control_bytes 0: the engine refuses a balancer that asks or orders (it would poll
+    forever at one instant), but the experiment loaded, and every run failed."""
+    d = json.loads(json.dumps(TREE_OPTIONS_BASE))
+    d["platform"]["network"]["latency"] = 0
+    d["engine"]["control_bytes"] = 0
+    d["balancers"] = [{"name": "refine"}]
+    e = _refused(d, workdir)
+    assert e.field == "platform.network.latency" and "engine.control_bytes > 0) for refine" in str(e)
+    d["balancers"] = [{"name": "steal"}]  # receiver-initiated: asks when idle
+    assert _refused(d, workdir).field == "platform.network.latency"
+    d["balancers"] = [{"name": "random"}]  # sender-initiated only: never polls, so instant messages do
+    assert load_and_run(d, workdir) == "ran"
+    d["balancers"], d["engine"]["control_bytes"] = [{"name": "refine"}], 8
     assert load_and_run(d, workdir) == "ran"

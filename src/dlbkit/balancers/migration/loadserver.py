@@ -77,9 +77,12 @@ class Loadserver(MigrationBalancer):
 
     def validate(self) -> None:
         super().validate()
-        if self.light > self.heavy:
+        if self.light >= self.heavy:
+            # light = heavy = h: a light node (h tasks) that receives one is heavy at once and a heavy one
+            # (h + 1) that gives one is light, so the task goes back and forth without end (the run hung)
             raise ConfigError(self.param_field("light"), self.light,
-                              f"at most heavy = {self.heavy} (a node cannot be light and heavy)")
+                              f"below heavy = {self.heavy} (at light = heavy a node that receives a task is "
+                              "heavy at once, and the task moves back and forth without end)")
 
     def check_nodes(self, n: int, start_node: int | None = None) -> None:
         if n < 2:
