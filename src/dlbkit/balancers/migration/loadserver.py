@@ -23,7 +23,9 @@ class Loadserver(MigrationBalancer):
     Source: 001 §2.2 (Haron 1998, after Davy; REDEC'96): scheduling is local, only *who is light* is
     central; a light node registers once and its registration is cleared when the LIS hands it out
     (001 §3.9 item 4 [INF]); 001 §5.2.5 uses h = 1, l = 0, r = 1 (the defaults: light = empty, heavy
-    = two or more waiting tasks, one task per migration). *lights_per_reply* > 1 is the improvement
+    = two or more waiting tasks, one task per migration); *light* must be below *heavy* (at light =
+    heavy a node that receives a task is heavy at once: the task would move back and forth without end).
+    *lights_per_reply* > 1 is the improvement
     001 §6.3.1 proposes: a reply carries up to that many light ids (the query carries the heavy node's
     surplus, so no id is handed out in vain). *interval* is Haron's LB interval i (001 §2.9); the
     default 0 means "at every load update" in an event-driven engine (the asynchronous protocol of
