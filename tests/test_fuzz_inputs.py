@@ -626,11 +626,24 @@ def test_replay_and_advise_flags_give_exactly_one_line_long(recorded_dir, capsys
     _cli_exits_0_or_2_with_one_line(capsys, _recording_argv(data, command))
 
 
-@settings(FUZZ, max_examples=40)
+@settings(FUZZ, max_examples=10)  # a valid sweep draws its figures: about 1 s
 @given(target=mostly(st.just("exp.toml"), st.sampled_from(["p.toml", "g.json", "nope.toml", "dir", ""])),
        flags=flag_pairs(SIMULATE_ALL, 3),
        progress=st.sampled_from([[], ["--progress"], ["--no-progress"]]))
 def test_simulate_flags_give_exactly_one_line(cli_dir, capsys, target, flags, progress):
+    (cli_dir / "exp.toml").write_text(TINY)
+    argv = ["simulate", target] + progress + [x for pair in flags for x in pair]
+    if "--out" not in argv:
+        argv += ["--out", "o"]
+    _cli_exits_0_or_2_with_one_line(capsys, argv)
+
+
+@pytest.mark.slow
+@settings(FUZZ, max_examples=200)
+@given(target=mostly(st.just("exp.toml"), st.sampled_from(["p.toml", "g.json", "nope.toml", "dir", ""])),
+       flags=flag_pairs(SIMULATE_ALL, 3),
+       progress=st.sampled_from([[], ["--progress"], ["--no-progress"]]))
+def test_simulate_flags_give_exactly_one_line_long(cli_dir, capsys, target, flags, progress):
     (cli_dir / "exp.toml").write_text(TINY)
     argv = ["simulate", target] + progress + [x for pair in flags for x in pair]
     if "--out" not in argv:
