@@ -227,6 +227,9 @@ def load_and_run(d: dict, workdir) -> str:
     if _load(d, workdir) is None:
         return "rejected"
     d = shrink(json.loads(json.dumps(d)))
+    w = d.get("workload")
+    if isinstance(w, dict) and w.get("kind") == "tree" and "depth" not in w:
+        w["depth"] = CAP["depth"]  # a deleted depth is the default 16: millions of tasks, a long valid run
     experiment = _load(d, workdir)
     if experiment is None:
         return "rejected"
