@@ -544,8 +544,8 @@ VALID = {"--workers": ["1", "2", "3", "8", "40"], "--tasks": ["1", "2", "10", "4
          "--choices": ["1", "2", "3", "10"],
          "--jobs": ["10", "11", "9", "1", "2"],  # bench: supermarket jobs (10 at least); simulate: processes "--seed": ["0", "1", "7", "2**63"],
          "--balancer": ["gss", "fac2", "awf-c", "auto", "ss", "static", "tss", "jsq", "nezha", "power-of-d"],
-         "-b": ["gss", "wf", "sanchez"], "--model": ["measured", "emulated"],
-         "--info": ["exact", "periodic", "gossip", "monitored", "scatter-4.3", "neighbour"],
+         "-b": ["gss", "wf", "sanchez", "jsq", "power-of-d", "spillback"], "--model": ["measured", "emulated"],
+         "--info": ["exact", "periodic", "gossip", "monitored", "scatter-4.3", "neighbour", "scatter-old"],
          "--param": ["min_chunk=1", "min_chunk=0", "size=3", "first=5", "last=1", "k=2", "mu=1", "sigma=0",
                      "d=2", "probe=1", "weights=1", "c0=1", "h=0.1", "alpha=1e30"],
          "-p": ["min_chunk=2", "size=1e9"], "--plot": ["a.png", "dir/a.png", "a.pdf", "nodir/a.png"],
@@ -606,9 +606,19 @@ SIMULATE_ALL = SIMULATE_FLAGS + ["--scheduler", "-j"]
 REPLAY_ALL = {"replay": RECORDING_FLAGS["replay"] + ["-b", "-p"], "advise": RECORDING_FLAGS["advise"] + ["-b"]}
 
 
+@pytest.fixture
+def recordings_dir(recorded_dir):
+    """recorded_dir with a job stream's trace too (simulated: replay takes it as a cluster recording)."""
+    from dlbkit import Stream
+
+    dlbkit.simulate(Platform([Node(f"n{i}", speed=1 + i) for i in range(3)]), Stream(rates=0.5, jobs=30), "jsq",
+                    seed=1).save(recorded_dir / "stream.json")
+    return recorded_dir
+
+
 def _recording_argv(data, command):
     flags = data.draw(flag_pairs(REPLAY_ALL[command], 4))
-    trace = data.draw(mostly(st.sampled_from(["real.json", "sim.json"]),
+    trace = data.draw(mostly(st.sampled_from(["real.json", "sim.json", "stream.json"]),
                              st.sampled_from(["g.json", "p.toml", "nope.json", "dir", ""])))
     return [command, trace] + [x for pair in flags for x in pair] + data.draw(
         st.lists(st.just("--json"), max_size=1))
@@ -616,14 +626,14 @@ def _recording_argv(data, command):
 
 @settings(FUZZ, max_examples=100)
 @given(command=st.sampled_from(sorted(REPLAY_ALL)), data=st.data())
-def test_replay_and_advise_flags_give_exactly_one_line(recorded_dir, capsys, command, data):
+def test_replay_and_advise_flags_give_exactly_one_line(recordings_dir, capsys, command, data):
     _cli_exits_0_or_2_with_one_line(capsys, _recording_argv(data, command))
 
 
 @pytest.mark.slow
 @settings(FUZZ, max_examples=1000)
 @given(command=st.sampled_from(sorted(REPLAY_ALL)), data=st.data())
-def test_replay_and_advise_flags_give_exactly_one_line_long(recorded_dir, capsys, command, data):
+def test_replay_and_advise_flags_give_exactly_one_line_long(recordings_dir, capsys, command, data):
     _cli_exits_0_or_2_with_one_line(capsys, _recording_argv(data, command))
 
 
