@@ -696,3 +696,22 @@ def test_a_polling_tree_balancer_on_instant_messages_is_refused_on_load(workdir)
     assert load_and_run(d, workdir) == "ran"
     d["balancers"], d["engine"]["control_bytes"] = [{"name": "refine"}], 8
     assert load_and_run(d, workdir) == "ran"
+
+
+@pytest.mark.parametrize("points, shown", [([400, 800, 2**63 - 1, 300], "9,223,372,036,854,777,307 DP in all"),
+                                           ([10**30, 1, 1, 1], "DP in all"),
+                                           (3 * 10**13, "120,000,000,000,000 DP in all (× 4 nodes)")])
+def test_an_spmd_domain_beyond_10_to_the_14_points_is_refused_on_load(points, shown, workdir):
+    """A split of 2**63 - 1 points on one node: the run failed with numpy's overflow in the engine
+    (10**30: OverflowError, Python int too large to convert to C long); at 2**60 in all
+    optimal-chain's targets no longer summed to the domain, and at 2**53 its repair step (1e-9 × DP
+    single steps) took over 10 s a call. Found by the fuzzer on SPMD."""
+    d = json.loads(json.dumps(SPMD_LIST_BASE))
+    d["workload"]["points"] = points
+    d["balancers"] = [{"name": "homogeneous-diffusion"}]
+    e = _refused(d, workdir)
+    assert e.field == "workload.points" and "at most 100,000,000,000,000 DP" in str(e) and shown in str(e.value)
+    d["workload"]["points"] = [10**14 - 2300, 800, 1200, 300]  # the limit itself runs, every balancer
+    for name in FAMILY_BALANCERS["spmd"][1]:
+        d["balancers"] = [{"name": name}]
+        assert load_and_run(d, workdir) == "ran"
