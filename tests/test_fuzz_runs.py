@@ -477,6 +477,12 @@ TREE_OPTIONS_BASE = json.loads(json.dumps(TREE_BASE)) | {
     "engine": {"start_node": 1, "task_bytes": 100, "control_bytes": 8, "backoff": [0.001, 0.01]}}
 MAPPING_BASE = {k: v for k, v in BASES["graph_inline"].items() if k != "balancers"} | {"engine": {"name": "static"}}
 
+# a generated graph (a new one per repetition), on machines of several cores, under the thesis's costs
+SEARCH_LAYERED_BASE = {k: v for k, v in BASES["graph_pd_vs_heft"].items() if k != "balancers"} | {
+    "name": "search_layered", "engine": {"name": "static", "cost_model": "thesis"}}
+SEARCH_LAYERED_BASE["platform"] = {"nodes": [{"name": "x", "speed": 1.0, "cores": 2}, {"name": "y", "speed": 3.0}],
+                                   "network": {"latency": 0.01, "bandwidth": 5.0, "topology": "chain"}}
+
 FAMILY_BALANCERS = {
     "spmd": (SPMD_BASE, ["dlah", "homogeneous-diffusion", "processor-only", "optimal-chain", "none"]),
     "spmd_list": (SPMD_LIST_BASE, ["dlah", "homogeneous-diffusion", "processor-only", "optimal-chain", "none"]),
@@ -484,6 +490,7 @@ FAMILY_BALANCERS = {
     "tree_options": (TREE_OPTIONS_BASE, ["steal", "random", "rid", "sid", "gdem", "ldsv", "greedy", "refine",
                                          "phase-adaptive"]),
     "search": (MAPPING_BASE, ["milp", "annealing", "tabu"]),
+    "search_layered": (SEARCH_LAYERED_BASE, ["milp", "annealing", "tabu", "max-k1-sum", "elastic-force"]),
     "mapping": (MAPPING_BASE, ["heft", "cpop", "peft", "hlf", "elastic-force", "max-k1-sum", "linear-clustering",
                                "metis", "random-map", "round-robin", "pd", "heft-replan"]),
 }
