@@ -230,6 +230,9 @@ def load_and_run(d: dict, workdir) -> str:
     w = d.get("workload")
     if isinstance(w, dict) and w.get("kind") == "tree" and "depth" not in w:
         w["depth"] = CAP["depth"]  # a deleted depth is the default 16: millions of tasks, a long valid run
+    for b in d.get("balancers", []) if isinstance(d.get("balancers"), list) else []:
+        if isinstance(b, dict) and b.get("name") == "milp" and isinstance(b.get("params", {}), dict):
+            b.setdefault("params", {}).setdefault("time_limit", CAP["time_limit"])  # the default is 60 s
     experiment = _load(d, workdir)
     if experiment is None:
         return "rejected"
@@ -362,6 +365,7 @@ def test_a_tree_information_model_centre_beyond_the_platform_is_refused_on_load(
 
 
 @pytest.mark.parametrize("workload, field, allowed", [
+    ({"generator": "layered", "n": 10, "width": 2**63 - 1}, "workload.width", "[1, 10,000,000]"),  # was ValueError
     ({"generator": "in-tree", "k": 3}, "workload.m", "generator 'in-tree' needs m, k"),  # was TypeError
     ({"generator": "in-tree", "m": 2, "k": 2, "l": "x"}, "workload.l", "a finite number"),  # was ValueError
     ({"generator": "layered", "n": 5, "seed": -1}, "workload.seed", "an integer >= 0"),  # was ValueError
@@ -529,7 +533,8 @@ def param_values(name: str, key: str):
 
 CAP.update({"loops": 12, "time_limit": 2.0, "moves": 200, "improving": 200, "patience": 10, "max_stages": 20,
             "candidates": 20, "perturbations": 20, "tenure": 20, "max_swaps": 50,
-            "capacity": 8})  # max-k1-sum pads the graph to m × capacity tasks: O((m·k)²) work
+            "capacity": 8,  # max-k1-sum pads the graph to m × capacity tasks: O(m·(m·k)²) work
+            "cores": 4})  # 4 371 cores are 4 372 processors: max-k1-sum's m·(m·k)² is then a long valid run
 # HiGHS's time limit is wall clock: under 1e-9 s (or a busy machine's 0.01 s) it has no incumbent and the
 # run says so (a ConfigError naming time_limit: "long enough for HiGHS to find a feasible plan"), which
 # no check on load can foresee; a second is plenty for these few tasks
