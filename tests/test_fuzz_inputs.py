@@ -520,3 +520,143 @@ def test_simulate_flags_give_one_line_or_a_sweep(cli_dir, capsys, flags):
     if "--out" not in argv:
         argv += ["--out", "o"]
     _cli_is_one_line_or_reaches_the_work(capsys, argv)
+
+
+# --- bench, and simulate / replay / advise held to exactly one line -----------------------------------
+def _cli_exits_0_or_2_with_one_line(capsys, argv):
+    """``main(argv)``: status 0, or 2 with exactly one ``dlbkit: error:`` line on stderr (argparse's
+    usage errors too); never a traceback, a hang, or status 1 (none of bench, simulate, replay and
+    advise documents it)."""
+    with deadline():
+        code = main(argv)
+    out, err = capsys.readouterr()
+    assert code in (0, 2), (argv, code, err)
+    assert "Traceback" not in err + out, (argv, err)
+    if code == 2:
+        lines = err.strip("\n").splitlines()
+        assert len(lines) == 1 and lines[0].startswith("dlbkit: error: "), (argv, err)
+
+
+BENCH_FLAGS = ["--workers", "--tasks", "--servers", "--load", "--choices", "--jobs", "--seed", "-P", "-N"]
+#: values each flag takes (drawn three times in four; FLAG_TEXT's weird text otherwise)
+VALID = {"--workers": ["1", "2", "3", "8", "40"], "--tasks": ["1", "2", "10", "40", "0"], "-P": ["2", "5"],
+         "-N": ["3", "40"], "--servers": ["1", "2", "10", "40"], "--load": ["0.5", "0.9", "0.99", "1e-9", "0.999999"],
+         "--choices": ["1", "2", "3", "10"],
+         "--jobs": ["10", "11", "9", "1", "2"],  # bench: supermarket jobs (10 at least); simulate: processes "--seed": ["0", "1", "7", "2**63"],
+         "--balancer": ["gss", "fac2", "awf-c", "auto", "ss", "static", "tss", "jsq", "nezha", "power-of-d"],
+         "-b": ["gss", "wf", "sanchez", "jsq", "power-of-d", "spillback"], "--model": ["measured", "emulated"],
+         "--info": ["exact", "periodic", "gossip", "monitored", "scatter-4.3", "neighbour", "scatter-old"],
+         "--param": ["min_chunk=1", "min_chunk=0", "size=3", "first=5", "last=1", "k=2", "mu=1", "sigma=0",
+                     "d=2", "probe=1", "weights=1", "c0=1", "h=0.1", "alpha=1e30"],
+         "-p": ["min_chunk=2", "size=1e9"], "--plot": ["a.png", "dir/a.png", "a.pdf", "nodir/a.png"],
+         "--out": ["o", "dir"], "-j": ["1", "2"], "--batch": ["1", "auto", "3"],
+         "--executor": ["local", "dask", "mpi", "serial"], "--scheduler": ["tcp://127.0.0.1:1"]}
+
+
+def mostly(good, other):
+    """*good* three times in four, else *other*."""
+    return st.integers(0, 3).flatmap(lambda k: good if k else other)
+
+
+def flag_pairs(flags: list[str], max_size: int, small=lambda v: v):
+    """Up to *max_size* (flag, value) pairs: a value the flag takes three times in four."""
+    def value(flag):
+        return mostly(st.sampled_from(VALID.get(flag, ["1"])), FLAG_TEXT).map(small)
+    return st.lists(st.sampled_from(flags).flatmap(lambda f: st.tuples(st.just(f), value(f))), max_size=max_size)
+
+
+def _small(value: str) -> str:
+    """A valid size is run: one from 61 to 10**9 (within every limit) is cut to 40 (a million jobs is a
+    legitimately long run); beyond 10**9 it is kept, for the limits to refuse."""
+    try:
+        v = int(value)
+    except ValueError:
+        return value
+    return "40" if 60 < v <= 10**9 else value
+
+
+OWN_FLAGS = {"m1": ["--workers", "--tasks", "-P", "-N", "--seed"], "m2": ["--workers", "--tasks", "-P", "-N", "--seed"],
+             "supermarket": ["--servers", "--load", "--choices", "--jobs", "--seed"]}
+
+
+@st.composite
+def bench_argv(draw):
+    """``bench MODEL`` with up to five flags, mostly the model's own with values they take."""
+    model = draw(mostly(st.sampled_from(sorted(OWN_FLAGS)), FLAG_TEXT))
+    flags = draw(flag_pairs(OWN_FLAGS.get(model, BENCH_FLAGS), 5, _small) if draw(mostly(st.just(True), st.just(False)))
+                 else flag_pairs(BENCH_FLAGS, 5, _small))
+    switches = draw(st.lists(st.sampled_from(["--replace", "--json"]), max_size=2, unique=True))
+    return ["bench", model] + [x for pair in flags for x in pair] + switches
+
+
+@settings(FUZZ, max_examples=100)
+@given(argv=bench_argv())
+def test_bench_flags_give_one_line_or_a_table(capsys, argv):
+    _cli_exits_0_or_2_with_one_line(capsys, argv)
+
+
+@pytest.mark.slow
+@settings(FUZZ, max_examples=1500)
+@given(argv=bench_argv())
+def test_bench_flags_give_one_line_or_a_table_long(capsys, argv):
+    _cli_exits_0_or_2_with_one_line(capsys, argv)
+
+
+SIMULATE_ALL = SIMULATE_FLAGS + ["--scheduler", "-j"]
+REPLAY_ALL = {"replay": RECORDING_FLAGS["replay"] + ["-b", "-p"], "advise": RECORDING_FLAGS["advise"] + ["-b"]}
+
+
+@pytest.fixture
+def recordings_dir(recorded_dir):
+    """recorded_dir with a job stream's trace too (simulated: replay takes it as a cluster recording)."""
+    from dlbkit import Stream
+
+    dlbkit.simulate(Platform([Node(f"n{i}", speed=1 + i) for i in range(3)]), Stream(rates=0.5, jobs=30), "jsq",
+                    seed=1).save(recorded_dir / "stream.json")
+    return recorded_dir
+
+
+def _recording_argv(data, command):
+    flags = data.draw(flag_pairs(REPLAY_ALL[command], 4))
+    trace = data.draw(mostly(st.sampled_from(["real.json", "sim.json", "stream.json"]),
+                             st.sampled_from(["g.json", "p.toml", "nope.json", "dir", ""])))
+    return [command, trace] + [x for pair in flags for x in pair] + data.draw(
+        st.lists(st.just("--json"), max_size=1))
+
+
+@settings(FUZZ, max_examples=100)
+@given(command=st.sampled_from(sorted(REPLAY_ALL)), data=st.data())
+def test_replay_and_advise_flags_give_exactly_one_line(recordings_dir, capsys, command, data):
+    _cli_exits_0_or_2_with_one_line(capsys, _recording_argv(data, command))
+
+
+@pytest.mark.slow
+@settings(FUZZ, max_examples=1000)
+@given(command=st.sampled_from(sorted(REPLAY_ALL)), data=st.data())
+def test_replay_and_advise_flags_give_exactly_one_line_long(recordings_dir, capsys, command, data):
+    _cli_exits_0_or_2_with_one_line(capsys, _recording_argv(data, command))
+
+
+@settings(FUZZ, max_examples=10)  # a valid sweep draws its figures: about 1 s
+@given(target=mostly(st.just("exp.toml"), st.sampled_from(["p.toml", "g.json", "nope.toml", "dir", ""])),
+       flags=flag_pairs(SIMULATE_ALL, 3),
+       progress=st.sampled_from([[], ["--progress"], ["--no-progress"]]))
+def test_simulate_flags_give_exactly_one_line(cli_dir, capsys, target, flags, progress):
+    (cli_dir / "exp.toml").write_text(TINY)
+    argv = ["simulate", target] + progress + [x for pair in flags for x in pair]
+    if "--out" not in argv:
+        argv += ["--out", "o"]
+    _cli_exits_0_or_2_with_one_line(capsys, argv)
+
+
+@pytest.mark.slow
+@settings(FUZZ, max_examples=200)
+@given(target=mostly(st.just("exp.toml"), st.sampled_from(["p.toml", "g.json", "nope.toml", "dir", ""])),
+       flags=flag_pairs(SIMULATE_ALL, 3),
+       progress=st.sampled_from([[], ["--progress"], ["--no-progress"]]))
+def test_simulate_flags_give_exactly_one_line_long(cli_dir, capsys, target, flags, progress):
+    (cli_dir / "exp.toml").write_text(TINY)
+    argv = ["simulate", target] + progress + [x for pair in flags for x in pair]
+    if "--out" not in argv:
+        argv += ["--out", "o"]
+    _cli_exits_0_or_2_with_one_line(capsys, argv)

@@ -19,6 +19,7 @@ Below, one regression test per defect the fuzzing found.
 
 import json
 import math
+from numbers import Integral
 import shutil
 import tomllib
 import warnings
@@ -226,6 +227,12 @@ def load_and_run(d: dict, workdir) -> str:
     if _load(d, workdir) is None:
         return "rejected"
     d = shrink(json.loads(json.dumps(d)))
+    w = d.get("workload")
+    if isinstance(w, dict) and w.get("kind") == "tree" and "depth" not in w:
+        w["depth"] = CAP["depth"]  # a deleted depth is the default 16: millions of tasks, a long valid run
+    for b in d.get("balancers", []) if isinstance(d.get("balancers"), list) else []:
+        if isinstance(b, dict) and b.get("name") == "milp" and isinstance(b.get("params", {}), dict):
+            b.setdefault("params", {}).setdefault("time_limit", CAP["time_limit"])  # the default is 60 s
     experiment = _load(d, workdir)
     if experiment is None:
         return "rejected"
@@ -358,6 +365,7 @@ def test_a_tree_information_model_centre_beyond_the_platform_is_refused_on_load(
 
 
 @pytest.mark.parametrize("workload, field, allowed", [
+    ({"generator": "layered", "n": 10, "width": 2**63 - 1}, "workload.width", "[1, 10,000,000]"),  # was ValueError
     ({"generator": "in-tree", "k": 3}, "workload.m", "generator 'in-tree' needs m, k"),  # was TypeError
     ({"generator": "in-tree", "m": 2, "k": 2, "l": "x"}, "workload.l", "a finite number"),  # was ValueError
     ({"generator": "layered", "n": 5, "seed": -1}, "workload.seed", "an integer >= 0"),  # was ValueError
@@ -432,3 +440,290 @@ def test_a_graph_edge_whose_end_is_a_list_or_table_is_one_config_error(end, work
     with deadline(), pytest.raises(ConfigError) as e:
         load_experiment(path)
     assert e.value.field == "workload.edges[0].from" and "the id of a task of the graph" in str(e.value)
+
+
+# --- balancer parameters, the SPMD family, the task-tree family, the search mappers ------------------
+# One balancer per drawn experiment, with its own parameters drawn from the registry's names: weird
+# values (types, signs, 0, NaN/inf, huge and tiny), plausible ones, option names and lists; then, half
+# the time, the rest of the experiment mutated as above. The search mappers' budgets (HiGHS's time
+# limit, annealing's moves and stages, tabu's candidates) are capped when shrinking like any size.
+SPMD_BASE = {
+    "name": "spmd_fuzz", "seed": 4, "repetitions": 1,
+    "platform": {"nodes": [{"name": "slow", "speed": 1000.0, "memory": 2500,
+                            "availability": {"kind": "pulse", "start": 3, "duration": 6, "level": 0.25}},
+                           {"name": "ws", "count": 2, "speed": 1000.0},
+                           {"name": "odd", "speed": 2000.0, "availability": {"kind": "markov", "mean_free": 4.0,
+                                                                             "mean_busy": 2.0, "low": 0.3}}],
+                 "network": {"latency": 0.001, "bandwidth": 1e6, "topology": "ring"}},
+    "workload": {"kind": "spmd", "points": 1000, "boundary": 10, "loops": 12, "noise": 0.1, "boundary_k": 1.0,
+                 "bytes_per_point": 1.0},
+    "engine": {"window": 3},
+    "balancers": [{"name": "dlah"}],
+}
+# an explicit split, a complete network whose layout the workload picks, a step and a recorded trace
+SPMD_LIST_BASE = json.loads(json.dumps(SPMD_BASE)) | {"name": "spmd_list"}
+SPMD_LIST_BASE["workload"].update(points=[400, 800, 1200, 300], layout="line")
+SPMD_LIST_BASE["platform"] = {
+    "nodes": [{"name": "a", "speed": 500.0, "availability": {"kind": "step", "at": 4, "level": 0.5}},
+              {"name": "b", "speed": 1000.0, "memory": 900,
+               "availability": {"kind": "trace", "times": [0, 3, 6], "levels": [1.0, 0.2, 0.7]}},
+              {"name": "c", "speed": 1500.0}, {"name": "d", "speed": 1000.0}],
+    "network": {"latency": 0.01, "bandwidth": 1e4}}
+TREE_BASE = {k: v for k, v in BASES["haron_torus64_info"].items() if k != "balancers"}
+# the engine's options, a random tree on a ring with speeds and a drop
+TREE_OPTIONS_BASE = json.loads(json.dumps(TREE_BASE)) | {
+    "name": "tree_options",
+    "platform": {"nodes": [{"name": "p", "count": 3, "speed": 2.0},
+                           {"name": "q", "speed": 1.0, "availability": {"kind": "pulse", "start": 0.5,
+                                                                        "duration": 2.0, "level": 0.3}}],
+                 "network": {"latency": 0.001, "bandwidth": 1e6, "topology": "ring"}},
+    "workload": {"kind": "tree", "shape": "random", "depth": 5, "fanout": 3, "grain": 0.05, "order": "bf"},
+    "engine": {"start_node": 1, "task_bytes": 100, "control_bytes": 8, "backoff": [0.001, 0.01]}}
+MAPPING_BASE = {k: v for k, v in BASES["graph_inline"].items() if k != "balancers"} | {"engine": {"name": "static"}}
+
+# a generated graph (a new one per repetition), on machines of several cores, under the thesis's costs
+SEARCH_LAYERED_BASE = {k: v for k, v in BASES["graph_pd_vs_heft"].items() if k != "balancers"} | {
+    "name": "search_layered", "engine": {"name": "static", "cost_model": "thesis"}}
+SEARCH_LAYERED_BASE["platform"] = {"nodes": [{"name": "x", "speed": 1.0, "cores": 2}, {"name": "y", "speed": 3.0}],
+                                   "network": {"latency": 0.01, "bandwidth": 5.0, "topology": "chain"}}
+
+FAMILY_BALANCERS = {
+    "spmd": (SPMD_BASE, ["dlah", "homogeneous-diffusion", "processor-only", "optimal-chain", "none"]),
+    "spmd_list": (SPMD_LIST_BASE, ["dlah", "homogeneous-diffusion", "processor-only", "optimal-chain", "none"]),
+    "tree": (TREE_BASE, ["steal", "random", "rid", "sid", "gdem", "ldsv", "greedy", "refine", "phase-adaptive"]),
+    "tree_options": (TREE_OPTIONS_BASE, ["steal", "random", "rid", "sid", "gdem", "ldsv", "greedy", "refine",
+                                         "phase-adaptive"]),
+    "search": (MAPPING_BASE, ["milp", "annealing", "tabu"]),
+    "search_layered": (SEARCH_LAYERED_BASE, ["milp", "annealing", "tabu", "max-k1-sum", "elastic-force"]),
+    "mapping": (MAPPING_BASE, ["heft", "cpop", "peft", "hlf", "elastic-force", "max-k1-sum", "linear-clustering",
+                               "metis", "random-map", "round-robin", "pd", "heft-replan"]),
+}
+def allowed_values(constraint) -> list:
+    """Values at and near the edges of one of a balancer's parameter constraints
+    (:mod:`dlbkit.params`): its options, both bools, an interval's ends, the smallest positive number
+    (1e-30) and the largest magnitude (1e30), and an integer of 29 digits."""
+    from dlbkit.params import Interval, Options
+
+    if constraint is None:  # "omitted": TOML has no null
+        return []
+    if constraint is bool:
+        return [True, False]
+    if isinstance(constraint, Options):
+        return sorted(constraint.values)
+    if isinstance(constraint, Interval):
+        lo = 0 if constraint.left is None else constraint.left
+        hi = 1e30 if constraint.right is None else constraint.right
+        vals = [lo, lo + 1, hi, (lo + hi) / 2, 2, 8] if constraint.right is None else [lo, hi, (lo + hi) / 2, 0.5]
+        vals += [1e-30, 1e-9, 0.999] if constraint.kind is not Integral else [10**29]
+        return [int(v) if constraint.kind is Integral and _num(v) else v for v in vals]
+    accepts = getattr(constraint, "accepts", None)  # phase-adaptive's triples
+    return [["gdem", "gdem", "none"], ["ldsv", "steal", "rid"], [1, 8, math.inf], [1, 1, 1], [1e30, 2, math.inf]] \
+        if accepts else []
+
+
+def param_values(name: str, key: str):
+    """A value for parameter *key* of balancer *name*: one the constraint allows (9 times in 10) or a
+    weird one."""
+    cons = getattr(dlbkit.REGISTRY[name], "_parameter_constraints", {}).get(key, [])
+    good = sorted({repr(v): v for c in cons for v in allowed_values(c)}.values(), key=repr)
+    weird = st.sampled_from([math.nan, math.inf, -math.inf, 0, -1, -0.5, 0.0, 1e-300, 1e308, 10**40, 2**63 - 1,
+                             "", "x", True, False, [], {}, [1, 2], ["gdem"]])
+    return st.one_of(weird, *[st.sampled_from(good)] * 9) if good else weird
+
+
+CAP.update({"loops": 12, "time_limit": 2.0, "moves": 200, "improving": 200, "patience": 10, "max_stages": 20,
+            "candidates": 20, "perturbations": 20, "tenure": 20, "max_swaps": 50,
+            "capacity": 8,  # max-k1-sum pads the graph to m × capacity tasks: O(m·(m·k)²) work
+            "cores": 4})  # 4 371 cores are 4 372 processors: max-k1-sum's m·(m·k)² is then a long valid run
+# HiGHS's time limit is wall clock: under 1e-9 s (or a busy machine's 0.01 s) it has no incumbent and the
+# run says so (a ConfigError naming time_limit: "long enough for HiGHS to find a feasible plan"), which
+# no check on load can foresee; a second is plenty for these few tasks
+FLOOR["time_limit"] = 1.0
+
+
+@st.composite
+def with_balancer(draw, family: str) -> dict:
+    base, names = FAMILY_BALANCERS[family]
+    d = json.loads(json.dumps(base))
+    name = draw(st.sampled_from(names))
+    keys = dlbkit.REGISTRY[name].param_names() if name != "none" else []
+    params = {}
+    for key in draw(st.lists(st.sampled_from(keys), max_size=3, unique=True)) if keys else []:
+        params[key] = draw(param_values(name, key))
+    d["balancers"] = [{"name": name, "params": params}]
+    if name in ("pd", "heft-replan"):  # the online mappers run on the dynamic engine only
+        d["balancers"][0]["engine"] = {"name": "dynamic"}
+    if draw(st.integers(0, 2)) == 0:
+        d = draw(st.one_of(mutated(d), edged(d)))
+    return d
+
+
+@settings(FUZZ, max_examples=120)
+@given(data=st.data(), family=st.sampled_from(sorted(FAMILY_BALANCERS)))
+def test_balancer_parameters_and_families_run_to_a_finite_result(data, family, workdir):
+    load_and_run(data.draw(with_balancer(family)), workdir)
+
+
+@pytest.mark.slow
+@settings(FUZZ, max_examples=2000)
+@given(data=st.data(), family=st.sampled_from(sorted(FAMILY_BALANCERS)))
+def test_balancer_parameters_and_families_run_to_a_finite_result_long(data, family, workdir):
+    load_and_run(data.draw(with_balancer(family)), workdir)
+
+
+def _refused(d: dict, workdir) -> ConfigError:
+    path = workdir / "experiments" / "refused.toml"
+    path.write_text(to_toml(d))
+    with deadline(), pytest.raises(ConfigError) as e:
+        load_experiment(path)
+    return e.value
+
+
+@pytest.mark.parametrize("balancer, count, field, allowed", [
+    ({"name": "ldsv", "params": {"server": 4}}, 4, "parameter 'server' of ldsv", "-1 or a node index below 4"),
+    ({"name": "ldsv", "params": {"heavy": 0, "light": 1}}, 4, "parameter 'light' of ldsv", "below heavy = 0"),
+    # light = heavy: the tasks went back and forth and the run hung (the fuzzer, on the tree family)
+    ({"name": "ldsv", "params": {"heavy": 2, "light": 2}}, 4, "parameter 'light' of ldsv", "below heavy = 2"),
+    ({"name": "ldsv", "params": {"heavy": 0}}, 4, "parameter 'light' of ldsv", "below heavy = 0"),
+    ({"name": "ldsv"}, 1, "nodes for ldsv", "at least 2 (one LIS and one worker)"),
+    # inside phase-adaptive, each phase's balancer is checked against the node count
+    ({"name": "phase-adaptive", "params": {"balancers": ["ldsv", "gdem", "none"]}}, 1, "nodes for ldsv",
+     "at least 2"),
+])
+def test_ldsv_parameters_the_run_refused_are_refused_on_load(balancer, count, field, allowed, workdir):
+    """A Loadserver whose LIS is beyond the platform's nodes, whose light threshold is above its heavy
+    one, or on one node: the experiment loaded and every run failed with the balancer's ConfigError;
+    with light = heavy every run hung (both found by the fuzzer on the tree family)."""
+    d = json.loads(json.dumps(TREE_BASE))
+    d["balancers"] = [balancer]
+    d["platform"]["nodes"][0]["count"] = count
+    d["platform"]["network"]["topology"] = "complete"
+    e = _refused(d, workdir)
+    assert e.field == f"balancers[0].params ({field})" and allowed in str(e)
+
+
+def test_phase_adaptive_work_detector_with_an_endless_phase_two_is_refused_on_load(workdir):
+    d = json.loads(json.dumps(TREE_BASE))
+    d["balancers"] = [{"name": "phase-adaptive", "params": {"detector": "work", "intervals": [1, math.inf, 1]}}]
+    e = _refused(d, workdir)
+    assert e.field == "balancers[0].params (parameter 'intervals'[1] of phase-adaptive)" and "finite" in str(e)
+
+
+def test_max_k1_sum_capacity_below_tasks_per_processor_is_refused_on_load(workdir):
+    """capacity = 1 on 3 processors for 4 tasks: the run refused it (every task needs a slot) after
+    the experiment had loaded."""
+    d = json.loads(json.dumps(MAPPING_BASE))
+    d["balancers"] = [{"name": "max-k1-sum", "params": {"capacity": 1}}]
+    e = _refused(d, workdir)
+    assert e.field == "balancers[0].params (parameter 'capacity' of max-k1-sum)" and "n/m = 4/3" in str(e)
+    d["balancers"][0]["params"]["capacity"] = 2  # 2 × 3 ≥ 4
+    assert load_and_run(d, workdir) == "ran"
+
+
+def test_annealing_cooled_to_zero_keeps_only_improving_moves(workdir):
+    """t0 = 1e-30 cooled by 1e-30 is 0 after one stage: -d / t was a ZeroDivisionError."""
+    d = json.loads(json.dumps(MAPPING_BASE))
+    d["balancers"] = [{"name": "annealing", "params": {"t0": 1e-30, "cooling": 1e-30, "patience": 20,
+                                                        "max_stages": 20}}]
+    assert load_and_run(d, workdir) == "ran"
+
+
+@pytest.mark.parametrize("start_node, server", [(None, 0), (2, 2), (3, -1)])
+def test_ldsv_server_on_the_root_node_is_refused_on_load(start_node, server, workdir):
+    """The Loadserver's LIS computes nothing, so the root may not start there: ``server = 0`` (the
+    engine's default start_node) loaded, and every run failed with the engine's ConfigError."""
+    d = json.loads(json.dumps(TREE_BASE))
+    d["balancers"] = [{"name": "ldsv", "params": {"server": server}}]
+    if start_node is not None:
+        d["engine"] = {"start_node": start_node}
+    e = _refused(d, workdir)
+    assert e.field == "balancers[0].params (parameter 'server' of ldsv)"
+    assert f"a node other than start_node {start_node or 0}" in str(e)
+    d["balancers"][0]["params"]["server"] = 1
+    assert load_and_run(d, workdir) == "ran"
+
+
+@pytest.mark.parametrize("params", [-1.5, "x", [1]])
+def test_params_of_none_that_are_not_a_table_are_one_config_error(params, workdir):
+    """``{name = "none", params = -1.5}``: dict(-1.5) was a TypeError (float is not iterable)."""
+    d = json.loads(json.dumps(SPMD_BASE))
+    d["balancers"] = [{"name": "none", "params": params}]
+    e = _refused(d, workdir)
+    assert e.field == "balancers[0].params" and "none for 'none'" in str(e)
+
+
+def test_max_k1_sum_capacity_beyond_the_graph_limit_is_refused_on_load(workdir):
+    """capacity = 10**29 (within the parameter's 1e30): the padded graph of m × capacity null tasks
+    was an OverflowError (cannot fit 'int' into an index-sized integer) in the run."""
+    d = json.loads(json.dumps(MAPPING_BASE))
+    d["balancers"] = [{"name": "max-k1-sum", "params": {"capacity": 10**29}}]
+    e = _refused(d, workdir)
+    assert e.field == "balancers[0].params (parameter 'capacity' of max-k1-sum)"
+    assert "at most 3,333,333 on 3 processors" in str(e) and "10,000,000" in str(e)
+
+
+@pytest.mark.parametrize("bcoeff, allowed", [(1.99, "at least n/2 = 4/2 for the relaxed model"),
+                                             (1e25, "a number in the range (0, 1e+19]")])
+def test_milp_relaxed_bcoeff_the_solver_cannot_use_is_refused_on_load(bcoeff, allowed, workdir):
+    """Below n/2 the relaxed objective C·Σy − Σw is unbounded (each w_ij ≤ y_j / 2), and from 1e20 on
+    HiGHS reads the cost as infinite: both loaded, and the run failed blaming time_limit."""
+    d = json.loads(json.dumps(MAPPING_BASE))
+    d["balancers"] = [{"name": "milp", "params": {"model": "relaxed", "bcoeff": bcoeff, "time_limit": 5}}]
+    e = _refused(d, workdir)
+    assert e.field == "balancers[0].params (parameter 'bcoeff' of milp)" and allowed in str(e)
+    d["balancers"][0]["params"]["bcoeff"] = 2.0  # n/2 itself: bounded
+    assert load_and_run(d, workdir) == "ran"
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_BALANCERS))
+def test_the_family_bases_run_with_each_balancer(family, workdir):
+    base, names = FAMILY_BALANCERS[family]
+    got = {}
+    for name in names:
+        d = json.loads(json.dumps(base))
+        d["balancers"] = [{"name": name, **({"engine": {"name": "dynamic"}} if name in ("pd", "heft-replan") else {})}]
+        got[name] = load_and_run(d, workdir)
+    assert got == {name: "ran" for name in names}
+
+
+def test_ldsv_with_light_one_below_heavy_runs(workdir):
+    """The nearest thresholds allowed (light = heavy - 1) finish: the hang needs light = heavy."""
+    d = json.loads(json.dumps(TREE_OPTIONS_BASE))
+    d["balancers"] = [{"name": "ldsv", "params": {"heavy": 2, "light": 1}}]
+    assert load_and_run(d, workdir) == "ran"
+
+
+def test_a_polling_tree_balancer_on_instant_messages_is_refused_on_load(workdir):
+    """latency 0 and control_bytes 0: the engine refuses a balancer that asks or orders (it would poll
+    forever at one instant), but the experiment loaded, and every run failed."""
+    d = json.loads(json.dumps(TREE_OPTIONS_BASE))
+    d["platform"]["network"]["latency"] = 0
+    d["engine"]["control_bytes"] = 0
+    d["balancers"] = [{"name": "refine"}]
+    e = _refused(d, workdir)
+    assert e.field == "platform.network.latency" and "engine.control_bytes > 0) for refine" in str(e)
+    d["balancers"] = [{"name": "steal"}]  # receiver-initiated: asks when idle
+    assert _refused(d, workdir).field == "platform.network.latency"
+    d["balancers"] = [{"name": "random"}]  # sender-initiated only: never polls, so instant messages do
+    assert load_and_run(d, workdir) == "ran"
+    d["balancers"], d["engine"]["control_bytes"] = [{"name": "refine"}], 8
+    assert load_and_run(d, workdir) == "ran"
+
+
+@pytest.mark.parametrize("points, shown", [([400, 800, 2**63 - 1, 300], "9,223,372,036,854,777,307 DP in all"),
+                                           ([10**30, 1, 1, 1], "DP in all"),
+                                           (3 * 10**13, "120,000,000,000,000 DP in all (× 4 nodes)")])
+def test_an_spmd_domain_beyond_10_to_the_14_points_is_refused_on_load(points, shown, workdir):
+    """A split of 2**63 - 1 points on one node: the run failed with numpy's overflow in the engine
+    (10**30: OverflowError, Python int too large to convert to C long); at 2**60 in all
+    optimal-chain's targets no longer summed to the domain, and at 2**53 its repair step (1e-9 × DP
+    single steps) took over 10 s a call. Found by the fuzzer on SPMD."""
+    d = json.loads(json.dumps(SPMD_LIST_BASE))
+    d["workload"]["points"] = points
+    d["balancers"] = [{"name": "homogeneous-diffusion"}]
+    e = _refused(d, workdir)
+    assert e.field == "workload.points" and "at most 100,000,000,000,000 DP" in str(e) and shown in str(e.value)
+    d["workload"]["points"] = [10**14 - 2300, 800, 1200, 300]  # the limit itself runs, every balancer
+    for name in FAMILY_BALANCERS["spmd"][1]:
+        d["balancers"] = [{"name": name}]
+        assert load_and_run(d, workdir) == "ran"

@@ -240,6 +240,11 @@ class MigrationBalancer(Balancer):
         """The balancer deciding now (a phase wrapper's current one; None: balancing is off)."""
         return self
 
+    def check_nodes(self, n: int, start_node: int | None = None) -> None:
+        """Raise ConfigError if the rule cannot run on *n* nodes with the root on *start_node* (None:
+        not known yet): the Loadserver's LIS index beyond them, or on the root's node. Called by
+        :meth:`start`, and by an experiment file's loader before any run (default: any n)."""
+
     def start(self, view, rng: np.random.Generator | None = None) -> None:
         """As :meth:`Balancer.start`, and require the engine's Generator: every migration rule gets
         one, drawn from or not, so an engine that forgets it fails the same way for every rule."""
@@ -329,6 +334,11 @@ class MappingBalancer(Balancer):
     """
 
     kind = "mapping"
+
+    def check_graph(self, n_tasks: int, n_processors: int) -> None:
+        """Raise ConfigError if the mapper cannot place *n_tasks* tasks on *n_processors* processors
+        (max-k1-sum's *capacity* slots per processor): called by an experiment file's loader before
+        any run (default: any sizes)."""
 
     @abstractmethod
     def map(self, view) -> Plan:

@@ -186,7 +186,7 @@ class Experiment:
         engine, _options = _engine(family, engine_dict, platform, "engine")
         if info_dict:
             _info(info_dict, family, "info", engine, platform)
-        balancers = _balancers(check.required(d, "balancers", ""), platform, engine_dict, family)
+        balancers = _balancers(check.required(d, "balancers", ""), platform, engine_dict, family, workload)
         grid = _grid(d.get("grid", {}))
         n_runs = repetitions * len(balancers) * math.prod(len(v) for v in grid.values())
         if n_runs > MAX_RUNS:
@@ -223,10 +223,11 @@ class Experiment:
                               "at every grid point (one workload family per experiment)")
         self.family.check_fit(platform, workload)
         for i, b in enumerate(self.balancers):
-            eng, _options = _engine(self.family, {**ed, **b.engine}, platform, "engine")
+            eng, options = _engine(self.family, {**ed, **b.engine}, platform, "engine")
             if b.name != NO_BALANCING:
                 self.family.check_kind(eng, registry.get(b.name).kind, b.name, f"balancers[{i}].name")
-                self.family.check_balancer(platform, registry.make(b.name, b.params), f"balancers[{i}].params")
+                self.family.check_balancer(platform, registry.make(b.name, b.params), f"balancers[{i}].params",
+                                          workload, options)
         if it:
             _info(it, self.family, "info", self.family.engine_named(ed.get(ENGINE_NAME), f"engine.{ENGINE_NAME}"),
                   platform)
@@ -346,7 +347,7 @@ def _workload(d: Mapping, path: str) -> Any:
     return family.parse(d, path)
 
 
-def _balancers(raw: Any, platform: Platform, engine: dict, family: Family) -> list[BalancerSpec]:
+def _balancers(raw: Any, platform: Platform, engine: dict, family: Family, workload: Any = None) -> list[BalancerSpec]:
     if not isinstance(raw, list) or not raw:
         raise ConfigError("balancers", raw, "a non-empty list of [[balancers]] tables")
     out: list[BalancerSpec] = []
@@ -360,16 +361,16 @@ def _balancers(raw: Any, platform: Platform, engine: dict, family: Family) -> li
             raise ConfigError(f"{path}.name", name, f"a {' or '.join(family.kinds)} balancer for a {family.name} "
                               "workload: " + ", ".join(n for k in family.kinds for n in registry.names(k)))
         if name == NO_BALANCING and family.allow_none:  # the unbalanced reference run
-            if b.get("params"):
-                raise ConfigError(f"{path}.params", dict(b["params"]), f"none for {NO_BALANCING!r} (no balancing)")
+            if b.get("params") or ("params" in b and not isinstance(b["params"], Mapping)):
+                raise ConfigError(f"{path}.params", b["params"], f"none for {NO_BALANCING!r} (no balancing)")
             name, params = NO_BALANCING, {}
         else:
             name, params = _registered(b, name, path, family)
         eng = dict(check.table(b.get("engine", {}), f"{path}.engine"))
-        chosen, _options = _engine(family, {**engine, **eng}, platform, f"{path}.engine")
+        chosen, options = _engine(family, {**engine, **eng}, platform, f"{path}.engine")
         if name != NO_BALANCING:
             family.check_kind(chosen, registry.get(name).kind, name, f"{path}.name")
-            family.check_balancer(platform, registry.make(name, params), f"{path}.params")
+            family.check_balancer(platform, registry.make(name, params), f"{path}.params", workload, options)
         own_info = None
         if "info" in b:
             own_info = dict(check.table(b["info"], f"{path}.info"))

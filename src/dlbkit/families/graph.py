@@ -88,6 +88,19 @@ def check_fit(platform: Platform, workload: TaskGraph) -> None:
         workload.exec_times([n.speed for n in platform.nodes for _ in range(n.cores)])
 
 
+def check_balancer(platform: Platform, balancer, path: str, workload: TaskGraph | None = None,
+                   options: Mapping | None = None) -> None:
+    """A static mapper's own checks against the graph's size and the processor count (max-k1-sum:
+    *capacity* × processors ≥ tasks), so an experiment file refuses them before any run."""
+    check_graph = getattr(balancer, "check_graph", None)
+    if workload is None or check_graph is None:
+        return
+    try:
+        check_graph(workload.n_tasks, sum(n.cores for n in platform.nodes))
+    except ConfigError as e:
+        raise ConfigError(f"{path} ({e.field})", e.value, e.allowed) from None
+
+
 FAMILY = register(Family(
     name="graph",
     summary="a DAG of tasks with computation and communication weights, mapped once onto the processors "
@@ -114,6 +127,7 @@ FAMILY = register(Family(
     describe=describe,
     per_repetition=per_repetition,
     check_fit=check_fit,
+    check_balancer=check_balancer,
     sample_view=sample_view,
     gantt_legend=LEGEND,
     progress_unit="tasks",

@@ -79,9 +79,12 @@ class Family:
     * *per_repetition* ``(workload, table, seed)``: the workload of one repetition (a random tree
       without a seed of its own is drawn anew per repetition; others are returned unchanged);
     * *check_fit* ``(platform, workload)``: does the workload fit the platform (raise ConfigError);
-    * *check_balancer* ``(platform, balancer, path)``: does a built balancer fit the platform (raise
-      ConfigError naming *path*): an experiment file's checks that need the node count (``power-of-d``
-      with d > n without replacement), so they are one line and exit 2 rather than a failed run;
+    * *check_balancer* ``(platform, balancer, path, workload, options)``: does a built balancer fit the
+      platform, the workload and the engine options of its runs (raise ConfigError naming *path*): an
+      experiment file's checks that need the node count (``power-of-d`` with d > n without replacement,
+      ``ldsv``'s ``server``), the workload's size (``max-k1-sum``'s ``capacity``) or an option
+      (``ldsv``'s ``server`` not the tree's ``start_node``), so they are one line and exit 2 rather than
+      a failed run;
     * *sample_view* ``()``: a small view of the family (a few nodes), on which the balancer contract
       tests start every balancer of its kind (``tests/test_balancer_contract.py``).
 
@@ -111,7 +114,7 @@ class Family:
     master_worker: bool = False  #: one node is a master that hands out work (the report's roles)
     per_repetition: Callable[[Any, Mapping, int], Any] = lambda workload, table, seed: workload
     check_fit: Callable[[Any, Any], None] = lambda platform, workload: None
-    check_balancer: Callable[[Any, Any, str], None] = lambda platform, balancer, path: None
+    check_balancer: Callable[..., None] = lambda platform, balancer, path, workload=None, options=None: None
     #: keys of an experiment's ``[workload]`` table that name a file, read relative to the experiment
     #: file's folder as ``platform.file`` is (a stream's ``trace``)
     file_keys: tuple[str, ...] = ()

@@ -151,7 +151,7 @@ def check_fit(platform: Platform, workload: Stream) -> None:
     workload.check_fit([n.name for n in platform.nodes])
 
 
-def check_balancer(platform: Platform, balancer, path: str) -> None:
+def check_balancer(platform: Platform, balancer, path: str, workload=None, options=None) -> None:
     """A placement rule's own checks against the node count, run by starting it on an empty view of the
     platform (``power-of-d`` and ``speed-d``: d at most n without replacement)."""
     try:

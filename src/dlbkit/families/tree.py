@@ -13,6 +13,7 @@ from ..model.platform import Platform
 from ..model.tree import FlatTasks, TaskTree, tree_from_dict
 from ..model.view import TreeView
 from ..sim import simulate_tree_async
+from ..sim.tree_async import CONTROL_BYTES
 from .divisible import figures as _chunk_figures
 from .registry import Engine, Family, register
 
@@ -78,6 +79,22 @@ def figures(trace, run: str) -> dict:
 
 
 
+def check_balancer(platform: Platform, balancer, path: str, workload=None, options: Mapping | None = None) -> None:
+    """A migration rule's own checks against the node count and the engine's ``start_node`` (default
+    0): ``ldsv``'s ``server`` below the node count and not the root's node, two nodes at least), so an
+    experiment file refuses them before any run."""
+    options = options or {}
+    try:
+        balancer.check_nodes(platform.n_nodes, options.get("start_node", 0))
+    except ConfigError as e:
+        raise ConfigError(f"{path} ({e.field})", e.value, e.allowed) from None
+    # the engine's own refusal (sim/tree_async.py), on the unstarted rule as the engine reads it
+    if (platform.n_nodes > 1 and (balancer.receiver_initiated or balancer.periodic)
+            and platform.network.latency == 0 and options.get("control_bytes", CONTROL_BYTES) == 0):
+        raise ConfigError("platform.network.latency", 0.0, f"> 0 (or engine.control_bytes > 0) for {balancer.name}, "
+                          "which asks or orders: messages that take no time would poll forever at one instant")
+
+
 def sample_view() -> TreeView:
     """4 nodes, nothing measured yet."""
     return TreeView(4)
@@ -104,6 +121,7 @@ FAMILY = register(Family(
     parse=tree_from_dict,
     describe=describe,
     per_repetition=per_repetition,
+    check_balancer=check_balancer,
     sample_view=sample_view,
     progress_unit="tasks",
 ))

@@ -42,7 +42,8 @@ def layered(n: int = 100, *, width: int = 10, density: float = 0.3, ccr: float =
     *ccr* on average). With *nodes*, tasks get a cost table instead (unrelated machines, Topcuoglu
     et al. 2002 §5.1's range method: node costs uniform in load·[1 − β/2, 1 + β/2])."""
     n = check.size(n, "n", MAX_TASKS, "tasks of a generated graph")
-    width = check.integer(width, "width", lo=1)
+    # layer sizes are drawn below 2·width as numpy int64s: 2**63 − 1 was a ValueError (high is out of bounds)
+    width = check.size(width, "width", MAX_TASKS, "about that many tasks per layer of a generated graph")
     density = check.number(density, "density", lo=0.0, hi=1.0)
     ccr = check.number(ccr, "ccr", lo=0.0)
     load = check.number(load, "load", lo=0.0, lo_open=True)

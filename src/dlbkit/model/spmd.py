@@ -33,10 +33,16 @@ from . import check
 from .hnow import BOUNDARY, BOUNDARY_K, CPU_NOISE, LAYOUTS, WORKLOAD, Hnow, Workstation
 from .platform import Platform
 
-__all__ = ["Spmd", "spmd_from_dict", "hnow_from_platform", "platform_layout", "LOOPS", "BYTES_PER_POINT"]
+__all__ = ["Spmd", "spmd_from_dict", "hnow_from_platform", "platform_layout", "LOOPS", "BYTES_PER_POINT",
+           "MAX_POINTS"]
 
 LOOPS = 700  #: loops of 000's runs (§8.2: disturbances at loops 100 and 600 inside a 700-loop run)
 BYTES_PER_POINT = 1.0  #: Table 8.1: 10,000,000 DP/s "corresponds to 10 MB/S", i.e. one byte per DP
+#: DP of the whole domain at most 10**14: counts, sums and moves stay exact in a float64 (at 2**60
+#: optimal-chain's targets no longer summed to the domain, at 2**63 numpy overflowed), and
+#: optimal-chain's repair step, which adds about 1e-9 × DP one at a time, stays under a second (at
+#: 2**52 it took 11 s a call)
+MAX_POINTS = 10**14
 _KEYS = {"kind", "points", "loops", "boundary", "boundary_k", "noise", "layout", "bytes_per_point"}
 
 
@@ -70,12 +76,14 @@ class Spmd:
             pts = tuple(check.integer(p, f"workload.points[{i}]", lo=1) for i, p in enumerate(self.points))
             if not pts:
                 raise ConfigError("workload.points", [], "a positive integer or a non-empty list of them")
+            _check_total(sum(pts))
             object.__setattr__(self, "points", pts)
         elif not isinstance(self.points, Integral) or isinstance(self.points, bool):
             raise ConfigError("workload.points", self.points, "a positive integer (DP per node) or a list "
                               "with one per node")
         else:
             check.integer(self.points, "workload.points", lo=1)
+            _check_total(self.points)
         check.integer(self.loops, "workload.loops", lo=1)
         check.number(self.boundary, "workload.boundary", lo=0.0)
         check.number(self.boundary_k, "workload.boundary_k", lo=0.0)
@@ -91,10 +99,18 @@ class Spmd:
                 raise ConfigError("workload.points", f"{len(self.points)} counts",
                                   f"one count per platform node ({n_nodes})")
             return self.points
+        _check_total(int(self.points) * n_nodes, n_nodes)
         return (int(self.points),) * n_nodes
 
     def total_points(self, n_nodes: int) -> int:
         return sum(self.split(n_nodes))
+
+
+def _check_total(total: int, n_nodes: int | None = None) -> None:
+    if total > MAX_POINTS:
+        on = "" if n_nodes is None else f" (× {n_nodes} nodes)"
+        raise ConfigError("workload.points", f"{total:,} DP in all{on}",
+                          f"at most {MAX_POINTS:,} DP in the whole domain (dlbkit's limit)")
 
 
 def spmd_from_dict(d: Any, field: str = "workload") -> Spmd:

@@ -77,7 +77,9 @@ class Annealing(MappingBalancer):
                 v = ev.makespan(cur)
                 tested += 1
                 d = (v - cur_v) / cur_v if cur_v > 0 else v - cur_v
-                if d <= 0 or rng.random() < math.exp(-d / t):
+                # a temperature cooled below the smallest float is 0: only improving moves pass (and
+                # -d / 0 is not computed)
+                if d <= 0 or (t > 0 and rng.random() < math.exp(-d / t)):
                     if v < cur_v:
                         improving += 1
                     cur_v = v

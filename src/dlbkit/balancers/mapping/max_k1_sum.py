@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from numbers import Integral
 
+from ...errors import ConfigError
+from ...model.graph import MAX_TASKS
 from ...params import Interval, Options
 from ..base import MappingBalancer, Plan, Taxonomy
 from ..registry import register
@@ -104,14 +106,22 @@ class MaxK1Sum(MappingBalancer):
         self.variant = variant
         self.capacity = capacity
 
+    def check_graph(self, n_tasks: int, n_processors: int) -> None:
+        if self.capacity is None:
+            return
+        if self.capacity * n_processors < n_tasks:
+            raise ConfigError(self.param_field("capacity"), self.capacity,
+                              f"at least n/m = {n_tasks}/{n_processors} (every task needs a slot)")
+        if self.capacity * n_processors > MAX_TASKS:  # the padded graph is a graph of m·k tasks
+            raise ConfigError(self.param_field("capacity"), self.capacity,
+                              f"at most {MAX_TASKS // n_processors:,} on {n_processors} processors (m × capacity "
+                              f"tasks with the null ones: at most {MAX_TASKS:,}, dlbkit's task-graph limit)")
+
     def map(self, view) -> Plan:
         g = view.costs.graph
         m = view.n_nodes
+        self.check_graph(g.n_tasks, m)
         k = self.capacity if self.capacity is not None else math.ceil(g.n_tasks / m)
-        if k * m < g.n_tasks:
-            from ...errors import ConfigError
-            raise ConfigError(self.param_field("capacity"), k,
-                              f"at least n/m = {g.n_tasks}/{m} (every task needs a slot)")
         total = m * k
         loads = [g.weight(i) for i in range(g.n_tasks)] + [0.0] * (total - g.n_tasks)
         clusters, rounds = max_k1_sum(symmetric_comm(g, total), loads, m, k, self.variant)

@@ -80,7 +80,8 @@ class MILP(MappingBalancer):
     _parameter_constraints = {"model": [Options("exact", "relaxed")],
                               "time_limit": [Interval(Real, 0, None, closed="neither")],
                               "mip_rel_gap": [Interval(Real, 0, 1, closed="both")],
-                              "bcoeff": [None, Interval(Real, 0, None, closed="neither")]}
+                              # HiGHS reads a cost of 1e20 or more as infinite (its infinite_cost)
+                              "bcoeff": [None, Interval(Real, 0, 1e19, closed="right")]}
 
     def __init__(self, *, model: str = "exact", time_limit: float = 60.0, mip_rel_gap: float = 1e-4,
                  bcoeff: float | None = None):
@@ -89,7 +90,16 @@ class MILP(MappingBalancer):
         self.mip_rel_gap = mip_rel_gap
         self.bcoeff = bcoeff
 
+    def check_graph(self, n_tasks: int, n_processors: int) -> None:
+        if self.model == "relaxed" and self.bcoeff is not None and self.bcoeff < n_tasks / 2:
+            # each w_ij is at most y_j / 2 (WA, WB), so C·Σy − Σw ≥ (C − n/2)·Σy: bounded from C = n/2 on,
+            # and below it HiGHS finds the objective unbounded
+            raise ConfigError(self.param_field("bcoeff"), self.bcoeff,
+                              f"at least n/2 = {n_tasks}/2 for the relaxed model (below it the objective "
+                              "C·Σy − Σw is unbounded), or omitted (n/2 + 0.5)")
+
     def map(self, view) -> Plan:
+        self.check_graph(view.costs.graph.n_tasks, view.n_nodes)
         if self.model == "exact":
             return self._exact(view.costs)
         return self._relaxed(view.costs)
@@ -98,9 +108,11 @@ class MILP(MappingBalancer):
         from scipy.optimize import Bounds, milp
         res = milp(c=c, constraints=rows.constraint(n_vars), integrality=integrality, bounds=Bounds(lb, ub),
                    options={"time_limit": float(self.time_limit), "mip_rel_gap": float(self.mip_rel_gap)})
-        if res.x is None:
+        if res.x is None and res.status == 1:  # scipy: iteration or time limit reached
             raise ConfigError(self.param_field("time_limit"), self.time_limit,
                               f"long enough for HiGHS to find a feasible plan ({res.message})")
+        if res.x is None:
+            raise ConfigError(f"{self.name} ({self.model}) model", res.message, "a model HiGHS solves")
         info = {"model": self.model, "status": int(res.status), "message": res.message,
                 "objective": float(res.fun), "dual_bound": float(getattr(res, "mip_dual_bound", np.nan)),
                 "gap": float(getattr(res, "mip_gap", np.nan)), "optimal": res.status == 0}

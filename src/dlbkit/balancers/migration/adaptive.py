@@ -117,11 +117,22 @@ class PhaseAdaptive(MigrationBalancer):
         self.detector = detector
 
     # --- set-up --------------------------------------------------------------------------------------
-    def start(self, view: TreeView, rng=None) -> None:
-        super().start(view, rng)
+    def validate(self) -> None:
+        super().validate()
         if self.detector == "work" and math.isinf(self.intervals[1]):
             raise ConfigError(self.param_field("intervals", 1), self.intervals[1],
                               "finite with detector 'work' (its t2 threshold is c2 * intervals[1] nodes)")
+
+    def check_nodes(self, n: int, start_node: int | None = None) -> None:
+        for k, b in enumerate(self.balancers):  # each phase's balancer against the node count
+            if isinstance(b, str) and b.lower() != "none":
+                make(b, field=self.param_field("balancers", k)).check_nodes(n, start_node)
+            elif isinstance(b, MigrationBalancer):
+                b.check_nodes(n, start_node)
+
+    def start(self, view: TreeView, rng=None) -> None:
+        super().start(view, rng)
+        self.validate()  # parameters set after construction (set_params) are checked here too
         built: dict[Any, MigrationBalancer | None] = {}
         inner: list[MigrationBalancer | None] = []
         for k, b in enumerate(self.balancers):

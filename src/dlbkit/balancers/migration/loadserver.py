@@ -23,7 +23,9 @@ class Loadserver(MigrationBalancer):
     Source: 001 §2.2 (Haron 1998, after Davy; REDEC'96): scheduling is local, only *who is light* is
     central; a light node registers once and its registration is cleared when the LIS hands it out
     (001 §3.9 item 4 [INF]); 001 §5.2.5 uses h = 1, l = 0, r = 1 (the defaults: light = empty, heavy
-    = two or more waiting tasks, one task per migration). *lights_per_reply* > 1 is the improvement
+    = two or more waiting tasks, one task per migration); *light* must be below *heavy* (at light =
+    heavy a node that receives a task is heavy at once: the task would move back and forth without end).
+    *lights_per_reply* > 1 is the improvement
     001 §6.3.1 proposes: a reply carries up to that many light ids (the query carries the heavy node's
     surplus, so no id is handed out in vain). *interval* is Haron's LB interval i (001 §2.9); the
     default 0 means "at every load update" in an event-driven engine (the asynchronous protocol of
@@ -75,16 +77,30 @@ class Loadserver(MigrationBalancer):
     def last_exchange(self) -> list:
         return self.log_
 
-    def start(self, view: TreeView, rng=None) -> None:
-        super().start(view, rng)
-        n = view.n_nodes
+    def validate(self) -> None:
+        super().validate()
+        if self.light >= self.heavy:
+            # light = heavy = h: a light node (h tasks) that receives one is heavy at once and a heavy one
+            # (h + 1) that gives one is light, so the task goes back and forth without end (the run hung)
+            raise ConfigError(self.param_field("light"), self.light,
+                              f"below heavy = {self.heavy} (at light = heavy a node that receives a task is "
+                              "heavy at once, and the task moves back and forth without end)")
+
+    def check_nodes(self, n: int, start_node: int | None = None) -> None:
         if n < 2:
             raise ConfigError(f"nodes for {self.name}", n, "at least 2 (one LIS and one worker)")
         if self.server >= n:
             raise ConfigError(self.param_field("server"), self.server, f"-1 or a node index below {n}")
-        if self.light > self.heavy:
-            raise ConfigError(self.param_field("light"), self.light,
-                              f"at most heavy = {self.heavy} (a node cannot be light and heavy)")
+        if start_node is not None and (n - 1 if self.server == -1 else self.server) == start_node:
+            raise ConfigError(self.param_field("server"), self.server,
+                              f"a node other than start_node {start_node}, where the root starts (the Load "
+                              "Information Server computes nothing; -1 is the last node)")
+
+    def start(self, view: TreeView, rng=None) -> None:
+        super().start(view, rng)
+        n = view.n_nodes
+        self.validate()  # parameters set after construction (set_params) are checked here too
+        self.check_nodes(n)
         self.server_ = n - 1 if self.server == -1 else int(self.server)
         self.workers_ = [j for j in range(n) if j != self.server_]
         self.lis_: deque[int] = deque()
