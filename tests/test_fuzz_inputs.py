@@ -542,7 +542,8 @@ BENCH_FLAGS = ["--workers", "--tasks", "--servers", "--load", "--choices", "--jo
 VALID = {"--workers": ["1", "2", "3", "8", "40"], "--tasks": ["1", "2", "10", "40", "0"], "-P": ["2", "5"],
          "-N": ["3", "40"], "--servers": ["1", "2", "10", "40"], "--load": ["0.5", "0.9", "0.99", "1e-9", "0.999999"],
          "--choices": ["1", "2", "3", "10"],
-         "--jobs": ["10", "11", "9", "1", "2"],  # bench: supermarket jobs (10 at least); simulate: processes "--seed": ["0", "1", "7", "2**63"],
+         "--jobs": ["10", "11", "9", "1", "2"],  # bench: supermarket jobs (10 at least); simulate: processes
+         "--seed": ["0", "1", "7", "2**63"],
          "--balancer": ["gss", "fac2", "awf-c", "auto", "ss", "static", "tss", "jsq", "nezha", "power-of-d"],
          "-b": ["gss", "wf", "sanchez", "jsq", "power-of-d", "spillback"], "--model": ["measured", "emulated"],
          "--info": ["exact", "periodic", "gossip", "monitored", "scatter-4.3", "neighbour", "scatter-old"],

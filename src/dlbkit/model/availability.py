@@ -304,7 +304,8 @@ class _MarkovPiecewise(Piecewise):
     def __init__(self, spec: "Markov", rng: np.random.Generator, field: str):
         mf, mb = spec.mean_free, spec.mean_busy
         # name the shorter sojourn: shortening a cycle is what multiplies its segments
-        scale = (f"{field}.mean_free", mf, "a mean sojourn") if mf <= mb else (f"{field}.mean_busy", mb, "a mean sojourn")
+        scale = ((f"{field}.mean_free", mf, "a mean sojourn") if mf <= mb
+                 else (f"{field}.mean_busy", mb, "a mean sojourn"))
         self._rng = rng
         self._means = (mf, mb)  # indexed by busy
         self._lv = (spec.high, spec.low)

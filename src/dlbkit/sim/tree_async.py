@@ -145,8 +145,8 @@ AUTO_LONGEST_TASKS = 0.0625
 #: as long as it finds nothing, so its requests grow with (the time it waits) / (that time scale), not
 #: with the work: on two nodes, one 10^6 times slower holding a task, the other would ask ~5·10^7 times
 #: under the "auto" back-off. The run stops, at the first empty reply past the limit, with a
-#: ConfigError naming ``backoff`` (about two minutes of run time at the limit, BENCHMARKS.md). Valid runs that poll most: M2
-#: (``backoff="off"``) at 1 024 nodes sends 17.7 million messages for 1 000 tasks (while they
+#: ConfigError naming ``backoff`` (about two minutes of run time at the limit, BENCHMARKS.md). Valid
+#: runs that poll most: M2 (``backoff="off"``) at 1 024 nodes sends 17.7 million messages for 1 000 tasks (while they
 #: complete, each adding 102 400 to the limit) and 15.8 million for 10^6 tasks; the 4-node tree of
 #: docs/experiments.md with ``"off"`` 5.2 million for 573 tasks ("Limits" there lists the largest
 #: counts of the shipped runs).
@@ -380,11 +380,12 @@ class _Run:
         """Raise the ConfigError of a run past its message budget (:data:`MAX_MESSAGES`)."""
         first, longest = self.backoff
         now = self.sec(t)
-        raise ConfigError("backoff", [first, longest] if first else "off", f"a back-off under which idle nodes' requests for work stay "
-                          f"within {MAX_MESSAGES:,} messages plus {MAX_MESSAGES_PER_NODE_TASK:,} per node and "
-                          f"completed task (dlbkit's limit, passed at simulated time {now:.6g} s after "
-                          f"{self.n_done:,} tasks while idle nodes kept asking busy ones: give backoff = [first, "
-                          "longest] in seconds with a longer longest, or a shorter run)")
+        raise ConfigError("backoff", [first, longest] if first else "off",
+                          f"a back-off under which idle nodes' requests for work stay within "
+                          f"{MAX_MESSAGES:,} messages plus {MAX_MESSAGES_PER_NODE_TASK:,} per node and completed "
+                          f"task (dlbkit's limit, passed at simulated time {now:.6g} s after {self.n_done:,} "
+                          "tasks while idle nodes kept asking busy ones: give backoff = [first, longest] in "
+                          "seconds with a longer longest, or a shorter run)")
 
     def pause(self, thief: int, tasks) -> Any:
         """Count *thief*'s failed requests (reset by *tasks*); the back-off its reply is held by."""

@@ -48,9 +48,10 @@ Failures.
 * ``fn`` raises on some item: the worker reports ERROR; rank 0's coordinator raises
   :class:`~dlbkit.errors.TaskError` (item index, original traceback) after stopping every worker:
   each finishes the chunk in hand, gets STOP and says BYE; then rank 0 broadcasts the failure and
-  the worker ranks raise ``SystemExit("dlbkit: rank k stopping: item i failed on rank j ...")``, a graph's
-  ``task 'k'`` as its TaskError names it (one line on stderr, exit status 1) while the TaskError leaves ``map`` on rank 0. Unless the
-  script catches it, ``mpiexec`` exits non-zero and the traceback is printed once, by rank 0.
+  the worker ranks raise ``SystemExit("dlbkit: rank k stopping: item i failed on rank j ...")`` (a
+  graph's ``task 'k'``, as its TaskError names it; one line on stderr, exit status 1) while the
+  TaskError leaves ``map`` on rank 0. Unless the script catches it, ``mpiexec`` exits non-zero and
+  the traceback is printed once, by rank 0.
   The job cannot run another MPI ``map`` afterwards (the worker ranks have left): rank 0 raises
   :class:`~dlbkit.errors.DlbkitError` if asked to.
 * Workers that do not stop within :data:`GRACE_S` seconds (``DLBKIT_MPI_GRACE_S``; a long chunk in
