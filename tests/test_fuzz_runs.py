@@ -442,6 +442,21 @@ def test_a_graph_edge_whose_end_is_a_list_or_table_is_one_config_error(end, work
     assert e.value.field == "workload.edges[0].from" and "the id of a task of the graph" in str(e.value)
 
 
+@pytest.mark.parametrize("task, field", [({"id": "a", "load": 1.0}, "workload.tasks[1].id"),
+                                         ({"id": "z", "load": -1.0}, "workload.tasks['z'].load")])
+def test_a_bad_inline_graph_task_is_named_as_the_file_has_it(task, field, workdir):
+    """A task the graph's constructor refuses (a repeated id, a negative load) was named
+    ``tasks[1].id``, without the ``workload.`` its edges already had."""
+    d = json.loads(json.dumps(BASES["graph_inline"]))
+    d["workload"]["tasks"] = [d["workload"]["tasks"][0] | {"id": "a"}, task] + d["workload"]["tasks"][1:]
+    d["workload"]["edges"] = []
+    path = workdir / "experiments" / "task_field.toml"
+    path.write_text(to_toml(d))
+    with deadline(), pytest.raises(ConfigError) as e:
+        load_experiment(path)
+    assert e.value.field == field
+
+
 # --- balancer parameters, the SPMD family, the task-tree family, the search mappers ------------------
 # One balancer per drawn experiment, with its own parameters drawn from the registry's names: weird
 # values (types, signs, 0, NaN/inf, huge and tiny), plausible ones, option names and lists; then, half

@@ -260,7 +260,8 @@ class TaskGraph:
                 raise ConfigError(f"{path}.edges[{k}]", e, 'an object {"from": id, "to": id, "data": x} (data optional)')
             edges.append((e["from"], e["to"], e.get("data", 0.0)))
         name = d.get("name", "graph")
-        with renamed("edges", f"{path}.edges"):  # the constructor's "edges[k]…", under *path* as the file has it
+        # the constructor's "edges[k]…" and "tasks[…]…", under *path* as the file has them
+        with renamed("edges", f"{path}.edges"), renamed("tasks", f"{path}.tasks"):
             if loads:
                 return cls(ids, loads=loads, edges=edges, name=str(name))
             return cls(ids, costs=costs, edges=edges, name=str(name))
