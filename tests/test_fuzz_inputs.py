@@ -638,26 +638,26 @@ def test_replay_and_advise_flags_give_exactly_one_line_long(recordings_dir, caps
     _cli_exits_0_or_2_with_one_line(capsys, _recording_argv(data, command))
 
 
+@st.composite
+def simulate_argv(draw):
+    """``simulate TARGET`` with up to three flags (``--out o`` unless drawn)."""
+    target = draw(mostly(st.just("exp.toml"), st.sampled_from(["p.toml", "g.json", "nope.toml", "dir", ""])))
+    flags = draw(flag_pairs(SIMULATE_ALL, 3))
+    argv = ["simulate", target] + draw(st.sampled_from([[], ["--progress"], ["--no-progress"]]))
+    argv += [x for pair in flags for x in pair]
+    return argv if "--out" in argv else argv + ["--out", "o"]
+
+
 @settings(FUZZ, max_examples=10)  # a valid sweep draws its figures: about 1 s
-@given(target=mostly(st.just("exp.toml"), st.sampled_from(["p.toml", "g.json", "nope.toml", "dir", ""])),
-       flags=flag_pairs(SIMULATE_ALL, 3),
-       progress=st.sampled_from([[], ["--progress"], ["--no-progress"]]))
-def test_simulate_flags_give_exactly_one_line(cli_dir, capsys, target, flags, progress):
+@given(argv=simulate_argv())
+def test_simulate_flags_give_exactly_one_line(cli_dir, capsys, argv):
     (cli_dir / "exp.toml").write_text(TINY)
-    argv = ["simulate", target] + progress + [x for pair in flags for x in pair]
-    if "--out" not in argv:
-        argv += ["--out", "o"]
     _cli_exits_0_or_2_with_one_line(capsys, argv)
 
 
 @pytest.mark.slow
 @settings(FUZZ, max_examples=200)
-@given(target=mostly(st.just("exp.toml"), st.sampled_from(["p.toml", "g.json", "nope.toml", "dir", ""])),
-       flags=flag_pairs(SIMULATE_ALL, 3),
-       progress=st.sampled_from([[], ["--progress"], ["--no-progress"]]))
-def test_simulate_flags_give_exactly_one_line_long(cli_dir, capsys, target, flags, progress):
+@given(argv=simulate_argv())
+def test_simulate_flags_give_exactly_one_line_long(cli_dir, capsys, argv):
     (cli_dir / "exp.toml").write_text(TINY)
-    argv = ["simulate", target] + progress + [x for pair in flags for x in pair]
-    if "--out" not in argv:
-        argv += ["--out", "o"]
     _cli_exits_0_or_2_with_one_line(capsys, argv)
