@@ -185,6 +185,12 @@ class Platform:
             return 0.0
         return float(1 if self.complete else self.hops_from(src)[dst]) * self.network.latency + nbytes / self.network.bandwidth
 
+    def realise_availability(self, rng: np.random.Generator | None) -> list:
+        """Every node's availability realised for one run (:class:`~.availability.Piecewise`, node
+        order, drawn from *rng* in that order); a run-time limit it meets names the node
+        (``node 'a'.availability.mean_free``)."""
+        return [n.availability.realise(rng, f"node {n.name!r}.availability") for n in self.nodes]
+
     def worker_nodes(self, exclude: int | None = None) -> list[int]:
         """Node index of every worker (one per core), in node order; *exclude* drops one node."""
         return [i for i, n in enumerate(self.nodes) if i != exclude for _ in range(n.cores)]

@@ -90,7 +90,7 @@ class _Run:
             raise ConfigError("costs", self.costs.shape, f"one cost per item ({workload.n_items}), or one row "
                               "of them per time step")
         rng_avail = rs.rng("availability")
-        node_avail = [n.availability.realise(rng_avail, f"node {n.name!r}.availability") for n in platform.nodes]
+        node_avail = platform.realise_availability(rng_avail)
         self.availability = [node_avail[n] for n in self.node_of]
         self.speeds = [platform.nodes[n].speed for n in self.node_of]
         self.rates = constant_rates(self.speeds, self.availability)

@@ -56,7 +56,7 @@ def simulate_graph(platform: Platform | int, workload: TaskGraph, balancer: Mapp
     profiles = None
     if isinstance(platform, Platform):
         rng = st.rng("availability")
-        per_node = [n.availability.realise(rng, f"node {n.name!r}.availability") for n in platform.nodes]
+        per_node = platform.realise_availability(rng)
         profiles = [per_node[h] for h in costs.host]
         tr.availability = profiles
         if all(pr.constant == 1.0 for pr in profiles):

@@ -162,7 +162,7 @@ class _Run:
         self.prof = None
         if isinstance(platform, Platform):
             rng = st.rng("availability")
-            per_node = [nd.availability.realise(rng, f"node {nd.name!r}.availability") for nd in platform.nodes]
+            per_node = platform.realise_availability(rng)
             prof = [per_node[h] for h in costs.host]
             self.tr.availability = prof
             if not all(pr.constant == 1.0 for pr in prof):

@@ -153,7 +153,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         speeds = [float(nd.speed) for nd in platform.nodes]
         slots = [int(nd.cores) for nd in platform.nodes]
         arng = st.rng("availability")
-        profiles = [nd.availability.realise(arng, f"node {nd.name!r}.availability") for nd in platform.nodes]
+        profiles = platform.realise_availability(arng)
         net = platform.network
         complete = platform.complete
         latency, bandwidth = net.latency, net.bandwidth

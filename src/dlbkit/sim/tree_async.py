@@ -274,7 +274,7 @@ class _Run:
 
         rs = streams(seed, TREE)
         rng_avail = rs.rng("availability")
-        self.availability = [n.availability.realise(rng_avail, f"node {n.name!r}.availability") for n in platform.nodes]
+        self.availability = platform.realise_availability(rng_avail)
         self.speeds = [float(n.speed) for n in platform.nodes]
         self.rates = constant_rates(self.speeds, self.availability)
         # ticks per unit of work at each node's constant rate (tick mode)
