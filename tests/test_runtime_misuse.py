@@ -19,8 +19,35 @@ def square(x):
     return x * x
 
 
+def _living_children() -> set[int]:
+    """Living child processes, but Python's own helpers (multiprocessing's resource tracker and
+    forkserver live as long as the process that started them, after a spawn or forkserver run)."""
+    out = set()
+    for c in psutil.Process().children(recursive=True):
+        try:
+            if c.status() != psutil.STATUS_ZOMBIE and not any(
+                    h in " ".join(c.cmdline()) for h in ("resource_tracker", "forkserver")):
+                out.add(c.pid)
+        except psutil.NoSuchProcess:  # ended between the listing and the question
+            pass
+    return out
+
+
+_before: set[int] = set()
+
+
+@pytest.fixture(autouse=True)
+def _children_before():
+    """The test process's children when a test starts: in a full run an earlier test's process (a
+    Dask cluster's, or one still ending) may be there, and is not this test's leftover."""
+    global _before
+    _before = _living_children()
+    yield
+
+
 def children() -> list[int]:
-    return [c.pid for c in psutil.Process().children(recursive=True) if c.status() != psutil.STATUS_ZOMBIE]
+    """This test's processes still alive (not those there when it started)."""
+    return sorted(_living_children() - _before)
 
 
 def test_loop_steps_called_from_several_threads_take_turns():
