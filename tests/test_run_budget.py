@@ -129,8 +129,11 @@ def test_a_tree_run_with_a_tiny_information_period_names_the_period(monkeypatch)
         dlbkit.simulate(Platform.from_dict(TORUS), TREE, "rid", seed=1, info={"model": "periodic", "period": 1e-9})
     assert e.value.field == "info.period" and e.value.value == 1e-9
     assert "at most 500 information rounds" in str(e.value) and "periodic's rounds" in str(e.value)
-    # at the limit itself a run is fine: this one holds 628 rounds
-    monkeypatch.setattr(info_base, "MAX_SIM_ROUNDS", 629)
+    # at the limit itself a run is fine: this one holds 628 rounds (one fewer allowed stops it)
+    monkeypatch.setattr(info_base, "MAX_SIM_ROUNDS", 627)
+    with pytest.raises(ConfigError, match="at most 627 information rounds"):
+        dlbkit.simulate(Platform.from_dict(TORUS), TREE, "rid", seed=1, info={"model": "periodic", "period": 5e-4})
+    monkeypatch.setattr(info_base, "MAX_SIM_ROUNDS", 628)
     r = dlbkit.simulate(Platform.from_dict(TORUS), TREE, "rid", seed=1, info={"model": "periodic", "period": 5e-4})
     assert r.trace.meta["info"]["rounds"] == 628
 
@@ -152,7 +155,7 @@ def test_a_real_cluster_has_no_round_limit():
     for k in range(5):
         m.round(float(k + 1), [1.0, 2.0])
     assert m.rounds_ == 5
-    info_base.MAX_SIM_ROUNDS, old = 5, info_base.MAX_SIM_ROUNDS
+    info_base.MAX_SIM_ROUNDS, old = 4, info_base.MAX_SIM_ROUNDS
     try:
         with pytest.raises(ConfigError):
             m.check_budget(5.0)
@@ -258,3 +261,23 @@ def test_a_recorded_trace_longer_than_the_limit_is_taken_whole(monkeypatch):
     monkeypatch.setattr(availability, "MAX_SEGMENTS", 10)
     p = dlbkit.Recorded(tuple(float(k) for k in range(50)), tuple(0.5 + 0.01 * k for k in range(50))).realise()
     assert len(p.times) == 50 and p.capacity(100.0) == pytest.approx(sum(0.5 + 0.01 * k for k in range(49)) + 0.99 * 51)
+
+
+def test_both_tree_loops_stop_at_the_same_message(monkeypatch):
+    """The fast loop counted the completions scheduled and not yet run (one per busy node) as messages, so
+    near the budget it stopped runs the general loop finished, or stopped them earlier."""
+    p = Platform.from_dict({"nodes": [{"name": "pe", "count": 16, "speed": 1e6}],
+                            "network": {"latency": 1e-5, "bandwidth": 1e8, "topology": "complete"}})
+    w = TaskTree("imbalance", imbalance=0.5, depth=10, fanout=2, grain=1000, seed=3)
+    monkeypatch.setattr(tree_async, "MAX_MESSAGES_PER_NODE_TASK", 0)
+    kw = dict(seed=1, backoff="off", task_bytes=0)
+    full = simulate_tree_async(p, w, make("steal"), fast_path=False, **kw).messages
+    for cap in list(range(1250, 1270)) + list(range(full - 20, full + 1)):
+        monkeypatch.setattr(tree_async, "MAX_MESSAGES", cap)
+        outcome = []
+        for fast in (True, False):
+            try:
+                outcome.append(simulate_tree_async(p, w, make("steal"), fast_path=fast, **kw).messages)
+            except ConfigError as e:
+                outcome.append(str(e))
+        assert outcome[0] == outcome[1], (cap, outcome)

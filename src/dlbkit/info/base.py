@@ -133,8 +133,9 @@ class InfoModel(Parameterised, ABC):
 
     def check_budget(self, t: float) -> None:
         """Raise ConfigError naming ``info.period`` once this run has held :data:`MAX_SIM_ROUNDS`
-        rounds (*t*: the simulated time, seconds). Simulated engines call it after each round."""
-        if self.rounds_ >= MAX_SIM_ROUNDS:
+        rounds (*t*: the simulated time, seconds). Simulated engines call it after each round: a run of
+        exactly that many rounds is within the limit, the next round stops it."""
+        if self.rounds_ > MAX_SIM_ROUNDS:
             raise ConfigError("info.period", self.interval, f"a period long enough for at most {MAX_SIM_ROUNDS:,} "
                               f"information rounds in a simulated run (dlbkit's limit; {self.name}'s rounds reached it "
                               f"at simulated time {t:.6g} s: use a coarser period or a shorter run)")

@@ -100,9 +100,10 @@ def fast_loop(run, log: list | None = None) -> None:
     waiting, remaining = run.waiting, run.remaining
     work, mx = run.work, run.max_cost
     tc = tc_lo = INF  # the next completion's time, and that minus the tolerance
-    # the message budget (tree_async.MAX_MESSAGES): messages = seq − n_done, so the budget's
-    # poll_floor + poll_step · n_done is seq <= seq_cap, seq_cap raised at each completion (one
-    # comparison per empty reply, one addition per completion)
+    # the message budget (tree_async.MAX_MESSAGES): messages = seq − n_done − (completions scheduled
+    # and not yet run, one per busy node), so the budget's poll_floor + poll_step · n_done is
+    # seq − sum(busy) <= seq_cap, seq_cap raised at each completion (one comparison per empty reply,
+    # the sum only once seq passes seq_cap; one addition per completion)
     seq_cap, cap_step = run.poll_floor, run.poll_step + 1
 
     # t = 0: nodes in index order; a node with work starts it, a node that wants work asks
@@ -177,7 +178,9 @@ def fast_loop(run, log: list | None = None) -> None:
                         fails[y] = 0
                 else:
                     pay = EMPTY
-                    if seq > seq_cap:
+                    # seq also counts the completions scheduled and not yet run (one per busy node):
+                    # only near the budget, count them out
+                    if seq > seq_cap and seq - sum(busy) > seq_cap:
                         run.n_done = n_done
                         run.polling_exceeded(t)
                     if backoff:
