@@ -194,3 +194,61 @@ def test_any_chunking_balancer_with_any_params_is_refused_up_front_or_computes_e
 @given(st.sampled_from(CHUNKING), st.data(), st.integers(0, 300), st.integers(1, 3))
 def test_any_chunking_balancer_with_any_params_long(name, data, n, w):
     _check_map_with(name, _params(data, name), n, w)
+
+
+# --- close() from a signal handler ---------------------------------------------------------------------
+import os  # noqa: E402
+import signal  # noqa: E402
+import time  # noqa: E402
+
+
+def slow_square(x):
+    time.sleep(0.1)
+    return x * x
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="POSIX signals")
+def test_close_from_a_signal_handler_during_a_step_stops_the_workers_and_lets_the_handler_go_on():
+    """A SIGTERM-style handler (close, then exit) during a step: close() used to raise a DlbkitError inside
+    the handler, so the handler's exit never ran; now the workers are killed, the handler goes on, and
+    the step raises what the handler raised (here SystemExit)."""
+    loop = dlbkit.Loop(slow_square, workers=2, balancer="ss")
+    seen = []
+
+    def handler(*_):
+        loop.close()
+        seen.append("closed")
+        raise SystemExit(3)
+
+    old = signal.signal(signal.SIGUSR1, handler)
+    try:
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGUSR1)).start()
+        with pytest.raises(SystemExit):
+            loop.map(range(40))
+    finally:
+        signal.signal(signal.SIGUSR1, old)
+    assert seen == ["closed"] and loop.closed and children() == []
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="POSIX signals")
+def test_close_from_a_signal_handler_during_close_does_not_wait_for_itself():
+    """The handler runs in the thread that is inside close(): with a plain Lock it waited for itself."""
+    loop = dlbkit.Loop(square, workers=1, balancer="ss")
+    assert loop.map([1, 2]) == [1, 4]
+    stop = loop._transport.stop
+    fired = []
+
+    def stop_after_a_signal(*a, **k):
+        os.kill(os.getpid(), signal.SIGUSR1)  # delivered before the next bytecode: inside close()
+        return stop(*a, **k)
+
+    loop._transport.stop = stop_after_a_signal
+    old = signal.signal(signal.SIGUSR1, lambda *_: (loop.close(), fired.append(1)))
+    guard = threading.Timer(HANG_GUARD_S, lambda: os._exit(99))  # a hang ends the test run, it does not wait
+    guard.start()
+    try:
+        loop.close()
+    finally:
+        guard.cancel()
+        signal.signal(signal.SIGUSR1, old)
+    assert fired == [1] and loop.closed and children() == []

@@ -72,7 +72,9 @@ class Loop:
         self._transport = None
         # one step at a time: two steps at once would share the workers' pipes and wait for each
         # other's replies forever; calls from several threads take turns (the order they come in)
-        self._turn = threading.Lock()
+        # (re-entrant: a signal handler that closes the loop while this thread is inside close() must not
+        # wait for itself)
+        self._turn = threading.RLock()
         self._stepping: int | None = None  # the thread running a step, to refuse a step inside one
         self.balancer, self.emulation, n, seed = map_setup(fn, balancer, params, backend, seed, emulate, master,
                                                            workers)
@@ -112,8 +114,8 @@ class Loop:
         if self._stepping == threading.get_ident():
             raise DlbkitError("this Loop is running a step in this thread already: a step cannot start another")
         with self._turn:
-            self._stepping = threading.get_ident()
-            try:
+            try:  # set inside the try: an interrupt between the two must not leave it set
+                self._stepping = threading.get_ident()
                 return self._run(items, progress)
             finally:
                 self._stepping = None
@@ -127,15 +129,19 @@ class Loop:
         if self.backend == "mpi":
             return self._book(*self._mpi_step(items, progress), len(items))
         bar = Progress(len(items), progress)
+        transport = self._transport  # a signal handler's close() may clear the attribute mid-step
         try:
             results, trace, state = coordinate_step(
-                self._transport, self.balancer, items, origin=self._family.origin, emulation=self.emulation,
+                transport, self.balancer, items, origin=self._family.origin, emulation=self.emulation,
                 progress=bar, rng=self._rng, backend="local", record_decisions=self.record_decisions,
                 pool=self._pool, state=self._state, send_items=True)
         except BaseException as e:
-            self._transport.stop(kill=True)  # no worker is left behind, whatever failed
+            transport.stop(kill=True)  # no worker is left behind, whatever failed
+            closed_during = self._transport is None  # by close() from this thread's signal handler
             self._transport = None
             self._keep_record(e)  # the loop is closed now: close() will have nothing left to save
+            if closed_during and isinstance(e, Exception):  # the pipes' error would not say why
+                raise DlbkitError("this Loop was closed during the step (close() from a signal handler)") from e
             raise
         finally:
             bar.close()
@@ -199,9 +205,14 @@ class Loop:
     # --- lifetime -------------------------------------------------------------------------------
     def close(self) -> None:
         """Stop the workers (idempotent); with *record*, save every step that ran. Called from
-        another thread while a step runs, it waits for the step to end."""
+        another thread while a step runs, it waits for the step to end; from this thread's signal
+        handler during a step, it kills the workers at once and returns (the step then fails, and the
+        handler goes on: a SIGTERM handler's exit, say)."""
         if self._stepping == threading.get_ident():
-            raise DlbkitError("this Loop is running a step in this thread: close it after the step")
+            transport, self._transport = self._transport, None
+            if transport is not None and not isinstance(transport, _Ranks):
+                transport.stop(kill=True)
+            return
         with self._turn:
             self._close()
 
