@@ -147,20 +147,42 @@ def test_a_stream_run_with_a_tiny_gossip_period_names_the_period(monkeypatch):
     assert e.value.field == "info.period" and "gossip's rounds reached it" in str(e.value)
 
 
-def test_a_real_cluster_has_no_round_limit():
-    """The limit is the simulated engines' (they call check_budget); the model's round itself has none,
-    so a long-lived dlbkit.Cluster is never stopped by it."""
-    m = dlbkit.info.resolve({"model": "periodic", "period": 1.0})
-    m.start(2, [[1], [0]], [0.0, 0.0])
-    for k in range(5):
-        m.round(float(k + 1), [1.0, 2.0])
-    assert m.rounds_ == 5
-    info_base.MAX_SIM_ROUNDS, old = 4, info_base.MAX_SIM_ROUNDS
-    try:
-        with pytest.raises(ConfigError):
-            m.check_budget(5.0)
-    finally:
-        info_base.MAX_SIM_ROUNDS = old
+def _slow_job(x):
+    import time
+    time.sleep(0.02)
+    return x
+
+
+def test_a_real_cluster_has_no_round_or_availability_limit(monkeypatch):
+    """The limits are the simulated engines': a real dlbkit.Cluster is paced by the clock, and one that
+    has run long must not fail. Its information rounds (every 5 ms) and its emulated Markov node (5 ms
+    sojourns) pass limits set far below what the run makes (the emulation raised ConfigError naming
+    mean_free, speaking of 'simulated time', in every job placed on that node)."""
+    monkeypatch.setattr(info_base, "MAX_SIM_ROUNDS", 2)
+    monkeypatch.setattr(availability, "MAX_SEGMENTS", 5)
+    p = Platform([Node("a", 1.0, availability=Markov(0.005, 0.005, 0.5)), Node("b", 1.0)])
+    with dlbkit.Cluster(2, emulate=p, info={"model": "gossip", "period": 0.005}, start_method="fork") as c:
+        assert [f.result(timeout=120) for f in [c.submit(_slow_job, i) for i in range(30)]] == list(range(30))
+    # and the simulated ones do stop (the same spec, the same limits)
+    with pytest.raises(ConfigError, match="mean_free"):
+        p.realise_availability(np.random.default_rng(0))[0].capacity(1.0)
+
+
+def test_a_limit_allows_exactly_max_segments_changes_of_level(monkeypatch):
+    """MAX_SEGMENTS counts changes of level (as the message says): that many are made, one more is not;
+    sojourn by sojourn and in blocks alike."""
+    monkeypatch.setattr(availability, "MAX_SEGMENTS", 40)
+    for t in (2.0, 1e9):  # a short extension (one by one), a long one (blocks)
+        pw = Markov(0.01, 0.01, 0.5).realise(np.random.default_rng(3), "x")
+        with pytest.raises(ConfigError, match="at most 40 changes of level"):
+            while True:
+                pw.level(pw.times[-1] if t == 2.0 else t)
+        assert len(pw.times) == 41
+    pw = Pulse(start=0.0, duration=1.0, level=0.5, period=2.0).realise(None, "y")
+    with pytest.raises(ConfigError, match="y.period"):
+        pw.level(1e9)
+    assert len(pw.times) == 41
+    assert Pulse(start=0.0, duration=1.0, level=0.5, period=2.0).realise(None).unbounded().level(99.5) == 1.0
 
 
 # --- the sweep keeps the other runs; the CLI says one line -------------------------------------------

@@ -238,17 +238,13 @@ class Experiment:
         # each value alone first, so an error names the grid key and index that caused it
         for key in keys:
             for j, value in enumerate(self.grid[key]):
-                try:
+                with check.within(f"grid.{key}[{j}]"):
                     self._build_at(((key, value),))
-                except ConfigError as e:
-                    raise ConfigError(f"grid.{key}[{j}] ({e.field})", e.value, e.allowed) from None
         points = []
         for values in itertools.product(*(self.grid[k] for k in keys)):
             point = tuple(zip(keys, values))
-            try:
+            with check.within(f"grid point {point_key(point)}"):
                 built = self._build_at(point)
-            except ConfigError as e:
-                raise ConfigError(f"grid point {point_key(point)} ({e.field})", e.value, e.allowed) from None
             points.append((point, built))
         return points
 

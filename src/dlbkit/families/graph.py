@@ -95,10 +95,8 @@ def check_balancer(platform: Platform, balancer, path: str, workload: TaskGraph 
     check_graph = getattr(balancer, "check_graph", None)
     if workload is None or check_graph is None:
         return
-    try:
+    with check.within(path):
         check_graph(workload.n_tasks, sum(n.cores for n in platform.nodes))
-    except ConfigError as e:
-        raise ConfigError(f"{path} ({e.field})", e.value, e.allowed) from None
 
 
 FAMILY = register(Family(

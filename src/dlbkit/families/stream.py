@@ -154,10 +154,8 @@ def check_fit(platform: Platform, workload: Stream) -> None:
 def check_balancer(platform: Platform, balancer, path: str, workload=None, options=None) -> None:
     """A placement rule's own checks against the node count, run by starting it on an empty view of the
     platform (``power-of-d`` and ``speed-d``: d at most n without replacement)."""
-    try:
+    with check.within(path):
         balancer.start(StreamView(len(platform.nodes)), np.random.default_rng(0))
-    except ConfigError as e:
-        raise ConfigError(f"{path} ({e.field})", e.value, e.allowed) from None
 
 
 def parse(table: Mapping, path: str = "workload") -> Stream:

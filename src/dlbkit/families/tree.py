@@ -84,10 +84,8 @@ def check_balancer(platform: Platform, balancer, path: str, workload=None, optio
     0): ``ldsv``'s ``server`` below the node count and not the root's node, two nodes at least), so an
     experiment file refuses them before any run."""
     options = options or {}
-    try:
+    with check.within(path):
         balancer.check_nodes(platform.n_nodes, options.get("start_node", 0))
-    except ConfigError as e:
-        raise ConfigError(f"{path} ({e.field})", e.value, e.allowed) from None
     # the engine's own refusal (sim/tree_async.py), on the unstarted rule as the engine reads it
     if (platform.n_nodes > 1 and (balancer.receiver_initiated or balancer.periodic)
             and platform.network.latency == 0 and options.get("control_bytes", CONTROL_BYTES) == 0):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..errors import ConfigError
+from ..model import check
 
 __all__ = ["register", "names", "resolve", "resolve_for", "INFO_MODELS"]
 
@@ -42,11 +43,9 @@ def resolve(spec: Any, field: str = "info"):
         raise ConfigError(f"{field}.model", name, "an information model: " + ", ".join(INFO_MODELS))
     cls = INFO_MODELS[name]
     cls.check_param_names(params, field, f"the {name!r} model")
-    try:
+    with check.within(field):
         model = cls(**params)
         model.validate()
-    except ConfigError as e:
-        raise ConfigError(f"{field} ({e.field})", e.value, e.allowed) from None
     return model
 
 

@@ -23,7 +23,8 @@ from . import check
 __all__ = ["Piecewise", "Constant", "Step", "Pulse", "Markov", "Recorded", "availability_from_dict",
            "as_availability", "SPECS", "MAX_SEGMENTS"]
 
-#: the most segments one realised availability may reach in a run (dlbkit's limit). A lazily extended
+#: the most changes of level one realised availability may make in a simulated run (dlbkit's limit;
+#: a real run's emulation has none: :meth:`Piecewise.unbounded`). A lazily extended
 #: availability (a repeating Pulse, a Markov on/off load) grows by one segment per change of level,
 #: so its count is (the run's length) / (its time scale): a Markov load of 0.1 s sojourns over a
 #: 10^6 s run would be 10^7 segments, about a gigabyte of Python lists for one node. The run stops
@@ -80,7 +81,7 @@ class Piecewise:
         if self.times:
             if t <= self.times[-1]:
                 raise ValueError("availability segments must start at increasing times")
-            if len(self.times) >= MAX_SEGMENTS and self.scale is not None:
+            if len(self.times) > MAX_SEGMENTS and self.scale is not None:
                 self._too_many()
             self.cum.append(self.cum[-1] + self.levels[-1] * (t - self.times[-1]))
         else:
@@ -88,6 +89,12 @@ class Piecewise:
         self.times.append(float(t))
         self.levels.append(float(a))
         return True
+
+    def unbounded(self) -> "Piecewise":
+        """This availability, with no limit on how far it extends (a real run's emulation: the clock
+        paces it, and a long-lived ``dlbkit.Cluster`` must not fail for having run long). Returns self."""
+        self.scale = None
+        return self
 
     def _too_many(self):
         field, value, what = self.scale
@@ -318,7 +325,7 @@ class _MarkovPiecewise(Piecewise):
 
     def _step(self) -> None:
         """One sojourn more (the last segment ends, the other state begins)."""
-        if len(self.times) >= MAX_SEGMENTS:
+        if len(self.times) > MAX_SEGMENTS and self.scale is not None:
             self._too_many()
         busy = self._busy
         t = self.times[-1] + float(self._rng.exponential(self._means[busy]))
@@ -336,7 +343,8 @@ class _MarkovPiecewise(Piecewise):
             self._step()
         bg = self._rng.bit_generator
         while last[-1] <= bound:
-            room = MAX_SEGMENTS - len(self.times)
+            # MAX_SEGMENTS changes of level: one segment more than that
+            room = MAX_SEGMENTS + 1 - len(self.times) if self.scale is not None else _BLOCK
             if room <= 0:
                 self._too_many()
             n = min(_BLOCK, room)

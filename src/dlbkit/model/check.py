@@ -92,6 +92,16 @@ def known_keys(d: Mapping, path: str, allowed) -> None:
 
 
 @contextmanager
+def within(where: str) -> Iterator[None]:
+    """Re-raise a ConfigError as ``{where} ({its field})``: a part's error (a balancer's parameter, a
+    grid value) named under what holds it, its own words kept in the parentheses."""
+    try:
+        yield
+    except ConfigError as e:
+        raise ConfigError(f"{where} ({e.field})", e.value, e.allowed) from None
+
+
+@contextmanager
 def renamed(old: str, new: str) -> Iterator[None]:
     """Re-raise a ConfigError whose field starts with *old* with *new* in its place: a constructor
     names its fields as a Python caller sees them (``workload.cost.high``), a loader as the file does

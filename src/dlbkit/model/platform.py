@@ -185,11 +185,13 @@ class Platform:
             return 0.0
         return float(1 if self.complete else self.hops_from(src)[dst]) * self.network.latency + nbytes / self.network.bandwidth
 
-    def realise_availability(self, rng: np.random.Generator | None) -> list:
+    def realise_availability(self, rng: np.random.Generator | None, *, limited: bool = True) -> list:
         """Every node's availability realised for one run (:class:`~.availability.Piecewise`, node
-        order, drawn from *rng* in that order); a run-time limit it meets names the node
-        (``node 'a'.availability.mean_free``)."""
-        return [n.availability.realise(rng, f"node {n.name!r}.availability") for n in self.nodes]
+        order, drawn from *rng* in that order). *limited* (a simulated run): past
+        :data:`~.availability.MAX_SEGMENTS` changes of level the run stops with an error naming the node
+        (``node 'a'.availability.mean_free``); a real run's emulation passes False (the clock paces it)."""
+        out = [n.availability.realise(rng, f"node {n.name!r}.availability") for n in self.nodes]
+        return out if limited else [pw.unbounded() for pw in out]
 
     def worker_nodes(self, exclude: int | None = None) -> list[int]:
         """Node index of every worker (one per core), in node order; *exclude* drops one node."""

@@ -50,7 +50,7 @@ class Emulation:
             platform = Platform.from_toml(platform)
         exclude = platform.index(master) if isinstance(master, str) else master
         rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
-        realised = platform.realise_availability(rng)
+        realised = platform.realise_availability(rng, limited=False)
         nodes = platform.worker_nodes(exclude=exclude)
         return cls([platform.nodes[n].speed for n in nodes], [realised[n] for n in nodes], list(nodes))
 

@@ -146,8 +146,8 @@ AUTO_LONGEST_TASKS = 0.0625
 #: with the work: on two nodes, one 10^6 times slower holding a task, the other would ask ~5·10^7 times
 #: under the "auto" back-off. The run stops, at the first empty reply past the limit, with a
 #: ConfigError naming ``backoff`` (about two minutes of run time at the limit, BENCHMARKS.md). Valid
-#: runs that poll most: M2 (``backoff="off"``) at 1 024 nodes sends 17.7 million messages for 1 000 tasks (while they
-#: complete, each adding 102 400 to the limit) and 15.8 million for 10^6 tasks; the 4-node tree of
+#: runs that poll most: M2 (``backoff="off"``) at 1 024 nodes sends 17.8 million messages for 1 000
+#: tasks (while they complete, each adding 102 400 to the limit) and 15.8 million for 10^6 tasks; the 4-node tree of
 #: docs/experiments.md with ``"off"`` 5.2 million for 573 tasks ("Limits" there lists the largest
 #: counts of the shipped runs).
 MAX_MESSAGES = 10_000_000

@@ -112,7 +112,8 @@ class MILP(MappingBalancer):
             raise ConfigError(self.param_field("time_limit"), self.time_limit,
                               f"long enough for HiGHS to find a feasible plan ({res.message})")
         if res.x is None:
-            raise ConfigError(f"{self.name} ({self.model}) model", res.message, "a model HiGHS solves")
+            raise ConfigError(self.param_field("model"), self.model,
+                              f"a model HiGHS solves on this graph (HiGHS: {res.message})")
         info = {"model": self.model, "status": int(res.status), "message": res.message,
                 "objective": float(res.fun), "dual_bound": float(getattr(res, "mip_dual_bound", np.nan)),
                 "gap": float(getattr(res, "mip_gap", np.nan)), "optimal": res.status == 0}
