@@ -207,6 +207,17 @@ def test_schedule_names_the_flag_and_the_graph_file(graphs, capsys, nodes, start
     assert err.count("\n") == 1 and err.startswith(start.format(g=g)), err
 
 
+def test_schedule_gantt_leaves_no_figure_open(graphs, capsys):
+    """``schedule --gantt`` left its figure open in pyplot: main() called in-process 21 times (as the
+    fuzzer does) gave matplotlib's "more than 20 figures" RuntimeWarning, and held every chart."""
+    import matplotlib.pyplot as plt
+
+    before = len(plt.get_fignums())
+    main(["schedule", str(graphs / "l10.json"), "--nodes", "2", "--gantt", str(graphs / "g.png")])
+    capsys.readouterr()
+    assert (graphs / "g.png").stat().st_size > 0 and len(plt.get_fignums()) == before
+
+
 # --- run_spmd (local processes) -----------------------------------------------------------------------
 def smooth(u):
     return 0.25 * u[:-2] + 0.5 * u[1:-1] + 0.25 * u[2:]

@@ -1295,8 +1295,10 @@ def _cmd_schedule(args) -> int:
                      contention=contention, seed=args.seed)
     info = r.trace.meta.get("plan_info") or {}
     if gantt is not None:
+        import matplotlib.pyplot as plt
         fig = r.plot_gantt()
         fig.savefig(gantt)
+        plt.close(fig)  # main() runs in-process too (tests, notebooks): pyplot kept every chart open
     if args.json:
         d = r.as_dict()
         if "gap" in info:  # a solver's report (the milp's): status, objective, dual bound, optimality gap
