@@ -323,6 +323,18 @@ def test_an_emulated_platform_file_that_is_missing_is_named_as_emulate(entry, tm
     _no_children()
 
 
+@pytest.mark.parametrize("domain", [np.array(["a"] * 8), np.array([b"x"] * 8), np.zeros(8, dtype="datetime64[s]"),
+                                    np.zeros(8, dtype=[("a", float)])])
+def test_a_domain_that_is_not_numbers_is_refused_before_any_process(domain):
+    """A domain of strings (or bytes, dates, records) passed the check (only dtype object was refused)
+    and failed in the workers, as a TaskError from the user's step; now it is a ConfigError naming
+    ``domain`` up front."""
+    with deadline(30), pytest.raises(ConfigError) as e:
+        dlbkit.run_spmd(smooth, domain, iterations=1, workers=2, progress=False)
+    assert e.value.field == "domain" and "a numeric array" in str(e.value)
+    _no_children()
+
+
 # --- the superstep (BSP) tree engine ------------------------------------------------------------------
 MIGRATION = sorted(n for n, c in dlbkit.REGISTRY.items() if c.kind == "migration")
 
