@@ -1287,12 +1287,18 @@ def _cmd_schedule(args) -> int:
     gantt = _image_file(args.gantt, "--gantt")
     where = args.nodes if args.nodes is not None else args.platform
     contention = {None: False, "port": True, "link": "link"}[args.contention]
-    r = schedule(args.graph, where, args.balancer, params=params, cost_model=args.cost_model,
-                 contention=contention, seed=args.seed)
+    from .model.check import renamed
+    # the API names its arguments ("nodes", the graph's "costs"); the command line names the flag and the file
+    with renamed("nodes", "--nodes" if args.nodes is not None else "nodes"), \
+            renamed("costs", f"costs of {args.graph}"):
+        r = schedule(args.graph, where, args.balancer, params=params, cost_model=args.cost_model,
+                     contention=contention, seed=args.seed)
     info = r.trace.meta.get("plan_info") or {}
     if gantt is not None:
+        import matplotlib.pyplot as plt
         fig = r.plot_gantt()
         fig.savefig(gantt)
+        plt.close(fig)  # main() runs in-process too (tests, notebooks): pyplot kept every chart open
     if args.json:
         d = r.as_dict()
         if "gap" in info:  # a solver's report (the milp's): status, objective, dual bound, optimality gap

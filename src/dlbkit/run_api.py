@@ -229,7 +229,7 @@ def _check(step, domain, iterations, halo, window, bandwidth, seed) -> np.ndarra
         arr = np.array(domain)  # a private copy: the caller's array is never written
     except Exception as e:
         raise ConfigError("domain", type(domain).__name__, "a numpy array (or array-like)") from e
-    if arr.ndim < 1 or arr.dtype == object:
+    if arr.ndim < 1 or arr.dtype.kind not in "biufc":  # strings, bytes, records, dates: not a stencil's numbers
         raise ConfigError("domain", f"array of shape {arr.shape} and dtype {arr.dtype}",
                           "a numeric array with at least one axis (rows along the first)")
     return arr

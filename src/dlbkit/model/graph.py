@@ -45,6 +45,7 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence
 import networkx as nx
 
 from ..errors import ConfigError
+from . import check
 from .check import renamed
 
 __all__ = ["TaskGraph", "read", "write", "from_stg", "to_stg", "from_json", "to_json", "from_adg", "to_adg",
@@ -60,7 +61,9 @@ def _num(value: Any, field_: str) -> float:
         raise ConfigError(field_, value, "a finite number >= 0")
     if value < 0:
         raise ConfigError(field_, value, "a finite number >= 0")
-    return float(value)
+    # dlbkit's magnitude limit (1e30): a load or data of 1e308 made every sum along a path inf
+    # (an infinite makespan, metis's weight scaling a NaN traceback)
+    return check.number(value, field_, lo=0.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -358,7 +361,8 @@ def from_stg(text: str, path: str = "graph.stg") -> TaskGraph:
         edges.extend((p, k, 0.0) for p in r[3:])
     if loads[0] != 0 or loads[-1] != 0:
         raise ConfigError(f"{path} dummy tasks", (loads[0], loads[-1]), "processing time 0 (entry and exit)")
-    return TaskGraph(ids, loads=loads, edges=edges, name=Path(path).stem)
+    with renamed("edges", f"{path}.edges"), renamed("tasks", f"{path}.tasks"):  # the file named, as JSON's are
+        return TaskGraph(ids, loads=loads, edges=edges, name=Path(path).stem)
 
 
 def to_stg(g: TaskGraph) -> str:
@@ -405,7 +409,8 @@ def from_adg(text: str, path: str = "graph.adg") -> TaskGraph:
         edges.extend((tid, j, c) for j, c in succ)
     if not ids:
         raise ConfigError(path, "<empty>", "an .adg file: one task per line")
-    g = TaskGraph(ids, loads=loads, edges=edges, name=Path(path).stem)
+    with renamed("edges", f"{path}.edges"), renamed("tasks", f"{path}.tasks"):  # the file named, as JSON's are
+        g = TaskGraph(ids, loads=loads, edges=edges, name=Path(path).stem)
     for i, (npred, typ) in enumerate(zip(npreds, types)):
         if npred != len(g.preds[i]):
             raise ConfigError(f"{path} task {g.ids[i]} n_preds", npred, f"the number of edges into it ({len(g.preds[i])})")

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..model.availability import Constant, Piecewise
-from ..model.check import number
+from ..model.check import number, renamed
 from ..model.platform import Platform
 
 __all__ = ["Emulation", "emulation_from"]
@@ -104,7 +104,8 @@ def emulation_from(emulate: Any, seed: int = 0, master: str | int | None = None)
         return emulate
     if platform:
         if isinstance(emulate, (str, Path)):
-            emulate = Platform.from_toml(emulate)
+            with renamed("file", "emulate"):  # a missing file is named as the caller's argument
+                emulate = Platform.from_toml(emulate)
         if isinstance(master, int) and not 0 <= master < emulate.n_nodes:
             raise ConfigError("master", master, f"a node index in [0, {emulate.n_nodes - 1}] or a node name")
         if isinstance(master, str):

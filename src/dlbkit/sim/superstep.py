@@ -61,6 +61,7 @@ from ..errors import ConfigError
 from ..model.seeding import SUPERSTEP, streams
 from ..model.topology import build, dims_create, edge_colouring, kary_ncube, neighbour_lists
 from ..model.availability import Constant
+from ..model.platform import MAX_NODES
 from ..model.trace import Trace
 from ..model.tree import FlatTasks, TaskTree
 from ..model.view import TreeView
@@ -155,8 +156,9 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
     Generator passed to the balancer's ``start``. The workload's ``order`` picks local depth-first
     (run the newest) or breadth-first (run the oldest); migration always takes the oldest.
     """
-    if not isinstance(p, (int, np.integer)) or isinstance(p, bool) or p < 1:
-        raise ConfigError("p", p, "a positive int (processors)")
+    # bounded as a platform's nodes are: p = 10**18 spent forever factorising the torus's sides
+    if not isinstance(p, (int, np.integer)) or isinstance(p, bool) or not 1 <= p <= MAX_NODES:
+        raise ConfigError("p", p, f"a positive int (processors), at most {MAX_NODES:,} (dlbkit's limit)")
     p = int(p)
     if not all(callable(getattr(workload, a, None)) for a in ("roots", "children", "cost", "estimate")) or \
             getattr(workload, "order", None) not in ("df", "bf"):
