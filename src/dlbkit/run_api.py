@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 from pathlib import Path
+from numbers import Integral
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
@@ -145,7 +146,7 @@ def _worker_count(workers: int | None, emulation: Emulation | None, backend: str
         if emulation and backend == "local":
             check_workers(emulation.n_workers, "emulate (one worker per emulated core)")
         return emulation.n_workers if emulation else None
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+    if isinstance(workers, bool) or not isinstance(workers, Integral) or workers < 1:
         raise ConfigError("workers", workers, "an integer >= 1")
     workers = int(workers)  # a numpy integer too (a count computed with numpy), as for seed
     if backend == "local":
