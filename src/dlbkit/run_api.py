@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from pathlib import Path
 from numbers import Integral
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
