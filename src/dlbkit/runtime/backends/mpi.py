@@ -190,6 +190,7 @@ class MPITransport(Transport):
         self._gone: set[int] = set()  # workers that said BYE
         self._closed = False
         self._poll = _Backoff()
+        self._interrupt: BaseException | None = None  # raised by the next recv (:meth:`interrupt`)
 
     def send(self, w: int, msg: tuple) -> None:
         if w in self._stopped or w in self._gone:
@@ -215,9 +216,18 @@ class MPITransport(Transport):
                 self.error_rank = w + 1
             return w, msg
 
+    def interrupt(self, error: BaseException) -> None:
+        """End the run from a signal handler of rank 0 (a ``dlbkit.Loop`` closed during a step): the
+        coordinator's next :meth:`recv` raises *error*, and the run fails as after any failure (the
+        workers finish the unit in hand, are stopped, and are told why). Only a flag is set here: a
+        handler runs between two bytecodes of whatever rank 0 was doing, maybe inside this transport."""
+        self._interrupt = error
+
     def recv(self, timeout: float | None = None) -> tuple[int, tuple] | None:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
+            if self._interrupt is not None:
+                raise self._interrupt
             got = self._take()
             if got is not None:
                 self._poll.reset()
