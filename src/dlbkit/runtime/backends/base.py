@@ -195,10 +195,10 @@ def send_or_report(send: Callable[[Any], None], msg: tuple,
         raise
 
 
-def task_error(msg: Error, *, what: str = "item", index: Any = None) -> TaskError:
+def task_error(msg: Error, *, what: str = "item", index: Any = None, label: str | None = None) -> TaskError:
     """The :class:`TaskError` for an :class:`~dlbkit.runtime.messages.Error`: the original exception
-    (if it could be rebuilt here) as its cause, and the worker's traceback. *what* and *index* (default
-    the message's) name where it failed (:class:`~dlbkit.errors.TaskError`)."""
+    (if it could be rebuilt here) as its cause, and the worker's traceback. *what*, *index* (default
+    the message's) and *label* name what failed (:class:`~dlbkit.errors.TaskError`)."""
     exc_bytes, tb = msg.exception, msg.traceback
     index = msg.index if index is None else index
     cause: BaseException = RemoteTraceback(tb)
@@ -209,7 +209,7 @@ def task_error(msg: Error, *, what: str = "item", index: Any = None) -> TaskErro
         except Exception:  # noqa: BLE001 - keep the text if the exception cannot be rebuilt here
             pass
     err = TaskError(index, f"{type(cause).__name__}: {cause}" if not isinstance(cause, RemoteTraceback)
-                    else tb.strip().splitlines()[-1], tb, what=what)
+                    else tb.strip().splitlines()[-1], tb, what=what, label=label)
     err.__cause__ = cause
     return err
 

@@ -49,7 +49,7 @@ Failures.
   :class:`~dlbkit.errors.TaskError` (item index, original traceback) after stopping every worker:
   each finishes the chunk in hand, gets STOP and says BYE; then rank 0 broadcasts the failure and
   the worker ranks raise ``SystemExit("dlbkit: rank k stopping: item i failed on rank j ...")`` (a
-  graph's ``task 'k'``, as its TaskError names it; one line on stderr, exit status 1) while the
+  graph's ``task 'k'``, a tree's ``task (13, 3)``, as its TaskError names it; one line on stderr, exit status 1) while the
   TaskError leaves ``map`` on rank 0. Unless the script catches it, ``mpiexec`` exits non-zero and
   the traceback is printed once, by rank 0.
   The job cannot run another MPI ``map`` afterwards (the worker ranks have left): rank 0 raises
@@ -391,8 +391,7 @@ def _reason(e: BaseException, transport: MPITransport | None) -> str:
     """One line telling the worker ranks why rank 0 ended the run."""
     if isinstance(e, TaskError):
         where = f" on rank {transport.error_rank}" if transport and transport.error_rank else ""
-        unit = f"item {e.index}" if e.what == "item" else f"{e.what} {e.index!r}"  # as the TaskError says it
-        return f"{unit} failed{where} (traceback on rank 0)"
+        return f"{e.label} failed{where} (traceback on rank 0)"  # named as the TaskError names it
     if isinstance(e, KeyboardInterrupt):
         return "rank 0 was interrupted"
     first = str(e).strip().splitlines()[0] if str(e).strip() else ""
