@@ -278,7 +278,8 @@ def test_replaying_a_real_run_with_its_balancer_is_within_10_percent(balancer, t
     speeds per worker, not the machine's load over time, so no replay can put those gaps back where
     they were (nor can an adaptive balancer's replay react to them as the real one did): busy items
     under 2 competing busy loops gave AWF-C 0.880 (ratios 0.88-1.05 over 3 sets of 5), while these
-    napping items gave 0.97-1.04 under the same load (4 sets of 5). Sleeping items keep the costs
+    napping items gave 0.967-1.081 under the same load (9 sets of 5; SS's latency-bound run the widest,
+    its round trips waiting for a core). Sleeping items keep the costs
     a property of the items, which is what the model assumes; the run still has its real coordinator,
     pipes, emulation stretch and process startup, which the model must get right."""
     r = real_run(balancer, napping)
