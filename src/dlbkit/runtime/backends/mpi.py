@@ -63,6 +63,11 @@ Failures.
 * A result (or a tree's task or value) that cannot be pickled: the worker sends an ERROR naming
   the item and the pickling problem instead (:func:`~.base.send_or_report`), so it ends as above,
   cleanly; an item rank 0 cannot pickle to send is a :class:`~dlbkit.errors.DlbkitError` naming it.
+* The user's code that runs on rank 0 raises (a balancer's rule of the user's): rank 0 stops the
+  workers as above and raises it as it is, noted "raised by Rule.decide (file:line) in the
+  coordinator (rank 0), not in a worker" (:func:`~.base.drive`); the worker ranks' line names it too.
+* A ``dlbkit.Loop`` closed by rank 0's signal handler during a step: :meth:`MPITransport.interrupt`
+  makes the coordinator's next wait raise, and the step ends as above.
 * Any other exception inside this module, on any rank (a bug): the rank prints its traceback and
   calls ``MPI_Abort``, which ends the whole job.
 * Exceptions in the script outside ``map`` are the script's own: run it as
@@ -95,7 +100,7 @@ from ...errors import ConfigError, DlbkitError, TaskError
 from ..emulation import Emulation
 from ..messages import ERROR, STOP, Stop
 from .. import status
-from .base import COORDINATOR, Family, Transport, drive
+from .base import COORDINATOR, Family, Transport, drive, user_frame
 
 __all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport", "RankConn", "run", "rank",
            "start_run", "emulation_problem", "serve_rank", "coordinate_rank"]
@@ -395,7 +400,9 @@ def _reason(e: BaseException, transport: MPITransport | None) -> str:
     if isinstance(e, KeyboardInterrupt):
         return "rank 0 was interrupted"
     first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-    return f"rank 0 stopped the run: {type(e).__name__}: {first}".rstrip(": ")
+    where = user_frame(e)  # the user's code on rank 0 (a balancer's rule): no worker failed
+    by = f" (raised by {where} on rank 0)" if where is not None else ""
+    return f"rank 0 stopped the run: {type(e).__name__}: {first}".rstrip(": ") + by
 
 
 def start_run(problem_of: Callable[[int], ConfigError | None], payload: Any = None):
