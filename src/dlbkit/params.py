@@ -57,8 +57,10 @@ class Interval:
         noun = "an int" if self.kind is Integral else "a number"
         lb = "[" if self.closed in ("both", "left") and self.left is not None else "("
         rb = "]" if self.closed in ("both", "right") and self.right is not None else ")"
-        lo = "-inf" if self.left is None else f"{self.left:g}"
-        hi = "inf" if self.right is None else f"{self.right:g}"
+        # an int bound whole (HiGHS's 2147483647, not 2.14748e+09)
+        num = lambda v: f"{v:d}" if self.kind is Integral and isinstance(v, int) else f"{v:g}"  # noqa: E731
+        lo = "-inf" if self.left is None else num(self.left)
+        hi = "inf" if self.right is None else num(self.right)
         return f"{noun} in the range {lb}{lo}, {hi}{rb}" + (f" (at least {1 / MAGNITUDE:g})" if self._floored else "")
 
 

@@ -3,7 +3,7 @@ thesis's relaxed non-symmetric formulation (002 §4)."""
 
 from __future__ import annotations
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 
@@ -65,9 +65,12 @@ class MILP(MappingBalancer):
     n = 18 as the thesis's data file). The clusters of a are numbered in task order onto processors
     0, 1, …; the re-timing is the evaluator's (the thesis's report writer). Not a bound (note §7.7).
 
-    *time_limit* (seconds, wall clock) and *mip_rel_gap* go to HiGHS; ``plan.info`` reports the
-    status, the objective, the dual bound and the gap. A time-limited solve depends on the machine:
-    the only decision in dlbkit that does (its plan is recorded in the trace).
+    *time_limit* (seconds, wall clock), *node_limit* (branch-and-bound nodes, HiGHS's
+    ``mip_max_nodes``; None: no limit) and *mip_rel_gap* go to HiGHS; ``plan.info`` reports the
+    status, the objective, the dual bound, the gap and the nodes searched. A solve stopped by the time
+    limit depends on the machine, the only decision in dlbkit that can (its plan is recorded in the
+    trace); one stopped by the node limit does not, since HiGHS's branch and bound makes no decision
+    on time: set *node_limit* where the same plan must come back (a reproduction).
 
     Helps: small graphs (the 18-task graph) where a proven optimum or a certified gap matters.
     Backfires: the model grows as n²·m; beyond a few dozen tasks the time limit decides.
@@ -79,14 +82,17 @@ class MILP(MappingBalancer):
                         "every task placed once", "mixed-integer program (HiGHS branch and bound)")
     _parameter_constraints = {"model": [Options("exact", "relaxed")],
                               "time_limit": [Interval(Real, 0, None, closed="neither")],
+                              # HiGHS keeps mip_max_nodes in a 32-bit int
+                              "node_limit": [None, Interval(Integral, 1, 2**31 - 1, closed="both")],
                               "mip_rel_gap": [Interval(Real, 0, 1, closed="both")],
                               # HiGHS reads a cost of 1e20 or more as infinite (its infinite_cost)
                               "bcoeff": [None, Interval(Real, 0, 1e19, closed="right")]}
 
-    def __init__(self, *, model: str = "exact", time_limit: float = 60.0, mip_rel_gap: float = 1e-4,
-                 bcoeff: float | None = None):
+    def __init__(self, *, model: str = "exact", time_limit: float = 60.0, node_limit: int | None = None,
+                 mip_rel_gap: float = 1e-4, bcoeff: float | None = None):
         self.model = model
         self.time_limit = time_limit
+        self.node_limit = node_limit
         self.mip_rel_gap = mip_rel_gap
         self.bcoeff = bcoeff
 
@@ -106,17 +112,27 @@ class MILP(MappingBalancer):
 
     def _solve(self, c, rows, n_vars, integrality, lb, ub):
         from scipy.optimize import Bounds, milp
+        options = {"time_limit": float(self.time_limit), "mip_rel_gap": float(self.mip_rel_gap)}
+        if self.node_limit is not None:
+            options["node_limit"] = int(self.node_limit)
         res = milp(c=c, constraints=rows.constraint(n_vars), integrality=integrality, bounds=Bounds(lb, ub),
-                   options={"time_limit": float(self.time_limit), "mip_rel_gap": float(self.mip_rel_gap)})
-        if res.x is None and res.status == 1:  # scipy: iteration or time limit reached
-            raise ConfigError(self.param_field("time_limit"), self.time_limit,
-                              f"long enough for HiGHS to find a feasible plan ({res.message})")
+                   options=options)
+        stopped = None  # the limit that ended the search, if one did
+        if res.status == 1:  # scipy: iteration or time limit reached
+            stopped = "time_limit"
+        elif self.node_limit is not None and "Solution limit reached" in res.message:
+            # HiGHS ends a node-limited search with its status 16, which scipy does not name (its status 4)
+            stopped = "node_limit"
+        if res.x is None and stopped:
+            raise ConfigError(self.param_field(stopped), getattr(self, stopped),
+                              f"large enough for HiGHS to find a feasible plan ({res.message})")
         if res.x is None:
             raise ConfigError(self.param_field("model"), self.model,
                               f"a model HiGHS solves on this graph (HiGHS: {res.message})")
         info = {"model": self.model, "status": int(res.status), "message": res.message,
                 "objective": float(res.fun), "dual_bound": float(getattr(res, "mip_dual_bound", np.nan)),
-                "gap": float(getattr(res, "mip_gap", np.nan)), "optimal": res.status == 0}
+                "gap": float(getattr(res, "mip_gap", np.nan)), "nodes": int(getattr(res, "mip_node_count", -1)),
+                "stopped_by": stopped, "optimal": res.status == 0}
         return res.x, info
 
     def _exact(self, costs) -> Plan:
