@@ -141,3 +141,15 @@ def test_the_example_runs(tmp_path):
     rows = [ln.split() for ln in lines[2:]]
     assert [r[0] for r in rows] == ["nezha", "random-place"]
     assert all(int(r[1]) > 0 and float(r[2]) <= float(r[3]) <= float(r[4]) for r in rows)  # p50 <= p90 <= p99
+
+
+def test_more_nodes_than_cpus_is_one_warning_line(tmp_path):
+    """The oversubscription warning, as ``dlbkit run`` says it: one line ``dlbkit: warning: …``, not
+    Python's two-line warning naming cli.py."""
+    from dlbkit.runtime.backends.local import default_workers
+    (tmp_path / "work.py").write_text(WORK)
+    n = default_workers() + 1
+    done = _cli(tmp_path, "cluster", "work:job", "--jobs", "6", "--workers", str(n))
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"dlbkit: warning: {n} workers on "), done.stderr

@@ -1205,8 +1205,8 @@ def _cmd_cluster(args) -> int:
     times = np.cumsum(rng.exponential(1 / args.rate, args.jobs)) if args.rate else np.zeros(args.jobs)
     sent: list[float] = []
     done: dict[int, float] = {}
-    with Cluster(workers, balancer=args.balancer, params=params, info=info, emulate=emulate,
-                 seed=args.seed, record=record) as c:
+    with _warnings_in_one_line(0), Cluster(workers, balancer=args.balancer, params=params, info=info,
+                                           emulate=emulate, seed=args.seed, record=record) as c:
         workers = len(c.alive())
         t0 = time.perf_counter()
         fs = []
