@@ -37,7 +37,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
 
-from .errors import ConfigError, DlbkitError
+from .errors import ConfigError, DlbkitError, closest
 
 __all__ = ["main", "build_parser"]
 
@@ -267,7 +267,7 @@ def find_experiment(name: str) -> Path:
     if p.parent == Path(".") and stem in shipped:
         return shipped[stem]
     raise ConfigError("EXPERIMENT", name, "an existing experiment TOML file or a shipped experiment name ("
-                      + (", ".join(sorted(shipped)) or "none shipped") + ")")
+                      + (", ".join(sorted(shipped)) or "none shipped") + ")", suggest=closest(stem, shipped))
 
 
 def _cmd_simulate(args) -> int:
@@ -433,7 +433,8 @@ def _cmd_balancers(args) -> int:
 
     kinds = balancer_kinds()
     if args.kind is not None and args.kind not in kinds:
-        raise ConfigError("--kind", args.kind, "one of " + ", ".join(kinds) + " (the kinds with registered balancers)")
+        raise ConfigError("--kind", args.kind, "one of " + ", ".join(kinds) + " (the kinds with registered balancers)",
+                          suggest=closest(args.kind, kinds))
     infos = [balancer_info(registry.REGISTRY[n]) for n in registry.names(args.kind)]
     if args.json:
         print(json.dumps(infos, indent=2, ensure_ascii=False))
@@ -656,12 +657,14 @@ def check_balancer_arg(name: str, kind: str | tuple[str, ...], params: dict | No
     if cls is None or cls.kind not in kinds or cls.name in exclude:
         fits = [n for k in kinds for n in names(k) if n not in exclude]
         raise ConfigError("--balancer", name, kind_hint(kinds) + (f" other than {', '.join(exclude)}" if exclude
-                                                                  else "") + ": " + ", ".join(fits))
+                                                                  else "") + ": " + ", ".join(fits),
+                          suggest=closest(name, fits))
     if params is not None:
         valid = cls.param_names()
         for k in params:
             if k not in valid:
-                raise ConfigError("--param", k, f"a parameter of {cls.name}: " + (", ".join(valid) or "(it has none)"))
+                raise ConfigError("--param", k, f"a parameter of {cls.name}: " + (", ".join(valid) or "(it has none)"),
+                                  suggest=closest(k, valid))
         resolve(cls.name, params, kind=kinds, field="--balancer")
 
 
