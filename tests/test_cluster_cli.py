@@ -65,7 +65,13 @@ def test_cluster_command_records_and_replay_replays_it(tmp_path):
                                          (["--jobs", "3", "--seed", "-1"], "--seed must be an integer >= 0"),
                                          (["--jobs", "3", "--emulate", "zero.toml"],
                                           "--emulate zero.toml: nodes[0].speed must be a number > 0; got 0"),
-                                         (["--jobs", "3", "--info", "periodic"], "info"),
+                                         (["--jobs", "3", "--info", "periodic"], "dlbkit: error: --info must be"),
+                                         (["--jobs", "3", "--info", "gosip"], "dlbkit: error: --info must be an "
+                                          "information model: exact, periodic, neighbour, gossip, scatter-old, "),
+                                         (["--jobs", "3", "--info-param", "perid=0.1"], "dlbkit: error: --info-param "
+                                          "perid must be a parameter of the 'gossip' model"),
+                                         (["--jobs", "3", "--info-param", "period=-1"], "dlbkit: error: --info-param "
+                                          "(parameter 'period' of gossip) must be a number in the range (0, inf)"),
                                          (["--jobs", "3", "--workers", "0"], "--workers must be an integer >= 1")])
 def test_cluster_command_bad_input_is_one_line(tmp_path, args, field):
     (tmp_path / "work.py").write_text(WORK)

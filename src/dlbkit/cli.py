@@ -1185,6 +1185,16 @@ def _add_cluster_parser(sub) -> None:
     cl.set_defaults(func=_cmd_cluster)
 
 
+def _info_flags(e: ConfigError) -> ConfigError:
+    """A ConfigError of ``Cluster(info=...)`` said in ``dlbkit cluster``'s words: ``info`` or
+    ``info.model`` is ``--info``, ``info.KEY`` and ``info (KEY …)`` are ``--info-param``."""
+    if e.field in ("info", "info.model"):
+        return ConfigError("--info", e.value, e.allowed)
+    if e.field.startswith("info.") or e.field.startswith("info ("):
+        return ConfigError("--info-param " + e.field[5:].lstrip("."), e.value, e.allowed)
+    return e
+
+
 def _cmd_cluster(args) -> int:
     import numpy as np
     from concurrent.futures import wait
@@ -1208,20 +1218,25 @@ def _cmd_cluster(args) -> int:
     times = np.cumsum(rng.exponential(1 / args.rate, args.jobs)) if args.rate else np.zeros(args.jobs)
     sent: list[float] = []
     done: dict[int, float] = {}
-    with _warnings_in_one_line(0), Cluster(workers, balancer=args.balancer, params=params, info=info,
-                                           emulate=emulate, seed=args.seed, record=record) as c:
-        workers = len(c.alive())
-        t0 = time.perf_counter()
-        fs = []
-        for i, t in enumerate(times):
-            delay = t0 + t - time.perf_counter()
-            if delay > 0:
-                time.sleep(delay)
-            sent.append(time.perf_counter())
-            f = c.submit(fn, i)
-            f.add_done_callback(lambda f, i=i: done.__setitem__(i, time.perf_counter()))
-            fs.append(f)
-        wait(fs)
+    with _warnings_in_one_line(0):
+        try:
+            cluster = Cluster(workers, balancer=args.balancer, params=params, info=info, emulate=emulate,
+                              seed=args.seed, record=record)
+        except ConfigError as e:  # the information model is the flags' --info and --info-param
+            raise _info_flags(e) from None
+        with cluster as c:
+            workers = len(c.alive())
+            t0 = time.perf_counter()
+            fs = []
+            for i, t in enumerate(times):
+                delay = t0 + t - time.perf_counter()
+                if delay > 0:
+                    time.sleep(delay)
+                sent.append(time.perf_counter())
+                f = c.submit(fn, i)
+                f.add_done_callback(lambda f, i=i: done.__setitem__(i, time.perf_counter()))
+                fs.append(f)
+            wait(fs)
     failed = [i for i, f in enumerate(fs) if f.exception() is not None]
     r = np.asarray([done[i] - sent[i] for i in range(len(fs)) if i in done])
     per_node = np.bincount([j.node for j in c.ps() if j.node >= 0], minlength=workers).tolist()
