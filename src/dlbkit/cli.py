@@ -1304,11 +1304,14 @@ def _cmd_schedule(args) -> int:
     check_balancer_arg(args.balancer, "mapping", params)
     gantt = _image_file(args.gantt, "--gantt")
     where = args.nodes if args.nodes is not None else args.platform
+    if args.contention == "link" and args.nodes is not None:
+        raise ConfigError("--contention", "link", "'port' (or the bare flag) with --nodes: 'link' needs the links of a "
+                          "--platform's topology")
     contention = {None: False, "port": True, "link": "link"}[args.contention]
     from .model.check import renamed
     # the API names its arguments ("nodes", the graph's "costs"); the command line names the flag and the file
     with renamed("nodes", "--nodes" if args.nodes is not None else "nodes"), \
-            renamed("costs", f"costs of {args.graph}"):
+            renamed("costs", f"costs of {args.graph}"), renamed("contention", "--contention"):
         r = schedule(args.graph, where, args.balancer, params=params, cost_model=args.cost_model,
                      contention=contention, seed=args.seed)
     info = r.trace.meta.get("plan_info") or {}
