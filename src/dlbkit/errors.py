@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 from typing import Any, Iterable
 
-__all__ = ["DlbkitError", "ConfigError", "closest", "TaskError", "RemoteTraceback", "DlbkitWarning"]
+__all__ = ["DlbkitError", "ConfigError", "closest", "caller_level", "TaskError", "RemoteTraceback", "DlbkitWarning"]
 
 
 class DlbkitError(Exception):
@@ -75,3 +76,15 @@ class DlbkitWarning(UserWarning):
     """A run goes on, but something about it deserves a word (e.g. more local workers than CPUs:
     measured efficiency then describes time-sharing). The CLI prints it as one line,
     ``dlbkit: warning: <message>``."""
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))  # .../dlbkit
+
+
+def caller_level() -> int:
+    """The ``stacklevel`` that points a :class:`DlbkitWarning` at the first caller outside dlbkit
+    (the user's line, however deep in dlbkit the warning is raised)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
