@@ -13,21 +13,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 from dlbkit.model.availability import Markov
-
-
-def _best(fn, repeat: int):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+from timing import best_of
 
 
 def main() -> None:
@@ -44,7 +35,7 @@ def main() -> None:
         pw.level(a.until)
         return pw
 
-    secs, pw = _best(blocks, a.repeat)
+    secs, pw = best_of(blocks, a.repeat)
     print(f"blocks:    {len(pw.times):,} segments to t = {a.until:g} s in {secs:.3f} s")
     if a.reference:
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -55,7 +46,7 @@ def main() -> None:
             ref.level(a.until)
             return ref
 
-        rsecs, ref = _best(one_by_one, a.repeat)
+        rsecs, ref = best_of(one_by_one, a.repeat)
         same = list(ref.times) == list(pw.times) and list(ref.levels) == list(pw.levels)
         print(f"reference: {len(ref.times):,} segments in {rsecs:.3f} s; identical trajectory: {same}")
 

@@ -8,9 +8,9 @@ and dask.get with the synchronous, threaded and process schedulers (when dask is
 """
 
 import argparse
-import time
 
 import dlbkit
+from timing import best_of
 
 
 def inc(x):
@@ -19,15 +19,6 @@ def inc(x):
 
 def tasks_of(n):
     return {f"t{i}": (inc, f"t{i - 1}") if i % 10 else (inc, 0) for i in range(n)}
-
-
-def best(fn, repeat):
-    out, times = None, []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
 
 
 def main():
@@ -41,7 +32,7 @@ def main():
     expect = {f"t{i}": i % 10 + 1 for i in range(a.tasks)}
     rows = []
     for b in ("pd", "heft"):
-        t, out = best(lambda: dlbkit.graph(tasks, balancer=b, workers=a.workers), a.repeat)
+        t, out = best_of(lambda: dlbkit.graph(tasks, balancer=b, workers=a.workers), a.repeat)
         assert out == expect
         rows.append((f"dlbkit.graph balancer={b}, {a.workers} workers", t))
     try:
@@ -55,7 +46,7 @@ def main():
                               (f"dask.threaded.get, {a.workers} threads", dask.threaded.get, {"num_workers": a.workers}),
                               (f"dask.multiprocessing.get, {a.workers} processes", dask.multiprocessing.get,
                                {"num_workers": a.workers})):
-            t, out = best(lambda: get(tasks, keys, **kw), a.repeat)
+            t, out = best_of(lambda: get(tasks, keys, **kw), a.repeat)
             assert dict(zip(keys, out)) == expect
             rows.append((name, t))
     for name, t in rows:

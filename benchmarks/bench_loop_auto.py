@@ -18,7 +18,6 @@ default candidate, coarsened (max_items 2048, the default) and not, and the erro
 """
 
 import argparse
-import math
 import statistics
 import sys
 import time
@@ -32,6 +31,7 @@ from dlbkit.model.platform import Network, Node, Platform
 from dlbkit.model.workload import CostModel, Divisible
 from dlbkit.sim.auto import predict
 from dlbkit.sim.divisible import simulate_divisible
+from timing import best_of
 
 SPEEDS = (1.0, 1.0, 0.5, 0.25)
 MEAN = 2e-4  # seconds per item at speed 1
@@ -147,12 +147,9 @@ def timing(a) -> None:
     out = {}
     for label, mx in (("coarsened (max_items 2048)", 2048), ("coarsened (max_items 8192)", 8192),
                       ("every item", a.items)):
-        best = math.inf
-        for _ in range(a.repeat if mx < a.items else 1):
-            t0 = time.perf_counter()
-            preds, _ = predict(costs, speeds, nominal, DEFAULT_CANDIDATES, simulate=simulate_divisible, latency=1e-4,
-                               max_items=mx)
-            best = min(best, time.perf_counter() - t0)
+        best, (preds, _) = best_of(lambda: predict(costs, speeds, nominal, DEFAULT_CANDIDATES,
+                                                   simulate=simulate_divisible, latency=1e-4, max_items=mx),
+                                   a.repeat if mx < a.items else 1)
         out[label] = dict(preds)
         print(f"predict {a.items} items, {a.workers} workers, {len(DEFAULT_CANDIDATES)} candidates, {label}: "
               f"{best:.3f} s (best of {a.repeat if mx < a.items else 1}); best {preds[0][0]}")

@@ -8,22 +8,14 @@ Prints the best wall time of --repeat runs for each configuration.
 """
 
 import argparse
-import time
 
 from mpi4py import MPI
+
+from timing import best_of
 
 
 def trivial(x):
     return x + 1
-
-
-def best(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main():
@@ -38,7 +30,7 @@ def main():
         import dlbkit
         for bal in ("awf-c", "fac2"):
             assert dlbkit.map(trivial, items, backend="mpi", balancer=bal) == expect
-            t = best(lambda: dlbkit.map(trivial, items, backend="mpi", balancer=bal), a.repeat)
+            t, _ = best_of(lambda: dlbkit.map(trivial, items, backend="mpi", balancer=bal), a.repeat)
             if MPI.COMM_WORLD.Get_rank() == 0:
                 print(f"dlbkit.map backend=mpi balancer={bal:6s} {t:8.4f} s")
     else:
@@ -46,7 +38,7 @@ def main():
         with MPIPoolExecutor() as ex:
             for cs in (1000, 2500, 5000, 12500, 25000, 50000):
                 assert list(ex.map(trivial, items, chunksize=cs)) == expect
-                t = best(lambda: list(ex.map(trivial, items, chunksize=cs)), a.repeat)
+                t, _ = best_of(lambda: list(ex.map(trivial, items, chunksize=cs)), a.repeat)
                 print(f"mpi4py.futures map chunksize={cs:<6d}   {t:8.4f} s")
 
 

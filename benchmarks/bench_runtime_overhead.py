@@ -8,23 +8,14 @@ mpi4py.futures is measured by benchmarks/bench_runtime_mpi.sh (it needs mpiexec)
 """
 
 import argparse
-import time
 from concurrent.futures import ProcessPoolExecutor
 
 import dlbkit
+from timing import best_of
 
 
 def trivial(x):
     return x + 1
-
-
-def best(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main():
@@ -40,14 +31,14 @@ def main():
         bal = name.split()[0]
         assert dlbkit.map(trivial, items, workers=a.workers, balancer=bal) == expect
         rows.append((f"dlbkit.map balancer={name}",
-                     best(lambda: dlbkit.map(trivial, items, workers=a.workers, balancer=bal), a.repeat)))
+                     best_of(lambda: dlbkit.map(trivial, items, workers=a.workers, balancer=bal), a.repeat)[0]))
     executor = []
     for cs in (1000, 2500, 5000, 12500, 25000, 50000):
         def run(cs=cs):
             with ProcessPoolExecutor(a.workers) as ex:
                 return list(ex.map(trivial, items, chunksize=cs))
         assert run() == expect
-        t = best(run, a.repeat)
+        t, _ = best_of(run, a.repeat)
         executor.append(t)
         rows.append((f"ProcessPoolExecutor.map chunksize={cs}", t))
     target = min(executor)

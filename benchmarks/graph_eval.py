@@ -9,7 +9,6 @@ nodes (a cost table, β = 1). Target: the evaluator at >= 1e5 tasks/s; HEFT on 1
 """
 
 import argparse
-import gc
 import time
 
 from dlbkit.balancers.registry import make
@@ -17,16 +16,7 @@ from dlbkit.model.graph_costs import costs_for
 from dlbkit.model.graph_gen import layered
 from dlbkit.model.view import GraphView
 from dlbkit.sim.graph import Evaluator
-
-
-def best_of(repeat: int, fn) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+from timing import best_of
 
 
 def main() -> None:
@@ -47,11 +37,11 @@ def main() -> None:
     for model in ("standard", "thesis"):
         ev = Evaluator(costs_for(g, args.nodes, model))
         for label, order in (("list rule", None), ("given order", g.topo)):
-            dt = best_of(args.repeat, lambda: ev.times(a, order))
+            dt, _ = best_of(lambda: ev.times(a, order), args.repeat, collect=True)
             print(f"evaluator {model:8s} {label:11s}: {dt:7.3f} s  {g.n_tasks / dt:12,.0f} tasks/s")
     h = layered(1000, width=20, density=0.1, nodes=16, beta=1.0, seed=2)
     view = GraphView(16, costs_for(h, 16))
-    dt = best_of(args.repeat, lambda: make("heft").map(view))
+    dt, _ = best_of(lambda: make("heft").map(view), args.repeat, collect=True)
     print(f"HEFT, {h.n_tasks} tasks ({h.n_edges} edges) on 16 heterogeneous nodes: {dt:.3f} s")
     if args.milp > 0:
         from dlbkit.model.graph_gen import atmospheric

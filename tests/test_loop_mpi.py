@@ -63,3 +63,59 @@ def test_loop_steps_on_the_ranks(tmp_path):
     assert sum(carried[0]["weights"]) == pytest.approx(2.0)
     rec = json.loads((tmp_path / "rec.json").read_text())  # written once, by rank 0, at close
     assert rec["meta"]["time_steps"][2]["items"] == 60
+
+
+CLOSE_SCRIPT = """
+import json, os, signal, threading, time
+from mpi4py import MPI
+import dlbkit
+from dlbkit.errors import DlbkitError
+
+def nap(x):
+    time.sleep(0.05)
+    return x
+
+rank = MPI.COMM_WORLD.Get_rank()
+loop = dlbkit.Loop(nap, backend="mpi", balancer="ss", record="rec.json")
+fired = []
+signal.signal(signal.SIGUSR1, lambda *_: (loop.close(), fired.append(time.monotonic())))
+report = {"rank": rank}
+try:
+    for k in range(3):
+        if k == 2 and rank == 0:  # during the third step (40 items of 50 ms on 2 ranks: about 1 s)
+            threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGUSR1)).start()
+        loop.map(range(40))
+        report.setdefault("done", []).append(k)
+except DlbkitError as e:
+    report["error"] = str(e)
+    report["after_signal_s"] = time.monotonic() - fired[0]
+report.update(closed=loop.closed, steps=len(loop.steps))
+with open(f"report-{rank}.json", "w") as f:
+    json.dump(report, f)
+"""
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGUSR1"), reason="POSIX signals")
+def test_close_from_a_signal_handler_during_an_mpi_step_ends_it_and_keeps_the_steps_before(tmp_path):
+    """As on the local backend: close() from rank 0's signal handler during a step ends the step (rank 0
+    stops the worker ranks and tells them why) and, with *record*, the steps that completed are saved.
+    Before, the step went on to its end and nothing was recorded (close() had cleared the pool, so
+    neither the step nor the later close() saved)."""
+    (tmp_path / "job.py").write_text(textwrap.dedent(CLOSE_SCRIPT))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"), env.get("PYTHONPATH", "")])
+    try:
+        p = subprocess.run([_mpiexec(), "-n", "3", sys.executable, "job.py"], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=90, env=env)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"mpiexec did not end within 90 s (hang); stderr:\n{e.stderr}")
+    r0 = json.loads((tmp_path / "report-0.json").read_text())
+    assert r0["done"] == [0, 1] and r0["steps"] == 2 and r0["closed"], r0
+    assert r0["error"] == "this Loop was closed during the step (close() from a signal handler)"
+    rec = json.loads((tmp_path / "rec.json").read_text())  # the two completed steps, by rank 0
+    assert [s["items"] for s in rec["meta"]["time_steps"]] == [40, 40]
+    # the worker ranks were stopped by rank 0 and say why, in one line each (the job then fails)
+    for r in (1, 2):
+        assert (f"dlbkit: rank {r} stopping: rank 0 stopped the run: DlbkitError: this Loop was closed during "
+                "the step") in p.stderr, p.stderr
+    assert p.returncode != 0

@@ -2,6 +2,7 @@
 (a ConfigError naming the argument, a TaskError naming the item) or simply works, never a hang, a
 lost or doubled item, or a worker left behind."""
 
+import json
 import threading
 
 import numpy as np
@@ -252,3 +253,27 @@ def test_close_from_a_signal_handler_during_close_does_not_wait_for_itself():
         guard.cancel()
         signal.signal(signal.SIGUSR1, old)
     assert fired == [1] and loop.closed and children() == []
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="POSIX signals")
+def test_close_from_a_signal_handler_after_a_steps_last_wait_still_saves_the_record(tmp_path):
+    """A handler's close() that lands after the step's last message (the step completes) used to leave
+    nothing recorded: close() had cleared the pool, so neither the step nor a later close() saved."""
+    path = tmp_path / "run.json"
+    loop = dlbkit.Loop(square, workers=2, balancer="ss", record=path)
+    assert loop.map(range(10)) == [x * x for x in range(10)]
+    book = loop._book
+
+    def book_after_a_signal(*a, **k):  # the coordinator has returned: the signal lands while booking
+        os.kill(os.getpid(), signal.SIGUSR1)
+        return book(*a, **k)
+
+    loop._book = book_after_a_signal
+    old = signal.signal(signal.SIGUSR1, lambda *_: loop.close())
+    try:
+        assert loop.map(range(5)) == [x * x for x in range(5)]  # the step completed: its results
+    finally:
+        signal.signal(signal.SIGUSR1, old)
+    assert loop.closed and children() == []
+    rec = json.loads(path.read_text())
+    assert [s["items"] for s in rec["meta"]["time_steps"]] == [10, 5]

@@ -68,7 +68,7 @@ def wide(task):
 def test_a_tree_task_that_cannot_move_names_the_task():
     with pytest.raises(TaskError) as info:
         dlbkit.tree(wide, 0, workers=2)
-    assert str(info.value).startswith("item Unpicklable(")
+    assert str(info.value).startswith("task Unpicklable(") and info.value.what == "task"
     assert "a task created by expand cannot be pickled" in str(info.value)
 
 
@@ -81,8 +81,10 @@ def keep_first(a, b):
 
 
 def test_a_tree_value_that_cannot_be_pickled_is_named():
-    with pytest.raises(TaskError, match=r"value folded from worker 0's tasks cannot be pickled"):
+    with pytest.raises(TaskError, match=r"^worker 0's value failed: PicklingError: the value folded from worker 0's "
+                       r"tasks cannot be pickled") as info:
         dlbkit.tree(value_lock, 0, workers=1, combine=keep_first)
+    assert (info.value.what, info.value.index) == ("value", 0)
 
 
 def test_unpicklable_says_why():

@@ -249,3 +249,56 @@ def test_real_transfers_are_rows_of_the_loop_they_were_decided_after():
 
 def _mean3(u):
     return (u[:-2] + u[1:-1] + u[2:]) / 3.0
+
+
+# --- the user's code that runs in the coordinator --------------------------------------------------
+class FailingRule(RepartitionBalancer):
+    """A repartition rule of the user's that raises: it runs in the coordinator, not in a worker."""
+
+    name = "test-failing-rule"
+
+    def decide(self, view, node):
+        raise ValueError("no rule for this view")
+
+
+def test_a_failure_of_the_users_code_in_the_coordinator_names_it_and_no_worker():
+    """A balancer's rule raising in the coordinator is the user's exception as it is, with a note naming
+    the function (a stack through dlbkit's coordinator, its workers killed, read as theirs otherwise)."""
+    with pytest.raises(ValueError, match="no rule for this view") as info:
+        dlbkit.run_spmd(_mean3, np.linspace(0.0, 1.0, 22), iterations=4, window=2, workers=2, balancer=FailingRule())
+    line = FailingRule.decide.__code__.co_firstlineno + 1
+    assert info.value.__notes__ == [f"dlbkit: raised by FailingRule.decide (test_runtime_spmd.py:{line}) in the "
+                                    "coordinator (this process), not in a worker"]
+
+
+FAILING_RULE_JOB = """
+import sys
+import numpy as np
+from mpi4py import MPI
+import dlbkit
+sys.path.insert(0, {tests!r})
+from test_runtime_spmd import FailingRule, _mean3
+
+try:
+    dlbkit.run_spmd(_mean3, np.linspace(0.0, 1.0, 22), iterations=4, window=2, backend="mpi", balancer=FailingRule())
+except ValueError as e:
+    print("rank 0 notes:", e.__notes__, file=sys.stderr)
+"""
+
+
+@mpi
+def test_under_mpi_the_worker_ranks_name_the_users_function_that_failed_on_rank_0(tmp_path):
+    pytest.importorskip("mpi4py")
+    script = tmp_path / "job.py"
+    script.write_text(textwrap.dedent(FAILING_RULE_JOB.format(tests=str(Path(__file__).parent))))
+    cmd = [str(MPIEXEC) if MPIEXEC.exists() else shutil.which("mpiexec"), "-n", "3", sys.executable, str(script)]
+    try:
+        done = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=MPI_TIMEOUT, cwd=tmp_path)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"mpiexec did not end within {MPI_TIMEOUT} s (hang); stderr:\n{e.stderr}")
+    line = FailingRule.decide.__code__.co_firstlineno + 1
+    where = f"FailingRule.decide (test_runtime_spmd.py:{line})"
+    for k in (1, 2):
+        assert (f"dlbkit: rank {k} stopping: rank 0 stopped the run: ValueError: no rule for this view (raised by "
+                f"{where} on rank 0)") in done.stderr, done.stderr
+    assert f"rank 0 notes: ['dlbkit: raised by {where} in the coordinator (rank 0), not in a worker']" in done.stderr

@@ -3,6 +3,7 @@
 import operator
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -255,6 +256,7 @@ def test_exception_in_expand_raises_task_error_and_leaves_no_process(tmp_path, m
         run_tree(failing, (0, 0), workers=3)
     e = err.value
     assert e.index == "(13, 3)"  # repr of the failing task
+    assert str(e).startswith("task (13, 3) failed: ZeroDivisionError") and e.what == "task"  # the kind named
     assert "ZeroDivisionError: node 13 is cursed" in str(e) and "in failing" in e.remote_traceback
     assert isinstance(e.__cause__, ZeroDivisionError)
     seen = {int(p) for p in pids.read_text().split()}
@@ -262,6 +264,21 @@ def test_exception_in_expand_raises_task_error_and_leaves_no_process(tmp_path, m
     for pid in seen:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def counts_but_not_from_text(a, b):
+    if isinstance(a, str):
+        raise TypeError(f"cannot add a count to {a!r}")
+    return a + b
+
+
+def test_combine_failing_in_the_coordinator_names_combine_and_the_workers_value():
+    """The coordinator folds the workers' values with *combine*, starting from *initial*: its failure
+    there was "item combining worker 0's result failed", naming neither the kind nor the function."""
+    with pytest.raises(TaskError, match=r"^combine \(counts_but_not_from_text\) of worker 0's value failed: "
+                       r"TypeError: cannot add a count to 'start'") as err:
+        run_tree(queens6, (), workers=2, combine=counts_but_not_from_text, initial="start")
+    assert (err.value.what, err.value.index) == ("combine", 0) and isinstance(err.value.__cause__, TypeError)
 
 
 def test_expand_returning_the_wrong_shape_is_a_task_error_naming_the_shape():
@@ -343,7 +360,9 @@ def test_mpi_backend_counts_on_every_rank_and_fails_cleanly(tmp_path):
     errors = [ln for ln in lines if "TaskError" in ln]
     assert len(errors) == 1 and errors[0].startswith("rank 0 TaskError (")
     assert p.returncode != 0  # the worker ranks left with SystemExit: the job reports failure
-    assert "too deep" in p.stderr or "failed" in p.stderr
+    for k in (1, 2):  # each worker rank says what failed, a task, in one line
+        assert re.search(rf"dlbkit: rank {k} stopping: task \(.*\) failed on rank [12] \(traceback on rank 0\)",
+                         p.stderr), p.stderr
 
 
 # --- a long sequential phase: failed steals back off without overflow (issue 11, class 1) -----------

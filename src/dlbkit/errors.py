@@ -61,15 +61,20 @@ class RemoteTraceback(Exception):
 
 class TaskError(DlbkitError):
     """The user's function raised on item *index* in a worker; the original exception is the
-    ``__cause__`` (or its traceback text, if it could not be pickled). *what* names the unit of work
-    in the message (``"item"`` for a map, ``"task"`` for a graph, whose *index* is the task's key)."""
+    ``__cause__`` (or its traceback text, if it could not be pickled). *what* names the kind of unit
+    that failed (``"item"`` for a map, ``"task"`` for a graph, whose *index* is the task's key, and
+    for a tree, whose *index* is the task's repr; a tree's ``"value"``, ``"bound"`` or ``"combine"``,
+    whose *index* is the worker's). *label* is how the message names it (default ``item 3``,
+    ``task 'b'``): the message is ``"<label> failed: <error>"``, and :attr:`label` keeps it."""
 
-    def __init__(self, index: int, error: str, remote_traceback: str, *, what: str = "item"):
+    def __init__(self, index: Any, error: str, remote_traceback: str, *, what: str = "item",
+                 label: str | None = None):
         self.index = index
         self.what = what
         self.remote_traceback = remote_traceback
+        self.label = label if label is not None else f"item {index}" if what == "item" else f"{what} {index!r}"
         # the traceback text is shown once, through the __cause__ chain, as concurrent.futures does
-        super().__init__(f"{what} {index!r} failed: {error}" if what != "item" else f"item {index} failed: {error}")
+        super().__init__(f"{self.label} failed: {error}")
 
 
 class DlbkitWarning(UserWarning):

@@ -31,6 +31,8 @@ from .runtime.progress import Progress
 
 __all__ = ["Loop"]
 
+_CLOSED_DURING = "this Loop was closed during the step (close() from a signal handler)"
+
 
 class Loop:
     """A pool of worker processes that runs ``fn`` over a loop's items once per time step.
@@ -76,6 +78,8 @@ class Loop:
         # wait for itself)
         self._turn = threading.RLock()
         self._stepping: int | None = None  # the thread running a step, to refuse a step inside one
+        self._rank_step = None  # under MPI, the step running now (a RankStep)
+        self._closing: DlbkitError | None = None  # the error a close() during an MPI step ends it with
         self.balancer, self.emulation, n, seed = map_setup(fn, balancer, params, backend, seed, emulate, master,
                                                            workers)
         self.backend = backend
@@ -116,9 +120,12 @@ class Loop:
         with self._turn:
             try:  # set inside the try: an interrupt between the two must not leave it set
                 self._stepping = threading.get_ident()
-                return self._run(items, progress)
+                result = self._run(items, progress)
             finally:
                 self._stepping = None
+            if self._transport is None:  # closed by a signal handler after the step's last wait: it
+                self._keep_record()  # completed, and close() has nothing left to save, so save here
+            return result
 
     def _run(self, items: Iterable, progress: bool | None) -> RunResult:
         if self._transport is None:
@@ -127,7 +134,12 @@ class Loop:
             raise ConfigError("progress", progress, "True, False or None (a bar when stderr is a terminal)")
         items = check_items(items)
         if self.backend == "mpi":
-            return self._book(*self._mpi_step(items, progress), len(items))
+            try:
+                step = self._mpi_step(items, progress)
+            except BaseException as e:
+                self._failed(e)
+                raise
+            return self._book(*step, len(items))
         bar = Progress(len(items), progress)
         transport = self._transport  # a signal handler's close() may clear the attribute mid-step
         try:
@@ -137,15 +149,22 @@ class Loop:
                 pool=self._pool, state=self._state, send_items=True)
         except BaseException as e:
             transport.stop(kill=True)  # no worker is left behind, whatever failed
-            closed_during = self._transport is None  # by close() from this thread's signal handler
-            self._transport = None
-            self._keep_record(e)  # the loop is closed now: close() will have nothing left to save
-            if closed_during and isinstance(e, Exception):  # the pipes' error would not say why
-                raise DlbkitError("this Loop was closed during the step (close() from a signal handler)") from e
+            self._failed(e)
             raise
         finally:
             bar.close()
         return self._book(results, trace, state, len(items))
+
+    def _failed(self, e: BaseException) -> None:
+        """After a failed step (its workers stopped): the loop is closed, with *record* the steps
+        before it are saved, and a failure that a signal handler's close() caused says so (the
+        pipes' error, or the MPI coordinator's, would not say why); a handler's own exception (its
+        exit) goes on as it is."""
+        closed_during = self._transport is None  # by close() from this thread's signal handler
+        self._transport = None
+        self._keep_record(e)  # the loop is closed now: close() will have nothing left to save
+        if closed_during and isinstance(e, Exception) and e is not self._closing:
+            raise DlbkitError(_CLOSED_DURING) from e
 
     def _mpi_step(self, items: Sequence, progress: bool | None) -> tuple:
         """One step as one run of the MPI backend on the job's ranks (every rank calls it)."""
@@ -153,7 +172,11 @@ class Loop:
         from .runtime.families.map import RankStep
         step = RankStep(self._fn, items, self.balancer, emulation=self.emulation, progress=progress, rng=self._rng,
                         record_decisions=self.record_decisions, first_origin=self._origin, state=self._state)
-        results, trace = execute(step, "mpi", workers=self._workers)
+        self._rank_step = step  # close() from a signal handler ends it (rank 0 stops the workers)
+        try:
+            results, trace = execute(step, "mpi", workers=self._workers)
+        finally:
+            self._rank_step = None
         self._origin = step.first_origin
         if "step_start" not in trace.meta:  # an empty step: nothing ran, it starts where the last one ended
             start = self._parts[-1].end_time if self._parts else 0.0
@@ -207,10 +230,17 @@ class Loop:
         """Stop the workers (idempotent); with *record*, save every step that ran. Called from
         another thread while a step runs, it waits for the step to end; from this thread's signal
         handler during a step, it kills the workers at once and returns (the step then fails, and the
-        handler goes on: a SIGTERM handler's exit, say)."""
+        handler goes on: a SIGTERM handler's exit, say); under MPI, where no rank can be killed alone,
+        rank 0's coordinator ends the step at its next wait and stops the worker ranks as after any
+        failure. Either way, with *record*, the steps that completed are saved."""
         if self._stepping == threading.get_ident():
             transport, self._transport = self._transport, None
-            if transport is not None and not isinstance(transport, _Ranks):
+            if isinstance(transport, _Ranks):  # MPI cannot kill a rank: rank 0's coordinator ends the step
+                step = self._rank_step
+                if step is not None:
+                    self._closing = DlbkitError(_CLOSED_DURING)
+                    step.interrupt(self._closing)
+            elif transport is not None:
                 transport.stop(kill=True)
             return
         with self._turn:

@@ -397,9 +397,11 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
     worker's (the centre's) knowledge instead of the freshest reports; the trace counts the model's
     messages, bytes and the age of what deciders read. Default: the coordinator's reports.
 
-    Raise :class:`~dlbkit.errors.TaskError` if *expand* (or *combine*) raises: its ``index`` is the
-    ``repr`` of the failing task (at most 200 characters), its message carries the worker's
-    traceback, every worker is stopped first and none is left behind.
+    Raise :class:`~dlbkit.errors.TaskError` if *expand* (or *combine*) raises: "task (13, 3) failed: …",
+    its ``what`` "task" and ``index`` the ``repr`` of the failing task (at most 200 characters), its
+    cause carrying the worker's traceback (*combine* folding the workers' values in the coordinator:
+    "combine (its name) of worker w's value failed", ``what`` "combine"); every worker is stopped
+    first and none is left behind.
     """
     _backend(backend)
     _callable("expand", expand, optional=False)

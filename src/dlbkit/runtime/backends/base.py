@@ -17,6 +17,7 @@ result, a task, a value of the user's) takes the same path: :func:`send_or_repor
 
 from __future__ import annotations
 
+import os
 import pickle
 import traceback
 from abc import ABC, abstractmethod
@@ -29,7 +30,7 @@ from ..messages import Error
 from ..progress import Progress
 
 __all__ = ["COORDINATOR", "Transport", "Family", "drive", "task_error", "error_message", "pickled", "short_repr", "unpicklable",
-           "send_or_report"]
+           "send_or_report", "user_frame"]
 
 #: ``send_to``'s destination for the coordinator (a worker's index is 0 … n - 1)
 COORDINATOR = -1
@@ -139,15 +140,39 @@ class Family(ABC):
 
 
 def drive(family: Family, transport: Transport, backend: str) -> tuple:
-    """Run *family*'s coordinator on *transport*: whatever fails, no worker is left behind."""
+    """Run *family*'s coordinator on *transport*: whatever fails, no worker is left behind. An
+    exception of the user's code that runs in the coordinator (a balancer's rule, a tree's *combine*)
+    gets a note naming that function, so that it is not taken for a worker's failure."""
     try:
         return family.coordinate(transport, backend)
-    except BaseException:
+    except BaseException as e:
         transport.stop(kill=True)
+        where = user_frame(e)
+        if where is not None and not isinstance(e, TaskError):  # a TaskError names its unit already
+            e.add_note(f"dlbkit: raised by {where} in the coordinator ({'rank 0' if backend == 'mpi' else 'this process'}), "
+                       "not in a worker")
         raise
     finally:
         if family.progress:
             family.progress.close()
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../dlbkit
+
+
+def user_frame(e: BaseException) -> str | None:
+    """Where *e* was raised, ``"Boom.decide (job.py:7)"``, when that is the user's code (outside
+    dlbkit's package); None when dlbkit raised it, or when its traceback is gone."""
+    tb = e.__traceback__
+    if tb is None:
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    if os.path.abspath(code.co_filename).startswith(_PACKAGE + os.sep):
+        return None
+    name = getattr(code, "co_qualname", code.co_name)
+    return f"{name} ({os.path.basename(code.co_filename)}:{tb.tb_lineno})"
 
 
 def pickled(e: BaseException) -> bytes | None:
@@ -195,10 +220,10 @@ def send_or_report(send: Callable[[Any], None], msg: tuple,
         raise
 
 
-def task_error(msg: Error, *, what: str = "item", index: Any = None) -> TaskError:
+def task_error(msg: Error, *, what: str = "item", index: Any = None, label: str | None = None) -> TaskError:
     """The :class:`TaskError` for an :class:`~dlbkit.runtime.messages.Error`: the original exception
-    (if it could be rebuilt here) as its cause, and the worker's traceback. *what* and *index* (default
-    the message's) name where it failed (:class:`~dlbkit.errors.TaskError`)."""
+    (if it could be rebuilt here) as its cause, and the worker's traceback. *what*, *index* (default
+    the message's) and *label* name what failed (:class:`~dlbkit.errors.TaskError`)."""
     exc_bytes, tb = msg.exception, msg.traceback
     index = msg.index if index is None else index
     cause: BaseException = RemoteTraceback(tb)
@@ -209,7 +234,7 @@ def task_error(msg: Error, *, what: str = "item", index: Any = None) -> TaskErro
         except Exception:  # noqa: BLE001 - keep the text if the exception cannot be rebuilt here
             pass
     err = TaskError(index, f"{type(cause).__name__}: {cause}" if not isinstance(cause, RemoteTraceback)
-                    else tb.strip().splitlines()[-1], tb, what=what)
+                    else tb.strip().splitlines()[-1], tb, what=what, label=label)
     err.__cause__ = cause
     return err
 

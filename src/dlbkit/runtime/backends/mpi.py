@@ -49,7 +49,7 @@ Failures.
   :class:`~dlbkit.errors.TaskError` (item index, original traceback) after stopping every worker:
   each finishes the chunk in hand, gets STOP and says BYE; then rank 0 broadcasts the failure and
   the worker ranks raise ``SystemExit("dlbkit: rank k stopping: item i failed on rank j ...")`` (a
-  graph's ``task 'k'``, as its TaskError names it; one line on stderr, exit status 1) while the
+  graph's ``task 'k'``, a tree's ``task (13, 3)``, as its TaskError names it; one line on stderr, exit status 1) while the
   TaskError leaves ``map`` on rank 0. Unless the script catches it, ``mpiexec`` exits non-zero and
   the traceback is printed once, by rank 0.
   The job cannot run another MPI ``map`` afterwards (the worker ranks have left): rank 0 raises
@@ -63,6 +63,11 @@ Failures.
 * A result (or a tree's task or value) that cannot be pickled: the worker sends an ERROR naming
   the item and the pickling problem instead (:func:`~.base.send_or_report`), so it ends as above,
   cleanly; an item rank 0 cannot pickle to send is a :class:`~dlbkit.errors.DlbkitError` naming it.
+* The user's code that runs on rank 0 raises (a balancer's rule of the user's): rank 0 stops the
+  workers as above and raises it as it is, noted "raised by Rule.decide (file:line) in the
+  coordinator (rank 0), not in a worker" (:func:`~.base.drive`); the worker ranks' line names it too.
+* A ``dlbkit.Loop`` closed by rank 0's signal handler during a step: :meth:`MPITransport.interrupt`
+  makes the coordinator's next wait raise, and the step ends as above.
 * Any other exception inside this module, on any rank (a bug): the rank prints its traceback and
   calls ``MPI_Abort``, which ends the whole job.
 * Exceptions in the script outside ``map`` are the script's own: run it as
@@ -95,7 +100,7 @@ from ...errors import ConfigError, DlbkitError, TaskError
 from ..emulation import Emulation
 from ..messages import ERROR, STOP, Stop
 from .. import status
-from .base import COORDINATOR, Family, Transport, drive
+from .base import COORDINATOR, Family, Transport, drive, user_frame
 
 __all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport", "RankConn", "run", "rank",
            "start_run", "emulation_problem", "serve_rank", "coordinate_rank"]
@@ -190,6 +195,7 @@ class MPITransport(Transport):
         self._gone: set[int] = set()  # workers that said BYE
         self._closed = False
         self._poll = _Backoff()
+        self._interrupt: BaseException | None = None  # raised by the next recv (:meth:`interrupt`)
 
     def send(self, w: int, msg: tuple) -> None:
         if w in self._stopped or w in self._gone:
@@ -215,9 +221,18 @@ class MPITransport(Transport):
                 self.error_rank = w + 1
             return w, msg
 
+    def interrupt(self, error: BaseException) -> None:
+        """End the run from a signal handler of rank 0 (a ``dlbkit.Loop`` closed during a step): the
+        coordinator's next :meth:`recv` raises *error*, and the run fails as after any failure (the
+        workers finish the unit in hand, are stopped, and are told why). Only a flag is set here: a
+        handler runs between two bytecodes of whatever rank 0 was doing, maybe inside this transport."""
+        self._interrupt = error
+
     def recv(self, timeout: float | None = None) -> tuple[int, tuple] | None:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
+            if self._interrupt is not None:
+                raise self._interrupt
             got = self._take()
             if got is not None:
                 self._poll.reset()
@@ -381,12 +396,13 @@ def _reason(e: BaseException, transport: MPITransport | None) -> str:
     """One line telling the worker ranks why rank 0 ended the run."""
     if isinstance(e, TaskError):
         where = f" on rank {transport.error_rank}" if transport and transport.error_rank else ""
-        unit = f"item {e.index}" if e.what == "item" else f"{e.what} {e.index!r}"  # as the TaskError says it
-        return f"{unit} failed{where} (traceback on rank 0)"
+        return f"{e.label} failed{where} (traceback on rank 0)"  # named as the TaskError names it
     if isinstance(e, KeyboardInterrupt):
         return "rank 0 was interrupted"
     first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-    return f"rank 0 stopped the run: {type(e).__name__}: {first}".rstrip(": ")
+    where = user_frame(e)  # the user's code on rank 0 (a balancer's rule): no worker failed
+    by = f" (raised by {where} on rank 0)" if where is not None else ""
+    return f"rank 0 stopped the run: {type(e).__name__}: {first}".rstrip(": ") + by
 
 
 def start_run(problem_of: Callable[[int], ConfigError | None], payload: Any = None):

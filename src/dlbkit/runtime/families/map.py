@@ -379,6 +379,16 @@ class RankStep(MapRun):
         super().__init__(fn, items, balancer, emulation=emulation, progress=progress, rng=rng,
                          record_decisions=record_decisions)
         self.first_origin, self.state, self.carried = first_origin, state, None
+        self.transport = None  # rank 0's, while the coordinator runs
+        self.interrupted: BaseException | None = None
+
+    def interrupt(self, error: BaseException) -> None:
+        """End this step on rank 0 with *error* (the Loop was closed by a signal handler during it):
+        at the coordinator's next wait, or at its start if it has not started yet; nothing on a worker
+        rank, whose step ends when rank 0 stops it."""
+        self.interrupted = error
+        if self.transport is not None:
+            self.transport.interrupt(error)
 
     def setup(self, n_workers, origin, shared):
         super().setup(n_workers, origin, shared)
@@ -387,6 +397,9 @@ class RankStep(MapRun):
         self.origin = self.first_origin
 
     def coordinate(self, transport, backend):
+        self.transport = transport
+        if self.interrupted is not None:
+            transport.interrupt(self.interrupted)
         results, trace, self.carried = coordinate_step(
             transport, self.balancer, self.items, origin=self.origin, emulation=self.emulation,
             progress=self.progress, rng=self.rng, backend=backend, record_decisions=self.record_decisions,

@@ -46,7 +46,7 @@ from ...model.backoff import backoff_delay
 from ...model.trace import Trace
 from ...model.view import TreeView
 from ...balancers.decide import transfers
-from ..backends.base import Transport, task_error
+from ..backends.base import Transport, short_repr, task_error
 from ..emulation import Emulation
 from ..messages import DIED, ERROR, Stop
 from ..progress import Progress
@@ -283,7 +283,7 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
                 progress.total = n_created
                 progress.update(n_completed)
         elif kind == ERROR:
-            raise task_error(msg)
+            raise _tree_error(msg)
         elif kind == FAIL:
             if msg[2]:  # dlbkit refused something (e.g. a balancer's answer): its message says what
                 raise DlbkitError(f"worker {w}: {msg[2]}") from RemoteTraceback(msg[1])
@@ -310,7 +310,7 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
         elif msg[0] == FAIL:
             raise DlbkitError(f"worker {w} failed in dlbkit's own code:\n{msg[1]}")
         elif msg[0] == ERROR:  # its value could not be pickled
-            raise task_error(msg)
+            raise _tree_error(msg)
     transport.stop()
 
     value = initial
@@ -322,8 +322,9 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
             try:
                 value = spec.combine(value, acc)
             except Exception as e:  # noqa: BLE001 - the user's combine, on two workers' results
-                err = TaskError(f"combining worker {w}'s result", f"{type(e).__name__}: {e}",
-                                traceback.format_exc())
+                name = getattr(spec.combine, "__qualname__", None) or short_repr(spec.combine, 60)
+                err = TaskError(w, f"{type(e).__name__}: {e}", traceback.format_exc(), what="combine",
+                                label=f"combine ({name}) of worker {w}'s value")
                 err.__cause__ = e
                 raise err from e
     trace = _trace(finals, P, balancer, spec, emulation, counts, backend, best)
@@ -332,6 +333,16 @@ def _coordinate(transport, spec, initial, emulation, progress, backend):
         trace.info_messages, trace.info_bytes, trace.info_age_mean = info.messages_, info.bytes_, info.age_mean
         trace.meta["info"] = {"model": info.name, **info.get_params(), "rounds": info.rounds_}
     return value, best if bnb else None, trace
+
+
+def _tree_error(msg) -> TaskError:
+    """The TaskError of a worker's ``Error``, naming what failed: a task (the index is its repr: expand
+    raised on it, or a task it created cannot be pickled), or a worker's value or bound that cannot
+    be pickled (the index is ``("value", w)`` or ``("bound", w)``)."""
+    if isinstance(msg.index, tuple):
+        what, w = msg.index
+        return task_error(msg, what=what, index=w, label=f"worker {w}'s {what}")
+    return task_error(msg, what="task", label=f"task {msg.index}")
 
 
 def _trace(finals: dict, P: int, balancer, spec: TreeSpec, emulation, counts: dict, backend: str,

@@ -331,8 +331,8 @@ class _Worker:
         acc = self.acc if has else None
         send_or_report(self.conn.send, (FINAL, has, acc, self.bound, self.rows, self.completed, self.work,
                                         self.max_task),
-                       lambda: [(f"worker {self.w}'s value", f"the value folded from worker {self.w}'s tasks", acc),
-                                ("the bound", "the bound", self.bound)])
+                       lambda: [(("value", self.w), f"the value folded from worker {self.w}'s tasks", acc),
+                                (("bound", self.w), "the bound", self.bound)])
 
 
 def serve_tree(conn, w: int, spec: TreeSpec) -> None:
