@@ -65,7 +65,13 @@ def test_cluster_command_records_and_replay_replays_it(tmp_path):
                                          (["--jobs", "3", "--seed", "-1"], "--seed must be an integer >= 0"),
                                          (["--jobs", "3", "--emulate", "zero.toml"],
                                           "--emulate zero.toml: nodes[0].speed must be a number > 0; got 0"),
-                                         (["--jobs", "3", "--info", "periodic"], "info"),
+                                         (["--jobs", "3", "--info", "periodic"], "dlbkit: error: --info must be"),
+                                         (["--jobs", "3", "--info", "gosip"], "dlbkit: error: --info must be an "
+                                          "information model: exact, periodic, neighbour, gossip, scatter-old, "),
+                                         (["--jobs", "3", "--info-param", "perid=0.1"], "dlbkit: error: --info-param "
+                                          "perid must be a parameter of the 'gossip' model"),
+                                         (["--jobs", "3", "--info-param", "period=-1"], "dlbkit: error: --info-param "
+                                          "(parameter 'period' of gossip) must be a number in the range (0, inf)"),
                                          (["--jobs", "3", "--workers", "0"], "--workers must be an integer >= 1")])
 def test_cluster_command_bad_input_is_one_line(tmp_path, args, field):
     (tmp_path / "work.py").write_text(WORK)
@@ -141,3 +147,15 @@ def test_the_example_runs(tmp_path):
     rows = [ln.split() for ln in lines[2:]]
     assert [r[0] for r in rows] == ["nezha", "random-place"]
     assert all(int(r[1]) > 0 and float(r[2]) <= float(r[3]) <= float(r[4]) for r in rows)  # p50 <= p90 <= p99
+
+
+def test_more_nodes_than_cpus_is_one_warning_line(tmp_path):
+    """The oversubscription warning, as ``dlbkit run`` says it: one line ``dlbkit: warning: …``, not
+    Python's two-line warning naming cli.py."""
+    from dlbkit.runtime.backends.local import default_workers
+    (tmp_path / "work.py").write_text(WORK)
+    n = default_workers() + 1
+    done = _cli(tmp_path, "cluster", "work:job", "--jobs", "6", "--workers", str(n))
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"dlbkit: warning: {n} workers on "), done.stderr

@@ -100,9 +100,10 @@ def test_bad_contention_in_an_experiment_file_names_the_field(engine, text):
 
 
 @pytest.mark.parametrize("args, text", [
-    (["--nodes", "3", "--contention", "link"], "contention must be a Platform (links are its topology's)"),
+    (["--nodes", "3", "--contention", "link"], "--contention must be 'port' (or the bare flag) with --nodes: 'link' "
+                                               "needs the links of a --platform's topology"),
     (["--nodes", "3", "--contention", "links"], "invalid choice: 'links'"),
-    (["--nodes", "3", "--cost-model", "thesis", "--contention", "link"], "must be a Platform"),
+    (["--nodes", "3", "--cost-model", "thesis", "--contention", "link"], "needs the links of a --platform's topology"),
 ])
 def test_cli_bad_link_contention_is_one_line_and_exit_2(t10, capsys, args, text):
     assert main(["schedule", str(t10), *args]) == 2
@@ -168,7 +169,9 @@ def test_cli_schedule_table_and_gantt(t10, tmp_path, capsys):
     (["--platform", "no/such/p.toml"], "--platform must be an existing platform TOML file or a thesis .ntp "
                                        "network file; got 'no/such/p.toml'"),
     (["--nodes", "3", "--cost-model", "bogus"], "invalid choice"),
-    (["--nodes", "3", "--cost-model", "thesis", "--contention"], "contention must be false with the thesis"),
+    (["--nodes", "3", "--cost-model", "thesis", "--contention"], "--contention must be false with the thesis"),
+    (["--nodes", "3", "--contention", "link"], "--contention must be 'port' (or the bare flag) with --nodes: 'link' "
+                                               "needs the links of a --platform's topology; got 'link'"),
     ([], "one of the arguments --nodes --platform is required"),
 ])
 def test_cli_schedule_bad_input_is_one_line_and_exit_2(t10, capsys, args, text):

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 from . import families
 from .balancers.base import Balancer
 from .balancers.registry import resolve
-from .errors import ConfigError
+from .errors import ConfigError, closest
 from .model.availability import Pulse, Recorded, Step
 from .model.platform import Platform
 from .results import Result
@@ -70,7 +70,8 @@ def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer 
     for k in engine:
         if k not in allowed:
             raise ConfigError(f"engine.{k}", "<unknown option>",
-                              f"an option of the {family.name} family's {eng.name} engine: " + ", ".join(allowed))
+                              f"an option of the {family.name} family's {eng.name} engine: " + ", ".join(allowed),
+                              suggest=closest(k, allowed))
     # the options an experiment file may set are checked as there (one path); but info, which the engine
     # checks as it starts and names as this call's keyword (info.model), not as an [engine] key
     eng.validate({k: v for k, v in engine.items() if k in eng.options and k != "info"}, platform, "engine")

@@ -37,7 +37,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
 
-from .errors import ConfigError, DlbkitError
+from .errors import ConfigError, DlbkitError, closest
 
 __all__ = ["main", "build_parser"]
 
@@ -267,7 +267,7 @@ def find_experiment(name: str) -> Path:
     if p.parent == Path(".") and stem in shipped:
         return shipped[stem]
     raise ConfigError("EXPERIMENT", name, "an existing experiment TOML file or a shipped experiment name ("
-                      + (", ".join(sorted(shipped)) or "none shipped") + ")")
+                      + (", ".join(sorted(shipped)) or "none shipped") + ")", suggest=closest(stem, shipped))
 
 
 def _cmd_simulate(args) -> int:
@@ -433,7 +433,8 @@ def _cmd_balancers(args) -> int:
 
     kinds = balancer_kinds()
     if args.kind is not None and args.kind not in kinds:
-        raise ConfigError("--kind", args.kind, "one of " + ", ".join(kinds) + " (the kinds with registered balancers)")
+        raise ConfigError("--kind", args.kind, "one of " + ", ".join(kinds) + " (the kinds with registered balancers)",
+                          suggest=closest(args.kind, kinds))
     infos = [balancer_info(registry.REGISTRY[n]) for n in registry.names(args.kind)]
     if args.json:
         print(json.dumps(infos, indent=2, ensure_ascii=False))
@@ -656,12 +657,14 @@ def check_balancer_arg(name: str, kind: str | tuple[str, ...], params: dict | No
     if cls is None or cls.kind not in kinds or cls.name in exclude:
         fits = [n for k in kinds for n in names(k) if n not in exclude]
         raise ConfigError("--balancer", name, kind_hint(kinds) + (f" other than {', '.join(exclude)}" if exclude
-                                                                  else "") + ": " + ", ".join(fits))
+                                                                  else "") + ": " + ", ".join(fits),
+                          suggest=closest(name, fits))
     if params is not None:
         valid = cls.param_names()
         for k in params:
             if k not in valid:
-                raise ConfigError("--param", k, f"a parameter of {cls.name}: " + (", ".join(valid) or "(it has none)"))
+                raise ConfigError("--param", k, f"a parameter of {cls.name}: " + (", ".join(valid) or "(it has none)"),
+                                  suggest=closest(k, valid))
         resolve(cls.name, params, kind=kinds, field="--balancer")
 
 
@@ -1182,6 +1185,16 @@ def _add_cluster_parser(sub) -> None:
     cl.set_defaults(func=_cmd_cluster)
 
 
+def _info_flags(e: ConfigError) -> ConfigError:
+    """A ConfigError of ``Cluster(info=...)`` said in ``dlbkit cluster``'s words: ``info`` or
+    ``info.model`` is ``--info``, ``info.KEY`` and ``info (KEY …)`` are ``--info-param``."""
+    if e.field in ("info", "info.model"):
+        return ConfigError("--info", e.value, e.allowed)
+    if e.field.startswith("info.") or e.field.startswith("info ("):
+        return ConfigError("--info-param " + e.field[5:].lstrip("."), e.value, e.allowed)
+    return e
+
+
 def _cmd_cluster(args) -> int:
     import numpy as np
     from concurrent.futures import wait
@@ -1205,20 +1218,25 @@ def _cmd_cluster(args) -> int:
     times = np.cumsum(rng.exponential(1 / args.rate, args.jobs)) if args.rate else np.zeros(args.jobs)
     sent: list[float] = []
     done: dict[int, float] = {}
-    with Cluster(workers, balancer=args.balancer, params=params, info=info, emulate=emulate,
-                 seed=args.seed, record=record) as c:
-        workers = len(c.alive())
-        t0 = time.perf_counter()
-        fs = []
-        for i, t in enumerate(times):
-            delay = t0 + t - time.perf_counter()
-            if delay > 0:
-                time.sleep(delay)
-            sent.append(time.perf_counter())
-            f = c.submit(fn, i)
-            f.add_done_callback(lambda f, i=i: done.__setitem__(i, time.perf_counter()))
-            fs.append(f)
-        wait(fs)
+    with _warnings_in_one_line(0):
+        try:
+            cluster = Cluster(workers, balancer=args.balancer, params=params, info=info, emulate=emulate,
+                              seed=args.seed, record=record)
+        except ConfigError as e:  # the information model is the flags' --info and --info-param
+            raise _info_flags(e) from None
+        with cluster as c:
+            workers = len(c.alive())
+            t0 = time.perf_counter()
+            fs = []
+            for i, t in enumerate(times):
+                delay = t0 + t - time.perf_counter()
+                if delay > 0:
+                    time.sleep(delay)
+                sent.append(time.perf_counter())
+                f = c.submit(fn, i)
+                f.add_done_callback(lambda f, i=i: done.__setitem__(i, time.perf_counter()))
+                fs.append(f)
+            wait(fs)
     failed = [i for i, f in enumerate(fs) if f.exception() is not None]
     r = np.asarray([done[i] - sent[i] for i in range(len(fs)) if i in done])
     per_node = np.bincount([j.node for j in c.ps() if j.node >= 0], minlength=workers).tolist()
@@ -1286,11 +1304,14 @@ def _cmd_schedule(args) -> int:
     check_balancer_arg(args.balancer, "mapping", params)
     gantt = _image_file(args.gantt, "--gantt")
     where = args.nodes if args.nodes is not None else args.platform
+    if args.contention == "link" and args.nodes is not None:
+        raise ConfigError("--contention", "link", "'port' (or the bare flag) with --nodes: 'link' needs the links of a "
+                          "--platform's topology")
     contention = {None: False, "port": True, "link": "link"}[args.contention]
     from .model.check import renamed
     # the API names its arguments ("nodes", the graph's "costs"); the command line names the flag and the file
     with renamed("nodes", "--nodes" if args.nodes is not None else "nodes"), \
-            renamed("costs", f"costs of {args.graph}"):
+            renamed("costs", f"costs of {args.graph}"), renamed("contention", "--contention"):
         r = schedule(args.graph, where, args.balancer, params=params, cost_model=args.cost_model,
                      contention=contention, seed=args.seed)
     info = r.trace.meta.get("plan_info") or {}

@@ -2,26 +2,50 @@
 
 from __future__ import annotations
 
-from typing import Any
+import difflib
+import os
+import sys
+from typing import Any, Iterable
 
-__all__ = ["DlbkitError", "ConfigError", "TaskError", "RemoteTraceback", "DlbkitWarning"]
+__all__ = ["DlbkitError", "ConfigError", "closest", "caller_level", "TaskError", "RemoteTraceback", "DlbkitWarning"]
 
 
 class DlbkitError(Exception):
     """Base class of every error dlbkit raises on purpose."""
 
 
+def closest(value: Any, names: Iterable) -> str | None:
+    """The one of *names* closest to a mistyped *value* (``'gsss'`` → ``'gss'``, ``'sped'`` →
+    ``'speed'``), or None when none is close (difflib's ratio ≥ 0.6, case ignored) or *value* is not a
+    string. A :class:`ConfigError` says it as ``(did you mean …?)``."""
+    if not isinstance(value, str) or not value:
+        return None
+    by_lower = {str(n).lower(): str(n) for n in names}
+    match = difflib.get_close_matches(value.lower(), list(by_lower), n=1, cutoff=0.6)
+    return by_lower[match[0]] if match else None
+
+
 class ConfigError(DlbkitError, ValueError):
     """Bad input: names the *field*, the offending *value* and what is allowed.
 
-    The CLI prints ``str(err)`` on one line and exits with status 2.
+    The CLI prints ``str(err)`` on one line and exits with status 2. *suggest*, when given, is the
+    allowed name closest to a mistyped one (:func:`closest`), said as
+    ``(did you mean 'gss'?)`` at the end.
     """
 
-    def __init__(self, field: str, value: object, allowed: str):
+    def __init__(self, field: str, value: object, allowed: str, *, suggest: str | None = None):
+        if suggest is None:
+            # a ConfigError re-raised under another field name (``raise ConfigError(f"x ({e.field})",
+            # e.value, e.allowed)``, done in many places) keeps the suggestion of the one it handles
+            handled = sys.exc_info()[1]
+            if isinstance(handled, ConfigError) and handled.value is value and handled.allowed == allowed:
+                suggest = handled.suggest
         self.field = field
         self.value = value
         self.allowed = allowed
-        super().__init__(f"{field} must be {allowed}; got {value!r}")
+        self.suggest = suggest
+        super().__init__(f"{field} must be {allowed}; got {value!r}"
+                         + (f" (did you mean {suggest!r}?)" if suggest is not None else ""))
 
 
 class RemoteTraceback(Exception):
@@ -57,3 +81,15 @@ class DlbkitWarning(UserWarning):
     """A run goes on, but something about it deserves a word (e.g. more local workers than CPUs:
     measured efficiency then describes time-sharing). The CLI prints it as one line,
     ``dlbkit: warning: <message>``."""
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))  # .../dlbkit
+
+
+def caller_level() -> int:
+    """The ``stacklevel`` that points a :class:`DlbkitWarning` at the first caller outside dlbkit
+    (the user's line, however deep in dlbkit the warning is raised)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
-from .errors import ConfigError
+from .errors import ConfigError, closest
 
 #: the largest magnitude of a balancer parameter (as of any configured number: dlbkit.model.check.HUGE)
 MAGNITUDE = 1e30
@@ -140,7 +140,8 @@ class Parameterised:
         for k in params:
             if k not in valid:
                 raise ConfigError(f"{field}.{k}", "<unknown parameter>",
-                                  f"a parameter of {owner}: " + (", ".join(valid) or "(it has none)"))
+                                  f"a parameter of {owner}: " + (", ".join(valid) or "(it has none)"),
+                                  suggest=closest(k, valid))
 
     def get_params(self) -> dict[str, Any]:
         return {n: getattr(self, n) for n in self.param_names()}

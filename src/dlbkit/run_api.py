@@ -326,14 +326,21 @@ def map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | str =
         seed: int = 0, record: str | Path | None = None) -> list:
     """``[fn(x) for x in items]``, computed in parallel and balanced; results in input order.
 
-    *balancer*: any chunking balancer (name or object; default adaptive weighted factoring).
+    *balancer*: any chunking balancer (name or object; default ``"awf-c"``, adaptive weighted
+    factoring; ``dlbkit balancers --kind chunking`` lists them), with its *params* (a dict).
     *backend*: ``"local"`` (worker processes on this machine, the default) or ``"mpi"`` (run the
     script with ``mpiexec -n N python script.py``: every rank calls ``map`` with the same *fn* and
     *items*; rank 0 coordinates; every rank gets the results). *workers*: processes (default: the
-    usable CPUs). *progress*: a progress bar (default: when stderr is a terminal).
+    usable CPUs, or one per emulated worker). *progress*: a progress bar (default: when stderr is a
+    terminal). *emulate*: slow the workers down as a heterogeneous cluster would be (a list of speed
+    factors such as ``[1, 1, 0.5, 0.25]``, a Platform or a platform TOML path, whose *master* node, if
+    named, coordinates); *seed*: of emulated background load and random balancers; *record*: a path
+    to save the run's trace to (for :func:`dlbkit.replay` and ``dlbkit advise``). :func:`run_map`
+    returns the run's measurements as well (a :class:`RunResult`).
 
     Raise :class:`~dlbkit.errors.TaskError` (index of the failing item, the worker's traceback) if
-    *fn* raises; every worker is stopped first.
+    *fn* raises; every worker is stopped first. Bad arguments are a
+    :class:`~dlbkit.errors.ConfigError`, raised before any worker starts.
 
     >>> import dlbkit
     >>> dlbkit.map(abs, [-3, 1, -2], workers=2)

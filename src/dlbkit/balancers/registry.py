@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..errors import ConfigError
+from ..errors import ConfigError, closest
 
 __all__ = ["register", "get", "make", "names", "resolve", "kind_hint", "REGISTRY"]
 
@@ -27,7 +27,7 @@ def names(kind: str | None = None) -> list[str]:
 def get(name: str, field: str = "balancer") -> type:
     key = name.lower() if isinstance(name, str) else name
     if key not in REGISTRY:
-        raise ConfigError(field, name, "a registered balancer: " + ", ".join(names()))
+        raise ConfigError(field, name, "a registered balancer: " + ", ".join(names()), suggest=closest(name, names()))
     return REGISTRY[key]
 
 
@@ -82,7 +82,8 @@ def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | 
     if isinstance(balancer, str):
         cls = REGISTRY.get(balancer.lower())
         if kinds and (cls is None or cls.kind not in kinds):  # a typo and a wrong kind: one message, what fits
-            raise ConfigError(field, balancer, _kind_choices(hint, kinds, allow_none))
+            fits = [n for k in kinds for n in names(k)] + (["none"] if allow_none else [])
+            raise ConfigError(field, balancer, _kind_choices(hint, kinds, allow_none), suggest=closest(balancer, fits))
         b = make(balancer, dict(params or {}), field)
     elif isinstance(balancer, Balancer):
         b = balancer.clone().set_params(**dict(params)) if params else balancer

@@ -66,7 +66,7 @@ import numpy as np
 
 from .. import families, info
 from ..balancers import registry
-from ..errors import ConfigError
+from ..errors import ConfigError, closest
 from ..families import Engine, Family
 from ..model import check
 from ..model.platform import Platform, load_toml
@@ -386,8 +386,10 @@ def _registered(b: Mapping, name: str, path: str, family: Family) -> tuple[str, 
     cls = registry.REGISTRY.get(name.lower())
     if cls is None or cls.kind not in family.kinds:  # a typo is answered as a wrong kind: with what fits
         extra = f", {NO_BALANCING}" if family.allow_none else ""
+        fits = [n for k in family.kinds for n in registry.names(k)] + ([NO_BALANCING] if family.allow_none else [])
         raise ConfigError(f"{path}.name", name, f"a {' or '.join(family.kinds)} balancer for a {family.name} workload: "
-                          + ", ".join(n for k in family.kinds for n in registry.names(k)) + extra)
+                          + ", ".join(n for k in family.kinds for n in registry.names(k)) + extra,
+                          suggest=closest(name, fits))
     params = dict(check.table(b.get("params", {}), f"{path}.params"))
     cls.check_param_names(params, f"{path}.params", repr(cls.name))
     try:

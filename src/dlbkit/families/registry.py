@@ -18,7 +18,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from ..errors import ConfigError
+from ..errors import ConfigError, closest
 from ..model import check
 
 __all__ = ["Engine", "Family", "register", "get", "names", "of", "FAMILIES"]
@@ -142,7 +142,8 @@ class Family:
         for e in runs:
             if e.name == name:
                 return e
-        raise ConfigError(field, name, f"an engine of the {self.name} family: " + ", ".join(e.name for e in runs))
+        raise ConfigError(field, name, f"an engine of the {self.name} family: " + ", ".join(e.name for e in runs),
+                          suggest=closest(name, [e.name for e in runs]))
 
     def kinds_of(self, engine: Engine) -> tuple[str, ...]:
         """The balancer kinds *engine* accepts (its own declaration, else the family's kind)."""
@@ -206,7 +207,7 @@ def get(name: Any, field: str = "family") -> Family:
         return name
     if isinstance(name, str) and name in FAMILIES:
         return FAMILIES[name]
-    raise ConfigError(field, name, "a workload family: " + ", ".join(FAMILIES))
+    raise ConfigError(field, name, "a workload family: " + ", ".join(FAMILIES), suggest=closest(name, FAMILIES))
 
 
 def of(workload: Any, field: str = "workload") -> Family:

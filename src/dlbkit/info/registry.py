@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..errors import ConfigError
+from ..errors import ConfigError, closest
 from ..model import check
 
 __all__ = ["register", "names", "resolve", "resolve_for", "INFO_MODELS"]
@@ -40,7 +40,8 @@ def resolve(spec: Any, field: str = "info"):
     params = dict(spec)
     name = params.pop("model", None)
     if not isinstance(name, str) or name not in INFO_MODELS:  # a list or table is no name (nor hashable)
-        raise ConfigError(f"{field}.model", name, "an information model: " + ", ".join(INFO_MODELS))
+        raise ConfigError(f"{field}.model", name, "an information model: " + ", ".join(INFO_MODELS),
+                          suggest=closest(name, INFO_MODELS))
     cls = INFO_MODELS[name]
     cls.check_param_names(params, field, f"the {name!r} model")
     with check.within(field):

@@ -10,10 +10,10 @@ from contextlib import contextmanager
 from numbers import Integral, Real
 from typing import Any, Iterator, Mapping
 
-from ..errors import ConfigError
+from ..errors import ConfigError, closest
 from ..params import MAGNITUDE
 
-__all__ = ["number", "integer", "size", "table", "choice", "known_keys", "required", "renamed", "decode", "HUGE",
+__all__ = ["number", "integer", "size", "table", "choice", "closest", "known_keys", "required", "renamed", "decode", "HUGE",
            "TINY"]
 
 #: The largest magnitude of any number a configuration gives (speeds, costs, times, bytes, ...), and
@@ -80,7 +80,8 @@ def table(value: Any, field: str) -> Mapping:
 
 def choice(value: Any, field: str, allowed) -> str:
     if not isinstance(value, str) or value not in allowed:
-        raise ConfigError(field, value, "one of " + ", ".join(repr(a) for a in sorted(allowed)))
+        raise ConfigError(field, value, "one of " + ", ".join(repr(a) for a in sorted(allowed)),
+                          suggest=closest(value, allowed))
     return value
 
 
@@ -88,7 +89,8 @@ def known_keys(d: Mapping, path: str, allowed) -> None:
     for k in d:
         if k not in allowed:
             raise ConfigError(_join(path, k), "<unknown field>",
-                              "absent; known fields here are " + ", ".join(sorted(allowed)))
+                              "absent; known fields here are " + ", ".join(sorted(allowed)),
+                              suggest=closest(k, allowed))
 
 
 @contextmanager

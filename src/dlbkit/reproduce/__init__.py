@@ -15,7 +15,7 @@ import importlib
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from ..errors import ConfigError
+from ..errors import ConfigError, closest
 
 __all__ = ["Claim", "reported", "REPRODUCTIONS", "JSON_SCHEMA", "run", "format_claims"]
 
@@ -75,7 +75,8 @@ REPRODUCTIONS: dict[str, str] = {
 
 def run(name: str) -> list[Claim]:
     if name not in REPRODUCTIONS:
-        raise ConfigError("reproduction", name, "one of " + ", ".join(sorted(REPRODUCTIONS)))
+        raise ConfigError("reproduction", name, "one of " + ", ".join(sorted(REPRODUCTIONS)),
+                          suggest=closest(name, REPRODUCTIONS))
     module, func = REPRODUCTIONS[name].split(":")
     fn: Callable[[], list[Claim]] = getattr(importlib.import_module(module), func)
     return fn()

@@ -3,19 +3,25 @@
 A worker of speed s on a node with availability a(t) that computed for ``busy`` real seconds (its
 work, in seconds of this machine) from run time t0 reports the chunk as ending at the t1 with
 s·∫_{t0}^{t1} a = busy, and sleeps until then: it takes 1/s as long at speed s, longer while the
-node's availability is below 1. Only the stretch is emulated; the computation itself is real.
+node's availability is below 1. Only the stretch is emulated; the computation itself is real, so a
+speed above 1 cannot be: the worker still takes its real time (it cannot compute faster than this
+machine), and every worker of speed ≥ 1 runs alike. The speeds are kept as given (balancers, traces
+and replays read them), so a run's lower bound and efficiency, which use them, then understate what
+was possible; :func:`emulation_from` warns (:class:`~dlbkit.errors.DlbkitWarning`): divide the
+speeds by the fastest (factors in (0, 1]) to emulate their ratios.
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, DlbkitWarning, caller_level
 from ..model.availability import Constant, Piecewise
 from ..model.check import number, renamed
 from ..model.platform import Platform
@@ -113,7 +119,7 @@ def emulation_from(emulate: Any, seed: int = 0, master: str | int | None = None)
         if master is not None and len(emulate.worker_nodes(exclude=emulate.index(master) if isinstance(master, str)
                                                              else master)) == 0:
             raise ConfigError("master", master, "a node of a platform with other nodes to compute")
-        return Emulation.from_platform(emulate, seed=seed, master=master)
+        return _checked_speeds(Emulation.from_platform(emulate, seed=seed, master=master))
     if isinstance(emulate, Iterable) and not isinstance(emulate, (bytes, Mapping)):
         speeds = list(emulate)
         if not speeds:
@@ -121,5 +127,24 @@ def emulation_from(emulate: Any, seed: int = 0, master: str | int | None = None)
                               "or a platform TOML path")
         for i, x in enumerate(speeds):
             number(x, f"emulate[{i}]", lo=0.0, lo_open=True)
-        return Emulation.from_speeds([float(x) for x in speeds])
+        return _checked_speeds(Emulation.from_speeds([float(x) for x in speeds]))
     raise ConfigError("emulate", emulate, "a Platform, a platform TOML path or a list of speed factors")
+
+
+def emulated_speed_warning(speeds: Sequence[float]) -> str | None:
+    """What to say when some emulated speed exceeds 1 (the module docstring: it cannot be emulated),
+    or None."""
+    fastest = max(speeds, default=1.0)
+    if fastest <= 1.0:
+        return None
+    return (f"emulated speeds above 1 (the fastest {fastest:g}) cannot be emulated: a worker computes at this "
+            f"machine's speed at most, so every worker of speed >= 1 runs alike and the run's lower bound and "
+            f"efficiency, computed from the speeds as given, understate it; divide the speeds by {fastest:g} "
+            f"(factors in (0, 1]) to emulate their ratios")
+
+
+def _checked_speeds(emulation: Emulation) -> Emulation:
+    message = emulated_speed_warning(emulation.speeds)
+    if message is not None:
+        warnings.warn(message, DlbkitWarning, stacklevel=caller_level())
+    return emulation

@@ -43,7 +43,7 @@ from multiprocessing.connection import wait
 from numbers import Integral
 from typing import Any, Callable
 
-from ...errors import ConfigError, DlbkitWarning
+from ...errors import ConfigError, DlbkitWarning, caller_level
 from ...model import check
 from ..messages import Died
 from .base import Family, Transport, drive, short_repr, unpicklable
@@ -301,17 +301,6 @@ class LocalTransport(Transport):
             c.close()
 
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../dlbkit
-
-
-def _caller_level() -> int:
-    """The ``stacklevel`` that points a warning at the first caller outside dlbkit."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
 class _Terminated(BaseException):
     """SIGTERM arrived while a run was in progress: the run stops as on Ctrl-C."""
 
@@ -345,7 +334,7 @@ def prepare(family: Family, workers: int | None, start_method: str | None) -> tu
                                   f"a local one; or use start method 'fork'): {reason}")
     message = oversubscription_warning(n) if family.warns_oversubscription else None
     if message is not None:
-        warnings.warn(message, DlbkitWarning, stacklevel=_caller_level())
+        warnings.warn(message, DlbkitWarning, stacklevel=caller_level())
     family.setup(n, time.perf_counter(), family.shared())
     return n, start_method
 
