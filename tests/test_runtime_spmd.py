@@ -282,7 +282,9 @@ from test_runtime_spmd import FailingRule, _mean3
 try:
     dlbkit.run_spmd(_mean3, np.linspace(0.0, 1.0, 22), iterations=4, window=2, backend="mpi", balancer=FailingRule())
 except ValueError as e:
-    print("rank 0 notes:", e.__notes__, file=sys.stderr)
+    # one write: the worker ranks' lines reach the same stderr, and print's pieces interleave with them
+    sys.stderr.write(f"rank 0 notes: {{e.__notes__}}\\n")
+    sys.stderr.flush()
 """
 
 
