@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any, Iterable
 
-__all__ = ["DlbkitError", "ConfigError", "closest", "caller_level", "TaskError", "RemoteTraceback", "DlbkitWarning"]
+__all__ = ["DlbkitError", "ConfigError", "closest", "in_dlbkit", "caller_level", "TaskError", "RemoteTraceback", "DlbkitWarning"]
 
 
 class DlbkitError(Exception):
@@ -86,10 +86,15 @@ class DlbkitWarning(UserWarning):
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))  # .../dlbkit
 
 
+def in_dlbkit(filename: str) -> bool:
+    """Whether code of *filename* is dlbkit's own (not the user's)."""
+    return os.path.abspath(filename).startswith(_PACKAGE + os.sep)
+
+
 def caller_level() -> int:
     """The ``stacklevel`` that points a :class:`DlbkitWarning` at the first caller outside dlbkit
     (the user's line, however deep in dlbkit the warning is raised)."""
     frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep):
+    while frame is not None and in_dlbkit(frame.f_code.co_filename):
         frame, level = frame.f_back, level + 1
     return level

@@ -24,7 +24,7 @@ from abc import ABC, abstractmethod
 from multiprocessing.reduction import ForkingPickler
 from typing import Any, Callable, Iterable
 
-from ...errors import ConfigError, RemoteTraceback, TaskError
+from ...errors import ConfigError, RemoteTraceback, TaskError, in_dlbkit
 from ..emulation import Emulation
 from ..messages import Error
 from ..progress import Progress
@@ -157,9 +157,6 @@ def drive(family: Family, transport: Transport, backend: str) -> tuple:
             family.progress.close()
 
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../dlbkit
-
-
 def user_frame(e: BaseException) -> str | None:
     """Where *e* was raised, ``"Boom.decide (job.py:7)"``, when that is the user's code (outside
     dlbkit's package); None when dlbkit raised it, or when its traceback is gone."""
@@ -169,7 +166,7 @@ def user_frame(e: BaseException) -> str | None:
     while tb.tb_next is not None:
         tb = tb.tb_next
     code = tb.tb_frame.f_code
-    if os.path.abspath(code.co_filename).startswith(_PACKAGE + os.sep):
+    if in_dlbkit(code.co_filename):
         return None
     name = getattr(code, "co_qualname", code.co_name)
     return f"{name} ({os.path.basename(code.co_filename)}:{tb.tb_lineno})"
