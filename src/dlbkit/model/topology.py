@@ -14,7 +14,7 @@ from ..errors import ConfigError
 from . import check
 
 __all__ = ["KINDS", "build", "hop_matrix", "topology_from_dict", "parse", "dims_create", "kary_ncube",
-           "neighbour_lists", "edge_colouring", "diameter", "is_complete", "Others", "complete_neighbours", "LIST_NODES"]
+           "neighbour_lists", "edge_colouring", "given_graph", "diameter", "is_complete", "Others", "complete_neighbours", "LIST_NODES"]
 
 KINDS = ("complete", "chain", "ring", "mesh", "torus", "hypercube", "star", "edges")
 
@@ -145,6 +145,40 @@ def _dimension_colours(dims: tuple[int, ...], wrap: bool) -> list[list[tuple[int
 
 def _dimension_edges(dims, wrap):
     return [e for c in _dimension_colours(dims, wrap) for e in c]
+
+
+def given_graph(g: nx.Graph, n: int, field: str = "topology") -> nx.Graph:
+    """*g*, a caller's own interconnect of *n* nodes, checked: an undirected simple graph (no
+    ``DiGraph``, ``MultiGraph`` or self-loop: a processor is not its own neighbour) on the nodes
+    0..n-1 (the engines index processors by number). A ``dims``/``wrap`` shape (what
+    :func:`kary_ncube` records for the dimension colouring) is kept only when it describes *g*;
+    otherwise *g* is coloured like any other graph, so a stale or foreign attribute cannot index
+    past the nodes."""
+    allowed = f"an undirected nx.Graph without self-loops on the nodes 0..{n - 1}"
+    if g.is_directed() or g.is_multigraph():
+        raise ConfigError(field, f"a {type(g).__name__}", allowed)
+    if g.number_of_nodes() != n:
+        raise ConfigError(field, f"a graph of {g.number_of_nodes()} nodes", f"a graph of p = {n} nodes")
+    if set(g.nodes) != set(range(n)):
+        odd = sorted((repr(v) for v in g.nodes if v not in range(n)))[:3]
+        raise ConfigError(field, f"a graph with the nodes {', '.join(odd)}", allowed)
+    loops = sorted(int(u) for u, _ in nx.selfloop_edges(g))
+    if loops:
+        raise ConfigError(field, f"a graph with a self-loop at {loops[0]}", allowed)
+    dims, wrap = g.graph.get("dims"), bool(g.graph.get("wrap"))
+    if dims is not None:
+        try:
+            sides = tuple(operator.index(d) for d in dims)
+        except TypeError:
+            sides = ()
+        if sides and min(sides) >= 1 and math.prod(sides) == n:
+            shaped = kary_ncube(sides, wrap=wrap)
+            if {frozenset(e) for e in shaped.edges} == {frozenset(e) for e in g.edges}:
+                return shaped
+    plain = nx.Graph()
+    plain.add_nodes_from(range(n))
+    plain.add_edges_from((int(a), int(b)) for a, b in g.edges)
+    return plain
 
 
 def neighbour_lists(g: nx.Graph) -> list[list[int]]:
