@@ -432,6 +432,7 @@ def _default_label(name: str, params: Mapping) -> str:
 def _grid(raw: Any) -> dict[str, list]:
     raw = check.table(raw, "grid")
     grid: dict[str, list] = {}
+    paths: dict[str, list] = {}
     for key, values in raw.items():
         if isinstance(values, Mapping):  # an unquoted dotted key: [grid] workload.items = [...]
             raise ConfigError(f"grid.{key}", values, 'a list under a quoted dotted key, e.g. "workload.items" = [..]')
@@ -441,9 +442,33 @@ def _grid(raw: Any) -> dict[str, list]:
                               ", ".join(f"{r}." for r in GRID_ROOTS) + ' (e.g. "workload.items")')
         if not isinstance(values, list) or not values:
             raise ConfigError(f"grid.{key}", values, "a non-empty list of values")
-        _parse_path(key, f"grid.{key}")
+        seen: dict = {}
+        for j, v in enumerate(values):  # a value twice ran its point twice: one key in results.csv, twice the runs
+            c = _same(v)
+            if c in seen:
+                raise ConfigError(f"grid.{key}[{j}]", v, f"a value not given before in the list (it is "
+                                  f"grid.{key}[{seen[c]}])")
+            seen[c] = j
+        steps = _parse_path(key, f"grid.{key}")
+        for other, its in paths.items():  # two keys setting one value: results.csv would name the one overridden
+            if steps[:len(its)] == its or its[:len(steps)] == steps:
+                raise ConfigError(f"grid.{key}", "<key>", f"a value no other grid key sets (grid.{other} sets it, "
+                                  "or the table or list holding it)")
+        paths[key] = steps
         grid[key] = values
     return grid
+
+
+def _same(v: Any) -> Any:
+    """*v* as a hashable value equal for equal settings: 1 and 1.0 alike, tables whatever their key
+    order, but true apart from 1 (TOML tells them apart, and so do the checks)."""
+    if isinstance(v, bool) or isinstance(v, str):
+        return (type(v).__name__, v)
+    if isinstance(v, list):
+        return ("list", tuple(_same(x) for x in v))
+    if isinstance(v, Mapping):
+        return ("table", frozenset((k, _same(x)) for k, x in v.items()))
+    return ("value", v)
 
 
 _SEGMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
