@@ -72,7 +72,7 @@ from ..model import check
 from ..model.platform import Platform, load_toml
 
 __all__ = ["BalancerSpec", "Experiment", "RunSpec", "load_experiment", "run_seed", "point_key", "MAX_REPETITIONS",
-           "MAX_RUNS"]
+           "MAX_RUNS", "MAX_POINTS"]
 
 TOP_KEYS = {"name", "description", "repetitions", "seed", "platform", "workload", "engine", "info", "balancers",
             "grid"}
@@ -85,6 +85,9 @@ GRID_ROOTS = ("platform", "workload", "engine", "info")
 #: one run description per run in memory, about 1 kB each): far beyond any sweep worth running
 MAX_REPETITIONS = 100_000
 MAX_RUNS = 1_000_000
+#: grid points: each is built and checked when the experiment is read (0.15 ms a point for the tiny
+#: divisible sweep here: 15 s and 0.4 GB at 10**5; 10**6 points within MAX_RUNS took minutes and GBs)
+MAX_POINTS = 100_000
 
 
 def run_seed(seed: int, repetition: int) -> int:
@@ -188,7 +191,12 @@ class Experiment:
             _info(info_dict, family, "info", engine, platform)
         balancers = _balancers(check.required(d, "balancers", ""), platform, engine_dict, family, workload)
         grid = _grid(d.get("grid", {}))
-        n_runs = repetitions * len(balancers) * math.prod(len(v) for v in grid.values())
+        n_points = math.prod(len(v) for v in grid.values())
+        if n_points > MAX_POINTS:  # within MAX_RUNS, 10**6 points took minutes and gigabytes to check
+            raise ConfigError("grid points (the product of the [grid] list lengths)", n_points,
+                              f"at most {MAX_POINTS:,} (dlbkit's limit: every point's platform and workload are "
+                              "built and checked before any run; split the sweep into several experiments)")
+        n_runs = repetitions * len(balancers) * n_points
         if n_runs > MAX_RUNS:
             raise ConfigError("runs (repetitions × balancers × grid points)", n_runs,
                               f"at most {MAX_RUNS:,} (dlbkit's limit: runs are held in memory before they run; "
