@@ -147,37 +147,24 @@ def _dimension_edges(dims, wrap):
     return [e for c in _dimension_colours(dims, wrap) for e in c]
 
 
-def given_graph(g: nx.Graph, n: int, field: str = "topology") -> nx.Graph:
-    """*g*, a caller's own interconnect of *n* nodes, checked: an undirected simple graph (no
-    ``DiGraph``, ``MultiGraph`` or self-loop: a processor is not its own neighbour) on the nodes
-    0..n-1 (the engines index processors by number). A ``dims``/``wrap`` shape (what
-    :func:`kary_ncube` records for the dimension colouring) is kept only when it describes *g*;
-    otherwise *g* is coloured like any other graph, so a stale or foreign attribute cannot index
-    past the nodes."""
-    allowed = f"an undirected nx.Graph without self-loops on the nodes 0..{n - 1}"
-    if g.is_directed() or g.is_multigraph():
-        raise ConfigError(field, f"a {type(g).__name__}", allowed)
-    if g.number_of_nodes() != n:
-        raise ConfigError(field, f"a graph of {g.number_of_nodes()} nodes", f"a graph of p = {n} nodes")
-    if set(g.nodes) != set(range(n)):
-        odd = sorted((repr(v) for v in g.nodes if v not in range(n)))[:3]
-        raise ConfigError(field, f"a graph with the nodes {', '.join(odd)}", allowed)
-    loops = sorted(int(u) for u, _ in nx.selfloop_edges(g))
-    if loops:
-        raise ConfigError(field, f"a graph with a self-loop at {loops[0]}", allowed)
-    dims, wrap = g.graph.get("dims"), bool(g.graph.get("wrap"))
-    if dims is not None:
-        try:
-            sides = tuple(operator.index(d) for d in dims)
-        except TypeError:
-            sides = ()
-        if sides and min(sides) >= 1 and math.prod(sides) == n:
-            shaped = kary_ncube(sides, wrap=wrap)
-            if {frozenset(e) for e in shaped.edges} == {frozenset(e) for e in g.edges}:
-                return shaped
+def given_graph(g: nx.Graph, n: int, field: str = "topology", *, per: str = "worker") -> nx.Graph:
+    """A caller's own interconnect *g* of *n* nodes (one per *per*) as a plain undirected graph on the
+    nodes 0..n-1: a ``DiGraph``'s links taken both ways, a ``MultiGraph``'s parallel links as one,
+    self-loops dropped (a node is not its own neighbour). Raise :class:`ConfigError` naming *field*
+    for other nodes (the engines index them by number) or, from 2 nodes, a graph that is not
+    connected (work must reach every node). The graph's attributes (a ``dims`` shape) are not kept."""
+    try:
+        nodes = sorted(g.nodes)
+    except TypeError:  # labels of mixed types
+        nodes = list(g.nodes)
+    if nodes != list(range(n)):
+        shown = repr(nodes) if len(nodes) <= 8 else f"[{nodes[0]!r}, ..., {nodes[-1]!r}] ({len(nodes)} nodes)"
+        raise ConfigError(field, f"a graph on nodes {shown}", f"a graph on exactly the nodes 0..{n - 1} (one per {per})")
     plain = nx.Graph()
     plain.add_nodes_from(range(n))
-    plain.add_edges_from((int(a), int(b)) for a, b in g.edges)
+    plain.add_edges_from((int(a), int(b)) for a, b in g.edges() if a != b)
+    if n > 1 and not nx.is_connected(plain):
+        raise ConfigError(field, "a graph that is not connected", f"a connected graph (work must reach every {per})")
     return plain
 
 
