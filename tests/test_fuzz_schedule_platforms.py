@@ -150,3 +150,13 @@ def test_an_ntp_speed_out_of_range_is_named_by_the_file(graphs, speed, allowed):
     with pytest.raises(ConfigError) as e:
         platform_from_ntp(path)
     assert e.value.field == f"{path} speeds[1]" and allowed in str(e.value)
+
+
+def test_an_ntp_file_named_in_capitals_is_read_as_an_ntp_file(graphs, capsys):
+    """``--platform R.NTP`` was read as a platform TOML by the command's check ("TOML syntax in R.NTP
+    must be valid TOML") while dlbkit.schedule() reads any case of ``.ntp`` as a thesis file; now the
+    command reads it as schedule() does."""
+    path = graphs / "R.NTP"
+    path.write_text(NTP_TEXT["ring4"])
+    assert main(["schedule", str(graphs / "l10.json"), "--platform", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["makespan"] > 0
