@@ -22,6 +22,7 @@ import csv
 import json
 import math
 import re
+import tomllib
 
 import pytest
 from hypothesis import event, given, settings
@@ -32,12 +33,10 @@ from dlbkit.cli import main
 from dlbkit.errors import ConfigError
 from dlbkit.experiments import load_experiment
 from dlbkit.experiments.spec import MAX_POINTS
+from experiment_files import TINY
 from test_fuzz_inputs import FUZZ, WEIRD, deadline, paths, to_toml
 from test_fuzz_runs import BASES as RUN_BASES
 from test_fuzz_runs import CAP, EDGE, FLOOR, NAMES, _load, load_and_run, shrink, workdir  # noqa: F401 (a fixture)
-from experiment_files import TINY
-
-import tomllib
 
 BASES = {**RUN_BASES, "tiny": {**tomllib.loads(TINY), "repetitions": 1}}
 ROOTS = ("platform", "workload", "engine", "info")
