@@ -155,7 +155,7 @@ def grid_runs(d: dict, workdir) -> str:
     return load_and_run(capped(d), workdir)
 
 
-@settings(FUZZ, max_examples=80)
+@settings(FUZZ, max_examples=150)
 @given(data=st.data(), name=st.sampled_from(sorted(BASES)))
 def test_grid_sweeps_are_refused_in_one_line_or_run_to_a_finite_result(data, name, workdir):
     event(grid_runs(data.draw(gridded(BASES[name])), workdir))
