@@ -769,7 +769,7 @@ def _platform_file(path: str, flag: str) -> str:
     experiment's error names its file (``--emulate p.toml: nodes[1].speed must be ...``)."""
     from .model.platform import Platform
 
-    if not path.endswith(".ntp"):  # a thesis network file (schedule --platform) is read by its own reader
+    if not path.lower().endswith(".ntp"):  # a thesis network file (schedule --platform): its own reader, any case
         try:
             Platform.from_toml(path)
         except ConfigError as e:

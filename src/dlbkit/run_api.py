@@ -176,8 +176,16 @@ def check_record(record: str | Path | None, backend: str) -> None:
         return
     if not isinstance(record, (str, Path)):
         raise ConfigError("record", record, "a file path (str or Path) or None")
-    if coordinates(backend) and (Path(record).is_dir() or not Path(record).parent.is_dir()):
-        raise ConfigError("record", str(record), "a file in an existing directory")
+    def problem() -> ConfigError | None:
+        if Path(record).is_dir() or not Path(record).parent.is_dir():
+            return ConfigError("record", str(record), "a file in an existing directory")
+        return None
+
+    if backend == "mpi":  # rank 0 writes it: its verdict, shared with every rank (else they wait for it)
+        from .runtime.backends.mpi import share_verdict
+        share_verdict(problem)
+    elif (p := problem()) is not None:
+        raise p
 
 
 def _migration_balancer(balancer: Balancer | str, params: Mapping | None) -> MigrationBalancer:

@@ -72,7 +72,7 @@ from ..model import check
 from ..model.platform import Platform, load_toml
 
 __all__ = ["BalancerSpec", "Experiment", "RunSpec", "load_experiment", "run_seed", "point_key", "MAX_REPETITIONS",
-           "MAX_RUNS"]
+           "MAX_RUNS", "MAX_POINTS"]
 
 TOP_KEYS = {"name", "description", "repetitions", "seed", "platform", "workload", "engine", "info", "balancers",
             "grid"}
@@ -85,6 +85,9 @@ GRID_ROOTS = ("platform", "workload", "engine", "info")
 #: one run description per run in memory, about 1 kB each): far beyond any sweep worth running
 MAX_REPETITIONS = 100_000
 MAX_RUNS = 1_000_000
+#: grid points: each is built and checked when the experiment is read (0.15 ms a point for the tiny
+#: divisible sweep here: 15 s and 0.4 GB at 10**5; 10**6 points within MAX_RUNS took minutes and GBs)
+MAX_POINTS = 100_000
 
 
 def run_seed(seed: int, repetition: int) -> int:
@@ -188,7 +191,12 @@ class Experiment:
             _info(info_dict, family, "info", engine, platform)
         balancers = _balancers(check.required(d, "balancers", ""), platform, engine_dict, family, workload)
         grid = _grid(d.get("grid", {}))
-        n_runs = repetitions * len(balancers) * math.prod(len(v) for v in grid.values())
+        n_points = math.prod(len(v) for v in grid.values())
+        if n_points > MAX_POINTS:  # within MAX_RUNS, 10**6 points took minutes and gigabytes to check
+            raise ConfigError("grid points (the product of the [grid] list lengths)", n_points,
+                              f"at most {MAX_POINTS:,} (dlbkit's limit: every point's platform and workload are "
+                              "built and checked before any run; split the sweep into several experiments)")
+        n_runs = repetitions * len(balancers) * n_points
         if n_runs > MAX_RUNS:
             raise ConfigError("runs (repetitions × balancers × grid points)", n_runs,
                               f"at most {MAX_RUNS:,} (dlbkit's limit: runs are held in memory before they run; "
@@ -434,6 +442,7 @@ def _default_label(name: str, params: Mapping) -> str:
 def _grid(raw: Any) -> dict[str, list]:
     raw = check.table(raw, "grid")
     grid: dict[str, list] = {}
+    paths: dict[str, list] = {}
     for key, values in raw.items():
         if isinstance(values, Mapping):  # an unquoted dotted key: [grid] workload.items = [...]
             raise ConfigError(f"grid.{key}", values, 'a list under a quoted dotted key, e.g. "workload.items" = [..]')
@@ -443,9 +452,33 @@ def _grid(raw: Any) -> dict[str, list]:
                               ", ".join(f"{r}." for r in GRID_ROOTS) + ' (e.g. "workload.items")')
         if not isinstance(values, list) or not values:
             raise ConfigError(f"grid.{key}", values, "a non-empty list of values")
-        _parse_path(key, f"grid.{key}")
+        seen: dict = {}
+        for j, v in enumerate(values):  # a value twice ran its point twice: one key in results.csv, twice the runs
+            c = _same(v)
+            if c in seen:
+                raise ConfigError(f"grid.{key}[{j}]", v, f"a value not given before in the list (it is "
+                                  f"grid.{key}[{seen[c]}])")
+            seen[c] = j
+        steps = _parse_path(key, f"grid.{key}")
+        for other, its in paths.items():  # two keys setting one value: results.csv would name the one overridden
+            if steps[:len(its)] == its or its[:len(steps)] == steps:
+                raise ConfigError(f"grid.{key}", "<key>", f"a value no other grid key sets (grid.{other} sets it, "
+                                  "or the table or list holding it)")
+        paths[key] = steps
         grid[key] = values
     return grid
+
+
+def _same(v: Any) -> Any:
+    """*v* as a hashable value equal for equal settings: 1 and 1.0 alike, tables whatever their key
+    order, but true apart from 1 (TOML tells them apart, and so do the checks)."""
+    if isinstance(v, bool) or isinstance(v, str):
+        return (type(v).__name__, v)
+    if isinstance(v, list):
+        return ("list", tuple(_same(x) for x in v))
+    if isinstance(v, Mapping):
+        return ("table", frozenset((k, _same(x)) for k, x in v.items()))
+    return ("value", v)
 
 
 _SEGMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")

@@ -36,10 +36,12 @@ cores of one machine are free. :func:`upward_rank` is the priority both evaluato
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 
 from ..errors import ConfigError
+from . import check
 from .graph import TaskGraph
 
 __all__ = ["GraphCosts", "costs_for", "platform_from_ntp", "write_ntp",
@@ -269,11 +271,16 @@ def platform_from_ntp(path, *, name: str | None = None):
     if m < 1 or len(nums) != m + m * m:
         raise ConfigError(f"{p}", f"{len(nums)} numbers after m = {words[0]}", f"m + m² = {m + m * m}")
     speeds, flat = nums[:m], nums[m:]
-    d = [flat[i * m:(i + 1) * m] for i in range(m)]
+    for i, s in enumerate(speeds):  # named as the file has them (Node would name a node 'n0' of no file)
+        check.number(s, f"{p} speeds[{i}]", lo=0.0, lo_open=True)
+    for k, x in enumerate(flat):  # a hop count: 2.7 was truncated to 2, NaN or inf a ValueError traceback
+        if not (math.isfinite(x) and x >= 0 and x.is_integer()):
+            raise ConfigError(f"{p} distances[{k // m}][{k % m}]", x, "a whole number of hops >= 0")
+    d = [[int(x) for x in flat[i * m:(i + 1) * m]] for i in range(m)]
     g = nx.Graph()
     g.add_nodes_from(range(m))
     g.add_edges_from((i, j) for i in range(m) for j in range(i + 1, m) if d[i][j] == 1)
-    if not nx.is_connected(g) or hop_matrix(g).tolist() != [[int(x) for x in r] for r in d]:
+    if not nx.is_connected(g) or hop_matrix(g).tolist() != d:
         raise ConfigError(f"{p} distances", d, "the hop counts of a connected graph (bus, ring, hypercube, ...)")
     nodes = [Node(f"n{i}", speed=s) for i, s in enumerate(speeds)]
     return Platform(nodes, Network(latency=0.0, bandwidth=1.0, topology=g), name=name or p.stem)

@@ -14,7 +14,7 @@ from ..errors import ConfigError
 from . import check
 
 __all__ = ["KINDS", "build", "hop_matrix", "topology_from_dict", "parse", "dims_create", "kary_ncube",
-           "neighbour_lists", "edge_colouring", "diameter", "is_complete", "Others", "complete_neighbours", "LIST_NODES"]
+           "neighbour_lists", "edge_colouring", "given_graph", "diameter", "is_complete", "Others", "complete_neighbours", "LIST_NODES"]
 
 KINDS = ("complete", "chain", "ring", "mesh", "torus", "hypercube", "star", "edges")
 
@@ -145,6 +145,27 @@ def _dimension_colours(dims: tuple[int, ...], wrap: bool) -> list[list[tuple[int
 
 def _dimension_edges(dims, wrap):
     return [e for c in _dimension_colours(dims, wrap) for e in c]
+
+
+def given_graph(g: nx.Graph, n: int, field: str = "topology", *, per: str = "worker") -> nx.Graph:
+    """A caller's own interconnect *g* of *n* nodes (one per *per*) as a plain undirected graph on the
+    nodes 0..n-1: a ``DiGraph``'s links taken both ways, a ``MultiGraph``'s parallel links as one,
+    self-loops dropped (a node is not its own neighbour). Raise :class:`ConfigError` naming *field*
+    for other nodes (the engines index them by number) or, from 2 nodes, a graph that is not
+    connected (work must reach every node). The graph's attributes (a ``dims`` shape) are not kept."""
+    try:
+        nodes = sorted(g.nodes)
+    except TypeError:  # labels of mixed types
+        nodes = list(g.nodes)
+    if nodes != list(range(n)):
+        shown = repr(nodes) if len(nodes) <= 8 else f"[{nodes[0]!r}, ..., {nodes[-1]!r}] ({len(nodes)} nodes)"
+        raise ConfigError(field, f"a graph on nodes {shown}", f"a graph on exactly the nodes 0..{n - 1} (one per {per})")
+    plain = nx.Graph()
+    plain.add_nodes_from(range(n))
+    plain.add_edges_from((int(a), int(b)) for a, b in g.edges() if a != b)
+    if n > 1 and not nx.is_connected(plain):
+        raise ConfigError(field, "a graph that is not connected", f"a connected graph (work must reach every {per})")
+    return plain
 
 
 def neighbour_lists(g: nx.Graph) -> list[list[int]]:

@@ -46,6 +46,7 @@ compute spread evenly over all p processors.
 from __future__ import annotations
 
 import math
+import operator
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,7 +60,7 @@ from ..balancers.decide import transfers as decided_transfers
 from ..balancers.registry import resolve
 from ..errors import ConfigError
 from ..model.seeding import SUPERSTEP, streams
-from ..model.topology import build, dims_create, edge_colouring, kary_ncube, neighbour_lists
+from ..model.topology import build, dims_create, edge_colouring, given_graph, kary_ncube, neighbour_lists
 from ..model.availability import Constant
 from ..model.platform import MAX_NODES
 from ..model.trace import Trace
@@ -128,9 +129,19 @@ def topology_graph(kind: str | nx.Graph, p: int) -> nx.Graph:
     """The interconnect on *p* processors: a 2-D torus or mesh of ``dims_create(p, 2)`` sides (001
     §3.1: 8 → 4×2, 128 → 16×8), a ring, a chain, a hypercube, the complete graph, or a given graph."""
     if isinstance(kind, nx.Graph):
-        if kind.number_of_nodes() != p:
-            raise ConfigError("topology", f"a graph of {kind.number_of_nodes()} nodes", f"a graph of p = {p} nodes")
-        return kind
+        g = given_graph(kind, p, "topology", per="processor")
+        # a kary_ncube passed as a graph is coloured by its shape, as the named torus is; a shape that
+        # is not the graph's (a stale or foreign attribute) coloured pairs that are not linked
+        dims = kind.graph.get("dims")
+        try:
+            sides = tuple(operator.index(d) for d in dims) if dims is not None else ()
+        except TypeError:
+            sides = ()
+        if sides and min(sides) >= 1 and math.prod(sides) == p:
+            shaped = kary_ncube(sides, wrap=bool(kind.graph.get("wrap")))
+            if {frozenset(e) for e in shaped.edges} == {frozenset(e) for e in g.edges}:
+                return shaped
+        return g
     if kind not in TOPOLOGIES:
         raise ConfigError("topology", kind, "a networkx graph or one of " + ", ".join(TOPOLOGIES))
     if kind in ("torus", "mesh"):

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from ..base import MappingBalancer, Plan, Taxonomy
 from ..registry import register
 
@@ -74,11 +80,38 @@ class Metis(MappingBalancer):
                 adjncy.append(j)
                 ew.append(max(1, round(d * RESOLUTION / dmax)))
             xadj.append(len(adjncy))
-        part = pymetis.part_graph(m, pymetis.CSRAdjacency(xadj, adjncy), vweights=vw, eweights=ew or None,
-                                  tpwgts=targets, options=pymetis.Options(seed=seed)).vertex_part
+        with _c_stdout_silenced():
+            part = pymetis.part_graph(m, pymetis.CSRAdjacency(xadj, adjncy), vweights=vw, eweights=ew or None,
+                                      tpwgts=targets, options=pymetis.Options(seed=seed)).vertex_part
         a = tuple(int(x) for x in part)
         cut = sum(d for i in range(n) for j, d in g.succs[i] if a[i] != a[j])
         return Plan(a, None, {"cut_data": float(cut), "targets": targets, "metis_seed": seed})
+
+
+@contextmanager
+def _c_stdout_silenced() -> Iterator[None]:
+    """METIS's C code printf()s notes such as "***You are trying to partition a graph into too many
+    parts!" (more nodes than tasks, a valid call whose partition it still returns) on the process's
+    standard output, where ``dlbkit schedule --json`` prints its JSON: they made that output
+    unparsable. Here file descriptor 1 points to the null device during the call (C's buffer flushed
+    before it is restored); Python's own output is flushed first and not touched."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no descriptor 1 (a daemon): nothing to protect
+        yield
+        return
+    libc = ctypes.CDLL(None)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+            try:
+                yield
+            finally:
+                libc.fflush(None)
+                os.dup2(saved, 1)
+    finally:
+        os.close(saved)
 
 
 def capacities(costs, w) -> list[float]:

@@ -103,7 +103,7 @@ from .. import status
 from .base import COORDINATOR, Family, Transport, drive, user_frame
 
 __all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport", "RankConn", "run", "rank",
-           "start_run", "emulation_problem", "serve_rank", "coordinate_rank"]
+           "start_run", "emulation_problem", "serve_rank", "coordinate_rank", "share_verdict"]
 
 BYE = "bye"  # worker rank -> rank 0, transport level only: "I left the worker loop and will send nothing more"
 TAG = 7  # every message of a run between rank 0 and a worker, on the run's own duplicate of COMM_WORLD
@@ -445,6 +445,25 @@ def start_run(problem_of: Callable[[int], ConfigError | None], payload: Any = No
             raise problem
         raise SystemExit(f"dlbkit: rank {rank} stopping: rank 0 rejected the run: {error}")
     return comm, rank, size, origin, origin0, payload
+
+
+def share_verdict(problem_at_rank0: Callable[[], ConfigError | None]) -> None:
+    """Rank 0's verdict on an argument only rank 0 judges (the record file it alone writes), shared
+    with every rank before any run, as :func:`start_run` shares its verdict: rank 0 raises the
+    ConfigError, the others exit with one line. Raised on rank 0 alone, the other ranks went on into
+    the run and waited for rank 0 forever (``record="."`` hung the job)."""
+    world = _mpi().COMM_WORLD
+    me = world.Get_rank()
+    problem = problem_at_rank0() if me == 0 else None
+    if world.Get_size() < 2 or _failed:  # start_run refuses these (the other ranks are gone, or none)
+        if problem is not None:
+            raise problem
+        return
+    error = world.bcast(str(problem) if problem else None, root=0)
+    if error is not None:
+        if me == 0:
+            raise problem
+        raise SystemExit(f"dlbkit: rank {me} stopping: rank 0 rejected the run: {error}")
 
 
 def rank() -> int:

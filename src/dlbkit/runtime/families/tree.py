@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ...errors import ConfigError
-from ...model.topology import KINDS, edge_colouring, neighbour_lists, topology_from_dict
+from ...model.topology import KINDS, edge_colouring, given_graph, neighbour_lists, topology_from_dict
 from ..backends import execute
 from ..backends.base import Family
 from ..progress import Progress
@@ -58,20 +58,7 @@ def resolve_topology(topology: Any, n_workers: int) -> tuple[list[list[int]], li
     if topology is None:
         topology = DEFAULT_TOPOLOGY
     if isinstance(topology, nx.Graph):
-        topology = topology.to_undirected() if topology.is_directed() else topology
-        try:
-            nodes = sorted(topology.nodes)
-        except TypeError:  # labels of mixed types
-            nodes = list(topology.nodes)
-        if nodes != list(range(n_workers)):
-            raise ConfigError("topology", f"a graph on nodes {_short_nodes(nodes)}",
-                              f"a graph on exactly the nodes 0..{n_workers - 1} (one per worker)")
-        if n_workers > 1 and not nx.is_connected(topology):
-            raise ConfigError("topology", "a graph that is not connected", "a connected graph (work must reach "
-                              "every worker)")
-        g = nx.Graph()
-        g.add_nodes_from(range(n_workers))
-        g.add_edges_from((int(a), int(b)) for a, b in topology.edges if a != b)
+        g = given_graph(topology, n_workers, "topology")
     else:
         try:
             g = topology_from_dict(topology, n_workers, field="topology")
@@ -101,10 +88,6 @@ def bind_check(spec: TreeSpec, n_workers: int) -> None:
     if b.reserved_node() == 0:  # the root starts on worker 0
         raise ConfigError("parameter 'server' of ldsv", 0, "another worker than 0, where the root starts (the "
                           "Load Information Server computes nothing); the default -1 is the last worker")
-
-
-def _short_nodes(nodes: list) -> str:
-    return repr(nodes) if len(nodes) <= 8 else f"[{nodes[0]!r}, ..., {nodes[-1]!r}] ({len(nodes)} nodes)"
 
 
 class TreeRun(Family):
