@@ -91,17 +91,19 @@ class Metis(MappingBalancer):
 @contextmanager
 def _c_stdout_silenced() -> Iterator[None]:
     """METIS's C code printf()s notes such as "***You are trying to partition a graph into too many
-    parts!" (more nodes than tasks, a valid call whose partition it still returns) on the process's
+    parts!" (more nodes than tasks, or as few as 4 parts of 5 tasks with one task's weight or one
+    target dominating: valid calls whose partition it still returns) on the process's
     standard output, where ``dlbkit schedule --json`` prints its JSON: they made that output
     unparsable. Here file descriptor 1 points to the null device during the call (C's buffer flushed
-    before it is restored); Python's own output is flushed first and not touched."""
+    before it is restored); Python's own output is flushed first and not touched. Another thread's
+    output to descriptor 1 during the call is lost too: the price of a C library with no quiet flag."""
     sys.stdout.flush()
     try:
+        libc = ctypes.CDLL(None)  # the C library's fflush: METIS's printf is buffered there
         saved = os.dup(1)
-    except OSError:  # no descriptor 1 (a daemon): nothing to protect
+    except OSError:  # no descriptor 1 (a daemon), or no C library to flush: leave stdout alone
         yield
         return
-    libc = ctypes.CDLL(None)
     try:
         with open(os.devnull, "wb") as null:
             os.dup2(null.fileno(), 1)
