@@ -487,18 +487,22 @@ def _cmd_families(args) -> int:
 
 # --- bench ------------------------------------------------------------------------------------------
 def _cmd_bench(args) -> int:
-    from .sim.bench import MODELS
+    from .sim.bench import MODELS, check_supermarket, check_tasks, check_workers
 
     fn = MODELS[args.model]
     check_seed(args.seed)
-    # an option of the other models is an error, not ignored (as --ranks without --backend mpi is)
+    # an option of the other models is an error, not ignored (as --ranks without --backend mpi is);
+    # 0 is given (`0 in (None, False)` is true, so test identity)
     theirs = ("workers", "tasks") if args.model == "supermarket" else ("servers", "load", "choices", "jobs", "replace")
     for flag in theirs:
-        if getattr(args, flag) not in (None, False):
+        if getattr(args, flag) is not None and getattr(args, flag) is not False:
             raise ConfigError(f"--{flag}", getattr(args, flag), "used with " + (
                 "models m1 and m2 (the supermarket model takes --servers, --load, --choices, --jobs, --replace)"
                 if args.model == "supermarket" else "the supermarket model (m1 and m2 take --workers, --tasks)"))
+    # every value given is checked before any flag missing is named: the error names the flag at fault
     if args.model == "supermarket":
+        check_supermarket(servers=args.servers, load=args.load, choices=args.choices, jobs=args.jobs,
+                          replace=args.replace)
         for flag in ("servers", "load"):
             if getattr(args, flag) is None:
                 raise ConfigError(f"--{flag}", None, "given for the supermarket model")
@@ -516,6 +520,10 @@ def _cmd_bench(args) -> int:
         print(f"  wall time            {res['wall_s']:.4f} s")
         print(f"  events/s             {res['events_per_s']:,.0f}")
         return 0
+    if args.workers is not None:
+        check_workers(args.workers, args.model)
+    if args.tasks is not None:
+        check_tasks(args.tasks)
     for flag in ("workers", "tasks"):
         if getattr(args, flag) is None:
             raise ConfigError(f"--{flag}", None, f"given for model {args.model}")
