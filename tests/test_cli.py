@@ -204,7 +204,8 @@ def test_no_nodes_case_really_has_an_empty_node_list():
     (["bench", "supermarket", "--choices", "0"], "--choices must be an integer >= 1; got 0"),
     (["bench", "supermarket", "--load", "0.5"], "--servers must be given for the supermarket model; got None"),
     # 0 is given, not absent (0 in (None, False) is true: --choices 0 with m1 was silently ignored)
-    (["bench", "m1", "--workers", "3", "--tasks", "5", "--choices", "0"], "--choices must be used with the supermarket"),
+    (["bench", "m1", "--workers", "3", "--tasks", "5", "--choices", "0"],
+     "--choices must be used with the supermarket"),
     (["bench", "supermarket", "--servers", "4", "--load", "0.5", "--workers", "0"],
      "--workers must be used with models m1 and m2"),
     (["balancers", "--kind", "wizardry"], "--kind"),

@@ -34,8 +34,8 @@ from .divisible import simulate_divisible
 from .stream import MAX_SERVERS, simulate_stream
 from .tree_async import simulate_tree_async
 
-__all__ = ["m1_platform", "run_m1", "run_supermarket", "check_workers", "check_tasks", "check_supermarket", "m2_platform", "run_m2", "MersenneIntegers", "MODELS",
-           "M2_TICKS_PER_SECOND"]
+__all__ = ["m1_platform", "run_m1", "run_supermarket", "m2_platform", "run_m2", "MersenneIntegers", "MODELS",
+           "M2_TICKS_PER_SECOND", "check_workers", "check_tasks", "check_supermarket"]
 
 M1_LATENCY = 0.001  # seconds, docs/reference-models.md "Both models"
 #: docs/reference-models.md "Time base and ties": every M1/M2 time is a multiple of 1/8,400,000 s
