@@ -1,7 +1,9 @@
 """A sweep's figures on disk: the per-balancer bars and each run's plots, by the workload's family.
 
 The plots themselves are :mod:`dlbkit.plots` (they depend only on the model); which plots a run gets
-is its family's declaration (:attr:`dlbkit.families.Family.figures`, ``bar_metrics``).
+is its family's declaration (:attr:`dlbkit.families.Family.figures`, ``bar_metrics``). Each PNG
+carries a digest of what it was drawn from (:mod:`.digests`); a resumed sweep redraws only the
+figures whose digest changed or whose file is missing.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any, Sequence
 from .. import families
 from ..families import Family
 from ..plots import metric_bars, slug
+from .digests import DIGEST_KEY, KINDS_KEY, code_digest, digest, png_text
 
 __all__ = ["save_all", "FIGURE_KINDS"]
 
@@ -28,19 +31,52 @@ def _figure_kinds() -> tuple[str, ...]:
 FIGURE_KINDS = _figure_kinds()
 
 
-def _save(fig, path: Path, dpi: int) -> Path:
+def _save(fig, path: Path, dpi: int, text: dict[str, str]) -> Path:
     import matplotlib.pyplot as plt
-    fig.savefig(path, dpi=dpi)
+    fig.savefig(path, dpi=dpi, metadata=text)
     plt.close(fig)
     return path
 
 
-def _run_figures(family: str, label: str, point: str, trace: Any, out_dir: Path, dpi: int) -> dict[str, Path]:
-    """Write one run's figures (repetition 0 of a balancer at a grid point) as ``KIND_LABEL[__POINT].png``."""
-    suffix = slug(label) + (f"__{slug(point)}" if point else "")
+def _suffix(label: str, point: str) -> str:
+    return slug(label) + (f"__{slug(point)}" if point else "")
+
+
+def _run_figures(family: str, label: str, point: str, trace: Any, out_dir: Path, dpi: int, run_digest: str,
+                 only: frozenset[str] | None = None) -> dict[str, Path]:
+    """Write one run's figures (repetition 0 of a balancer at a grid point) as ``KIND_LABEL[__POINT].png``,
+    each tagged with *run_digest* and the kinds drawn; with *only*, save just those kinds (the others'
+    files are current). Return the paths of every kind the run has."""
+    import matplotlib.pyplot as plt
+
+    suffix = _suffix(label, point)
     run = f"{label}" + (f" [{point}]" if point else "") + ", repetition 0"
     figs = families.get(family).figures(trace, run)
-    return {kind: _save(fig, out_dir / f"{kind}_{suffix}.png", dpi) for kind, fig in figs.items()}
+    text = {DIGEST_KEY: run_digest, KINDS_KEY: ",".join(figs)}
+    paths = {}
+    for kind, fig in figs.items():
+        path = out_dir / f"{kind}_{suffix}.png"
+        if only is None or kind in only:
+            _save(fig, path, dpi, text)
+        else:
+            plt.close(fig)
+        paths[kind] = path
+    return paths
+
+
+def _current(fam: Family, suffix: str, run_digest: str, out_dir: Path) -> tuple[dict[str, Path], frozenset[str] | None]:
+    """Which of a run's figures on disk were drawn from *run_digest*: (their paths if all are, else {};
+    the kinds to save: None for all, or those missing or stale)."""
+    paths = {k: out_dir / f"{k}_{suffix}.png" for k in fam.figure_kinds}
+    texts = {k: png_text(p) for k, p in paths.items()}
+    good = [k for k in fam.figure_kinds if texts[k].get(DIGEST_KEY) == run_digest]
+    if not good:
+        return {}, None
+    kinds = [k for k in texts[good[0]].get(KINDS_KEY, "").split(",") if k in paths]
+    missing = frozenset(kinds) - set(good)
+    if not kinds or missing:
+        return {}, missing or None
+    return {k: paths[k] for k in kinds}, frozenset()
 
 
 def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: str | Family, dpi: int = 110,
@@ -48,24 +84,44 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: st
     """Write the bars of *family*'s ``bar_metrics`` (those with a finite, non-zero value: a cost nobody
     paid needs no chart) and, per (label, grid
     point) in *traces*, the family's run figures into *out_dir* (on *jobs* processes); return the paths
-    by kind (:data:`FIGURE_KINDS`)."""
+    by kind (:data:`FIGURE_KINDS`).
+
+    A figure whose PNG already carries the digest of what it would be drawn from (:mod:`.digests`:
+    the same data, names, dpi and drawing code) is kept as it is, so resuming a sweep whose runs are
+    all reused redraws nothing; a changed, added or re-done run's figures, or a deleted PNG, are drawn."""
     fam = families.get(family)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, list[Path]] = {k: [] for k in FIGURE_KINDS}
+    figure_code = ("dlbkit.plots", __name__)
     if summary:
+        bars_code = code_digest(figure_code)
         for m in fam.bar_metrics:
             if any(s.metric == m and math.isfinite(s.mean) and s.mean != 0 for s in summary):
-                written["bars"].append(_save(metric_bars(summary, m), out_dir / f"{m}.png", dpi))
-    items = list(traces.items())
-    if jobs > 1 and len(items) > 1:
+                path = out_dir / f"{m}.png"
+                d = digest("bars", m, dpi, bars_code, [s for s in summary if s.metric == m])
+                if png_text(path).get(DIGEST_KEY) != d:
+                    _save(metric_bars(summary, m), path, dpi, {DIGEST_KEY: d})
+                written["bars"].append(path)
+    run_code = code_digest((*figure_code, fam.figures.__module__))
+    results: list[Any] = []
+    todo = []  # (index in results, arguments of _run_figures)
+    for (lbl, pt), tr in traces.items():
+        d = digest("run", fam.name, lbl, pt, dpi, run_code, tr)
+        kept, only = _current(fam, _suffix(lbl, pt), d, out_dir)
+        results.append(kept)
+        if only is None or only:
+            todo.append((len(results) - 1, (fam.name, lbl, pt, tr, out_dir, dpi, d, only)))
+    if jobs > 1 and len(todo) > 1:
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=min(jobs, len(items))) as pool:
-            futures = [pool.submit(_run_figures, fam.name, lbl, pt, tr, out_dir, dpi) for (lbl, pt), tr in items]
-            results = [f.result() for f in futures]
+        with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
+            futures = [(i, pool.submit(_run_figures, *a)) for i, a in todo]
+            for i, f in futures:
+                results[i] = f.result()
     else:
-        results = [_run_figures(fam.name, lbl, pt, tr, out_dir, dpi) for (lbl, pt), tr in items]
+        for i, a in todo:
+            results[i] = _run_figures(*a)
     for paths in results:
         for kind, path in paths.items():
             written[kind].append(path)

@@ -35,7 +35,7 @@ from .stream import MAX_SERVERS, simulate_stream
 from .tree_async import simulate_tree_async
 
 __all__ = ["m1_platform", "run_m1", "run_supermarket", "m2_platform", "run_m2", "MersenneIntegers", "MODELS",
-           "M2_TICKS_PER_SECOND"]
+           "M2_TICKS_PER_SECOND", "check_workers", "check_tasks", "check_supermarket"]
 
 M1_LATENCY = 0.001  # seconds, docs/reference-models.md "Both models"
 #: docs/reference-models.md "Time base and ties": every M1/M2 time is a multiple of 1/8,400,000 s
@@ -48,18 +48,23 @@ def m1_platform(workers: int) -> Platform:
     return Platform(nodes, Network(latency=M1_LATENCY, bandwidth=1.0, topology="star"), name=f"m1-{workers}")
 
 
-def _sizes(workers: int, tasks: int, least_workers: int, nodes_beside: int) -> None:
-    """--workers and --tasks within dlbkit's limits before anything is built (a billion workers or a
-    trillion tasks was a long hang or a MemoryError)."""
-    most = MAX_NODES - nodes_beside
-    if isinstance(workers, bool) or not isinstance(workers, int) or not least_workers <= workers <= most:
-        raise ConfigError("--workers", workers, f"an integer in [{least_workers}, {most:,}]"
-                          + (" (M2 needs a victim; " if least_workers > 1 else " (") + "dlbkit's limit on nodes)")
+def check_workers(workers: int, model: str) -> None:
+    """--workers of *model* (``m1``: beside its master; ``m2``: at least two, a thief needs a victim)
+    within dlbkit's limits before anything is built (a billion workers was a long hang)."""
+    least, most = (2, MAX_NODES) if model == "m2" else (1, MAX_NODES - 1)  # M1's master is a node beside them
+    if isinstance(workers, bool) or not isinstance(workers, int) or not least <= workers <= most:
+        raise ConfigError("--workers", workers, f"an integer in [{least}, {most:,}]"
+                          + (" (M2 needs a victim; " if least > 1 else " (") + "dlbkit's limit on nodes)")
+
+
+def check_tasks(tasks: int) -> None:
+    """--tasks within dlbkit's limits (a trillion tasks was a MemoryError)."""
     check.size(tasks, "--tasks", MAX_ITEMS, "one cost per task is held in memory")
 
 
 def run_m1(workers: int, tasks: int) -> dict:
-    _sizes(workers, tasks, 1, 1)  # the master is a node beside the workers
+    check_workers(workers, "m1")
+    check_tasks(tasks)
     platform = m1_platform(workers)
     workload = Divisible(tasks, CostModel("constant"))
     costs = m1_costs(tasks)
@@ -112,7 +117,8 @@ def m2_platform(workers: int) -> Platform:
 def run_m2(workers: int, tasks: int, seed: int = 1, *, record: bool = True) -> dict:
     """M2 (docs/reference-models.md): makespan, model events, wall time (the simulation only), events per second and
     successful steals (non-empty replies received)."""
-    _sizes(workers, tasks, 2, 0)
+    check_workers(workers, "m2")
+    check_tasks(tasks)
     platform = m2_platform(workers)
     workload = FlatTasks(m1_costs(tasks).tolist())
     balancer = WorkStealing()
@@ -127,22 +133,31 @@ def run_m2(workers: int, tasks: int, seed: int = 1, *, record: bool = True) -> d
             "successful_steals": trace.meta["steals"]}
 
 
+def check_supermarket(*, servers: int | None = None, load: float | None = None, choices: int | None = None,
+                      jobs: int | None = None, replace: bool = True) -> None:
+    """The supermarket model's options, each checked only if given (None: not given), in the order of
+    ``dlbkit bench supermarket``'s flags."""
+    if servers is not None:
+        check.size(servers, "--servers", MAX_SERVERS, "servers of a job stream")
+    if load is not None and (isinstance(load, bool) or not isinstance(load, (int, float)) or not 0 < load < 1):
+        raise ConfigError("--load", load, "a number in (0, 1) (the supermarket model is stable below 1)")
+    if choices is not None:
+        if isinstance(choices, bool) or not isinstance(choices, int) or choices < 1:
+            raise ConfigError("--choices", choices, "an integer >= 1")
+        if not replace and servers is not None and choices > servers:
+            raise ConfigError("--choices", choices, f"at most --servers ({servers}) without --replace")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or not 10 <= jobs <= MAX_JOBS):
+        raise ConfigError("--jobs", jobs, f"an integer in [10, {MAX_JOBS:,}] (the warm-up is the first 10%; "
+                          "dlbkit's limit: arrivals are drawn up front)")
+
+
 def run_supermarket(servers: int, load: float, choices: int = 2, jobs: int = 1_000_000, seed: int = 1, *,
                     replace: bool = True) -> dict:
     """The supermarket model through the general stream engine: the time-average jobs in system per
     server after a warm-up of the first 10% of jobs (up to the last arrival), the mean response time
     of the jobs after the warm-up, model events (arrivals and departures), wall time of the simulation
     and events per second."""
-    check.size(servers, "--servers", MAX_SERVERS, "servers of a job stream")
-    if isinstance(load, bool) or not isinstance(load, (int, float)) or not 0 < load < 1:
-        raise ConfigError("--load", load, "a number in (0, 1) (the supermarket model is stable below 1)")
-    if isinstance(choices, bool) or not isinstance(choices, int) or choices < 1:
-        raise ConfigError("--choices", choices, "an integer >= 1")
-    if not replace and choices > servers:
-        raise ConfigError("--choices", choices, f"at most --servers ({servers}) without --replace")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 10 <= jobs <= MAX_JOBS:
-        raise ConfigError("--jobs", jobs, f"an integer in [10, {MAX_JOBS:,}] (the warm-up is the first 10%; "
-                          "dlbkit's limit: arrivals are drawn up front)")
+    check_supermarket(servers=servers, load=load, choices=choices, jobs=jobs, replace=replace)
     workload = Stream(rates=float(load), jobs=jobs)
     balancer = PowerOfD(d=choices, replace=replace)
     t0 = time.perf_counter()
