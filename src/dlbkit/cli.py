@@ -41,8 +41,8 @@ from .errors import ConfigError, DlbkitError, closest
 
 __all__ = ["main", "build_parser"]
 
-#: DESIGN.md "Balancers"
-KINDS = ("chunking", "placement", "migration", "repartition", "mapping", "graph-online", "adaptive")
+#: the order in which ``--kind`` and ``dlbkit balancers`` list the kinds of balancer (docs/design.md)
+KINDS = ("chunking", "placement", "migration", "repartition", "mapping", "graph-online")
 
 
 def balancer_kinds() -> list[str]:

@@ -32,15 +32,18 @@ naming the event (handler, time, priority, rank, sequence); scheduling before ``
 for every event it runs, so that two paths of one engine can be compared event for event: a
 specialised loop that writes the same log is proven to give the kernel path's trace by a test.
 
-**Who uses the queue.** The divisible engine's self-scheduling mechanism and the asynchronous tree
-engine run their rules as handlers on a :class:`Kernel`. Each also has a specialised loop for its
-reference model (M1: ``divisible._fast_self_scheduling``; M2: :mod:`dlbkit.sim._tree_fast`) that keeps
-the same order with a cheaper queue (:func:`pop_instant`, :func:`simultaneous`), and writes the same
-log; tests compare the two logs. The round-based engines need no queue: the superstep (BSP) engine and
-the SPMD engine advance every node one iteration or loop at a time and vectorise over nodes, and the
-divisible engine's ``rounds`` mechanism is a loop over bulk-synchronous rounds; nothing happens
-between their barriers that could tie. They share the seeding helper (:mod:`dlbkit.model.seeding`)
-and the cost functions (:mod:`dlbkit.sim.costs`) with the event-driven engines.
+**Who uses the queue.** The divisible engine's self-scheduling mechanism, the asynchronous tree
+engine, the stream engine (``events``) and the task graph's ``dynamic`` engine run their rules as
+handlers on a :class:`Kernel`. The first two also have a specialised loop for their reference model
+(M1: ``divisible._fast_self_scheduling``; M2: :mod:`dlbkit.sim._tree_fast`), and the stream engine one
+for the supermarket case (:mod:`dlbkit.sim._stream_fast`), that keep the kernel's order with a
+cheaper queue (the first two with :func:`pop_instant` and :func:`simultaneous`); tests compare the
+two paths. The round-based
+engines need no queue: the superstep (BSP) engine and the SPMD engine advance every node one
+iteration or loop at a time and vectorise over nodes, and the divisible engine's ``rounds`` mechanism
+is a loop over bulk-synchronous rounds; nothing happens between their barriers that could tie. The
+task graph's ``static`` engine times one plan with one evaluator and needs none either. docs/design.md,
+"The simulation kernel", is the longer account.
 
 **Extending.** Another component (e.g. an information model that sends load reports) schedules its
 own events with its own handler and a named priority on the engine's kernel; its handlers may change
