@@ -23,7 +23,7 @@ from .errors import ConfigError, DlbkitError
 from .model.steps import join_steps, step_trace
 from .model.trace import Trace
 from .results import Result
-from .run_api import (DEFAULT_BALANCER, RunResult, auto_after_step, check_items, check_record, coordinates,
+from .run_api import (DEFAULT_BALANCER, RunResult, agreed, auto_after_step, check_items, check_record, coordinates,
                       map_setup)
 from .runtime.backends.local import default_workers, open_pool
 from .runtime.families.map import Pool, PoolRun, coordinate_step
@@ -80,14 +80,17 @@ class Loop:
         self._stepping: int | None = None  # the thread running a step, to refuse a step inside one
         self._rank_step = None  # under MPI, the step running now (a RankStep)
         self._closing: DlbkitError | None = None  # the error a close() during an MPI step ends it with
-        self.balancer, self.emulation, n, seed = map_setup(fn, balancer, params, backend, seed, emulate, master,
-                                                           workers)
+        def checks():
+            setup = map_setup(fn, balancer, params, backend, seed, emulate, master, workers)
+            if not isinstance(record_decisions, bool):
+                raise ConfigError("record_decisions", record_decisions, "True or False")
+            check_record(record, backend)
+            return setup
+
+        self.balancer, self.emulation, n, seed = agreed(backend, checks)  # under MPI: every rank's verdict
         self.backend = backend
-        if not isinstance(record_decisions, bool):
-            raise ConfigError("record_decisions", record_decisions, "True or False")
         self.record_decisions = record_decisions
         self.seed = seed
-        check_record(record, backend)
         self.record = record
         self._rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
         self._state: dict | None = None
@@ -130,9 +133,12 @@ class Loop:
     def _run(self, items: Iterable, progress: bool | None) -> RunResult:
         if self._transport is None:
             raise DlbkitError("this Loop is closed (close() was called, or a step failed)")
-        if progress is not None and not isinstance(progress, bool):
-            raise ConfigError("progress", progress, "True, False or None (a bar when stderr is a terminal)")
-        items = check_items(items)
+        def checks():
+            if progress is not None and not isinstance(progress, bool):
+                raise ConfigError("progress", progress, "True, False or None (a bar when stderr is a terminal)")
+            return check_items(items)
+
+        items = agreed(self.backend, checks)  # under MPI: one rank's bad items end the step on every rank
         if self.backend == "mpi":
             try:
                 step = self._mpi_step(items, progress)

@@ -33,7 +33,7 @@ from .runtime.families.graph_tasks import parse_tasks
 from .runtime.families.spmd import SpmdSpec
 from .runtime.families.tree_worker import TreeSpec
 
-__all__ = ["map", "run_map", "RunResult", "map_setup", "check_items", "check_record", "coordinates", "auto_after_step", "BACKENDS", "DEFAULT_BALANCER",
+__all__ = ["map", "run_map", "RunResult", "map_setup", "check_items", "check_record", "agreed", "coordinates", "auto_after_step", "BACKENDS", "DEFAULT_BALANCER",
            "tree", "run_tree", "TreeResult", "DEFAULT_TREE_BALANCER",
            "spmd", "run_spmd", "SpmdResult", "DEFAULT_SPMD_BALANCER", "DEFAULT_WINDOW",
            "graph", "run_graph", "GraphResult", "DEFAULT_GRAPH_BALANCER"]
@@ -148,6 +148,9 @@ def _worker_count(workers: int | None, emulation: Emulation | None, backend: str
         return emulation.n_workers if emulation else None
     if isinstance(workers, bool) or not isinstance(workers, Integral) or workers < 1:
         raise ConfigError("workers", workers, "an integer >= 1")
+    if backend == "mpi":  # the job's worker ranks: checked here, with the other arguments (agreed)
+        from .runtime.backends.mpi import check_workers as check_mpi_workers
+        check_mpi_workers(int(workers))
     workers = int(workers)  # a numpy integer too (a count computed with numpy), as for seed
     if backend == "local":
         check_workers(workers)
@@ -159,6 +162,16 @@ def _worker_count(workers: int | None, emulation: Emulation | None, backend: str
 def _backend(backend: str) -> None:
     if backend not in BACKENDS:
         raise ConfigError("backend", backend, "one of " + ", ".join(repr(b) for b in BACKENDS))
+
+
+def agreed(backend: str, checks: Callable[[], Any]) -> Any:
+    """*checks()* (an entry point's argument checks): locally as they are; under MPI on every rank,
+    with the verdict agreed (:func:`~dlbkit.runtime.backends.mpi.agree`: a ConfigError on one rank
+    ends the call on every rank, where it would have left the others waiting for it)."""
+    if backend != "mpi":
+        return checks()
+    from .runtime.backends.mpi import agree
+    return agree(checks)
 
 
 def coordinates(backend: str) -> bool:
@@ -176,16 +189,10 @@ def check_record(record: str | Path | None, backend: str) -> None:
         return
     if not isinstance(record, (str, Path)):
         raise ConfigError("record", record, "a file path (str or Path) or None")
-    def problem() -> ConfigError | None:
-        if Path(record).is_dir() or not Path(record).parent.is_dir():
-            return ConfigError("record", str(record), "a file in an existing directory")
-        return None
-
-    if backend == "mpi":  # rank 0 writes it: its verdict, shared with every rank (else they wait for it)
-        from .runtime.backends.mpi import share_verdict
-        share_verdict(problem)
-    elif (p := problem()) is not None:
-        raise p
+    # under MPI rank 0 alone writes it and judges it (another rank's record is not used): called
+    # inside agreed(), which shares rank 0's verdict with every rank (else they wait for it)
+    if coordinates(backend) and (Path(record).is_dir() or not Path(record).parent.is_dir()):
+        raise ConfigError("record", str(record), "a file in an existing directory")
 
 
 def _migration_balancer(balancer: Balancer | str, params: Mapping | None) -> MigrationBalancer:
@@ -264,15 +271,18 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
     a tree's periodic decisions, an SPMD run's repartitions). See :func:`map`.
     """
     _backend(backend)
-    check_record(record, backend)
-    seed = _seed(seed)
-    _progress(progress)
-    _callable("fn", fn, optional=False)
-    b: ChunkingBalancer = resolve(balancer, params, kind="chunking")
-    items = check_items(items)
-    emulation = _emulation(emulate, seed, master)
+
+    def checks():
+        check_record(record, backend)
+        s = _seed(seed)
+        _progress(progress)
+        _callable("fn", fn, optional=False)
+        b: ChunkingBalancer = resolve(balancer, params, kind="chunking")
+        emulation = _emulation(emulate, s, master)
+        return s, b, check_items(items), emulation, _worker_count(workers, emulation, backend)
+
     asked = workers
-    workers = _worker_count(workers, emulation, backend)
+    seed, b, items, emulation, workers = agreed(backend, checks)
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
     results, trace = _map_family.run_map(fn, items, b, backend=backend,
                                          workers=asked if backend == "mpi" else workers, emulation=emulation,
@@ -412,18 +422,22 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
     first and none is left behind.
     """
     _backend(backend)
-    _callable("expand", expand, optional=False)
-    _callable("combine", combine)
-    _callable("better", better)
-    if better is not None and bound is None:
-        raise ConfigError("better", better, "None unless a bound is given (branch and bound)")
-    seed = _seed(seed)
-    _progress(progress)
-    b = _migration_balancer(balancer, params)
-    _tree_family.check_topology(topology)
-    emulation = _emulation(emulate, seed, None)
+
+    def checks():
+        _callable("expand", expand, optional=False)
+        _callable("combine", combine)
+        _callable("better", better)
+        if better is not None and bound is None:
+            raise ConfigError("better", better, "None unless a bound is given (branch and bound)")
+        s = _seed(seed)
+        _progress(progress)
+        b = _migration_balancer(balancer, params)
+        _tree_family.check_topology(topology)
+        emulation = _emulation(emulate, s, None)
+        return s, b, emulation, _worker_count(workers, emulation, backend)
+
     asked = workers
-    workers = _worker_count(workers, emulation, backend)
+    seed, b, emulation, workers = agreed(backend, checks)
     spec = TreeSpec(expand=expand, root=root, n_workers=0, balancer=b,
                     combine=combine if combine is not None else operator.add,
                     branch_and_bound=bound is not None, bound=bound,
@@ -518,13 +532,17 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
     Under MPI the worker ranks then exit with a one-line message and ``mpiexec`` exits non-zero.
     """
     _backend(backend)
-    check_record(record, backend)
-    arr = _check(step, domain, iterations, halo, window, bandwidth, seed)
-    _progress(progress)
-    b = _repartition_balancer(balancer, params)
-    emulation = _emulation(emulate, seed, None)
+
+    def checks():
+        check_record(record, backend)
+        arr = _check(step, domain, iterations, halo, window, bandwidth, seed)
+        _progress(progress)
+        b = _repartition_balancer(balancer, params)
+        emulation = _emulation(emulate, seed, None)
+        return arr, b, emulation, _worker_count(workers, emulation, backend)
+
     asked = workers
-    workers = _worker_count(workers, emulation, backend)
+    arr, b, emulation, workers = agreed(backend, checks)
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
     spec = SpmdSpec(step=step, halo=halo, emulation=emulation)
     out, trace = _spmd_family.run_spmd(spec, b, arr, iterations=iterations, window=window, bandwidth=bandwidth,
@@ -600,14 +618,18 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
     :class:`~dlbkit.errors.ConfigError` for bad input (a cycle, a non-callable, …).
     """
     _backend(backend)
-    check_record(record, backend)
-    seed = _seed(seed)
-    _progress(progress)
-    spec = parse_tasks(tasks)
-    b = resolve(balancer, params, kind=("mapping", "graph-online"))
-    emulation = _emulation(emulate, seed, None)
+
+    def checks():
+        check_record(record, backend)
+        s = _seed(seed)
+        _progress(progress)
+        spec = parse_tasks(tasks)
+        b = resolve(balancer, params, kind=("mapping", "graph-online"))
+        emulation = _emulation(emulate, s, None)
+        return s, spec, b, emulation, _worker_count(workers, emulation, backend)
+
     asked = workers
-    workers = _worker_count(workers, emulation, backend)
+    seed, spec, b, emulation, workers = agreed(backend, checks)
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
     values, trace = _graph_family.run_graph(spec, b, backend=backend, workers=asked if backend == "mpi" else workers,
                                             emulation=emulation, progress=progress, rng=rng,

@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import ConfigError
 from . import check
 from .availability import Constant, as_availability, availability_from_dict
-from .topology import build, complete_neighbours, hop_matrix, is_complete, neighbour_lists, parse
+from .topology import build, complete_neighbours, given_graph, hop_matrix, is_complete, neighbour_lists, parse
 
 __all__ = ["Node", "Network", "Platform", "load_toml", "MAX_NODES", "MAX_CORES"]
 
@@ -103,7 +103,10 @@ class Platform:
         self.name = name
         topo = self.network.topology
         if isinstance(topo, nx.Graph):
-            graph = topo
+            # the engines index nodes 0..n-1 and route over the links: other labels were an IndexError
+            # (or a wrong node) in the first run, a disconnected graph an infinite hop count; the check
+            # the superstep engine and the tree runtime make on their own graphs
+            graph = given_graph(topo, len(self.nodes), "network.topology", per="node")
         else:
             kind, rows, edges = parse(topo)
             # a complete topology is not built: its n(n-1)/2 edges (8 M at 4 096 nodes, seconds and a

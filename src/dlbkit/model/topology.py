@@ -66,6 +66,8 @@ def build(kind: str, n: int, *, rows: int | None = None, edges=None, field: str 
             if not isinstance(e, (list, tuple)) or len(e) != 2 or not all(
                     isinstance(x, int) and not isinstance(x, bool) and 0 <= x < n for x in e):
                 raise ConfigError(f"{field}.edges[{i}]", e, f"a pair of node indices in [0, {n - 1}]")
+            if e[0] == e[1]:  # a node is not its own neighbour: a self-loop made it a neighbour balancer's partner
+                raise ConfigError(f"{field}.edges[{i}]", e, "a pair of two different node indices (no self-loop)")
             g.add_edge(*e)
     if not nx.is_connected(g):
         raise ConfigError(f"{field}.edges", edges, "edges forming a connected graph")

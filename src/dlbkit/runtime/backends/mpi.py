@@ -103,7 +103,7 @@ from .. import status
 from .base import COORDINATOR, Family, Transport, drive, user_frame
 
 __all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport", "RankConn", "run", "rank",
-           "start_run", "emulation_problem", "serve_rank", "coordinate_rank", "share_verdict"]
+           "start_run", "emulation_problem", "serve_rank", "coordinate_rank", "agree", "check_workers"]
 
 BYE = "bye"  # worker rank -> rank 0, transport level only: "I left the worker loop and will send nothing more"
 TAG = 7  # every message of a run between rank 0 and a worker, on the run's own duplicate of COMM_WORLD
@@ -447,23 +447,51 @@ def start_run(problem_of: Callable[[int], ConfigError | None], payload: Any = No
     return comm, rank, size, origin, origin0, payload
 
 
-def share_verdict(problem_at_rank0: Callable[[], ConfigError | None]) -> None:
-    """Rank 0's verdict on an argument only rank 0 judges (the record file it alone writes), shared
-    with every rank before any run, as :func:`start_run` shares its verdict: rank 0 raises the
-    ConfigError, the others exit with one line. Raised on rank 0 alone, the other ranks went on into
-    the run and waited for rank 0 forever (``record="."`` hung the job)."""
+def check_workers(workers: int) -> None:
+    """A worker count the user gave must be the job's worker ranks."""
+    size = _mpi().COMM_WORLD.Get_size()
+    if workers != size - 1:
+        raise ConfigError("workers", workers, f"the MPI job's worker ranks ({size - 1}: all ranks but rank 0), or None")
+
+
+def agree(checks: Callable[[], Any]) -> Any:
+    """Run an entry point's argument *checks* on every rank and agree on the verdict before any run:
+    their value when every rank's checks passed. A ConfigError on any rank ends the call on every
+    rank: a rank that refused raises its own ConfigError; rank 0, if only others refused, raises the
+    first refusing rank's (saying which rank); the other ranks exit with one line. Raised on one rank
+    alone (one rank's own items, balancer or worker count), the others went on into the run and
+    waited for it forever. Called by every rank once per entry point (one ``allgather`` of a short
+    string); only refusals are compared, not the arguments themselves (docs/runtime.md: every rank
+    must pass the same; rank 0's are the run's)."""
+    problem = None
+    try:
+        out = checks()
+    except ConfigError as e:
+        out, problem = None, e
     world = _mpi().COMM_WORLD
     me = world.Get_rank()
-    problem = problem_at_rank0() if me == 0 else None
     if world.Get_size() < 2 or _failed:  # start_run refuses these (the other ranks are gone, or none)
         if problem is not None:
             raise problem
-        return
-    error = world.bcast(str(problem) if problem else None, root=0)
-    if error is not None:
-        if me == 0:
-            raise problem
-        raise SystemExit(f"dlbkit: rank {me} stopping: rank 0 rejected the run: {error}")
+        return out
+    said = world.allgather(None if problem is None else (problem.field, repr(problem.value), problem.allowed,
+                                                         str(problem)))
+    first = next((k for k, v in enumerate(said) if v is not None), None)
+    if first is None:
+        return out
+    if problem is not None:
+        raise problem
+    field, value, allowed, text = said[first]
+    if me == 0:
+        raise ConfigError(field, _Shown(value), f"{allowed} (rank {first}'s argument: every rank must pass the same)")
+    raise SystemExit(f"dlbkit: rank {me} stopping: rank {first} rejected the run: {text}")
+
+
+class _Shown(str):
+    """Another rank's value, shown as that rank's ``repr`` of it."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 def rank() -> int:
@@ -482,10 +510,8 @@ def emulation_problem(emulation: Emulation | None, size: int) -> ConfigError | N
 def run(family: Family, *, workers: int | None = None) -> tuple:
     """Every rank calls this; rank 0 coordinates, the others run the family's worker loop; every
     rank returns the outcome. *workers*, if the user gave it, must be the job's worker ranks."""
-    world = _mpi().COMM_WORLD
-    if workers is not None and workers != world.Get_size() - 1:
-        raise ConfigError("workers", workers, f"the MPI job's worker ranks ({world.Get_size() - 1}: all ranks "
-                          "but rank 0), or None")
+    if workers is not None:
+        check_workers(workers)
     comm, rank, size, origin, _origin0, shared = start_run(
         lambda size: emulation_problem(family.emulation, size) or family.problem(size - 1, "mpi"), family.shared())
     family.setup(size - 1, origin, shared)

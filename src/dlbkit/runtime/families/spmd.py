@@ -435,9 +435,15 @@ class SpmdRun(Family):
     def problem(self, n_workers, backend):
         return rows_problem(len(self.domain), self.spec.halo, n_workers, backend)
 
+    def shared(self):
+        # rank 0's halo with its emulation: a worker rank checks and cuts its blocks by the halo, and
+        # its own (a script passing halo per rank) failed every step ("step returned an array of shape")
+        return self.emulation, self.spec.halo
+
     def setup(self, n_workers, origin, shared):
         self.spec.origin = origin
-        self.spec.emulation = self.emulation = shared
+        self.spec.emulation = self.emulation = shared[0]
+        self.spec.halo = shared[1]
 
     def worker_args(self, backend):
         return (self.spec,)
