@@ -177,8 +177,13 @@ def check_record(record: str | Path | None, backend: str) -> None:
     if not isinstance(record, (str, Path)):
         raise ConfigError("record", record, "a file path (str or Path) or None")
     def problem() -> ConfigError | None:
-        if Path(record).is_dir() or not Path(record).parent.is_dir():
-            return ConfigError("record", str(record), "a file in an existing directory")
+        try:
+            if Path(record).is_dir() or not Path(record).parent.is_dir():
+                return ConfigError("record", str(record), "a file in an existing directory")
+        except (OSError, ValueError) as e:  # a name too long (ENAMETOOLONG), ...: a traceback, and under
+            # MPI rank 0's alone, while the other ranks waited for its verdict
+            return ConfigError("record", str(record), f"a file path the system accepts ({e.strerror or e})"
+                               if isinstance(e, OSError) else f"a file path the system accepts ({e})")
         return None
 
     if backend == "mpi":  # rank 0 writes it: its verdict, shared with every rank (else they wait for it)
