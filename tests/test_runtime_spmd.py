@@ -293,6 +293,28 @@ def test_a_failure_raised_in_the_stdlib_the_users_code_called_names_the_users_fu
                                     "the coordinator (this process), not in a worker"]
 
 
+TYPED_IN = """
+import numpy as np, dlbkit
+from dlbkit.balancers.base import RepartitionBalancer
+class R(RepartitionBalancer):
+    name = "r-typed"
+    def decide(self, view, node):
+        raise ValueError("typed in")
+try:
+    dlbkit.run_spmd(lambda u: u[1:-1], np.linspace(0.0, 1.0, 22), iterations=4, window=2, workers=2, balancer=R())
+except ValueError as e:
+    print(e.__notes__)
+"""
+
+
+def test_a_rule_typed_in_with_python_c_is_named_too():
+    """Code without a file (``python -c``'s ``<string>``, ``<stdin>``, a notebook cell) is the user's,
+    not the standard library's (only ``<frozen …>`` modules are)."""
+    done = subprocess.run([sys.executable, "-c", TYPED_IN], capture_output=True, text=True, timeout=120, check=False)
+    assert done.stdout.strip() == ("['dlbkit: raised by R.decide (<string>:7) in the coordinator (this process), "
+                                   "not in a worker']"), (done.stdout, done.stderr[-2000:])
+
+
 CTRL_C_JOB = """
 import os, signal, threading, time
 import dlbkit

@@ -192,9 +192,10 @@ _STDLIB, _INSTALLED = _stdlib_dirs()
 
 def _in_stdlib(filename: str) -> bool:
     """Whether *filename* is the standard library's (a frozen module's ``<frozen ...>`` too); an
-    installed package's site-packages, inside it on some layouts, is not."""
+    installed package's site-packages, inside it on some layouts, is not, nor the user's code typed
+    in (``<stdin>``, ``<string>`` of ``python -c``, a notebook's ``<ipython-input-…>``)."""
     if filename.startswith("<"):
-        return True
+        return filename.startswith("<frozen ")
     path = os.path.abspath(filename)
     return path.startswith(_STDLIB) and not path.startswith(_INSTALLED)
 
