@@ -111,3 +111,43 @@ def test_digest_reads_values_not_identity():
     assert digest(a) != digest({"x": [1.0, 2.5], "y": [3, "z"]})  # a tuple is not a list
     assert digest(1.0) != digest(1)
     assert png_text(Path("/nonexistent.png")) == {} and DIGEST_KEY == "dlbkit-digest"
+
+
+@pytest.mark.parametrize("family", ["divisible", "tree"])
+def test_every_dlbkit_module_that_draws_a_run_is_in_its_digest(tmp_path, monkeypatch, family):
+    """The code part of a run figure's digest covered dlbkit.plots, this module and the family's own
+    figures module; but the tree family's Gantt and work plots are drawn (titled) by the divisible
+    family's figures, and the plots read a Trace's derived values: an edited divisible.py left a
+    tree sweep's plots stale on resume. Every dlbkit module whose code runs while the figures are
+    drawn must be digested."""
+    import sys
+
+    from dlbkit import families
+    from dlbkit.experiments import figures
+    from dlbkit.model.tree import FlatTasks
+    from dlbkit.sim.superstep import simulate_superstep
+
+    if family == "tree":
+        trace = simulate_superstep(FlatTasks([1.0] * 20), "gdem", p=4).trace
+    else:
+        exp, sweep, _ = _sweep(tmp_path)
+        trace = next(iter(sweep.traces.values()))
+    digested: list[tuple] = []
+    real = figures.code_digest
+    monkeypatch.setattr(figures, "code_digest", lambda mods: (digested.append(tuple(mods)), real(mods))[1])
+    save_all(tmp_path / "figs", [], {("x", ""): trace}, family=family)
+    ran: set[str] = set()
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_globals.get("__name__", "").startswith("dlbkit"):
+            ran.add(frame.f_globals["__name__"])
+
+    sys.setprofile(profile)
+    try:
+        figs = families.get(family).figures(trace, "x, repetition 0")
+    finally:
+        sys.setprofile(None)
+    import matplotlib.pyplot as plt
+    for f in figs.values():
+        plt.close(f)
+    assert ran and ran <= set(digested[-1]), ran - set(digested[-1])

@@ -174,3 +174,17 @@ def test_schedule_json_with_metis_on_more_nodes_than_tasks_is_json_alone(graphs)
     assert done.returncode == 0 and done.stderr == "", done.stderr
     plan = json.loads(done.stdout)
     assert plan["makespan"] == 6.0 and len(plan["assignment"]) == 5
+
+
+def test_metis_runs_in_a_process_started_without_standard_output():
+    """Started with descriptor 1 closed (a daemon), Python's sys.stdout is None: the C-stdout guard
+    flushed it first (AttributeError: 'NoneType' object has no attribute 'flush'), so every METIS
+    mapping failed there, where it had run before the guard. It skips what it cannot flush."""
+    import subprocess
+    import sys
+    code = ("import sys; from dlbkit import schedule; from dlbkit.model.graph_gen import layered; "
+            "s = schedule(layered(12, width=3, density=0.4, seed=1), 3, 'metis'); "
+            "sys.stderr.write(f'{sys.stdout!r} {s.makespan > 0}')")
+    done = subprocess.run([sys.executable, "-c", code], stdout=None, stderr=subprocess.PIPE, text=True, timeout=120,
+                          check=False, preexec_fn=lambda: __import__("os").close(1))
+    assert done.returncode == 0 and done.stderr == "None True", done.stderr[-2000:]

@@ -38,6 +38,7 @@ def smooth(u):
 
 CASES = {
     "record is a folder": dict(record="."),
+    "record name too long": dict(record="x" * 5000),
     "unknown balancer": dict(balancer="nope"),
     "halo too wide": dict(halo=20),
     "domain too small": dict(domain=np.arange(3.0)),
@@ -96,6 +97,13 @@ def test_a_record_path_that_is_a_folder_ends_every_rank(tmp_path):
     the run and waited for rank 0 forever (mpiexec hung until killed). Now rank 0's verdict is
     shared first: rank 0 raises it, the others exit with one line."""
     _ends_with_one_verdict(tmp_path, "record is a folder", "record")
+
+
+def test_a_record_path_the_system_refuses_ends_every_rank(tmp_path):
+    """A record name too long for the file system: Path.is_dir raised OSError (ENAMETOOLONG) on
+    rank 0 alone, inside the check whose verdict the other ranks wait for (they hung). Now it is
+    rank 0's ConfigError naming record, shared as any other verdict."""
+    _ends_with_one_verdict(tmp_path, "record name too long", "record")
 
 
 @pytest.mark.slow

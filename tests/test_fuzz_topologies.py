@@ -167,3 +167,19 @@ def test_a_relabelled_torus_is_not_coloured_by_its_old_shape():
     for pairs in edge_colouring(topology_graph(g, 8)):
         ends = [v for pair in pairs for v in pair]
         assert len(ends) == len(set(ends)) and all(g.has_edge(a, b) for a, b in pairs)
+
+
+def test_a_valid_own_graph_keeps_the_colouring_and_numbers_it_had_before_the_check():
+    """given_graph rebuilt a caller's simple graph on the nodes 0..p-1 in order, and the greedy
+    colouring follows node and edge order: a valid, connected graph whose nodes were added in
+    another order got another colouring, so gdem's numbers changed (0.0517991 → 0.0456537 below).
+    A simple graph is coloured in its own order again; 0.05179907294390189 is what dlbkit gave at
+    18907b7, before the check."""
+    g = nx.Graph()
+    g.add_nodes_from([4, 1, 5, 2, 0, 3, 6])
+    g.add_edges_from([(4, 3), (4, 5), (4, 0), (4, 2), (4, 6), (1, 0), (1, 3), (1, 2), (1, 5), (5, 6), (5, 3),
+                      (5, 0), (2, 6), (0, 6)])
+    assert edge_colouring(topology_graph(g, 7)) == edge_colouring(g)
+    costs = [float(1 + (i * 7919) % 13) for i in range(300)]
+    r = simulate_superstep(FlatTasks(costs), "gdem", p=7, topology=g, seed=0)
+    assert r.total == pytest.approx(0.05179907294390189, rel=1e-12, abs=0)

@@ -112,6 +112,19 @@ def test_a_record_path_that_cannot_be_written_is_refused_before_the_run(tmp_path
         dlbkit.run_map(_never, range(4), workers=1, record=3)
 
 
+@pytest.mark.parametrize("run", ["map", "spmd", "graph"])
+def test_a_record_path_the_system_refuses_is_a_config_error(tmp_path, monkeypatch, run):
+    """A name too long for the file system (ENAMETOOLONG): Path.is_dir raised OSError, a traceback
+    (and under MPI on rank 0 alone, while the other ranks waited for its verdict)."""
+    monkeypatch.chdir(tmp_path)
+    where = "x" * 5000
+    calls = {"map": lambda: dlbkit.run_map(_never, range(4), workers=1, record=where),
+             "spmd": lambda: dlbkit.run_spmd(_never, np.zeros(8), iterations=1, workers=1, record=where),
+             "graph": lambda: dlbkit.run_graph({"a": (_never, [])}, workers=1, record=where)}
+    with pytest.raises(ConfigError, match=r"^record must be a file path the system accepts \(File name too long\)"):
+        calls[run]()
+
+
 def test_a_simulated_run_with_varying_availability_round_trips(platform, tmp_path):
     res = simulate(platform, Divisible(300, CostModel("uniform", low=0.5, high=1.5)), "gss", seed=2,
                    master_overhead=1e-3)

@@ -1,6 +1,7 @@
 """``dlbkit.spmd``: 1-D decomposed stencils on real workers equal the serial loop, and rows
 move away from a slow worker. Local runs and real ``mpiexec`` jobs (each under a timeout)."""
 
+import json
 import multiprocessing
 import shutil
 import subprocess
@@ -269,6 +270,76 @@ def test_a_failure_of_the_users_code_in_the_coordinator_names_it_and_no_worker()
     line = FailingRule.decide.__code__.co_firstlineno + 1
     assert info.value.__notes__ == [f"dlbkit: raised by FailingRule.decide (test_runtime_spmd.py:{line}) in the "
                                     "coordinator (this process), not in a worker"]
+
+
+class StdlibFailingRule(RepartitionBalancer):
+    """A rule of the user's whose failure is raised inside the standard library it calls."""
+
+    name = "test-stdlib-failing-rule"
+
+    def decide(self, view, node):
+        return json.loads("{not json")
+
+
+def test_a_failure_raised_in_the_stdlib_the_users_code_called_names_the_users_function():
+    """The note named the innermost frame outside dlbkit: here json's decoder ("raised by
+    JSONDecoder.raw_decode (decoder.py:…)"), which is no one's failing code. It names the user's
+    function dlbkit called, at its line that made the failing call."""
+    with pytest.raises(json.JSONDecodeError) as info:
+        dlbkit.run_spmd(_mean3, np.linspace(0.0, 1.0, 22), iterations=4, window=2, workers=2,
+                        balancer=StdlibFailingRule())
+    line = StdlibFailingRule.decide.__code__.co_firstlineno + 1
+    assert info.value.__notes__ == [f"dlbkit: raised by StdlibFailingRule.decide (test_runtime_spmd.py:{line}) in "
+                                    "the coordinator (this process), not in a worker"]
+
+
+TYPED_IN = """
+import numpy as np, dlbkit
+from dlbkit.balancers.base import RepartitionBalancer
+class R(RepartitionBalancer):
+    name = "r-typed"
+    def decide(self, view, node):
+        raise ValueError("typed in")
+try:
+    dlbkit.run_spmd(lambda u: u[1:-1], np.linspace(0.0, 1.0, 22), iterations=4, window=2, workers=2, balancer=R())
+except ValueError as e:
+    print(e.__notes__)
+"""
+
+
+def test_a_rule_typed_in_with_python_c_is_named_too():
+    """Code without a file (``python -c``'s ``<string>``, ``<stdin>``, a notebook cell) is the user's,
+    not the standard library's (only ``<frozen …>`` modules are)."""
+    done = subprocess.run([sys.executable, "-c", TYPED_IN], capture_output=True, text=True, timeout=120, check=False)
+    assert done.stdout.strip() == ("['dlbkit: raised by R.decide (<string>:7) in the coordinator (this process), "
+                                   "not in a worker']"), (done.stdout, done.stderr[-2000:])
+
+
+CTRL_C_JOB = """
+import os, signal, threading, time
+import dlbkit
+
+def nap(x):
+    time.sleep(0.5)
+    return x
+
+if __name__ == "__main__":
+    threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    try:
+        dlbkit.map(nap, range(40), workers=2, balancer="ss", progress=False)
+    except KeyboardInterrupt as e:
+        print("notes:", getattr(e, "__notes__", None))
+"""
+
+
+def test_ctrl_c_while_the_coordinator_waits_is_not_noted_as_someones_failure(tmp_path):
+    """Ctrl-C while the coordinator waited on its workers' pipes got the note "raised by
+    _PollLikeSelector.select (selectors.py:415) in the coordinator (this process), not in a worker":
+    the standard library's wait, named as the user's failing code. An interrupt has no such note."""
+    script = tmp_path / "job.py"
+    script.write_text(CTRL_C_JOB)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.stdout.strip() == "notes: None", (done.stdout, done.stderr[-2000:])
 
 
 FAILING_RULE_JOB = """

@@ -191,7 +191,15 @@ def check_record(record: str | Path | None, backend: str) -> None:
         raise ConfigError("record", record, "a file path (str or Path) or None")
     # under MPI rank 0 alone writes it and judges it (another rank's record is not used): called
     # inside agreed(), which shares rank 0's verdict with every rank (else they wait for it)
-    if coordinates(backend) and (Path(record).is_dir() or not Path(record).parent.is_dir()):
+    if not coordinates(backend):
+        return
+    try:
+        bad = Path(record).is_dir() or not Path(record).parent.is_dir()
+    except (OSError, ValueError) as e:  # a name too long (ENAMETOOLONG), ...: was a traceback, and under
+        # MPI rank 0's alone
+        raise ConfigError("record", str(record), "a file path the system accepts "
+                          f"({e.strerror or e if isinstance(e, OSError) else e})") from None
+    if bad:
         raise ConfigError("record", str(record), "a file in an existing directory")
 
 

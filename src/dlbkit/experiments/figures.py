@@ -31,6 +31,18 @@ def _figure_kinds() -> tuple[str, ...]:
 FIGURE_KINDS = _figure_kinds()
 
 
+#: the modules whose code draws (or names) any figure: the plots, this module, and what the plots
+#: read besides the data (a Trace's derived values, the availability curves, the metrics' names)
+_DRAWING_MODULES = ("dlbkit.plots", __name__, "dlbkit.model.trace", "dlbkit.model.availability", "dlbkit.model.metrics",
+                    "dlbkit.families.registry")
+
+
+def _figure_modules() -> list[str]:
+    """The modules of every family's ``figures``: one family draws with another's (the tree family's
+    Gantt and work plots are the divisible family's), so a run's digest covers them all."""
+    return sorted({f.figures.__module__ for f in families.FAMILIES.values()})
+
+
 def _save(fig, path: Path, dpi: int, text: dict[str, str]) -> Path:
     import matplotlib.pyplot as plt
     fig.savefig(path, dpi=dpi, metadata=text)
@@ -93,7 +105,7 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: st
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, list[Path]] = {k: [] for k in FIGURE_KINDS}
-    figure_code = ("dlbkit.plots", __name__)
+    figure_code = _DRAWING_MODULES
     if summary:
         bars_code = code_digest(figure_code)
         for m in fam.bar_metrics:
@@ -103,7 +115,7 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: st
                 if png_text(path).get(DIGEST_KEY) != d:
                     _save(metric_bars(summary, m), path, dpi, {DIGEST_KEY: d})
                 written["bars"].append(path)
-    run_code = code_digest((*figure_code, fam.figures.__module__))
+    run_code = code_digest((*figure_code, *_figure_modules()))
     results: list[Any] = []
     todo = []  # (index in results, arguments of _run_figures)
     for (lbl, pt), tr in traces.items():

@@ -141,6 +141,13 @@ def topology_graph(kind: str | nx.Graph, p: int) -> nx.Graph:
             shaped = kary_ncube(sides, wrap=bool(kind.graph.get("wrap")))
             if {frozenset(e) for e in shaped.edges} == {frozenset(e) for e in g.edges}:
                 return shaped
+        if not kind.is_directed() and not kind.is_multigraph() and nx.number_of_selfloops(kind) == 0:
+            # a simple graph as the caller built it, less any shape: the greedy edge colouring follows
+            # its node and edge order (given_graph's 0..p-1 rebuild coloured it otherwise, and changed
+            # the numbers a graph gave before it was checked)
+            own = kind.copy()
+            own.graph.pop("dims", None)
+            return own
         return g
     if kind not in TOPOLOGIES:
         raise ConfigError("topology", kind, "a networkx graph or one of " + ", ".join(TOPOLOGIES))

@@ -97,7 +97,8 @@ def _c_stdout_silenced() -> Iterator[None]:
     unparsable. Here file descriptor 1 points to the null device during the call (C's buffer flushed
     before it is restored); Python's own output is flushed first and not touched. Another thread's
     output to descriptor 1 during the call is lost too: the price of a C library with no quiet flag."""
-    sys.stdout.flush()
+    if sys.stdout is not None:  # None when the process started without descriptor 1 (a daemon)
+        sys.stdout.flush()
     try:
         libc = ctypes.CDLL(None)  # the C library's fflush: METIS's printf is buffered there
         saved = os.dup(1)

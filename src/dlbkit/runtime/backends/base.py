@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import sysconfig
 import traceback
 from abc import ABC, abstractmethod
 from multiprocessing.reduction import ForkingPickler
@@ -158,18 +159,45 @@ def drive(family: Family, transport: Transport, backend: str) -> tuple:
 
 
 def user_frame(e: BaseException) -> str | None:
-    """Where *e* was raised, ``"Boom.decide (job.py:7)"``, when that is the user's code (outside
-    dlbkit's package); None when dlbkit raised it, or when its traceback is gone."""
+    """The user's function that dlbkit called and that raised *e* (itself or in what it called), as
+    ``"Boom.decide (job.py:7)"`` at its line that raised or made the failing call: the first frame
+    after dlbkit's last one that is not the standard library's. None when dlbkit raised it, when only
+    the standard library ran after dlbkit (a pipe's error; Ctrl-C in a wait: ``selectors.py`` is no
+    one's failing code), for a ``KeyboardInterrupt`` or ``SystemExit`` (a signal or an exit, not a
+    failure of whatever ran), or when the traceback is gone."""
+    if not isinstance(e, Exception):
+        return None
+    frames = []
     tb = e.__traceback__
-    if tb is None:
-        return None
-    while tb.tb_next is not None:
+    while tb is not None:
+        frames.append((tb.tb_frame.f_code, tb.tb_lineno))
         tb = tb.tb_next
-    code = tb.tb_frame.f_code
-    if in_dlbkit(code.co_filename):
-        return None
-    name = getattr(code, "co_qualname", code.co_name)
-    return f"{name} ({os.path.basename(code.co_filename)}:{tb.tb_lineno})"
+    last = max((i for i, (code, _) in enumerate(frames) if in_dlbkit(code.co_filename)), default=-1)
+    for code, line in frames[last + 1:]:
+        if not _in_stdlib(code.co_filename):
+            name = getattr(code, "co_qualname", code.co_name)
+            return f"{name} ({os.path.basename(code.co_filename)}:{line})"
+    return None
+
+
+def _stdlib_dirs() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    paths = sysconfig.get_paths()
+    std = tuple(os.path.abspath(paths[k]) + os.sep for k in ("stdlib", "platstdlib") if k in paths)
+    installed = tuple(os.path.abspath(paths[k]) + os.sep for k in ("purelib", "platlib") if k in paths)
+    return std, installed
+
+
+_STDLIB, _INSTALLED = _stdlib_dirs()
+
+
+def _in_stdlib(filename: str) -> bool:
+    """Whether *filename* is the standard library's (a frozen module's ``<frozen ...>`` too); an
+    installed package's site-packages, inside it on some layouts, is not, nor the user's code typed
+    in (``<stdin>``, ``<string>`` of ``python -c``, a notebook's ``<ipython-input-…>``)."""
+    if filename.startswith("<"):
+        return filename.startswith("<frozen ")
+    path = os.path.abspath(filename)
+    return path.startswith(_STDLIB) and not path.startswith(_INSTALLED)
 
 
 def pickled(e: BaseException) -> bytes | None:
