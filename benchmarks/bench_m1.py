@@ -1,4 +1,4 @@
-"""Reference model M1 (../shared/benchmarks/MODELS.md) through the general divisible engine + SS.
+"""Reference model M1 (docs/reference-models.md) through the general divisible engine + SS.
 
 Usage: python benchmarks/bench_m1.py [--repeat K]
 Prints, for each size, the makespan and event count against the reference, and the best wall time

@@ -1,4 +1,4 @@
-"""Reference model M2 (../shared/benchmarks/MODELS.md) through the general tree engine + WorkStealing.
+"""Reference model M2 (docs/reference-models.md) through the general tree engine + WorkStealing.
 
 Usage: python benchmarks/bench_m2.py [--repeat K] [--sizes small|all]
 Prints, for each size of the seed-1 reference table, the makespan, event count and successful steals

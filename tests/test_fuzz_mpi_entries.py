@@ -11,7 +11,7 @@ The rule: the job ends and every rank reports. A refused call is refused on ever
 raises a ConfigError naming the field (its own, or the refusing rank's), every other rank raises its
 own ConfigError or exits with one line "rank k rejected the run: <field> ..." (here caught, so one
 job goes through every case). An accepted call gives every rank rank 0's result: only rank 0's
-arguments matter (docs/runtime.md); differing valid arguments are not compared (see
+arguments matter (docs/api.md, "Errors"); differing valid arguments are not compared (see
 :func:`dlbkit.runtime.backends.mpi.agree`). Never a hang: a ConfigError raised on one rank alone
 used to leave the other ranks waiting for it forever.
 

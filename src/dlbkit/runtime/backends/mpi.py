@@ -461,7 +461,7 @@ def agree(checks: Callable[[], Any]) -> Any:
     first refusing rank's (saying which rank); the other ranks exit with one line. Raised on one rank
     alone (one rank's own items, balancer or worker count), the others went on into the run and
     waited for it forever. Called by every rank once per entry point (one ``allgather`` of a short
-    string); only refusals are compared, not the arguments themselves (docs/runtime.md: every rank
+    string); only refusals are compared, not the arguments themselves (docs/api.md, "Errors": every rank
     must pass the same; rank 0's are the run's)."""
     problem = None
     try:
