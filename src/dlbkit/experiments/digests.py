@@ -17,7 +17,6 @@ import array
 import dataclasses
 import hashlib
 import pickle
-import struct
 import sys
 from pathlib import Path
 from typing import Any, Iterable
@@ -29,8 +28,6 @@ __all__ = ["DIGEST_KEY", "KINDS_KEY", "digest", "code_digest", "png_text"]
 #: the PNG text keywords: the figure's digest, and (run figures) the kinds its run drew
 DIGEST_KEY = "dlbkit-digest"
 KINDS_KEY = "dlbkit-figures"
-
-_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def _feed(h: Any, obj: Any) -> None:
@@ -95,23 +92,13 @@ def digest(*parts: Any) -> str:
 
 
 def png_text(path: Path) -> dict[str, str]:
-    """The ``tEXt`` entries a PNG holds before its image data ({} if *path* is missing or no PNG)."""
-    out: dict[str, str] = {}
+    """The text entries of a PNG ({} if *path* is missing or is no image). Pillow (matplotlib's own
+    dependency) reads the chunks before the image data without decoding it; matplotlib writes its
+    metadata there."""
+    from PIL import Image, UnidentifiedImageError
+
     try:
-        with open(path, "rb") as f:
-            if f.read(8) != _PNG_SIGNATURE:
-                return {}
-            while True:
-                head = f.read(8)
-                if len(head) < 8:
-                    return out
-                length, kind = struct.unpack(">I4s", head)
-                if kind in (b"IDAT", b"IEND"):
-                    return out
-                data = f.read(length)
-                f.read(4)  # CRC
-                if kind == b"tEXt" and b"\0" in data:
-                    key, _, value = data.partition(b"\0")
-                    out[key.decode("latin-1")] = value.decode("latin-1")
-    except OSError:
+        with Image.open(path) as im:
+            return {k: v for k, v in im.info.items() if isinstance(k, str) and isinstance(v, str)}
+    except (OSError, UnidentifiedImageError, SyntaxError, ValueError):  # missing, or not an image
         return {}
