@@ -20,17 +20,15 @@ job is marked slow.
 """
 
 import json
-import shutil
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+from mpi_jobs import run_job
 
 pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
 
-MPIEXEC = Path(sys.executable).with_name("mpiexec")
 TIMEOUT = 120  # seconds for one mpiexec job: every case in one job takes well under a minute
 
 JOB = """
@@ -172,14 +170,8 @@ EXPECTED = {
 def _job(tmp_path, cases: list[str]) -> tuple[subprocess.CompletedProcess, dict[int, dict]]:
     script = tmp_path / "job.py"
     script.write_text(textwrap.dedent(JOB))
-    cmd = [str(MPIEXEC) if MPIEXEC.exists() else shutil.which("mpiexec"), "-n", "3", sys.executable, str(script),
-           *cases]
-    try:
-        done = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp_path)
-    except subprocess.TimeoutExpired as e:
-        seen = {f.name: f.read_text()[-300:] for f in tmp_path.glob("report-*.json")}
-        pytest.fail(f"mpiexec -n 3 did not end within {TIMEOUT} s (a hang); cases reported so far: {seen}; "
-                    f"stderr:\n{(e.stderr or b'')[-2000:]!r}")
+    done = run_job([sys.executable, script, *cases], 3, cwd=tmp_path, timeout=TIMEOUT, on_hang=lambda: (
+        f"cases reported so far: { {f.name: f.read_text()[-300:] for f in tmp_path.glob('report-*.json')} }"))
     reports = {int(f.stem.split("-")[1]): json.loads(f.read_text()) for f in tmp_path.glob("report-*.json")}
     return done, reports
 

@@ -11,17 +11,15 @@ exit. Each job takes a few seconds; the sweep of cases is marked slow.
 """
 
 import json
-import shutil
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+from mpi_jobs import run_job
 
 pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
 
-MPIEXEC = Path(sys.executable).with_name("mpiexec")
 TIMEOUT = 60  # seconds for one mpiexec job: a 3-rank run of 2 iterations takes a few seconds
 
 JOB = """
@@ -68,11 +66,7 @@ RANK0 = [float(i) for i in range(12)]  # rank 0's domain after 2 steps: a linear
 def _job(tmp_path, case: str) -> tuple[subprocess.CompletedProcess, dict[int, dict]]:
     script = tmp_path / "job.py"
     script.write_text(textwrap.dedent(JOB))
-    cmd = [str(MPIEXEC) if MPIEXEC.exists() else shutil.which("mpiexec"), "-n", "3", sys.executable, str(script), case]
-    try:
-        done = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp_path)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"{case}: mpiexec -n 3 did not end within {TIMEOUT} s (hang); stderr:\n{e.stderr}")
+    done = run_job([sys.executable, script, case], 3, cwd=tmp_path, timeout=TIMEOUT, on_hang=lambda: f"case {case}")
     reports = {int(f.stem.split("-")[1]): json.loads(f.read_text()) for f in tmp_path.glob("report-*.json")}
     return done, reports
 

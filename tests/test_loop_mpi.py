@@ -2,13 +2,13 @@
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from mpi_jobs import run_job
 
 pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
 
@@ -35,22 +35,16 @@ with open(f"report-{rank}.json", "w") as f:
 """
 
 
-def _mpiexec() -> str:
-    here = Path(sys.executable).parent / "mpiexec"
-    found = str(here) if here.exists() else shutil.which("mpiexec")
-    assert found, "mpi4py is importable but no mpiexec was found (pip install mpich)"
-    return found
+def _job(tmp_path, script: str) -> subprocess.CompletedProcess:
+    """*script* run on 3 ranks, with this checkout's dlbkit first on the path."""
+    (tmp_path / "job.py").write_text(textwrap.dedent(script))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"), env.get("PYTHONPATH", "")])
+    return run_job([sys.executable, "job.py"], 3, cwd=tmp_path, timeout=90, env=env)
 
 
 def test_loop_steps_on_the_ranks(tmp_path):
-    (tmp_path / "job.py").write_text(textwrap.dedent(SCRIPT))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"), env.get("PYTHONPATH", "")])
-    try:
-        p = subprocess.run([_mpiexec(), "-n", "3", sys.executable, "job.py"], cwd=tmp_path, capture_output=True,
-                           text=True, timeout=90, env=env)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"mpiexec did not end within 90 s (hang); stderr:\n{e.stderr}")
+    p = _job(tmp_path, SCRIPT)
     assert p.returncode == 0, p.stderr
     reports = [json.loads((tmp_path / f"report-{r}.json").read_text()) for r in range(3)]
     assert all(r["ok"] for r in reports)  # every rank gets every step's results, in item order
@@ -101,14 +95,7 @@ def test_close_from_a_signal_handler_during_an_mpi_step_ends_it_and_keeps_the_st
     stops the worker ranks and tells them why) and, with *record*, the steps that completed are saved.
     Before, the step went on to its end and nothing was recorded (close() had cleared the pool, so
     neither the step nor the later close() saved)."""
-    (tmp_path / "job.py").write_text(textwrap.dedent(CLOSE_SCRIPT))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"), env.get("PYTHONPATH", "")])
-    try:
-        p = subprocess.run([_mpiexec(), "-n", "3", sys.executable, "job.py"], cwd=tmp_path, capture_output=True,
-                           text=True, timeout=90, env=env)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"mpiexec did not end within 90 s (hang); stderr:\n{e.stderr}")
+    p = _job(tmp_path, CLOSE_SCRIPT)
     r0 = json.loads((tmp_path / "report-0.json").read_text())
     assert r0["done"] == [0, 1] and r0["steps"] == 2 and r0["closed"], r0
     assert r0["error"] == "this Loop was closed during the step (close() from a signal handler)"

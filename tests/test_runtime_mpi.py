@@ -6,7 +6,6 @@ Every job runs under a subprocess timeout, so a hang fails the test instead of s
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,17 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
+from mpi_jobs import mpiexec, run_job
 
 pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
 
 TIMEOUT = 60  # seconds for any one mpiexec job
-
-
-def _mpiexec() -> str:
-    here = Path(sys.executable).parent / "mpiexec"  # the mpich wheel installs it next to python
-    found = str(here) if here.exists() else shutil.which("mpiexec")
-    assert found, "mpi4py is importable but no mpiexec was found (pip install mpich)"
-    return found
 
 
 def _script(tmp_path, body: str) -> Path:
@@ -42,12 +35,7 @@ def _env(**extra) -> dict:
 
 
 def _run(script: Path, n: int, timeout: float = TIMEOUT, **env) -> subprocess.CompletedProcess:
-    cmd = [_mpiexec(), "-n", str(n), sys.executable, str(script)]
-    try:
-        return subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout, env=_env(**env),
-                              cwd=script.parent)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"mpiexec -n {n} did not end within {timeout} s (hang); stderr:\n{e.stderr}")
+    return run_job([sys.executable, script], n, cwd=script.parent, timeout=timeout, env=_env(**env))
 
 
 def _lines(tmp_path) -> list[dict]:
@@ -255,7 +243,7 @@ def test_one_rank_is_a_clear_error(tmp_path):
         dlbkit.map(abs, range(10), backend="mpi")
     """)
     message = "MPI ranks must be at least 2 for backend 'mpi'"
-    for cmd in ([_mpiexec(), "-n", "1", sys.executable, str(script)], [sys.executable, str(script)]):
+    for cmd in ([mpiexec(), "-n", "1", sys.executable, str(script)], [sys.executable, str(script)]):
         p = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=TIMEOUT, env=_env())
         assert p.returncode != 0
         assert p.stderr.count(message) == 1 and "got 1" in p.stderr
@@ -280,7 +268,7 @@ LONG = """
 
 
 def _start(script: Path, n: int) -> tuple[subprocess.Popen, dict[int, int]]:
-    p = subprocess.Popen([_mpiexec(), "-n", str(n), sys.executable, str(script)], stdout=subprocess.PIPE,
+    p = subprocess.Popen([mpiexec(), "-n", str(n), sys.executable, str(script)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=_env(), start_new_session=True)
     pids = {}
     while len(pids) < n:

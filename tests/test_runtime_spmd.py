@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
+from mpi_jobs import run_job
 
 import dlbkit
 from dlbkit.balancers.base import RepartitionBalancer, Taxonomy, Transfer
@@ -204,11 +205,7 @@ def _mpi_job(tmp_path, n, fail=False):
     pytest.importorskip("mpi4py")
     script = tmp_path / "job.py"
     script.write_text(textwrap.dedent(JOB.format(tests=str(Path(__file__).parent), fail=fail)))
-    cmd = [str(MPIEXEC) if MPIEXEC.exists() else shutil.which("mpiexec"), "-n", str(n), sys.executable, str(script)]
-    try:
-        return subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=MPI_TIMEOUT, cwd=tmp_path)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"mpiexec -n {n} did not end within {MPI_TIMEOUT} s (hang); stderr:\n{e.stderr}")
+    return run_job([sys.executable, script], n, cwd=tmp_path, timeout=MPI_TIMEOUT)
 
 
 @mpi
@@ -364,11 +361,7 @@ def test_under_mpi_the_worker_ranks_name_the_users_function_that_failed_on_rank_
     pytest.importorskip("mpi4py")
     script = tmp_path / "job.py"
     script.write_text(textwrap.dedent(FAILING_RULE_JOB.format(tests=str(Path(__file__).parent))))
-    cmd = [str(MPIEXEC) if MPIEXEC.exists() else shutil.which("mpiexec"), "-n", "3", sys.executable, str(script)]
-    try:
-        done = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=MPI_TIMEOUT, cwd=tmp_path)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"mpiexec did not end within {MPI_TIMEOUT} s (hang); stderr:\n{e.stderr}")
+    done = run_job([sys.executable, script], 3, cwd=tmp_path, timeout=MPI_TIMEOUT)
     line = FailingRule.decide.__code__.co_firstlineno + 1
     where = f"FailingRule.decide (test_runtime_spmd.py:{line})"
     for k in (1, 2):
