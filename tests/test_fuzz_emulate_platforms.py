@@ -20,14 +20,14 @@ import tomllib
 import warnings
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import dlbkit
 from dlbkit import Platform
 from dlbkit.cli import main
 from dlbkit.errors import ConfigError
-from test_fuzz_inputs import DATA, deadline, mutated, to_toml
+from test_fuzz_inputs import DATA, FUZZ, deadline, mutated, to_toml
 from test_fuzz_runs import edged, shrink
 
 RUN_S = 60  # a run of a few items on at most 8 emulated workers takes a second or two
@@ -154,18 +154,19 @@ def test_the_bases_run_as_emulations(name, here, capsys):
     assert _emulated_platform_runs(BASES[name], here, capsys, "api") == "ran"
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, database=None,
-          suppress_health_check=list(HealthCheck))
-@given(data=st.data(), name=st.sampled_from(sorted(BASES)), edge=st.booleans(), how=HOWS)
-def test_accepted_mutated_platforms_run_as_emulations(data, name, edge, how, here, capsys):
+def _mutated_platform_runs(data, name, edge, how, here, capsys):
     d = data.draw(edged(BASES[name]) if edge else mutated(BASES[name]))
     _emulated_platform_runs(d, here, capsys, how)
+
+
+@settings(FUZZ, max_examples=30)
+@given(data=st.data(), name=st.sampled_from(sorted(BASES)), edge=st.booleans(), how=HOWS)
+def test_accepted_mutated_platforms_run_as_emulations(data, name, edge, how, here, capsys):
+    _mutated_platform_runs(data, name, edge, how, here, capsys)
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None, derandomize=True, database=None,
-          suppress_health_check=list(HealthCheck))
+@settings(FUZZ, max_examples=200)
 @given(data=st.data(), name=st.sampled_from(sorted(BASES)), edge=st.booleans(), how=HOWS)
 def test_accepted_mutated_platforms_run_as_emulations_long(data, name, edge, how, here, capsys):
-    d = data.draw(edged(BASES[name]) if edge else mutated(BASES[name]))
-    _emulated_platform_runs(d, here, capsys, how)
+    _mutated_platform_runs(data, name, edge, how, here, capsys)
