@@ -145,6 +145,18 @@ def test_balancer_engine_override_and_default_label(tmp_path):
     assert e.value.field == "balancers[2].label"
 
 
+
+def test_labels_that_are_one_file_name_are_refused(tmp_path):
+    """A run's figures are saved as ``<kind>_<slug of its label>.png``: "fac 2" and "fac-2" were both
+    gantt_fac-2.png, one balancer's picture overwriting the other's (and, with the figure digests,
+    both redrawn on every resume)."""
+    with pytest.raises(ConfigError, match=r"balancers\[3\].label must be unique across balancers as a file name too "
+                                          r"\(balancers\[2\]'s 'fac 2' is saved as 'fac-2' too\); got 'fac-2'"):
+        tiny(tmp_path, TINY + '\n[[balancers]]\nname = "fac2"\nlabel = "fac 2"\n'
+                              '\n[[balancers]]\nname = "fac2"\nlabel = "fac-2"\n')
+    assert [b.label for b in tiny(tmp_path, TINY + '\n[[balancers]]\nname = "fac2"\nlabel = "fac 2"\n').balancers][-1] \
+        == "fac 2"
+
 # --- resumability and failures ------------------------------------------------------------------------
 def test_second_run_skips_finished_rows(tmp_path):
     exp = tiny(tmp_path)

@@ -9,7 +9,6 @@ Every function takes an optional *ax* and returns the Figure it drew on.
 from __future__ import annotations
 
 import math
-import re
 from typing import Mapping, Sequence
 
 import matplotlib.pyplot as plt
@@ -20,6 +19,7 @@ from matplotlib.colors import to_rgba
 from matplotlib.patches import Patch
 
 from .model.metrics import METRICS
+from .model.names import slug
 from .model.trace import Trace
 
 __all__ = ["GANTT_LEGEND", "GANTT_ROWS", "HEATMAP_ROWS", "gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "auto_records", "auto_steps", "slug"]
@@ -388,8 +388,3 @@ def auto_steps(trace: Trace, ax=None, *, title: str | None = None):
     ax.grid(alpha=0.3)
     return fig
 
-
-def slug(text: str) -> str:
-    """A file-name-safe form of a label or grid point."""
-    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
-    return s or "x"

@@ -69,6 +69,7 @@ from ..balancers import registry
 from ..errors import ConfigError, closest
 from ..families import Engine, Family
 from ..model import check
+from ..model.names import slug
 from ..model.platform import Platform, load_toml
 
 __all__ = ["BalancerSpec", "Experiment", "RunSpec", "load_experiment", "run_seed", "point_key", "MAX_REPETITIONS",
@@ -384,6 +385,11 @@ def _balancers(raw: Any, platform: Platform, engine: dict, family: Family, workl
             raise ConfigError(f"{path}.label", label, "a non-empty string")
         if label in labels:
             raise ConfigError(f"{path}.label", label, f"unique across balancers (balancers[{labels[label]}] has it)")
+        # its figures are saved as <kind>_<slug>.png: two labels of one slug would overwrite each other's
+        clash = next((k for k, j in labels.items() if slug(k) == slug(label)), None)
+        if clash is not None:
+            raise ConfigError(f"{path}.label", label, f"unique across balancers as a file name too (balancers"
+                              f"[{labels[clash]}]'s {clash!r} is saved as {slug(clash)!r} too)")
         labels[label] = i
         out.append(BalancerSpec(label, name, params, eng, own_info))
     return out
