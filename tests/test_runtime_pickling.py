@@ -91,3 +91,29 @@ def test_unpicklable_says_why():
     assert unpicklable([1, "a"]) is None
     assert unpicklable(threading.Lock()) == "TypeError: cannot pickle '_thread.lock' object"
 
+
+
+def refuse_3(x):
+    if x == 3:
+        raise ConfigError("size", x, "an even number")
+    return x
+
+
+def test_dlbkits_own_errors_cross_processes_whole():
+    """Exception's own pickling re-calls ``__init__`` with the message alone, which ConfigError (three
+    arguments) and TaskError (three) refused: a ConfigError raised in a worker reached the caller as
+    traceback text only. Now both round-trip with every field and their notes."""
+    import pickle
+    e = ConfigError("balancer", "gsss", "a balancer", suggest="gss")
+    e.add_note("in grid point x=1")
+    back = pickle.loads(pickle.dumps(e))
+    assert (str(back), back.field, back.value, back.allowed, back.suggest, back.__notes__) == \
+        (str(e), "balancer", "gsss", "a balancer", "gss", ["in grid point x=1"])
+    t = TaskError((13, 3), "ValueError: x", "traceback text", what="task", label="task (13, 3)")
+    back = pickle.loads(pickle.dumps(t))
+    assert (str(back), back.index, back.error, back.what, back.label, back.remote_traceback) == \
+        ("task (13, 3) failed: ValueError: x", (13, 3), "ValueError: x", "task", "task (13, 3)", "traceback text")
+    with pytest.raises(TaskError) as err:
+        dlbkit.map(refuse_3, range(6), workers=2)
+    assert isinstance(err.value.__cause__, ConfigError) and err.value.__cause__.field == "size"
+    assert str(err.value) == "item 3 failed: ConfigError: size must be an even number; got 3"

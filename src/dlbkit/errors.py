@@ -47,6 +47,11 @@ class ConfigError(DlbkitError, ValueError):
         super().__init__(f"{field} must be {allowed}; got {value!r}"
                          + (f" (did you mean {suggest!r}?)" if suggest is not None else ""))
 
+    def __reduce__(self):
+        # Exception's own reduce re-calls __init__ with the message alone: one argument of three. A
+        # ConfigError crosses processes (a worker, an executor's sweep) whole, its notes included
+        return (_config_error, (self.field, self.value, self.allowed, self.suggest), self.__dict__)
+
 
 class RemoteTraceback(Exception):
     """Carries the text of a traceback from another process (set as ``__cause__`` of TaskError)."""
@@ -70,11 +75,16 @@ class TaskError(DlbkitError):
     def __init__(self, index: Any, error: str, remote_traceback: str, *, what: str = "item",
                  label: str | None = None):
         self.index = index
+        self.error = error
         self.what = what
         self.remote_traceback = remote_traceback
         self.label = label if label is not None else f"item {index}" if what == "item" else f"{what} {index!r}"
         # the traceback text is shown once, through the __cause__ chain, as concurrent.futures does
         super().__init__(f"{self.label} failed: {error}")
+
+    def __reduce__(self):
+        # as ConfigError's: Exception's reduce would lose every argument but the message
+        return (_task_error, (self.index, self.error, self.remote_traceback, self.what, self.label), self.__dict__)
 
 
 class DlbkitWarning(UserWarning):
@@ -98,3 +108,11 @@ def caller_level() -> int:
     while frame is not None and in_dlbkit(frame.f_code.co_filename):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def _config_error(field, value, allowed, suggest):
+    return ConfigError(field, value, allowed, suggest=suggest)
+
+
+def _task_error(index, error, remote_traceback, what, label):
+    return TaskError(index, error, remote_traceback, what=what, label=label)
