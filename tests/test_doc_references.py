@@ -27,3 +27,11 @@ def test_every_file_pointed_to_exists():
             if target not in NOT_POINTERS and not (ROOT / target).is_file():
                 missing.setdefault(target, []).append(str(path.relative_to(ROOT)))
     assert not missing, missing
+
+
+def test_nothing_points_outside_the_repository():
+    """The project's notes and reference models live outside the repository (``../shared``); a user
+    has only the repository, so the docs cite the documents themselves (and docs/reference-models.md)."""
+    outside = [str(path.relative_to(ROOT)) for path in _texts()
+               if path.name != Path(__file__).name and "../shared" in path.read_text(encoding="utf-8")]
+    assert not outside, outside
