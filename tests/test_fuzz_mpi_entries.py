@@ -49,6 +49,10 @@ def add(a, b):
 def smooth(u):
     return 0.25 * u[:-2] + 0.5 * u[1:-1] + 0.25 * u[2:]
 
+def raising():
+    yield 1
+    raise ZeroDivisionError("items of rank 1")
+
 r = rank
 TASKS = {"a": (square, 2), "b": (square, 3), "c": (add, "a", "b")}
 CASES = {
@@ -71,6 +75,7 @@ CASES = {
     "map record is a folder on rank 0": ("map", dict(record="." if r == 0 else "x.json")),
     "map bad items on rank 1": ("map", dict(items=None if r == 1 else range(6))),
     "map unknown balancer on rank 2": ("map", dict(balancer="nope" if r == 2 else "gss")),
+    "map items raising on rank 1": ("map", dict(items=raising() if r == 1 else range(6))),
     "map unknown balancer on rank 0": ("map", dict(balancer="nope" if r == 0 else "gss")),
     "map workers on rank 0 only": ("map", dict(workers=2 if r == 0 else 5)),
     # --- graph
@@ -120,6 +125,8 @@ for name in names:
         out[name] = {"refused": e.field, "message": str(e)}
     except SystemExit as e:  # "rank k stopping: rank j rejected the run: ...", caught to go on
         out[name] = {"stopped": str(e.code)}
+    except Exception as e:  # not a ConfigError: the rank's own failure, or rank 0 naming another's
+        out[name] = {"raised": f"{type(e).__name__}: {e}"}
     with open(f"report-{rank}.json", "w") as f:  # after every case: a hang shows where
         json.dump(out, f, default=str)
 """
@@ -145,6 +152,7 @@ EXPECTED = {
     "map record is a folder on rank 0": ("refused", "record"),
     "map bad items on rank 1": ("refused", "items"),
     "map unknown balancer on rank 2": ("refused", "balancer"),
+    "map items raising on rank 1": ("raised", "ZeroDivisionError: items of rank 1"),
     "map unknown balancer on rank 0": ("refused", "balancer"),
     "map workers on rank 0 only": ("refused", "workers"),
     "graph valid": ("value", GRAPH),
@@ -183,6 +191,13 @@ def _every_rank_agrees(done, reports, case: str):
     got = {k: r[case] for k, r in reports.items()}
     if how == "value":
         assert all(g == {"value": expected} for g in got.values()), (case, got)
+        return
+    if how == "raised":  # one rank's checks failed, not with a ConfigError: it raises its own error,
+        # rank 0 names it, and the other rank stops with one line (before agree, they waited for ever)
+        assert got[1] == {"raised": expected}, (case, got)
+        assert got[0] == {"raised": f"DlbkitError: rank 1 failed checking its arguments: {expected} (every rank "
+                                    "must pass the same)"}, (case, got)
+        assert got[2] == {"stopped": f"dlbkit: rank 2 stopping: rank 1 rejected the run: {expected}"}, (case, got)
         return
     assert got[0].get("refused") == expected, (case, got)
     assert "\n" not in got[0]["message"], got[0]

@@ -456,9 +456,10 @@ def check_workers(workers: int) -> None:
 
 def agree(checks: Callable[[], Any]) -> Any:
     """Run an entry point's argument *checks* on every rank and agree on the verdict before any run:
-    their value when every rank's checks passed. A ConfigError on any rank ends the call on every
-    rank: a rank that refused raises its own ConfigError; rank 0, if only others refused, raises the
-    first refusing rank's (saying which rank); the other ranks exit with one line. Raised on one rank
+    their value when every rank's checks passed. A failure on any rank ends the call on every rank: a
+    rank that failed raises its own error; rank 0, if only others failed, raises the first one's
+    ConfigError (saying which rank), or a DlbkitError naming another exception (one rank's items'
+    generator raising, say); the other ranks exit with one line. Raised on one rank
     alone (one rank's own items, balancer or worker count), the others went on into the run and
     waited for it forever. Called by every rank once per entry point (one ``allgather`` of a short
     string); only refusals are compared, not the arguments themselves (docs/api.md, "Errors": every rank
@@ -466,7 +467,8 @@ def agree(checks: Callable[[], Any]) -> Any:
     problem = None
     try:
         out = checks()
-    except ConfigError as e:
+    except Exception as e:  # noqa: BLE001 - any failure of one rank's checks (its items' generator
+        # raising, say) must reach the others, or they wait for it for ever; it is raised below
         out, problem = None, e
     world = _mpi().COMM_WORLD
     me = world.Get_rank()
@@ -474,16 +476,23 @@ def agree(checks: Callable[[], Any]) -> Any:
         if problem is not None:
             raise problem
         return out
-    said = world.allgather(None if problem is None else (problem.field, repr(problem.value), problem.allowed,
-                                                         str(problem)))
+    if problem is None:
+        verdict = None
+    elif isinstance(problem, ConfigError):
+        verdict = (problem.field, repr(problem.value), problem.allowed, str(problem))
+    else:
+        verdict = (None, None, None, f"{type(problem).__name__}: {problem}")
+    said = world.allgather(verdict)
     first = next((k for k, v in enumerate(said) if v is not None), None)
     if first is None:
         return out
     if problem is not None:
         raise problem
     field, value, allowed, text = said[first]
-    if me == 0:
+    if me == 0 and field is not None:
         raise ConfigError(field, _Shown(value), f"{allowed} (rank {first}'s argument: every rank must pass the same)")
+    if me == 0:
+        raise DlbkitError(f"rank {first} failed checking its arguments: {text} (every rank must pass the same)")
     raise SystemExit(f"dlbkit: rank {me} stopping: rank {first} rejected the run: {text}")
 
 
