@@ -386,7 +386,7 @@ def _balancers(raw: Any, platform: Platform, engine: dict, family: Family, workl
         if label in labels:
             raise ConfigError(f"{path}.label", label, f"unique across balancers (balancers[{labels[label]}] has it)")
         # its figures are saved as <kind>_<slug>.png: two labels of one slug would overwrite each other's
-        clash = next((k for k, j in labels.items() if slug(k) == slug(label)), None)
+        clash = next((k for k in labels if slug(k) == slug(label)), None)
         if clash is not None:
             raise ConfigError(f"{path}.label", label, f"unique across balancers as a file name too (balancers"
                               f"[{labels[clash]}]'s {clash!r} is saved as {slug(clash)!r} too)")
