@@ -15,6 +15,7 @@ the drawn ones are marked slow.
 import copy
 import csv
 import json
+import math
 import random
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
@@ -124,7 +125,7 @@ def test_a_sweep_run_in_parallel_or_resumed_has_the_fresh_rows_once(name, grid, 
 
 
 @pytest.mark.slow
-@settings(FUZZ, max_examples=60)
+@settings(FUZZ, max_examples=150)
 @given(data=st.data(), name=st.sampled_from(["tiny", "graph_inline", "streams_hetero"]), mode=st.sampled_from(MODES),
        reps=st.integers(1, 2), seed=st.integers(0, 2**16))
 def test_drawn_sweeps_run_in_parallel_or_resumed_have_the_fresh_rows_once(data, name, mode, reps, seed, workdir,
@@ -132,3 +133,43 @@ def test_drawn_sweeps_run_in_parallel_or_resumed_have_the_fresh_rows_once(data, 
     d = data.draw(gridded(BASES[name], mild=True))
     d["repetitions"], d["balancers"] = reps, d["balancers"][:3]
     event(sweep_again(d, mode, workdir, tmp_path_factory.mktemp("grid"), capsys, random.Random(seed)))
+
+
+# --- regressions --------------------------------------------------------------------------------------
+def _cut_and_resume(d: dict, cut, workdir, tmp_path) -> tuple[dict, dict]:
+    """*d*'s sweep fresh, and run again after ``cut(text, last_row)`` left results.csv cut short."""
+    exp = _load(d, workdir)
+    dlbkit.run_experiment(exp, tmp_path / "fresh")
+    dlbkit.run_experiment(exp, tmp_path / "out")
+    csv_path = tmp_path / "out" / "results.csv"
+    with open(csv_path, newline="") as f:
+        text = f.read()
+    last = text[text.rstrip("\r\n").rfind("\n") + 1:]
+    with open(csv_path, "w", newline="") as f:
+        f.write(cut(text, last))
+    dlbkit.run_experiment(exp, tmp_path / "out")
+    return _rows(tmp_path / "fresh"), _rows(tmp_path / "out")
+
+
+def test_a_last_row_cut_inside_a_quoted_point_is_run_again_and_kept(workdir, tmp_path):
+    """The last row cut inside its point (a grid value's JSON, quoted): the resumed sweep began a new
+    line, which the open quote took in, with every row written after it; compacting then dropped
+    them all (results.csv lacked the rerun row, and the next resume ran it again)."""
+    d = json.loads(json.dumps(BASES["tiny"]))
+    d["grid"] = {"platform.nodes": [d["platform"]["nodes"]]}
+    want, got = _cut_and_resume(d, lambda text, last: text[:len(text) - len(last) + last.index("speed")],
+                                workdir, tmp_path)
+    assert len(want) == 2 and got == want
+
+
+def test_a_last_row_that_lost_its_last_digits_is_run_again(workdir, tmp_path):
+    """A row cut short after a digit of its last number parsed as a complete row: it was kept, a
+    resumed row unlike the fresh one (its utilisation 0.8123 read as 0.81)."""
+    d = json.loads(json.dumps(BASES["streams_hetero"]))
+    d["balancers"] = d["balancers"][:1]
+
+    def cut(text, last):
+        assert math.isfinite(float(last.rstrip("\r\n").rsplit(",", 1)[1]))  # a number with digits to lose
+        return text[:-4]
+    want, got = _cut_and_resume(d, cut, workdir, tmp_path)
+    assert got == want

@@ -114,6 +114,8 @@ class Cluster(Executor):
         def checks():
             if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
                 raise ConfigError("seed", seed, "an integer >= 0")
+            if not isinstance(record_decisions, bool):  # as every run_* entry point: "yes" was taken as True
+                raise ConfigError("record_decisions", record_decisions, "True or False")
             b = resolve(balancer, params, kind="placement")
             model = resolve_info(info)
             refused = {**INFO_REFUSED, **NOT_IN_A_CLUSTER, "exact": "it sends nothing (true loads for free, which "
