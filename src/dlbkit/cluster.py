@@ -29,6 +29,8 @@ from .runtime.backends.base import short_repr, unpicklable
 from .runtime.backends import BACKENDS
 from .runtime.backends.local import check_workers, default_workers, oversubscription_warning
 from .runtime.emulation import emulation_from
+from .runtime.backends.mpi import agree
+from .runtime.backends.mpi import check_workers as check_mpi_workers
 from .runtime.backends.mpi import rank as mpi_rank
 from .runtime.record import save_trace
 from .runtime.families.cluster import ClusterRun, Job
@@ -108,39 +110,53 @@ class Cluster(Executor):
                  suspect_after: float | None = None, slots: int | Iterable[int] | None = None):
         if backend not in BACKENDS:
             raise ConfigError("backend", backend, "one of " + ", ".join(map(repr, BACKENDS)))
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ConfigError("seed", seed, "an integer >= 0")
-        b = resolve(balancer, params, kind="placement")
-        model = resolve_info(info)
-        refused = {**INFO_REFUSED, **NOT_IN_A_CLUSTER, "exact": "it sends nothing (true loads for free, which "
-                   "only a simulator has)"}
-        if model.name in refused:
-            raise ConfigError("info", model.name, "an information model whose messages tell every node the loads ("
-                              + ", ".join(n for n in info_names() if n not in refused)
-                              + f"): {model.name!r} is refused, {refused[model.name]}")
-        if suspect_after is not None:
-            number(suspect_after, "suspect_after", lo=0.0, lo_open=True)
-            if not suspect_after > model.interval:
-                raise ConfigError("suspect_after", suspect_after, f"None or more seconds than the {model.name} "
-                                  f"model's period ({model.interval:g} s): an entry is that old between two messages")
-        emulation = emulation_from(emulate, seed)
-        slots = _slots(slots, emulation)
-        if emulation is not None and emulation.node_of is not None:  # a platform: its nodes, their cores slots
-            emulation, slots = emulation.per_node()
-        if backend == "local":
-            n = check_workers(workers if workers is not None else
-                              (emulation.n_workers if emulation is not None else
-                               len(slots) if isinstance(slots, list) else default_workers()), mesh=True)
-            if isinstance(slots, list) and len(slots) != n:
-                raise ConfigError("slots", slots, f"an integer or one per node ({n})")
-            if emulation is not None and emulation.n_workers != n:
-                raise ConfigError("emulate", f"{emulation.n_workers} nodes", f"one per worker ({n})")
-        else:
-            if workers is not None and (isinstance(workers, bool) or not isinstance(workers, Integral) or workers < 1):
-                raise ConfigError("workers", workers, "None (every rank but rank 0) or a positive integer")
-            n = workers if workers is None else int(workers)
-        if record is not None and not isinstance(record, (str, bytes)) and not hasattr(record, "__fspath__"):
-            raise ConfigError("record", record, "None or a path to write the recording to")
+
+        def checks():
+            if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+                raise ConfigError("seed", seed, "an integer >= 0")
+            if not isinstance(record_decisions, bool):  # as every run_* entry point: "yes" was taken as True
+                raise ConfigError("record_decisions", record_decisions, "True or False")
+            b = resolve(balancer, params, kind="placement")
+            model = resolve_info(info)
+            refused = {**INFO_REFUSED, **NOT_IN_A_CLUSTER, "exact": "it sends nothing (true loads for free, which "
+                       "only a simulator has)"}
+            if model.name in refused:
+                raise ConfigError("info", model.name, "an information model whose messages tell every node the "
+                                  "loads (" + ", ".join(n for n in info_names() if n not in refused)
+                                  + f"): {model.name!r} is refused, {refused[model.name]}")
+            if suspect_after is not None:
+                number(suspect_after, "suspect_after", lo=0.0, lo_open=True)
+                if not suspect_after > model.interval:
+                    raise ConfigError("suspect_after", suspect_after, f"None or more seconds than the {model.name} "
+                                      f"model's period ({model.interval:g} s): an entry is that old between two "
+                                      "messages")
+            emulation = emulation_from(emulate, seed)
+            per_node = _slots(slots, emulation)
+            if emulation is not None and emulation.node_of is not None:  # a platform: its nodes, their cores slots
+                emulation, per_node = emulation.per_node()
+            if backend == "local":
+                n = check_workers(workers if workers is not None else
+                                  (emulation.n_workers if emulation is not None else
+                                   len(per_node) if isinstance(per_node, list) else default_workers()), mesh=True)
+                if isinstance(per_node, list) and len(per_node) != n:
+                    raise ConfigError("slots", per_node, f"an integer or one per node ({n})")
+                if emulation is not None and emulation.n_workers != n:
+                    raise ConfigError("emulate", f"{emulation.n_workers} nodes", f"one per worker ({n})")
+            else:
+                if workers is not None and (isinstance(workers, bool) or not isinstance(workers, Integral)
+                                            or workers < 1):
+                    raise ConfigError("workers", workers, "None (every rank but rank 0) or a positive integer")
+                n = workers if workers is None else int(workers)
+                if n is not None:  # the job's worker ranks, checked here (agreed): rank 0 alone refused
+                    check_mpi_workers(n)  # it once the run started, and the nodes waited for it
+            if (record is not None and not isinstance(record, (str, bytes))
+                    and not hasattr(record, "__fspath__")):
+                raise ConfigError("record", record, "None or a path to write the recording to")
+            return b, model, emulation, per_node, n
+
+        # under MPI every rank checks its own arguments and the verdict is agreed: raised on one rank
+        # alone (its own balancer, seed, info), the others went on into the run and waited for it
+        b, model, emulation, slots, n = checks() if backend != "mpi" else agree(checks)
         self.record = record
         self.balancer = b
         self.info = model

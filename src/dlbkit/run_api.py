@@ -287,6 +287,7 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
         _callable("fn", fn, optional=False)
         b: ChunkingBalancer = resolve(balancer, params, kind="chunking")
         emulation = _emulation(emulate, s, master)
+        _flag("record_decisions", record_decisions)  # here, agreed: after it, raised on one rank alone (a hang)
         return s, b, check_items(items), emulation, _worker_count(workers, emulation, backend)
 
     asked = workers
@@ -442,17 +443,20 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
         b = _migration_balancer(balancer, params)
         _tree_family.check_topology(topology)
         emulation = _emulation(emulate, s, None)
-        return s, b, emulation, _worker_count(workers, emulation, backend)
+        # the information model and the flag too: checked after the agreement, a bad one on one rank
+        # alone was raised there alone and left the other ranks waiting for it (a hang)
+        model = resolve_info(info) if info is not None else None
+        flag = _flag("record_decisions", record_decisions)
+        return s, b, emulation, _worker_count(workers, emulation, backend), model, flag
 
     asked = workers
-    seed, b, emulation, workers = agreed(backend, checks)
+    seed, b, emulation, workers, model, flag = agreed(backend, checks)
     spec = TreeSpec(expand=expand, root=root, n_workers=0, balancer=b,
                     combine=combine if combine is not None else operator.add,
                     branch_and_bound=bound is not None, bound=bound,
                     better=better if better is not None else operator.gt, emulation=emulation, seed=seed,
                     speeds=list(emulation.speeds) if emulation else [], topology=topology,
-                    record_decisions=_flag("record_decisions", record_decisions),
-                    info=resolve_info(info) if info is not None else None)
+                    record_decisions=flag, info=model)
     init = 0 if initial is None else initial
     value, best, trace = _tree_family.run_tree(spec, initial=init, backend=backend,
                                                workers=asked if backend == "mpi" else workers,
@@ -547,6 +551,7 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
         _progress(progress)
         b = _repartition_balancer(balancer, params)
         emulation = _emulation(emulate, seed, None)
+        _flag("record_decisions", record_decisions)  # here, agreed: after it, raised on one rank alone (a hang)
         return arr, b, emulation, _worker_count(workers, emulation, backend)
 
     asked = workers
@@ -634,6 +639,7 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
         spec = parse_tasks(tasks)
         b = resolve(balancer, params, kind=("mapping", "graph-online"))
         emulation = _emulation(emulate, s, None)
+        _flag("record_decisions", record_decisions)  # here, agreed: after it, raised on one rank alone (a hang)
         return s, spec, b, emulation, _worker_count(workers, emulation, backend)
 
     asked = workers

@@ -21,6 +21,7 @@ this process writes results.csv, each run's row as its task comes back.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -393,26 +394,30 @@ def read_results(path: str | Path, cols: list[str] | None = None) -> _Existing:
     if not path.is_file():
         return out
     with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        header = reader.fieldnames or []
-        if cols is not None and header and list(header) != list(cols):
-            raise ConfigError(f"--out {path.parent}", f"results.csv with columns {','.join(header)}",
-                              "a fresh directory or one holding results of this same experiment, whose "
-                              f"columns are {','.join(cols)} (use another --out, or remove results.csv)")
-        grid_keys = [c for c in header if c not in (*BASE_COLUMNS, *RUN_COLUMNS, *METRIC_COLUMNS)]
-        for raw in reader:
-            if None in raw or any(v is None for v in raw.values()):
-                out.broken = True
-                continue
-            try:
-                row = _typed(raw, grid_keys)
-            except ValueError:
-                out.broken = True
-                continue
-            key = (row["label"], row["point"], row["repetition"])
-            if key in out:
-                out.duplicates = True
-            out[key] = row
+        text = fh.read()
+    whole = _whole_records(text)
+    if whole < len(text):  # a row cut short: it parsed as a complete row when only digits were cut
+        out.broken = True
+    reader = csv.DictReader(io.StringIO(text[:whole], newline=""))
+    header = reader.fieldnames or []
+    if cols is not None and header and list(header) != list(cols):
+        raise ConfigError(f"--out {path.parent}", f"results.csv with columns {','.join(header)}",
+                          "a fresh directory or one holding results of this same experiment, whose "
+                          f"columns are {','.join(cols)} (use another --out, or remove results.csv)")
+    grid_keys = [c for c in header if c not in (*BASE_COLUMNS, *RUN_COLUMNS, *METRIC_COLUMNS)]
+    for raw in reader:
+        if None in raw or any(v is None for v in raw.values()):
+            out.broken = True
+            continue
+        try:
+            row = _typed(raw, grid_keys)
+        except ValueError:
+            out.broken = True
+            continue
+        key = (row["label"], row["point"], row["repetition"])
+        if key in out:
+            out.duplicates = True
+        out[key] = row
     return out
 
 
@@ -444,13 +449,13 @@ class _Appender:
         self.grid = set(cols) - {*BASE_COLUMNS, *RUN_COLUMNS, *METRIC_COLUMNS}
 
     def __enter__(self) -> "_Appender":
+        if self.path.is_file():
+            with self.path.open("r+b") as fh:  # a write cut short: drop its part row (read_results ignored
+                data = fh.read()                # it), else the next row continued it, or its open quote
+                whole = _whole_records(data)    # swallowed every row written after it
+                if whole < len(data):
+                    fh.truncate(whole)
         new = not self.path.is_file() or self.path.stat().st_size == 0
-        if not new:
-            with self.path.open("rb") as fh:  # a write cut short left no newline: start a fresh line
-                fh.seek(-1, os.SEEK_END)
-                if fh.read(1) != b"\n":
-                    with self.path.open("a", newline="") as fa:
-                        fa.write("\r\n")
         self.fh = self.path.open("a", newline="")
         self.writer = csv.writer(self.fh)
         if new:
@@ -464,6 +469,19 @@ class _Appender:
 
     def __exit__(self, *exc) -> None:
         self.fh.close()
+
+
+def _whole_records(data: str | bytes) -> int:
+    """Where the last whole record of CSV *data* ends: just past its last newline outside a quoted
+    field (0 if none). A row is written whole with its newline, so what follows is a write cut short:
+    a row whose last number lost digits, or a quoted field left open (a point's JSON, an error)."""
+    nl, quote = ("\n", '"') if isinstance(data, str) else (b"\n", b'"')
+    end = len(data)
+    while (i := data.rfind(nl, 0, end)) >= 0:
+        if data.count(quote, 0, i) % 2 == 0:  # quotes are paired (a doubled one twice) before it
+            return i + 1
+        end = i
+    return 0
 
 
 def _compact(path: Path) -> None:

@@ -117,8 +117,16 @@ class TreeRun(Family):
         return [("expand", s.expand), ("combine", s.combine), ("better", s.better), ("root", s.root),
                 ("bound", s.bound), ("balancer", s.balancer)]
 
+    def shared(self):
+        # rank 0's root, bound, balancer, seed and topology with its emulation: a worker rank ran its
+        # own (a script passing them per rank: worker 0 grew the tree from its own root, a value rank 0
+        # did not ask for). The user's functions are not sent: they need not pickle under MPI
+        s = self.spec
+        return self.emulation, (s.root, s.branch_and_bound, s.bound, s.balancer, s.seed, s.topology)
+
     def setup(self, n_workers, origin, shared):
         spec = self.spec
+        shared, (spec.root, spec.branch_and_bound, spec.bound, spec.balancer, spec.seed, spec.topology) = shared
         spec.n_workers = n_workers
         spec.neighbours, spec.colours = resolve_topology(spec.topology, n_workers)  # problem() checked it fits
         spec.origin = origin
