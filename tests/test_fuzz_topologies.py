@@ -24,7 +24,7 @@ from dlbkit import FlatTasks
 from dlbkit.errors import ConfigError
 from dlbkit.model.topology import edge_colouring, kary_ncube
 from dlbkit.sim.superstep import simulate_superstep, topology_graph
-from test_fuzz_entries import MIGRATION, _superstep_runs, superstep_case
+from test_fuzz_entries import _superstep_runs, superstep_case
 
 
 @st.composite
