@@ -19,11 +19,14 @@ ones Hydra killed because of it, all by SIGKILL and all with a status file sayin
 the files nor Hydra's banner tell them apart: a file is written when a unit of work *starts*, not
 when the process ends, and the banner names whichever exit Hydra handled first (measured here: a rank
 2 that killed itself, and the banner named rank 1's PID). So the launcher watches the ranks while the
-job runs: as each rank's file appears it opens a ``pidfd`` on the rank's PID (Linux 5.3+, the same
-host) and waits on all of them; a pidfd becomes readable the moment its process ends, while Hydra
-needs a chain of wake-ups (its proxy reaps the rank, tells ``mpiexec``, which tells every proxy to
-kill) before the others end. The first rank seen ending whose file does not say "done" is the one
-named. When two ranks are seen ending in the same poll, or a rank whose file had not been listed yet
+job runs. Each rank keeps open the write end of a FIFO, ``alive-R``, that the launcher made and
+reads: the kernel closes it when the process's descriptors go, in the same step that closes the
+sockets by which Hydra learns of the death, so its hang-up comes before Hydra's chain of wake-ups
+(its proxy notices, tells ``mpiexec``, which tells every proxy to kill) can end any other rank. As a
+second sign, as each rank's file appears the launcher opens a ``pidfd`` on its PID (Linux 5.3+, the
+same host); a pidfd is readable only once the whole process has gone, which on a loaded machine
+came after a rank Hydra killed had gone (the wrong rank named, about once in twenty suites). The
+first rank seen ending whose file does not say "done" is the one named. When two ranks are seen ending in the same poll, or a rank whose file had not been listed yet
 is found already gone when a watched one ends (the launcher woke late: about 1 run in 20 on a loaded
 2-core machine), the line lists them all with their states. Where that cannot be watched (another host, no pidfd), a single unfinished rank is named, or
 the unfinished ranks are listed with their states.
@@ -129,6 +132,20 @@ class _Watch:
         self.poller = select.poll()
         self.job_fd = os.pidfd_open(job_pid)
         self.poller.register(self.job_fd, select.POLLIN)
+        # each rank keeps the write end of its FIFO open (status.open_for) and the kernel closes it when
+        # the process's descriptors go, in the same step that closes the sockets by which Hydra learns of
+        # a death: the killer's hang-up is seen before Hydra can kill anyone. A pidfd is ready only once
+        # the whole process has gone, and on a loaded machine a rank Hydra killed was seen ending before
+        # the rank that died (rank 2 named, rank 1 had killed itself: twice in some twenty suites)
+        for r in range(ranks):
+            path = os.path.join(folder, f"alive-{r}")
+            try:
+                os.mkfifo(path)
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # no hang-up until a writer came and went
+            except OSError:  # no FIFOs here: the pidfds alone
+                continue
+            self.fds[fd] = r
+            self.poller.register(fd, select.POLLIN)
 
     def run(self) -> None:
         """Until the job ends."""
@@ -140,7 +157,7 @@ class _Watch:
                         self.first = gone
                 ready = {fd for fd, _ in self.poller.poll(
                     None if len(self.seen) >= self.ranks else self.POLL_S * 1000)}
-                ended = [self.fds[fd] for fd in ready if fd in self.fds]
+                ended = sorted({self.fds[fd] for fd in ready if fd in self.fds})  # a FIFO and a pidfd: one rank
                 if ended:
                     for fd in [fd for fd in ready if fd in self.fds]:
                         self.poller.unregister(fd)
@@ -156,7 +173,7 @@ class _Watch:
                         late = [fd for fd, _ in self.poller.poll(0) if fd in self.fds]
                         for fd in late:
                             self.poller.unregister(fd)
-                        ended += [self.fds[fd] for fd in late]
+                        ended = sorted({*ended, *(self.fds[fd] for fd in late)})
                     records = status.read(self.folder)
                     dead = [(r, records[r]) for r in sorted(ended)
                             if r in records and records[r].get("state") != status.DONE]

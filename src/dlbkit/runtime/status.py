@@ -37,6 +37,10 @@ DONE = "done"  # the state of a rank that left its run normally (success or a re
 #: a status file is open in this process (a rank of a launched job): families write their units
 ON = False
 _fd: int | None = None
+#: the write end of the launcher's ``alive-R`` FIFO, kept open for this process's life and never
+#: written: the kernel closes it the moment the process's descriptors are released, which is when the
+#: launcher learns this rank has ended (earlier than any other sign, and before Hydra can react)
+_alive: int | None = None
 _head = ""  # the record's opening, up to the time: '{"rank": R, "pid": P, "host": "H", '
 
 
@@ -44,7 +48,7 @@ _head = ""  # the record's opening, up to the time: '{"rank": R, "pid": P, "host
 def open_for(rank: int) -> None:
     """Start keeping this rank's status file if :data:`ENV` names a directory (else nothing).
     Idempotent: the second run of one job reuses the file."""
-    global ON, _fd, _head
+    global ON, _fd, _head, _alive
     folder = os.environ.get(ENV)
     if not folder or _fd is not None:
         return
@@ -54,6 +58,10 @@ def open_for(rank: int) -> None:
         return
     _head = json.dumps({"rank": rank, "pid": os.getpid(), "host": socket.gethostname()})[:-1] + ", "
     ON = True
+    try:  # non-blocking: fails (ENXIO) rather than waits when no launcher reads it (another host)
+        _alive = os.open(os.path.join(folder, f"alive-{rank}"), os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        pass
 
 
 def doing(fmt: str, *args) -> None:
