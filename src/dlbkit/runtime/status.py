@@ -6,7 +6,9 @@ other rank at once with SIGKILL, so no rank survives to say what the dead one wa
 each rank then keeps there one file, ``rank-R``, that it overwrites whenever it starts a unit of
 work (a map chunk, a tree task, an SPMD iteration) and at the end of its run (state ``"done"``).
 After ``mpiexec`` failed, the launcher reads the files and names the rank that died and its last
-state. Without :data:`ENV` nothing is written and :func:`doing` returns at once.
+state. Each rank also holds open, unwritten, the write end of the launcher's FIFO ``alive-R``: its
+hang-up tells the launcher the moment the rank ends (:mod:`dlbkit.launch`). Without :data:`ENV`
+nothing is written and :func:`doing` returns at once.
 
 The record is one line of JSON (``rank``, ``pid``, ``host``, ``time`` — ``time.time()`` of the
 write — and ``state``) padded with spaces to :data:`RECORD_BYTES` and written with one ``pwrite`` at
