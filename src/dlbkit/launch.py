@@ -26,10 +26,11 @@ sockets by which Hydra learns of the death, so its hang-up comes before Hydra's 
 second sign, as each rank's file appears the launcher opens a ``pidfd`` on its PID (Linux 5.3+, the
 same host); a pidfd is readable only once the whole process has gone, which on a loaded machine
 came after a rank Hydra killed had gone (the wrong rank named, twice in some twenty suites). The
-first rank seen ending whose file does not say "done" is the one named. When two ranks are seen ending in the same poll, or a rank whose file had not been listed yet
-is found already gone when a watched one ends (the launcher woke late: about 1 run in 20 on a loaded
-2-core machine), the line lists them all with their states. Where that cannot be watched (another host, no pidfd), a single unfinished rank is named, or
-the unfinished ranks are listed with their states.
+first rank seen ending whose file does not say "done" is the one named. When two ranks are seen
+ending in the same poll, or a rank whose file had not been listed yet is found already gone when a
+watched one ends (the launcher woke late), the line lists them all with their states. Where that
+cannot be watched (another host, no FIFO or pidfd), a single unfinished rank is named, or the
+unfinished ranks are listed with their states.
 """
 
 from __future__ import annotations
