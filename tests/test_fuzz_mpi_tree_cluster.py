@@ -16,13 +16,8 @@ The default run is one job going through every case in turn (a few seconds); eac
 job is marked slow.
 """
 
-import json
-import subprocess
-import sys
-import textwrap
-
 import pytest
-from mpi_jobs import run_job
+from mpi_jobs import case_job, every_rank_agrees
 
 pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
 
@@ -156,33 +151,12 @@ EXPECTED = {
 }
 
 
-def _job(tmp_path, cases: list[str]) -> tuple[subprocess.CompletedProcess, dict[int, dict]]:
-    script = tmp_path / "job.py"
-    script.write_text(textwrap.dedent(JOB))
-    done = run_job([sys.executable, script, *cases], 3, cwd=tmp_path, timeout=TIMEOUT, on_hang=lambda: (
-        f"cases reported so far: { {f.name: f.read_text()[-300:] for f in tmp_path.glob('report-*.json')} }"))
-    reports = {int(f.stem.split("-")[1]): json.loads(f.read_text()) for f in tmp_path.glob("report-*.json")}
-    return done, reports
+def _job(tmp_path, cases: list[str]):
+    return case_job(tmp_path, JOB, cases, TIMEOUT)
 
 
 def _every_rank_agrees(done, reports, case: str):
-    how, expected = EXPECTED[case]
-    assert sorted(reports) == [0, 1, 2] and all(case in r for r in reports.values()), (case, reports,
-                                                                                       done.stderr[-2000:])
-    got = {k: r[case] for k, r in reports.items()}
-    if how == "value":
-        assert all(g == {"value": expected} for g in got.values()), (case, got)
-        return
-    if how == "served":  # rank 0 the client has the jobs' results; the node ranks served to the end
-        assert got[0] == {"value": expected} and got[1] == got[2] == {"served": True}, (case, got)
-        return
-    assert got[0].get("refused") == expected, (case, got)
-    assert "\n" not in got[0]["message"], got[0]
-    for k in (1, 2):  # its own ConfigError, or one line naming the refusing rank and the field
-        g = got[k]
-        assert g.get("refused") == expected or (
-            "stopped" in g and g["stopped"].startswith(f"dlbkit: rank {k} stopping: rank ")
-            and f"rejected the run: {expected}" in g["stopped"]), (case, got)
+    every_rank_agrees(done, reports, case, *EXPECTED[case])
 
 
 def test_careless_tree_and_cluster_arguments_on_mpi_end_with_one_verdict_on_every_rank(tmp_path):
