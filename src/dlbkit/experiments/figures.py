@@ -3,7 +3,8 @@
 The plots themselves are :mod:`dlbkit.plots` (they depend only on the model); which plots a run gets
 is its family's declaration (:attr:`dlbkit.families.Family.figures`, ``bar_metrics``). Each PNG
 carries a digest of what it was drawn from (:mod:`.digests`); a resumed sweep redraws only the
-figures whose digest changed or whose file is missing.
+figures whose digest changed or whose file is missing, and removes the figures it drew that the
+sweep no longer has (:func:`_remove_stale`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Sequence
 
 from .. import families
 from ..families import Family
+from ..model.metrics import METRICS
 from ..plots import metric_bars, slug
 from .digests import DIGEST_KEY, KINDS_KEY, code_digest, digest, png_text
 
@@ -100,7 +102,9 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: st
 
     A figure whose PNG already carries the digest of what it would be drawn from (:mod:`.digests`:
     the same data, names, dpi and drawing code) is kept as it is, so resuming a sweep whose runs are
-    all reused redraws nothing; a changed, added or re-done run's figures, or a deleted PNG, are drawn."""
+    all reused redraws nothing; a changed, added or re-done run's figures, or a deleted PNG, are drawn.
+    The PNGs dlbkit drew in *out_dir* that are not among those returned are deleted (a removed run's,
+    a bar chart no longer drawn); no other file is touched (:func:`_remove_stale`)."""
     fam = families.get(family)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -137,4 +141,26 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: st
     for paths in results:
         for kind, path in paths.items():
             written[kind].append(path)
+    _remove_stale(out_dir, {p.name for paths in written.values() for p in paths})
     return written
+
+
+def _remove_stale(out_dir: Path, current: set[str]) -> None:
+    """Delete the figures in *out_dir* that dlbkit drew and that are not in *current* (those of runs,
+    balancers or grid points the experiment no longer has; a bar chart it no longer draws). A PNG is
+    dlbkit's if it is named as a figure is (``<metric>.png``, ``<kind>_<run>.png``) and carries the
+    digest dlbkit writes into each figure (a run figure also the kinds its run drew, this one among
+    them); anything else, a picture of the user's own under any name included, stays."""
+    for path in sorted(out_dir.glob("*.png")):
+        if path.name in current:
+            continue
+        text = png_text(path)
+        if DIGEST_KEY not in text:
+            continue
+        kinds = text.get(KINDS_KEY)
+        if kinds is None:
+            ours = path.stem in METRICS
+        else:
+            ours = any(path.stem.startswith(k + "_") for k in kinds.split(",") if k in FIGURE_KINDS)
+        if ours:
+            path.unlink()

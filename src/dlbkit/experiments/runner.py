@@ -5,7 +5,11 @@ interrupted or failing sweep keeps everything already done. On a rerun, runs who
 there with status ``ok`` are skipped; failed runs are retried, and the newer row replaces the older
 one when the sweep ends. A run's key is (label, grid point, repetition); each row also carries a
 fingerprint of the configuration that produced it, and a row whose key matches but whose fingerprint
-does not (the experiment file changed) stops the sweep with a ConfigError instead of mixing results.
+does not (the experiment file changed) stops the sweep with a ConfigError instead of mixing results,
+as do rows of another experiment (by name). Rows of runs the experiment no longer has (a balancer or
+a grid value removed) are dropped when the sweep ends; a ``[grid]`` written in another key order
+(the same points) has results.csv rewritten in the new order first (docs/experiments.md, "Resuming:
+what is kept, recomputed and removed").
 
 A run that raises is recorded with ``status = error`` and its message; the sweep goes on.
 
@@ -39,7 +43,7 @@ from ..model.metrics import METRICS
 from ..model.trace import Trace
 from ..runtime.backends.local import check_workers
 from .batching import DEFAULT_BATCH, batch_size, check_batch, workers_of
-from .spec import Experiment, RunSpec
+from .spec import Experiment, RunSpec, point_key
 
 __all__ = ["Sweep", "run_sweep", "run_experiment", "columns", "read_results", "RESULTS_FILE"]
 
@@ -129,7 +133,8 @@ def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, exe
     *progress(done, total, row)* is called after each run (a task of several runs: once per run).
     *run_progress(done, total)* goes to the engine (:func:`dlbkit.simulate`'s ``progress``) when
     exactly one run is to be done in this process: the work done inside that run.
-    Raise ConfigError if *out_dir* holds results of a different configuration. KeyboardInterrupt
+    Raise ConfigError if *out_dir* holds results of a different configuration or experiment; drop
+    the rows of runs *experiment* no longer has. KeyboardInterrupt
     propagates after the pool is shut down (an *executor*'s pending runs cancelled); rows written
     so far stay in results.csv.
     """
@@ -150,24 +155,13 @@ def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, exe
     path = out_dir / RESULTS_FILE
     cols = columns(experiment)
     specs = experiment.expand()
-    existing = read_results(path, cols)
-
-    latest: dict[tuple, dict] = {}
-    todo: list[RunSpec] = []
-    for s in specs:
-        row = existing.get(s.key)
-        if row is not None and row["fingerprint"] != s.fingerprint:
-            raise ConfigError(f"--out {out_dir}", f"results.csv row {s.label!r} {s.point_text} repetition "
-                              f"{s.repetition} from a different configuration",
-                              "a fresh directory or one holding results of this same experiment "
-                              "(use another --out, or remove results.csv)")
-        if row is not None:
-            latest[s.key] = row
-        if row is None or row["status"] != "ok":
-            todo.append(s)
+    existing, latest, todo = _earlier(path, experiment, specs, cols)
     skipped = len(specs) - len(todo)
     traces: dict[tuple[str, str], Trace] = {}
     retried = any(s.key in existing for s in todo)
+    # runs the experiment no longer has (a balancer or a grid value removed): their rows go, so that
+    # results.csv, like the summary and the plots, holds the current experiment alone
+    stale = existing.keys() - {s.key for s in specs}
 
     with _Appender(path, cols) as out:
         def finish(spec: RunSpec, values: dict, trace: Trace | None, done: int) -> None:
@@ -189,8 +183,8 @@ def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, exe
         else:
             _run_pool(todo, jobs, finish, keep_traces, batch)
 
-    if retried or existing.duplicates or existing.broken:
-        _compact(path)
+    if retried or stale or existing.duplicates or existing.broken:
+        _compact(path, {(lbl, pt, str(r)) for lbl, pt, r in stale})
     if keep_traces:  # repetition 0 done in an earlier sweep: replay it (same seed, same trace)
         again = [s for s in specs if s.repetition == 0 and (s.label, s.point_text) not in traces
                  and latest.get(s.key, {}).get("status") == "ok"]
@@ -201,6 +195,42 @@ def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, exe
     order = [(s.label, s.point_text) for s in specs if s.repetition == 0]
     traces = {k: traces[k] for k in order if k in traces}  # experiment order, not completion order
     return Sweep(experiment, out_dir, rows, traces, len(todo), skipped, time.perf_counter() - t0)
+
+
+def _earlier(path: Path, experiment: Experiment, specs: list[RunSpec], cols: list[str]) -> tuple[_Existing, dict, list]:
+    """What results.csv at *path* already holds for *specs*: (its rows by key, the rows of *specs*
+    found there, the specs to run: missing or failed). Raise ConfigError, leaving the file as it was,
+    if it holds another experiment's rows or a row of a run from a different configuration. A file
+    of the grid's keys in another order is put in their order (:func:`_regrid`) once it passed."""
+    out_dir = path.parent
+    regridded = _regrid(path, cols)
+    try:
+        existing = read_results(regridded or path, cols)
+        others = sorted({r["experiment"] for r in existing.values()} - {experiment.name})
+        if others:  # another experiment's results: never mixed in, never removed as this one's stale runs
+            raise ConfigError(f"--out {out_dir}", f"results.csv with rows of experiment {others[0]!r}",
+                              f"a fresh directory or one holding results of experiment {experiment.name!r} "
+                              "(use another --out, or remove results.csv)")
+        latest: dict[tuple, dict] = {}
+        todo: list[RunSpec] = []
+        for s in specs:
+            row = existing.get(s.key)
+            if row is not None and row["fingerprint"] != s.fingerprint:
+                raise ConfigError(f"--out {out_dir}", f"results.csv row {s.label!r} {s.point_text} repetition "
+                                  f"{s.repetition} from a different configuration",
+                                  "a fresh directory or one holding results of this same experiment "
+                                  "(use another --out, or remove results.csv)")
+            if row is not None:
+                latest[s.key] = row
+            if row is None or row["status"] != "ok":
+                todo.append(s)
+    except BaseException:
+        if regridded is not None:
+            regridded.unlink(missing_ok=True)
+        raise
+    if regridded is not None:
+        os.replace(regridded, path)
+    return existing, latest, todo
 
 
 def _run_pool(todo: list[RunSpec], jobs: int, finish, keep_traces: bool, batch: int | str = 1) -> None:
@@ -484,9 +514,46 @@ def _whole_records(data: str | bytes) -> int:
     return 0
 
 
-def _compact(path: Path) -> None:
-    """Rewrite results.csv keeping only the latest row per key and dropping incomplete rows
-    (atomically: a temp file, then rename)."""
+def _regrid(path: Path, cols: list[str]) -> Path | None:
+    """If results.csv at *path* has *cols* but for the order of the grid's keys (the ``[grid]`` table
+    written in another order: the same points), write a copy of it beside it in *cols*' order, each
+    row's point text in that order too, so that its rows are found by their runs' keys, and return
+    the copy's path (the caller puts it in place); else None. Any other header is left for
+    :func:`read_results` to refuse; a row cut short is left out (its run runs again)."""
+    if not path.is_file():
+        return None
+    with path.open(newline="") as fh:
+        text = fh.read()
+    records = list(csv.reader(io.StringIO(text[:_whole_records(text)], newline="")))
+    if not records or records[0] == cols:
+        return None
+    header, n = records[0], len(BASE_COLUMNS)
+    keys = cols[n:len(cols) - len(RUN_COLUMNS) - len(METRIC_COLUMNS)]
+    if (len(header) != len(cols) or header[:n] != cols[:n] or header[n + len(keys):] != cols[n + len(keys):]
+            or sorted(header[n:n + len(keys)]) != sorted(keys)):
+        return None
+    moved = [header.index(c) for c in cols]
+    i_point, i_keys = header.index("point"), [header.index(k) for k in keys]
+    body = []
+    for rec in records[1:]:
+        if len(rec) != len(header):
+            continue
+        try:
+            rec[i_point] = point_key(tuple((k, json.loads(rec[i])) for k, i in zip(keys, i_keys)))
+        except ValueError:
+            continue
+        body.append([rec[i] for i in moved])
+    copy = path.with_suffix(".csv.regrid")
+    with copy.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(cols)
+        w.writerows(body)
+    return copy
+
+
+def _compact(path: Path, drop: set[tuple[str, str, str]] = frozenset()) -> None:
+    """Rewrite results.csv keeping only the latest row per key, dropping incomplete rows and the rows
+    whose (label, point, repetition) text is in *drop* (atomically: a temp file, then rename)."""
     with path.open(newline="") as fh:
         reader = csv.reader(fh)
         header = next(reader, None)
@@ -499,7 +566,8 @@ def _compact(path: Path) -> None:
                 continue
             key = (rec[i_label], rec[i_point], rec[i_rep])
             keep.pop(key, None)  # the later row wins and moves to the end
-            keep[key] = rec
+            if key not in drop:
+                keep[key] = rec
     tmp = path.with_suffix(".csv.tmp")
     with tmp.open("w", newline="") as fh:
         w = csv.writer(fh)

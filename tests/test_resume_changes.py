@@ -1,0 +1,155 @@
+"""Resuming a sweep after its experiment file changed (`dlbkit simulate EXP --out DIR` again): the
+directory ends as a fresh run of the current file would leave it. Runs and plots the file no longer
+has are removed, but only what dlbkit wrote (rows of this experiment's results.csv, PNGs named as its
+figures and carrying its digest); a grid written in another key order is the same sweep."""
+
+import csv
+import dataclasses
+import math
+
+import pytest
+
+from dlbkit.cli import main
+from dlbkit.experiments import load_experiment, run_sweep, save_all, summarise
+
+from experiment_files import TINY
+
+GRID = '\n[grid]\n"workload.items" = [40, 7]\n"platform.nodes[1].speed" = [1.0, 0.5]\n'
+SWAPPED = '\n[grid]\n"platform.nodes[1].speed" = [1.0, 0.5]\n"workload.items" = [40, 7]\n'
+ONLY_SS = TINY[:TINY.index('[[balancers]]\nname = "static"')]
+SHRUNK = ONLY_SS + '\n[grid]\n"workload.items" = [40]\n"platform.nodes[1].speed" = [1.0, 0.5]\n'
+
+
+def simulate(tmp_path, capsys, text, out, name="exp.toml"):
+    p = tmp_path / name
+    p.write_text(text)
+    code = main(["simulate", str(p), "--out", str(out), "--no-progress"])
+    o, err = capsys.readouterr()
+    return code, o, err
+
+
+def rows(out):
+    """results.csv: its header and its rows by run key, without wall_s."""
+    with open(out / "results.csv", newline="") as fh:
+        reader = csv.DictReader(fh)
+        body = list(reader)
+    keyed = {(r["label"], r["point"], r["repetition"]): {k: v for k, v in r.items() if k != "wall_s"} for r in body}
+    assert len(keyed) == len(body)
+    return reader.fieldnames, keyed
+
+
+def pngs(out):
+    return {p.name: p.read_bytes() for p in sorted(out.glob("*.png"))}
+
+
+def test_a_resume_after_balancers_and_grid_values_are_removed_leaves_only_the_current_runs(tmp_path, capsys):
+    out, fresh = tmp_path / "out", tmp_path / "fresh"
+    assert simulate(tmp_path, capsys, TINY + GRID, out)[0] == 0
+    assert len(pngs(out)) == 18  # bars, and gantt and work of 2 balancers at 4 points
+    # what the user put there: a note, a picture of their own, one under a dlbkit figure's name
+    # (no digest: dlbkit cannot tell it drew it), a copy of a dlbkit figure under a name of their own
+    (out / "notes.txt").write_text("keep me")
+    (out / "mine.png").write_bytes(b"\x89PNG\r\n\x1a\nmine")
+    (out / "gantt_by-hand.png").write_bytes(b"\x89PNG\r\n\x1a\nby hand")
+    drawn = out / "gantt_STATIC__workload.items-7-platform.nodes-1-.speed-0.5.png"
+    (out / "favourite.png").write_bytes(drawn.read_bytes())
+    mine = {n: (out / n).read_bytes() for n in ("notes.txt", "mine.png", "gantt_by-hand.png", "favourite.png")}
+
+    code, text, _ = simulate(tmp_path, capsys, SHRUNK, out)
+    assert code == 0 and "0 runs done, 6 reused" in text
+    assert simulate(tmp_path, capsys, SHRUNK, fresh, "fresh.toml")[0] == 0
+    assert rows(out) == rows(fresh)  # the removed runs' rows are gone, the kept ones as they were
+    assert len(rows(out)[1]) == 6
+    current = pngs(fresh)
+    assert len(current) == 6  # makespan, efficiency; gantt and work of ss at 2 points
+    assert pngs(out) == {**current, **{n: b for n, b in mine.items() if n.endswith(".png")}}
+    assert (out / "notes.txt").read_bytes() == mine["notes.txt"]
+    assert (out / "summary.csv").read_bytes() == (fresh / "summary.csv").read_bytes()
+    report = (out / "report.html").read_text()
+    assert "STATIC" not in report and "items=7" not in report
+
+
+def test_a_bar_chart_no_longer_drawn_is_removed(tmp_path):
+    """A bar chart is drawn for a metric some balancer has a finite, non-zero mean of; when none has
+    any more (here: efficiency made NaN), its PNG from before must go with it."""
+    p = tmp_path / "exp.toml"
+    p.write_text(TINY)
+    exp = load_experiment(p)
+    sweep = run_sweep(exp, tmp_path / "out")
+    summary = summarise(sweep.rows)
+    first = save_all(sweep.out_dir, summary, sweep.traces, family=exp.family)
+    assert [q.name for q in first["bars"]] == ["makespan.png", "efficiency.png"]
+    gone = [dataclasses.replace(s, mean=math.nan) if s.metric == "efficiency" else s for s in summary]
+    again = save_all(sweep.out_dir, gone, sweep.traces, family=exp.family)
+    assert [q.name for q in again["bars"]] == ["makespan.png"]
+    assert set(pngs(sweep.out_dir)) == {q.name for paths in again.values() for q in paths}
+    assert not (sweep.out_dir / "efficiency.png").exists() and len(pngs(sweep.out_dir)) == 5
+
+
+def test_results_of_another_experiment_are_refused_and_nothing_removed(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert simulate(tmp_path, capsys, TINY, out)[0] == 0
+    files = {p.name: p.read_bytes() for p in out.iterdir()}
+    other = TINY.replace('name = "tiny"', 'name = "other"').replace('[[balancers]]\nname = "ss"',
+                                                                     '[[balancers]]\nname = "gss"')
+    code, text, err = simulate(tmp_path, capsys, other, out, "other.toml")
+    assert code == 2
+    assert err == (f"dlbkit: error: --out {out} must be a fresh directory or one holding results of experiment "
+                   "'other' (use another --out, or remove results.csv); got \"results.csv with rows of experiment "
+                   "'tiny'\"\n")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == files
+
+
+def test_a_grid_written_in_another_key_order_resumes(tmp_path, capsys):
+    out, fresh = tmp_path / "out", tmp_path / "fresh"
+    assert simulate(tmp_path, capsys, TINY + GRID, out)[0] == 0
+    code, text, err = simulate(tmp_path, capsys, TINY + SWAPPED, out)
+    assert code == 0, err
+    assert "0 runs done, 24 reused from an earlier sweep, 0 failed" in text
+    assert simulate(tmp_path, capsys, TINY + SWAPPED, fresh, "fresh.toml")[0] == 0
+    header, keyed = rows(out)
+    assert header.index("platform.nodes[1].speed") < header.index("workload.items")
+    assert (header, keyed) == rows(fresh)  # the header and points in the file's order now
+    assert set(pngs(out)) == set(pngs(fresh))  # figures named by the points in the new order, the old gone
+    assert (out / "summary.csv").read_bytes() == (fresh / "summary.csv").read_bytes()
+
+
+def test_a_grid_in_another_order_with_a_run_missing_runs_it_alone(tmp_path, capsys):
+    out, fresh = tmp_path / "out", tmp_path / "fresh"
+    assert simulate(tmp_path, capsys, TINY + GRID, out)[0] == 0
+    lines = (out / "results.csv").read_text().splitlines(keepends=True)
+    (out / "results.csv").write_text("".join(lines[:-1]) + lines[-1][:30])  # the last row cut short
+    code, text, err = simulate(tmp_path, capsys, TINY + SWAPPED, out)
+    assert code == 0 and "1 runs done, 23 reused" in text, err
+    assert simulate(tmp_path, capsys, TINY + SWAPPED, fresh, "fresh.toml")[0] == 0
+    assert rows(out) == rows(fresh)
+
+
+@pytest.mark.parametrize("grid", [
+    '\n[grid]\n"workload.items" = [40, 7]\n"platform.nodes[2].speed" = [1.0, 0.5]\n',  # another key
+    '\n[grid]\n"workload.items" = [40, 7]\n',  # a key fewer
+])
+def test_a_grid_of_other_keys_is_still_refused_in_one_line(tmp_path, capsys, grid):
+    out = tmp_path / "out"
+    assert simulate(tmp_path, capsys, TINY + GRID, out)[0] == 0
+    files = {p.name: p.read_bytes() for p in out.iterdir()}
+    code, text, err = simulate(tmp_path, capsys, TINY + grid, out)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"dlbkit: error: --out {out} must be a fresh directory or one holding results of this "
+                          "same experiment, whose columns are ")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == files
+
+
+def test_a_grid_in_another_order_from_a_different_configuration_is_refused_and_the_file_untouched(tmp_path, capsys):
+    """The grid's keys reordered and the workload changed: the rows are of another configuration, so
+    the sweep is refused as before, and results.csv is not rewritten in the new order either."""
+    out = tmp_path / "out"
+    assert simulate(tmp_path, capsys, TINY + GRID, out)[0] == 0
+    files = {p.name: p.read_bytes() for p in out.iterdir()}
+    changed = (TINY + SWAPPED).replace("high = 1.5", "high = 1.6")
+    code, text, err = simulate(tmp_path, capsys, changed, out)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"dlbkit: error: --out {out} must be a fresh directory or one holding results of this "
+                          "same experiment (use another --out, or remove results.csv); got \"results.csv row 'ss' "
+                          "platform.nodes[1].speed=1.0, workload.items=40 repetition 0 from a different configuration\"")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == files
