@@ -57,6 +57,8 @@ def test_a_resume_after_balancers_and_grid_values_are_removed_leaves_only_the_cu
 
     code, text, _ = simulate(tmp_path, capsys, SHRUNK, out)
     assert code == 0 and "0 runs done, 6 reused" in text
+    assert text.endswith(f"PNG plots and report.html in {out}\nremoved 18 row(s) of runs the experiment no longer "
+                         "has from results.csv, and the plots dlbkit drew for them\n")
     assert simulate(tmp_path, capsys, SHRUNK, fresh, "fresh.toml")[0] == 0
     assert rows(out) == rows(fresh)  # the removed runs' rows are gone, the kept ones as they were
     assert len(rows(out)[1]) == 6
@@ -105,7 +107,7 @@ def test_a_grid_written_in_another_key_order_resumes(tmp_path, capsys):
     assert simulate(tmp_path, capsys, TINY + GRID, out)[0] == 0
     code, text, err = simulate(tmp_path, capsys, TINY + SWAPPED, out)
     assert code == 0, err
-    assert "0 runs done, 24 reused from an earlier sweep, 0 failed" in text
+    assert "0 runs done, 24 reused from an earlier sweep, 0 failed" in text and "removed" not in text
     assert simulate(tmp_path, capsys, TINY + SWAPPED, fresh, "fresh.toml")[0] == 0
     header, keyed = rows(out)
     assert header.index("platform.nodes[1].speed") < header.index("workload.items")

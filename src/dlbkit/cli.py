@@ -334,6 +334,9 @@ def _simulate(args, executor, where: str) -> int:
     print(f"\n{sweep.ran} runs done, {sweep.skipped} reused from an earlier sweep, {len(sweep.failures)} failed; "
           f"{time.perf_counter() - t0:.1f} s")
     print(f"wrote {out / 'results.csv'}, summary.csv, {n_png} PNG plots and report.html in {out}")
+    if sweep.removed:
+        print(f"removed {sweep.removed} row(s) of runs the experiment no longer has from results.csv, and the "
+              "plots dlbkit drew for them")
     if sweep.failures:
         print(f"\n{len(sweep.failures)} run(s) failed (recorded in results.csv; a rerun retries them):")
         for r in sweep.failures:

@@ -67,7 +67,8 @@ class Sweep:
     *rows*: the latest row of every run of the experiment that has one, in the experiment's order
     (typed: numbers as numbers); *traces*: the Trace of repetition 0
     per (label, grid point text).
-    *ran* runs were executed now, *skipped* were already in results.csv.
+    *ran* runs were executed now, *skipped* were already in results.csv; *removed* rows of runs the
+    experiment no longer has were taken out of it.
     """
 
     experiment: Experiment
@@ -77,6 +78,7 @@ class Sweep:
     ran: int = 0
     skipped: int = 0
     wall_s: float = 0.0
+    removed: int = 0
 
     @property
     def failures(self) -> list[dict]:
@@ -194,7 +196,7 @@ def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, exe
     rows = [latest[s.key] for s in specs if s.key in latest]
     order = [(s.label, s.point_text) for s in specs if s.repetition == 0]
     traces = {k: traces[k] for k in order if k in traces}  # experiment order, not completion order
-    return Sweep(experiment, out_dir, rows, traces, len(todo), skipped, time.perf_counter() - t0)
+    return Sweep(experiment, out_dir, rows, traces, len(todo), skipped, time.perf_counter() - t0, len(stale))
 
 
 def _earlier(path: Path, experiment: Experiment, specs: list[RunSpec], cols: list[str]) -> tuple[_Existing, dict, list]:
