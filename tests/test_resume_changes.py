@@ -1,7 +1,8 @@
 """Resuming a sweep after its experiment file changed (`dlbkit simulate EXP --out DIR` again): the
-directory ends as a fresh run of the current file would leave it. Runs and plots the file no longer
-has are removed, but only what dlbkit wrote (rows of this experiment's results.csv, PNGs named as its
-figures and carrying its digest); a grid written in another key order is the same sweep."""
+directory ends as a fresh run of the current file would leave it. Plots the file no longer has are
+removed, but only what dlbkit wrote (PNGs named as its figures and carrying its digest), and the rows
+of runs it no longer has move to results-removed.csv (no finished run is lost); a grid written in
+another key order is the same sweep."""
 
 import csv
 import dataclasses
@@ -28,9 +29,9 @@ def simulate(tmp_path, capsys, text, out, name="exp.toml"):
     return code, o, err
 
 
-def rows(out):
-    """results.csv: its header and its rows by run key, without wall_s."""
-    with open(out / "results.csv", newline="") as fh:
+def rows(out, name="results.csv"):
+    """results.csv (or *name*): its header and its rows by run key, without wall_s."""
+    with open(out / name, newline="") as fh:
         reader = csv.DictReader(fh)
         body = list(reader)
     keyed = {(r["label"], r["point"], r["repetition"]): {k: v for k, v in r.items() if k != "wall_s"} for r in body}
@@ -46,6 +47,7 @@ def test_a_resume_after_balancers_and_grid_values_are_removed_leaves_only_the_cu
     out, fresh = tmp_path / "out", tmp_path / "fresh"
     assert simulate(tmp_path, capsys, TINY + GRID, out)[0] == 0
     assert len(pngs(out)) == 18  # bars, and gantt and work of 2 balancers at 4 points
+    first = rows(out)
     # what the user put there: a note, a picture of their own, one under a dlbkit figure's name
     # (no digest: dlbkit cannot tell it drew it), a copy of a dlbkit figure under a name of their own
     (out / "notes.txt").write_text("keep me")
@@ -57,11 +59,15 @@ def test_a_resume_after_balancers_and_grid_values_are_removed_leaves_only_the_cu
 
     code, text, _ = simulate(tmp_path, capsys, SHRUNK, out)
     assert code == 0 and "0 runs done, 6 reused" in text
-    assert text.endswith(f"PNG plots and report.html in {out}\nremoved 18 row(s) of runs the experiment no longer "
-                         "has from results.csv, and the plots dlbkit drew for them\n")
+    assert text.endswith(f"PNG plots and report.html in {out}\nmoved 18 row(s) of runs the experiment no longer "
+                         "has from results.csv to results-removed.csv, and removed the plots dlbkit drew for them\n")
     assert simulate(tmp_path, capsys, SHRUNK, fresh, "fresh.toml")[0] == 0
-    assert rows(out) == rows(fresh)  # the removed runs' rows are gone, the kept ones as they were
+    assert rows(out) == rows(fresh)  # the removed runs' rows are out of results.csv, the kept ones as they were
     assert len(rows(out)[1]) == 6
+    # ... and in results-removed.csv, as they were: with the kept ones, the first sweep's rows
+    aside = rows(out, "results-removed.csv")
+    assert aside[0] == first[0] and len(aside[1]) == 18
+    assert {**aside[1], **rows(out)[1]} == first[1]
     current = pngs(fresh)
     assert len(current) == 6  # makespan, efficiency; gantt and work of ss at 2 points
     assert pngs(out) == {**current, **{n: b for n, b in mine.items() if n.endswith(".png")}}
@@ -155,3 +161,32 @@ def test_a_grid_in_another_order_from_a_different_configuration_is_refused_and_t
                           "same experiment (use another --out, or remove results.csv); got \"results.csv row 'ss' "
                           "platform.nodes[1].speed=1.0, workload.items=40 repetition 0 from a different configuration\"")
     assert {p.name: p.read_bytes() for p in out.iterdir()} == files
+
+
+def test_rows_set_aside_are_appended_and_another_header_gets_its_own_file(tmp_path):
+    """The rows of removed runs accumulate in results-removed.csv; rows of other columns (an earlier
+    grid) go to results-removed-1.csv, so no file ever mixes two headers and no row is lost."""
+    from dlbkit.experiments.runner import _compact
+
+    def write(header, recs):
+        with open(tmp_path / "results.csv", "w", newline="") as fh:
+            csv.writer(fh).writerows([header, *recs])
+
+    def read(name):
+        with open(tmp_path / name, newline="") as fh:
+            return list(csv.reader(fh))
+
+    h = ["label", "point", "repetition", "makespan"]
+    write(h, [["a", "p", "0", "1.5"], ["b", "p", "0", "2"], ["b", "p", "0", "2.5"], ["c", "p", "0"]])
+    assert _compact(tmp_path / "results.csv", {("b", "p", "0")}) == tmp_path / "results-removed.csv"
+    assert read("results.csv") == [h, ["a", "p", "0", "1.5"]]  # the cut-short row of c dropped as before
+    assert read("results-removed.csv") == [h, ["b", "p", "0", "2.5"]]  # the latest row of b
+    write(h, [["a", "p", "0", "1.5"]])
+    assert _compact(tmp_path / "results.csv", {("a", "p", "0")}) == tmp_path / "results-removed.csv"
+    assert read("results-removed.csv") == [h, ["b", "p", "0", "2.5"], ["a", "p", "0", "1.5"]]
+    g = ["label", "point", "repetition", "x", "makespan"]
+    write(g, [["a", "x=1", "0", "1", "3"]])
+    assert _compact(tmp_path / "results.csv", {("a", "x=1", "0")}) == tmp_path / "results-removed-1.csv"
+    assert read("results-removed-1.csv") == [g, ["a", "x=1", "0", "1", "3"]]
+    assert read("results.csv") == [g]
+    assert _compact(tmp_path / "results.csv", set()) is None

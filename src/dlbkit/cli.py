@@ -335,8 +335,8 @@ def _simulate(args, executor, where: str) -> int:
           f"{time.perf_counter() - t0:.1f} s")
     print(f"wrote {out / 'results.csv'}, summary.csv, {n_png} PNG plots and report.html in {out}")
     if sweep.removed:
-        print(f"removed {sweep.removed} row(s) of runs the experiment no longer has from results.csv, and the "
-              "plots dlbkit drew for them")
+        print(f"moved {sweep.removed} row(s) of runs the experiment no longer has from results.csv to "
+              f"{sweep.removed_to.name}, and removed the plots dlbkit drew for them")
     if sweep.failures:
         print(f"\n{len(sweep.failures)} run(s) failed (recorded in results.csv; a rerun retries them):")
         for r in sweep.failures:

@@ -7,7 +7,7 @@ one when the sweep ends. A run's key is (label, grid point, repetition); each ro
 fingerprint of the configuration that produced it, and a row whose key matches but whose fingerprint
 does not (the experiment file changed) stops the sweep with a ConfigError instead of mixing results,
 as do rows of another experiment (by name). Rows of runs the experiment no longer has (a balancer or
-a grid value removed) are dropped when the sweep ends; a ``[grid]`` written in another key order
+a grid value removed) move to results-removed.csv when the sweep ends (nothing finished is lost); a ``[grid]`` written in another key order
 (the same points) has results.csv rewritten in the new order first (docs/experiments.md, "Resuming:
 what is kept, recomputed and removed").
 
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 import os
@@ -48,6 +49,9 @@ from .spec import Experiment, RunSpec, point_key
 __all__ = ["Sweep", "run_sweep", "run_experiment", "columns", "read_results", "RESULTS_FILE"]
 
 RESULTS_FILE = "results.csv"
+#: where the rows of runs the experiment no longer has go (appended), so that no finished run is lost
+#: when a balancer or a grid value is taken out of the file for a while
+REMOVED_FILE = "results-removed.csv"
 BASE_COLUMNS = ("experiment", "label", "balancer", "params", "point")
 RUN_COLUMNS = ("repetition", "seed", "status", "error", "wall_s", "fingerprint")
 METRIC_COLUMNS = tuple(METRICS)
@@ -68,7 +72,7 @@ class Sweep:
     (typed: numbers as numbers); *traces*: the Trace of repetition 0
     per (label, grid point text).
     *ran* runs were executed now, *skipped* were already in results.csv; *removed* rows of runs the
-    experiment no longer has were taken out of it.
+    experiment no longer has were moved from it to *removed_to* (:data:`REMOVED_FILE`, appended).
     """
 
     experiment: Experiment
@@ -79,6 +83,7 @@ class Sweep:
     skipped: int = 0
     wall_s: float = 0.0
     removed: int = 0
+    removed_to: Path | None = None
 
     @property
     def failures(self) -> list[dict]:
@@ -161,8 +166,9 @@ def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, exe
     skipped = len(specs) - len(todo)
     traces: dict[tuple[str, str], Trace] = {}
     retried = any(s.key in existing for s in todo)
-    # runs the experiment no longer has (a balancer or a grid value removed): their rows go, so that
-    # results.csv, like the summary and the plots, holds the current experiment alone
+    # runs the experiment no longer has (a balancer or a grid value removed): their rows move to
+    # REMOVED_FILE, so that results.csv, like the summary and the plots, holds the current experiment
+    # alone and no finished run is lost
     stale = existing.keys() - {s.key for s in specs}
 
     with _Appender(path, cols) as out:
@@ -185,8 +191,9 @@ def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, exe
         else:
             _run_pool(todo, jobs, finish, keep_traces, batch)
 
+    removed_to = None
     if retried or stale or existing.duplicates or existing.broken:
-        _compact(path, {(lbl, pt, str(r)) for lbl, pt, r in stale})
+        removed_to = _compact(path, {(lbl, pt, str(r)) for lbl, pt, r in stale})
     if keep_traces:  # repetition 0 done in an earlier sweep: replay it (same seed, same trace)
         again = [s for s in specs if s.repetition == 0 and (s.label, s.point_text) not in traces
                  and latest.get(s.key, {}).get("status") == "ok"]
@@ -196,7 +203,8 @@ def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, exe
     rows = [latest[s.key] for s in specs if s.key in latest]
     order = [(s.label, s.point_text) for s in specs if s.repetition == 0]
     traces = {k: traces[k] for k in order if k in traces}  # experiment order, not completion order
-    return Sweep(experiment, out_dir, rows, traces, len(todo), skipped, time.perf_counter() - t0, len(stale))
+    return Sweep(experiment, out_dir, rows, traces, len(todo), skipped, time.perf_counter() - t0, len(stale),
+                 removed_to)
 
 
 def _earlier(path: Path, experiment: Experiment, specs: list[RunSpec], cols: list[str]) -> tuple[_Existing, dict, list]:
@@ -553,14 +561,17 @@ def _regrid(path: Path, cols: list[str]) -> Path | None:
     return copy
 
 
-def _compact(path: Path, drop: set[tuple[str, str, str]] = frozenset()) -> None:
-    """Rewrite results.csv keeping only the latest row per key, dropping incomplete rows and the rows
-    whose (label, point, repetition) text is in *drop* (atomically: a temp file, then rename)."""
+def _compact(path: Path, drop: set[tuple[str, str, str]] = frozenset()) -> Path | None:
+    """Rewrite results.csv keeping only the latest row per key, dropping incomplete rows, and moving
+    the latest row of each (label, point, repetition) text in *drop* to :data:`REMOVED_FILE` beside it
+    (appended; return its path, or None if none moved). The moved rows are written first and
+    results.csv is replaced atomically (a temp file, then rename): a kill in between leaves a row in
+    both files, never in neither."""
     with path.open(newline="") as fh:
         reader = csv.reader(fh)
         header = next(reader, None)
         if header is None:
-            return
+            return None
         i_label, i_point, i_rep = header.index("label"), header.index("point"), header.index("repetition")
         keep: dict[tuple, list[str]] = {}
         for rec in reader:
@@ -568,11 +579,31 @@ def _compact(path: Path, drop: set[tuple[str, str, str]] = frozenset()) -> None:
                 continue
             key = (rec[i_label], rec[i_point], rec[i_rep])
             keep.pop(key, None)  # the later row wins and moves to the end
-            if key not in drop:
-                keep[key] = rec
+            keep[key] = rec
+    moved = [rec for key, rec in keep.items() if key in drop]
+    aside = _set_aside(path.parent, header, moved) if moved else None
     tmp = path.with_suffix(".csv.tmp")
     with tmp.open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(header)
-        w.writerows(keep.values())
+        w.writerows(rec for key, rec in keep.items() if key not in drop)
     os.replace(tmp, path)
+    return aside
+
+
+def _set_aside(out_dir: Path, header: list[str], records: list[list[str]]) -> Path:
+    """Append *records* to :data:`REMOVED_FILE` in *out_dir*, or, if that file has other columns (an
+    earlier grid), to the first ``results-removed-K.csv`` that is missing or has these; return it."""
+    stem, suffix = REMOVED_FILE.rsplit(".", 1)
+    for k in itertools.count():
+        aside = out_dir / (REMOVED_FILE if k == 0 else f"{stem}-{k}.{suffix}")
+        if not aside.exists():
+            with aside.open("w", newline="") as fh:
+                csv.writer(fh).writerows([header, *records])
+            return aside
+        with aside.open(newline="") as fh:
+            if next(csv.reader(fh), None) == header:
+                break
+    with aside.open("a", newline="") as fh:
+        csv.writer(fh).writerows(records)
+    return aside
