@@ -479,18 +479,19 @@ def agree(checks: Callable[[], Any]) -> Any:
     if problem is None:
         verdict = None
     elif isinstance(problem, ConfigError):
-        verdict = (problem.field, repr(problem.value), problem.allowed, str(problem))
+        verdict = (problem.field, repr(problem.value), problem.allowed, str(problem), problem.suggest)
     else:
-        verdict = (None, None, None, f"{type(problem).__name__}: {problem}")
+        verdict = (None, None, None, f"{type(problem).__name__}: {problem}", None)
     said = world.allgather(verdict)
     first = next((k for k, v in enumerate(said) if v is not None), None)
     if first is None:
         return out
     if problem is not None:
         raise problem
-    field, value, allowed, text = said[first]
+    field, value, allowed, text, suggest = said[first]
     if me == 0 and field is not None:
-        raise ConfigError(field, _Shown(value), f"{allowed} (rank {first}'s argument: every rank must pass the same)")
+        raise ConfigError(field, _Shown(value), f"{allowed} (rank {first}'s argument: every rank must pass the same)",
+                          suggest=suggest)
     if me == 0:
         raise DlbkitError(f"rank {first} failed checking its arguments: {text} (every rank must pass the same)")
     raise SystemExit(f"dlbkit: rank {me} stopping: rank {first} rejected the run: {text}")
