@@ -463,7 +463,8 @@ def agree(checks: Callable[[], Any]) -> Any:
     alone (one rank's own items, balancer or worker count), the others went on into the run and
     waited for it forever. Called by every rank once per entry point (one ``allgather`` of a short
     string); only refusals are compared, not the arguments themselves (docs/api.md, "Errors": every rank
-    must pass the same; rank 0's are the run's)."""
+    must pass the same; rank 0's are the run's). A rank given another ``backend=`` never comes here (a
+    local run takes no part in MPI, as it must on a rank running one alone): the others wait for it."""
     problem = None
     try:
         out = checks()
