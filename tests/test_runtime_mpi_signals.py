@@ -64,6 +64,10 @@ try:
                 if k == 2 and r == 1:  # during the third step (10 chunks of 50 ms: about 0.5 s)
                     threading.Timer(0.25, os.kill, (os.getpid(), signal.SIGTERM)).start()
                 steps.append(loop.map(range(10)))
+    elif case == "rank 0":
+        if r == 0:
+            threading.Timer(0.25, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        dlbkit.map(abs, range(20), backend="mpi", balancer=Slow(), progress=False)
     elif case == "start-up":  # rank 0 judges the run for 1 s while the others wait for its verdict
         from dlbkit.runtime.backends import execute
         from dlbkit.runtime.families.map import MapRun
@@ -133,3 +137,45 @@ def test_a_signal_during_the_start_up_ends_the_run_on_every_rank(tmp_path):
     assert reports[0] == {"steps": 0, "error": f"DlbkitError: {why}"}, reports
     assert reports[1] == {"steps": 0, "exit": 3}, reports
     assert reports[2] == {"steps": 0, "exit": f"dlbkit: rank 2 stopping: rank 0 stopped the run: DlbkitError: {why}"}
+
+
+def test_rank_0s_exiting_signal_handler_ends_the_run_as_any_failure_of_the_coordinator(tmp_path):
+    """On rank 0 the handler runs at the coordinator's next wait: rank 0 exits as it says, and the worker
+    ranks are stopped and told, in one line each."""
+    done, reports = _job(tmp_path, "rank 0")
+    assert reports[0] == {"steps": 0, "exit": 3}, reports
+    for r in (1, 2):
+        assert reports[r] == {"steps": 0, "exit": f"dlbkit: rank {r} stopping: rank 0 stopped the run: SystemExit: 3"}
+
+
+def test_a_held_back_handler_runs_at_the_safe_point_or_when_the_block_ends():
+    """No MPI: what :class:`Deferred` does with a handler of the user's (SIGUSR1 here)."""
+    import signal
+
+    from dlbkit.runtime.backends.deferred import Deferred
+
+    seen = []
+
+    def handler(signum, frame):
+        seen.append(signum)
+        raise SystemExit(3)
+
+    old = signal.signal(signal.SIGUSR1, handler)
+    try:
+        with Deferred() as held:
+            signal.raise_signal(signal.SIGUSR1)
+            assert seen == [] and held.pending == [signal.SIGUSR1]  # held back, not raised here
+            with pytest.raises(SystemExit) as e:
+                held.run_pending()  # the safe point: its exception comes out there
+            assert e.value.code == 3 and seen == [signal.SIGUSR1] and held.running == signal.SIGUSR1
+            held.inside = lambda: True  # the user's code is running: the handler runs at once
+            with pytest.raises(SystemExit):
+                signal.raise_signal(signal.SIGUSR1)
+            held.inside = lambda: False
+            signal.raise_signal(signal.SIGUSR1)
+        pytest.fail("the signal still held back was not delivered when the block ended")  # pragma: no cover
+    except SystemExit as e:
+        assert e.code == 3 and seen == [signal.SIGUSR1] * 3
+    finally:
+        assert signal.getsignal(signal.SIGUSR1) is handler  # restored
+        signal.signal(signal.SIGUSR1, old)
