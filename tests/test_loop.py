@@ -6,6 +6,7 @@ import time
 import pytest
 
 import dlbkit
+from dlbkit.balancers.base import ChunkingBalancer, Taxonomy
 from dlbkit.errors import ConfigError, DlbkitError, TaskError
 from dlbkit.model.metrics import compute
 from dlbkit.model.steps import n_steps, step_trace
@@ -104,6 +105,43 @@ def test_a_failing_step_stops_the_pool_and_closes_the_loop():
     with pytest.raises(DlbkitError, match="closed"):
         loop.map([1])
     loop.close()  # idempotent
+
+
+class RaisesOnTen(ChunkingBalancer):
+    """A balancer of the user's whose rule raises on a loop of 10 items: in the coordinator, not a worker."""
+
+    name = "test-raises-on-ten"
+    source = "test"
+    taxonomy = Taxonomy("-", "-", "-", "-", "-")
+
+    def __init__(self):
+        pass
+
+    def chunk(self, view, worker):
+        if view.n_items == 10:
+            raise ValueError("no chunk for ten")
+        return 1
+
+
+def test_a_balancer_raising_in_a_step_is_noted_as_in_map_and_closes_the_loop():
+    """A Loop step ran its coordinator outside the backends' shared failure path (base.drive): the
+    balancer's exception came out with no note, read as a worker's failure. It now has the note
+    ``dlbkit.map`` gives, and the loop is closed as after any failing step (docs/loop.md)."""
+    line = RaisesOnTen.chunk.__code__.co_firstlineno + 2
+    note = [f"dlbkit: raised by RaisesOnTen.chunk (test_loop.py:{line}) in the coordinator (this process), "
+            "not in a worker"]
+    with pytest.raises(ValueError, match="no chunk for ten") as in_map:
+        dlbkit.map(square, range(10), workers=2, balancer=RaisesOnTen(), progress=False)
+    assert in_map.value.__notes__ == note
+    loop = dlbkit.Loop(square, workers=2, balancer=RaisesOnTen())
+    assert loop.map([1, 2, 3]) == [1, 4, 9]
+    procs = list(loop._transport._procs)
+    with pytest.raises(ValueError, match="no chunk for ten") as in_loop:
+        loop.map(range(10))
+    assert in_loop.value.__notes__ == note
+    assert loop.closed and all(not p.is_alive() for p in procs)
+    with pytest.raises(DlbkitError, match="closed"):
+        loop.map([1])
 
 
 def test_a_failing_step_keeps_the_recording_of_the_steps_before(tmp_path):

@@ -106,3 +106,40 @@ def test_close_from_a_signal_handler_during_an_mpi_step_ends_it_and_keeps_the_st
         assert (f"dlbkit: rank {r} stopping: rank 0 stopped the run: DlbkitError: this Loop was closed during "
                 "the step") in p.stderr, p.stderr
     assert p.returncode != 0
+
+
+RAISING_BALANCER_SCRIPT = """
+import json, sys
+from mpi4py import MPI
+import dlbkit
+sys.path.insert(0, {tests!r})
+from test_loop import RaisesOnTen, square
+
+rank = MPI.COMM_WORLD.Get_rank()
+loop = dlbkit.Loop(square, backend="mpi", balancer=RaisesOnTen())
+report = {{"first": loop.map([1, 2, 3])}}
+with open(f"report-{{rank}}.json", "w") as f:
+    json.dump(report, f)
+try:
+    loop.map(range(10))
+except ValueError as e:
+    report.update(notes=e.__notes__, closed=loop.closed)
+    with open(f"report-{{rank}}.json", "w") as f:
+        json.dump(report, f)
+"""
+
+
+def test_a_balancer_raising_in_an_mpi_step_is_noted_on_rank_0_and_named_by_the_worker_ranks(tmp_path):
+    """Under MPI a Loop step is one run of the backend (coordinate_rank → base.drive), so the balancer's
+    exception carries the note ``dlbkit.map`` gives; the worker ranks leave with one line naming it."""
+    p = _job(tmp_path, RAISING_BALANCER_SCRIPT.format(tests=str(Path(__file__).parent)))
+    from test_loop import RaisesOnTen
+    where = f"RaisesOnTen.chunk (test_loop.py:{RaisesOnTen.chunk.__code__.co_firstlineno + 2})"
+    r0 = json.loads((tmp_path / "report-0.json").read_text())
+    assert r0 == {"first": [1, 4, 9], "closed": True,
+                  "notes": [f"dlbkit: raised by {where} in the coordinator (rank 0), not in a worker"]}, p.stderr
+    for r in (1, 2):
+        assert json.loads((tmp_path / f"report-{r}.json").read_text()) == {"first": [1, 4, 9]}
+        assert (f"dlbkit: rank {r} stopping: rank 0 stopped the run: ValueError: no chunk for ten (raised by "
+                f"{where} on rank 0)") in p.stderr, p.stderr
+    assert p.returncode != 0

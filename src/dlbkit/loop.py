@@ -26,7 +26,7 @@ from .results import Result
 from .run_api import (DEFAULT_BALANCER, RunResult, agreed, auto_after_step, check_items, check_record, coordinates,
                       map_setup)
 from .runtime.backends.local import default_workers, open_pool
-from .runtime.families.map import Pool, PoolRun, coordinate_step
+from .runtime.families.map import Pool, PoolRun, PoolStep
 from .runtime.progress import Progress
 
 __all__ = ["Loop"]
@@ -146,19 +146,14 @@ class Loop:
                 self._failed(e)
                 raise
             return self._book(*step, len(items))
-        bar = Progress(len(items), progress)
+        step = PoolStep(self._family, self._pool, items, self.balancer, progress=Progress(len(items), progress),
+                        rng=self._rng, record_decisions=self.record_decisions, state=self._state)
         transport = self._transport  # a signal handler's close() may clear the attribute mid-step
         try:
-            results, trace, state = coordinate_step(
-                transport, self.balancer, items, origin=self._family.origin, emulation=self.emulation,
-                progress=bar, rng=self._rng, backend="local", record_decisions=self.record_decisions,
-                pool=self._pool, state=self._state, send_items=True)
+            results, trace, state = step.run(transport)  # on failure: no worker left, the bar closed
         except BaseException as e:
-            transport.stop(kill=True)  # no worker is left behind, whatever failed
             self._failed(e)
             raise
-        finally:
-            bar.close()
         return self._book(results, trace, state, len(items))
 
     def _failed(self, e: BaseException) -> None:

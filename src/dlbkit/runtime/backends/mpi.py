@@ -68,6 +68,18 @@ Failures.
   coordinator (rank 0), not in a worker" (:func:`~.base.drive`); the worker ranks' line names it too.
 * A ``dlbkit.Loop`` closed by rank 0's signal handler during a step: :meth:`MPITransport.interrupt`
   makes the coordinator's next wait raise, and the step ends as above.
+* The user's signal handler (any signal but SIGINT) that raises, a SIGTERM handler calling
+  ``sys.exit`` say: during a run (from the start-up barrier to the final broadcast) its signal is
+  held back and its handler runs at the rank's next wait (:mod:`.deferred`; in a map's function it
+  runs at once and fails the item, as before). Raised on a worker rank, the rank sends
+  :class:`Signalled`, takes no more work, and once the run has ended raises what its handler
+  raised; rank 0 ends the run with ``DlbkitError("rank 1 stopped the run: its handler of SIGTERM
+  raised SystemExit: 3")`` and the other ranks stop with one line naming it. On rank 0 it ends the
+  run as any failure of the coordinator. What is still held back when the run ends (a signal during
+  the final broadcast) is delivered then, as just after the call. Before, the rank called
+  ``MPI_Abort``. Not covered: a handler raising when ``agree``'s ``allgather`` returns (the entry
+  point's argument check, before the run): that rank leaves, and the others wait for it in the
+  run's start for ever.
 * Any other exception inside this module, on any rank (a bug): the rank prints its traceback and
   calls ``MPI_Abort``, which ends the whole job.
 * Exceptions in the script outside ``map`` are the script's own: run it as
@@ -101,11 +113,13 @@ from ..emulation import Emulation
 from ..messages import ERROR, STOP, Stop
 from .. import status
 from .base import COORDINATOR, Family, Transport, drive, user_frame
+from .deferred import Deferred
 
 __all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport", "RankConn", "run", "rank",
            "start_run", "emulation_problem", "serve_rank", "coordinate_rank", "agree", "check_workers"]
 
 BYE = "bye"  # worker rank -> rank 0, transport level only: "I left the worker loop and will send nothing more"
+SIGNALLED = "signalled"  # worker rank -> rank 0, transport level only: "my signal handler raised: end the run"
 TAG = 7  # every message of a run between rank 0 and a worker, on the run's own duplicate of COMM_WORLD
 PEER_TAG = 8  # a message between two worker ranks (a family with a mesh: Family.mesh)
 PRUNE_SENDS = 16  # pending send requests kept before the completed ones are dropped from the list
@@ -177,6 +191,20 @@ class Bye(NamedTuple):
     kind: str = BYE
 
 
+class Signalled(NamedTuple):
+    """Worker rank → rank 0: the user's signal handler raised on that rank (*why*, one line); it
+    will do no more work, and the run ends as after any failure (:mod:`.deferred`)."""
+
+    kind: str = SIGNALLED
+    why: str = ""
+
+
+def _signalled(signals: Deferred, e: BaseException) -> str:
+    """*e*, raised by the handler of the signal *signals* was running, in one line."""
+    text = " ".join(str(e).split())
+    return f"its handler of {signal.Signals(signals.running).name} raised {type(e).__name__}: {text}".rstrip(": ")
+
+
 class MPITransport(Transport):
     """Rank 0's side: worker *w* is rank w + 1 of *comm*. Non-blocking sends, polled receives."""
 
@@ -196,6 +224,8 @@ class MPITransport(Transport):
         self._closed = False
         self._poll = _Backoff()
         self._interrupt: BaseException | None = None  # raised by the next recv (:meth:`interrupt`)
+        self.signals: Deferred | None = None  # rank 0's signals held back: handled in recv's waits
+        self.signalled: DlbkitError | None = None  # a worker rank's handler raised (a Signalled message)
 
     def send(self, w: int, msg: tuple) -> None:
         if w in self._stopped or w in self._gone:
@@ -217,6 +247,11 @@ class MPITransport(Transport):
             if msg[0] == BYE:
                 self._gone.add(w)
                 continue
+            if msg[0] == SIGNALLED:  # ends the run at the next wait, or after it if it came while stopping
+                if self.signalled is None:
+                    self.signalled = DlbkitError(f"rank {w + 1} stopped the run: {msg[1]}")
+                    self._interrupt = self._interrupt or self.signalled
+                continue
             if msg[0] == ERROR and self.error_rank is None:
                 self.error_rank = w + 1
             return w, msg
@@ -231,6 +266,8 @@ class MPITransport(Transport):
     def recv(self, timeout: float | None = None) -> tuple[int, tuple] | None:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
+            if self.signals is not None:
+                self.signals.run_pending()  # a safe point: what the handler raises ends the run here
             if self._interrupt is not None:
                 raise self._interrupt
             got = self._take()
@@ -302,6 +339,19 @@ class RankConn:
         self._poll = _Backoff()
         self._peer_sends: list = []  # issend requests to other worker ranks not yet completed
         self._any = _mpi().ANY_SOURCE if mesh else None
+        self.signals: Deferred | None = None  # this rank's signals held back: handled in the waits
+        self.signalled: BaseException | None = None  # what its handler raised: the rank stops
+
+    def _safe_point(self) -> None:
+        """Run the handlers of signals held back; if one raises, tell rank 0 (a :class:`Signalled`
+        message), keep the exception for the end of the run and take no more work."""
+        if self.signals is None or not self.signals.pending or self.signalled is not None:
+            return
+        try:
+            self.signals.run_pending()
+        except BaseException as e:  # noqa: BLE001 - the handler's own exit: raised when the run has ended
+            self.signalled = e
+            _wait(self.comm.isend(Signalled(why=_signalled(self.signals, e)), dest=0, tag=TAG))
 
     def send(self, msg: tuple) -> None:
         _wait(self.comm.isend(msg, dest=0, tag=TAG))
@@ -337,8 +387,9 @@ class RankConn:
     def recv(self) -> tuple:
         self._poll.reset()
         while True:
+            self._safe_point()
             msg = self._take()
-            if msg is not None:
+            if msg is not None and (self.signalled is None or msg[0] == STOP):  # signalled: STOP alone
                 return msg
             self._poll.sleep()
 
@@ -348,6 +399,9 @@ class RankConn:
         deadline = None if timeout is None else time.monotonic() + timeout
         poll = _Backoff()
         while not (self.comm.iprobe(0, TAG) or (self.mesh and self.comm.iprobe(self._any, PEER_TAG))):
+            self._safe_point()
+            if self.signalled is not None:
+                return True  # its recv waits for the STOP that will come
             if deadline is not None and time.monotonic() >= deadline:
                 return False
             poll.sleep(deadline)
@@ -463,7 +517,8 @@ def agree(checks: Callable[[], Any]) -> Any:
     alone (one rank's own items, balancer or worker count), the others went on into the run and
     waited for it forever. Called by every rank once per entry point (one ``allgather`` of a short
     string); only refusals are compared, not the arguments themselves (docs/api.md, "Errors": every rank
-    must pass the same; rank 0's are the run's)."""
+    must pass the same; rank 0's are the run's). A rank given another ``backend=`` never comes here (a
+    local run takes no part in MPI, as it must on a rank running one alone): the others wait for it."""
     problem = None
     try:
         out = checks()
@@ -479,18 +534,19 @@ def agree(checks: Callable[[], Any]) -> Any:
     if problem is None:
         verdict = None
     elif isinstance(problem, ConfigError):
-        verdict = (problem.field, repr(problem.value), problem.allowed, str(problem))
+        verdict = (problem.field, repr(problem.value), problem.allowed, str(problem), problem.suggest)
     else:
-        verdict = (None, None, None, f"{type(problem).__name__}: {problem}")
+        verdict = (None, None, None, f"{type(problem).__name__}: {problem}", None)
     said = world.allgather(verdict)
     first = next((k for k, v in enumerate(said) if v is not None), None)
     if first is None:
         return out
     if problem is not None:
         raise problem
-    field, value, allowed, text = said[first]
+    field, value, allowed, text, suggest = said[first]
     if me == 0 and field is not None:
-        raise ConfigError(field, _Shown(value), f"{allowed} (rank {first}'s argument: every rank must pass the same)")
+        raise ConfigError(field, _Shown(value), f"{allowed} (rank {first}'s argument: every rank must pass the same)",
+                          suggest=suggest)
     if me == 0:
         raise DlbkitError(f"rank {first} failed checking its arguments: {text} (every rank must pass the same)")
     raise SystemExit(f"dlbkit: rank {me} stopping: rank {first} rejected the run: {text}")
@@ -521,27 +577,31 @@ def run(family: Family, *, workers: int | None = None) -> tuple:
     rank returns the outcome. *workers*, if the user gave it, must be the job's worker ranks."""
     if workers is not None:
         check_workers(workers)
-    comm, rank, size, origin, _origin0, shared = start_run(
-        lambda size: emulation_problem(family.emulation, size) or family.problem(size - 1, "mpi"), family.shared())
-    family.setup(size - 1, origin, shared)
-    outcome = family.empty(size - 1, "mpi")
-    if outcome is not None:
-        comm.Free()
-        status.done()
-        return outcome
-    if rank == 0:
-        return coordinate_rank(comm, family)
-    return serve_rank(comm, rank, family)
+    with Deferred() as signals:  # the user's signal handlers run where no rank's conversation is half done
+        comm, rank, size, origin, _origin0, shared = start_run(
+            lambda size: emulation_problem(family.emulation, size) or family.problem(size - 1, "mpi"), family.shared())
+        family.setup(size - 1, origin, shared)
+        outcome = family.empty(size - 1, "mpi")
+        if outcome is not None:
+            comm.Free()
+            status.done()
+            return outcome
+        if rank == 0:
+            return coordinate_rank(comm, family, signals)
+        return serve_rank(comm, rank, family, signals)
 
 
-def coordinate_rank(comm, family: Family) -> tuple:
+def coordinate_rank(comm, family: Family, signals: Deferred | None = None) -> tuple:
     """Rank 0: the family's coordinator on an :class:`MPITransport`, then the outcome to every rank
     (or, when it failed, every worker stopped and told why, and the error raised here)."""
     global _failed
     transport = MPITransport(comm, mesh=family.mesh)
+    transport.signals = signals
     status.doing("coordinating the run")
     try:
         outcome = drive(family, transport, "mpi")
+        if transport.signalled is not None:  # a worker rank's handler raised after its last unit of work
+            raise transport.signalled
     except BaseException as e:
         _failed = True
         status.doing("stopping the worker ranks after: %s", _reason(e, transport))
@@ -582,7 +642,7 @@ class _Interruptible:
             raise KeyboardInterrupt
 
 
-def serve_rank(comm, rank: int, family: Family) -> tuple:
+def serve_rank(comm, rank: int, family: Family, signals: Deferred | None = None) -> tuple:
     """A worker rank: ``family.serve(conn, rank - 1, *family.worker_args("mpi"))`` with Ctrl-C
     ignored, or interrupting only the user's code when ``family.interruptible`` (rank 0 alone
     decides how the run ends), then rank 0's outcome. Return it when the run succeeded; otherwise
@@ -590,12 +650,15 @@ def serve_rank(comm, rank: int, family: Family) -> tuple:
     global _failed
     guard = _Interruptible() if family.interruptible else None
     extra = {"interruptible": guard} if guard is not None else {}
+    if signals is not None and guard is not None:  # in the user's function a handler runs at once
+        signals.inside = lambda: guard.inside
     old = None
     if threading.current_thread() is threading.main_thread():
         old = signal.signal(signal.SIGINT, guard.on_sigint if guard is not None else signal.SIG_IGN)
     try:
         status.doing("waiting for its first work")
         conn = RankConn(comm, mesh=family.mesh)
+        conn.signals = signals
         family.serve(conn, rank - 1, *family.worker_args("mpi"), **extra)
         status.doing("waiting for rank 0's outcome")
         conn.close()
@@ -608,6 +671,9 @@ def serve_rank(comm, rank: int, family: Family) -> tuple:
         if old is not None:
             signal.signal(signal.SIGINT, old)
     status.done()
+    if conn.signalled is not None:  # this rank's handler raised: rank 0 ended the run; it ends as the handler said
+        _failed = True
+        raise conn.signalled
     if outcome[0] == "ok":
         return outcome[1]
     _failed = True

@@ -43,13 +43,13 @@ from ...model.availability import Constant
 from ...model.trace import Trace
 from ...model.view import LoopView
 from ..backends import execute
-from ..backends.base import Family, Transport, error_message, send_or_report, short_repr, task_error, unpicklable
+from ..backends.base import Family, Transport, drive, error_message, send_or_report, short_repr, task_error, unpicklable
 from ..emulation import Emulation
 from ..messages import DIED, DONE, ERROR, READY, STOP, WORK, Stop
 from ..progress import Progress
 from .. import status
 
-__all__ = ["coordinate", "coordinate_step", "Pool", "serve", "run_chunk", "MapRun", "PoolRun", "RankStep",
+__all__ = ["coordinate", "coordinate_step", "Pool", "serve", "run_chunk", "MapRun", "PoolRun", "PoolStep", "RankStep",
            "run_map"]
 
 _MISSING = object()
@@ -364,6 +364,34 @@ class PoolRun(MapRun):
 
     def sent_to_workers(self):
         return [("fn", self.fn)]
+
+
+class PoolStep(Family):
+    """One time step of a local ``dlbkit.Loop`` on its pool's running workers (*pool_run*'s): the
+    coordinator of every step (:func:`coordinate_step`), which leaves the workers up; its outcome is
+    ``(results, trace, carried)``. :meth:`run` goes through the backends' one failure path
+    (:func:`~..backends.base.drive`), as ``dlbkit.map`` does: whatever fails, every worker is killed and
+    the bar closed, and the user's code that raised in the coordinator (a balancer's rule) is noted."""
+
+    serve = staticmethod(serve)
+
+    def __init__(self, pool_run: PoolRun, pool: Pool, items: Sequence, balancer: ChunkingBalancer, *,
+                 progress: Progress, rng, record_decisions: bool, state: dict | None):
+        self.pool_run, self.pool, self.items, self.balancer = pool_run, pool, items, balancer
+        self.emulation, self.progress, self.rng = pool_run.emulation, progress, rng
+        self.record_decisions, self.state = record_decisions, state
+
+    def worker_args(self, backend):
+        return self.pool_run.worker_args(backend)
+
+    def coordinate(self, transport, backend):
+        return coordinate_step(transport, self.balancer, self.items, origin=self.pool_run.origin,
+                               emulation=self.emulation, progress=self.progress, rng=self.rng, backend=backend,
+                               record_decisions=self.record_decisions, pool=self.pool, state=self.state,
+                               send_items=True)
+
+    def run(self, transport: Transport) -> tuple:
+        return drive(self, transport, "local")
 
 
 class RankStep(MapRun):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ...errors import ConfigError
+from ...errors import ConfigError, closest
 from ...model.topology import KINDS, edge_colouring, given_graph, neighbour_lists, topology_from_dict
 from ..backends import execute
 from ..backends.base import Family
@@ -35,7 +35,8 @@ def check_topology(topology: Any) -> None:
     """Reject a topology argument of the wrong kind before any worker starts."""
     if topology is None or isinstance(topology, (str, Mapping)):
         if isinstance(topology, str) and topology not in KINDS or topology == "edges":
-            raise ConfigError("topology", topology, _TOPOLOGY_ALLOWED)
+            raise ConfigError("topology", topology, _TOPOLOGY_ALLOWED,
+                              suggest=closest(topology, [k for k in KINDS if k != "edges"]))
         return
     import networkx as nx
 
@@ -102,14 +103,12 @@ class TreeRun(Family):
         self.progress = Progress(1, progress)
 
     def problem(self, n_workers, backend):
-        """The topology must fit the workers, and the balancer run on them."""
+        """The topology must fit the workers, and the balancer run on them: the same message on either
+        backend (it names the worker count, which under MPI is the job's ranks but rank 0)."""
         try:
             bind_check(self.spec, n_workers)
         except ConfigError as e:
-            if backend != "mpi" or not e.field.startswith("topology"):
-                return e
-            return ConfigError(e.field, e.value, f"{e.allowed} (this {n_workers + 1}-rank MPI job has {n_workers} "
-                               "worker ranks: rank 0 coordinates)")
+            return e
         return None
 
     def sent_to_workers(self):

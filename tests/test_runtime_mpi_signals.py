@@ -1,0 +1,181 @@
+"""A user's signal handler that raises (a SIGTERM handler calling ``sys.exit``) on a rank of a real
+``mpiexec -n 3`` job: while a worker rank waits for work, in the start-up, and while it waits for
+rank 0's final broadcast. Before, the exception came out of dlbkit's own waits and the rank called ``MPI_Abort``:
+the whole job was killed, and a Loop's finished steps were not recorded."""
+
+import json
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from mpi_jobs import run_job
+
+pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
+pytestmark = pytest.mark.skipif(not hasattr(__import__("signal"), "SIGTERM"), reason="POSIX signals")
+
+TIMEOUT = 90  # seconds for one mpiexec job
+
+JOB = """
+import json, os, signal, sys, threading, time
+from mpi4py import MPI
+import dlbkit
+from dlbkit.balancers.base import ChunkingBalancer, Taxonomy
+
+r = MPI.COMM_WORLD.Get_rank()
+case = sys.argv[1]
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(3))
+
+
+class Slow(ChunkingBalancer):
+    \"\"\"One item a chunk, decided slowly: the worker ranks spend their time waiting for work.\"\"\"
+
+    name = "test-slow"
+    source = "test"
+    taxonomy = Taxonomy("-", "-", "-", "-", "-")
+
+    def __init__(self):
+        pass
+
+    def chunk(self, view, worker):
+        time.sleep(0.05)
+        return 1
+
+
+def fails_on_rank_1(x):
+    if r == 1:  # which chunk a rank gets is a race: the failure is the rank's, not the item's
+        raise ValueError("on rank 1")
+    if x in (0, 10):
+        time.sleep(1.5)
+    return x
+
+
+def report(**kw):
+    with open(f"report-{r}.json", "w") as f:
+        json.dump(kw, f)
+
+
+steps = []
+try:
+    if case == "waiting for work":
+        with dlbkit.Loop(abs, backend="mpi", balancer=Slow(), record="rec.json") as loop:
+            for k in range(3):
+                if k == 2 and r == 1:  # during the third step (10 chunks of 50 ms: about 0.5 s)
+                    threading.Timer(0.25, os.kill, (os.getpid(), signal.SIGTERM)).start()
+                steps.append(loop.map(range(10)))
+    elif case == "rank 0":
+        if r == 0:
+            threading.Timer(0.25, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        dlbkit.map(abs, range(20), backend="mpi", balancer=Slow(), progress=False)
+    elif case == "start-up":  # rank 0 judges the run for 1 s while the others wait for its verdict
+        from dlbkit.runtime.backends import execute
+        from dlbkit.runtime.families.map import MapRun
+
+        class SlowToJudge(MapRun):
+            def problem(self, n_workers, backend):
+                time.sleep(1.0)
+                return None
+
+        if r == 1:
+            threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        execute(SlowToJudge(abs, range(10), dlbkit.make("ss"), emulation=None, progress=False, rng=None), "mpi")
+    else:  # rank 1's first item fails; rank 1 then waits for the outcome while rank 2 computes 1.5 s
+        if r == 1:
+            threading.Timer(0.7, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        dlbkit.map(fails_on_rank_1, range(20), backend="mpi", balancer="static", progress=False)
+    report(steps=len(steps))
+except SystemExit as e:
+    report(steps=len(steps), exit=e.code)
+except Exception as e:
+    report(steps=len(steps), error=f"{type(e).__name__}: {e}")
+"""
+
+
+def _job(tmp_path, case: str):
+    (tmp_path / "job.py").write_text(textwrap.dedent(JOB))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"), env.get("PYTHONPATH", "")])
+    done = run_job([sys.executable, "job.py", case], 3, cwd=tmp_path, timeout=TIMEOUT, env=env)
+    reports = {r: json.loads((tmp_path / f"report-{r}.json").read_text()) for r in range(3)
+               if (tmp_path / f"report-{r}.json").exists()}
+    assert sorted(reports) == [0, 1, 2], done.stderr[-3000:]  # MPI_Abort killed the job before
+    assert "MPI_Abort" not in done.stderr and "aborting" not in done.stderr, done.stderr[-3000:]
+    return done, reports
+
+
+def test_a_worker_ranks_exiting_signal_handler_ends_the_step_and_the_finished_steps_are_recorded(tmp_path):
+    """SIGTERM on rank 1 while it waits for work in a Loop's third step: rank 1 stops with its
+    handler's exit (3), rank 0 ends the step with a DlbkitError naming the rank and the handler, and
+    saves the two finished steps; rank 2 is told and stops with one line."""
+    done, reports = _job(tmp_path, "waiting for work")
+    why = "rank 1 stopped the run: its handler of SIGTERM raised SystemExit: 3"
+    assert reports[0] == {"steps": 2, "error": f"DlbkitError: {why}"}, reports
+    assert reports[1] == {"steps": 2, "exit": 3}, reports
+    assert reports[2] == {"steps": 2, "exit": f"dlbkit: rank 2 stopping: rank 0 stopped the run: DlbkitError: {why}"}
+    rec = json.loads((tmp_path / "rec.json").read_text())
+    assert [s["items"] for s in rec["meta"]["time_steps"]] == [10, 10]
+
+
+def test_a_signal_while_a_rank_waits_for_the_final_broadcast_is_handled_after_it(tmp_path):
+    """Rank 1 failed its item and waits for rank 0's outcome (rank 2 still computes) when its SIGTERM
+    handler raises: the run ends as it would have (rank 0's TaskError, rank 2's line), then rank 1's
+    handler runs and the rank exits as it says."""
+    done, reports = _job(tmp_path, "final broadcast")
+    item = 0 if reports[0].get("error", "").startswith("TaskError: item 0 ") else 10  # rank 1's chunk
+    assert reports[0] == {"steps": 0, "error": f"TaskError: item {item} failed: ValueError: on rank 1"}, reports
+    assert reports[1] == {"steps": 0, "exit": 3}, reports
+    assert reports[2] == {"steps": 0, "exit": f"dlbkit: rank 2 stopping: item {item} failed on rank 1 (traceback "
+                                              "on rank 0)"}, reports
+
+
+def test_a_signal_during_the_start_up_ends_the_run_on_every_rank(tmp_path):
+    """SIGTERM on rank 1 while it waits for rank 0's verdict on the run (the start-up broadcast): the
+    run ends on every rank as when it comes during the run."""
+    done, reports = _job(tmp_path, "start-up")
+    why = "rank 1 stopped the run: its handler of SIGTERM raised SystemExit: 3"
+    assert reports[0] == {"steps": 0, "error": f"DlbkitError: {why}"}, reports
+    assert reports[1] == {"steps": 0, "exit": 3}, reports
+    assert reports[2] == {"steps": 0, "exit": f"dlbkit: rank 2 stopping: rank 0 stopped the run: DlbkitError: {why}"}
+
+
+def test_rank_0s_exiting_signal_handler_ends_the_run_as_any_failure_of_the_coordinator(tmp_path):
+    """On rank 0 the handler runs at the coordinator's next wait: rank 0 exits as it says, and the worker
+    ranks are stopped and told, in one line each."""
+    done, reports = _job(tmp_path, "rank 0")
+    assert reports[0] == {"steps": 0, "exit": 3}, reports
+    for r in (1, 2):
+        assert reports[r] == {"steps": 0, "exit": f"dlbkit: rank {r} stopping: rank 0 stopped the run: SystemExit: 3"}
+
+
+def test_a_held_back_handler_runs_at_the_safe_point_or_when_the_block_ends():
+    """No MPI: what :class:`Deferred` does with a handler of the user's (SIGUSR1 here)."""
+    import signal
+
+    from dlbkit.runtime.backends.deferred import Deferred
+
+    seen = []
+
+    def handler(signum, frame):
+        seen.append(signum)
+        raise SystemExit(3)
+
+    old = signal.signal(signal.SIGUSR1, handler)
+    try:
+        with Deferred() as held:
+            signal.raise_signal(signal.SIGUSR1)
+            assert seen == [] and held.pending == [signal.SIGUSR1]  # held back, not raised here
+            with pytest.raises(SystemExit) as e:
+                held.run_pending()  # the safe point: its exception comes out there
+            assert e.value.code == 3 and seen == [signal.SIGUSR1] and held.running == signal.SIGUSR1
+            held.inside = lambda: True  # the user's code is running: the handler runs at once
+            with pytest.raises(SystemExit):
+                signal.raise_signal(signal.SIGUSR1)
+            held.inside = lambda: False
+            signal.raise_signal(signal.SIGUSR1)
+        pytest.fail("the signal still held back was not delivered when the block ended")  # pragma: no cover
+    except SystemExit as e:
+        assert e.code == 3 and seen == [signal.SIGUSR1] * 3
+    finally:
+        assert signal.getsignal(signal.SIGUSR1) is handler  # restored
+        signal.signal(signal.SIGUSR1, old)
