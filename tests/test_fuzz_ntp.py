@@ -68,7 +68,7 @@ def reference(path):
     speeds, flat = nums[:m], nums[m:]
     if not all(math.isfinite(s) and TINY <= s <= HUGE for s in speeds):
         return None
-    if not all(math.isfinite(x) and x >= 0 and x.is_integer() for x in flat):
+    if not all(math.isfinite(x) and 0 <= x < m and x.is_integer() for x in flat):  # no hop count of m nodes is m
         return None
     d = np.array(flat, dtype=np.int64).reshape(m, m)
     g = nx.Graph()

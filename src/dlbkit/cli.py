@@ -764,9 +764,12 @@ def _emulate_arg(value: str | None):
         return None
     parts = [x.strip() for x in value.split(",")]
     try:
-        return [float(x) for x in parts]
+        speeds = [float(x) for x in parts]
     except ValueError:
         pass
+    else:  # checked here, by the API's own check, so a bad factor names the flag before anything starts
+        from .runtime.emulation import speed_factors
+        return speed_factors(speeds, "--emulate")
     if not Path(value).is_file():
         raise ConfigError("--emulate", value, "a platform TOML file or comma-separated speed factors (e.g. 1,1,0.5)")
     return _platform_file(value, "--emulate")
