@@ -76,10 +76,13 @@ def _speeds_through(entry: str, speeds: list, capsys) -> str:
         text = ",".join("nan" if isinstance(x, float) and math.isnan(x) else str(x) for x in speeds)
         if any(isinstance(x, (bool, list)) or x is None for x in speeds):
             return "skipped"  # the command line has numbers and words only: '1' is a number there
+        speeds = [float(x) for x in text.split(",")] if text else []  # what the command line reads
+        field = refusal(speeds, None)
         argv = (["run", "test_fuzz_emulate_platforms:square", "--items", "7", "--no-progress"] if entry == "cli run"
                 else ["cluster", "test_fuzz_emulate_platforms:square", "--jobs", "4", "--rate", "1000"])
         with deadline(RUN_S):
-            code = main(argv + ["--emulate", text, "--seed", "1"])
+            # "--emulate=": argparse reads a lone "-1e-09" as an option ("expected one argument")
+            code = main(argv + [f"--emulate={text}", "--seed", "1"])
         err = capsys.readouterr().err.strip("\n").splitlines()
         if field is not None or not speeds:
             want = "dlbkit: error: --emulate" + (field[len("emulate"):] if field and speeds else "")
@@ -160,7 +163,7 @@ def _mpi_run(speeds: list, tmp_path) -> str:
             break
     out = tmp_path / "results.json"
     done = subprocess.run([sys.executable, "-m", "dlbkit", "run", "test_fuzz_emulate_platforms:square", "--items", "9",
-                           "--backend", "mpi", "--ranks", "3", "--emulate", text, "--results", str(out), "--json"],
+                           "--backend", "mpi", "--ranks", "3", f"--emulate={text}", "--results", str(out), "--json"],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False,
                           env={**__import__("os").environ, "PYTHONPATH": str(__import__("pathlib").Path(__file__).parent)})
     err = done.stderr.strip("\n").splitlines()

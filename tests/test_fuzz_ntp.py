@@ -260,3 +260,12 @@ def test_a_disconnected_distance_matrix_says_no_path(tmp_path):
     with pytest.raises(ConfigError) as e:
         platform_from_ntp(path)
     assert e.value.field == f"{path}:3 distances[0][2]" and "joins nodes 0 and 2 by no path" in str(e.value)
+
+
+def test_the_first_bad_entry_of_the_file_is_the_one_named(tmp_path):
+    """A bad speed before a bad distance is named first, whatever the order of the checks."""
+    path = tmp_path / "two.ntp"
+    path.write_text("2\n1\nnan\n0 x\n1 0\n")
+    with pytest.raises(ConfigError) as e:
+        platform_from_ntp(path)
+    assert e.value.field == f"{path}:3 speeds[1]"

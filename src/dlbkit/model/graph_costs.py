@@ -260,8 +260,7 @@ def platform_from_ntp(path, *, name: str | None = None):
     from .platform import Network, Node, Platform
     p = _Ntp(path)
     m = p.count()
-    speeds = [check.number(s, p.at(i, f"speeds[{i}]"), lo=0.0, lo_open=True) for i, s in enumerate(p.speeds)]
-    d = p.distances
+    speeds, d = p.speeds, p.distances
     # D is the hop count of the graph its 1s draw (upper triangle) iff it equals that graph's hop
     # matrix; a bus is checked against 1 − I, anything else row block by row block with scipy's
     # breadth-first searches (O(m · links), in C): networkx's took 13 s and 0.9 GB at m = 2 000
@@ -322,7 +321,8 @@ class _Ntp:
 
     def count(self) -> int:
         """Read the file; return m. Speeds land in ``speeds`` (floats), D in ``distances`` (int16
-        m × m: a hop count of m ≤ 8 192 nodes is below m), each distance checked as it is read."""
+        m × m: a hop count of m ≤ 8 192 nodes is below m), each checked as it is read, so the error is
+        the file's first."""
         import numpy as np
         p = self.path
         try:
@@ -372,7 +372,8 @@ class _Ntp:
             raise ConfigError(f"{self.path}:{ln} {self._entry(k + i)}", words[i], "a number") from None
         self.starts.append((k, ln))
         cut = max(0, min(len(x), m - k))  # this line's speeds, then its distances
-        self.speeds.extend(x[:cut].tolist())
+        for i, v in enumerate(x[:cut].tolist()):  # named as the file has them (Node would name a node 'n0')
+            self.speeds.append(check.number(v, f"{self.path}:{ln} speeds[{k + i}]", lo=0.0, lo_open=True))
         dist = x[cut:]
         if len(dist):
             ok = np.isfinite(dist) & (dist >= 0) & (dist <= m - 1) & (dist == np.floor(dist))
