@@ -312,3 +312,17 @@ def test_an_emulation_made_from_an_infinite_factor_is_refused():
     with pytest.raises(ConfigError) as e:
         dlbkit.runtime.emulation.Emulation.from_speeds([1.0, math.inf])
     assert e.value.field == "emulate[1]"
+
+
+def test_a_bare_mpiexec_run_names_the_flag_for_factors_of_the_wrong_length(tmp_path):
+    """``mpiexec -n 3 dlbkit run ... --backend mpi --emulate 1`` (no --ranks, so the command line does
+    not know the job's size): the run's check said ``emulate must be ...``; now ``--emulate``."""
+    pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
+    from mpi_jobs import run_job
+    done = run_job([sys.executable, "-m", "dlbkit", "run", "builtins:abs", "--items", "3", "--backend", "mpi",
+                    "--emulate", "1"], 3, cwd=tmp_path, timeout=120)
+    assert done.returncode != 0
+    said = [line for line in done.stderr.splitlines() if line.startswith("dlbkit: error:")]
+    assert said == ["dlbkit: error: --emulate must be one speed per worker rank: 2 for this 3-rank MPI job (rank 0 "
+                    "coordinates); got [1.0]"], done.stderr[-2000:]
+    assert "Traceback" not in done.stderr

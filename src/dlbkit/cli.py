@@ -958,7 +958,9 @@ def _run(args, rank: int) -> int:
             r = run_map(fn, items, balancer=args.balancer, params=params, backend=args.backend, workers=args.workers,
                         progress=args.progress, emulate=emulate, master=args.master, seed=args.seed)
     except ConfigError as e:
-        if e.field in ("master", "workers", "seed"):  # the API's name of a flag: say the flag
+        # the API's name of a flag: say the flag (emulate: its length against a job's ranks, checked
+        # by the run under a bare mpiexec, where no --ranks told the command line the count)
+        if e.field in ("master", "workers", "seed", "emulate"):
             raise ConfigError(f"--{e.field}", e.value, e.allowed) from None
         raise
     except TaskError as e:
