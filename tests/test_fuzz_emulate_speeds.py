@@ -326,3 +326,21 @@ def test_a_bare_mpiexec_run_names_the_flag_for_factors_of_the_wrong_length(tmp_p
     assert said == ["dlbkit: error: --emulate must be one speed per worker rank: 2 for this 3-rank MPI job (rank 0 "
                     "coordinates); got [1.0]"], done.stderr[-2000:]
     assert "Traceback" not in done.stderr
+
+
+def test_a_platform_of_the_wrong_worker_count_for_the_ranks_is_one_line_before_the_job(tmp_path):
+    """``--ranks 3 --emulate p.toml`` with three computing nodes: the list's length was checked before
+    the job, a platform's only inside it, where every rank said so and the command exited 3. Now the
+    job's own check (``emulation_problem``) runs first: one line, exit 2; with ``--master a`` it runs."""
+    pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
+    (tmp_path / "p.toml").write_text("".join(f'[[nodes]]\nname = "{n}"\nspeed = {s}\n'
+                                             for n, s in (("a", 1), ("b", 0.5), ("c", 0.5))))
+    argv = [sys.executable, "-m", "dlbkit", "run", "builtins:abs", "--items", "3", "--backend", "mpi", "--ranks", "3",
+            "--emulate", "p.toml"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False)
+    assert done.returncode == 2 and done.stderr == (
+        "dlbkit: error: --emulate must be one speed per worker rank: 2 for this 3-rank MPI job (rank 0 coordinates); "
+        "got [1.0, 0.5, 0.5]\n"), done.stderr
+    done = subprocess.run(argv + ["--master", "a"], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          check=False)
+    assert done.returncode == 0 and "3 items on 2 workers (mpi" in done.stdout, done.stderr[-2000:]

@@ -905,6 +905,20 @@ def _launch(args) -> int:
     if isinstance(emulate, list) and len(emulate) != args.ranks - 1:
         raise ConfigError("--emulate", args.emulate, f"one speed per worker rank: {args.ranks - 1} for --ranks "
                           f"{args.ranks} (rank 0 coordinates)")
+    if isinstance(emulate, str):  # a platform: its workers against the worker ranks, by the job's own check,
+        # here, before the job starts (inside it, every rank said so and the command exited 3, not 2)
+        from .runtime.backends.mpi import emulation_problem
+        from .runtime.emulation import emulation_from
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a speed's warning: said once, by the job's rank 0
+                problem = emulation_problem(emulation_from(emulate, args.seed, args.master), args.ranks)
+        except ConfigError as e:
+            if e.field == "master":
+                raise ConfigError("--master", e.value, e.allowed) from None
+            raise
+        if problem is not None:
+            raise ConfigError("--emulate", problem.value, problem.allowed)
     if importlib.util.find_spec("mpi4py") is None:
         raise ConfigError("--backend", "mpi", "used with mpi4py installed (pip install 'dlbkit[mpi]')")
     mpiexec = find_mpiexec()
