@@ -151,8 +151,12 @@ MPI_SPEEDS = st.lists(st.one_of(st.sampled_from(RUNNABLE), st.sampled_from(RUNNA
                       min_size=1, max_size=3)
 
 
-def _mpi_run(speeds: list, tmp_path) -> str:
+def _mpi_run(speeds: list, tmp_path, platform: bool = False) -> str:
+    """*speeds* as ``--emulate 1,0.5`` or, with *platform*, as the nodes of a platform file whose
+    first node is ``--master`` when the speeds are three (so two compute)."""
     pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
+    import os
+    from pathlib import Path
     text = ",".join(str(x) for x in speeds)
     numbers = []
     for x in speeds:
@@ -161,44 +165,57 @@ def _mpi_run(speeds: list, tmp_path) -> str:
         except ValueError:
             numbers = None
             break
+    flags = [f"--emulate={text}"]
+    field = refusal(numbers, 2) if numbers is not None else "emulate"
+    if platform:
+        if numbers is None:
+            return "skipped"  # a word is no TOML number
+        master = len(numbers) == 3
+        # repr writes nan, inf and -inf as TOML does
+        (tmp_path / "p.toml").write_text("".join(f'[[nodes]]\nname = "n{k}"\nspeed = {x!r}\n'
+                                                 for k, x in enumerate(numbers)))
+        flags = ["--emulate", "p.toml"] + (["--master", "n0"] if master else [])
+        field = refusal(numbers, None) or refusal(numbers[1:] if master else numbers, 2)
     out = tmp_path / "results.json"
     done = subprocess.run([sys.executable, "-m", "dlbkit", "run", "test_fuzz_emulate_platforms:square", "--items", "9",
-                           "--backend", "mpi", "--ranks", "3", f"--emulate={text}", "--results", str(out), "--json"],
+                           "--backend", "mpi", "--ranks", "3", *flags, "--results", str(out), "--json"],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False,
-                          env={**__import__("os").environ, "PYTHONPATH": str(__import__("pathlib").Path(__file__).parent)})
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)})
     err = done.stderr.strip("\n").splitlines()
-    field = refusal(numbers, 2) if numbers is not None else "emulate"
     if field is not None:
-        assert done.returncode == 2 and len(err) == 1 and err[0].startswith("dlbkit: error: --emulate"), (text, err)
-        if field != "emulate":  # the factor, by its place
+        assert done.returncode == 2 and len(err) == 1 and err[0].startswith("dlbkit: error: --emulate"), (flags, err)
+        if platform and field != "emulate":  # the file's node, by its place
+            assert err[0].startswith(f"dlbkit: error: --emulate p.toml: nodes[{field[8:-1]}].speed "), (speeds, err)
+        elif field != "emulate":  # the factor, by its place
             assert err[0].startswith(f"dlbkit: error: --{field} "), (text, err)
         elif numbers is not None and all(TINY <= x <= HUGE for x in numbers):
-            assert "one speed per worker rank: 2 for --ranks 3" in err[0], err
-        event("mpi: refused")
+            assert "one speed per worker rank: 2 for " in err[0], err
+        event(f"mpi{' platform' if platform else ''}: refused")
         return "refused"
-    assert done.returncode == 0, (text, done.stderr[-2000:])
+    assert done.returncode == 0, (flags, done.stderr[-2000:])
     assert json.loads(out.read_text()) == [x * x for x in range(9)]
     assert json.loads(done.stdout)["workers"] == 2
+    computing = numbers[1:] if platform and len(numbers) == 3 else numbers
     said = [e for e in err if e.startswith("dlbkit: warning: emulated")]
-    assert len(said) == (1 if expected_warnings(numbers) else 0), err  # rank 0 says it, once
-    for part in expected_warnings(numbers):
+    assert len(said) == (1 if expected_warnings(computing) else 0), err  # rank 0 says it, once
+    for part in expected_warnings(computing):
         assert part in said[0], (part, said)
     assert "Traceback" not in done.stderr
-    event("mpi: ran")
+    event(f"mpi{' platform' if platform else ''}: ran")
     return "ran"
 
 
-@settings(FUZZ, max_examples=6)  # a job each: a few seconds
-@given(speeds=MPI_SPEEDS)
-def test_mpi_ranks_take_one_factor_each_or_refuse_by_name(speeds, tmp_path_factory):
-    _mpi_run(speeds, tmp_path_factory.mktemp("mpi"))
+@settings(FUZZ, max_examples=5)  # a job each: a few seconds
+@given(speeds=MPI_SPEEDS, platform=st.booleans())
+def test_mpi_ranks_take_one_factor_each_or_refuse_by_name(speeds, platform, tmp_path_factory):
+    _mpi_run(speeds, tmp_path_factory.mktemp("mpi"), platform)
 
 
 @pytest.mark.slow
 @settings(FUZZ, max_examples=60)
-@given(speeds=MPI_SPEEDS)
-def test_mpi_ranks_take_one_factor_each_or_refuse_by_name_long(speeds, tmp_path_factory):
-    _mpi_run(speeds, tmp_path_factory.mktemp("mpi"))
+@given(speeds=MPI_SPEEDS, platform=st.booleans())
+def test_mpi_ranks_take_one_factor_each_or_refuse_by_name_long(speeds, platform, tmp_path_factory):
+    _mpi_run(speeds, tmp_path_factory.mktemp("mpi"), platform)
 
 
 # --- the Python entries inside an MPI job -----------------------------------------------------------------
