@@ -129,13 +129,14 @@ RING4 = "4\n1 2 1 1\n0 1 {d} 1\n1 0 1 2\n{d} 1 0 1\n1 2 1 0\n"
 @pytest.mark.parametrize("d", ["nan", "inf", "1e400", "2.7", "-2"])
 def test_an_ntp_distance_that_is_not_a_hop_count_is_one_line_naming_it(graphs, capsys, d):
     """A distance of nan was a ValueError traceback (int(nan)), inf and 1e400 an OverflowError, and
-    2.7 was truncated to the hop count 2 and accepted; now each is refused by its place in the matrix."""
+    2.7 was truncated to the hop count 2 and accepted; now each is refused by its line and place in the matrix."""
     path = graphs / "d.ntp"
     path.write_text(RING4.format(d=d))
     assert main(["schedule", str(graphs / "l10.json"), "--platform", str(path)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith(f"dlbkit: error: {path} distances[0][2] must be a whole number "
-                                                   "of hops >= 0; got "), err
+    assert err.count("\n") == 1 and err.startswith(f"dlbkit: error: {path}:3 distances[0][2] must be a whole number "
+                                                   "of hops in [0, 3] (the hop counts of a connected graph of 4 "
+                                                   "nodes); got "), err
     path.write_text(RING4.format(d="2"))  # the ring's own hop count
     assert platform_from_ntp(path).hops.tolist() == [[0, 1, 2, 1], [1, 0, 1, 2], [2, 1, 0, 1], [1, 2, 1, 0]]
 
@@ -144,12 +145,12 @@ def test_an_ntp_distance_that_is_not_a_hop_count_is_one_line_naming_it(graphs, c
                                             ("1e308", "a number in [1e-30, 1e30]")])
 def test_an_ntp_speed_out_of_range_is_named_by_the_file(graphs, speed, allowed):
     """A bad speed was named ``node 'n0'.speed``: a node name the reader made up, in no file. Now the
-    error names the file and the speed's place in it."""
+    error names the file, the line and the speed's place in it."""
     path = graphs / "s.ntp"
     path.write_text(f"2\n1\n{speed}\n0 1\n1 0\n")
     with pytest.raises(ConfigError) as e:
         platform_from_ntp(path)
-    assert e.value.field == f"{path} speeds[1]" and allowed in str(e.value)
+    assert e.value.field == f"{path}:3 speeds[1]" and allowed in str(e.value)
 
 
 def test_an_ntp_file_named_in_capitals_is_read_as_an_ntp_file(graphs, capsys):

@@ -767,9 +767,12 @@ def _emulate_arg(value: str | None):
         return None
     parts = [x.strip() for x in value.split(",")]
     try:
-        return [float(x) for x in parts]
+        speeds = [float(x) for x in parts]
     except ValueError:
         pass
+    else:  # checked here, by the API's own check, so a bad factor names the flag before anything starts
+        from .runtime.emulation import speed_factors
+        return speed_factors(speeds, "--emulate")
     if not Path(value).is_file():
         raise ConfigError("--emulate", value, "a platform TOML file or comma-separated speed factors (e.g. 1,1,0.5)")
     return _platform_file(value, "--emulate")
@@ -905,6 +908,20 @@ def _launch(args) -> int:
     if isinstance(emulate, list) and len(emulate) != args.ranks - 1:
         raise ConfigError("--emulate", args.emulate, f"one speed per worker rank: {args.ranks - 1} for --ranks "
                           f"{args.ranks} (rank 0 coordinates)")
+    if isinstance(emulate, str):  # a platform: its workers against the worker ranks, by the job's own check,
+        # here, before the job starts (inside it, every rank said so and the command exited 3, not 2)
+        from .runtime.backends.mpi import emulation_problem
+        from .runtime.emulation import emulation_from
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a speed's warning: said once, by the job's rank 0
+                problem = emulation_problem(emulation_from(emulate, args.seed, args.master), args.ranks)
+        except ConfigError as e:
+            if e.field == "master":
+                raise ConfigError("--master", e.value, e.allowed) from None
+            raise
+        if problem is not None:
+            raise ConfigError("--emulate", problem.value, problem.allowed)
     if importlib.util.find_spec("mpi4py") is None:
         raise ConfigError("--backend", "mpi", "used with mpi4py installed (pip install 'dlbkit[mpi]')")
     mpiexec = find_mpiexec()
@@ -958,7 +975,9 @@ def _run(args, rank: int) -> int:
             r = run_map(fn, items, balancer=args.balancer, params=params, backend=args.backend, workers=args.workers,
                         progress=args.progress, emulate=emulate, master=args.master, seed=args.seed)
     except ConfigError as e:
-        if e.field in ("master", "workers", "seed"):  # the API's name of a flag: say the flag
+        # the API's name of a flag: say the flag (emulate: its length against a job's ranks, checked
+        # by the run under a bare mpiexec, where no --ranks told the command line the count)
+        if e.field in ("master", "workers", "seed", "emulate"):
             raise ConfigError(f"--{e.field}", e.value, e.allowed) from None
         raise
     except TaskError as e:

@@ -249,41 +249,150 @@ def critical_path_bound(costs: GraphCosts) -> float:
 def platform_from_ntp(path, *, name: str | None = None):
     """A :class:`~dlbkit.model.platform.Platform` from the thesis simulator's network topology file
     ``.ntp`` (002 §6, the note's §8.8): the node count m, then m relative speeds, then the m × m
-    communications distance matrix D (0 on the diagonal). D must be the hop count of a graph (bus =
-    complete, rings, hypercubes: every file the thesis shipped); the platform joins the nodes by that
-    graph with latency 0 and bandwidth 1, so under the thesis cost model a message of c costs c · D."""
-    from pathlib import Path
-
-    import networkx as nx
+    communications distance matrix D (0 on the diagonal), separated by any white space. D must be the
+    hop count of a graph (bus = complete, rings, hypercubes: every file the thesis shipped); the
+    platform joins the nodes by that graph with latency 0 and bandwidth 1, so under the thesis cost
+    model a message of c costs c · D. A bus (every distance 1) is the complete topology, which is not
+    built (``Platform.complete``). m is at most :data:`MAX_PROCESSORS` (the platform is for costing
+    task graphs). An error names the file, the line and the entry (``net.ntp:3000 distances[2][7]``)."""
+    import numpy as np
 
     from .platform import Network, Node, Platform
-    from .topology import hop_matrix
-    p = Path(path)
-    try:
-        words = p.read_text(encoding="utf-8").split()
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError("network topology file", str(p), f"a readable .ntp file ({e})") from None
-    try:
-        m = int(words[0])
-        nums = [float(x) for x in words[1:]]
-    except (ValueError, IndexError):
-        raise ConfigError(f"{p}", " ".join(words[:3]), "m, then m speeds, then m × m distances (numbers)") from None
-    if m < 1 or len(nums) != m + m * m:
-        raise ConfigError(f"{p}", f"{len(nums)} numbers after m = {words[0]}", f"m + m² = {m + m * m}")
-    speeds, flat = nums[:m], nums[m:]
-    for i, s in enumerate(speeds):  # named as the file has them (Node would name a node 'n0' of no file)
-        check.number(s, f"{p} speeds[{i}]", lo=0.0, lo_open=True)
-    for k, x in enumerate(flat):  # a hop count: 2.7 was truncated to 2, NaN or inf a ValueError traceback
-        if not (math.isfinite(x) and x >= 0 and x.is_integer()):
-            raise ConfigError(f"{p} distances[{k // m}][{k % m}]", x, "a whole number of hops >= 0")
-    d = [[int(x) for x in flat[i * m:(i + 1) * m]] for i in range(m)]
-    g = nx.Graph()
-    g.add_nodes_from(range(m))
-    g.add_edges_from((i, j) for i in range(m) for j in range(i + 1, m) if d[i][j] == 1)
-    if not nx.is_connected(g) or hop_matrix(g).tolist() != d:
-        raise ConfigError(f"{p} distances", d, "the hop counts of a connected graph (bus, ring, hypercube, ...)")
+    p = _Ntp(path)
+    m = p.count()
+    speeds, d = p.speeds, p.distances
+    # D is the hop count of the graph its 1s draw (upper triangle) iff it equals that graph's hop
+    # matrix; a bus is checked against 1 − I, anything else row block by row block with scipy's
+    # breadth-first searches (O(m · links), in C): networkx's took 13 s and 0.9 GB at m = 2 000
+    upper = np.triu(d == 1, 1)
+    links = int(upper.sum())
+    if links == m * (m - 1) // 2:
+        want, topology = None, "complete"
+    else:
+        import networkx as nx
+        from scipy.sparse import csr_matrix
+        from scipy.sparse.csgraph import shortest_path
+        a, b = np.nonzero(upper)
+        want = csr_matrix((np.ones(links, dtype=np.int8), (a, b)), shape=(m, m))
+        topology = nx.Graph()
+        topology.add_nodes_from(range(m))
+        topology.add_edges_from(zip(a.tolist(), b.tolist()))  # row-major, as the nested loops added them
+    for lo in range(0, m, _NTP_ROWS):
+        rows = np.arange(lo, min(m, lo + _NTP_ROWS))
+        if want is None:
+            hops = (rows[:, None] != np.arange(m)[None, :]).astype(float)
+        else:
+            hops = shortest_path(want, unweighted=True, directed=False, indices=rows)
+        bad = np.argwhere(hops != d[rows])
+        if len(bad):
+            i, j = int(rows[bad[0][0]]), int(bad[0][1])
+            h = hops[i - lo, j]
+            shown = "no path" if math.isinf(h) else f"{int(h)} hops"
+            raise ConfigError(p.at(m + i * m + j, f"distances[{i}][{j}]"), int(d[i, j]),
+                              f"the hop counts of a connected graph (bus, ring, hypercube, ...): the graph whose "
+                              f"links are the distances of 1 joins nodes {i} and {j} by {shown}")
     nodes = [Node(f"n{i}", speed=s) for i, s in enumerate(speeds)]
-    return Platform(nodes, Network(latency=0.0, bandwidth=1.0, topology=g), name=name or p.stem)
+    return Platform(nodes, Network(latency=0.0, bandwidth=1.0, topology=topology), name=name or p.path.stem)
+
+
+_NTP_ROWS = 256  # rows of D compared at once with their hop counts: 256 × m floats (16 MB at m = 8 192)
+
+
+class _Ntp:
+    """An ``.ntp`` file read line by line into numpy (m = 3 000 is 9 M numbers: a list of Python words
+    and floats for them took gigabytes), every number's line kept for the error that names it."""
+
+    def __init__(self, path):
+        from pathlib import Path
+        self.path = Path(path)
+        self.m: int | None = None
+        self.starts: list[tuple[int, int]] = []  # (index of the line's first number after m, line number)
+        self.n = 0  # numbers read after m
+
+    def at(self, k: int, entry: str) -> str:
+        """The field naming the *k*-th number after m (speeds first, then D row by row)."""
+        import bisect
+        i = bisect.bisect_right(self.starts, (k, math.inf)) - 1
+        return f"{self.path}:{self.starts[i][1]} {entry}" if i >= 0 else f"{self.path} {entry}"
+
+    def _entry(self, k: int) -> str:
+        m = self.m
+        return f"speeds[{k}]" if k < m else f"distances[{(k - m) // m}][{(k - m) % m}]"
+
+    def count(self) -> int:
+        """Read the file; return m. Speeds land in ``speeds`` (floats), D in ``distances`` (int16
+        m × m: a hop count of m ≤ 8 192 nodes is below m), each checked as it is read, so the error is
+        the file's first."""
+        import numpy as np
+        p = self.path
+        try:
+            with p.open(encoding="utf-8") as f:
+                for ln, line in enumerate(f, 1):
+                    words = line.split()
+                    if not words:
+                        continue
+                    if self.m is None:
+                        self._first(words[0], ln)
+                        words = words[1:]
+                        self.speeds: list[float] = []
+                        self.distances = np.zeros((self.m, self.m), dtype=np.int16)
+                        if not words:
+                            continue
+                    self._take(words, ln, np)
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError("network topology file", str(p), f"a readable .ntp file ({e})") from None
+        m = self.m
+        if m is None:
+            raise ConfigError(f"{p}", "an empty file", "m, then m speeds, then m × m distances (numbers)")
+        if self.n != m + m * m:
+            raise ConfigError(f"{p}", f"{self.n} numbers after m = {m}", f"m + m² = {m + m * m}")
+        return m
+
+    def _first(self, word: str, ln: int) -> None:
+        try:
+            m = int(word)
+        except ValueError:
+            m = None
+        if m is None or not 1 <= m <= MAX_PROCESSORS:  # bounded before its m × m matrix is allocated
+            raise ConfigError(f"{self.path}:{ln} m", word, f"the node count, an integer in [1, {MAX_PROCESSORS:,}] "
+                              "(then m speeds, then m × m distances; dlbkit's limit on the processors a task "
+                              "graph is costed on)")
+        self.m = m
+
+    def _take(self, words: list[str], ln: int, np) -> None:
+        m, k = self.m, self.n
+        total = m + m * m
+        if k + len(words) > total:
+            raise ConfigError(f"{self.path}:{ln}", words[total - k], f"the end of the file: m + m² = {total} "
+                              f"numbers after m = {m}")
+        try:
+            x = np.array(words, dtype=float)
+        except ValueError:
+            i = next(i for i, w in enumerate(words) if not _is_float(w))
+            raise ConfigError(f"{self.path}:{ln} {self._entry(k + i)}", words[i], "a number") from None
+        self.starts.append((k, ln))
+        cut = max(0, min(len(x), m - k))  # this line's speeds, then its distances
+        for i, v in enumerate(x[:cut].tolist()):  # named as the file has them (Node would name a node 'n0')
+            self.speeds.append(check.number(v, f"{self.path}:{ln} speeds[{k + i}]", lo=0.0, lo_open=True))
+        dist = x[cut:]
+        if len(dist):
+            ok = np.isfinite(dist) & (dist >= 0) & (dist <= m - 1) & (dist == np.floor(dist))
+            if not ok.all():
+                i = cut + int(np.argmin(ok))
+                raise ConfigError(f"{self.path}:{ln} {self._entry(k + i)}", float(x[i]),
+                                  f"a whole number of hops in [0, {m - 1}] (the hop counts of a connected graph "
+                                  f"of {m} nodes)")
+            start = k + cut - m
+            self.distances.flat[start:start + len(dist)] = dist
+        self.n = k + len(words)
+
+
+def _is_float(word: str) -> bool:
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True
 
 
 def write_ntp(platform, path) -> None:

@@ -27,10 +27,15 @@ from ..errors import ConfigError
 from . import check
 from .availability import Constant, Markov, Piecewise, Pulse, Recorded, Step
 
-__all__ = ["Workstation", "Hnow", "LAYOUTS", "PP", "CPU_NOISE", "MEMORY", "DISK_ACCESS", "DISK_LATENCY",
+__all__ = ["Workstation", "Hnow", "MAX_LOOP_CELLS", "check_loops", "LAYOUTS", "PP", "CPU_NOISE", "MEMORY", "DISK_ACCESS", "DISK_LATENCY",
            "BANDWIDTH", "LATENCY", "WORKLOAD", "BOUNDARY", "BOUNDARY_K", "THRESHOLD", "levels_on_loops"]
 
 # --- Table 8.1 of 000 (§8.2), exact ----------------------------------------------------------------
+#: loops × workstations of one SPMD run at most: the engine keeps each loop's time, compute, DP and
+#: start per workstation (about 120 bytes a cell with the trace), so 10⁷ cells are 1.2 GB and some
+#: ten minutes (10⁶ loops on 4 nodes: 63 s, 0.56 GB); loops = 10**18 was a numpy "array is too big"
+#: traceback, 10**9 an out-of-memory kill. 000's runs are 700 loops on up to 16 workstations.
+MAX_LOOP_CELLS = 10_000_000
 PP = 100_000.0  #: processing power, DP/s ("default of 100,000 DP/S")
 CPU_NOISE = 0.1  #: each loop's power is uniform in PP ± 0.1 × PP (drawn per loop: note §5.6)
 MEMORY = 10_000_000.0  #: RAM available to the application, DP
@@ -162,3 +167,15 @@ def levels_on_loops(curve: Piecewise, loops: int):
     times, levels = curve.segments_until(float(loops))
     idx = np.searchsorted(times, np.arange(loops, dtype=float), side="right") - 1
     return np.asarray(levels)[idx]
+
+
+def check_loops(loops: Any, field: str, nodes: int = 1) -> int:
+    """*loops* an integer >= 1 with loops × *nodes* at most :data:`MAX_LOOP_CELLS` (checked before
+    the engine allocates its per-loop tables)."""
+    n = check.integer(loops, field, lo=1)
+    if n * nodes > MAX_LOOP_CELLS:
+        most = MAX_LOOP_CELLS // nodes
+        on = "" if nodes == 1 else f" on {nodes} workstations"
+        raise ConfigError(field, loops, f"an integer in [1, {most:,}]{on} (dlbkit's limit: loops × workstations at "
+                          f"most {MAX_LOOP_CELLS:,}, each loop's times kept per workstation)")
+    return n

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from . import check
-from .hnow import BOUNDARY, BOUNDARY_K, CPU_NOISE, LAYOUTS, WORKLOAD, Hnow, Workstation
+from .hnow import BOUNDARY, BOUNDARY_K, CPU_NOISE, LAYOUTS, WORKLOAD, Hnow, Workstation, check_loops
 from .platform import Platform
 
 __all__ = ["Spmd", "spmd_from_dict", "hnow_from_platform", "platform_layout", "LOOPS", "BYTES_PER_POINT",
@@ -84,7 +84,7 @@ class Spmd:
         else:
             check.integer(self.points, "workload.points", lo=1)
             _check_total(self.points)
-        check.integer(self.loops, "workload.loops", lo=1)
+        check_loops(self.loops, "workload.loops")  # × the nodes, once known: hnow_from_platform
         check.number(self.boundary, "workload.boundary", lo=0.0)
         check.number(self.boundary_k, "workload.boundary_k", lo=0.0)
         check.number(self.noise, "workload.noise", lo=0.0, hi=1.0, hi_open=True)
@@ -155,6 +155,7 @@ def hnow_from_platform(platform: Platform, workload: Spmd) -> Hnow:
         raise ConfigError("workload", type(workload).__name__, "an Spmd workload")
     layout = platform_layout(platform, workload.layout)
     split = workload.split(platform.n_nodes)
+    check_loops(workload.loops, "workload.loops", platform.n_nodes)
     bpp = workload.bytes_per_point
     unlimited = float(sum(split))  # RAM for the whole domain: a node can never hold more, so never swaps
     ws = []

@@ -8,7 +8,9 @@ speed above 1 cannot be: the worker still takes its real time (it cannot compute
 machine), and every worker of speed ≥ 1 runs alike. The speeds are kept as given (balancers, traces
 and replays read them), so a run's lower bound and efficiency, which use them, then understate what
 was possible; :func:`emulation_from` warns (:class:`~dlbkit.errors.DlbkitWarning`): divide the
-speeds by the fastest (factors in (0, 1]) to emulate their ratios.
+speeds by the fastest (factors in (0, 1]) to emulate their ratios. A speed below
+:data:`MIN_EMULATED_SPEED` is emulated, but every item then takes over a thousand times its real time,
+and it is warned about too.
 """
 
 from __future__ import annotations
@@ -26,7 +28,15 @@ from ..model.availability import Constant, Piecewise
 from ..model.check import number, renamed
 from ..model.platform import Platform
 
-__all__ = ["Emulation", "emulation_from"]
+__all__ = ["Emulation", "emulation_from", "speed_factors", "MIN_EMULATED_SPEED"]
+
+#: The slowest emulated speed factor that runs without a word: below it every item takes over 1 000
+#: times its real time (a millisecond of work, more than a second). A warning (DlbkitWarning), not a
+#: floor that refuses, as for a speed above 1: what a stretch costs is the item's real time, which only
+#: the run knows (a 10 µs item at factor 1e-4 takes 0.1 s, a fair emulation), so a slower factor stays
+#: legal. But emulate=[1e-9] stretched every item 10⁹ times without a word, and the run (an MPI job
+#: above all) looked hung; now the user is told why at once, and how to keep the ratios.
+MIN_EMULATED_SPEED = 1e-3
 
 
 @dataclass
@@ -40,12 +50,8 @@ class Emulation:
     node_of: list[int] | None = None
 
     @classmethod
-    def from_speeds(cls, speeds: Sequence[float]) -> "Emulation":
-        out = []
-        for i, s in enumerate(speeds):
-            if isinstance(s, bool) or not isinstance(s, (int, float)) or not s > 0:
-                raise ConfigError(f"emulate[{i}]", s, "a speed factor > 0")
-            out.append(float(s))
+    def from_speeds(cls, speeds: Iterable[float]) -> "Emulation":
+        out = speed_factors(speeds)  # an inf factor passed here (a zero stretch), 1e-300 a 10³⁰⁰ one
         return cls(out, [Constant(1.0).realise() for _ in out])
 
     @classmethod
@@ -121,26 +127,38 @@ def emulation_from(emulate: Any, seed: int = 0, master: str | int | None = None)
             raise ConfigError("master", master, "a node of a platform with other nodes to compute")
         return _checked_speeds(Emulation.from_platform(emulate, seed=seed, master=master))
     if isinstance(emulate, Iterable) and not isinstance(emulate, (bytes, Mapping)):
-        speeds = list(emulate)
-        if not speeds:
-            raise ConfigError("emulate", speeds, "a non-empty list of speed factors (one per worker), a Platform "
-                              "or a platform TOML path")
-        for i, x in enumerate(speeds):
-            number(x, f"emulate[{i}]", lo=0.0, lo_open=True)
-        return _checked_speeds(Emulation.from_speeds([float(x) for x in speeds]))
+        return _checked_speeds(Emulation.from_speeds(emulate))
     raise ConfigError("emulate", emulate, "a Platform, a platform TOML path or a list of speed factors")
 
 
+def speed_factors(values: Iterable, field: str = "emulate") -> list[float]:
+    """Speed factors, one per worker, checked (the one check of ``emulate=`` and of the command line's
+    ``--emulate 1,0.5``, which names its flag as *field*): a non-empty list of finite numbers > 0 within
+    dlbkit's magnitudes."""
+    speeds = list(values)
+    if not speeds:
+        raise ConfigError(field, speeds, "a non-empty list of speed factors (one per worker), a Platform "
+                          "or a platform TOML path")
+    return [number(x, f"{field}[{i}]", lo=0.0, lo_open=True) for i, x in enumerate(speeds)]
+
+
 def emulated_speed_warning(speeds: Sequence[float]) -> str | None:
-    """What to say when some emulated speed exceeds 1 (the module docstring: it cannot be emulated),
-    or None."""
-    fastest = max(speeds, default=1.0)
-    if fastest <= 1.0:
-        return None
-    return (f"emulated speeds above 1 (the fastest {fastest:g}) cannot be emulated: a worker computes at this "
-            f"machine's speed at most, so every worker of speed >= 1 runs alike and the run's lower bound and "
-            f"efficiency, computed from the speeds as given, understate it; divide the speeds by {fastest:g} "
-            f"(factors in (0, 1]) to emulate their ratios")
+    """What to say when some emulated speed exceeds 1 (the module docstring: it cannot be emulated) or
+    is below :data:`MIN_EMULATED_SPEED` (it stretches every item over a thousandfold), or None."""
+    fastest, slowest = max(speeds, default=1.0), min(speeds, default=1.0)
+    said = []
+    if fastest > 1.0:
+        said.append(f"emulated speeds above 1 (the fastest {fastest:g}) cannot be emulated: a worker computes at "
+                    f"this machine's speed at most, so every worker of speed >= 1 runs alike and the run's lower "
+                    f"bound and efficiency, computed from the speeds as given, understate it; divide the speeds by "
+                    f"{fastest:g} (factors in (0, 1]) to emulate their ratios")
+    if slowest < MIN_EMULATED_SPEED:
+        keep = (f"; multiply the speeds by {1 / fastest:.3g} to emulate their ratios with the fastest at 1"
+                if fastest < 1.0 else "")
+        said.append(f"emulated speeds below {MIN_EMULATED_SPEED:g} (the slowest {slowest:g}) stretch every item "
+                    f"{1 / slowest:.3g} times its real time (a millisecond of work takes {1e-3 / slowest:.3g} s), "
+                    f"so the run may take very long: a factor is a fraction of this machine's speed{keep}")
+    return "; ".join(said) or None
 
 
 def _checked_speeds(emulation: Emulation) -> Emulation:

@@ -42,7 +42,7 @@ import numpy as np
 from ..balancers.base import RepartitionBalancer
 from ..balancers.decide import repartition
 from ..errors import ConfigError
-from ..model.hnow import Hnow, levels_on_loops
+from ..model.hnow import Hnow, check_loops, levels_on_loops
 from ..model.view import SpmdView
 from ..model.seeding import SPMD, streams
 from ..model.spmd_trace import spmd_trace
@@ -107,6 +107,7 @@ def _check_run(hnow, balancer, loops, window) -> None:
     for name, v in (("loops", loops), ("window", window)):
         if isinstance(v, bool) or not isinstance(v, Integral) or v < 1:
             raise ConfigError(name, v, "an integer >= 1")
+    check_loops(loops, "loops", len(hnow.workstations))  # before the loops × P tables are allocated
 
 
 def simulate_spmd(hnow: Hnow, balancer: RepartitionBalancer | None, *, loops: int,

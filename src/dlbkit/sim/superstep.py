@@ -184,6 +184,8 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
     if interval is not None and (isinstance(interval, bool) or not isinstance(interval, (int, float))
                                  or math.isnan(interval) or interval < 0):
         raise ConfigError("interval", interval, "None or a number >= 0 (inf: every local task in one iteration)")
+    if cost is not None and not isinstance(cost, T3D):  # a dict or a number used to fail as an AttributeError
+        raise ConfigError("cost", cost, "None or a dlbkit.sim.t3d.T3D (its constants as keywords: T3D(t_fl=0.2))")
     cost = cost or T3D()
     bal = _balancer(balancer)
     g = topology_graph(topology, p)

@@ -21,11 +21,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConfigError
+from ..model.check import integer, number
 
 __all__ = ["T3D", "CONTENTION_MODELS", "ALLREDUCE_MODELS"]
 
 CONTENTION_MODELS = ("optimistic", "pessimistic", "intermediate")
 ALLREDUCE_MODELS = ("recalibrated", "howell")
+_TIMES = ("t_fl", "t_c", "t_e", "t_eq", "t_dq", "t_sv")  # the constants in µs, each a finite number >= 0
 
 
 @dataclass(frozen=True)
@@ -50,11 +52,21 @@ class T3D:
     allreduce_model: str = "recalibrated"
 
     def __post_init__(self):
-        if not (isinstance(self.speed, (int, float)) and self.speed > 0 and math.isfinite(self.speed)):
-            raise ConfigError("cost.speed", self.speed, "a positive number (network speed relative to the T3D)")
-        if self.contention not in CONTENTION_MODELS:
+        # every constant is checked here, once: a NaN, an inf, a negative time, a string or an array
+        # given for one of them used to run on and fail deep in the engine (a TypeError, a NaN total, a
+        # negative compute time), or to give a wrong answer silently
+        for f in _TIMES:
+            object.__setattr__(self, f, number(getattr(self, f), f"cost.{f}", lo=0.0))  # µs; 0 switches a term off
+        # compared with numpy int64 message sizes: a bound well inside int64 (10**400 passed unchecked)
+        object.__setattr__(self, "small_cut", integer(self.small_cut, "cost.small_cut", lo=0, hi=10**18))
+        try:
+            speed = number(self.speed, "cost.speed", lo=0.0, lo_open=True)
+        except ConfigError as e:  # the check's range, with what the number means
+            raise ConfigError("cost.speed", self.speed, f"{e.allowed} (network speed relative to the T3D)") from None
+        object.__setattr__(self, "speed", speed)
+        if not isinstance(self.contention, str) or self.contention not in CONTENTION_MODELS:
             raise ConfigError("cost.contention", self.contention, "one of " + ", ".join(CONTENTION_MODELS))
-        if self.allreduce_model not in ALLREDUCE_MODELS:
+        if not isinstance(self.allreduce_model, str) or self.allreduce_model not in ALLREDUCE_MODELS:
             raise ConfigError("cost.allreduce_model", self.allreduce_model, "one of " + ", ".join(ALLREDUCE_MODELS))
 
     # --- computation (001 Table 4.2) ------------------------------------------------------------------
