@@ -1,6 +1,9 @@
 """Platform model: construction, TOML loading, validation, topology distances."""
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dlbkit import ConfigError, Network, Node, Platform
 from dlbkit.model.topology import build, hop_matrix
@@ -100,3 +103,18 @@ def test_node_validation_from_python():
         Network(latency=-1.0)
     with pytest.raises(ConfigError, match="unique"):
         Platform([Node("a"), Node("a")])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 30), st.floats(0.0, 1.0), st.integers(0, 10**6))
+def test_hop_matrix_is_networkx_all_pairs_hop_count(n, p, seed):
+    """scipy's search gives networkx's hop counts, 0 where no path joins two nodes."""
+    import networkx as nx
+
+    g = nx.gnp_random_graph(n, p, seed=seed)
+    want = np.zeros((n, n), dtype=np.int64)
+    for src, lengths in nx.all_pairs_shortest_path_length(g):
+        for dst, d in lengths.items():
+            want[src, dst] = d
+    got = hop_matrix(g)
+    assert got.dtype == np.int64 and np.array_equal(got, want)
