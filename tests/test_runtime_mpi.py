@@ -304,6 +304,37 @@ def test_ctrl_c_stops_every_rank_promptly(tmp_path):
     assert "dlbkit: rank 1 stopping: rank 0 was interrupted" in err
 
 
+TREE_LONG = """
+    import os, time, dlbkit
+    from mpi4py import MPI
+
+    def expand(t):
+        if t == 0:
+            time.sleep(40)  # one long task: the root, on worker 0 (rank 1)
+        return [], 1
+
+    print(f"pid {MPI.COMM_WORLD.Get_rank()} {os.getpid()}", flush=True)
+    MPI.COMM_WORLD.Barrier()
+    dlbkit.tree(expand, 0, backend="mpi", progress=False)
+    print("tree returned", flush=True)
+"""
+
+
+def test_ctrl_c_interrupts_a_trees_long_expand_on_its_rank(tmp_path):
+    """As a map's function, a tree's ``expand`` is the user's code that Ctrl-C interrupts on a worker
+    rank: before, rank 1 went on sleeping and rank 0 waited GRACE_S (10 s) for it, then aborted."""
+    p, pids = _start(_script(tmp_path, TREE_LONG), 3)
+    assert len(pids) == 3
+    time.sleep(1.5)  # rank 1 in the middle of its 40 s expand
+    t = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    code, out, err = _finish(p, TIMEOUT)
+    assert time.monotonic() - t < 8, err[-2000:]
+    assert code != 0 and "tree returned" not in out
+    assert "KeyboardInterrupt" in err and "MPI_Abort" not in err and "aborting" not in err, err[-2000:]
+    assert "dlbkit: rank 1 stopping: rank 0 was interrupted" in err
+
+
 def test_a_killed_worker_rank_ends_the_job_instead_of_hanging(tmp_path):
     p, pids = _start(_script(tmp_path, LONG), 3)
     assert len(pids) == 3

@@ -31,7 +31,7 @@ from ..messages import Error
 from ..progress import Progress
 
 __all__ = ["COORDINATOR", "Transport", "Family", "drive", "task_error", "error_message", "pickled", "short_repr", "unpicklable",
-           "send_or_report", "user_frame"]
+           "send_or_report", "user_frame", "UserCode"]
 
 #: ``send_to``'s destination for the coordinator (a worker's index is 0 … n - 1)
 COORDINATOR = -1
@@ -57,6 +57,31 @@ class Transport(ABC):
         """End every worker (after STOP was sent, or by force with *kill*)."""
 
 
+class UserCode:
+    """Marks where a worker runs the user's code: ``with user:`` around each call of it (a map's
+    chunk, a tree's ``expand``/``combine``, an SPMD step, a graph task), inside the ``try`` that
+    reports its failure as the item's or the task's. :attr:`inside` is true exactly within.
+
+    The MPI backend gives each worker rank's loop one (``interruptible=``, see
+    :attr:`Family.interruptible`) and reads :attr:`inside` from its signal handlers: Ctrl-C then
+    interrupts the user's code only, and a user's own handler (a SIGALRM timeout, say) runs at once
+    there instead of at the rank's next wait, so what either raises fails that task. Elsewhere (the
+    local backend) the loop makes a private one that nobody reads. A class, not a generator-based
+    context manager: a tree's tasks may take microseconds, and entering costs one attribute store.
+    """
+
+    __slots__ = ("inside",)
+
+    def __init__(self):
+        self.inside = False
+
+    def __enter__(self) -> None:
+        self.inside = True
+
+    def __exit__(self, *exc) -> None:
+        self.inside = False
+
+
 class Family(ABC):
     """One run of a family, as a backend executes it: its coordinator rules and its worker loop.
 
@@ -72,7 +97,8 @@ class Family(ABC):
        (a ``time.perf_counter()`` reading) and ``shared`` (rank 0's :meth:`shared`, broadcast under
        MPI so the ranks cannot disagree).
     5. Worker side: ``serve(conn, w, *worker_args(backend))`` (``conn`` has ``send``/``recv`` of
-       a pipe end; under MPI a map worker also gets ``interruptible=``, see :attr:`interruptible`).
+       a pipe end; under MPI an interruptible family's worker also gets ``interruptible=``, a
+       :class:`UserCode`, see :attr:`interruptible`).
        Coordinator side: ``coordinate(transport, backend)``, which returns the run's **outcome**, a
        tuple whose last element is its :class:`~dlbkit.model.trace.Trace`; it sends STOP and calls
        ``transport.stop()`` when it ends normally. On any exception the backend stops every worker
@@ -92,7 +118,10 @@ class Family(ABC):
     #: warns itself (``dlbkit.Cluster`` starts its nodes from a thread of its own, where the warning
     #: could not point at the user's line)
     warns_oversubscription: bool = True
-    #: Ctrl-C on an MPI worker rank interrupts the user's code (True) or is ignored (False)
+    #: True: ``serve`` takes ``interruptible=`` (a :class:`UserCode`, or None) and marks with it each
+    #: call of the user's code, where on an MPI worker rank Ctrl-C and a user's signal handler
+    #: interrupt it (the task fails); False: Ctrl-C is ignored on a worker rank and a user's handler
+    #: waits for the rank's next wait
     interruptible: bool = False
     #: the worker loop, a module-level function ``serve(conn, w, *args)`` (picklable for spawn)
     serve: Callable[..., None]

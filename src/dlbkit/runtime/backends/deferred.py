@@ -7,8 +7,10 @@ half of a conversation undone: the backend could only ``MPI_Abort`` the whole jo
 matched but never received would have left its sender waiting). :class:`Deferred` holds such a
 signal back while a run is in progress and lets the backend run the handler where nothing is half
 done (between two polls of a wait), catching what it raises; the backend then ends the run the way
-it ends any failure, every rank told (:mod:`.mpi`). In the user's own code (a map's function, whose
-failure is reported as the item's) the handler runs at once, as before. What is still held back when
+it ends any failure, every rank told (:mod:`.mpi`). In the user's own code (a map's function, a
+tree's ``expand`` or ``combine``, an SPMD step, a graph task: where the family's worker loop is
+inside a :class:`~.base.UserCode`) the handler runs at once, as without dlbkit, and what it raises
+fails that item or task (a ``signal.alarm`` timeout cuts the task). What is still held back when
 the run ends is delivered then, as a signal arriving just after the call would be.
 
 SIGINT is not held back: Ctrl-C has its own rules under MPI (:mod:`.mpi`, "Failures").

@@ -57,8 +57,10 @@ Failures.
 * Workers that do not stop within :data:`GRACE_S` seconds (``DLBKIT_MPI_GRACE_S``; a long chunk in
   hand), or a second Ctrl-C while stopping: rank 0 prints the error and calls ``MPI_Abort``.
 * Ctrl-C: ``mpiexec`` forwards SIGINT to every rank. On a worker rank it interrupts the user's
-  function only (the item is reported failed, the rank waits for STOP; elsewhere it is ignored),
-  so the workers stop at once instead of finishing their chunks; rank 0 raises
+  code only (a map's function, a tree's ``expand``/``combine``, an SPMD step, a graph task: what
+  the family's worker loop marks with a :class:`~.base.UserCode`; the item or task is reported
+  failed, the rank waits for STOP; elsewhere it is ignored, as on a job-cluster's node ranks),
+  so the workers stop at once instead of finishing their chunks or tasks; rank 0 raises
   KeyboardInterrupt, stops the workers as above and re-raises it.
 * A result (or a tree's task or value) that cannot be pickled: the worker sends an ERROR naming
   the item and the pickling problem instead (:func:`~.base.send_or_report`), so it ends as above,
@@ -70,8 +72,10 @@ Failures.
   makes the coordinator's next wait raise, and the step ends as above.
 * The user's signal handler (any signal but SIGINT) that raises, a SIGTERM handler calling
   ``sys.exit`` say: during a run (from the start-up barrier to the final broadcast) its signal is
-  held back and its handler runs at the rank's next wait (:mod:`.deferred`; in a map's function it
-  runs at once and fails the item, as before). Raised on a worker rank, the rank sends
+  held back and its handler runs at the rank's next wait (:mod:`.deferred`; in the user's code on a
+  worker rank, marked as for Ctrl-C, it runs at once and what it raises fails that item or task: a
+  ``signal.alarm`` per-task timeout ends the run with a TaskError naming the task). Raised
+  elsewhere on a worker rank, the rank sends
   :class:`Signalled`, takes no more work, and once the run has ended raises what its handler
   raised; rank 0 ends the run with ``DlbkitError("rank 1 stopped the run: its handler of SIGTERM
   raised SystemExit: 3")`` and the other ranks stop with one line naming it. On rank 0 it ends the
@@ -112,7 +116,7 @@ from ...errors import ConfigError, DlbkitError, TaskError
 from ..emulation import Emulation
 from ..messages import ERROR, STOP, Stop
 from .. import status
-from .base import COORDINATOR, Family, Transport, drive, user_frame
+from .base import COORDINATOR, Family, Transport, UserCode, drive, user_frame
 from .deferred import Deferred
 
 __all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport", "RankConn", "run", "rank",
@@ -625,17 +629,17 @@ def coordinate_rank(comm, family: Family, signals: Deferred | None = None) -> tu
     return outcome
 
 
-class _Interruptible:
+class _Interruptible(UserCode):
     """Ctrl-C on a worker rank interrupts the user's code, never dlbkit's own.
 
-    ``mpiexec`` forwards Ctrl-C to every rank. While ``inside`` (set by the worker loop around the
-    user's code), the KeyboardInterrupt is reported like any failure of the item (ERROR), the rank
-    leaves its loop at once and waits for rank 0's STOP; anywhere else (waiting for work, sending a
-    result) it is ignored: rank 0, which got the same Ctrl-C, stops the run.
+    ``mpiexec`` forwards Ctrl-C to every rank. While ``inside`` (the family's worker loop enters
+    this :class:`~.base.UserCode` around each call of the user's code), the KeyboardInterrupt is
+    reported like any failure of the item or task (ERROR), the rank leaves its loop at once and
+    waits for rank 0's STOP; anywhere else (waiting for work, sending a result) it is ignored:
+    rank 0, which got the same Ctrl-C, stops the run.
     """
 
-    def __init__(self):
-        self.inside = False
+    __slots__ = ()
 
     def on_sigint(self, signum, frame) -> None:
         if self.inside:
@@ -659,7 +663,11 @@ def serve_rank(comm, rank: int, family: Family, signals: Deferred | None = None)
         status.doing("waiting for its first work")
         conn = RankConn(comm, mesh=family.mesh)
         conn.signals = signals
-        family.serve(conn, rank - 1, *family.worker_args("mpi"), **extra)
+        try:
+            family.serve(conn, rank - 1, *family.worker_args("mpi"), **extra)
+        finally:  # a signal at the very return of UserCode.__enter__ skips __exit__: never left marked
+            if guard is not None:
+                guard.inside = False
         status.doing("waiting for rank 0's outcome")
         conn.close()
         _quiet_barrier(comm)

@@ -65,7 +65,8 @@ from ...model.graph_gst import Table
 from ...model.view import GraphOnlineView, GraphView
 from .. import status
 from ..backends import execute
-from ..backends.base import Family, Transport, error_message, send_or_report, short_repr, task_error, unpicklable
+from ..backends.base import (Family, Transport, UserCode, error_message, send_or_report, short_repr, task_error,
+                             unpicklable)
 from ..emulation import Emulation
 from ..messages import DIED, ERROR, STOP, Stop
 from ..progress import Progress
@@ -416,9 +417,12 @@ def coordinate_graph(transport: Transport, spec: GraphTasks, balancer: Mapper, *
 
 
 # --- the worker ------------------------------------------------------------------------------------
-def serve_graph(conn, w: int, spec: GraphTasks | None, emulation: Emulation | None, origin: float) -> None:
-    """The worker loop: run the tasks sent, in the order they arrive, until STOP or the coordinator goes away."""
+def serve_graph(conn, w: int, spec: GraphTasks | None, emulation: Emulation | None, origin: float,
+                interruptible: UserCode | None = None) -> None:
+    """The worker loop: run the tasks sent, in the order they arrive, until STOP or the coordinator goes away
+    (*interruptible*: :attr:`~..backends.base.Family.interruptible`)."""
     send = conn.send
+    user = interruptible or UserCode()
     clock = time.perf_counter
     try:
         while True:
@@ -431,7 +435,9 @@ def serve_graph(conn, w: int, spec: GraphTasks | None, emulation: Emulation | No
                 status.doing("computing task %d", i)
             t0 = clock()
             try:
-                value = fn(*[resolve(a, inputs) for a in templates])
+                args = [resolve(a, inputs) for a in templates]
+                with user:
+                    value = fn(*args)
             except BaseException as e:  # noqa: BLE001 - every failure of user code goes to the caller
                 send(error_message(i, e))
                 return
@@ -451,6 +457,7 @@ class GraphRun(Family):
     """*spec*'s DAG placed by a mapping balancer; the outcome is ``(values by task index, trace)``."""
 
     serve = staticmethod(serve_graph)
+    interruptible = True  # under MPI, Ctrl-C and the user's signal handlers interrupt the task's function
 
     def __init__(self, spec: GraphTasks, balancer: Mapper, *, emulation: Emulation | None,
                  progress: bool | None, rng, record_decisions: bool = False):

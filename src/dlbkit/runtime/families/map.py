@@ -43,7 +43,8 @@ from ...model.availability import Constant
 from ...model.trace import Trace
 from ...model.view import LoopView
 from ..backends import execute
-from ..backends.base import Family, Transport, drive, error_message, send_or_report, short_repr, task_error, unpicklable
+from ..backends.base import (Family, Transport, UserCode, drive, error_message, send_or_report, short_repr, task_error,
+                             unpicklable)
 from ..emulation import Emulation
 from ..messages import DIED, DONE, ERROR, READY, STOP, WORK, Stop
 from ..progress import Progress
@@ -231,12 +232,9 @@ def _measure(view: LoopView, w: int, count: int, t_start: float, t_end: float, t
 # --- the worker ------------------------------------------------------------------------------------
 def run_chunk(fn: Callable, items: Sequence | None, payload: Sequence | None, first: int, count: int,
               w: int, emulation: Emulation | None, origin: float, conn_send: Callable,
-              interruptible: Any = None) -> bool:
+              user: UserCode) -> bool:
     """Compute one chunk and report it; False if the user's function raised (reported as ERROR).
-
-    *interruptible*, if given, has a boolean ``inside`` that is true exactly while the chunk's
-    items are being computed (an MPI rank lets Ctrl-C interrupt only that part).
-    """
+    *user* marks the computing of the chunk's items (:class:`~..backends.base.UserCode`)."""
     if status.ON:  # a launched MPI job: the launcher names this chunk if the rank dies
         status.doing("computing items %d–%d", first, first + count - 1) if count > 1 else \
             status.doing("computing item %d", first)
@@ -246,21 +244,16 @@ def run_chunk(fn: Callable, items: Sequence | None, payload: Sequence | None, fi
     clock = time.perf_counter
     j = 0
     t_start = t_prev = clock()
-    if interruptible is not None:
-        interruptible.inside = True
     try:
-        for j in range(count):
-            results[j] = fn(source[offset + j])
-            t = clock()  # one clock read per item: the end of one item starts the next
-            item_time[j] = t - t_prev
-            t_prev = t
+        with user:
+            for j in range(count):
+                results[j] = fn(source[offset + j])
+                t = clock()  # one clock read per item: the end of one item starts the next
+                item_time[j] = t - t_prev
+                t_prev = t
     except BaseException as e:  # noqa: BLE001 - every failure of user code goes to the caller
-        if interruptible is not None:
-            interruptible.inside = False
         conn_send(error_message(first + j, e))
         return False
-    if interruptible is not None:
-        interruptible.inside = False
     if emulation is not None:
         emulation.stretch(w, origin, t_start, t_prev)
     name = getattr(fn, "__qualname__", None) or short_repr(fn, 60)
@@ -269,9 +262,10 @@ def run_chunk(fn: Callable, items: Sequence | None, payload: Sequence | None, fi
 
 
 def serve(conn, w: int, fn: Callable, items: Sequence | None, emulation: Emulation | None,
-          origin: float, interruptible: Any = None) -> None:
+          origin: float, interruptible: UserCode | None = None) -> None:
     """The worker loop: serve chunks until STOP or the coordinator goes away."""
     send = conn.send
+    user = interruptible or UserCode()
     try:
         send((READY, time.perf_counter() - origin))
         while True:
@@ -279,7 +273,7 @@ def serve(conn, w: int, fn: Callable, items: Sequence | None, emulation: Emulati
             if msg[0] == STOP:
                 return
             _, first, count, payload = msg
-            if not run_chunk(fn, items, payload, first, count, w, emulation, origin, send, interruptible):
+            if not run_chunk(fn, items, payload, first, count, w, emulation, origin, send, user):
                 return
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the coordinator ended the run
@@ -296,7 +290,7 @@ class MapRun(Family):
     """``fn`` over ``items``, chunked by a chunking balancer; the outcome is ``(results, trace)``."""
 
     serve = staticmethod(serve)
-    interruptible = True  # Ctrl-C on an MPI worker rank interrupts the user's function only
+    interruptible = True  # under MPI, Ctrl-C and the user's signal handlers interrupt the user's function
 
     def __init__(self, fn: Callable, items: Sequence, balancer: ChunkingBalancer, *,
                  emulation: Emulation | None, progress: bool | None, rng, record_decisions: bool = False):

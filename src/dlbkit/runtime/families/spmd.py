@@ -59,7 +59,7 @@ from ...model.spmd_trace import finish_times, series_from_intervals
 from ...model.trace import Trace
 from ...model.view import SpmdView
 from ..backends import execute
-from ..backends.base import Family, Transport, error_message, task_error
+from ..backends.base import Family, Transport, UserCode, error_message, task_error
 from ..emulation import Emulation
 from ..messages import DIED, ERROR, STOP, Error, Stop
 from ..progress import Progress
@@ -339,7 +339,7 @@ class SpmdSpec:
     origin: float = 0.0  # perf_counter reading that is run time 0 on this process
 
 
-def _step(spec: SpmdSpec, w: int, it: int, block: np.ndarray, lo, hi, send) -> tuple | None:
+def _step(spec: SpmdSpec, w: int, it: int, block: np.ndarray, lo, hi, send, user: UserCode) -> tuple | None:
     """One iteration: (new block, message to send), or None after reporting an ERROR."""
     if status.ON:  # a launched MPI job: the launcher names this iteration if the rank dies
         status.doing("iteration %d (worker %d, %d rows)", it, w, len(block))
@@ -347,7 +347,9 @@ def _step(spec: SpmdSpec, w: int, it: int, block: np.ndarray, lo, hi, send) -> t
     t_start = clock()
     try:
         ext = np.concatenate([lo, block, hi])
-        new = np.asarray(spec.step(ext))
+        with user:
+            new = spec.step(ext)
+        new = np.asarray(new)
         if new.shape != block.shape:
             raise ValueError(f"step returned an array of shape {new.shape}; expected {block.shape} "
                              f"(its input without the {spec.halo} halo rows at each end)")
@@ -363,9 +365,11 @@ def _step(spec: SpmdSpec, w: int, it: int, block: np.ndarray, lo, hi, send) -> t
     return block, (STEPPED, it, block[:h], block[-h:], work, t_start - spec.origin, clock() - spec.origin)
 
 
-def serve_spmd(conn, w: int, spec: SpmdSpec) -> None:
-    """Process entry point of an SPMD worker: follow the coordinator's orders until STOP."""
+def serve_spmd(conn, w: int, spec: SpmdSpec, interruptible: UserCode | None = None) -> None:
+    """Process entry point of an SPMD worker: follow the coordinator's orders until STOP
+    (*interruptible*: :attr:`~..backends.base.Family.interruptible`)."""
     send = conn.send
+    user = interruptible or UserCode()
     h = spec.halo
     block = np.empty(0)
     try:
@@ -373,7 +377,7 @@ def serve_spmd(conn, w: int, spec: SpmdSpec) -> None:
             msg = conn.recv()
             kind = msg[0]
             if kind == STEP:
-                out = _step(spec, w, msg[1], block, msg[2], msg[3], send)
+                out = _step(spec, w, msg[1], block, msg[2], msg[3], send, user)
                 if out is None:
                     return
                 block, reply = out
@@ -416,6 +420,7 @@ class SpmdRun(Family):
     """*iterations* steps of *domain*; the outcome is ``(final domain, trace)``."""
 
     serve = staticmethod(serve_spmd)
+    interruptible = True  # under MPI, Ctrl-C and the user's signal handlers interrupt the step
 
     def __init__(self, spec: SpmdSpec, balancer: RepartitionBalancer | None, domain: np.ndarray, *,
                  iterations: int, window: int, bandwidth: float | None, progress: bool | None, rng,

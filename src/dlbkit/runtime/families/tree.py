@@ -95,6 +95,7 @@ class TreeRun(Family):
     """The task tree of *spec*; the outcome is ``(value, best bound or None, trace)``."""
 
     serve = staticmethod(serve_tree)
+    interruptible = True  # under MPI, Ctrl-C and the user's signal handlers interrupt expand and combine
 
     def __init__(self, spec: TreeSpec, *, initial: Any, progress: bool | None):
         self.spec = spec

@@ -51,7 +51,7 @@ from ...balancers.base import MigrationBalancer
 from ...balancers.decide import given, placements, victims
 from ...errors import DlbkitError
 from ...model.view import TreeView
-from ..backends.base import error_message, send_or_report, short_repr
+from ..backends.base import UserCode, error_message, send_or_report, short_repr
 from ..emulation import Emulation
 from ..messages import STOP
 from .. import status
@@ -116,8 +116,9 @@ class _Failed(Exception):
 
 
 class _Worker:
-    def __init__(self, conn, w: int, spec: TreeSpec):
+    def __init__(self, conn, w: int, spec: TreeSpec, user: UserCode):
         self.conn = conn
+        self.user = user  # marks the calls of expand and combine
         self.w = w
         self.spec = spec
         self.clock = time.perf_counter
@@ -277,7 +278,8 @@ class _Worker:
             self.created += len(children)
             if value is not None:
                 try:
-                    self.acc = value if self.acc is _NOTHING else spec.combine(self.acc, value)
+                    with self.user:
+                        self.acc = value if self.acc is _NOTHING else spec.combine(self.acc, value)
                 except BaseException as e:  # noqa: BLE001 - the user's combine failed on this task
                     self.fail_task(task, e)
             if new_bound is not None:  # already known to improve on self.bound
@@ -300,7 +302,8 @@ class _Worker:
         """The user's expansion of *task*: (children, value, an improved bound or None)."""
         spec = self.spec
         try:
-            out = spec.expand(task, self.bound) if spec.branch_and_bound else spec.expand(task)
+            with self.user:
+                out = spec.expand(task, self.bound) if spec.branch_and_bound else spec.expand(task)
             if not isinstance(out, (tuple, list)) or len(out) not in ((2, 3) if spec.branch_and_bound else (2,)):
                 shape = "(children, value) or (children, value, bound)" if spec.branch_and_bound \
                     else "(children, value)"
@@ -335,11 +338,12 @@ class _Worker:
                                 (("bound", self.w), "the bound", self.bound)])
 
 
-def serve_tree(conn, w: int, spec: TreeSpec) -> None:
-    """Process entry point of a tree worker: expand, steal and give until STOP."""
+def serve_tree(conn, w: int, spec: TreeSpec, interruptible: UserCode | None = None) -> None:
+    """Process entry point of a tree worker: expand, steal and give until STOP (*interruptible*:
+    :attr:`~..backends.base.Family.interruptible`)."""
     worker = None
     try:
-        worker = _Worker(conn, w, spec)
+        worker = _Worker(conn, w, spec, interruptible or UserCode())
         worker.run()
     except _Stop:
         worker.final()
