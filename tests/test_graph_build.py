@@ -100,3 +100,8 @@ def test_an_int_load_just_above_the_magnitude_limit_is_refused_on_the_fast_path_
 def test_bad_edges_name_the_first_bad_edge_whatever_the_path(edges, field):
     with pytest.raises(ConfigError, match=field):
         TaskGraph(["a", "b"], loads=[1.0, 1.0], edges=edges)
+
+
+def test_edges_given_as_an_iterator_are_all_read():
+    g = TaskGraph(["a", "b", "c"], loads=[1.0, 1.0, 1.0], edges=(e for e in [("a", "b", 1.0), ("b", "c", 2.0)]))
+    assert g.edges == (("a", "b", 1.0), ("b", "c", 2.0)) and g.preds[2] == [(1, 2.0)]

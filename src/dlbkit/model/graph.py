@@ -348,7 +348,7 @@ def _edges_checked(given, index: dict, n: int) -> tuple:
 def _edges_fast(given, index: dict, n: int) -> tuple | None:
     """What :func:`_edges_checked` returns, for edges that are all (from, to, data) tuples of int or
     string ids and float or int data, with no self-loop and no duplicate; else None."""
-    if not given:
+    if not isinstance(given, (list, tuple)) or not given:  # an iterator is read once, by the checked loop
         return None
     if set(map(type, given)) != {tuple} or set(map(len, given)) != {3}:
         return None
