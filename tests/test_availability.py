@@ -103,4 +103,4 @@ def test_pickling_twice_keeps_every_segment():
     b = pickle.loads(pickle.dumps(pickle.loads(pickle.dumps(a))))
     assert b.times == a.times and b.levels == a.levels
     r = Recorded((0.0, 1.0, 2.0, 3.0), (1.0, 0.5, 1.0, 0.5)).realise()
-    assert pickle.loads(pickle.dumps(r)).times == [0.0, 1.0, 2.0, 3.0]
+    assert list(pickle.loads(pickle.dumps(r)).times) == [0.0, 1.0, 2.0, 3.0]

@@ -262,7 +262,8 @@ def test_gantt_draws_one_bar_per_chunk_and_work_reaches_items_done(tmp_path):
     ct = tr.intervals()
     n_waits = int(np.sum(ct["t_start"] > ct["t_ask"]))
     ax = fig.axes[0]
-    assert sum(len(c.get_paths()) for c in ax.collections) == tr.n_intervals + n_waits
+    # one rectangle (a unit square's map) per chunk and per wait
+    assert sum(len(c.get_transforms()) for c in ax.collections) == tr.n_intervals + n_waits
     fig2 = work_over_time(tr)
     finals = sorted(line.get_ydata()[-1] for line in fig2.axes[0].lines)
     assert finals == sorted(np.bincount(ct["node"], weights=ct["count"]).tolist())

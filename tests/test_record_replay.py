@@ -130,8 +130,8 @@ def test_a_simulated_run_with_varying_availability_round_trips(platform, tmp_pat
                    master_overhead=1e-3)
     t = load_trace(save_trace(res.trace, tmp_path / "sim.json"))
     # the pulse on worker c is kept as recorded pieces up to the end of the run
-    assert t.availability[2].times[:3] == [0.0, 5.0, 15.0]
-    assert t.availability[2].levels[:3] == [1.0, 0.5, 1.0]
+    assert list(t.availability[2].times[:3]) == [0.0, 5.0, 15.0]
+    assert list(t.availability[2].levels[:3]) == [1.0, 0.5, 1.0]
     assert compute(t) == pytest.approx(res.metrics, rel=1e-12, nan_ok=True)
     assert t.source == "sim" and "item_cost" not in t.meta
 

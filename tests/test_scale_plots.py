@@ -93,8 +93,11 @@ def test_gantt_draws_one_collection_per_kind_not_per_worker(monkeypatch):
 
     monkeypatch.setattr(Axes, "broken_barh", refuse)
     fig = gantt(trace)
-    assert len(fig.axes[0].collections) == 3  # load, wait, busy
-    assert sum(len(c.get_paths()) for c in fig.axes[0].collections[1:]) == trace.n_intervals + sum(
+    cols = fig.axes[0].collections
+    assert len(cols) == 3  # load, wait, busy
+    # one unit square per collection and a map per rectangle, not a Path per rectangle (~800 B each)
+    assert [len(c.get_paths()) for c in cols] == [1, 1, 1]
+    assert sum(len(c.get_transforms()) for c in cols[1:]) == trace.n_intervals + sum(
         1 for a, s in zip(trace.t_ask, trace.t_start) if s > a)
     plt.close(fig)
 
@@ -184,4 +187,18 @@ def test_waiting_tasks_heat_map_bands_nodes_beyond_heatmap_rows():
     assert list(rows) == [min(i * k, P) - 0.5 for i in range(want.shape[0] + 1)]
     assert mesh.norm.vmax == max(1.0, float(np.percentile(q, 99)))
     assert fig.axes[0].get_ylabel() == "node (bands of 2: their most waiting tasks)"
+    plt.close(fig)
+
+
+def test_gantt_rectangles_give_the_data_limits_matplotlib_finds_through_their_paths():
+    """_Rectangles computes its data limits from the corners; Collection.get_datalim, which maps the
+    unit square once per rectangle, is the reference (bounds and the least positive x and y)."""
+    from matplotlib.collections import Collection
+    trace = simulate(_platform(7, load=True), Divisible(300), "gss", seed=3).trace
+    fig = gantt(trace)
+    ax = fig.axes[0]
+    for c in ax.collections:
+        mine, ref = c.get_datalim(ax.transData), Collection.get_datalim(c, ax.transData)
+        assert mine.bounds == ref.bounds and list(mine.minpos) == list(ref.minpos)
+    assert ax.dataLim.bounds[1] == -0.48  # the load's shading reaches 0.48 above the first row
     plt.close(fig)

@@ -14,9 +14,11 @@ from typing import Mapping, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.cbook import pts_to_poststep
-from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.collections import Collection, LineCollection
 from matplotlib.colors import to_rgba
 from matplotlib.patches import Patch
+from matplotlib.path import Path
+from matplotlib.transforms import Bbox, IdentityTransform
 
 from .model.metrics import METRICS
 from .model.names import slug
@@ -25,6 +27,7 @@ from .model.trace import Trace
 __all__ = ["GANTT_LEGEND", "GANTT_ROWS", "HEATMAP_ROWS", "gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "auto_records", "auto_steps", "slug"]
 
 _BUSY = ("#1f77b4", "#5fa2d6")  # alternate shades so consecutive chunks stay distinguishable
+_BUSY_RGBA = np.array([to_rgba(c) for c in _BUSY])
 _WAIT = "#f2a541"  # asked for work, waiting for it (scheduling + communication)
 _LOAD = "#d62728"  # background load: availability below 1
 
@@ -72,15 +75,43 @@ HEATMAP_ROWS = 1024
 GANTT_ROWS = 256
 
 
+class _Rectangles(Collection):
+    """Axis-aligned rectangles as one unit square and an affine map per rectangle (72 B, and 16 B of
+    zero offset, which Agg needs to draw more than one): a PolyCollection keeps a ``Path`` per
+    rectangle, about 800 B a chunk while a Gantt chart is drawn (BENCHMARKS.md)."""
+
+    _UNIT = Path([(0.0, 0.0), (0.0, 1.0), (1.0, 1.0), (1.0, 0.0), (0.0, 0.0)], closed=True)
+
+    def __init__(self, x0, dx, y0, dy, **kwargs):
+        n = len(x0)
+        super().__init__(offsets=np.zeros((n, 2)), offset_transform=IdentityTransform(), **kwargs)
+        maps = np.zeros((n, 3, 3))
+        maps[:, 0, 0], maps[:, 0, 2], maps[:, 1, 1], maps[:, 1, 2], maps[:, 2, 2] = dx, x0, dy, y0, 1.0
+        self._transforms = maps
+        self._paths = [self._UNIT]
+
+    def get_datalim(self, transData):
+        """The bounds of the corners (and their least positive x and y, for log scales), as
+        Collection.get_datalim finds them through every mapped square: that took longer than the
+        rest of the drawing at a million rectangles."""
+        if self.get_transform() is not transData:
+            return super().get_datalim(transData)
+        m = self._transforms
+        x0, y0 = m[:, 0, 2], m[:, 1, 2]
+        corners = np.column_stack((np.concatenate((x0, x0 + m[:, 0, 0])), np.concatenate((y0, y0 + m[:, 1, 1]))))
+        box = Bbox.null()
+        box.update_from_data_xy(corners, ignore=True)
+        return box
+
+
 def _rects(ax, x0, dx, y0, dy: float, colours) -> None:
     """Rectangles [x0, x0 + dx] × [y0, y0 + dy] (arrays) as one collection, with the corners, in the
     order, ``Axes.broken_barh`` gives them, and no edges."""
     x0, y0 = np.asarray(x0, dtype=float), np.asarray(y0, dtype=float)
     if not len(x0):
         return
-    x1, y1 = x0 + np.asarray(dx, dtype=float), y0 + dy
-    verts = np.stack([np.column_stack(c) for c in ((x0, y0), (x0, y1), (x1, y1), (x1, y0))], axis=1)
-    ax.add_collection(PolyCollection(verts, facecolors=colours, linewidth=0))
+    ax.add_collection(_Rectangles(x0, np.asarray(dx, dtype=float), y0, np.broadcast_to(float(dy), x0.shape),
+                                  facecolors=colours, linewidth=0))
 
 
 def gantt(trace: Trace, ax=None, *, title: str | None = None, show_load: bool = True,
@@ -125,7 +156,7 @@ def gantt(trace: Trace, ax=None, *, title: str | None = None, show_load: bool = 
     k = np.arange(len(rows)) - first_of_row
     w = starts > asks
     _rects(ax, asks[w], starts[w] - asks[w], rows[w] - 0.3, 0.6, _WAIT)
-    _rects(ax, starts, ends - starts, rows - 0.3, 0.6, np.array(_BUSY)[k % 2])
+    _rects(ax, starts, ends - starts, rows - 0.3, 0.6, _BUSY_RGBA[k % 2])  # RGBA: no name to parse per chunk
     step = -(-P // GANTT_ROWS)  # label every step-th row: at most GANTT_ROWS labels
     ax.set_yticks(range(0, P, step), _worker_labels(trace)[::step], fontsize=7 if P > 12 else 9)
     ax.set_ylim(P - 0.5, -0.5)

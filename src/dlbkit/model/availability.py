@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,10 +28,10 @@ __all__ = ["Piecewise", "Constant", "Step", "Pulse", "Markov", "Recorded", "avai
 #: a real run's emulation has none: :meth:`Piecewise.unbounded`). A lazily extended
 #: availability (a repeating Pulse, a Markov on/off load) grows by one segment per change of level,
 #: so its count is (the run's length) / (its time scale): a Markov load of 0.1 s sojourns over a
-#: 10^6 s run would be 10^7 segments, about a gigabyte of Python lists for one node. The run stops
-#: with a ConfigError naming the spec's time scale instead. The shipped runs stay far below it (the
-#: most any reaches is in docs/experiments.md, "Limits"); at this count a node's segments take about
-#: 100 MB and a Markov node's are drawn in about a second.
+#: 10^6 s run would be 10^7 segments, 240 MB of arrays for one node (a gigabyte as Python lists). The
+#: run stops with a ConfigError naming the spec's time scale instead. The shipped runs stay far below
+#: it (the most any reaches is in docs/experiments.md, "Limits"); at this count a node's segments take
+#: about 24 MB and a Markov node's are drawn in about a second.
 MAX_SEGMENTS = 1_000_000
 
 
@@ -39,6 +40,8 @@ class Piecewise:
 
     ``times[k]`` starts segment k with level ``levels[k]``; ``cum[k]`` is the integral of a from 0 to
     ``times[k]``. The last known segment lasts until the generator yields the next one, or forever.
+    The three are ``array.array('d')`` columns (24 B a segment; Python lists of floats took about 100 B,
+    BENCHMARKS.md): they index, bisect and slice like lists and give the same floats.
     """
 
     __slots__ = ("times", "levels", "cum", "_more", "constant", "scale")
@@ -50,9 +53,9 @@ class Piecewise:
         a list, such as a recorded trace, is taken whole whatever its length)."""
         finite = isinstance(segments, (list, tuple))
         self.scale = None if finite else scale or ("availability", "<its time scale>", "a time scale")
-        self.times: list[float] = []
-        self.levels: list[float] = []
-        self.cum: list[float] = []
+        self.times = array("d")
+        self.levels = array("d")
+        self.cum = array("d")
         self._more: Iterator[tuple[float, float]] | None = iter(segments)
         self._pull()
         if not self.times or self.times[0] != 0.0:
@@ -365,9 +368,9 @@ class _MarkovPiecewise(Piecewise):
             if k < n:  # rewind and draw exactly the k the extension used
                 bg.state = state
                 self._rng.standard_exponential(k)
-            self.times.extend(times[1:k + 1].tolist())
-            self.cum.extend(cum[1:k + 1].tolist())
-            self.levels.extend(lv[1:k + 1].tolist())
+            self.times.frombytes(times[1:k + 1].tobytes())  # float64 to float64: the same bits
+            self.cum.frombytes(cum[1:k + 1].tobytes())
+            self.levels.frombytes(lv[1:k + 1].tobytes())
             if k % 2:
                 self._busy = not busy0
 

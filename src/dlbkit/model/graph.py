@@ -43,10 +43,12 @@ from pathlib import Path
 from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 import networkx as nx
+import numpy as np
 
 from ..errors import ConfigError
 from . import check
 from .check import renamed
+from .gcpause import paused_gc
 
 __all__ = ["TaskGraph", "read", "write", "from_stg", "to_stg", "from_json", "to_json", "from_adg", "to_adg",
            "MAX_TASKS"]
@@ -88,16 +90,16 @@ class TaskGraph:
     topo: tuple = field(init=False, repr=False)  #: a topological order (smallest index first among ready)
 
     def __post_init__(self):
+        with paused_gc():  # a large graph is millions of tuples and lists, and no cycle
+            self._build()
+
+    def _build(self):
         ids = tuple(self.ids)
         if not ids:
             raise ConfigError("tasks", [], "a non-empty list of tasks")
-        index: dict[Hashable, int] = {}
-        for i, t in enumerate(ids):
-            if isinstance(t, bool) or not isinstance(t, (str, int)):
-                raise ConfigError(f"tasks[{i}].id", t, "a string or an integer")
-            if t in index:
-                raise ConfigError(f"tasks[{i}].id", t, "unique across tasks")
-            index[t] = i
+        index = _index_fast(ids)
+        if index is None:
+            index = _index_checked(ids)
         n = len(ids)
         if (self.loads is None) == (self.costs is None):
             raise ConfigError("tasks", "loads and costs" if self.loads is not None else "neither",
@@ -107,7 +109,8 @@ class TaskGraph:
             loads = tuple(self.loads)
             if len(loads) != n:
                 raise ConfigError("loads", f"{len(loads)} values", f"one load per task ({n})")
-            loads = tuple(_num(v, f"tasks[{ids[i]!r}].load") for i, v in enumerate(loads))
+            fast = _numbers_fast(loads)
+            loads = fast if fast is not None else tuple(_num(v, f"tasks[{ids[i]!r}].load") for i, v in enumerate(loads))
         else:
             rows = [tuple(r) if isinstance(r, (list, tuple)) else r for r in self.costs]
             if len(rows) != n:
@@ -124,28 +127,11 @@ class TaskGraph:
                                       f"{width} values, one per node (the width of the first task's costs)")
                 out.append(tuple(_num(v, f"tasks[{ids[i]!r}].costs[{k}]") for k, v in enumerate(r)))
             costs = tuple(out)
-        preds: list[list] = [[] for _ in range(n)]
-        succs: list[list] = [[] for _ in range(n)]
-        edges = []
-        seen = set()
-        for k, e in enumerate(self.edges):
-            if not isinstance(e, (list, tuple)) or len(e) not in (2, 3):
-                raise ConfigError(f"edges[{k}]", e, "(from, to) or (from, to, data)")
-            s, d = e[0], e[1]
-            data = _num(e[2] if len(e) == 3 else 0.0, f"edges[{k}].data")
-            for end, t in (("from", s), ("to", d)):
-                if isinstance(t, bool) or not isinstance(t, (str, int)) or t not in index:  # ids: str or int
-                    raise ConfigError(f"edges[{k}].{end}", t, "the id of a task of the graph")
-            i, j = index[s], index[d]
-            if i == j:
-                raise ConfigError(f"edges[{k}]", (s, d), "an edge between two different tasks (no self-loop)")
-            if (i, j) in seen:
-                raise ConfigError(f"edges[{k}]", (s, d), "at most one edge per ordered pair of tasks")
-            seen.add((i, j))
-            edges.append((s, d, data))
-            succs[i].append((j, data))
-            preds[j].append((i, data))
-        topo = _topological(preds, succs, ids)
+        fast = _edges_fast(self.edges, index, n)
+        edges, preds, succs, ordered = fast if fast is not None else _edges_checked(self.edges, index, n)
+        # Kahn's order, smallest index first, is 0 … n−1 when every edge goes to a later index (once
+        # 0 … i−1 are out, task i is ready and every other ready task comes later): no heap needed
+        topo = tuple(range(n)) if ordered else _topological(preds, succs, ids)
         for name, v in (("ids", ids), ("loads", loads), ("costs", costs), ("edges", tuple(edges)),
                         ("index", index), ("preds", preds), ("succs", succs), ("topo", topo)):
             object.__setattr__(self, name, v)
@@ -283,6 +269,121 @@ class TaskGraph:
         kind = "loads" if self.loads is not None else f"costs on {self.width} nodes"
         return f"TaskGraph({self.name!r}, {self.n_tasks} tasks, {self.n_edges} edges, {kind})"
 
+
+
+# --- checking a graph when it is built ------------------------------------------------------------
+# Each part has a checked loop (the reference: it names the first bad field) and a fast path for the
+# common case (plain ints, strings and floats; numpy checks the numbers), which returns None as soon as
+# anything is unusual, and the checked loop then runs from the start. So a graph is the same, and an
+# error the same message, whichever path builds it; the fast path builds a 10⁷-task graph in seconds
+# rather than minutes (BENCHMARKS.md, "Task graphs: building a large graph").
+_ID_TYPES = {int, str}
+_NUMBER_TYPES = {float, int}
+
+
+def _index_checked(ids: tuple) -> dict:
+    index: dict[Hashable, int] = {}
+    for i, t in enumerate(ids):
+        if isinstance(t, bool) or not isinstance(t, (str, int)):
+            raise ConfigError(f"tasks[{i}].id", t, "a string or an integer")
+        if t in index:
+            raise ConfigError(f"tasks[{i}].id", t, "unique across tasks")
+        index[t] = i
+    return index
+
+
+def _index_fast(ids: tuple) -> dict | None:
+    if not set(map(type, ids)) <= _ID_TYPES:  # bool, a subclass of int, is refused by the checked loop
+        return None
+    index = dict(zip(ids, range(len(ids))))
+    return index if len(index) == len(ids) else None
+
+
+def _numbers_fast(values) -> tuple | None:
+    """*values* as a tuple of floats when each is a float or an int, finite, in [0, HUGE] (what
+    :func:`_num` accepts and returns), else None."""
+    types = set(map(type, values))
+    if not types <= _NUMBER_TYPES:
+        return None
+    try:
+        arr = np.array(values, dtype=float)
+    except OverflowError:  # an int too large for a float
+        return None
+    if arr.ndim != 1 or not ((arr >= 0.0).all() and (arr <= check.HUGE).all()):  # NaN fails both
+        return None
+    if int in types and arr.size and arr.max() > 2.0 ** 53:
+        # an int compares with HUGE exactly, its conversion rounds: leave such ints to the checked loop
+        return None
+    return tuple(map(float, values))  # a float is returned as is: equal values share one object
+
+
+def _edges_checked(given, index: dict, n: int) -> tuple:
+    """(edges, preds, succs, ordered): the checked loop; *ordered*: every edge goes to a later index."""
+    preds: list[list] = [[] for _ in range(n)]
+    succs: list[list] = [[] for _ in range(n)]
+    edges = []
+    seen = set()
+    ordered = True
+    for k, e in enumerate(given):
+        if not isinstance(e, (list, tuple)) or len(e) not in (2, 3):
+            raise ConfigError(f"edges[{k}]", e, "(from, to) or (from, to, data)")
+        s, d = e[0], e[1]
+        data = _num(e[2] if len(e) == 3 else 0.0, f"edges[{k}].data")
+        for end, t in (("from", s), ("to", d)):
+            if isinstance(t, bool) or not isinstance(t, (str, int)) or t not in index:  # ids: str or int
+                raise ConfigError(f"edges[{k}].{end}", t, "the id of a task of the graph")
+        i, j = index[s], index[d]
+        if i == j:
+            raise ConfigError(f"edges[{k}]", (s, d), "an edge between two different tasks (no self-loop)")
+        if (i, j) in seen:
+            raise ConfigError(f"edges[{k}]", (s, d), "at most one edge per ordered pair of tasks")
+        seen.add((i, j))
+        ordered = ordered and i < j
+        edges.append((s, d, data))
+        succs[i].append((j, data))
+        preds[j].append((i, data))
+    return edges, preds, succs, ordered
+
+
+def _edges_fast(given, index: dict, n: int) -> tuple | None:
+    """What :func:`_edges_checked` returns, for edges that are all (from, to, data) tuples of int or
+    string ids and float or int data, with no self-loop and no duplicate; else None."""
+    if not isinstance(given, (list, tuple)) or not given:  # an iterator is read once, by the checked loop
+        return None
+    if set(map(type, given)) != {tuple} or set(map(len, given)) != {3}:
+        return None
+    srcs, dsts, datas = zip(*given)
+    if not (set(map(type, srcs)) <= _ID_TYPES and set(map(type, dsts)) <= _ID_TYPES):
+        return None
+    data = _numbers_fast(datas)
+    if data is None:
+        return None
+    try:
+        src = np.fromiter(map(index.__getitem__, srcs), dtype=np.int64, count=len(srcs))
+        dst = np.fromiter(map(index.__getitem__, dsts), dtype=np.int64, count=len(dsts))
+    except KeyError:
+        return None
+    if (src == dst).any():
+        return None
+    pairs = src * n + dst  # one code per (from, to)
+    if not (pairs[1:] > pairs[:-1]).all():  # not listed in (from, to) order: sort to find a repeat
+        pairs.sort()
+        if (pairs[1:] == pairs[:-1]).any():
+            return None
+    # preds[j] / succs[i] list their edges in the given order: a stable sort by task, then one slice
+    # per task of the sorted (other end, data) pairs. The pairs hold the index's ints and the data's
+    # floats, as the checked loop's do, not copies (a copy is 32 B an int, 24 B a float)
+    numbers = list(index.values())  # numbers[i] is i: ids are unique, the index lists them in order
+    succs = _grouped(src, dst, numbers, data, n)
+    preds = _grouped(dst, src, numbers, data, n)
+    return list(zip(srcs, dsts, data)), preds, succs, bool((src < dst).all())
+
+
+def _grouped(key: np.ndarray, other: np.ndarray, numbers: list, data: tuple, n: int) -> list:
+    order = np.argsort(key, kind="stable")
+    pairs = list(zip(map(numbers.__getitem__, other[order].tolist()), map(data.__getitem__, order.tolist())))
+    bounds = np.searchsorted(key[order], np.arange(n + 1)).tolist()
+    return [pairs[a:b] for a, b in zip(bounds, bounds[1:])]
 
 def _topological(preds: list, succs: list, ids: tuple) -> tuple:
     """Kahn's algorithm (smallest index first); a cycle is a ConfigError naming tasks on it."""

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from . import check
+from .gcpause import paused_gc
 from .graph import MAX_TASKS, TaskGraph  # a generator past MAX_TASKS would run for hours before a run
 
 __all__ = ["layered", "gaussian_elimination", "fft", "in_tree", "atmospheric", "sinclair_kmeans9",
@@ -137,20 +138,22 @@ def in_tree(m: int, k: int, *, l: float | list = 1.0, c: float | list = 1.0) -> 
           else [check.number(x, f"c[{i}]", lo=0.0) for i, x in enumerate(c)])
     if len(ls) != k or len(cs) < k - 1:
         raise ConfigError("l, c", (len(ls), len(cs)), f"k = {k} loads and at least k − 1 = {k - 1} communications")
-    first = {}
-    nxt = 0
-    for lv in range(k, 0, -1):
-        first[lv] = nxt
-        nxt += m ** (lv - 1)
+    # level lv (k first) is one block of m^(lv−1) consecutive tasks; task q of a block sends to task
+    # q // m of the next block, so the edges leave the tasks in index order, every task but the root
+    sizes = [m ** (lv - 1) for lv in range(k, 0, -1)]
+    starts = np.cumsum([0] + sizes)
+    dst = np.concatenate([starts[i + 1] + np.arange(sizes[i]) // m for i in range(k - 1)])
+    nxt = int(starts[-1])
     ids = list(range(nxt))
-    loads = [0.0] * nxt
-    edges = []
-    for lv in range(k, 0, -1):
-        for q in range(m ** (lv - 1)):
-            loads[first[lv] + q] = ls[lv - 1]
-            if lv > 1:
-                edges.append((first[lv] + q, first[lv - 1] + q // m, cs[lv - 2]))
-    return TaskGraph(ids, loads=loads, edges=edges, name=f"intree{m}x{k}")
+    # a level's tasks share its load's and its edges' data's float objects (24 B each otherwise)
+    loads, data = [], []
+    for lv, size in zip(range(k, 0, -1), sizes):
+        loads += [ls[lv - 1]] * size
+        if lv > 1:
+            data += [cs[lv - 2]] * size
+    with paused_gc():  # millions of edge tuples, no cycle
+        edges = list(zip(ids[:-1], dst.tolist(), data))
+        return TaskGraph(ids, loads=loads, edges=edges, name=f"intree{m}x{k}")
 
 
 def atmospheric() -> TaskGraph:

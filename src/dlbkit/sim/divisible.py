@@ -30,7 +30,6 @@ selects the kernel), and both write the kernel's event log, which tests compare 
 
 from __future__ import annotations
 
-import gc
 import math
 from heapq import heappop, heappush
 from operator import itemgetter
@@ -41,6 +40,7 @@ import numpy as np
 from ..balancers.base import ChunkingBalancer, end_step, start_step
 from ..balancers.decide import allocation, chunk
 from ..errors import ConfigError
+from ..model.gcpause import paused_gc
 from ..model.platform import Platform
 from ..model.trace import Trace
 from ..model.view import LoopView
@@ -168,10 +168,8 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
     start_step(balancer, run.view, run.rng_balancer, state)
     # The hot loop creates millions of short-lived tuples and no reference cycles: the cyclic
     # collector only costs time here (about 25% at a million events, BENCHMARKS.md).
-    collecting = gc.isenabled()
-    gc.disable()
     log: list | None = [] if log_events and mechanism != "rounds" else None
-    try:
+    with paused_gc():
         if mechanism == "rounds":
             trace = _rounds(run, balancer, seed, master_overhead, request_bytes, workload, master_free,
                             record_decisions, tick)
@@ -179,9 +177,6 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
             trace = _self_scheduling(run, balancer, seed, master_overhead, request_bytes, workload, ready,
                                      master_free, fast_path is not False and not record_decisions, log,
                                      record_decisions, tick, master_free if requests_waiting else None)
-    finally:
-        if collecting:
-            gc.enable()
     if tick is not None:
         tick.finish(workload.n_items)
     if log is not None:
@@ -525,9 +520,7 @@ def _time_steps(run: _Run, balancer, seed, mechanism, steps, state, ready, maste
     N, P = workload.n_items, len(run.node_of)
     parts, carried = [], []
     t = master_free
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         for k in range(steps):
             if run.step_costs is not None:
                 run.costs = run.step_costs[k]
@@ -554,9 +547,6 @@ def _time_steps(run: _Run, balancer, seed, mechanism, steps, state, ready, maste
             t = max(tr.end_time, t)
             if tick is not None:
                 tick(N * (k + 1), N * steps)
-    finally:
-        if collecting:
-            gc.enable()
     if tick is not None:
         tick.finish(N * steps)
     trace = join_steps(parts, carried=carried)

@@ -99,7 +99,6 @@ completions need a heap (*fast_path*; tests compare its event log with the kerne
 
 from __future__ import annotations
 
-import gc
 import math
 from collections import deque
 from numbers import Integral
@@ -112,6 +111,7 @@ from ..balancers.decide import checked_requests, given, placements, transfers, v
 from ..errors import ConfigError, DlbkitError
 from ..info import resolve as resolve_info
 from ..model.backoff import AUTO, NO_BACKOFF, backoff_delay, check_backoff
+from ..model.gcpause import paused_gc
 from ..model.platform import Platform
 from ..model.seeding import TREE, streams
 from ..model.trace import Trace
@@ -208,18 +208,13 @@ def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBa
         raise ConfigError("start_node", server, f"a node other than {balancer.name}'s server node {server} "
                           "(its Load Information Server computes nothing)")
     # millions of short-lived tuples and no reference cycles: the cyclic collector only costs time
-    collecting = gc.isenabled()
-    gc.disable()
     log: list | None = [] if log_events else None
-    try:
+    with paused_gc():
         if fast:
             fast_loop(run, log)
         else:
             k = run.general(log_events)
             log = k.log
-    finally:
-        if collecting:
-            gc.enable()
     if run.tick is not None:
         run.tick.finish(run.n_done)
     tr = run.trace(fast)
