@@ -1,4 +1,4 @@
-"""Shared fixtures: a small heterogeneous platform, a view, a seeded generator."""
+"""Shared fixtures: a small heterogeneous platform, a view, a seeded generator, a working directory."""
 
 import numpy as np
 import pytest
@@ -28,3 +28,10 @@ def view():
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch):
+    """*tmp_path*, made the working directory for the test (runs that write files where they run)."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

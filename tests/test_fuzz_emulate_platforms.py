@@ -143,12 +143,6 @@ def _emulated_platform_runs(d: dict, tmp_path, capsys, how: str) -> str:
 HOWS = st.sampled_from(["api", "api master", "cli run", "cli cluster"])
 
 
-@pytest.fixture
-def here(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 @pytest.mark.parametrize("name", sorted(BASES))
 def test_the_bases_run_as_emulations(name, here, capsys):
     assert _emulated_platform_runs(BASES[name], here, capsys, "api") == "ran"
