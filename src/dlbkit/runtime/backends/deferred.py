@@ -72,5 +72,15 @@ class Deferred:
             if signal.getsignal(s) == self._hold:
                 signal.signal(s, h)
         pending, self.pending = self.pending, []
-        for s in pending:  # after the run: as if it had come just after the call
+        _deliver(pending)  # after the run: as if it had come just after the call
+
+
+def _deliver(pending: list[int]) -> None:
+    """Raise each of *pending* in turn; one whose handler raises does not drop the others (Python
+    itself runs a second pending signal's handler after the first one's exception)."""
+    for k, s in enumerate(pending):
+        try:
             signal.raise_signal(s)
+        except BaseException:
+            _deliver(pending[k + 1:])  # what one of those raises comes out with this one as its context
+            raise
