@@ -190,3 +190,23 @@ def test_rows_set_aside_are_appended_and_another_header_gets_its_own_file(tmp_pa
     assert read("results-removed-1.csv") == [g, ["a", "x=1", "0", "1", "3"]]
     assert read("results.csv") == [g]
     assert _compact(tmp_path / "results.csv", set()) is None
+
+
+def test_a_copy_of_a_figure_under_a_figure_like_name_is_kept(tmp_path, capsys):
+    """``cp gantt_ss.png gantt_ss-before.png`` (a figure kept to compare with the next sweep): the copy
+    carries the figure's digest and kinds and starts as a figure's name does, yet dlbkit did not
+    write that file. A resume of the very same experiment deleted it; it must stay, while a figure
+    dlbkit wrote for a run taken out of the file still goes."""
+    out = tmp_path / "out"
+    assert simulate(tmp_path, capsys, TINY, out)[0] == 0
+    copies = {}
+    for name in ("gantt_ss.png", "makespan.png"):
+        stem = name[:-4]
+        copies[f"{stem}-before.png"] = (out / name).read_bytes()
+        (out / f"{stem}-before.png").write_bytes(copies[f"{stem}-before.png"])
+    (out / "work_ss-before.png").write_bytes((out / "work_ss.png").read_bytes())
+    copies["work_ss-before.png"] = (out / "work_ss.png").read_bytes()
+    assert simulate(tmp_path, capsys, TINY, out)[0] == 0
+    assert {n: (out / n).read_bytes() for n in copies if (out / n).exists()} == copies
+    assert simulate(tmp_path, capsys, ONLY_SS, out)[0] == 0  # STATIC taken out: its figures go, the copies stay
+    assert not list(out.glob("*STATIC*")) and all((out / n).exists() for n in copies)

@@ -17,7 +17,7 @@ from .. import families
 from ..families import Family
 from ..model.metrics import METRICS
 from ..plots import metric_bars, slug
-from .digests import DIGEST_KEY, KINDS_KEY, code_digest, digest, png_text
+from .digests import DIGEST_KEY, KINDS_KEY, NAME_KEY, code_digest, digest, png_text
 
 __all__ = ["save_all", "FIGURE_KINDS"]
 
@@ -46,8 +46,9 @@ def _figure_modules() -> list[str]:
 
 
 def _save(fig, path: Path, dpi: int, text: dict[str, str]) -> Path:
+    """Write *fig* to *path* with *text* and the file's own name (:data:`NAME_KEY`) in its PNG text."""
     import matplotlib.pyplot as plt
-    fig.savefig(path, dpi=dpi, metadata=text)
+    fig.savefig(path, dpi=dpi, metadata={**text, NAME_KEY: path.name})
     plt.close(fig)
     return path
 
@@ -150,12 +151,14 @@ def _remove_stale(out_dir: Path, current: set[str]) -> None:
     balancers or grid points the experiment no longer has; a bar chart it no longer draws). A PNG is
     dlbkit's if it is named as a figure is (``<metric>.png``, ``<kind>_<run>.png``) and carries the
     digest dlbkit writes into each figure (a run figure also the kinds its run drew, this one among
-    them); anything else, a picture of the user's own under any name included, stays."""
+    them), and carries this file's name (:data:`NAME_KEY`: a copy the user made of a figure, even
+    one named ``gantt_ss-before.png``, names the file it was copied from); anything else, a picture
+    of the user's own under any name or a figure drawn before names were written included, stays."""
     for path in sorted(out_dir.glob("*.png")):
         if path.name in current:
             continue
         text = png_text(path)
-        if DIGEST_KEY not in text:
+        if DIGEST_KEY not in text or text.get(NAME_KEY) != path.name:
             continue
         kinds = text.get(KINDS_KEY)
         if kinds is None:
