@@ -95,7 +95,7 @@ def _current(fam: Family, suffix: str, run_digest: str, out_dir: Path) -> tuple[
 
 
 def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: str | Family, dpi: int = 110,
-             jobs: int = 1) -> dict[str, list[Path]]:
+             jobs: int = 1, remove_stale: bool = False) -> dict[str, list[Path]]:
     """Write the bars of *family*'s ``bar_metrics`` (those with a finite, non-zero value: a cost nobody
     paid needs no chart) and, per (label, grid
     point) in *traces*, the family's run figures into *out_dir* (on *jobs* processes); return the paths
@@ -104,8 +104,10 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: st
     A figure whose PNG already carries the digest of what it would be drawn from (:mod:`.digests`:
     the same data, names, dpi and drawing code) is kept as it is, so resuming a sweep whose runs are
     all reused redraws nothing; a changed, added or re-done run's figures, or a deleted PNG, are drawn.
-    The PNGs dlbkit drew in *out_dir* that are not among those returned are deleted (a removed run's,
-    a bar chart no longer drawn); no other file is touched (:func:`_remove_stale`)."""
+    With *remove_stale* (``dlbkit simulate``: *traces* are every run of the sweep), the PNGs dlbkit
+    drew in *out_dir* that are not among those returned are deleted (a removed run's, a bar chart no
+    longer drawn); no other file is touched (:func:`_remove_stale`). Without it, as when redrawing
+    some runs' figures into a sweep's directory, nothing is deleted."""
     fam = families.get(family)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -142,7 +144,8 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: st
     for paths in results:
         for kind, path in paths.items():
             written[kind].append(path)
-    _remove_stale(out_dir, {p.name for paths in written.values() for p in paths})
+    if remove_stale:
+        _remove_stale(out_dir, {p.name for paths in written.values() for p in paths})
     return written
 
 
