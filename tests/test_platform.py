@@ -1,5 +1,6 @@
 """Platform model: construction, TOML loading, validation, topology distances."""
 
+import networkx as nx
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -118,3 +119,11 @@ def test_hop_matrix_is_networkx_all_pairs_hop_count(n, p, seed):
             want[src, dst] = d
     got = hop_matrix(g)
     assert got.dtype == np.int64 and np.array_equal(got, want)
+
+
+def test_hop_matrix_counts_links_whatever_their_weight_attribute():
+    # hops are links crossed: a "weight" on an edge (a string, 0, negative) is not read, as
+    # networkx's breadth-first search did not read it
+    g = nx.path_graph(4)
+    g[0][1]["weight"], g[1][2]["weight"], g[2][3]["weight"] = "slow", 0, -2.5
+    assert hop_matrix(g).tolist() == [[0, 1, 2, 3], [1, 0, 1, 2], [2, 1, 0, 1], [3, 2, 1, 0]]

@@ -88,7 +88,7 @@ def test_a_bar_chart_no_longer_drawn_is_removed(tmp_path):
     first = save_all(sweep.out_dir, summary, sweep.traces, family=exp.family)
     assert [q.name for q in first["bars"]] == ["makespan.png", "efficiency.png"]
     gone = [dataclasses.replace(s, mean=math.nan) if s.metric == "efficiency" else s for s in summary]
-    again = save_all(sweep.out_dir, gone, sweep.traces, family=exp.family)
+    again = save_all(sweep.out_dir, gone, sweep.traces, family=exp.family, remove_stale=True)
     assert [q.name for q in again["bars"]] == ["makespan.png"]
     assert set(pngs(sweep.out_dir)) == {q.name for paths in again.values() for q in paths}
     assert not (sweep.out_dir / "efficiency.png").exists() and len(pngs(sweep.out_dir)) == 5
@@ -190,3 +190,42 @@ def test_rows_set_aside_are_appended_and_another_header_gets_its_own_file(tmp_pa
     assert read("results-removed-1.csv") == [g, ["a", "x=1", "0", "1", "3"]]
     assert read("results.csv") == [g]
     assert _compact(tmp_path / "results.csv", set()) is None
+
+
+def test_a_copy_of_a_figure_under_a_figure_like_name_is_kept(tmp_path, capsys):
+    """``cp gantt_ss.png gantt_ss-before.png`` (a figure kept to compare with the next sweep): the copy
+    carries the figure's digest and kinds and starts as a figure's name does, yet dlbkit did not
+    write that file. A resume of the very same experiment deleted it; it must stay, while a figure
+    dlbkit wrote for a run taken out of the file still goes."""
+    out = tmp_path / "out"
+    assert simulate(tmp_path, capsys, TINY, out)[0] == 0
+    copies = {}
+    for name in ("gantt_ss.png", "makespan.png"):
+        stem = name[:-4]
+        copies[f"{stem}-before.png"] = (out / name).read_bytes()
+        (out / f"{stem}-before.png").write_bytes(copies[f"{stem}-before.png"])
+    (out / "work_ss-before.png").write_bytes((out / "work_ss.png").read_bytes())
+    copies["work_ss-before.png"] = (out / "work_ss.png").read_bytes()
+    assert simulate(tmp_path, capsys, TINY, out)[0] == 0
+    assert {n: (out / n).read_bytes() for n in copies if (out / n).exists()} == copies
+    assert simulate(tmp_path, capsys, ONLY_SS, out)[0] == 0  # STATIC taken out: its figures go, the copies stay
+    assert not list(out.glob("*STATIC*")) and all((out / n).exists() for n in copies)
+
+
+def test_save_all_on_some_runs_leaves_the_other_figures_unless_asked_to_remove_them(tmp_path):
+    """``save_all`` is public: redrawing one run's figures into a sweep's directory must not delete
+    every other figure there; removing what the sweep no longer draws is the CLI's choice
+    (``remove_stale=True``, what ``dlbkit simulate`` passes)."""
+    p = tmp_path / "exp.toml"
+    p.write_text(TINY)
+    exp = load_experiment(p)
+    sweep = run_sweep(exp, tmp_path / "out")
+    summary = summarise(sweep.rows)
+    save_all(sweep.out_dir, summary, sweep.traces, family=exp.family)
+    before = pngs(sweep.out_dir)
+    assert len(before) == 6
+    one = dict(list(sweep.traces.items())[:1])
+    save_all(sweep.out_dir, summary, one, family=exp.family)
+    assert pngs(sweep.out_dir) == before
+    written = save_all(sweep.out_dir, summary, one, family=exp.family, remove_stale=True)
+    assert set(pngs(sweep.out_dir)) == {q.name for paths in written.values() for q in paths} and len(pngs(sweep.out_dir)) == 4

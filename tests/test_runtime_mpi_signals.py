@@ -179,3 +179,58 @@ def test_a_held_back_handler_runs_at_the_safe_point_or_when_the_block_ends():
     finally:
         assert signal.getsignal(signal.SIGUSR1) is handler  # restored
         signal.signal(signal.SIGUSR1, old)
+
+
+def test_a_handler_the_user_sets_during_the_block_is_kept_when_it_ends():
+    """No MPI: a handler that, as many do, sets another for its signal (ignore a second SIGUSR1 while
+    cleaning up) keeps it after the run; before, the block's end put the first handler back."""
+    import signal
+
+    from dlbkit.runtime.backends.deferred import Deferred
+
+    seen = []
+
+    def handler(signum, frame):
+        seen.append(signum)
+        signal.signal(signum, signal.SIG_IGN)
+
+    old = signal.signal(signal.SIGUSR1, handler)
+    try:
+        with Deferred() as held:
+            signal.raise_signal(signal.SIGUSR1)
+            held.run_pending()
+            assert seen == [signal.SIGUSR1]
+            signal.raise_signal(signal.SIGUSR1)  # ignored, as the handler asked: not held back
+            assert held.pending == []
+        assert signal.getsignal(signal.SIGUSR1) is signal.SIG_IGN
+        assert seen == [signal.SIGUSR1]
+    finally:
+        signal.signal(signal.SIGUSR1, old)
+
+
+def test_every_signal_still_held_back_is_delivered_when_the_block_ends_even_if_one_raises():
+    """No MPI: two signals held back to the end of the run; the first one's handler exits. The
+    second is still delivered (as Python delivers a second pending signal after the first's
+    exception); before, it was dropped."""
+    import signal
+
+    from dlbkit.runtime.backends.deferred import Deferred
+
+    seen = []
+
+    def exiting(signum, frame):
+        seen.append(signum)
+        raise SystemExit(3)
+
+    old1 = signal.signal(signal.SIGUSR1, exiting)
+    old2 = signal.signal(signal.SIGUSR2, lambda signum, frame: seen.append(signum))
+    try:
+        with pytest.raises(SystemExit) as e:
+            with Deferred():
+                signal.raise_signal(signal.SIGUSR1)
+                signal.raise_signal(signal.SIGUSR2)
+                assert seen == []
+        assert e.value.code == 3 and seen == [signal.SIGUSR1, signal.SIGUSR2]
+    finally:
+        signal.signal(signal.SIGUSR1, old1)
+        signal.signal(signal.SIGUSR2, old2)

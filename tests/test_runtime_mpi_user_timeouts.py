@@ -5,7 +5,8 @@ Under MPI a user's handler is held back while dlbkit's own code runs (:mod:`dlbk
 and runs at once only while the user's code runs (:class:`~dlbkit.runtime.backends.base.UserCode`).
 Before, only a map's function was marked: in a tree's ``expand``, an SPMD step or a graph task the
 alarm waited for the function to return, so a task meant to be cut after 1 s ran its whole 40 s and
-the run ended with the rank's handler, not a TaskError naming the task."""
+the run ended with the rank's handler, not a TaskError naming the task; a graph task's nested call (Dask's
+task in a task, run while its arguments are resolved) was still unmarked after that."""
 
 import json
 import os
@@ -84,6 +85,8 @@ try:
         u = np.zeros(12)
         u[9] = -1.0  # in the last worker's block
         dlbkit.spmd(step, u, iterations=3, backend=backend, workers=2, balancer=None, progress=False)
+    elif case == "nested":  # the slow function called inside a task's argument (Dask's task in a task)
+        dlbkit.graph({{"a": (abs, -1), "b": (abs, (graph_task, "a"))}}, backend=backend, workers=2, progress=False)
     else:
         dlbkit.graph({{"a": (abs, -1), "b": (graph_task, "a")}}, backend=backend, workers=2, progress=False)
     out = {{"value": "returned"}}
@@ -99,12 +102,14 @@ with open(f"report-{{r}}.json", "w") as f:
 #: what rank 0 (or the local call) raises, per family: the task named, the handler's exception
 FAILED = {"tree": "TaskError: task 2 failed: TimeoutError: over 1 s",
           "spmd": "TaskError: step failed on worker 1 at iteration 0: TimeoutError: over 1 s",
-          "graph": "TaskError: task 'b' failed: TimeoutError: over 1 s"}
+          "graph": "TaskError: task 'b' failed: TimeoutError: over 1 s",
+          "nested": "TaskError: task 'b' failed: TimeoutError: over 1 s"}
 #: the worker ranks' one line after "dlbkit: rank k stopping: ", per family (a regular expression:
 #: which rank runs a tree's or a graph's task is a race)
 STOPPING = {"tree": r"task 2 failed on rank [12] \(traceback on rank 0\)",
             "spmd": r"step failed on worker 1 \(rank 2\) at iteration 0 \(traceback on rank 0\)",
-            "graph": r"task 'b' failed on rank [12] \(traceback on rank 0\)"}
+            "graph": r"task 'b' failed on rank [12] \(traceback on rank 0\)",
+            "nested": r"task 'b' failed on rank [12] \(traceback on rank 0\)"}
 
 
 def _job(tmp_path, backend: str, case: str) -> dict:
@@ -121,7 +126,7 @@ def _job(tmp_path, backend: str, case: str) -> dict:
     return reports
 
 
-@pytest.mark.parametrize("case", ["tree", "spmd", "graph"])
+@pytest.mark.parametrize("case", ["tree", "spmd", "graph", "nested"])
 def test_a_users_alarm_in_a_task_ends_the_mpi_run_promptly_as_that_tasks_failure(tmp_path, case):
     pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
     reports = _job(tmp_path, "mpi", case)

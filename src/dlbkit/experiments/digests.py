@@ -23,11 +23,13 @@ from typing import Any, Iterable
 
 import numpy as np
 
-__all__ = ["DIGEST_KEY", "KINDS_KEY", "digest", "code_digest", "png_text"]
+__all__ = ["DIGEST_KEY", "KINDS_KEY", "NAME_KEY", "digest", "code_digest", "png_text"]
 
-#: the PNG text keywords: the figure's digest, and (run figures) the kinds its run drew
+#: the PNG text keywords: the figure's digest, (run figures) the kinds its run drew, and the name of
+#: the file dlbkit wrote it as (a copy under another name is the user's: never removed as stale)
 DIGEST_KEY = "dlbkit-digest"
 KINDS_KEY = "dlbkit-figures"
+NAME_KEY = "dlbkit-file"
 
 
 def _feed(h: Any, obj: Any) -> None:

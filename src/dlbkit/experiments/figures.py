@@ -17,7 +17,7 @@ from .. import families
 from ..families import Family
 from ..model.metrics import METRICS
 from ..plots import metric_bars, slug
-from .digests import DIGEST_KEY, KINDS_KEY, code_digest, digest, png_text
+from .digests import DIGEST_KEY, KINDS_KEY, NAME_KEY, code_digest, digest, png_text
 
 __all__ = ["save_all", "FIGURE_KINDS"]
 
@@ -46,8 +46,9 @@ def _figure_modules() -> list[str]:
 
 
 def _save(fig, path: Path, dpi: int, text: dict[str, str]) -> Path:
+    """Write *fig* to *path* with *text* and the file's own name (:data:`NAME_KEY`) in its PNG text."""
     import matplotlib.pyplot as plt
-    fig.savefig(path, dpi=dpi, metadata=text)
+    fig.savefig(path, dpi=dpi, metadata={**text, NAME_KEY: path.name})
     plt.close(fig)
     return path
 
@@ -94,7 +95,7 @@ def _current(fam: Family, suffix: str, run_digest: str, out_dir: Path) -> tuple[
 
 
 def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: str | Family, dpi: int = 110,
-             jobs: int = 1) -> dict[str, list[Path]]:
+             jobs: int = 1, remove_stale: bool = False) -> dict[str, list[Path]]:
     """Write the bars of *family*'s ``bar_metrics`` (those with a finite, non-zero value: a cost nobody
     paid needs no chart) and, per (label, grid
     point) in *traces*, the family's run figures into *out_dir* (on *jobs* processes); return the paths
@@ -103,8 +104,10 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: st
     A figure whose PNG already carries the digest of what it would be drawn from (:mod:`.digests`:
     the same data, names, dpi and drawing code) is kept as it is, so resuming a sweep whose runs are
     all reused redraws nothing; a changed, added or re-done run's figures, or a deleted PNG, are drawn.
-    The PNGs dlbkit drew in *out_dir* that are not among those returned are deleted (a removed run's,
-    a bar chart no longer drawn); no other file is touched (:func:`_remove_stale`)."""
+    With *remove_stale* (``dlbkit simulate``: *traces* are every run of the sweep), the PNGs dlbkit
+    drew in *out_dir* that are not among those returned are deleted (a removed run's, a bar chart no
+    longer drawn); no other file is touched (:func:`_remove_stale`). Without it, as when redrawing
+    some runs' figures into a sweep's directory, nothing is deleted."""
     fam = families.get(family)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -141,7 +144,8 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: st
     for paths in results:
         for kind, path in paths.items():
             written[kind].append(path)
-    _remove_stale(out_dir, {p.name for paths in written.values() for p in paths})
+    if remove_stale:
+        _remove_stale(out_dir, {p.name for paths in written.values() for p in paths})
     return written
 
 
@@ -150,12 +154,14 @@ def _remove_stale(out_dir: Path, current: set[str]) -> None:
     balancers or grid points the experiment no longer has; a bar chart it no longer draws). A PNG is
     dlbkit's if it is named as a figure is (``<metric>.png``, ``<kind>_<run>.png``) and carries the
     digest dlbkit writes into each figure (a run figure also the kinds its run drew, this one among
-    them); anything else, a picture of the user's own under any name included, stays."""
+    them), and carries this file's name (:data:`NAME_KEY`: a copy the user made of a figure, even
+    one named ``gantt_ss-before.png``, names the file it was copied from); anything else, a picture
+    of the user's own under any name or a figure drawn before names were written included, stays."""
     for path in sorted(out_dir.glob("*.png")):
         if path.name in current:
             continue
         text = png_text(path)
-        if DIGEST_KEY not in text:
+        if DIGEST_KEY not in text or text.get(NAME_KEY) != path.name:
             continue
         kinds = text.get(KINDS_KEY)
         if kinds is None:

@@ -225,7 +225,7 @@ def hop_matrix(g: nx.Graph) -> np.ndarray:
     from scipy.sparse.csgraph import shortest_path
 
     n = g.number_of_nodes()
-    adjacency = nx.to_scipy_sparse_array(g, nodelist=range(n), format="csr")
+    adjacency = nx.to_scipy_sparse_array(g, nodelist=range(n), weight=None, format="csr")  # links, not weights
     d = shortest_path(adjacency, unweighted=True, directed=False)
     d[np.isinf(d)] = 0
     return d.astype(np.int64)

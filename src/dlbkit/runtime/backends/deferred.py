@@ -29,7 +29,8 @@ class Deferred:
     """Within ``with Deferred() as d``: every signal but SIGINT whose handler is a Python function
     is held back (:attr:`pending`) unless ``d.inside`` says the user's code is running (then its
     handler runs at once); :meth:`run_pending` runs the held-back handlers (their exception
-    propagates). On leaving, the handlers are restored and what is still pending is raised again.
+    propagates). On leaving, the handlers are restored (those nobody replaced meanwhile) and what is
+    still pending is raised again.
     Only the main thread has Python signal handlers: elsewhere this does nothing."""
 
     def __init__(self):
@@ -67,7 +68,19 @@ class Deferred:
 
     def __exit__(self, *exc) -> None:
         for s, h in self._handlers.items():
-            signal.signal(s, h)
+            # a handler set meanwhile (the user's handler setting SIG_IGN for its signal) is kept
+            if signal.getsignal(s) == self._hold:
+                signal.signal(s, h)
         pending, self.pending = self.pending, []
-        for s in pending:  # after the run: as if it had come just after the call
+        _deliver(pending)  # after the run: as if it had come just after the call
+
+
+def _deliver(pending: list[int]) -> None:
+    """Raise each of *pending* in turn; one whose handler raises does not drop the others (Python
+    itself runs a second pending signal's handler after the first one's exception)."""
+    for k, s in enumerate(pending):
+        try:
             signal.raise_signal(s)
+        except BaseException:
+            _deliver(pending[k + 1:])  # what one of those raises comes out with this one as its context
+            raise

@@ -435,9 +435,8 @@ def serve_graph(conn, w: int, spec: GraphTasks | None, emulation: Emulation | No
                 status.doing("computing task %d", i)
             t0 = clock()
             try:
-                args = [resolve(a, inputs) for a in templates]
-                with user:
-                    value = fn(*args)
+                with user:  # a template's nested Call is the user's function too (Dask's task in a task)
+                    value = fn(*[resolve(a, inputs) for a in templates])
             except BaseException as e:  # noqa: BLE001 - every failure of user code goes to the caller
                 send(error_message(i, e))
                 return
