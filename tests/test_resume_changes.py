@@ -190,6 +190,10 @@ def test_rows_set_aside_are_appended_and_another_header_gets_its_own_file(tmp_pa
     assert read("results-removed-1.csv") == [g, ["a", "x=1", "0", "1", "3"]]
     assert read("results.csv") == [g]
     assert _compact(tmp_path / "results.csv", set()) is None
+    # killed after setting a row aside but before results.csv lost it: the next sweep does not write it twice
+    write(h, [["b", "p", "0", "2.5"], ["d", "p", "0", "4"]])
+    _compact(tmp_path / "results.csv", {("b", "p", "0"), ("d", "p", "0")})
+    assert read("results-removed.csv") == [h, ["b", "p", "0", "2.5"], ["a", "p", "0", "1.5"], ["d", "p", "0", "4"]]
 
 
 def test_a_copy_of_a_figure_under_a_figure_like_name_is_kept(tmp_path, capsys):

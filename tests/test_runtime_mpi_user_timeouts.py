@@ -6,7 +6,8 @@ and runs at once only while the user's code runs (:class:`~dlbkit.runtime.backen
 Before, only a map's function was marked: in a tree's ``expand``, an SPMD step or a graph task the
 alarm waited for the function to return, so a task meant to be cut after 1 s ran its whole 40 s and
 the run ended with the rank's handler, not a TaskError naming the task; a graph task's nested call (Dask's
-task in a task, run while its arguments are resolved) was still unmarked after that."""
+task in a task, run while its arguments are resolved) and a tree's children given as a generator
+(run while dlbkit lists them) were still unmarked after that."""
 
 import json
 import os
@@ -66,6 +67,13 @@ def expand(t):
     return [], 1
 
 
+def expand_lazily(t):  # the children as a generator: the slow part runs as dlbkit lists them
+    def children():
+        slow()
+        yield 1
+    return (children() if t == 2 else [1, 2] if t == 0 else []), 1
+
+
 def step(u):
     if (u == -1.0).any():
         slow()
@@ -81,6 +89,8 @@ t0 = time.perf_counter()
 try:
     if case == "tree":
         dlbkit.tree(expand, 0, backend=backend, workers=2, progress=False)
+    elif case == "generator":
+        dlbkit.tree(expand_lazily, 0, backend=backend, workers=2, progress=False)
     elif case == "spmd":
         u = np.zeros(12)
         u[9] = -1.0  # in the last worker's block
@@ -103,13 +113,15 @@ with open(f"report-{{r}}.json", "w") as f:
 FAILED = {"tree": "TaskError: task 2 failed: TimeoutError: over 1 s",
           "spmd": "TaskError: step failed on worker 1 at iteration 0: TimeoutError: over 1 s",
           "graph": "TaskError: task 'b' failed: TimeoutError: over 1 s",
-          "nested": "TaskError: task 'b' failed: TimeoutError: over 1 s"}
+          "nested": "TaskError: task 'b' failed: TimeoutError: over 1 s",
+          "generator": "TaskError: task 2 failed: TimeoutError: over 1 s"}
 #: the worker ranks' one line after "dlbkit: rank k stopping: ", per family (a regular expression:
 #: which rank runs a tree's or a graph's task is a race)
 STOPPING = {"tree": r"task 2 failed on rank [12] \(traceback on rank 0\)",
             "spmd": r"step failed on worker 1 \(rank 2\) at iteration 0 \(traceback on rank 0\)",
             "graph": r"task 'b' failed on rank [12] \(traceback on rank 0\)",
-            "nested": r"task 'b' failed on rank [12] \(traceback on rank 0\)"}
+            "nested": r"task 'b' failed on rank [12] \(traceback on rank 0\)",
+            "generator": r"task 2 failed on rank [12] \(traceback on rank 0\)"}
 
 
 def _job(tmp_path, backend: str, case: str) -> dict:
@@ -126,7 +138,7 @@ def _job(tmp_path, backend: str, case: str) -> dict:
     return reports
 
 
-@pytest.mark.parametrize("case", ["tree", "spmd", "graph", "nested"])
+@pytest.mark.parametrize("case", ["tree", "spmd", "graph", "nested", "generator"])
 def test_a_users_alarm_in_a_task_ends_the_mpi_run_promptly_as_that_tasks_failure(tmp_path, case):
     pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
     reports = _job(tmp_path, "mpi", case)

@@ -593,7 +593,8 @@ def _compact(path: Path, drop: set[tuple[str, str, str]] = frozenset()) -> Path 
 
 def _set_aside(out_dir: Path, header: list[str], records: list[list[str]]) -> Path:
     """Append *records* to :data:`REMOVED_FILE` in *out_dir*, or, if that file has other columns (an
-    earlier grid), to the first ``results-removed-K.csv`` that is missing or has these; return it."""
+    earlier grid), to the first ``results-removed-K.csv`` that is missing or has these, leaving out a
+    row the file already holds as it is; return it."""
     stem, suffix = REMOVED_FILE.rsplit(".", 1)
     for k in itertools.count():
         aside = out_dir / (REMOVED_FILE if k == 0 else f"{stem}-{k}.{suffix}")
@@ -602,8 +603,12 @@ def _set_aside(out_dir: Path, header: list[str], records: list[list[str]]) -> Pa
                 csv.writer(fh).writerows([header, *records])
             return aside
         with aside.open(newline="") as fh:
-            if next(csv.reader(fh), None) == header:
+            reader = csv.reader(fh)
+            if next(reader, None) == header:
+                there = {tuple(rec) for rec in reader}
                 break
     with aside.open("a", newline="") as fh:
-        csv.writer(fh).writerows(records)
+        # a row already there (a kill after it was set aside but before results.csv lost it) is not
+        # written twice
+        csv.writer(fh).writerows(rec for rec in records if tuple(rec) not in there)
     return aside

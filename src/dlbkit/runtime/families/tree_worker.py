@@ -308,7 +308,11 @@ class _Worker:
                 shape = "(children, value) or (children, value, bound)" if spec.branch_and_bound \
                     else "(children, value)"
                 raise TypeError(f"expand must return {shape}; got {short_repr(out)}")
-            children = [] if out[0] is None else list(out[0])
+            if out[0] is None:
+                children = []
+            else:
+                with self.user:  # children given as a generator run the user's code here
+                    children = list(out[0])
             new = out[2] if len(out) == 3 else None
             return children, out[1], (new if new is not None and spec.better(new, self.bound) else None)
         except BaseException as e:  # noqa: BLE001 - every failure of user code goes to the caller
