@@ -14,6 +14,7 @@ import pytest
 
 import dlbkit
 from dlbkit import ConfigError, DlbkitWarning
+from dlbkit.balancers.chunking.static import Static
 from dlbkit.runtime.backends import local
 from dlbkit.runtime.backends.local import default_workers, max_workers
 
@@ -149,6 +150,28 @@ def test_a_worker_ends_with_its_coordinator_without_a_death_signal(tmp_path):
 def test_sigterm_handler_is_restored_after_a_run():
     assert dlbkit.map(abs, [-1, 2], workers=1) == [1, 2]
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def _on_term(signum, frame):  # pragma: no cover - never called: only installed
+    pass
+
+
+class SetsSigterm(Static):
+    """STATIC whose first decision installs a SIGTERM handler of the user's (in the coordinator)."""
+
+    def chunk(self, view, worker):
+        if signal.getsignal(signal.SIGTERM) is not _on_term:
+            signal.signal(signal.SIGTERM, _on_term)
+        return super().chunk(view, worker)
+
+
+def test_a_sigterm_handler_set_during_a_run_is_kept_after_it():
+    """The run put SIG_DFL back whatever the user's code had set meanwhile."""
+    try:
+        assert dlbkit.map(abs, [-1, 2], workers=1, balancer=SetsSigterm()) == [1, 2]
+        assert signal.getsignal(signal.SIGTERM) is _on_term
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 # --- bounds on the worker count ----------------------------------------------------------------

@@ -373,5 +373,6 @@ def run(family: Family, *, workers: int | None = None, start_method: str | None 
         signal.raise_signal(signal.SIGTERM)  # the workers are gone: end as SIGTERM would have
         raise  # pragma: no cover - not reached
     finally:
-        if catch:
+        # put the default back unless the user's code (a balancer, a callback) set a handler meanwhile
+        if catch and signal.getsignal(signal.SIGTERM) is _on_sigterm:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
