@@ -327,7 +327,8 @@ def _simulate(args, executor, where: str) -> int:
     write_summary_csv(summary, out / "summary.csv")
     print()
     print(format_table(summary) if summary else "no successful runs")
-    images = save_all(out, summary, sweep.traces, family=exp.family, jobs=args.jobs, remove_stale=True)
+    images = save_all(out, summary, sweep.traces, family=exp.family, jobs=args.jobs, remove_stale=True,
+                      runs=[(r["label"], r["point"]) for r in sweep.rows if r["repetition"] == 0])
     command = shlex.join(["dlbkit", *args.argv])
     write_report(out / "report.html", sweep, summary, images, command=command)
     n_png = sum(len(v) for v in images.values())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from .. import families
 from ..families import Family
@@ -95,7 +95,7 @@ def _current(fam: Family, suffix: str, run_digest: str, out_dir: Path) -> tuple[
 
 
 def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: str | Family, dpi: int = 110,
-             jobs: int = 1, remove_stale: bool = False) -> dict[str, list[Path]]:
+             jobs: int = 1, remove_stale: bool = False, runs: Iterable[tuple[str, str]] = ()) -> dict[str, list[Path]]:
     """Write the bars of *family*'s ``bar_metrics`` (those with a finite, non-zero value: a cost nobody
     paid needs no chart) and, per (label, grid
     point) in *traces*, the family's run figures into *out_dir* (on *jobs* processes); return the paths
@@ -106,8 +106,10 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: st
     all reused redraws nothing; a changed, added or re-done run's figures, or a deleted PNG, are drawn.
     With *remove_stale* (``dlbkit simulate``: *traces* are every run of the sweep), the PNGs dlbkit
     drew in *out_dir* that are not among those returned are deleted (a removed run's, a bar chart no
-    longer drawn); no other file is touched (:func:`_remove_stale`). Without it, as when redrawing
-    some runs' figures into a sweep's directory, nothing is deleted."""
+    longer drawn); no other file is touched (:func:`_remove_stale`), and the figures of *runs*,
+    (label, grid point) pairs of the sweep that *traces* lacks (a replay lost on an executor), stay as
+    they are. Without it, as when redrawing some runs' figures into a sweep's directory, nothing is
+    deleted."""
     fam = families.get(family)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -145,7 +147,8 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: st
         for kind, path in paths.items():
             written[kind].append(path)
     if remove_stale:
-        _remove_stale(out_dir, {p.name for paths in written.values() for p in paths})
+        kept = {f"{k}_{_suffix(lbl, pt)}.png" for lbl, pt in runs for k in fam.figure_kinds}
+        _remove_stale(out_dir, kept | {p.name for paths in written.values() for p in paths})
     return written
 
 
