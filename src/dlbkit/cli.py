@@ -335,7 +335,7 @@ def _simulate(args, executor, where: str) -> int:
     print(f"\n{sweep.ran} runs done, {sweep.skipped} reused from an earlier sweep, {len(sweep.failures)} failed; "
           f"{time.perf_counter() - t0:.1f} s")
     print(f"wrote {out / 'results.csv'}, summary.csv, {n_png} PNG plots and report.html in {out}")
-    if sweep.removed and sweep.removed_to is not None:  # both or neither: run_sweep moves what it counts
+    if sweep.removed_to is not None:  # rows were moved (run_sweep counts what it moves)
         print(f"moved {sweep.removed} row(s) of runs the experiment no longer has from results.csv to "
               f"{sweep.removed_to.name}, and removed the plots dlbkit drew for them")
     if sweep.failures:
