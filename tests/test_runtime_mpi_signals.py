@@ -241,3 +241,54 @@ def test_every_signal_still_held_back_is_delivered_when_the_block_ends_even_if_o
     finally:
         signal.signal(signal.SIGUSR1, old1)
         signal.signal(signal.SIGUSR2, old2)
+
+
+def test_a_signal_whose_handler_raises_while_the_handlers_are_put_back_leaves_none_held():
+    """No MPI: SIGUSR1 arrives when its handler is already put back and SIGUSR2's is not yet, and
+    its handler exits. Every handler is still put back and SIGUSR2, held back during the run, still
+    delivered; before, SIGUSR2 kept dlbkit's holding handler for good and was never delivered.
+    The arrival is placed by a trace function at a line of the restoration (where Python would run a
+    real signal's handler), so the window is hit every time, not by timing."""
+    import signal
+
+    from dlbkit.runtime.backends import deferred
+    from dlbkit.runtime.backends.deferred import Deferred
+
+    seen, fired = [], []
+
+    def exiting(signum, frame):
+        seen.append(signum)
+        raise SystemExit(3)
+
+    def counting(signum, frame):
+        seen.append(signum)
+
+    def between_two_restorations(frame, event, arg):
+        if frame.f_code.co_filename != deferred.__file__:
+            return None
+
+        def at_line(frame, event, arg):
+            if (event == "line" and not fired and signal.getsignal(signal.SIGUSR1) is exiting
+                    and signal.getsignal(signal.SIGUSR2) is not counting):
+                fired.append(frame.f_code.co_name)
+                signal.raise_signal(signal.SIGUSR1)  # its handler's SystemExit comes out at this line
+            return at_line
+        return at_line
+
+    old1 = signal.signal(signal.SIGUSR1, exiting)
+    old2 = signal.signal(signal.SIGUSR2, counting)
+    old_trace = sys.gettrace()
+    try:
+        with pytest.raises(SystemExit) as e:
+            with Deferred():
+                signal.raise_signal(signal.SIGUSR2)
+                assert seen == []
+                sys.settrace(between_two_restorations)
+        sys.settrace(old_trace)
+        assert fired, "the restoration never reached the window between SIGUSR1 and SIGUSR2"
+        assert e.value.code == 3 and seen == [signal.SIGUSR1, signal.SIGUSR2]
+        assert signal.getsignal(signal.SIGUSR1) is exiting and signal.getsignal(signal.SIGUSR2) is counting
+    finally:
+        sys.settrace(old_trace)
+        signal.signal(signal.SIGUSR1, old1)
+        signal.signal(signal.SIGUSR2, old2)

@@ -29,8 +29,8 @@ class Deferred:
     """Within ``with Deferred() as d``: every signal but SIGINT whose handler is a Python function
     is held back (:attr:`pending`) unless ``d.inside`` says the user's code is running (then its
     handler runs at once); :meth:`run_pending` runs the held-back handlers (their exception
-    propagates). On leaving, the handlers are restored (those nobody replaced meanwhile) and what is
-    still pending is raised again.
+    propagates). On leaving, the handlers are restored (those nobody replaced meanwhile; all of them
+    even if a signal's handler raises in between) and what is still pending is raised again.
     Only the main thread has Python signal handlers: elsewhere this does nothing."""
 
     def __init__(self):
@@ -67,12 +67,28 @@ class Deferred:
             self._handlers[s](s, None)
 
     def __exit__(self, *exc) -> None:
-        for s, h in self._handlers.items():
+        try:
+            _restore(list(self._handlers.items()), self._hold)
+        finally:
+            # taken after the restoration: a signal held back while it ran is delivered too
+            pending, self.pending = self.pending, []
+            _deliver(pending)  # after the run: as if it had come just after the call
+
+
+def _restore(handlers: list[tuple[int, Callable]], hold: Callable) -> None:
+    """Put back each of *handlers* whose signal still has *hold*. A signal arriving meanwhile whose
+    handler (already put back) raises does not leave the later ones with *hold*, which would hold
+    their signals back for good: the rest are put back, then its exception goes on."""
+    try:
+        for s, h in handlers:
             # a handler set meanwhile (the user's handler setting SIG_IGN for its signal) is kept
-            if signal.getsignal(s) == self._hold:
+            if signal.getsignal(s) == hold:
                 signal.signal(s, h)
-        pending, self.pending = self.pending, []
-        _deliver(pending)  # after the run: as if it had come just after the call
+    except BaseException:
+        # again from the first: the exception can come at any point of the loop, and one put back
+        # no longer has *hold*, so it is left as it is
+        _restore(handlers, hold)
+        raise
 
 
 def _deliver(pending: list[int]) -> None:
