@@ -56,3 +56,69 @@ def test_the_cli_says_it_in_one_line(tmp_path):
     assert p.returncode == 0, p.stderr
     lines = p.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("dlbkit: warning: emulated speeds above 1 (the fastest 2)"), p.stderr
+
+
+# --- an availability level that brings a worker below MIN_EMULATED_SPEED ---------------------------------
+LOW = Platform([Node("m"), Node("a", speed=1.0),
+                Node("b", speed=0.5, cores=2, availability=dlbkit.model.availability.Step(at=1e3, level=1e-3))])
+LOW_SAID = ("emulated availability level 0.001 of worker 1 (node 'b', speed 0.5) (and 1 other worker) gives an "
+            "effective speed 0.0005, below 0.001: while that level lasts, every item there takes 2e+03 times its "
+            "real time (a millisecond of work takes 2 s), so the run may take very long")
+
+
+def test_a_low_availability_level_warns_naming_the_worker_and_the_level():
+    """A level of 1e-3 on a node of speed 0.5 stretches its items 2 000 times, as a factor of 5e-4
+    does; the factor was warned about, the level was not."""
+    from dlbkit.model.availability import Markov, Pulse, Recorded
+
+    with pytest.warns(DlbkitWarning) as w:
+        emulation_from(LOW, master="m")
+    assert [str(x.message) for x in w] == [LOW_SAID] and w[0].filename == __file__
+    # every kind, by its lowest level, and only below the threshold (speed × level = 1e-3 is not)
+    for availability, level in ((Markov(1.0, 1.0, low=1e-4), "0.0001"), (Pulse(5.0, 1.0, level=0.5, base=1e-4), "0.0001"),
+                                (Recorded((0.0, 9.0), (1.0, 2e-4)), "0.0002")):
+        with pytest.warns(DlbkitWarning, match=rf"^emulated availability level {level} of worker 0 \(node 'x', speed 1\) "
+                                                rf"gives an effective speed {level}, below 0\.001: "):
+            emulation_from(Platform([Node("x", availability=availability)]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DlbkitWarning)
+        emulation_from(Platform([Node("x", speed=0.5, availability=dlbkit.model.availability.Step(at=1.0, level=2e-3))]))
+        emulation_from(Platform([Node("x", availability=dlbkit.model.availability.Step(at=0.0, level=0.5, before=1e-9))]))
+    # a tiny speed and a low level: one warning of both
+    with pytest.warns(DlbkitWarning) as w:
+        emulation_from(Platform([Node("x", speed=1e-4, availability=0.5)]))
+    assert len(w) == 1 and str(w[0].message).startswith("emulated speeds below 0.001 (the slowest 0.0001)")
+    assert "; emulated availability level 0.5 of worker 0 (node 'x', speed 0.0001) gives an effective speed 5e-05" in str(w[0].message)
+
+
+def test_a_run_on_a_platform_with_a_low_level_warns_once(recwarn):
+    warnings.simplefilter("always", DlbkitWarning)
+    with dlbkit.Loop(abs, emulate=LOW, master="m") as loop:
+        assert loop.map([-1, 2, -3]) == [1, 2, 3] and loop.map([-4]) == [4]
+    assert [str(w.message) for w in recwarn.list if "availability level" in str(w.message)] == [LOW_SAID]
+
+
+def _low_toml(tmp_path):
+    (tmp_path / "p.toml").write_text('[[nodes]]\nname = "m"\nspeed = 1\n[[nodes]]\nname = "a"\nspeed = 1\n[[nodes]]\n'
+                                     'name = "b"\nspeed = 0.5\ncores = 2\n'
+                                     'availability = {kind = "step", at = 1e3, level = 1e-3}\n')
+
+
+def test_the_cli_says_a_low_level_in_one_line(tmp_path):
+    _low_toml(tmp_path)
+    p = subprocess.run([sys.executable, "-m", "dlbkit", "run", "builtins:abs", "--items", "3", "--emulate", "p.toml",
+                        "--master", "m"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    lines = p.stderr.splitlines()  # and, on this 2-CPU machine, the three workers' own warning
+    assert [x for x in lines if "emulated" in x] == [f"dlbkit: warning: {LOW_SAID}"], lines
+
+
+def test_an_mpi_job_says_a_low_level_once(tmp_path):
+    """Real ranks (``--ranks 4``: three worker ranks for the three cores): rank 0 says it, once."""
+    pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
+    _low_toml(tmp_path)
+    p = subprocess.run([sys.executable, "-m", "dlbkit", "run", "builtins:abs", "--items", "3", "--emulate", "p.toml",
+                        "--master", "m", "--backend", "mpi", "--ranks", "4", "--no-progress"],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("availability level") == 1 and f"dlbkit: warning: {LOW_SAID}" in p.stderr, p.stderr

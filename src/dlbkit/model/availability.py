@@ -171,6 +171,10 @@ class Constant:
     def realise(self, rng: np.random.Generator | None = None, field: str = _FIELD) -> Piecewise:
         return Piecewise([(0.0, self.level)])
 
+    def lowest(self) -> float:
+        """The lowest level a realisation takes."""
+        return self.level
+
 
 @dataclass(frozen=True)
 class Step:
@@ -190,6 +194,10 @@ class Step:
         if self.at == 0:
             return Piecewise([(0.0, self.level)])
         return Piecewise([(0.0, self.before), (self.at, self.level)])
+
+    def lowest(self) -> float:
+        """The lowest level a realisation takes (*before* only if it lasts a while)."""
+        return self.level if self.at == 0 else min(self.before, self.level)
 
 
 @dataclass(frozen=True)
@@ -232,6 +240,10 @@ class Pulse:
                 first = False
         return Piecewise(gen(), (f"{field}.period", self.period, "a period"))
 
+    def lowest(self) -> float:
+        """The lowest level a realisation takes (both levels come, whatever *start*)."""
+        return min(self.level, self.base)
+
 
 @dataclass(frozen=True)
 class Markov:
@@ -257,6 +269,10 @@ class Markov:
         if rng is None:
             raise ValueError("a Markov availability needs a random Generator")
         return _MarkovPiecewise(self, rng, field)
+
+    def lowest(self) -> float:
+        """The lowest level a realisation takes (a sojourn is finite: both states come)."""
+        return min(self.low, self.high)
 
 
 @dataclass(frozen=True)
@@ -291,6 +307,10 @@ class Recorded:
 
     def realise(self, rng: np.random.Generator | None = None, field: str = _FIELD) -> Piecewise:
         return Piecewise(list(zip(self.times, self.levels)))
+
+    def lowest(self) -> float:
+        """The lowest level a realisation takes."""
+        return min(self.levels)
 
 
 SPECS = (Constant, Step, Pulse, Markov, Recorded)

@@ -10,7 +10,8 @@ and replays read them), so a run's lower bound and efficiency, which use them, t
 was possible; :func:`emulation_from` warns (:class:`~dlbkit.errors.DlbkitWarning`): divide the
 speeds by the fastest (factors in (0, 1]) to emulate their ratios. A speed below
 :data:`MIN_EMULATED_SPEED` is emulated, but every item then takes over a thousand times its real time,
-and it is warned about too.
+and it is warned about too, as is an availability level that brings a platform's worker below it
+(speed × level) while the level lasts.
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ def emulation_from(emulate: Any, seed: int = 0, master: str | int | None = None)
         if master is not None and len(emulate.worker_nodes(exclude=emulate.index(master) if isinstance(master, str)
                                                              else master)) == 0:
             raise ConfigError("master", master, "a node of a platform with other nodes to compute")
-        return _checked_speeds(Emulation.from_platform(emulate, seed=seed, master=master))
+        return _checked_speeds(Emulation.from_platform(emulate, seed=seed, master=master), emulate)
     if isinstance(emulate, Iterable) and not isinstance(emulate, (bytes, Mapping)):
         return _checked_speeds(Emulation.from_speeds(emulate))
     raise ConfigError("emulate", emulate, "a Platform, a platform TOML path or a list of speed factors")
@@ -161,8 +162,33 @@ def emulated_speed_warning(speeds: Sequence[float]) -> str | None:
     return "; ".join(said) or None
 
 
-def _checked_speeds(emulation: Emulation) -> Emulation:
-    message = emulated_speed_warning(emulation.speeds)
+def emulated_availability_warning(speeds: Sequence[float], lowest: Sequence[float],
+                                  nodes: Sequence[str]) -> str | None:
+    """What to say when a worker's availability brings it below :data:`MIN_EMULATED_SPEED` (its speed
+    × its lowest level *lowest*, on platform node *nodes*, one entry per worker): a low level stretches
+    every item as a tiny speed does, while it lasts. Names the slowest such worker, or None. A worker
+    whose speed alone is below the threshold is counted here only if its availability slows it more."""
+    slow = [w for w, (s, a) in enumerate(zip(speeds, lowest)) if a < 1.0 and s * a < MIN_EMULATED_SPEED]
+    if not slow:
+        return None
+    w = min(slow, key=lambda w: speeds[w] * lowest[w])
+    effective = speeds[w] * lowest[w]
+    others = f" (and {len(slow) - 1} other worker{'s' * (len(slow) > 2)})" if len(slow) > 1 else ""
+    return (f"emulated availability level {lowest[w]:g} of worker {w} (node {nodes[w]!r}, speed {speeds[w]:g}){others} "
+            f"gives an effective speed {effective:g}, below {MIN_EMULATED_SPEED:g}: while that level lasts, every "
+            f"item there takes {1 / effective:.3g} times its real time (a millisecond of work takes "
+            f"{1e-3 / effective:.3g} s), so the run may take very long")
+
+
+def _checked_speeds(emulation: Emulation, platform: Platform | None = None) -> Emulation:
+    """*emulation*, having warned (once: one warning for everything) of speeds and, from *platform*
+    (which it was made from), availability levels that cannot be emulated or stretch over a thousandfold."""
+    said = [emulated_speed_warning(emulation.speeds)]
+    if platform is not None and emulation.node_of is not None:
+        nodes = [platform.nodes[k] for k in emulation.node_of]
+        said.append(emulated_availability_warning(emulation.speeds, [n.availability.lowest() for n in nodes],
+                                                  [n.name for n in nodes]))
+    message = "; ".join(m for m in said if m) or None
     if message is not None:
         warnings.warn(message, DlbkitWarning, stacklevel=caller_level())
     return emulation
