@@ -81,7 +81,7 @@ def _speeds_through(entry: str, speeds: list, capsys) -> str:
         argv = (["run", "test_fuzz_emulate_platforms:square", "--items", "7", "--no-progress"] if entry == "cli run"
                 else ["cluster", "test_fuzz_emulate_platforms:square", "--jobs", "4", "--rate", "1000"])
         with deadline(RUN_S):
-            # "--emulate=": argparse reads a lone "-1e-09" as an option ("expected one argument")
+            # "--emulate=" and "--emulate -1e-09" alike (test_a_negative_factor_after_the_flag_reaches_dlbkits_check)
             code = main(argv + [f"--emulate={text}", "--seed", "1"])
         err = capsys.readouterr().err.strip("\n").splitlines()
         if field is not None or not speeds:
@@ -316,6 +316,25 @@ def test_the_cli_names_its_flag_for_a_bad_factor(text, field, allowed, here, cap
     (under ``--ranks``, inside the MPI job); now the flag, before anything starts."""
     assert main(["run", "builtins:abs", "--items", "3", "--emulate", text]) == 2
     assert capsys.readouterr().err == f"dlbkit: error: {field} must be {allowed}\n"
+
+
+@pytest.mark.parametrize("command", [["run", "builtins:abs", "--items", "3"], ["cluster", "builtins:abs", "--jobs", "2"]])
+@pytest.mark.parametrize("text, field, allowed", [
+    ("-1e-09", "--emulate[0]", "a number > 0; got -1e-09"),
+    ("-1,0.5", "--emulate[0]", "a number > 0; got -1.0"),
+    ("-.5,1", "--emulate[0]", "a number > 0; got -0.5"),
+    ("-inf", "--emulate[0]", "a finite number > 0; got -inf")])
+def test_a_negative_factor_after_the_flag_reaches_dlbkits_check(command, text, field, allowed, here, capsys):
+    """``--emulate -1e-09`` (a space, not ``=``) was read by argparse as an option: "argument
+    --emulate: expected one argument", which says nothing of the factor. Now the value reaches the
+    factor's check, which names it as ``--emulate=-1e-09`` does."""
+    assert main(command + ["--emulate", text]) == 2
+    assert capsys.readouterr().err == f"dlbkit: error: {field} must be {allowed}\n"
+    assert main(command + [f"--emulate={text}"]) == 2
+    assert capsys.readouterr().err == f"dlbkit: error: {field} must be {allowed}\n"
+    assert main(command + ["--emulate", "--seed", "1"]) == 2  # an option after it is still an option
+    assert capsys.readouterr().err == (f"dlbkit: error: argument --emulate: expected one argument (see 'dlbkit "
+                                       f"{command[0]} --help')\n")
 
 
 def test_an_emulation_made_from_an_infinite_factor_is_refused():

@@ -53,8 +53,23 @@ def balancer_kinds() -> list[str]:
     return [k for k in KINDS if k in have] + sorted(have - set(KINDS))
 
 
+#: what is a value, not an option, when it follows an option that takes one: "-" then a digit, ".digit",
+#: inf or nan. argparse's own pattern before Python 3.13 takes only -12 and -1.5, so `--emulate -1e-09`
+#: (or -1,0.5, or --rate -inf) was "--emulate: expected one argument" and the value never reached
+#: dlbkit's own check, which names --emulate[0] and what it must be. No dlbkit option looks like this.
+_NEGATIVE_NUMBER = re.compile(r"^-(\.?\d|inf|nan)", re.IGNORECASE)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with the one-line error format of every other dlbkit error (still exit status 2)."""
+    """argparse with the one-line error format of every other dlbkit error (still exit status 2), and
+    negative numbers in any float spelling read as values (:data:`_NEGATIVE_NUMBER`)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # argparse's own attribute (3.8 to 3.14 at least); were it gone, this would only have no effect,
+        # and a test would say so
+        # (test_fuzz_emulate_speeds.py::test_a_negative_factor_after_the_flag_reaches_dlbkits_check)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
 
     def error(self, message: str):
         self.exit(2, f"dlbkit: error: {message} (see '{self.prog} --help')\n")
