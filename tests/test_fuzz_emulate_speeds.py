@@ -346,7 +346,8 @@ def test_an_emulation_made_from_an_infinite_factor_is_refused():
 
 def test_a_bare_mpiexec_run_names_the_flag_for_factors_of_the_wrong_length(tmp_path):
     """``mpiexec -n 3 dlbkit run ... --backend mpi --emulate 1`` (no --ranks, so the command line does
-    not know the job's size): the run's check said ``emulate must be ...``; now ``--emulate``."""
+    not know the job's size): the run's check said ``emulate must be ...``, on rank 0 and in the worker
+    ranks' "rank 0 rejected the run" lines; now ``--emulate``, on every rank."""
     pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
     from mpi_jobs import run_job
     done = run_job([sys.executable, "-m", "dlbkit", "run", "builtins:abs", "--items", "3", "--backend", "mpi",
@@ -357,6 +358,11 @@ def test_a_bare_mpiexec_run_names_the_flag_for_factors_of_the_wrong_length(tmp_p
     said = ("dlbkit: error: --emulate must be one speed per worker rank: 2 for this 3-rank MPI job (rank 0 "
             "coordinates); got [1.0]")
     assert done.stderr.count("dlbkit: error:") == done.stderr.count(said) == 1, done.stderr[-2000:]
+    # the worker ranks name the flag too (they said "emulate must be", the API's name)
+    for r in (1, 2):
+        line = f"dlbkit: rank {r} stopping: rank 0 rejected the run: {said[len('dlbkit: error: '):]}"
+        assert done.stderr.count(line) == 1, done.stderr[-2000:]
+    assert done.stderr.count("rejected the run: --emulate must be ") == 2, done.stderr[-2000:]
     assert "Traceback" not in done.stderr
 
 

@@ -979,6 +979,15 @@ def _checked(args) -> dict:
     return dict(params=params, record=record, results_file=results_file, out=out, emulate=emulate, items=items, fn=fn)
 
 
+def _as_flag(e: ConfigError) -> ConfigError:
+    """*e*, said with the flag where it names the API's name of one (emulate: its length against a
+    job's ranks, checked by the run under a bare mpiexec, where no --ranks told the command line the
+    count)."""
+    if e.field in ("master", "workers", "seed", "emulate"):
+        return ConfigError(f"--{e.field}", e.value, e.allowed, suggest=e.suggest)
+    return e
+
+
 def _run(args, rank: int) -> int:
     from .errors import TaskError
     from .run_api import run_map
@@ -991,10 +1000,11 @@ def _run(args, rank: int) -> int:
             r = run_map(fn, items, balancer=args.balancer, params=params, backend=args.backend, workers=args.workers,
                         progress=args.progress, emulate=emulate, master=args.master, seed=args.seed)
     except ConfigError as e:
-        # the API's name of a flag: say the flag (emulate: its length against a job's ranks, checked
-        # by the run under a bare mpiexec, where no --ranks told the command line the count)
-        if e.field in ("master", "workers", "seed", "emulate"):
-            raise ConfigError(f"--{e.field}", e.value, e.allowed) from None
+        raise _as_flag(e) from None
+    except SystemExit as e:
+        from .runtime.backends.mpi import Rejected
+        if isinstance(e, Rejected) and e.error is not None:  # a worker rank under a bare mpiexec: rank 0's
+            raise e.naming(_as_flag(e.error)) from None      # error, named as rank 0 names it
         raise
     except TaskError as e:
         if rank == 0:

@@ -120,7 +120,7 @@ from .base import COORDINATOR, Family, Transport, UserCode, drive, user_frame
 from .deferred import Deferred
 
 __all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport", "RankConn", "run", "rank",
-           "start_run", "emulation_problem", "serve_rank", "coordinate_rank", "agree", "check_workers"]
+           "start_run", "emulation_problem", "serve_rank", "coordinate_rank", "agree", "check_workers", "Rejected"]
 
 BYE = "bye"  # worker rank -> rank 0, transport level only: "I left the worker loop and will send nothing more"
 SIGNALLED = "signalled"  # worker rank -> rank 0, transport level only: "my signal handler raised: end the run"
@@ -492,17 +492,45 @@ def start_run(problem_of: Callable[[int], ConfigError | None], payload: Any = No
         origin = time.perf_counter()
         if rank == 0:
             problem = problem_of(size)
-        header = (str(problem) if problem else None, origin, payload) if rank == 0 else None
-        error, origin0, payload = comm.bcast(header, root=0)
+        header = (_verdict(problem), origin, payload) if rank == 0 else None
+        verdict, origin0, payload = comm.bcast(header, root=0)
     except BaseException:  # noqa: BLE001 - any failure here must end the whole job, not hang it
         _abort("unexpected error while starting the MPI run", rank)
-    if error is not None:
+    if verdict is not None:
         comm.Free()
         status.done()
         if rank == 0:
             raise problem
-        raise SystemExit(f"dlbkit: rank {rank} stopping: rank 0 rejected the run: {error}")
+        raise Rejected(rank, 0, verdict)
     return comm, rank, size, origin, origin0, payload
+
+
+class Rejected(SystemExit):
+    """How a rank ends when another rank rejected the run (start-up's argument check or :func:`agree`):
+    one line, ``dlbkit: rank 1 stopping: rank 0 rejected the run: …``. *error* is that rank's
+    ConfigError, rebuilt here (its value as that rank's ``repr``), or None for another exception: a
+    caller that names its fields otherwise (the CLI: ``--emulate`` for ``emulate``, as it does on the
+    refusing rank) says the same line with :meth:`naming`."""
+
+    def __init__(self, rank: int, by: int, verdict: tuple):
+        field, value, allowed, text, suggest = verdict
+        self.rank, self.by = rank, by
+        self.error = ConfigError(field, _Shown(value), allowed, suggest=suggest) if field is not None else None
+        super().__init__(f"dlbkit: rank {rank} stopping: rank {by} rejected the run: {text}")
+
+    def naming(self, error: ConfigError) -> "Rejected":
+        """The same end, saying *error* (this one's ConfigError, renamed) instead."""
+        return Rejected(self.rank, self.by, _verdict(error))
+
+
+def _verdict(problem: BaseException | None) -> tuple | None:
+    """*problem* as the ranks pass it to each other (a ConfigError's parts, its value as a ``repr``:
+    any value pickles), or None."""
+    if problem is None:
+        return None
+    if isinstance(problem, ConfigError):
+        return (problem.field, repr(problem.value), problem.allowed, str(problem), problem.suggest)
+    return (None, None, None, f"{type(problem).__name__}: {problem}", None)
 
 
 def check_workers(workers: int) -> None:
@@ -535,13 +563,7 @@ def agree(checks: Callable[[], Any]) -> Any:
         if problem is not None:
             raise problem
         return out
-    if problem is None:
-        verdict = None
-    elif isinstance(problem, ConfigError):
-        verdict = (problem.field, repr(problem.value), problem.allowed, str(problem), problem.suggest)
-    else:
-        verdict = (None, None, None, f"{type(problem).__name__}: {problem}", None)
-    said = world.allgather(verdict)
+    said = world.allgather(_verdict(problem))
     first = next((k for k, v in enumerate(said) if v is not None), None)
     if first is None:
         return out
@@ -553,7 +575,7 @@ def agree(checks: Callable[[], Any]) -> Any:
                           suggest=suggest)
     if me == 0:
         raise DlbkitError(f"rank {first} failed checking its arguments: {text} (every rank must pass the same)")
-    raise SystemExit(f"dlbkit: rank {me} stopping: rank {first} rejected the run: {text}")
+    raise Rejected(me, first, said[first])
 
 
 class _Shown(str):
