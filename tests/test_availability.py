@@ -104,3 +104,29 @@ def test_pickling_twice_keeps_every_segment():
     assert b.times == a.times and b.levels == a.levels
     r = Recorded((0.0, 1.0, 2.0, 3.0), (1.0, 0.5, 1.0, 0.5)).realise()
     assert list(pickle.loads(pickle.dumps(r)).times) == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_a_realised_availability_gives_its_segments_as_plain_lists():
+    """``times``/``levels``/``cum`` are array('d') columns (a quarter of the memory of float lists):
+    an array never equals a list and json refuses one, so ``to_dict`` gives lists, JSON as they are,
+    from which the same function is built again."""
+    import json
+    from array import array
+
+    from dlbkit.model.availability import Piecewise
+
+    r = Recorded((0.0, 1.0, 2.5), (1.0, 0.25, 0.5)).realise()
+    assert r.to_dict() == {"times": [0.0, 1.0, 2.5], "levels": [1.0, 0.25, 0.5]}
+    assert json.loads(json.dumps(r.to_dict())) == r.to_dict()
+    assert r.to_dict(1.0) == {"times": [0.0, 1.0], "levels": [1.0, 0.25]}  # the segments covering [0, 1]
+    assert all(type(c) is array and c.typecode == "d" for c in (r.times, r.levels, r.cum))  # the memory contract
+    assert list(r.cum) == [0.0, 1.0, 1.375] and r.times.tolist() == [0.0, 1.0, 2.5]
+    # a lazy one: what is realised so far, or as far as asked (extending it)
+    a = Markov(mean_free=2.0, mean_busy=1.0, low=0.5).realise(np.random.default_rng(3))
+    known = len(a.times)
+    assert a.to_dict() == {"times": list(a.times), "levels": list(a.levels)} and len(a.to_dict()["times"]) == known
+    d = a.to_dict(60.0)
+    assert d["times"][-1] <= 60.0 < a.times[len(d["times"])] and len(d["times"]) > known
+    b = Piecewise(list(zip(d["times"], d["levels"])))
+    assert list(b.cum) == list(a.cum[:len(d["times"])])  # the same floats
+    assert [b.capacity(t) for t in (0.5, 13.0, 59.0)] == [a.capacity(t) for t in (0.5, 13.0, 59.0)]

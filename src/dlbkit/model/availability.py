@@ -40,8 +40,11 @@ class Piecewise:
 
     ``times[k]`` starts segment k with level ``levels[k]``; ``cum[k]`` is the integral of a from 0 to
     ``times[k]``. The last known segment lasts until the generator yields the next one, or forever.
-    The three are ``array.array('d')`` columns (24 B a segment; Python lists of floats took about 100 B,
-    BENCHMARKS.md): they index, bisect and slice like lists and give the same floats.
+    The three are read-only ``array.array('d')`` columns (24 B a segment; Python lists of floats took
+    about 100 B, BENCHMARKS.md, and the lookups bisect them as they are): they index, bisect, slice
+    and iterate like lists and give the same floats, but an array never equals a list and ``json``
+    does not take one, so compare ``list(pw.times)`` or ``pw.times.tolist()``, and take
+    :meth:`to_dict` for plain lists. Changing them breaks the function (``cum`` is derived).
     """
 
     __slots__ = ("times", "levels", "cum", "_more", "constant", "scale")
@@ -136,6 +139,17 @@ class Piecewise:
         k = bisect_right(self.cum, target) - 1
         # a segment of the same cumulative start (zero length) cannot exist: times strictly increase
         return self.times[k] + (target - self.cum[k]) / self.levels[k]
+
+    def to_dict(self, until: float | None = None) -> dict[str, list[float]]:
+        """The segments as plain lists, ``{"times": [...], "levels": [...]}`` (``json.dumps`` takes it;
+        ``cum`` follows from them): those realised so far, or those covering [0, *until*], extending
+        a lazy one that far. ``Piecewise(list(zip(d["times"], d["levels"])))`` gives the function back
+        (a lazy one: as far as it was realised)."""
+        if until is None:
+            return {"times": self.times.tolist(), "levels": self.levels.tolist()}
+        self._cover_time(until)
+        k = bisect_right(self.times, until)
+        return {"times": self.times[:k].tolist(), "levels": self.levels[:k].tolist()}
 
     def segments_until(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """Breakpoints and levels covering [0, t] (for plots and bounds)."""

@@ -97,8 +97,7 @@ def _plain(v: Any) -> Any:
 def _availability_pieces(a: Any, until: float) -> dict[str, list[float]]:
     """A realised availability's pieces covering [0, until] (a constant is one piece)."""
     if isinstance(a, Piecewise):
-        times, levels = a.segments_until(until)
-        return {"times": [float(t) for t in times], "levels": [float(x) for x in levels]}
+        return a.to_dict(until)
     if isinstance(a, Recorded):
         return {"times": list(a.times), "levels": list(a.levels)}
     if hasattr(a, "realise"):
