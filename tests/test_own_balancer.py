@@ -1,0 +1,78 @@
+"""A balancer of the user's own, written outside the package as docs/api.md ("Your own balancer")
+says: registered with ``dlbkit.register``, named in an experiment file run by ``dlbkit simulate
+--import``, and defined again (a notebook cell run twice) without an error."""
+
+import csv
+import sys
+
+import pytest
+
+import dlbkit
+from dlbkit.balancers import REGISTRY
+from dlbkit.cli import main
+
+from experiment_files import TINY
+
+MODULE = '''
+from dlbkit import ChunkingBalancer, Taxonomy, register
+
+
+@register
+class HalfGuided(ChunkingBalancer):
+    """Half of GSS's chunk."""
+    name = "half-gss-test"
+    source = "a test"
+    taxonomy = Taxonomy("receiver", "central", "none", "R/2P", "next items")
+    reads_measurements = False
+
+    def chunk(self, view, worker):
+        return max(1, view.remaining // (2 * view.n_nodes))
+'''
+
+
+@pytest.fixture
+def own_module(tmp_path):
+    """The user's module, as a file; the registry and sys.modules are restored afterwards (the
+    contract tests run over the registry)."""
+    path = tmp_path / "mybal_test.py"
+    path.write_text(MODULE)
+    before = dict(REGISTRY)
+    yield path
+    REGISTRY.clear()
+    REGISTRY.update(before)
+    sys.modules.pop("mybal_test", None)
+
+
+def test_simulate_import_lets_an_experiment_name_a_balancer_of_ones_own(tmp_path, own_module, capsys):
+    exp = tmp_path / "exp.toml"
+    exp.write_text(TINY + '\n[[balancers]]\nname = "half-gss-test"\n')
+    assert main(["simulate", str(exp), "--out", str(tmp_path / "out")]) == 2
+    assert "got 'half-gss-test'" in capsys.readouterr().err
+    assert main(["simulate", str(exp), "--out", str(tmp_path / "out"), "--import", str(own_module)]) == 0
+    rows = list(csv.DictReader((tmp_path / "out" / "results.csv").open()))
+    mine = [r for r in rows if r["balancer"] == "half-gss-test"]
+    assert len(mine) == 3 and all(r["status"] == "ok" for r in mine)
+    assert (tmp_path / "out" / "gantt_half-gss-test.png").is_file()
+
+
+def test_an_import_that_is_not_a_module_is_one_line_and_status_2(tmp_path, capsys):
+    assert main(["balancers", "--import", "no_such_module_here"]) == 2
+    assert capsys.readouterr().err == ("dlbkit: error: --import must be a module importable from the current "
+                                       "directory or sys.path, or a .py file; got 'no_such_module_here'\n")
+
+
+def test_defining_the_same_balancer_again_replaces_it_and_another_class_may_not_take_its_name(own_module):
+    code = compile(own_module.read_text(), "<notebook cell>", "exec")
+    first, second = {"__name__": "__main__"}, {"__name__": "__main__"}
+    exec(code, first)
+    exec(code, second)  # the cell run again: before, TypeError "balancer name ... is taken"
+    assert REGISTRY["half-gss-test"] is second["HalfGuided"]
+
+    class Other(dlbkit.ChunkingBalancer):
+        name = "half-gss-test"
+
+        def chunk(self, view, worker):
+            return 1
+
+    with pytest.raises(TypeError, match="balancer name 'half-gss-test' is taken by HalfGuided"):
+        dlbkit.register(Other)
