@@ -9,8 +9,9 @@ import pytest
 
 import dlbkit
 from dlbkit import ConfigError
-from dlbkit.experiments import (Experiment, format_table, gantt, load_experiment, mean_ci, run_seed, run_sweep,
+from dlbkit.experiments import (Experiment, format_table, format_verdict, gantt, load_experiment, mean_ci, run_seed, run_sweep,
                                 summarise, work_over_time)
+from dlbkit.experiments.summary import Stat
 from dlbkit.experiments import runner as runner_mod
 
 from experiment_files import TINY
@@ -63,6 +64,22 @@ def test_summary_groups_by_label_and_point():
     row_b = next(ln for ln in text.splitlines() if ln.startswith("B "))
     assert row_b.split()[-1] == "10" and "±" not in row_b  # one repetition: the mean alone
 
+
+
+def test_the_verdict_names_the_winner_its_lead_and_whether_the_intervals_part():
+    def stat(label, point, metric, mean, ci):
+        return Stat(label, label, point, metric, 3, mean, 1.0, ci)
+
+    summary = [stat("gss", "", "makespan", 956.1, 64.9), stat("fac2", "", "makespan", 500.4, 31.9),
+               stat("mine", "", "makespan", 483.7, 84.0)]
+    assert format_verdict(summary, "makespan") == [
+        "best makespan (lower is better): mine 483.7 s; runner-up fac2 500.4 s (+3.5%, 95% intervals overlap: "
+        "not a clear win); last gss 956.1 s (+97.7%)"]
+    apart = [stat("a", "n=1", "efficiency", 0.9, 0.01), stat("b", "n=1", "efficiency", 0.5, 0.01),
+             stat("a", "n=2", "efficiency", 0.7, 0.01), stat("b", "n=2", "efficiency", 0.7, 0.01)]
+    assert format_verdict(apart, "efficiency") == [  # higher is better; a point where both agree says nothing
+        "at n=1: best efficiency (higher is better): a 0.9000; runner-up b 0.5000 (-44.4%, 95% intervals apart)"]
+    assert format_verdict(summary[:1], "makespan") == []
 
 # --- specification ------------------------------------------------------------------------------------
 def test_common_random_numbers_same_seed_for_every_balancer(tmp_path):

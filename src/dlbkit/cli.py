@@ -311,8 +311,8 @@ def _cmd_simulate(args) -> int:
 
 
 def _simulate(args, executor, where: str) -> int:
-    from .experiments import (format_table, load_experiment, run_sweep, save_all, summarise, write_report,
-                              write_summary_csv)
+    from .experiments import (format_table, format_verdict, load_experiment, run_sweep, save_all, summarise,
+                              write_report, write_summary_csv)
 
     path = find_experiment(args.experiment)
     try:
@@ -341,6 +341,8 @@ def _simulate(args, executor, where: str) -> int:
     write_summary_csv(summary, out / "summary.csv")
     print()
     print(format_table(summary) if summary else "no successful runs")
+    for line in format_verdict(summary, exp.family.bar_metrics[0]):
+        print(line)
     images = save_all(out, summary, sweep.traces, family=exp.family, jobs=args.jobs, remove_stale=True,
                       runs=[(r["label"], r["point"]) for r in sweep.rows if r["repetition"] == 0])
     command = shlex.join(["dlbkit", *args.argv])
