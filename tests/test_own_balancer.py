@@ -76,3 +76,13 @@ def test_defining_the_same_balancer_again_replaces_it_and_another_class_may_not_
 
     with pytest.raises(TypeError, match="balancer name 'half-gss-test' is taken by HalfGuided"):
         dlbkit.register(Other)
+
+
+def test_passing_the_class_instead_of_an_instance_says_what_to_pass():
+    platform = dlbkit.Platform([dlbkit.Node("m"), dlbkit.Node("a", speed=2.0)])
+    loop = dlbkit.Divisible(100)
+    guided = REGISTRY["gss"]
+    with pytest.raises(dlbkit.ConfigError) as e:
+        dlbkit.simulate(platform, loop, guided)
+    assert str(e.value) == ("balancer must be a chunking balancer (dlbkit balancers --kind chunking): its name "
+                            f"('gss') or an instance (Guided()), not the class; got {guided!r}")

@@ -92,6 +92,9 @@ def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | 
     elif isinstance(balancer, Balancer):
         b = balancer.clone().set_params(**dict(params)) if params else balancer
         b.validate()
+    elif isinstance(balancer, type) and issubclass(balancer, Balancer):  # the class for an object: say so
+        raise ConfigError(field, balancer, f"{hint}: its name ({balancer.name!r}) or an instance "
+                          f"({balancer.__name__}()), not the class")
     else:
         raise ConfigError(field, balancer, hint + (", or None" if allow_none else ""))
     if kinds and b.kind not in kinds:
