@@ -1264,8 +1264,8 @@ def _cmd_cluster(args) -> int:
     if args.workers is not None and args.workers < 1:
         raise ConfigError("--workers", args.workers, "an integer >= 1")
     params = parse_params(args.param, example="d=2")
+    fn = load_function(args.target)  # first, as `dlbkit run` does: its module may register the balancer
     check_balancer_arg(args.balancer, "placement", params)
-    fn = load_function(args.target)
     emulate = _emulate_arg(args.emulate)
     record = _writable_file(args.record, "--record")
     workers = args.workers  # None: one node per speed factor, per platform node, or per usable CPU (Cluster's rule)
