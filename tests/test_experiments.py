@@ -285,3 +285,17 @@ def test_gantt_draws_one_bar_per_chunk_and_work_reaches_items_done(tmp_path):
     finals = sorted(line.get_ydata()[-1] for line in fig2.axes[0].lines)
     assert finals == sorted(np.bincount(ct["node"], weights=ct["count"]).tolist())
     assert sum(finals) == 120
+
+
+def test_run_experiment_with_report_writes_what_dlbkit_simulate_writes(tmp_path):
+    (tmp_path / "tiny.toml").write_text(TINY)
+    dlbkit.run_experiment(tmp_path / "tiny.toml", tmp_path / "csv")
+    assert sorted(p.name for p in (tmp_path / "csv").iterdir()) == ["results.csv"]
+    sweep = dlbkit.run_experiment(tmp_path / "tiny.toml", tmp_path / "all", report=True)
+    names = sorted(p.name for p in (tmp_path / "all").iterdir())
+    assert names == ["efficiency.png", "gantt_STATIC.png", "gantt_ss.png", "makespan.png", "report.html",
+                     "results.csv", "summary.csv", "work_STATIC.png", "work_ss.png"]
+    summary = csv_rows(tmp_path / "all" / "summary.csv")
+    ss = next(r for r in summary if r["label"] == "ss" and r["metric"] == "makespan")
+    assert float(ss["mean"]) == pytest.approx(np.mean([r["makespan"] for r in sweep.rows if r["label"] == "ss"]),
+                                              rel=1e-12)

@@ -311,8 +311,7 @@ def _cmd_simulate(args) -> int:
 
 
 def _simulate(args, executor, where: str) -> int:
-    from .experiments import (format_table, format_verdict, load_experiment, run_sweep, save_all, summarise,
-                              write_report, write_summary_csv)
+    from .experiments import format_table, format_verdict, load_experiment, run_sweep, summarise, write_outputs
 
     path = find_experiment(args.experiment)
     try:
@@ -338,15 +337,11 @@ def _simulate(args, executor, where: str) -> int:
     summary = summarise(sweep.rows)
     for message in _unused_availability(exp, sweep.rows):
         print(f"dlbkit: warning: {message}", file=sys.stderr)
-    write_summary_csv(summary, out / "summary.csv")
     print()
     print(format_table(summary) if summary else "no successful runs")
     for line in format_verdict(summary, exp.family.bar_metrics[0]):
         print(line)
-    images = save_all(out, summary, sweep.traces, family=exp.family, jobs=args.jobs, remove_stale=True,
-                      runs=[(r["label"], r["point"]) for r in sweep.rows if r["repetition"] == 0])
-    command = shlex.join(["dlbkit", *args.argv])
-    write_report(out / "report.html", sweep, summary, images, command=command)
+    images = write_outputs(sweep, summary=summary, jobs=args.jobs, command=shlex.join(["dlbkit", *args.argv]))
     n_png = sum(len(v) for v in images.values())
     print(f"\n{sweep.ran} runs done, {sweep.skipped} reused from an earlier sweep, {len(sweep.failures)} failed; "
           f"{time.perf_counter() - t0:.1f} s")

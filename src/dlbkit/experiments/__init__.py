@@ -11,6 +11,7 @@ Typical use (the CLI's ``dlbkit simulate`` does exactly this)::
 
 from ..plots import efficiency_bars, gantt, makespan_bars, metric_bars, work_over_time
 from .figures import save_all
+from .outputs import write_outputs
 from .report import write_report
 from .runner import Sweep, read_results, run_sweep
 from .spec import BalancerSpec, Experiment, RunSpec, load_experiment, run_seed
@@ -24,5 +25,5 @@ __all__ = [
     # summarising
     "Stat", "mean_ci", "summarise", "format_table", "format_verdict", "write_summary_csv",
     # plots and report
-    "gantt", "work_over_time", "makespan_bars", "efficiency_bars", "metric_bars", "save_all", "write_report",
+    "gantt", "work_over_time", "makespan_bars", "efficiency_bars", "metric_bars", "save_all", "write_report", "write_outputs",
 ]
