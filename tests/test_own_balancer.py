@@ -86,3 +86,20 @@ def test_passing_the_class_instead_of_an_instance_says_what_to_pass():
         dlbkit.simulate(platform, loop, guided)
     assert str(e.value) == ("balancer must be a chunking balancer (dlbkit balancers --kind chunking): its name "
                             f"('gss') or an instance (Guided()), not the class; got {guided!r}")
+
+
+def test_a_recording_made_with_ones_own_balancer_replays_with_import_and_says_so_without(tmp_path, own_module,
+                                                                                        capsys):
+    assert main(["balancers", "--import", str(own_module)]) == 0
+    record = tmp_path / "run.json"
+    dlbkit.run_map(abs, range(40), balancer="half-gss-test", workers=1, record=record)
+    del REGISTRY["half-gss-test"]  # a fresh command line, which has not imported the module
+    sys.modules.pop("mybal_test", None)
+    capsys.readouterr()
+    assert main(["replay", str(record)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dlbkit: error: recorded balancer must be a chunking balancer")
+    assert err.endswith(" (a balancer of your own: import the module that registers it first; dlbkit replay "
+                        "--import MODULE); got 'half-gss-test'\n")
+    assert main(["replay", str(record), "--import", str(own_module)]) == 0
+    assert "half-gss-test [recorded]" in capsys.readouterr().out
