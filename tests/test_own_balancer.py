@@ -4,6 +4,8 @@ says: registered with ``dlbkit.register``, named in an experiment file run by ``
 
 import csv
 import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -103,3 +105,19 @@ def test_a_recording_made_with_ones_own_balancer_replays_with_import_and_says_so
                         "--import MODULE); got 'half-gss-test'\n")
     assert main(["replay", str(record), "--import", str(own_module)]) == 0
     assert "half-gss-test [recorded]" in capsys.readouterr().out
+
+
+def test_the_docs_example_of_ones_own_balancer_runs_as_written():
+    text = (Path(__file__).parents[1] / "docs" / "api.md").read_text()
+    start = text.index("```python", text.index("**Your own"))
+    code = textwrap.dedent(text[start + len("```python"):text.index("```", start + 3)])
+    before = dict(REGISTRY)
+    try:
+        exec(compile(code, "docs/api.md", "exec"), {"__name__": "docs_example"})
+        platform = dlbkit.Platform([dlbkit.Node("m"), dlbkit.Node("a"), dlbkit.Node("b", speed=4.0)])
+        r = dlbkit.simulate(platform, dlbkit.Divisible(1000), "half-gss", master="m")
+        # chunks are R // 4: 250, 187, 140, ... down to 1 item, so the loop takes more of them than P
+        assert r.trace.count[0] == 250 and sum(r.trace.count) == 1000
+    finally:
+        REGISTRY.clear()
+        REGISTRY.update(before)
