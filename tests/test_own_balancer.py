@@ -121,3 +121,24 @@ def test_the_docs_example_of_ones_own_balancer_runs_as_written():
     finally:
         REGISTRY.clear()
         REGISTRY.update(before)
+
+
+class ForgotReturn(dlbkit.ChunkingBalancer):
+    """A rule whose chunk() forgot its return."""
+    name = "forgot-return-test"
+
+    def chunk(self, view, worker):
+        view.remaining // 2
+
+
+@pytest.mark.parametrize("how", ["simulate", "simulate on the kernel", "map"])
+def test_a_chunking_rule_that_returns_none_is_a_config_error_naming_it(how):
+    platform = dlbkit.Platform([dlbkit.Node("m"), dlbkit.Node("a")])
+    with pytest.raises(dlbkit.ConfigError) as e:
+        if how == "map":
+            dlbkit.map(abs, range(10), balancer=ForgotReturn(), workers=1)
+        else:
+            dlbkit.simulate(platform, dlbkit.Divisible(10), ForgotReturn(), master="m",
+                            fast_path=how == "simulate")
+    assert str(e.value) == ("chunk of balancer 'forgot-return-test' must be a number of items (engines take its "
+                            "integer part, clamped to [1, remaining]); got None")
