@@ -140,5 +140,5 @@ def test_a_chunking_rule_that_returns_none_is_a_config_error_naming_it(how):
         else:
             dlbkit.simulate(platform, dlbkit.Divisible(10), ForgotReturn(), master="m",
                             fast_path=how == "simulate")
-    assert str(e.value) == ("chunk of balancer 'forgot-return-test' must be a number of items (engines take its "
+    assert str(e.value) == ("the answer of forgot-return-test.chunk must be a number of items (engines take its "
                             "integer part, clamped to [1, remaining]); got None")

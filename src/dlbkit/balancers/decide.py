@@ -57,7 +57,7 @@ def chunk_count(balancer: ChunkingBalancer, answer) -> int:
     try:
         return int(answer)
     except (TypeError, ValueError, OverflowError):
-        raise ConfigError(f"chunk of balancer {balancer.name!r}", answer,
+        raise ConfigError(f"the answer of {balancer.name}.chunk", answer,
                           "a number of items (engines take its integer part, clamped to [1, remaining])") from None
 
 
