@@ -80,6 +80,8 @@ def test_the_verdict_names_the_winner_its_lead_and_whether_the_intervals_part():
     assert format_verdict(apart, "efficiency") == [  # higher is better; a point where both agree says nothing
         "at n=1: best efficiency (higher is better): a 0.9000; runner-up b 0.5000 (-44.4%, 95% intervals apart)"]
     assert format_verdict(summary[:1], "makespan") == []
+    alike = [stat("a", "", "makespan", 50.00002, float("nan")), stat("b", "", "makespan", 50.000024, float("nan"))]
+    assert format_verdict(alike, "makespan") == []  # the table says "same for every balancer: makespan 50.00"
 
 # --- specification ------------------------------------------------------------------------------------
 def test_common_random_numbers_same_seed_for_every_balancer(tmp_path):

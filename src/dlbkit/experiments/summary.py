@@ -194,7 +194,8 @@ def format_verdict(summary: Sequence[Stat], metric: str) -> list[str]:
     """One line per grid point saying which balancer has the best mean *metric* (the family's main
     one, its first ``bar_metrics``), by how much it leads the runner-up, whether their 95% intervals
     overlap (then the lead is not a clear win), and how far the last one is: what a reader of the
-    table asks first. Nothing when fewer than two balancers have a finite mean or all means agree."""
+    table asks first. Nothing when fewer than two balancers have a finite mean or the table shows them
+    all alike (it then states the metric once, as the same for every balancer)."""
     description, direction = METRICS.get(metric, ("", "lower"))
     unit = " s" if description.endswith("(s)") else ""
     lines = []
@@ -202,8 +203,8 @@ def format_verdict(summary: Sequence[Stat], metric: str) -> list[str]:
     for p in points:
         stats_ = [s for s in summary if s.point == p and s.metric == metric and math.isfinite(s.mean)]
         stats_.sort(key=lambda s: s.mean, reverse=direction == "higher")
-        if len(stats_) < 2 or stats_[0].mean == stats_[-1].mean:
-            continue
+        if len(stats_) < 2 or len({format_cell(s.mean, s.ci95) for s in stats_}) == 1:
+            continue  # the table states it once, as the same for every balancer
         best, second, last = stats_[0], stats_[1], stats_[-1]
 
         def value(s: Stat) -> str:
@@ -212,7 +213,7 @@ def format_verdict(summary: Sequence[Stat], metric: str) -> list[str]:
         def behind(s: Stat) -> str:
             return f"{(s.mean - best.mean) / abs(best.mean):+.1%}" if best.mean else "n/a"
 
-        if second.mean == best.mean:
+        if value(second) == value(best):
             sure = "tied"
         elif not (math.isfinite(best.ci95) and math.isfinite(second.ci95)):
             sure = "one repetition: no interval"
