@@ -11,6 +11,7 @@ import dlbkit
 from dlbkit import ConfigError
 from dlbkit.experiments import (Experiment, format_table, format_verdict, gantt, load_experiment, mean_ci, run_seed, run_sweep,
                                 summarise, work_over_time)
+from dlbkit.experiments import write_outputs
 from dlbkit.experiments.summary import Stat
 from dlbkit.experiments import runner as runner_mod
 
@@ -289,11 +290,11 @@ def test_gantt_draws_one_bar_per_chunk_and_work_reaches_items_done(tmp_path):
     assert sum(finals) == 120
 
 
-def test_run_experiment_with_report_writes_what_dlbkit_simulate_writes(tmp_path):
+def test_write_outputs_after_run_experiment_writes_what_dlbkit_simulate_writes(tmp_path):
     (tmp_path / "tiny.toml").write_text(TINY)
-    dlbkit.run_experiment(tmp_path / "tiny.toml", tmp_path / "csv")
-    assert sorted(p.name for p in (tmp_path / "csv").iterdir()) == ["results.csv"]
-    sweep = dlbkit.run_experiment(tmp_path / "tiny.toml", tmp_path / "all", report=True)
+    sweep = dlbkit.run_experiment(tmp_path / "tiny.toml", tmp_path / "all")
+    assert sorted(p.name for p in (tmp_path / "all").iterdir()) == ["results.csv"]
+    write_outputs(sweep)
     names = sorted(p.name for p in (tmp_path / "all").iterdir())
     assert names == ["efficiency.png", "gantt_STATIC.png", "gantt_ss.png", "makespan.png", "report.html",
                      "results.csv", "summary.csv", "work_STATIC.png", "work_ss.png"]

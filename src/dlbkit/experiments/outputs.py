@@ -1,5 +1,6 @@
 """The files a finished sweep leaves beside its results.csv: summary.csv, the figures and
-report.html — written once here for ``dlbkit simulate`` and ``run_experiment(report=True)``."""
+report.html — written once here for ``dlbkit simulate`` and for Python
+(``write_outputs(dlbkit.run_experiment(FILE))``)."""
 
 from __future__ import annotations
 

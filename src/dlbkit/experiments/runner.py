@@ -100,7 +100,7 @@ class Sweep:
 
 def run_experiment(experiment: Experiment | str | Path, out: str | Path | None = None, *,
                    executor: Executor | None = None, jobs: int = 1, progress: Progress | None = None,
-                   keep_traces: bool = True, batch: int | str = DEFAULT_BATCH, report: bool = False) -> Sweep:
+                   keep_traces: bool = True, batch: int | str = DEFAULT_BATCH) -> Sweep:
     """Run the sweep of *experiment* (an :class:`Experiment` or the path of its TOML file) into *out*
     (default ``out/<experiment name>``), as :func:`run_sweep` does; return the :class:`Sweep`.
 
@@ -116,8 +116,9 @@ def run_experiment(experiment: Experiment | str | Path, out: str | Path | None =
     but at most half of the remaining runs over the workers (factoring), one run per task for runs
     of 0.1 s or more (:mod:`dlbkit.experiments.batching`). Rows are the same whatever the batch.
 
-    *report*: also write summary.csv, the figures and report.html, as ``dlbkit simulate`` does
-    (:func:`~dlbkit.experiments.outputs.write_outputs`); without it, results.csv alone.
+    It writes results.csv; :func:`dlbkit.experiments.write_outputs` then writes summary.csv, the
+    figures and report.html, as ``dlbkit simulate`` does (not called here: the report's modules import
+    ``dlbkit``, which imports this one).
     """
     if not isinstance(experiment, Experiment):
         from .spec import load_experiment
@@ -128,13 +129,8 @@ def run_experiment(experiment: Experiment | str | Path, out: str | Path | None =
         experiment = load_experiment(experiment)
     if out is None:
         out = Path("out") / experiment.name
-    sweep = run_sweep(experiment, out, jobs=jobs, executor=executor, progress=progress, keep_traces=keep_traces,
-                      batch=batch)
-    if report:  # what dlbkit simulate writes beside results.csv
-        from .outputs import write_outputs
-
-        write_outputs(sweep, jobs=jobs)
-    return sweep
+    return run_sweep(experiment, out, jobs=jobs, executor=executor, progress=progress, keep_traces=keep_traces,
+                     batch=batch)
 
 
 def run_sweep(experiment: Experiment, out_dir: str | Path, *, jobs: int = 1, executor: Executor | None = None,
