@@ -44,6 +44,10 @@ def test_simulate_writes_results_summary_plots_and_report(tmp_path, capsys):
     rows = list(csv.DictReader(open(out_dir / "results.csv", newline="")))
     assert sorted((r["label"], int(r["repetition"])) for r in rows) == \
         sorted((lbl, k) for lbl in ("ss", "STATIC") for k in range(3))
+    means = {lbl: statistics.mean(float(r["makespan"]) for r in rows if r["label"] == lbl) for lbl in ("ss", "STATIC")}
+    best = min(means, key=means.get)  # the table is followed by the verdict on the family's main metric
+    verdict = next(ln for ln in out.splitlines() if ln.startswith("best makespan (lower is better): "))
+    assert verdict.startswith(f"best makespan (lower is better): {best} ") and "runner-up" in verdict
     assert all(r["status"] == "ok" and r["experiment"] == "tiny" for r in rows)
     assert {int(r["seed"]) for r in rows} == {run_seed(7, k) for k in range(3)}
     assert all(float(r["chunks"]) == 120 for r in rows if r["label"] == "ss")

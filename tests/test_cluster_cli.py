@@ -165,3 +165,26 @@ def test_more_nodes_than_cpus_is_one_warning_line(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"dlbkit: warning: {n} workers on "), done.stderr
+
+
+def test_a_placement_balancer_of_ones_own_in_the_jobs_module_is_found(tmp_path):
+    # as `dlbkit run` does, the job's module is imported before --balancer is checked, so the
+    # balancer it registers can be named; before, it was refused as unknown
+    (tmp_path / "work.py").write_text(WORK + textwrap.dedent('''
+        from dlbkit import PlacementBalancer, Taxonomy, register
+
+        @register
+        class Own(PlacementBalancer):
+            """Keep every job where it arrives."""
+            name = "own-local-test"
+            source = "a test"
+            taxonomy = Taxonomy("arrival", "distributed", "none", "one task", "origin")
+            reads_loads = False
+
+            def place(self, view):
+                return view.node
+        '''))
+    done = _cli(tmp_path, "cluster", "work:job", "--jobs", "20", "--workers", "2", "-b", "own-local-test", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.splitlines()[0])
+    assert out["jobs"] == 20 and out["failed"] == 0 and out["balancer"] == "own-local-test"

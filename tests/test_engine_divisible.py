@@ -150,6 +150,13 @@ def test_unknown_mechanism_and_bad_master():
         simulate_divisible(Platform([Node("m")]), Divisible(3), Static())
 
 
+def test_a_mistyped_master_name_in_an_experiment_gets_the_closest_node():
+    from dlbkit.families.divisible import check_options
+    with pytest.raises(ConfigError) as e:
+        check_options({"master": "mastr"}, Platform([Node("master"), Node("a")]), "engine")
+    assert str(e.value) == "engine.master must be a node name (master, a) or index; got 'mastr' (did you mean 'master'?)"
+
+
 def test_rounds_mechanism_equal_chunks():
     """Static size 5 per round on speeds 1 and 2, no communication: rounds last 5 s (the slow one)."""
     p = Platform([Node("m"), Node("a", speed=1.0), Node("b", speed=2.0)], Network(latency=0.0, bandwidth=1.0))

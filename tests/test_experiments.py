@@ -9,8 +9,10 @@ import pytest
 
 import dlbkit
 from dlbkit import ConfigError
-from dlbkit.experiments import (Experiment, format_table, gantt, load_experiment, mean_ci, run_seed, run_sweep,
+from dlbkit.experiments import (Experiment, format_table, format_verdict, gantt, load_experiment, mean_ci, run_seed, run_sweep,
                                 summarise, work_over_time)
+from dlbkit.experiments import write_outputs
+from dlbkit.experiments.summary import Stat
 from dlbkit.experiments import runner as runner_mod
 
 from experiment_files import TINY
@@ -63,6 +65,24 @@ def test_summary_groups_by_label_and_point():
     row_b = next(ln for ln in text.splitlines() if ln.startswith("B "))
     assert row_b.split()[-1] == "10" and "±" not in row_b  # one repetition: the mean alone
 
+
+
+def test_the_verdict_names_the_winner_its_lead_and_whether_the_intervals_part():
+    def stat(label, point, metric, mean, ci):
+        return Stat(label, label, point, metric, 3, mean, 1.0, ci)
+
+    summary = [stat("gss", "", "makespan", 956.1, 64.9), stat("fac2", "", "makespan", 500.4, 31.9),
+               stat("mine", "", "makespan", 483.7, 84.0)]
+    assert format_verdict(summary, "makespan") == [
+        "best makespan (lower is better): mine 483.7 s; runner-up fac2 500.4 s (+3.5%, 95% intervals overlap: "
+        "not a clear win); last gss 956.1 s (+97.7%)"]
+    apart = [stat("a", "n=1", "efficiency", 0.9, 0.01), stat("b", "n=1", "efficiency", 0.5, 0.01),
+             stat("a", "n=2", "efficiency", 0.7, 0.01), stat("b", "n=2", "efficiency", 0.7, 0.01)]
+    assert format_verdict(apart, "efficiency") == [  # higher is better; a point where both agree says nothing
+        "at n=1: best efficiency (higher is better): a 0.9000; runner-up b 0.5000 (-44.4%, 95% intervals apart)"]
+    assert format_verdict(summary[:1], "makespan") == []
+    alike = [stat("a", "", "makespan", 50.00002, float("nan")), stat("b", "", "makespan", 50.000024, float("nan"))]
+    assert format_verdict(alike, "makespan") == []  # the table says "same for every balancer: makespan 50.00"
 
 # --- specification ------------------------------------------------------------------------------------
 def test_common_random_numbers_same_seed_for_every_balancer(tmp_path):
@@ -268,3 +288,17 @@ def test_gantt_draws_one_bar_per_chunk_and_work_reaches_items_done(tmp_path):
     finals = sorted(line.get_ydata()[-1] for line in fig2.axes[0].lines)
     assert finals == sorted(np.bincount(ct["node"], weights=ct["count"]).tolist())
     assert sum(finals) == 120
+
+
+def test_write_outputs_after_run_experiment_writes_what_dlbkit_simulate_writes(tmp_path):
+    (tmp_path / "tiny.toml").write_text(TINY)
+    sweep = dlbkit.run_experiment(tmp_path / "tiny.toml", tmp_path / "all")
+    assert sorted(p.name for p in (tmp_path / "all").iterdir()) == ["results.csv"]
+    write_outputs(sweep)
+    names = sorted(p.name for p in (tmp_path / "all").iterdir())
+    assert names == ["efficiency.png", "gantt_STATIC.png", "gantt_ss.png", "makespan.png", "report.html",
+                     "results.csv", "summary.csv", "work_STATIC.png", "work_ss.png"]
+    summary = csv_rows(tmp_path / "all" / "summary.csv")
+    ss = next(r for r in summary if r["label"] == "ss" and r["metric"] == "makespan")
+    assert float(ss["mean"]) == pytest.approx(np.mean([r["makespan"] for r in sweep.rows if r["label"] == "ss"]),
+                                              rel=1e-12)

@@ -215,6 +215,7 @@ def dlbkit_cmd(*args, cwd, mpi=0, timeout=MPI_TIMEOUT):
 
 @pytest.mark.parametrize("args, words", [
     (["--executor", "ray"], ["--executor", "local, mpi, dask", "'ray'"]),
+    (["--executor", "mpii"], ["--executor must be one of local, mpi, dask; got 'mpii' (did you mean 'mpi'?)"]),
     (["--executor", "mpi", "--jobs", "2"], ["--jobs", "omitted with --executor mpi"]),
     (["--executor", "dask"], ["--scheduler", "a running Dask scheduler"]),
     (["--scheduler", "tcp://127.0.0.1:8786"], ["--scheduler", "used with --executor dask"]),

@@ -200,7 +200,7 @@ def test_entry_points_reject_bad_arguments_before_any_work(call, field):
 def test_simulate_says_which_node_is_the_master(tmp_path, capsys):
     r = simulate(small(), Divisible(40), "ss")
     assert r.trace.meta["master"] == "m" and r.trace.meta["master_computes"] is False
-    assert "master 'm' hands out work, does not compute" in repr(r)
+    assert repr(r) == f"<Result divisible, ss: makespan {r.makespan:.6g} s, master 'm' hands out work, does not compute>"
     assert r.trace.n_nodes == 2  # m computes nothing
     code, out, _ = run_cli(capsys, "simulate", write(tmp_path, TINY), "--out", tmp_path / "out")
     assert code == 0

@@ -6,7 +6,7 @@ Balancers decide, engines do: the same balancer objects drive the simulator and 
 from .api import Result, Schedule, schedule, simulate
 from .balancers import (Balancer, ChunkingBalancer, MigrationBalancer, PlacementBalancer, RepartitionBalancer, Taxonomy,
                         Transfer)
-from .balancers.registry import REGISTRY, make
+from .balancers.registry import REGISTRY, make, register
 from .errors import ConfigError, DlbkitError, DlbkitWarning, TaskError
 from .replay import replay
 from .cluster import Cluster
@@ -32,7 +32,7 @@ __all__ = [
     "TaskTree", "FlatTasks", "Spmd", "TaskGraph", "Stream", "Demand", "LoopView", "TreeView", "SpmdView", "StreamView",
     "Trace",
     # balancers
-    "Balancer", "ChunkingBalancer", "MigrationBalancer", "RepartitionBalancer", "PlacementBalancer", "Transfer", "Taxonomy", "REGISTRY", "make",
+    "Balancer", "ChunkingBalancer", "MigrationBalancer", "RepartitionBalancer", "PlacementBalancer", "Transfer", "Taxonomy", "REGISTRY", "make", "register",
     # errors
     "DlbkitError", "ConfigError", "TaskError", "DlbkitWarning",
 ]

@@ -75,6 +75,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"dlbkit: error: {message} (see '{self.prog} --help')\n")
 
 
+def _add_import(parser: argparse.ArgumentParser) -> None:
+    """``--import MODULE``: a balancer of the user's own, registered when its module is imported, can
+    then be named like a shipped one (an experiment file stays data: the code is named on the command
+    line)."""
+    parser.add_argument("--import", dest="imports", metavar="MODULE", action="append", default=[],
+                        help="a Python module or .py file to import first (repeatable), e.g. one whose "
+                             "balancers of your own are @register-ed (from dlbkit import register), so that "
+                             "their names can be used here")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -104,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="a progress bar on stderr: of the runs, or of the work done inside the run when "
                         "there is one run to do (default: when stderr is a terminal)")
+    _add_import(s)
     s.set_defaults(func=_cmd_simulate)
 
     b = sub.add_parser("balancers", help="list the registered balancers",
@@ -111,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "taxonomy and source.")
     b.add_argument("--json", action="store_true", help="a JSON list of objects")
     b.add_argument("--kind", metavar="KIND", help="only balancers of this kind: " + ", ".join(balancer_kinds()))
+    _add_import(b)
     b.set_defaults(func=_cmd_balancers)
 
     f = sub.add_parser("families", help="list the workload families: workload, balancer kind, engines, metrics",
@@ -171,6 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = argv
     _files_only_plots()
     try:
+        for name in getattr(args, "imports", None) or ():  # before any name is resolved
+            load_module(name, "--import")
         return int(args.func(args) or 0)
     except DlbkitError as e:
         print(f"dlbkit: error: {_one_line(str(e))}", file=sys.stderr)
@@ -312,8 +326,7 @@ def _cmd_simulate(args) -> int:
 
 
 def _simulate(args, executor, where: str) -> int:
-    from .experiments import (format_table, load_experiment, run_sweep, save_all, summarise, write_report,
-                              write_summary_csv)
+    from .experiments import format_table, format_verdict, load_experiment, run_sweep, summarise, write_outputs
 
     path = find_experiment(args.experiment)
     try:
@@ -339,13 +352,11 @@ def _simulate(args, executor, where: str) -> int:
     summary = summarise(sweep.rows)
     for message in _unused_availability(exp, sweep.rows):
         print(f"dlbkit: warning: {message}", file=sys.stderr)
-    write_summary_csv(summary, out / "summary.csv")
     print()
     print(format_table(summary) if summary else "no successful runs")
-    images = save_all(out, summary, sweep.traces, family=exp.family, jobs=args.jobs, remove_stale=True,
-                      runs=[(r["label"], r["point"]) for r in sweep.rows if r["repetition"] == 0])
-    command = shlex.join(["dlbkit", *args.argv])
-    write_report(out / "report.html", sweep, summary, images, command=command)
+    for line in format_verdict(summary, exp.family.bar_metrics[0]):
+        print(line)
+    images = write_outputs(sweep, summary=summary, jobs=args.jobs, command=shlex.join(["dlbkit", *args.argv]))
     n_png = sum(len(v) for v in images.values())
     print(f"\n{sweep.ran} runs done, {sweep.skipped} reused from an earlier sweep, {len(sweep.failures)} failed; "
           f"{time.perf_counter() - t0:.1f} s")
@@ -695,22 +706,19 @@ def check_balancer_arg(name: str, kind: str | tuple[str, ...], params: dict | No
         resolve(cls.name, params, kind=kinds, field="--balancer")
 
 
-def load_function(target: str):
-    """The function named by ``MODULE:FUNCTION`` or ``FILE.py:FUNCTION`` (imported as ``python -m`` would:
-    the current directory first; a file's own directory first)."""
+def load_module(mod_name: str, field: str = "MODULE"):
+    """The module *mod_name* (a dotted name importable from the current directory or sys.path, or a
+    .py file), imported once; bad names are a ConfigError naming *field*, a module that fails while
+    importing a DlbkitError naming it."""
     import importlib
     import importlib.util
     import os
 
-    mod_name, sep, fn_name = target.rpartition(":")
-    if not sep or not mod_name or not fn_name:
-        raise ConfigError("MODULE:FUNCTION", target,
-                          "a module or .py file and a function, separated by ':' (e.g. work:step or work.py:step)")
     try:
         if mod_name.endswith(".py") or "/" in mod_name or os.sep in mod_name:
             path = Path(mod_name)
             if not path.is_file() or path.suffix != ".py":
-                raise ConfigError("MODULE", mod_name, "an existing .py file or an importable module name")
+                raise ConfigError(field, mod_name, "an existing .py file or an importable module name")
             folder = str(path.parent.resolve())
             if folder not in sys.path:
                 sys.path.insert(0, folder)
@@ -736,13 +744,24 @@ def load_function(target: str):
                 module = importlib.import_module(mod_name)
             except ModuleNotFoundError as e:
                 if e.name and (mod_name == e.name or mod_name.startswith(e.name + ".")):
-                    raise ConfigError("MODULE", mod_name, "a module importable from the current directory or "
+                    raise ConfigError(field, mod_name, "a module importable from the current directory or "
                                       "sys.path, or a .py file") from None
                 raise
     except DlbkitError:
         raise
     except (Exception, SystemExit) as e:  # the user's module failed while importing
         raise DlbkitError(f"importing {mod_name} failed: {type(e).__name__}: {e}") from None
+    return module
+
+
+def load_function(target: str):
+    """The function named by ``MODULE:FUNCTION`` or ``FILE.py:FUNCTION`` (imported as ``python -m`` would:
+    the current directory first; a file's own directory first)."""
+    mod_name, sep, fn_name = target.rpartition(":")
+    if not sep or not mod_name or not fn_name:
+        raise ConfigError("MODULE:FUNCTION", target,
+                          "a module or .py file and a function, separated by ':' (e.g. work:step or work.py:step)")
+    module = load_module(mod_name)
     obj: Any = module
     for part in fn_name.split("."):
         obj = getattr(obj, part, None)
@@ -1106,6 +1125,7 @@ def _add_replay_parser(sub) -> None:
                          "scatter-4.2, scatter-4.3, monitored); the recorded model is always replayed, and each "
                          "--balancer runs under it")
     rp.add_argument("--json", action="store_true", help="a JSON object")
+    _add_import(rp)
     rp.set_defaults(func=_cmd_replay)
 
 
@@ -1264,8 +1284,8 @@ def _cmd_cluster(args) -> int:
     if args.workers is not None and args.workers < 1:
         raise ConfigError("--workers", args.workers, "an integer >= 1")
     params = parse_params(args.param, example="d=2")
+    fn = load_function(args.target)  # first, as `dlbkit run` does: its module may register the balancer
     check_balancer_arg(args.balancer, "placement", params)
-    fn = load_function(args.target)
     emulate = _emulate_arg(args.emulate)
     record = _writable_file(args.record, "--record")
     workers = args.workers  # None: one node per speed factor, per platform node, or per usable CPU (Cluster's rule)
@@ -1346,6 +1366,7 @@ def _add_schedule_parser(sub) -> None:
     sc.add_argument("--seed", type=int, default=0, help="seed of a randomised balancer (default 0)")
     sc.add_argument("--gantt", metavar="FILE.png", help="also draw the Gantt chart to this file")
     sc.add_argument("--json", action="store_true", help="a JSON object: makespan, assignment, start, finish")
+    _add_import(sc)
     sc.set_defaults(func=_cmd_schedule)
 
 
@@ -1412,6 +1433,7 @@ def _add_advise_parser(sub) -> None:
                          "self-scheduling rule but rnd, sanchez and proportional)")
     ad.add_argument("--plot", metavar="FILE.png", help="also draw the run's auto choices and predictions per step")
     ad.add_argument("--json", action="store_true", help="a JSON list, best first")
+    _add_import(ad)
     ad.set_defaults(func=_cmd_advise)
 
 

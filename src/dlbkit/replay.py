@@ -75,7 +75,7 @@ import numpy as np
 from .api import simulate
 from .results import Result
 from .balancers.base import Balancer
-from .balancers.registry import resolve
+from .balancers.registry import REGISTRY, resolve
 from .errors import ConfigError
 from .model.availability import Piecewise, Recorded
 from .model.platform import Network, Node, Platform
@@ -226,7 +226,10 @@ def _balancer(trace: Trace, balancer: Balancer | str | None, params: Mapping | N
             return resolve(trace.balancer, {**recorded, **dict(params or {})}, kind=kind)
         except ConfigError as e:
             if balancer is None and not params:
-                raise ConfigError(f"recorded {e.field}", e.value, e.allowed) from None
+                own = "" if str(trace.balancer).lower() in REGISTRY else (
+                    " (a balancer of your own: import the module that registers it first; dlbkit replay "
+                    "--import MODULE)")
+                raise ConfigError(f"recorded {e.field}", e.value, e.allowed + own) from None
             raise
     return resolve(balancer, params, kind=kind)
 

@@ -84,4 +84,4 @@ class Result:
         if master is not None:  # the divisible family's master: say whether it computed
             role = f", master {master!r}" + (" also computes" if self.trace.meta.get("master_computes")
                                               else " hands out work, does not compute")
-        return f"<{type(self).__name__} {self.family.name}, {name}: makespan {self.makespan:.6g}{role}>"
+        return f"<{type(self).__name__} {self.family.name}, {name}: makespan {self.makespan:.6g} s{role}>"

@@ -31,7 +31,7 @@ from ..model.trace import Decision
 from .base import (ChunkingBalancer, MappingBalancer, MigrationBalancer, PlacementBalancer, Plan, RepartitionBalancer,
                    Transfer)
 
-__all__ = ["chunk", "allocation", "victims", "checked_requests", "given", "placements", "transfers", "repartition", "plan",
+__all__ = ["chunk", "chunk_count", "allocation", "victims", "checked_requests", "given", "placements", "transfers", "repartition", "plan",
            "online_place", "place", "checked_node"]
 
 
@@ -50,10 +50,21 @@ def _note(record: list | None, view, node: int, hook: str, answer, view_copy=Non
 
 
 # --- chunking ---------------------------------------------------------------------------------------
+def chunk_count(balancer: ChunkingBalancer, answer) -> int:
+    """A chunking rule's *answer* as a whole number of items (its integer part), or a ConfigError
+    naming the balancer: a rule's own code returning None (a forgotten ``return``), text or NaN
+    otherwise surfaced as a bare ``int()`` error from inside dlbkit."""
+    try:
+        return int(answer)
+    except (TypeError, ValueError, OverflowError):
+        raise ConfigError(f"the answer of {balancer.name}.chunk", answer,
+                          "a number of items (engines take its integer part, clamped to [1, remaining])") from None
+
+
 def chunk(balancer: ChunkingBalancer, view, node: int, record: list | None = None) -> int:
     """How many items *node* gets now: the balancer's answer clamped to [1, ``view.remaining``]."""
     seen = copy.deepcopy(view) if record is not None else None  # rules may learn in chunk(): copy first
-    n = int(balancer.chunk(view, node))
+    n = chunk_count(balancer, balancer.chunk(view, node))
     n = 1 if n < 1 else (n if n < view.remaining else view.remaining)
     _note(record, view, node, "chunk", n, seen)
     return n

@@ -14,7 +14,11 @@ REGISTRY: dict[str, type] = {}
 def register(cls: type) -> type:
     if not cls.name:
         raise TypeError(f"{cls.__name__} needs a registry name")
-    if cls.name in REGISTRY and REGISTRY[cls.name] is not cls:
+    known = REGISTRY.get(cls.name)
+    # the same class defined again (a notebook cell or a script run twice, a module reloaded) replaces
+    # itself; another class may not take a name
+    same = known is not None and (known.__module__, known.__qualname__) == (cls.__module__, cls.__qualname__)
+    if known is not None and known is not cls and not same:
         raise TypeError(f"balancer name {cls.name!r} is taken by {REGISTRY[cls.name].__name__}")
     REGISTRY[cls.name] = cls
     return cls
@@ -88,6 +92,9 @@ def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | 
     elif isinstance(balancer, Balancer):
         b = balancer.clone().set_params(**dict(params)) if params else balancer
         b.validate()
+    elif isinstance(balancer, type) and issubclass(balancer, Balancer):  # the class for an object: say so
+        raise ConfigError(field, balancer, f"{hint}: its name ({balancer.name!r}) or an instance "
+                          f"({balancer.__name__}()), not the class")
     else:
         raise ConfigError(field, balancer, hint + (", or None" if allow_none else ""))
     if kinds and b.kind not in kinds:

@@ -11,10 +11,11 @@ Typical use (the CLI's ``dlbkit simulate`` does exactly this)::
 
 from ..plots import efficiency_bars, gantt, makespan_bars, metric_bars, work_over_time
 from .figures import save_all
+from .outputs import write_outputs
 from .report import write_report
 from .runner import Sweep, read_results, run_sweep
 from .spec import BalancerSpec, Experiment, RunSpec, load_experiment, run_seed
-from .summary import Stat, format_table, mean_ci, summarise, write_summary_csv
+from .summary import Stat, format_table, format_verdict, mean_ci, summarise, write_summary_csv
 
 __all__ = [
     # specification
@@ -22,7 +23,7 @@ __all__ = [
     # running
     "Sweep", "run_sweep", "read_results",
     # summarising
-    "Stat", "mean_ci", "summarise", "format_table", "write_summary_csv",
+    "Stat", "mean_ci", "summarise", "format_table", "format_verdict", "write_summary_csv",
     # plots and report
-    "gantt", "work_over_time", "makespan_bars", "efficiency_bars", "metric_bars", "save_all", "write_report",
+    "gantt", "work_over_time", "makespan_bars", "efficiency_bars", "metric_bars", "save_all", "write_report", "write_outputs",
 ]

@@ -20,7 +20,7 @@ import contextlib
 import importlib.util
 from typing import Iterator
 
-from ..errors import ConfigError
+from ..errors import ConfigError, closest
 
 __all__ = ["EXECUTORS", "SERVED", "check_executor", "open_executor"]
 
@@ -37,7 +37,7 @@ def check_executor(name: str, *, jobs: int = 1, scheduler: str | None = None) ->
     """Raise ConfigError, naming the flag, if ``--executor`` *name* and the options beside it do not
     fit (checked the same on every rank, before any rank starts MPI)."""
     if name not in EXECUTORS:
-        raise ConfigError("--executor", name, "one of " + ", ".join(EXECUTORS))
+        raise ConfigError("--executor", name, "one of " + ", ".join(EXECUTORS), suggest=closest(name, EXECUTORS))
     if name != "local" and jobs != 1:
         raise ConfigError("--jobs", jobs, f"omitted with --executor {name} (the executor's workers run the runs)")
     if name == "dask" and not scheduler:

@@ -115,6 +115,10 @@ def run_experiment(experiment: Experiment | str | Path, out: str | Path | None =
     an integer N, N runs per task; ``"auto"`` (the default), about 0.1 s of measured work per task
     but at most half of the remaining runs over the workers (factoring), one run per task for runs
     of 0.1 s or more (:mod:`dlbkit.experiments.batching`). Rows are the same whatever the batch.
+
+    It writes results.csv; :func:`dlbkit.experiments.write_outputs` then writes summary.csv, the
+    figures and report.html, as ``dlbkit simulate`` does (not called here: the report's modules import
+    ``dlbkit``, which imports this one).
     """
     if not isinstance(experiment, Experiment):
         from .spec import load_experiment

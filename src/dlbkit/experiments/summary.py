@@ -14,7 +14,7 @@ from scipy import stats
 
 from ..model.metrics import METRICS
 
-__all__ = ["Stat", "mean_ci", "summarise", "format_table", "write_summary_csv", "table_metrics"]
+__all__ = ["Stat", "mean_ci", "summarise", "format_table", "format_verdict", "write_summary_csv", "table_metrics"]
 
 CONFIDENCE = 0.95
 
@@ -188,3 +188,42 @@ def format_table(summary: Sequence[Stat], metrics: Sequence[str] | None = None, 
         legend += "; * best mean per metric"
     out.append(legend)
     return "\n".join(line_.rstrip() for line_ in out)
+
+
+def format_verdict(summary: Sequence[Stat], metric: str) -> list[str]:
+    """One line per grid point saying which balancer has the best mean *metric* (the family's main
+    one, its first ``bar_metrics``), by how much it leads the runner-up, whether their 95% intervals
+    overlap (then the lead is not a clear win), and how far the last one is: what a reader of the
+    table asks first. Nothing when fewer than two balancers have a finite mean or the table shows them
+    all alike (it then states the metric once, as the same for every balancer)."""
+    description, direction = METRICS.get(metric, ("", "lower"))
+    unit = " s" if description.endswith("(s)") else ""
+    lines = []
+    points = list(dict.fromkeys(s.point for s in summary))
+    for p in points:
+        stats_ = [s for s in summary if s.point == p and s.metric == metric and math.isfinite(s.mean)]
+        stats_.sort(key=lambda s: s.mean, reverse=direction == "higher")
+        if len(stats_) < 2 or len({format_cell(s.mean, s.ci95) for s in stats_}) == 1:
+            continue  # the table states it once, as the same for every balancer
+        best, second, last = stats_[0], stats_[1], stats_[-1]
+
+        def value(s: Stat) -> str:
+            return format_cell(s.mean, math.nan) + unit
+
+        def behind(s: Stat) -> str:
+            return f"{(s.mean - best.mean) / abs(best.mean):+.1%}" if best.mean else "n/a"
+
+        if value(second) == value(best):
+            sure = "tied"
+        elif not (math.isfinite(best.ci95) and math.isfinite(second.ci95)):
+            sure = "one repetition: no interval"
+        elif abs(second.mean - best.mean) <= best.ci95 + second.ci95:
+            sure = "95% intervals overlap: not a clear win"
+        else:
+            sure = "95% intervals apart"
+        text = (f"best {metric} ({direction} is better): {best.label} {value(best)}; "
+                f"runner-up {second.label} {value(second)} ({behind(second)}, {sure})")
+        if last is not second:
+            text += f"; last {last.label} {value(last)} ({behind(last)})"
+        lines.append((f"at {p}: " if any(points) else "") + text)
+    return lines

@@ -5,7 +5,7 @@ from __future__ import annotations
 from numbers import Integral
 from typing import Mapping
 
-from ..errors import ConfigError
+from ..errors import ConfigError, closest
 from ..model import check
 from ..model.metrics import compute
 from ..model.platform import Platform
@@ -39,7 +39,8 @@ def check_options(d: Mapping, platform: Platform, path: str) -> None:
         names = [n.name for n in platform.nodes]
         if isinstance(m, str):
             if m not in names:
-                raise ConfigError(f"{path}.master", m, "a node name (" + ", ".join(names) + ") or index")
+                raise ConfigError(f"{path}.master", m, "a node name (" + ", ".join(names) + ") or index",
+                                  suggest=closest(m, names))
         elif isinstance(m, Integral) and not isinstance(m, bool):
             check.integer(m, f"{path}.master", lo=0, hi=platform.n_nodes - 1)
         else:

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, closest
 from . import check
 from .gcpause import paused_gc
 from .graph import MAX_TASKS, TaskGraph  # a generator past MAX_TASKS would run for hours before a run
@@ -221,8 +221,9 @@ def graph_from_dict(d, path: str = "workload"):
     if "tasks" in d:
         return TaskGraph.from_dict({k: v for k, v in d.items()}, path)
     name = d.pop("generator")
-    if name not in GENERATORS:
-        raise ConfigError(f"{path}.generator", name, "one of " + ", ".join(GENERATORS))
+    if not isinstance(name, str) or name not in GENERATORS:  # a list or a table is not a name (nor hashable)
+        raise ConfigError(f"{path}.generator", name, "one of " + ", ".join(GENERATORS),
+                          suggest=closest(name, GENERATORS))
     import inspect
     fn = GENERATORS[name]
     sig = inspect.signature(fn).parameters

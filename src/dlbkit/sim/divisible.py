@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..balancers.base import ChunkingBalancer, end_step, start_step
-from ..balancers.decide import allocation, chunk
+from ..balancers.decide import allocation, chunk, chunk_count
 from ..errors import ConfigError
 from ..model.gcpause import paused_gc
 from ..model.platform import Platform
@@ -400,7 +400,7 @@ def _fast_self_scheduling(m: _Master, log: list | None) -> None:
         # loop); the kernel path calls it, and tests/test_fast_paths.py checks the two agree
         n = decide(view, w)
         if n.__class__ is not int:
-            n = int(n)
+            n = chunk_count(m.balancer, n)
         if n < 1:
             n = 1
         elif n > remaining:

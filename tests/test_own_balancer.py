@@ -1,0 +1,144 @@
+"""A balancer of the user's own, written outside the package as docs/api.md ("Your own balancer")
+says: registered with ``dlbkit.register``, named in an experiment file run by ``dlbkit simulate
+--import``, and defined again (a notebook cell run twice) without an error."""
+
+import csv
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import dlbkit
+from dlbkit.balancers import REGISTRY
+from dlbkit.cli import main
+
+from experiment_files import TINY
+
+MODULE = '''
+from dlbkit import ChunkingBalancer, Taxonomy, register
+
+
+@register
+class HalfGuided(ChunkingBalancer):
+    """Half of GSS's chunk."""
+    name = "half-gss-test"
+    source = "a test"
+    taxonomy = Taxonomy("receiver", "central", "none", "R/2P", "next items")
+    reads_measurements = False
+
+    def chunk(self, view, worker):
+        return max(1, view.remaining // (2 * view.n_nodes))
+'''
+
+
+@pytest.fixture
+def own_module(tmp_path):
+    """The user's module, as a file; the registry and sys.modules are restored afterwards (the
+    contract tests run over the registry)."""
+    path = tmp_path / "mybal_test.py"
+    path.write_text(MODULE)
+    before = dict(REGISTRY)
+    yield path
+    REGISTRY.clear()
+    REGISTRY.update(before)
+    sys.modules.pop("mybal_test", None)
+
+
+def test_simulate_import_lets_an_experiment_name_a_balancer_of_ones_own(tmp_path, own_module, capsys):
+    exp = tmp_path / "exp.toml"
+    exp.write_text(TINY + '\n[[balancers]]\nname = "half-gss-test"\n')
+    assert main(["simulate", str(exp), "--out", str(tmp_path / "out")]) == 2
+    assert "got 'half-gss-test'" in capsys.readouterr().err
+    assert main(["simulate", str(exp), "--out", str(tmp_path / "out"), "--import", str(own_module)]) == 0
+    rows = list(csv.DictReader((tmp_path / "out" / "results.csv").open()))
+    mine = [r for r in rows if r["balancer"] == "half-gss-test"]
+    assert len(mine) == 3 and all(r["status"] == "ok" for r in mine)
+    assert (tmp_path / "out" / "gantt_half-gss-test.png").is_file()
+
+
+def test_an_import_that_is_not_a_module_is_one_line_and_status_2(tmp_path, capsys):
+    assert main(["balancers", "--import", "no_such_module_here"]) == 2
+    assert capsys.readouterr().err == ("dlbkit: error: --import must be a module importable from the current "
+                                       "directory or sys.path, or a .py file; got 'no_such_module_here'\n")
+
+
+def test_defining_the_same_balancer_again_replaces_it_and_another_class_may_not_take_its_name(own_module):
+    code = compile(own_module.read_text(), "<notebook cell>", "exec")
+    first, second = {"__name__": "__main__"}, {"__name__": "__main__"}
+    exec(code, first)
+    exec(code, second)  # the cell run again: before, TypeError "balancer name ... is taken"
+    assert REGISTRY["half-gss-test"] is second["HalfGuided"]
+
+    class Other(dlbkit.ChunkingBalancer):
+        name = "half-gss-test"
+
+        def chunk(self, view, worker):
+            return 1
+
+    with pytest.raises(TypeError, match="balancer name 'half-gss-test' is taken by HalfGuided"):
+        dlbkit.register(Other)
+
+
+def test_passing_the_class_instead_of_an_instance_says_what_to_pass():
+    platform = dlbkit.Platform([dlbkit.Node("m"), dlbkit.Node("a", speed=2.0)])
+    loop = dlbkit.Divisible(100)
+    guided = REGISTRY["gss"]
+    with pytest.raises(dlbkit.ConfigError) as e:
+        dlbkit.simulate(platform, loop, guided)
+    assert str(e.value) == ("balancer must be a chunking balancer (dlbkit balancers --kind chunking): its name "
+                            f"('gss') or an instance (Guided()), not the class; got {guided!r}")
+
+
+def test_a_recording_made_with_ones_own_balancer_replays_with_import_and_says_so_without(tmp_path, own_module,
+                                                                                        capsys):
+    assert main(["balancers", "--import", str(own_module)]) == 0
+    record = tmp_path / "run.json"
+    dlbkit.run_map(abs, range(40), balancer="half-gss-test", workers=1, record=record)
+    del REGISTRY["half-gss-test"]  # a fresh command line, which has not imported the module
+    sys.modules.pop("mybal_test", None)
+    capsys.readouterr()
+    assert main(["replay", str(record)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dlbkit: error: recorded balancer must be a chunking balancer")
+    assert err.endswith(" (a balancer of your own: import the module that registers it first; dlbkit replay "
+                        "--import MODULE); got 'half-gss-test'\n")
+    assert main(["replay", str(record), "--import", str(own_module)]) == 0
+    assert "half-gss-test [recorded]" in capsys.readouterr().out
+
+
+def test_the_docs_example_of_ones_own_balancer_runs_as_written():
+    text = (Path(__file__).parents[1] / "docs" / "api.md").read_text()
+    start = text.index("```python", text.index("**Your own"))
+    code = textwrap.dedent(text[start + len("```python"):text.index("```", start + 3)])
+    before = dict(REGISTRY)
+    try:
+        exec(compile(code, "docs/api.md", "exec"), {"__name__": "docs_example"})
+        platform = dlbkit.Platform([dlbkit.Node("m"), dlbkit.Node("a"), dlbkit.Node("b", speed=4.0)])
+        r = dlbkit.simulate(platform, dlbkit.Divisible(1000), "half-gss", master="m")
+        # chunks are R // 4: 250, 187, 140, ... down to 1 item, so the loop takes more of them than P
+        assert r.trace.count[0] == 250 and sum(r.trace.count) == 1000
+    finally:
+        REGISTRY.clear()
+        REGISTRY.update(before)
+
+
+class ForgotReturn(dlbkit.ChunkingBalancer):
+    """A rule whose chunk() forgot its return."""
+    name = "forgot-return-test"
+
+    def chunk(self, view, worker):
+        view.remaining // 2
+
+
+@pytest.mark.parametrize("how", ["simulate", "simulate on the kernel", "map"])
+def test_a_chunking_rule_that_returns_none_is_a_config_error_naming_it(how):
+    platform = dlbkit.Platform([dlbkit.Node("m"), dlbkit.Node("a")])
+    with pytest.raises(dlbkit.ConfigError) as e:
+        if how == "map":
+            dlbkit.map(abs, range(10), balancer=ForgotReturn(), workers=1)
+        else:
+            dlbkit.simulate(platform, dlbkit.Divisible(10), ForgotReturn(), master="m",
+                            fast_path=how == "simulate")
+    assert str(e.value) == ("the answer of forgot-return-test.chunk must be a number of items (engines take its "
+                            "integer part, clamped to [1, remaining]); got None")
