@@ -142,3 +142,19 @@ def test_a_chunking_rule_that_returns_none_is_a_config_error_naming_it(how):
                             fast_path=how == "simulate")
     assert str(e.value) == ("the answer of forgot-return-test.chunk must be a number of items (engines take its "
                             "integer part, clamped to [1, remaining]); got None")
+
+
+def test_a_name_with_capitals_is_refused_where_it_is_registered():
+    """Names are looked up lower-cased: "HalfGSS" was registered, then every lookup of it failed with
+    "got 'HalfGSS' (did you mean 'HalfGSS'?)"."""
+    class Capital(dlbkit.ChunkingBalancer):
+        name = "HalfGSS-test"
+
+        def chunk(self, view, worker):
+            return 1
+
+    with pytest.raises(TypeError) as e:
+        dlbkit.register(Capital)
+    assert str(e.value) == ("Capital's registry name 'HalfGSS-test' must be lower case (names are looked up "
+                            "case-insensitively)")
+    assert "HalfGSS-test" not in REGISTRY and "halfgss-test" not in REGISTRY

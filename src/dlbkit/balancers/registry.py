@@ -14,6 +14,10 @@ REGISTRY: dict[str, type] = {}
 def register(cls: type) -> type:
     if not cls.name:
         raise TypeError(f"{cls.__name__} needs a registry name")
+    if not isinstance(cls.name, str) or cls.name != cls.name.lower():
+        # names are looked up lower-cased (get, resolve): a capital would register a name no lookup finds
+        raise TypeError(f"{cls.__name__}'s registry name {cls.name!r} must be lower case "
+                        f"(names are looked up case-insensitively)")
     known = REGISTRY.get(cls.name)
     # the same class defined again (a notebook cell or a script run twice, a module reloaded) replaces
     # itself; another class may not take a name
