@@ -102,3 +102,20 @@ def test_a_mistyped_name_on_one_rank_keeps_its_suggestion_on_rank_0(tmp_path):
     assert reports[0][case] == {"message": f"topology must be {allowed} (rank 1's argument: every rank must pass "
                                            "the same); got 'rign' (did you mean 'ring'?)"}
     assert reports[2][case] == {"stopped": f"dlbkit: rank 2 stopping: rank 1 rejected the run: {mine}"}
+
+
+def test_a_rejected_rank_s_exit_survives_pickling_and_copying():
+    """No MPI: ``Rejected`` is built from another rank's verdict, not from its one line, so the default
+    exception pickling (``cls(*args)``) raised a TypeError; a process pool handing it back, or
+    ``copy.copy``, failed."""
+    import copy
+    import pickle
+
+    from dlbkit.runtime.backends.mpi import Rejected, _verdict
+
+    r = Rejected(2, 0, _verdict(ConfigError("emulate", [1.0], "one speed per worker rank")))
+    for again in (pickle.loads(pickle.dumps(r)), copy.copy(r)):
+        assert type(again) is Rejected and (again.rank, again.by) == (2, 0)
+        assert again.code == r.code == ("dlbkit: rank 2 stopping: rank 0 rejected the run: emulate must be one "
+                                        "speed per worker rank; got [1.0]")
+        assert str(again.error) == str(r.error) == "emulate must be one speed per worker rank; got [1.0]"

@@ -514,9 +514,14 @@ class Rejected(SystemExit):
 
     def __init__(self, rank: int, by: int, verdict: tuple):
         field, value, allowed, text, suggest = verdict
-        self.rank, self.by = rank, by
+        self.rank, self.by, self.verdict = rank, by, tuple(verdict)
         self.error = ConfigError(field, _Shown(value), allowed, suggest=suggest) if field is not None else None
         super().__init__(f"dlbkit: rank {rank} stopping: rank {by} rejected the run: {text}")
+
+    def __reduce__(self):
+        # an exception pickles as cls(*args), and args is the one line: rebuild from the parts instead
+        # (copy.copy, or a process pool handing it back, failed with a TypeError)
+        return type(self), (self.rank, self.by, self.verdict)
 
     def naming(self, error: ConfigError) -> "Rejected":
         """The same end, saying *error* (this one's ConfigError, renamed) instead."""
