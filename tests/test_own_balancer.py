@@ -131,17 +131,26 @@ class ForgotReturn(dlbkit.ChunkingBalancer):
         view.remaining // 2
 
 
+class SaysText(dlbkit.ChunkingBalancer):
+    """A rule answering text that spells a number (int() would take "12", but not "1.5")."""
+    name = "says-text-test"
+
+    def chunk(self, view, worker):
+        return "12"
+
+
+@pytest.mark.parametrize("rule, got", [(ForgotReturn, "None"), (SaysText, "'12'")])
 @pytest.mark.parametrize("how", ["simulate", "simulate on the kernel", "map"])
-def test_a_chunking_rule_that_returns_none_is_a_config_error_naming_it(how):
+def test_a_chunking_rule_answering_none_or_text_is_a_config_error_naming_it(how, rule, got):
     platform = dlbkit.Platform([dlbkit.Node("m"), dlbkit.Node("a")])
     with pytest.raises(dlbkit.ConfigError) as e:
         if how == "map":
-            dlbkit.map(abs, range(10), balancer=ForgotReturn(), workers=1)
+            dlbkit.map(abs, range(10), balancer=rule(), workers=1)
         else:
-            dlbkit.simulate(platform, dlbkit.Divisible(10), ForgotReturn(), master="m",
+            dlbkit.simulate(platform, dlbkit.Divisible(10), rule(), master="m",
                             fast_path=how == "simulate")
-    assert str(e.value) == ("the answer of forgot-return-test.chunk must be a number of items (engines take its "
-                            "integer part, clamped to [1, remaining]); got None")
+    assert str(e.value) == (f"the answer of {rule.name}.chunk must be a number of items (engines take its "
+                            f"integer part, clamped to [1, remaining]); got {got}")
 
 
 def test_a_name_with_capitals_is_refused_where_it_is_registered():

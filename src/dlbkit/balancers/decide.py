@@ -53,8 +53,11 @@ def _note(record: list | None, view, node: int, hook: str, answer, view_copy=Non
 def chunk_count(balancer: ChunkingBalancer, answer) -> int:
     """A chunking rule's *answer* as a whole number of items (its integer part), or a ConfigError
     naming the balancer: a rule's own code returning None (a forgotten ``return``), text or NaN
-    otherwise surfaced as a bare ``int()`` error from inside dlbkit."""
+    otherwise surfaced as a bare ``int()`` error from inside dlbkit. Text is refused even when it
+    spells a number: ``int("12")`` would take it."""
     try:
+        if isinstance(answer, (str, bytes, bytearray)):
+            raise TypeError
         return int(answer)
     except (TypeError, ValueError, OverflowError):
         raise ConfigError(f"the answer of {balancer.name}.chunk", answer,
