@@ -167,3 +167,22 @@ def test_a_name_with_capitals_is_refused_where_it_is_registered():
     assert str(e.value) == ("Capital's registry name 'HalfGSS-test' must be lower case (names are looked up "
                             "case-insensitively)")
     assert "HalfGSS-test" not in REGISTRY and "halfgss-test" not in REGISTRY
+
+
+def test_a_spawned_pool_imports_the_module_that_registered_the_balancer(tmp_path, own_module):
+    """The runs carry the balancer's name: a forked worker inherits the registry of ``--import``, a
+    spawned one (Python 3.14's default is forkserver), or a Dask worker, did not, and every run of it
+    failed with "got 'half-gss-test'"."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from dlbkit.cli import load_module
+
+    load_module(str(own_module), "--import")
+    exp = tmp_path / "exp.toml"
+    exp.write_text(TINY + '\n[[balancers]]\nname = "half-gss-test"\n')
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        sweep = dlbkit.run_experiment(exp, tmp_path / "out", executor=pool, batch=9)
+    assert sweep.failures == []
+    mine = [r for r in sweep.rows if r["label"] == "half-gss-test"]
+    assert len(mine) == 3 and all(r["status"] == "ok" and r["makespan"] > 0 for r in mine)

@@ -25,11 +25,13 @@ this process writes results.csv, each run's row as its task comes back.
 from __future__ import annotations
 
 import csv
+import importlib
 import io
 import itertools
 import json
 import math
 import os
+import sys
 import time
 import uuid
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
@@ -389,6 +391,8 @@ def _execute(spec: RunSpec, keep_trace: bool, progress=None) -> tuple[dict, Trac
     takes = families.of(spec.workload).engine_named(spec.engine_name).api_options
     extra = {} if progress is None or "progress" not in takes else {"progress": progress}
     try:
+        if spec.module is not None and spec.module not in sys.modules:  # see RunSpec.module
+            importlib.import_module(spec.module)
         result = simulate(spec.platform, spec.workload, spec.balancer, params=spec.params, seed=spec.seed,
                           engine_name=spec.engine_name, **spec.engine, **extra)
     except Exception as e:

@@ -131,6 +131,10 @@ class RunSpec:
     fingerprint: str
     #: the engine of the family that runs it (None: the family's default engine)
     engine_name: str | None = None
+    #: the module registering a balancer of the user's own (None: one of dlbkit's), imported by a
+    #: worker process that has not (a spawned or forkserver pool, a Dask worker): only a forked one
+    #: inherits the registry of ``--import`` or of the user's script
+    module: str | None = None
 
     @property
     def point_text(self) -> str:
@@ -284,12 +288,18 @@ class Experiment:
                         eng["info"] = dict(chosen)
                     fp = _fingerprint(pd, wd, eng if name is None else {**eng, ENGINE_NAME: name}, b, seed)
                     specs.append(RunSpec(b.label, b.name, dict(b.params), point, r, seed, platform, work,
-                                         eng, fp, name))
+                                         eng, fp, name, _own_module(b.name)))
         return specs
 
     @property
     def n_runs(self) -> int:
         return len(self._points) * self.repetitions * len(self.balancers)
+
+
+def _own_module(name: str) -> str | None:
+    """The module that registered balancer *name*, unless it is dlbkit's own."""
+    module = registry.get(name).__module__
+    return None if module == "dlbkit" or module.startswith("dlbkit.") else module
 
 
 def load_experiment(path: str | Path) -> Experiment:
