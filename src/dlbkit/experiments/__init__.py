@@ -3,10 +3,13 @@ with 95% confidence intervals, plots and an HTML report.
 
 Typical use (the CLI's ``dlbkit simulate`` does exactly this)::
 
-    from dlbkit.experiments import format_table, load_experiment, run_sweep, summarise
+    from dlbkit.experiments import format_table, format_verdict, load_experiment, run_sweep, summarise, write_outputs
     exp = load_experiment("demo.toml")
     sweep = run_sweep(exp, "out/demo", jobs=2)
-    print(format_table(summarise(sweep.rows)))
+    summary = summarise(sweep.rows)
+    print(format_table(summary))
+    print("\n".join(format_verdict(summary, exp.family.bar_metrics[0])))
+    write_outputs(sweep, summary=summary, jobs=2)  # summary.csv, the figures, report.html
 """
 
 from ..plots import efficiency_bars, gantt, makespan_bars, metric_bars, work_over_time
