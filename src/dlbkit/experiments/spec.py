@@ -297,8 +297,10 @@ class Experiment:
 
 
 def _own_module(name: str) -> str | None:
-    """The module that registered balancer *name*, unless it is dlbkit's own."""
-    module = registry.get(name).__module__
+    """The module that registered balancer *name*, unless it is dlbkit's own (or *name* is "none",
+    no balancing)."""
+    cls = registry.REGISTRY.get(name.lower())
+    module = "dlbkit" if cls is None else cls.__module__
     return None if module == "dlbkit" or module.startswith("dlbkit.") else module
 
 
