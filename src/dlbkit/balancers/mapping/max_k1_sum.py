@@ -163,7 +163,9 @@ class MaxK1Sum(MappingBalancer):
     best k−2; cyclic scan). k = ⌈n/m⌉, or *capacity* (k' ≥ n/m, §3.5.3): **null tasks** (no load, no
     communication) pad the graph to m·k tasks. Cluster r goes to processor r. The order is left to
     the evaluator's list rule. Communication is the graph's data both ways (c_ij + c_ji); loads are
-    the tasks' loads (a cost table's row mean). O(m·n²·log k).
+    the tasks' loads (a cost table's row mean). Cubic by its definition: m rounds, each scanning
+    every pair of the remaining tasks in sequence, Θ(m·n²) = Θ(n³/k) pair steps
+    (:func:`max_k1_sum`; BENCHMARKS.md, "Mapping balancers at scale").
 
     Helps: throughput (002 §2.5 (c): total communication plus balance), clusters of chatty tasks.
     Backfires: chain-rich graphs (it ignores precedence, §3.5.3); exactly k tasks per node unless
