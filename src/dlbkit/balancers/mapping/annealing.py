@@ -32,7 +32,9 @@ class Annealing(MappingBalancer):
     Helps: a strong reference for small graphs (the note's §9.4 reproduces the thesis's SA row with
     this objective).
     Backfires: slow (thousands of evaluations per stage); a heuristic, not a bound; results depend on
-    the seed.
+    the seed. Cost, by the thesis's budget: up to 25·m·n moves per stage, each a whole-graph
+    evaluation O(n + e), so O(m·n·(n + e)) per stage: over 60 s of CPU already at 500 tasks on 8
+    processors (BENCHMARKS.md, "Mapping balancers at scale"); *moves* and *max_stages* bound it.
     """
 
     name = "annealing"

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 from numbers import Integral
+
+import numpy as np
 
 from ...errors import ConfigError
 from ...model.graph import MAX_TASKS
@@ -14,6 +17,7 @@ from ..registry import register
 __all__ = ["MaxK1Sum", "max_k1_sum", "symmetric_comm"]
 
 _R = 9  # decimals kept when comparing sums of floats (ties are ties)
+_CHUNK = 64  # tasks whose gains numpy computes at once (doubled while DevSum holds, halved when it moves)
 
 
 def symmetric_comm(graph, n_total: int) -> list[dict[int, float]]:
@@ -38,6 +42,10 @@ def max_k1_sum(cu: list[dict[int, float]], loads: list[float], m: int, k: int, v
     * the task of largest S_j (first on ties) and its partners form the next cluster; repeat until k
       tasks remain, which form the last.
 
+    Inherently cubic: each of the m rounds scans, for each of its remaining tasks, all the others in
+    sequence (the gain of a task depends on the partners kept before it), Θ(m·n²) = Θ(n³/k) pairs
+    for n tasks; :func:`_partners` makes each pair a numpy element, not a Python step.
+
     Returns (clusters, rounds): clusters as lists of task indices in formation order; rounds[r] maps
     every task j remaining in round r to (S_j, partners)."""
     n = len(loads)
@@ -45,23 +53,26 @@ def max_k1_sum(cu: list[dict[int, float]], loads: list[float], m: int, k: int, v
     pk = P / k
     dev = [pk - x for x in loads]
     inertia = [sum(cu[i].values()) + (abs(dev[i]) if variant == "load" else 0.0) for i in range(n)]
+    rin = [round(x, _R) for x in inertia]
+    dev_np = np.array(dev, dtype=float)
     remaining = list(range(n))
     clusters, rounds = [], []
     while len(remaining) > k:
         table = {}
         best = None
+        where = {t: q for q, t in enumerate(remaining)}
+        dev_rem = dev_np[remaining]
+        size = len(remaining)
         for pos, j in enumerate(remaining):
             row = cu[j]
-            rec: list[tuple] = []
-            ds = 0.0
-            for seen, i in enumerate(remaining[pos + 1:] + remaining[:pos]):
-                c = row.get(i, 0.0)
-                gain = c + abs(ds) - abs(ds + dev[i]) if variant == "load" else c
-                rec.append((-round(gain, _R), -round(c, _R), round(inertia[i], _R), seen, i))
-                rec.sort()
-                del rec[k - 1:]
-                ds = sum(dev[r[4]] for r in rec[:k - 2])
-            partners = [r[4] for r in rec]
+            order = remaining[pos + 1:] + remaining[:pos]
+            dev_o = np.concatenate((dev_rem[pos + 1:], dev_rem[:pos]))
+            c_o = np.zeros(size - 1)
+            for t, c in row.items():
+                q = where.get(t)
+                if q is not None and q != pos:
+                    c_o[(q - pos - 1) % size] = c
+            partners = _partners(row, order, dev_o, c_o, dev, rin, k, variant == "load")
             s = sum(row.get(t, 0.0) for t in partners)
             if variant == "load":
                 s -= abs(P - loads[j] - sum(loads[t] for t in partners))
@@ -77,6 +88,69 @@ def max_k1_sum(cu: list[dict[int, float]], loads: list[float], m: int, k: int, v
     return clusters, rounds
 
 
+def _partners(row: dict, order: list, dev_o, c_o, dev: list, rin: list, k: int, load: bool) -> list:
+    """The k−1 partners of one task j (row = cu[j]): the tasks of *order* (the cyclic scan) kept by
+    :func:`max_k1_sum`'s rule, best first. dev_o and c_o are dev and c_j· along *order* (numpy).
+
+    The kept list ``rec`` holds the k−1 smallest keys (−round(G), −round(c), round(I), seen, i) seen
+    so far (keys are unique: *seen* differs), and DevSum changes only when a task enters its first
+    k−2. So a task whose G is, beyond any rounding, below the last kept one's cannot enter (its
+    *seen* is larger than every kept one's): numpy computes G for a run of tasks under the current
+    DevSum and only the tasks that may enter go through the exact step, the same float operations
+    as one by one (rounding of G to _R decimals, ties and the order of the DevSum sum included)."""
+    kk, top = k - 1, k - 2
+    if kk <= 0:
+        return []
+    rec: list[tuple] = []
+    rec_dev: list[float] = []  # dev of rec's tasks, in rec's order: DevSum is a C-level sum of a slice
+    ds = 0.0
+
+    def step(seen: int) -> bool:
+        """The exact scan step of task order[seen]; True when DevSum changed."""
+        nonlocal ds
+        i = order[seen]
+        c = row.get(i, 0.0)
+        gain = c + abs(ds) - abs(ds + dev[i]) if load else c
+        key = (-round(gain, _R), -round(c, _R), rin[i], seen, i)
+        if len(rec) == kk:
+            if key > rec[-1]:
+                return False
+            rec.pop()
+            rec_dev.pop()
+        at = bisect.bisect(rec, key)
+        rec.insert(at, key)
+        rec_dev.insert(at, dev[i])
+        if at < top:
+            ds = sum(rec_dev[:top])  # the same values in the same order as one by one: the same float
+            return load
+        return False
+
+    n_o = len(order)
+    s = 0
+    while s < n_o and len(rec) < kk:
+        step(s)
+        s += 1
+    chunk = _CHUNK
+    while s < n_o:
+        b = min(n_o, s + chunk)
+        g = (c_o[s:b] + abs(ds)) - np.abs(ds + dev_o[s:b]) if load else c_o[s:b]
+        last = -rec[-1][0]  # round(G) of the last kept task
+        # round(x, 9) is within 0.5e-9 (plus an ulp) of x: a margin of 1e-8 plus 1e-12 relative covers both
+        maybe = np.flatnonzero(g >= last - (1e-8 + 1e-12 * (abs(last) + np.abs(g))))
+        moved = False
+        for q in maybe.tolist():
+            if step(s + q):
+                s += q + 1
+                moved = True
+                break
+        if moved:  # G depends on DevSum: recompute from the next task, in a shorter run
+            chunk = max(_CHUNK, chunk // 2)
+        else:
+            s = b
+            chunk = min(chunk * 2, 1 << 16)
+    return [r[4] for r in rec]
+
+
 @register
 class MaxK1Sum(MappingBalancer):
     """Maximum (k-1) Sum: m clusters of exactly k tasks, each chosen greedily to keep the most
@@ -89,7 +163,9 @@ class MaxK1Sum(MappingBalancer):
     best k−2; cyclic scan). k = ⌈n/m⌉, or *capacity* (k' ≥ n/m, §3.5.3): **null tasks** (no load, no
     communication) pad the graph to m·k tasks. Cluster r goes to processor r. The order is left to
     the evaluator's list rule. Communication is the graph's data both ways (c_ij + c_ji); loads are
-    the tasks' loads (a cost table's row mean). O(m·n²·log k).
+    the tasks' loads (a cost table's row mean). Cubic by its definition: m rounds, each scanning
+    every pair of the remaining tasks in sequence, Θ(m·n²) = Θ(n³/k) pair steps
+    (:func:`max_k1_sum`; BENCHMARKS.md, "Mapping balancers at scale").
 
     Helps: throughput (002 §2.5 (c): total communication plus balance), clusters of chatty tasks.
     Backfires: chain-rich graphs (it ignores precedence, §3.5.3); exactly k tasks per node unless
