@@ -69,7 +69,7 @@ class Timeline:
     def __init__(self):
         self.starts: list[float] = []
         self.ends: list[float] = []
-        self._gaps = np.empty(64)  # _gaps[i] = starts[i] - ends[i - 1] for 1 ≤ i < len(starts)
+        self._gaps = np.empty(16)  # _gaps[i] = starts[i] - ends[i - 1] for 1 ≤ i < len(starts)
         self._fast = True  # the ends are sorted and every gap is held exactly in _gaps
 
     def earliest(self, ready: float, duration: float, insertion: bool = True) -> float:
