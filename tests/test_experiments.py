@@ -81,6 +81,11 @@ def test_the_verdict_names_the_winner_its_lead_and_whether_the_intervals_part():
     assert format_verdict(apart, "efficiency") == [  # higher is better; a point where both agree says nothing
         "at n=1: best efficiency (higher is better): a 0.9000; runner-up b 0.5000 (-44.4%, 95% intervals apart)"]
     assert format_verdict(summary[:1], "makespan") == []
+    lone = [stat("a", "", "makespan", 10.0, float("nan")), stat("b", "", "makespan", 12.0, 0.5)]
+    assert format_verdict(lone, "makespan") == [  # only the winner ran once: the runner-up has its interval
+        "best makespan (lower is better): a 10 s; runner-up b 12 s (+20.0%, no interval for a: one repetition)"]
+    both = [stat("a", "", "makespan", 10.0, float("nan")), stat("b", "", "makespan", 12.0, float("nan"))]
+    assert format_verdict(both, "makespan")[0].endswith("(+20.0%, no interval for a or b: one repetition)")
     alike = [stat("a", "", "makespan", 50.00002, float("nan")), stat("b", "", "makespan", 50.000024, float("nan"))]
     assert format_verdict(alike, "makespan") == []  # the table says "same for every balancer: makespan 50.00"
 

@@ -216,7 +216,9 @@ def format_verdict(summary: Sequence[Stat], metric: str) -> list[str]:
         if value(second) == value(best):
             sure = "tied"
         elif not (math.isfinite(best.ci95) and math.isfinite(second.ci95)):
-            sure = "one repetition: no interval"
+            # say whose interval is missing: the other may have one, so "one repetition" alone misleads
+            lone = [s.label for s in (best, second) if not math.isfinite(s.ci95)]
+            sure = f"no interval for {' or '.join(lone)}: one repetition"
         elif abs(second.mean - best.mean) <= best.ci95 + second.ci95:
             sure = "95% intervals overlap: not a clear win"
         else:
