@@ -513,10 +513,9 @@ class Rejected(SystemExit):
     refusing rank) says the same line with :meth:`naming`."""
 
     def __init__(self, rank: int, by: int, verdict: tuple):
-        field, value, allowed, text, suggest = verdict
         self.rank, self.by, self.verdict = rank, by, tuple(verdict)
-        self.error = ConfigError(field, _Shown(value), allowed, suggest=suggest) if field is not None else None
-        super().__init__(f"dlbkit: rank {rank} stopping: rank {by} rejected the run: {text}")
+        self.error = _rebuilt(verdict)
+        super().__init__(f"dlbkit: rank {rank} stopping: rank {by} rejected the run: {verdict[3]}")
 
     def __reduce__(self):
         # an exception pickles as cls(*args), and args is the one line: rebuild from the parts instead
@@ -536,6 +535,13 @@ def _verdict(problem: BaseException | None) -> tuple | None:
     if isinstance(problem, ConfigError):
         return (problem.field, repr(problem.value), problem.allowed, str(problem), problem.suggest)
     return (None, None, None, f"{type(problem).__name__}: {problem}", None)
+
+
+def _rebuilt(verdict: tuple, note: str = "") -> ConfigError | None:
+    """The ConfigError another rank passed as *verdict* (*note* added to what is allowed), or None
+    when it passed another exception."""
+    field, value, allowed, _, suggest = verdict
+    return None if field is None else ConfigError(field, _Shown(value), allowed + note, suggest=suggest)
 
 
 def check_workers(workers: int) -> None:
@@ -574,12 +580,10 @@ def agree(checks: Callable[[], Any]) -> Any:
         return out
     if problem is not None:
         raise problem
-    field, value, allowed, text, suggest = said[first]
-    if me == 0 and field is not None:
-        raise ConfigError(field, _Shown(value), f"{allowed} (rank {first}'s argument: every rank must pass the same)",
-                          suggest=suggest)
     if me == 0:
-        raise DlbkitError(f"rank {first} failed checking its arguments: {text} (every rank must pass the same)")
+        error = _rebuilt(said[first], f" (rank {first}'s argument: every rank must pass the same)")
+        raise error or DlbkitError(f"rank {first} failed checking its arguments: {said[first][3]} "
+                                   "(every rank must pass the same)")
     raise Rejected(me, first, said[first])
 
 
