@@ -78,16 +78,18 @@ def test_the_verdict_names_the_winner_its_lead_and_whether_the_intervals_part():
         "not a clear win); last gss 956.1 s (+97.7%)"]
     apart = [stat("a", "n=1", "efficiency", 0.9, 0.01), stat("b", "n=1", "efficiency", 0.5, 0.01),
              stat("a", "n=2", "efficiency", 0.7, 0.01), stat("b", "n=2", "efficiency", 0.7, 0.01)]
-    assert format_verdict(apart, "efficiency") == [  # higher is better; a point where both agree says nothing
-        "at n=1: best efficiency (higher is better): a 0.9000; runner-up b 0.5000 (-44.4%, 95% intervals apart)"]
-    assert format_verdict(summary[:1], "makespan") == []
+    assert format_verdict(apart, "efficiency") == [  # higher is better; a point where both agree says so
+        "at n=1: best efficiency (higher is better): a 0.9000; runner-up b 0.5000 (-44.4%, 95% intervals apart)",
+        "at n=2: all balancers alike on efficiency: 0.7000"]
+    assert format_verdict(summary[:1], "makespan") == ["only gss ran: makespan 956.1 s"]
     lone = [stat("a", "", "makespan", 10.0, float("nan")), stat("b", "", "makespan", 12.0, 0.5)]
     assert format_verdict(lone, "makespan") == [  # only the winner ran once: the runner-up has its interval
         "best makespan (lower is better): a 10 s; runner-up b 12 s (+20.0%, no interval for a: one repetition)"]
     both = [stat("a", "", "makespan", 10.0, float("nan")), stat("b", "", "makespan", 12.0, float("nan"))]
     assert format_verdict(both, "makespan")[0].endswith("(+20.0%, no interval for a or b: one repetition)")
     alike = [stat("a", "", "makespan", 50.00002, float("nan")), stat("b", "", "makespan", 50.000024, float("nan"))]
-    assert format_verdict(alike, "makespan") == []  # the table says "same for every balancer: makespan 50.00"
+    # cells that print alike are not ranked: one line says so (the table: "same for every balancer")
+    assert format_verdict(alike, "makespan") == ["all balancers alike on makespan: 50.00 s"]
 
 # --- specification ------------------------------------------------------------------------------------
 def test_common_random_numbers_same_seed_for_every_balancer(tmp_path):

@@ -353,7 +353,7 @@ def _simulate(args, executor, where: str) -> int:
     for message in _unused_availability(exp, sweep.rows):
         print(f"dlbkit: warning: {message}", file=sys.stderr)
     print()
-    print(format_table(summary) if summary else "no successful runs")
+    print(format_table(summary, family=exp.family) if summary else "no successful runs")
     for line in format_verdict(summary, exp.family.bar_metrics[0]):
         print(line)
     images = write_outputs(sweep, summary=summary, jobs=args.jobs, command=shlex.join(["dlbkit", *args.argv]))

@@ -7,7 +7,7 @@ Typical use (the CLI's ``dlbkit simulate`` does exactly this)::
     exp = load_experiment("demo.toml")
     sweep = run_sweep(exp, "out/demo", jobs=2)
     summary = summarise(sweep.rows)
-    print(format_table(summary))
+    print(format_table(summary, family=exp.family))  # the family's columns, main metric first
     print("\n".join(format_verdict(summary, exp.family.bar_metrics[0])))
     write_outputs(sweep, summary=summary, jobs=2)  # summary.csv, the figures, report.html
 """

@@ -96,7 +96,10 @@ def _platform_html(exp) -> str:
             "</table></details>")
 
 
-def _comparison_html(summary: Sequence[Stat]) -> str:
+def _comparison_html(summary: Sequence[Stat], family) -> str:
+    """Every metric with a value, per grid point; each one's meaning as *family* words it (a tree's
+    makespan is its last task's end, a loop's its last chunk's)."""
+    meaning = {m: family.describe_metric(m) for m in METRICS}
     by = {(s.label, s.point, s.metric): s for s in summary}
     keys = list(dict.fromkeys((s.label, s.point) for s in summary))
     points = list(dict.fromkeys(p for _, p in keys))
@@ -109,7 +112,7 @@ def _comparison_html(summary: Sequence[Stat]) -> str:
             vals = [by[(lbl, p, m)].mean for lbl, _ in rows if (lbl, p, m) in by and math.isfinite(by[(lbl, p, m)].mean)]
             if vals and min(vals) != max(vals):
                 best[m] = (min if METRICS[m][1] == "lower" else max)(vals)
-        head = "".join(f"<th title='{escape(METRICS[m][0])} ({METRICS[m][1]} is better)'>{escape(m)}</th>"
+        head = "".join(f"<th title='{escape(meaning[m])} ({METRICS[m][1]} is better)'>{escape(m)}</th>"
                        for m in metrics)
         body = []
         for lbl, _ in rows:
@@ -124,7 +127,7 @@ def _comparison_html(summary: Sequence[Stat]) -> str:
         title = f"<h3>grid point {escape(p)}</h3>" if p else ""
         parts.append(f"{title}<table><tr><th class=l>balancer</th><th>n</th>{head}</tr>{''.join(body)}</table>")
     legend = "<ul class=muted>" + "".join(
-        f"<li><b>{escape(m)}</b>: {escape(METRICS[m][0])} ({METRICS[m][1]} is better)</li>" for m in metrics) + "</ul>"
+        f"<li><b>{escape(m)}</b>: {escape(meaning[m])} ({METRICS[m][1]} is better)</li>" for m in metrics) + "</ul>"
     return "".join(parts) + "<p class=muted>mean ± 95% confidence half-width (Student's t) over repetitions; " \
                             "highlighted: best mean per metric.</p>" + legend
 
@@ -168,7 +171,7 @@ def write_report(path: str | Path, sweep, summary: Sequence[Stat], images: dict[
         f"<p>Grid:</p><ul>{grid}</ul>" if grid else "",
         "<details><summary>balancers</summary><table><tr><th class=l>label</th><th class=l>balancer</th>"
         f"<th class=l>parameters</th><th class=l>engine overrides</th></tr>{bal_rows}</table></details>",
-        "<h2>Comparison</h2>", _comparison_html(summary) if summary else "<p class=fail>no successful runs</p>",
+        "<h2>Comparison</h2>", _comparison_html(summary, exp.family) if summary else "<p class=fail>no successful runs</p>",
     ]
     bars = images.get("bars", [])
     if bars:

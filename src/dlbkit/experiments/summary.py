@@ -12,9 +12,11 @@ from typing import Iterable, Sequence
 import numpy as np
 from scipy import stats
 
+from .. import families
 from ..model.metrics import METRICS
 
-__all__ = ["Stat", "mean_ci", "summarise", "format_table", "format_verdict", "write_summary_csv", "table_metrics"]
+__all__ = ["Stat", "mean_ci", "summarise", "format_table", "format_verdict", "write_summary_csv", "table_metrics",
+           "TABLE_WIDTH"]
 
 CONFIDENCE = 0.95
 
@@ -88,16 +90,24 @@ def write_summary_csv(summary: Sequence[Stat], path: str | Path) -> Path:
     return path
 
 
-def table_metrics(summary: Sequence[Stat]) -> list[str]:
-    """The metrics worth a column: every metric of METRICS with at least one finite mean that is not
-    zero everywhere (e.g. ``bytes`` of a loop that moves no data, ``rounds_to_balance`` outside the
-    round mechanism are left out)."""
-    keep = []
-    for m in METRICS:
-        means = [s.mean for s in summary if s.metric == m and math.isfinite(s.mean)]
-        if means and any(v != 0 for v in means):
-            keep.append(m)
-    return keep
+#: the width (characters) the terminal table keeps to when it chooses its columns: a family's metrics are
+#: taken in its order of interest while the table fits; 160 is two 80-column panes, what a laptop's
+#: terminal shows at a small font (a job stream's 18 metrics made 330)
+TABLE_WIDTH = 160
+
+
+def _worth_a_column(summary: Sequence[Stat], m: str) -> bool:
+    means = [s.mean for s in summary if s.metric == m and math.isfinite(s.mean)]
+    return bool(means) and any(v != 0 for v in means)
+
+
+def table_metrics(summary: Sequence[Stat], family=None) -> list[str]:
+    """The metrics worth a column, in *family*'s order of interest (a family or its name:
+    :attr:`~dlbkit.families.Family.columns`, its main metric first; None: every metric of METRICS, in
+    its order): those with at least one finite mean that is not zero everywhere (e.g. ``bytes`` of a
+    loop that moves no data, ``rounds_to_balance`` outside the round mechanism are left out)."""
+    order = families.get(family).columns if family is not None else METRICS
+    return [m for m in order if _worth_a_column(summary, m)]
 
 
 def _decimals(x: float) -> int:
@@ -126,17 +136,24 @@ def format_cell(mean: float, ci: float) -> str:
     return f"{mean:.{d}f} ± {ci:.{d}f}"
 
 
-def format_table(summary: Sequence[Stat], metrics: Sequence[str] | None = None, *, mark_best: bool = True) -> str:
+def format_table(summary: Sequence[Stat], metrics: Sequence[str] | None = None, *, mark_best: bool = True,
+                 family=None, width: int = TABLE_WIDTH) -> str:
     """Aligned plain-text table: one row per (label, grid point), one column per metric showing
     ``mean ± 95% CI half-width``. With *mark_best*, ``*`` marks the best mean per metric within a grid
-    point (by the metric's direction in METRICS)."""
+    point (by the metric's direction in METRICS).
+
+    Without *metrics* the table chooses its columns: :func:`table_metrics` of *family* (its main metric
+    first), a metric equal for every balancer stated once below it, and further columns only while the
+    table stays within *width* characters (the first always shows); a line below names the metrics with
+    a value that it leaves to summary.csv and report.html."""
     by = {(s.label, s.point, s.metric): s for s in summary}
     keys = list(dict.fromkeys((s.label, s.point) for s in summary))
     same: list[str] = []
     identical = False
-    if metrics is None:  # leave out, and state once, what is the same for every balancer
+    choose = metrics is None
+    if choose:  # leave out, and state once, what is the same for every balancer
         metrics = []
-        shown = table_metrics(summary)
+        shown = table_metrics(summary, family)
         for m in shown:
             cells = {format_cell(by[(lbl, p, m)].mean, by[(lbl, p, m)].ci95) for lbl, p in keys if (lbl, p, m) in by}
             (same if len(keys) > 1 and len(cells) == 1 else metrics).append(m)
@@ -169,6 +186,16 @@ def format_table(summary: Sequence[Stat], metrics: Sequence[str] | None = None, 
         body.append(cells)
     widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
     n_left = 2 if show_point else 1
+    if choose:  # the columns in order of interest while they fit; the first metric always shows
+        fixed = len(header) - len(metrics)
+        used, keep = sum(widths[:fixed]) + 2 * (fixed - 1), fixed
+        while keep < len(header) and (keep == fixed or used + 2 + widths[keep] <= width):
+            used += 2 + widths[keep]
+            keep += 1
+        header, body, widths = header[:keep], [r[:keep] for r in body], widths[:keep]
+        cut = metrics[keep - fixed:]
+        metrics = metrics[:keep - fixed]
+        elsewhere = cut + [m for m in METRICS if m not in metrics + same + cut and _worth_a_column(summary, m)]
 
     def line(cells):
         return "  ".join(c.ljust(w) if i < n_left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
@@ -177,10 +204,12 @@ def format_table(summary: Sequence[Stat], metrics: Sequence[str] | None = None, 
     out += [line(r) for r in body]
     if same:
         s0 = {m: next(by[(lbl, p, m)] for lbl, p in keys if (lbl, p, m) in by) for m in same}
-        out.append("same for every balancer: " + "; ".join(f"{m} {format_cell(s0[m].mean, s0[m].ci95)}"
-                                                          for m in same))
+        out += _listing("same for every balancer: ", [f"{m} {format_cell(s0[m].mean, s0[m].ci95)}" for m in same],
+                        "; ", width)
     if identical:
         out.append("every balancer gave identical results")
+    if choose and elsewhere:
+        out += _listing("in summary.csv and report.html only: ", elsewhere, ", ", width)
     legend = "mean ± 95% CI half-width (Student's t) over repetitions"
     if any(n < 2 for n in n_of.values()):
         legend += " (n = 1: the mean alone, one repetition gives no interval)"
@@ -190,25 +219,53 @@ def format_table(summary: Sequence[Stat], metrics: Sequence[str] | None = None, 
     return "\n".join(line_.rstrip() for line_ in out)
 
 
+def _listing(head: str, items: Sequence[str], sep: str, width: int) -> list[str]:
+    """*head* and *items* joined by *sep* in lines of at most *width* characters where the items allow,
+    broken between items only (a cell such as ``8.466 ± 0.354`` stays whole), continued indented."""
+    lines, cur = [], head
+    for i, item in enumerate(items):
+        piece = item + (sep.rstrip() if i < len(items) - 1 else "")
+        if cur != head and len(cur) + len(piece) > width:
+            lines.append(cur.rstrip())
+            cur = "  "
+        cur += piece + " "
+    return lines + [cur.rstrip()]
+
+
 def format_verdict(summary: Sequence[Stat], metric: str) -> list[str]:
     """One line per grid point saying which balancer has the best mean *metric* (the family's main
     one, its first ``bar_metrics``), by how much it leads the runner-up, whether their 95% intervals
     overlap (then the lead is not a clear win), and how far the last one is: what a reader of the
-    table asks first. Nothing when fewer than two balancers have a finite mean or the table shows them
-    all alike (it then states the metric once, as the same for every balancer)."""
+    table asks first. A point with nothing to rank still gets its line: the balancers all alike (their
+    cells print the same), one balancer alone with a value, or none with one."""
     description, direction = METRICS.get(metric, ("", "lower"))
     unit = " s" if description.endswith("(s)") else ""
     lines = []
     points = list(dict.fromkeys(s.point for s in summary))
+
+    def value(s: Stat) -> str:
+        return format_cell(s.mean, math.nan) + unit
+
     for p in points:
+        at = f"at {p}: " if any(points) else ""
+        labels = list(dict.fromkeys(s.label for s in summary if s.point == p))
         stats_ = [s for s in summary if s.point == p and s.metric == metric and math.isfinite(s.mean)]
         stats_.sort(key=lambda s: s.mean, reverse=direction == "higher")
-        if len(stats_) < 2 or len({format_cell(s.mean, s.ci95) for s in stats_}) == 1:
-            continue  # the table states it once, as the same for every balancer
+        missing = len(labels) - len(stats_)
+        without = f"; {missing} other{'s' if missing > 1 else ''} without a {metric}" if missing else ""
+        if not stats_:
+            lines.append(f"{at}no balancer has a {metric}")
+            continue
+        if len(stats_) == 1:
+            s = stats_[0]
+            alone = f"only {s.label} ran: {metric}" if len(labels) == 1 else f"only {s.label} has a {metric}:"
+            lines.append(f"{at}{alone} {value(s)}{without}")
+            continue
+        if len({format_cell(s.mean, s.ci95) for s in stats_}) == 1:  # nothing to rank at the table's precision
+            who = "all balancers" if not missing else f"the {len(stats_)} balancers with a {metric}"
+            lines.append(f"{at}{who} alike on {metric}: {value(stats_[0])}{without}")
+            continue
         best, second, last = stats_[0], stats_[1], stats_[-1]
-
-        def value(s: Stat) -> str:
-            return format_cell(s.mean, math.nan) + unit
 
         def behind(s: Stat) -> str:
             return f"{(s.mean - best.mean) / abs(best.mean):+.1%}" if best.mean else "n/a"
@@ -227,5 +284,5 @@ def format_verdict(summary: Sequence[Stat], metric: str) -> list[str]:
                 f"runner-up {second.label} {value(second)} ({behind(second)}, {sure})")
         if last is not second:
             text += f"; last {last.label} {value(last)} ({behind(last)})"
-        lines.append((f"at {p}: " if any(points) else "") + text)
+        lines.append(at + text + without)
     return lines

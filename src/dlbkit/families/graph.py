@@ -116,7 +116,17 @@ FAMILY = register(Family(
                     {"cost_model": OPTIONS["cost_model"]}, check_options, kinds=("mapping", "graph-online"))),
     runtime="dlbkit.graph, dlbkit.run_graph",
     metrics=metrics,
-    metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "messages", "bytes"),
+    metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "chunks", "messages",
+                  "bytes"),
+    metric_text={"makespan": "time the last task ended (s)",
+                 "lower_bound": "the longest path with every task at its fastest time, or the fastest times' "
+                                "total over the processors if longer; communication free (s)",
+                 "imbalance": "max / mean of the processors' finish times",
+                 "idle_share": "share of processor time not running tasks, up to the makespan",
+                 "chunks": "stretches tasks ran: one per task, more where a task was preempted or (thesis cost "
+                           "model) paused to transmit",
+                 "messages": "edges whose data crosses machines (a message each)",
+                 "bytes": "data carried by the edges that cross machines"},
     figures=figures,
     figure_kinds=("gantt",),
     bar_metrics=("makespan", "efficiency"),

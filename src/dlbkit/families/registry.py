@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping
 
 from ..errors import ConfigError, closest
 from ..model import check
+from ..model.metrics import METRICS
 
 __all__ = ["Engine", "Family", "register", "get", "names", "of", "FAMILIES"]
 
@@ -88,6 +89,12 @@ class Family:
     * *sample_view* ``()``: a small view of the family (a few nodes), on which the balancer contract
       tests start every balancer of its kind (``tests/test_balancer_contract.py``).
 
+    *metric_text*: the family's wording of the METRICS whose meaning it narrows (a tree's makespan is
+    when its last task ended, not a chunk); the report reads :meth:`describe_metric`, which falls back
+    to METRICS' family-neutral text. *table_metrics*: the columns of the terminal table, the main metric
+    (``bar_metrics[0]``) first, in order of interest (empty: *metric_names*); the rest stay in
+    summary.csv and the report.
+
     *runtime* None: the family has no real run yet (``dlbkit families`` prints "none yet").
     *gantt_legend*: the Gantt legend's labels that differ from :data:`dlbkit.plots.GANTT_LEGEND` (keys
     ``busy``, ``wait`` = the stretch from ``t_ask`` to ``t_start``, ``idle``), as the family's trace
@@ -122,11 +129,29 @@ class Family:
     gantt_legend: Mapping[str, str] = field(default_factory=dict)
     #: what the engines' ``progress(done, total)`` counts, for the bar (items, tasks, loops)
     progress_unit: str = "items"
+    #: metric name → what it means in this family, where METRICS' general wording does not say it
+    metric_text: Mapping[str, str] = field(default_factory=dict)
+    #: the terminal table's columns, main metric first (empty: metric_names)
+    table_metrics: tuple[str, ...] = ()
 
     def __post_init__(self):
         extra = set(self.gantt_legend) - set(GANTT_PARTS)
         if extra:
             raise TypeError(f"family {self.name!r}: gantt_legend keys {sorted(extra)} are not among {GANTT_PARTS}")
+        for what, names in (("metric_text", self.metric_text), ("table_metrics", self.table_metrics)):
+            unknown = [m for m in names if m not in self.metric_names]
+            if unknown:
+                raise TypeError(f"family {self.name!r}: {what} names {unknown}, not among its metric_names")
+
+    def describe_metric(self, name: str) -> str:
+        """What metric *name* means in this family: its own wording, else METRICS' (the name itself
+        for a metric METRICS does not list)."""
+        return self.metric_text.get(name) or METRICS.get(name, (name, ""))[0]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The terminal table's metrics, main one first (:attr:`table_metrics`, else :attr:`metric_names`)."""
+        return self.table_metrics or self.metric_names
 
     @property
     def engine(self) -> Engine:

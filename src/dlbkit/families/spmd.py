@@ -71,6 +71,10 @@ FAMILY = register(Family(
     runtime="dlbkit.spmd, dlbkit.run_spmd",
     metrics=spmd_metrics,
     metric_names=("makespan", "imbalance", "idle_share", "steps_to_balance", "dp_moved", "loops_to_steady"),
+    metric_text={"makespan": "time the last loop ended (s)",
+                 "imbalance": "max / mean of the nodes' loop times over the last measurement window",
+                 "idle_share": "share of node time outside its loops (waiting for a neighbour's boundary), "
+                               "up to the makespan"},
     figures=figures,
     figure_kinds=("looptime", "points"),
     bar_metrics=("makespan", "dp_moved", "steps_to_balance"),

@@ -178,6 +178,16 @@ FAMILY = register(Family(
     metric_names=("response_mean", "response_p50", "response_p95", "response_p99", "slowdown_mean", "queue_mean",
                   "queue_max", "queue_maxdiff", "convergence_time", "throughput", "utilisation", "makespan", "tasks_moved",
                   "messages", "bytes", "info_messages", "info_bytes", "info_age_mean", "info_freshness"),
+    metric_text={"makespan": "time the last task left its node (s)",
+                 "messages": "tasks sent away from their job's origin, plus late binding's probes, requests "
+                             "and replies",
+                 "bytes": "bytes of the tasks sent between nodes (task_bytes each)",
+                 "tasks_moved": "tasks sent from the node their job arrived at to another (a placement that "
+                                "takes no time, zero latency and task_bytes, is not counted)"},
+    table_metrics=("response_mean", "response_p95", "response_p99", "queue_mean", "utilisation", "tasks_moved",
+                   "info_bytes", "info_age_mean", "throughput", "slowdown_mean", "response_p50", "queue_max",
+                   "queue_maxdiff", "convergence_time", "makespan", "messages", "bytes", "info_messages",
+                   "info_freshness"),
     figures=figures,
     figure_kinds=("queues", "response_cdf"),
     bar_metrics=("response_mean", "queue_mean"),

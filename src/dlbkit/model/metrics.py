@@ -10,18 +10,20 @@ from .trace import Trace
 
 __all__ = ["METRICS", "compute", "lower_bound", "rounds_to_balance", "worker_loads"]
 
-#: name -> (description, which direction is better)
+#: name -> (description, which direction is better). The descriptions are worded for any family; a
+#: family whose meaning is narrower says it in its ``metric_text`` (a loop's makespan is its last
+#: chunk's completion, a tree's its last task's), which the report shows (Family.describe_metric).
 METRICS: dict[str, tuple[str, str]] = {
-    "makespan": ("time of the last chunk's completion (s)", "lower"),
+    "makespan": ("time the last work ended (s)", "lower"),
     "lower_bound": ("earliest time all work could be done given speeds and availability (s)", "lower"),
     "efficiency": ("lower_bound / makespan", "higher"),
-    "imbalance": ("max / mean of workers' finish times (SPMD: of loop times over the last window)", "lower"),
-    "idle_share": ("share of worker time not computing, up to the makespan", "lower"),
-    "chunks": ("chunks handed out (scheduling decisions)", "lower"),
-    "messages": ("balancing messages: requests, replies and STOPs", "lower"),
+    "imbalance": ("max / mean of the nodes' finish times", "lower"),
+    "idle_share": ("share of node time not computing, up to the makespan", "lower"),
+    "chunks": ("stretches of work in the trace (a node's run of work between waits)", "lower"),
+    "messages": ("balancing messages sent between nodes", "lower"),
     "bytes": ("bytes moved with work and results", "lower"),
     "rounds_to_balance": ("first round whose execution times agree within 10% (round mechanism)", "lower"),
-    "tasks_moved": ("tasks moved between nodes by balancing (task trees)", "lower"),
+    "tasks_moved": ("tasks moved between nodes by balancing", "lower"),
     # pipelined SPMD (Osman 2003, 000 §6.3.4.2); NaN for the other families
     "steps_to_balance": ("balancing actions needed to reach steady state, all nodes (SPMD)", "lower"),
     "dp_moved": ("data points moved by balancing (SPMD)", "lower"),
