@@ -118,7 +118,7 @@ FAMILY = register(Family(
                  "idle_share": "share of node time not running tasks, up to the makespan",
                  "chunks": "busy stretches: tasks a node ran back to back between idle times",
                  "messages": "balancing messages sent: requests, replies, pushed tasks and orders",
-                 "bytes": "bytes of those messages: a control header each plus the tasks carried"},
+                 "bytes": "bytes of the balancing messages: a control header each plus the tasks carried"},
     # efficiency + idle_share = 1 here (the fluid bound is the work over the capacity): idle_share late
     table_metrics=("makespan", "efficiency", "imbalance", "tasks_moved", "messages", "info_bytes", "info_age_mean",
                    "bytes", "chunks", "idle_share", "info_messages", "lower_bound"),
