@@ -231,6 +231,8 @@ def test_identical_balancers_keep_their_columns_and_n():
     assert lines[0].split()[:3] == ["balancer", "n", "makespan"]
     assert lines[2].split()[:2] == ["A", "2"] and lines[3].split()[:2] == ["B", "2"]
     assert "every balancer gave identical results" in text and "same for every balancer" not in text
+    # nothing is marked best, so the legend does not explain a mark
+    assert "*" not in text and lines[-1] == "mean ± 95% CI half-width (Student's t) over repetitions"
 
 
 def test_plain_text_unmarks_sphinx_and_drops_unshipped_files():

@@ -213,7 +213,8 @@ def format_table(summary: Sequence[Stat], metrics: Sequence[str] | None = None, 
     legend = "mean ± 95% CI half-width (Student's t) over repetitions"
     if any(n < 2 for n in n_of.values()):
         legend += " (n = 1: the mean alone, one repetition gives no interval)"
-    if mark_best and len(keys) > 1:
+    # explain the mark only where a shown column has one (none when every balancer is alike)
+    if any(c.endswith(" *") for r in body for c in r[len(r) - len(metrics):]):
         legend += "; * best mean per metric"
     out.append(legend)
     return "\n".join(line_.rstrip() for line_ in out)
