@@ -1,5 +1,6 @@
 """Building a TaskGraph: the fast path (plain ids and numbers, checked by numpy) gives the same graph
-as the checked loop, and the vectorised in-tree generator the same tree as the level-by-level one."""
+as the checked loop, and the vectorised in-tree and layered generators the same graph as the loops
+they replace."""
 
 import random
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from dlbkit import ConfigError, TaskGraph
 from dlbkit.model.graph import _edges_checked, _edges_fast, _table_checked, _table_fast, _topological
-from dlbkit.model.graph_gen import in_tree
+from dlbkit.model.graph_gen import _layer_edges, in_tree, layered
 
 FIELDS = ("ids", "loads", "costs", "edges", "index", "preds", "succs", "topo")
 
@@ -193,3 +194,68 @@ def test_a_cost_table_of_ints_and_floats_is_floats_on_the_fast_path():
     fast = _table_fast([tuple(r) for r in table])
     assert fast == ((1.0, 2.5), (0.0, 9007199254740992.0)) and all(type(v) is float for r in fast for v in r)
     assert TaskGraph(["a", "b"], costs=table).costs == fast
+
+
+# --- layered: its edges read in numpy blocks, the graph the per-task loop drew ---------------------------
+def layered_by_loop(n, width, density, ccr, load, nodes, beta, seed):
+    """layered as it was before the blocks (main at 25f08fc): one draw at a time."""
+    rng = np.random.default_rng(seed)
+    layers, t = [], 0
+    while t < n:
+        size = min(n - t, int(rng.integers(1, 2 * width)))
+        layers.append(list(range(t, t + size)))
+        t += size
+    edges = loop_edges(rng, layers, density, ccr, load)
+    loads = rng.uniform(0.5, 1.5, size=n) * load
+    if nodes is None:
+        return TaskGraph(list(range(n)), loads=loads.tolist(), edges=edges, name=f"layered{n}")
+    costs = loads[:, None] * rng.uniform(1 - beta / 2, 1 + beta / 2, size=(n, nodes))
+    return TaskGraph(list(range(n)), costs=costs.tolist(), edges=edges, name=f"layered{n}x{nodes}")
+
+
+def loop_edges(rng, layers, density, ccr, load):
+    edges = []
+    for above, layer in zip(layers, layers[1:]):
+        for j in layer:
+            ps = [i for i in above if rng.random() < density] or [above[int(rng.integers(len(above)))]]
+            edges.extend((i, j, float(rng.uniform(0.5, 1.5) * ccr * load)) for i in ps)
+    return edges
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 400), width=st.integers(1, 40), density=st.sampled_from([0.0, 0.02, 0.1, 0.3, 0.7, 1.0]),
+       ccr=st.sampled_from([0.0, 0.1, 1.0, 3.7]), load=st.sampled_from([1.0, 10.0, 0.3]),
+       nodes=st.sampled_from([None, 1, 4]), beta=st.sampled_from([0.0, 0.5, 2.0]), seed=st.integers(0, 2**64))
+def test_layered_is_the_graph_the_per_task_loop_drew(n, width, density, ccr, load, nodes, beta, seed):
+    g = layered(n, width=width, density=density, ccr=ccr, load=load, nodes=nodes, beta=beta, seed=seed)
+    ref = layered_by_loop(n, width, density, ccr, load, nodes, beta, seed)
+    assert fields(g) == fields(ref) and g.name == ref.name
+
+
+@settings(max_examples=200, deadline=None)
+@given(sizes=st.lists(st.integers(1, 12), min_size=1, max_size=60), density=st.floats(0.0, 1.0),
+       block=st.integers(1, 200), skip=st.integers(0, 3), seed=st.integers(0, 2**64))
+def test_layer_edges_in_small_blocks_are_the_loops_and_leave_the_stream_where_it_left_it(sizes, density, block,
+                                                                                            skip, seed):
+    # small blocks: many block turns, failed tasks near a block's end; *skip* 32-bit draws first, so
+    # that the generator may start with half an output kept for integers()
+    bounds = np.cumsum([0] + sizes).tolist()
+    layers = [list(range(a, b)) for a, b in zip(bounds, bounds[1:])]
+    got, ref = np.random.default_rng(seed), np.random.default_rng(seed)
+    for r in (got, ref):
+        r.integers(7, size=skip, dtype=np.uint32)
+    assert _layer_edges(got, bounds, density, 1.3, 2.0, block=block) == loop_edges(ref, layers, density, 1.3, 2.0)
+    assert got.bit_generator.state == ref.bit_generator.state
+
+
+@pytest.mark.parametrize("n, width, density, seed, n_edges", [
+    (20_000, 10, 0.3, 0, 63_524),  # the default width and density: about one task in eight draws no parent
+    (20_000, 30, 0.1, 11, 61_421),  # many blocks of 2^16 doubles
+    (3_000, 1, 0.3, 5, 2_999),  # layers of one task: every task draws integers(1)
+    (3_000, 3, 0.0, 5, 2_996),  # no test passes: one parent each, by integers()
+    (3_000, 3, 1.0, 5, 8_771),  # every test passes: no integers()
+])
+def test_layered_is_the_loops_graph_on_fixed_cases(n, width, density, seed, n_edges):
+    g = layered(n, width=width, density=density, seed=seed)
+    assert fields(g) == fields(layered_by_loop(n, width, density, 1.0, 10.0, None, 0.5, seed))
+    assert g.n_edges == n_edges
