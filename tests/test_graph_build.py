@@ -186,7 +186,8 @@ def test_an_int_too_large_for_a_float_is_a_config_error_not_an_overflow(kind):
             TaskGraph(["a", "b"], costs=[[1.0], [big]])
         else:
             TaskGraph(["a", "b"], loads=[1.0, 1.0], edges=[("a", "b", big)])
-    assert str(e.value) == {"load": "tasks['b'].load ", "costs": "tasks['b'].costs[0] ", "data": "edges[0].data "}[kind] + tail
+    field = {"load": "tasks['b'].load", "costs": "tasks['b'].costs[0]", "data": "edges[0].data"}[kind]
+    assert str(e.value) == f"{field} {tail}"
 
 
 def test_a_cost_table_of_ints_and_floats_is_floats_on_the_fast_path():

@@ -88,11 +88,12 @@ def _layer_edges(rng: np.random.Generator, bounds: list, density: float, ccr: fl
     goes on after the 64-bit outputs it took. tests/test_graph_build.py compares with the loop (*block*:
     the block size, small there so that blocks turn often)."""
     gen = rng.bit_generator
-    look = np.random.Generator(type(gen)())  # reads the stream ahead; rng draws only what the loop drew
+    look = np.random.Generator(type(gen)(0))  # reads the stream ahead; rng draws only what the loop drew
     widths = [b - a for a, b in zip(bounds, bounds[1:])]
     # a task's doubles: a test per task above (w), then a datum per edge (≤ w), or integers()'s 64-bit
-    # outputs (0 or 1 but for a rejection, about w in 2^32) and one datum
+    # outputs (0 or 1; more only after a rejection, a chance of about w in 2^32) and one datum
     need = [2 * w + 2 for w in widths]
+    # a block holds any task's doubles, and no more than the whole graph's at most (a small graph's)
     size = max(max(need), min(block, sum(x * y for x, y in zip(need, widths[1:]))))
     edges: list = []
     doubles = hits = None
