@@ -136,6 +136,8 @@ def _layer_edges(rng: np.random.Generator, bounds: list, density: float, ccr: fl
 def _outputs_since(gen, before: dict, probe) -> int:
     """How many 64-bit outputs PCG64 *gen* gave since its state was *before* (*probe*: a spare PCG64)."""
     now = gen.state["state"]["state"]
+    if now == before["state"]["state"]:  # none: integers() took the half kept from an earlier call
+        return 0
     probe.state = before
     k = 0
     while probe.state["state"]["state"] != now:
