@@ -54,22 +54,113 @@ def layered(n: int = 100, *, width: int = 10, density: float = 0.3, ccr: float =
         nodes = check.integer(nodes, "nodes", lo=1)
         _bounded(n * nodes, MAX_COST_ENTRIES, "n", n, f"n × nodes ({nodes:,}) cost-table entries")
     rng = np.random.default_rng(seed)
-    layers: list[list[int]] = []
-    t = 0
-    while t < n:
-        size = min(n - t, int(rng.integers(1, 2 * width)))
-        layers.append(list(range(t, t + size)))
-        t += size
-    edges = []
-    for above, layer in zip(layers, layers[1:]):
-        for j in layer:
-            ps = [i for i in above if rng.random() < density] or [above[int(rng.integers(len(above)))]]
-            edges.extend((i, j, float(rng.uniform(0.5, 1.5) * ccr * load)) for i in ps)
+    bounds = [0]  # layer k is tasks bounds[k] … bounds[k + 1] − 1
+    while bounds[-1] < n:
+        bounds.append(bounds[-1] + min(n - bounds[-1], int(rng.integers(1, 2 * width))))
+    edges = _layer_edges(rng, bounds, density, ccr, load)
     loads = rng.uniform(0.5, 1.5, size=n) * load
     if nodes is None:
         return TaskGraph(list(range(n)), loads=loads.tolist(), edges=edges, name=f"layered{n}")
     costs = loads[:, None] * rng.uniform(1 - beta / 2, 1 + beta / 2, size=(n, nodes))
     return TaskGraph(list(range(n)), costs=costs.tolist(), edges=edges, name=f"layered{n}x{nodes}")
+
+
+#: doubles read ahead at once by :func:`_layer_edges` (at most, unless a task needs more): 512 kB,
+#: enough that numpy, not Python, takes the time, and small next to a large graph's edges
+_BLOCK = 1 << 16
+
+
+def _layer_edges(rng: np.random.Generator, bounds: list, density: float, ccr: float, load: float, *,
+                 block: int = _BLOCK) -> list:
+    """:func:`layered`'s edges: the draws of this per-task loop (``above``: the layer above task j's),
+    read in numpy blocks, in the same order, so that a seed gives the graph it always gave::
+
+        for j in each layer after the first:
+            ps = [i for i in above if rng.random() < density] or [above[int(rng.integers(len(above)))]]
+            edges.extend((i, j, float(rng.uniform(0.5, 1.5) * ccr * load)) for i in ps)
+
+    ``random()`` and ``uniform(0.5, 1.5)`` each take the stream's next double (uniform is 0.5 + 1.0 × it),
+    so a block of doubles read ahead (a copy of *rng*'s bit generator draws it) holds a task's tests
+    and then its edges' data, one double per edge. A pass over the tasks (Python ints only) finds where
+    each task's doubles start; numpy reads the edges out of the block. ``integers()`` (a task whose
+    tests all failed) takes 32-bit halves that the bit generator keeps between calls, so nothing may
+    stand in for it: *rng* itself draws up to that task's last test and makes the call, and the scan
+    goes on after the 64-bit outputs it took. tests/test_graph_build.py compares with the loop (*block*:
+    the block size, small there so that blocks turn often)."""
+    gen = rng.bit_generator
+    look = np.random.Generator(type(gen)(0))  # reads the stream ahead; rng draws only what the loop drew
+    widths = [b - a for a, b in zip(bounds, bounds[1:])]
+    # a task's doubles: a test per task above (w), then a datum per edge (≤ w), or integers()'s 64-bit
+    # outputs (0 or 1; more only after a rejection, a chance of about w in 2^32) and one datum
+    need = [2 * w + 2 for w in widths]
+    # a block holds any task's doubles, and no more than the whole graph's at most (a small graph's)
+    size = max(max(need), min(block, sum(x * y for x, y in zip(need, widths[1:]))))
+    edges: list = []
+    doubles = hits = None
+    starts: list = []  # (first double, tests, first task above, j) of the block's tasks; a failed
+    # task has 0 tests, its parent as the first task above and its datum as its first double
+    p = pos = size  # the block's doubles the scan has used, and those rng has drawn (pos ≤ p)
+    for k in range(1, len(widths)):
+        a, w = bounds[k - 1], widths[k - 1]
+        for j in range(bounds[k], bounds[k + 1]):
+            if p + need[k - 1] > size:  # the task's doubles may pass the block's end: the next block
+                edges += _block_edges(doubles, starts, density, ccr, load)
+                rng.random(p - pos)
+                look.bit_generator.state = gen.state
+                doubles = look.random(size)
+                hits = np.zeros(size + 1, dtype=np.int64)  # hits[q]: the tests passed in doubles[:q]
+                np.cumsum(doubles < density, out=hits[1:])
+                hits = hits.tolist()
+                starts, p, pos = [], 0, 0
+            c = hits[p + w] - hits[p]
+            if c:
+                starts.append((p, w, a, j))
+                p += w + c
+                continue
+            rng.random(p + w - pos)  # rng at the task's last test, as the loop has it
+            before = gen.state
+            parent = a + int(rng.integers(w))
+            p = pos = p + w + _outputs_since(gen, before, look.bit_generator)
+            if p < size:
+                starts.append((p, 0, parent, j))
+                p += 1
+            else:  # integers() took the rest of the block (rejections): the datum as the loop draws it
+                edges += _block_edges(doubles, starts, density, ccr, load)
+                edges.append((parent, j, float(rng.uniform(0.5, 1.5) * ccr * load)))
+                starts, p, pos = [], size, size
+    edges += _block_edges(doubles, starts, density, ccr, load)
+    rng.random(p - pos)  # rng where the loop leaves it: the loads come next
+    return edges
+
+
+def _outputs_since(gen, before: dict, probe) -> int:
+    """How many 64-bit outputs PCG64 *gen* gave since its state was *before* (*probe*: a spare PCG64)."""
+    now = gen.state["state"]["state"]
+    if now == before["state"]["state"]:  # none: integers() took the half kept from an earlier call
+        return 0
+    probe.state = before
+    k = 0
+    while probe.state["state"]["state"] != now:
+        probe.random_raw()
+        k += 1
+    return k
+
+
+def _block_edges(block: np.ndarray, starts: list, density: float, ccr: float, load: float) -> list:
+    """The edges of the tasks of *starts* (:func:`_layer_edges`), in order, read from *block*."""
+    if not starts:
+        return []
+    first, w, a, j = np.array(starts, dtype=np.int64).T
+    failed = w == 0
+    tests = np.where(failed, 1, w)  # a failed task: one entry, its edge to the parent
+    owner = np.repeat(np.arange(len(first)), tests)  # one entry per test, by task
+    off = np.arange(len(owner)) - np.repeat(np.cumsum(tests) - tests, tests)  # the test's task above, from a
+    passed = failed[owner] | (block[first[owner] + off] < density)
+    owner, off = owner[passed], off[passed]
+    # a task's k-th edge has its datum k doubles after its last test
+    k = np.arange(len(owner)) - np.searchsorted(owner, owner)
+    data = (0.5 + block[first[owner] + w[owner] + k]) * ccr * load
+    return list(zip((a[owner] + off).tolist(), j[owner].tolist(), data.tolist()))
 
 
 def gaussian_elimination(m: int = 10, *, ccr: float = 1.0) -> TaskGraph:
