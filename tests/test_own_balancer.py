@@ -69,6 +69,13 @@ def test_defining_the_same_balancer_again_replaces_it_and_another_class_may_not_
     exec(code, first)
     exec(code, second)  # the cell run again: before, TypeError "balancer name ... is taken"
     assert REGISTRY["half-gss-test"] is second["HalfGuided"]
+    # another cell defining another class of the same name cannot be told from the cell edited and run
+    # again: the latest is kept, as docs/api.md says
+    edited = {"__name__": "__main__"}
+    exec(compile(own_module.read_text().replace("(2 * view.n_nodes)", "(3 * view.n_nodes)"), "<cell 2>", "exec"),
+         edited)
+    assert REGISTRY["half-gss-test"] is edited["HalfGuided"]
+    assert "latest" in dlbkit.register.__doc__
 
     class Other(dlbkit.ChunkingBalancer):
         name = "half-gss-test"
@@ -186,3 +193,22 @@ def test_a_spawned_pool_imports_the_module_that_registered_the_balancer(tmp_path
     assert sweep.failures == []
     mine = [r for r in sweep.rows if r["label"] == "half-gss-test"]
     assert len(mine) == 3 and all(r["status"] == "ok" and r["makespan"] > 0 for r in mine)
+
+
+def test_passing_a_balancer_class_of_another_kind_lists_what_fits_not_how_to_pass_that_class():
+    platform = dlbkit.Platform([dlbkit.Node("m"), dlbkit.Node("a", speed=2.0)])
+    guided = REGISTRY["gss"]
+    with pytest.raises(dlbkit.ConfigError) as e:
+        dlbkit.simulate(platform, dlbkit.TaskTree("balanced", depth=3), guided)
+    assert str(e.value).startswith("balancer must be a migration balancer (dlbkit balancers --kind migration): ")
+    assert str(e.value).endswith(f", steal; got {guided!r}")
+    assert "Guided()" not in str(e.value)
+
+
+def test_passing_a_base_class_says_a_subclass_is_wanted():
+    platform = dlbkit.Platform([dlbkit.Node("m"), dlbkit.Node("a", speed=2.0)])
+    with pytest.raises(dlbkit.ConfigError) as e:
+        dlbkit.simulate(platform, dlbkit.Divisible(100), dlbkit.ChunkingBalancer)
+    assert str(e.value) == ("balancer must be a chunking balancer (dlbkit balancers --kind chunking): a registered "
+                            "subclass's name or an instance of it, not the base class ChunkingBalancer; "
+                            f"got {dlbkit.ChunkingBalancer!r}")
