@@ -212,3 +212,33 @@ def test_passing_a_base_class_says_a_subclass_is_wanted():
     assert str(e.value) == ("balancer must be a chunking balancer (dlbkit balancers --kind chunking): a registered "
                             "subclass's name or an instance of it, not the base class ChunkingBalancer; "
                             f"got {dlbkit.ChunkingBalancer!r}")
+
+
+def test_an_import_file_named_like_another_module_runs_in_spawned_workers_and_leaves_that_module(tmp_path):
+    """json.py is not json: it runs under a private name, its folder does not shadow json in a spawned
+    worker, and the worker loads it from its file (before, every run failed there)."""
+    import json
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from dlbkit.cli import load_module
+    from dlbkit.experiments import load_experiment, run_sweep
+
+    path = tmp_path / "json.py"
+    path.write_text(MODULE)
+    exp = tmp_path / "exp.toml"
+    exp.write_text(TINY.replace("repetitions = 3", "repetitions = 1") + '\n[[balancers]]\nname = "half-gss-test"\n')
+    before, path_before = dict(REGISTRY), list(sys.path)
+    try:
+        module = load_module(str(path), "--import")
+        assert module.__name__ == "_dlbkit_run_json" and sys.modules["json"] is json
+        assert sys.path.index(str(tmp_path)) == len(sys.path) - 1  # last: json stays json in a worker
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            sweep = run_sweep(load_experiment(exp), tmp_path / "out", executor=pool)
+        mine = [r for r in sweep.rows if r["balancer"] == "half-gss-test"]
+        assert [(r["status"], r["error"]) for r in mine] == [("ok", "")]
+    finally:
+        REGISTRY.clear()
+        REGISTRY.update(before)
+        sys.path[:] = path_before
+        sys.modules.pop("_dlbkit_run_json", None)

@@ -711,8 +711,9 @@ def load_module(mod_name: str, field: str = "MODULE"):
     .py file), imported once; bad names are a ConfigError naming *field*, a module that fails while
     importing a DlbkitError naming it."""
     import importlib
-    import importlib.util
     import os
+
+    from .own_modules import PRIVATE_PREFIX, import_file
 
     try:
         if mod_name.endswith(".py") or "/" in mod_name or os.sep in mod_name:
@@ -720,23 +721,19 @@ def load_module(mod_name: str, field: str = "MODULE"):
             if not path.is_file() or path.suffix != ".py":
                 raise ConfigError(field, mod_name, "an existing .py file or an importable module name")
             folder = str(path.parent.resolve())
-            if folder not in sys.path:
-                sys.path.insert(0, folder)
             name = path.stem
             known = sys.modules.get(name)
-            if known is not None and Path(getattr(known, "__file__", "") or "").resolve() == path.resolve():
+            if known is not None and _same_file(getattr(known, "__file__", None), path):
                 module = known
             else:
-                if known is not None:  # e.g. a file named like a module already imported: keep that one
-                    name = f"_dlbkit_run_{name}"
-                spec = importlib.util.spec_from_file_location(name, path)
-                module = importlib.util.module_from_spec(spec)
-                sys.modules[name] = module
-                try:
-                    spec.loader.exec_module(module)
-                except BaseException:
-                    sys.modules.pop(name, None)
-                    raise
+                # a file named like another module (json.py; a module a dependency brings): that module
+                # stays what its name imports, here and in every worker, and the file runs under a
+                # private name that spawned workers load from the file (experiments.modules)
+                clash = known is not None or _found_elsewhere(name, path)
+                if folder not in sys.path:  # its sibling modules import; first, as `python FILE` has it,
+                    # unless that would shadow the module of the same name in a spawned worker
+                    sys.path.insert(len(sys.path) if clash else 0, folder)
+                module = import_file(PRIVATE_PREFIX + name if clash else name, path)
         else:
             if "" not in sys.path and os.getcwd() not in sys.path:
                 sys.path.insert(0, os.getcwd())
@@ -752,6 +749,23 @@ def load_module(mod_name: str, field: str = "MODULE"):
     except (Exception, SystemExit) as e:  # the user's module failed while importing
         raise DlbkitError(f"importing {mod_name} failed: {type(e).__name__}: {e}") from None
     return module
+
+
+def _same_file(file: str | None, path: Path) -> bool:
+    return file is not None and Path(file).resolve() == path.resolve()
+
+
+def _found_elsewhere(name: str, path: Path) -> bool:
+    """Whether the module name *name* imports something other than the file *path* (or cannot be a
+    module name a worker imports at all: a dotted stem)."""
+    import importlib.util
+    if "." in name:
+        return True
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    return spec is not None and not _same_file(spec.origin, path)
 
 
 def load_function(target: str):
