@@ -108,8 +108,12 @@ def test_a_recording_made_with_ones_own_balancer_replays_with_import_and_says_so
     assert main(["replay", str(record)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("dlbkit: error: recorded balancer must be a chunking balancer")
-    assert err.endswith(" (a balancer of your own: import the module that registers it first; dlbkit replay "
-                        "--import MODULE); got 'half-gss-test'\n")
+    own = (" (a balancer of your own: import the module that registers it first: `import MODULE` in Python, "
+           "`dlbkit replay --import MODULE` on the command line); got 'half-gss-test'")
+    assert err.endswith(own + "\n")
+    with pytest.raises(dlbkit.ConfigError) as e:  # from Python, where there is no --import flag to give
+        dlbkit.replay(record)
+    assert str(e.value).startswith("recorded balancer must be a chunking balancer") and str(e.value).endswith(own)
     assert main(["replay", str(record), "--import", str(own_module)]) == 0
     assert "half-gss-test [recorded]" in capsys.readouterr().out
 
