@@ -71,6 +71,15 @@ class _Parser(argparse.ArgumentParser):
         # (test_fuzz_emulate_speeds.py::test_a_negative_factor_after_the_flag_reaches_dlbkits_check)
         self._negative_number_matcher = _NEGATIVE_NUMBER
 
+    def _parse_optional(self, arg_string):
+        # argparse tries an option's prefix before the negative-number test: "-NaN" was -N with the value
+        # "aN" where a command has -N (bench, run, cluster), so `--load -NaN` was "expected one argument"
+        # and -N was set to "aN". A whole option string is still an option
+        # (test_cli.py::test_minus_nan_after_an_option_is_a_value_not_the_short_option_n)
+        if _NEGATIVE_NUMBER.match(arg_string) and arg_string not in self._option_string_actions:
+            return None
+        return super()._parse_optional(arg_string)
+
     def error(self, message: str):
         self.exit(2, f"dlbkit: error: {message} (see '{self.prog} --help')\n")
 
