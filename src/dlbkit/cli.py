@@ -1438,8 +1438,10 @@ def _cmd_schedule(args) -> int:
     if "gap" in info:
         print(f"{args.balancer}: {info.get('message', '')} objective {info['objective']:g}, dual bound "
               f"{info['dual_bound']:g}, gap {info['gap']:.4g}")
-    rows = [[str(t), str(p), f"{d['start'][t]:g}", f"{d['finish'][t]:g}"] for t, p in d["assignment"].items()]
-    print(wrapped_table(["task", "node", "start", "finish"], rows, [24, 6, 12, 12]))
+    # a --platform's nodes by the names its file gives ("/k" for a node's k-th core); --nodes M's by number
+    names = r.trace.node_labels() or [str(p) for p in range(r.trace.n_nodes)]
+    rows = [[str(t), names[p], f"{d['start'][t]:g}", f"{d['finish'][t]:g}"] for t, p in d["assignment"].items()]
+    print(wrapped_table(["task", "node", "start", "finish"], rows, [24, 12, 12, 12]))
     return 0
 
 
