@@ -3,6 +3,7 @@ says: registered with ``dlbkit.register``, named in an experiment file run by ``
 --import``, and defined again (a notebook cell run twice) without an error."""
 
 import csv
+import math
 import sys
 import textwrap
 from pathlib import Path
@@ -150,13 +151,25 @@ class SaysText(dlbkit.ChunkingBalancer):
         return "12"
 
 
-@pytest.mark.parametrize("rule, got", [(ForgotReturn, "None"), (SaysText, "'12'")])
-@pytest.mark.parametrize("how", ["simulate", "simulate on the kernel", "map"])
+class SaysNaN(dlbkit.ChunkingBalancer):
+    """A rule whose arithmetic made NaN (0/0 of numpy floats)."""
+    name = "says-nan-test"
+
+    def chunk(self, view, worker):
+        return math.nan
+
+
+@pytest.mark.parametrize("rule, got", [(ForgotReturn, "None"), (SaysText, "'12'"), (SaysNaN, "nan")])
+@pytest.mark.parametrize("how", ["simulate", "simulate on the kernel", "map", "rounds"])
 def test_a_chunking_rule_answering_none_or_text_is_a_config_error_naming_it(how, rule, got):
+    """"rounds": ChunkingBalancer.allocate's default asks chunk per node and took int() of it, so None
+    or NaN was a bare TypeError or ValueError from inside dlbkit, and "12" passed."""
     platform = dlbkit.Platform([dlbkit.Node("m"), dlbkit.Node("a")])
     with pytest.raises(dlbkit.ConfigError) as e:
         if how == "map":
             dlbkit.map(abs, range(10), balancer=rule(), workers=1)
+        elif how == "rounds":
+            dlbkit.simulate(platform, dlbkit.Divisible(10), rule(), master="m", mechanism="rounds")
         else:
             dlbkit.simulate(platform, dlbkit.Divisible(10), rule(), master="m",
                             fast_path=how == "simulate")
