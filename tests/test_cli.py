@@ -484,3 +484,24 @@ def test_reproduce_help_names_every_reproduction():
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     text = next(a.help for a in sub.choices["reproduce"]._actions if a.dest == "name")
     assert text == "reproduction name: " + ", ".join(sorted(REPRODUCTIONS))
+
+
+@pytest.mark.parametrize("command, field, allowed", [
+    (["bench", "supermarket", "--servers", "10", "--choices", "2", "--jobs", "100", "--load"], "--load",
+     "a number in (0, 1) (the supermarket model is stable below 1)"),
+    (["cluster", "operator:abs", "-N", "4", "--rate"], "--rate", "a finite number of jobs per second > 0"),
+    (["run", "operator:abs", "-N", "4", "--emulate"], "--emulate[0]", "a finite number > 0"),
+])
+def test_minus_nan_after_an_option_is_a_value_not_the_short_option_n(command, field, allowed, capsys):
+    """argparse tried -N (a prefix) before the negative-number test, so "-NaN" was -N with "aN" and the
+    option before it had "expected one argument". Now it reaches dlbkit's check, as -nan did."""
+    assert main(command + ["-NaN"]) == 2
+    assert capsys.readouterr().err == f"dlbkit: error: {field} must be {allowed}; got nan\n"
+
+
+def test_minus_nan_for_an_integer_option_is_argparses_one_line_naming_that_option(capsys):
+    assert main(["bench", "m2", "-P", "-NaN", "-N", "1000"]) == 2
+    assert capsys.readouterr().err == ("dlbkit: error: argument --workers/-P: invalid int value: '-NaN' "
+                                       "(see 'dlbkit bench --help')\n")
+    assert main(["bench", "m2", "-P", "2", "-N5", "--json"]) == 0  # a short option's attached value still is one
+    assert json.loads(capsys.readouterr().out)["tasks"] == 5

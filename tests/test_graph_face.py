@@ -256,3 +256,20 @@ def test_sinclair1993_r6_two_node_optimum_is_59_by_exhaustive_search():
 def test_sinclair1993_r7_annealing_is_within_one_of_the_sa_row():
     (r7,) = [c for c in s93.r6_r7() if c.claim.startswith("R7")]
     assert r7.ok, r7.ours
+
+
+def test_cli_schedule_table_names_a_platforms_nodes_and_the_cores_of_one(t10, tmp_path, capsys):
+    """The table printed processor numbers (0, 1, 2) where the platform file names its nodes; the
+    Gantt chart of dlbkit.schedule said "worker 0" for the same reason (no names recorded)."""
+    toml = tmp_path / "p.toml"
+    toml.write_text('[[nodes]]\nname = "fast"\nspeed = 2.0\ncores = 2\n[[nodes]]\nname = "slow"\nspeed = 1.0\n'
+                    '[network]\nlatency = 0.0\nbandwidth = 1.0\n')
+    assert main(["schedule", str(t10), "--platform", str(toml)]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[3:]]
+    assert rows[:4] == [["1", "slow", "0", "9"], ["2", "fast/0", "27", "40"], ["3", "slow", "9", "28"],
+                        ["4", "fast/1", "18", "26"]]
+    s = dlbkit.schedule(str(t10), str(toml))
+    assert s.trace.node_labels() == ["fast/0", "fast/1", "slow"] and s.assignment[1] == 2
+    assert dlbkit.schedule(str(t10), 3).trace.node_labels() is None
+    assert main(["schedule", str(t10), "--nodes", "3"]) == 0
+    assert capsys.readouterr().out.splitlines()[3].split() == ["1", "2", "0", "9"]

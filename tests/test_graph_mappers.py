@@ -321,3 +321,63 @@ def test_hlf_by_hand_its_level_ignores_communication():
     assert s.trace.meta["assignment"] == [0, 1, 0, 1] and s.trace.meta["order"] == [0, 2, 1, 3]
     assert s.start == {"r": 0.0, "a": 1.0, "b": 1.0, "c": 2.0} and s.makespan == 4.0
     assert schedule(g, 2, "heft").trace.meta["order"][1] == 1  # HEFT: a before b
+
+
+def test_metis_silencing_keeps_what_c_code_printed_before_it(tmp_path):
+    """C's stdout buffer was flushed only after descriptor 1 pointed to the null device: what other
+    C code had printed and not yet written was lost with METIS's notes. A process of its own, with
+    standard output a file and C's stdout buffered (PYTHONUNBUFFERED, set in some environments, makes
+    it unbuffered, and nothing would wait in the buffer)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import ctypes\n"
+            "from dlbkit.balancers.mapping.metis import _c_stdout_silenced\n"
+            "libc = ctypes.CDLL(None)\n"
+            "libc.printf(b'before\\n')\n"
+            "with _c_stdout_silenced():\n"
+            "    libc.printf(b'metis note\\n')\n"
+            "libc.printf(b'after\\n')\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    out = tmp_path / "out.txt"
+    with out.open("wb") as f:
+        subprocess.run([sys.executable, "-c", code], stdout=f, env=env, check=True, timeout=60)
+    assert out.read_bytes() == b"before\nafter\n"
+
+
+def test_metis_silencing_from_two_threads_leaves_stdout_where_it_was():
+    """Two threads at once each saved descriptor 1, the second saving the null device, and restored
+    in the other order: standard output stayed on the null device."""
+    import os
+    import threading
+
+    from dlbkit.balancers.mapping.metis import _c_stdout_silenced
+
+    before = os.fstat(1)
+    a_inside, b_inside, a_done = threading.Event(), threading.Event(), threading.Event()
+
+    def a():  # enters first and leaves while b is still inside, unless a lock keeps b out until then
+        with _c_stdout_silenced():
+            a_inside.set()
+            b_inside.wait(0.5)
+        a_done.set()
+
+    def b():
+        a_inside.wait(5)
+        with _c_stdout_silenced():
+            b_inside.set()
+            a_done.wait(5)
+
+    saved = os.dup(1)
+    try:
+        threads = [threading.Thread(target=a), threading.Thread(target=b)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        after = os.fstat(1)
+    finally:
+        os.dup2(saved, 1)  # the rest of the session writes where it did, whatever happened here
+        os.close(saved)
+    assert (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)

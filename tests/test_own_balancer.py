@@ -3,6 +3,7 @@ says: registered with ``dlbkit.register``, named in an experiment file run by ``
 --import``, and defined again (a notebook cell run twice) without an error."""
 
 import csv
+import math
 import sys
 import textwrap
 from pathlib import Path
@@ -69,6 +70,13 @@ def test_defining_the_same_balancer_again_replaces_it_and_another_class_may_not_
     exec(code, first)
     exec(code, second)  # the cell run again: before, TypeError "balancer name ... is taken"
     assert REGISTRY["half-gss-test"] is second["HalfGuided"]
+    # another cell defining another class of the same name cannot be told from the cell edited and run
+    # again: the latest is kept, as docs/api.md says
+    edited = {"__name__": "__main__"}
+    exec(compile(own_module.read_text().replace("(2 * view.n_nodes)", "(3 * view.n_nodes)"), "<cell 2>", "exec"),
+         edited)
+    assert REGISTRY["half-gss-test"] is edited["HalfGuided"]
+    assert "latest" in dlbkit.register.__doc__
 
     class Other(dlbkit.ChunkingBalancer):
         name = "half-gss-test"
@@ -101,8 +109,12 @@ def test_a_recording_made_with_ones_own_balancer_replays_with_import_and_says_so
     assert main(["replay", str(record)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("dlbkit: error: recorded balancer must be a chunking balancer")
-    assert err.endswith(" (a balancer of your own: import the module that registers it first; dlbkit replay "
-                        "--import MODULE); got 'half-gss-test'\n")
+    own = (" (a balancer of your own: import the module that registers it first: `import MODULE` in Python, "
+           "`dlbkit replay --import MODULE` on the command line); got 'half-gss-test'")
+    assert err.endswith(own + "\n")
+    with pytest.raises(dlbkit.ConfigError) as e:  # from Python, where there is no --import flag to give
+        dlbkit.replay(record)
+    assert str(e.value).startswith("recorded balancer must be a chunking balancer") and str(e.value).endswith(own)
     assert main(["replay", str(record), "--import", str(own_module)]) == 0
     assert "half-gss-test [recorded]" in capsys.readouterr().out
 
@@ -139,13 +151,25 @@ class SaysText(dlbkit.ChunkingBalancer):
         return "12"
 
 
-@pytest.mark.parametrize("rule, got", [(ForgotReturn, "None"), (SaysText, "'12'")])
-@pytest.mark.parametrize("how", ["simulate", "simulate on the kernel", "map"])
+class SaysNaN(dlbkit.ChunkingBalancer):
+    """A rule whose arithmetic made NaN (0/0 of numpy floats)."""
+    name = "says-nan-test"
+
+    def chunk(self, view, worker):
+        return math.nan
+
+
+@pytest.mark.parametrize("rule, got", [(ForgotReturn, "None"), (SaysText, "'12'"), (SaysNaN, "nan")])
+@pytest.mark.parametrize("how", ["simulate", "simulate on the kernel", "map", "rounds"])
 def test_a_chunking_rule_answering_none_or_text_is_a_config_error_naming_it(how, rule, got):
+    """"rounds": ChunkingBalancer.allocate's default asks chunk per node and took int() of it, so None
+    or NaN was a bare TypeError or ValueError from inside dlbkit, and "12" passed."""
     platform = dlbkit.Platform([dlbkit.Node("m"), dlbkit.Node("a")])
     with pytest.raises(dlbkit.ConfigError) as e:
         if how == "map":
             dlbkit.map(abs, range(10), balancer=rule(), workers=1)
+        elif how == "rounds":
+            dlbkit.simulate(platform, dlbkit.Divisible(10), rule(), master="m", mechanism="rounds")
         else:
             dlbkit.simulate(platform, dlbkit.Divisible(10), rule(), master="m",
                             fast_path=how == "simulate")
@@ -186,3 +210,52 @@ def test_a_spawned_pool_imports_the_module_that_registered_the_balancer(tmp_path
     assert sweep.failures == []
     mine = [r for r in sweep.rows if r["label"] == "half-gss-test"]
     assert len(mine) == 3 and all(r["status"] == "ok" and r["makespan"] > 0 for r in mine)
+
+
+def test_passing_a_balancer_class_of_another_kind_lists_what_fits_not_how_to_pass_that_class():
+    platform = dlbkit.Platform([dlbkit.Node("m"), dlbkit.Node("a", speed=2.0)])
+    guided = REGISTRY["gss"]
+    with pytest.raises(dlbkit.ConfigError) as e:
+        dlbkit.simulate(platform, dlbkit.TaskTree("balanced", depth=3), guided)
+    assert str(e.value).startswith("balancer must be a migration balancer (dlbkit balancers --kind migration): ")
+    assert str(e.value).endswith(f", steal; got {guided!r}")
+    assert "Guided()" not in str(e.value)
+
+
+def test_passing_a_base_class_says_a_subclass_is_wanted():
+    platform = dlbkit.Platform([dlbkit.Node("m"), dlbkit.Node("a", speed=2.0)])
+    with pytest.raises(dlbkit.ConfigError) as e:
+        dlbkit.simulate(platform, dlbkit.Divisible(100), dlbkit.ChunkingBalancer)
+    assert str(e.value) == ("balancer must be a chunking balancer (dlbkit balancers --kind chunking): a registered "
+                            "subclass's name or an instance of it, not the base class ChunkingBalancer; "
+                            f"got {dlbkit.ChunkingBalancer!r}")
+
+
+def test_an_import_file_named_like_another_module_runs_in_spawned_workers_and_leaves_that_module(tmp_path):
+    """json.py is not json: it runs under a private name, its folder does not shadow json in a spawned
+    worker, and the worker loads it from its file (before, every run failed there)."""
+    import json
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from dlbkit.cli import load_module
+    from dlbkit.experiments import load_experiment, run_sweep
+
+    path = tmp_path / "json.py"
+    path.write_text(MODULE)
+    exp = tmp_path / "exp.toml"
+    exp.write_text(TINY.replace("repetitions = 3", "repetitions = 1") + '\n[[balancers]]\nname = "half-gss-test"\n')
+    before, path_before = dict(REGISTRY), list(sys.path)
+    try:
+        module = load_module(str(path), "--import")
+        assert module.__name__ == "_dlbkit_run_json" and sys.modules["json"] is json
+        assert sys.path.index(str(tmp_path)) == len(sys.path) - 1  # last: json stays json in a worker
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            sweep = run_sweep(load_experiment(exp), tmp_path / "out", executor=pool)
+        mine = [r for r in sweep.rows if r["balancer"] == "half-gss-test"]
+        assert [(r["status"], r["error"]) for r in mine] == [("ok", "")]
+    finally:
+        REGISTRY.clear()
+        REGISTRY.update(before)
+        sys.path[:] = path_before
+        sys.modules.pop("_dlbkit_run_json", None)

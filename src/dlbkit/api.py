@@ -79,10 +79,15 @@ def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer 
     if b is not None:
         family.check_kind(eng, b.kind, b.name)
     trace = eng.run(platform, workload, b, seed=int(seed), **engine)
-    trace.meta.setdefault("node_names", [n.name for n in platform.nodes])
+    _name_nodes(trace, platform)
     for message in unused_availability(platform, trace):
         warnings.warn(message, UnusedAvailabilityWarning, stacklevel=2)
     return Result(trace, b, platform=platform)
+
+
+def _name_nodes(trace: Any, platform: Platform) -> None:
+    """Record the platform's node names in *trace* (its Gantt rows and ``Trace.node_labels`` name them)."""
+    trace.meta.setdefault("node_names", [n.name for n in platform.nodes])
 
 
 class UnusedAvailabilityWarning(UserWarning):
@@ -166,4 +171,7 @@ def schedule(graph: Any, nodes: Any, balancer: Any = "heft", *, params: Mapping[
         nodes = platform_from_ntp(nodes) if str(nodes).lower().endswith(".ntp") else Platform.from_toml(nodes)
     b = resolve(balancer, dict(params or {}), kind="mapping")
     trace = simulate_graph(nodes, graph, b, seed=seed, cost_model=cost_model, contention=contention)
-    return Schedule(trace, b, platform=nodes if isinstance(nodes, Platform) else None)
+    if not isinstance(nodes, Platform):  # M identical nodes: numbers are their names
+        return Schedule(trace, b, platform=None)
+    _name_nodes(trace, nodes)
+    return Schedule(trace, b, platform=nodes)

@@ -71,6 +71,15 @@ class _Parser(argparse.ArgumentParser):
         # (test_fuzz_emulate_speeds.py::test_a_negative_factor_after_the_flag_reaches_dlbkits_check)
         self._negative_number_matcher = _NEGATIVE_NUMBER
 
+    def _parse_optional(self, arg_string):
+        # argparse tries an option's prefix before the negative-number test: "-NaN" was -N with the value
+        # "aN" where a command has -N (bench, run, cluster), so `--load -NaN` was "expected one argument"
+        # and -N was set to "aN". A whole option string is still an option
+        # (test_cli.py::test_minus_nan_after_an_option_is_a_value_not_the_short_option_n)
+        if _NEGATIVE_NUMBER.match(arg_string) and arg_string not in self._option_string_actions:
+            return None
+        return super()._parse_optional(arg_string)
+
     def error(self, message: str):
         self.exit(2, f"dlbkit: error: {message} (see '{self.prog} --help')\n")
 
@@ -711,8 +720,9 @@ def load_module(mod_name: str, field: str = "MODULE"):
     .py file), imported once; bad names are a ConfigError naming *field*, a module that fails while
     importing a DlbkitError naming it."""
     import importlib
-    import importlib.util
     import os
+
+    from .own_modules import PRIVATE_PREFIX, import_file
 
     try:
         if mod_name.endswith(".py") or "/" in mod_name or os.sep in mod_name:
@@ -720,23 +730,19 @@ def load_module(mod_name: str, field: str = "MODULE"):
             if not path.is_file() or path.suffix != ".py":
                 raise ConfigError(field, mod_name, "an existing .py file or an importable module name")
             folder = str(path.parent.resolve())
-            if folder not in sys.path:
-                sys.path.insert(0, folder)
             name = path.stem
             known = sys.modules.get(name)
-            if known is not None and Path(getattr(known, "__file__", "") or "").resolve() == path.resolve():
+            if known is not None and _same_file(getattr(known, "__file__", None), path):
                 module = known
             else:
-                if known is not None:  # e.g. a file named like a module already imported: keep that one
-                    name = f"_dlbkit_run_{name}"
-                spec = importlib.util.spec_from_file_location(name, path)
-                module = importlib.util.module_from_spec(spec)
-                sys.modules[name] = module
-                try:
-                    spec.loader.exec_module(module)
-                except BaseException:
-                    sys.modules.pop(name, None)
-                    raise
+                # a file named like another module (json.py; a module a dependency brings): that module
+                # stays what its name imports, here and in every worker, and the file runs under a
+                # private name that spawned workers load from the file (experiments.modules)
+                clash = known is not None or _found_elsewhere(name, path)
+                if folder not in sys.path:  # its sibling modules import; first, as `python FILE` has it,
+                    # unless that would shadow the module of the same name in a spawned worker
+                    sys.path.insert(len(sys.path) if clash else 0, folder)
+                module = import_file(PRIVATE_PREFIX + name if clash else name, path)
         else:
             if "" not in sys.path and os.getcwd() not in sys.path:
                 sys.path.insert(0, os.getcwd())
@@ -752,6 +758,23 @@ def load_module(mod_name: str, field: str = "MODULE"):
     except (Exception, SystemExit) as e:  # the user's module failed while importing
         raise DlbkitError(f"importing {mod_name} failed: {type(e).__name__}: {e}") from None
     return module
+
+
+def _same_file(file: str | None, path: Path) -> bool:
+    return file is not None and Path(file).resolve() == path.resolve()
+
+
+def _found_elsewhere(name: str, path: Path) -> bool:
+    """Whether the module name *name* imports something other than the file *path* (or cannot be a
+    module name a worker imports at all: a dotted stem)."""
+    import importlib.util
+    if "." in name:
+        return True
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    return spec is not None and not _same_file(spec.origin, path)
 
 
 def load_function(target: str):
@@ -1415,8 +1438,10 @@ def _cmd_schedule(args) -> int:
     if "gap" in info:
         print(f"{args.balancer}: {info.get('message', '')} objective {info['objective']:g}, dual bound "
               f"{info['dual_bound']:g}, gap {info['gap']:.4g}")
-    rows = [[str(t), str(p), f"{d['start'][t]:g}", f"{d['finish'][t]:g}"] for t, p in d["assignment"].items()]
-    print(wrapped_table(["task", "node", "start", "finish"], rows, [24, 6, 12, 12]))
+    # a --platform's nodes by the names its file gives ("/k" for a node's k-th core); --nodes M's by number
+    names = r.trace.node_labels() or [str(p) for p in range(r.trace.n_nodes)]
+    rows = [[str(t), names[p], f"{d['start'][t]:g}", f"{d['finish'][t]:g}"] for t, p in d["assignment"].items()]
+    print(wrapped_table(["task", "node", "start", "finish"], rows, [24, 12, 12, 12]))
     return 0
 
 

@@ -53,19 +53,10 @@ def _worker_labels(trace: Trace) -> list[str]:
     it; "/k" numbers the workers of a node with several cores) and speed; ``worker i`` for a real
     run, whose workers are processes rather than platform nodes."""
     speeds = trace.speeds or [math.nan] * trace.n_nodes
-    names = trace.meta.get("node_names")
-    if not names:
+    names = trace.node_labels()
+    if names is None:
         return [f"worker {i} (s={s:g})" for i, s in enumerate(speeds)]
-    per_node: dict[int, int] = {}
-    for n in trace.node_of:
-        per_node[n] = per_node.get(n, 0) + 1
-    seen: dict[int, int] = {}
-    out = []
-    for n, s in zip(trace.node_of, speeds):
-        k = seen[n] = seen.get(n, -1) + 1
-        name = str(names[n]) if 0 <= n < len(names) else f"node {n}"
-        out.append(f"{name}{f'/{k}' if per_node[n] > 1 else ''} (s={s:g})")
-    return out
+    return [f"{name} (s={s:g})" for name, s in zip(names, speeds)]
 
 
 #: the most rows of a per-node heat map (waiting tasks over time); more nodes share a row

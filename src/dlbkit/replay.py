@@ -227,8 +227,8 @@ def _balancer(trace: Trace, balancer: Balancer | str | None, params: Mapping | N
         except ConfigError as e:
             if balancer is None and not params:
                 own = "" if str(trace.balancer).lower() in REGISTRY else (
-                    " (a balancer of your own: import the module that registers it first; dlbkit replay "
-                    "--import MODULE)")
+                    " (a balancer of your own: import the module that registers it first: `import MODULE` "
+                    "in Python, `dlbkit replay --import MODULE` on the command line)")
                 raise ConfigError(f"recorded {e.field}", e.value, e.allowed + own) from None
             raise
     return resolve(balancer, params, kind=kind)

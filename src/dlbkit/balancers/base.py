@@ -92,6 +92,20 @@ def end_step(balancer: Balancer, view) -> dict | None:
     return balancer.carry(view) if balancer.carries_state else None
 
 
+def chunk_count(balancer: ChunkingBalancer, answer) -> int:
+    """A chunking rule's *answer* as a whole number of items (its integer part), or a ConfigError
+    naming the balancer: a rule's own code returning None (a forgotten ``return``), text or NaN
+    otherwise surfaced as a bare ``int()`` error from inside dlbkit. Text is refused even when it
+    spells a number: ``int("12")`` would take it."""
+    try:
+        if isinstance(answer, (str, bytes, bytearray)):
+            raise TypeError
+        return int(answer)
+    except (TypeError, ValueError, OverflowError):
+        raise ConfigError(f"the answer of {balancer.name}.chunk", answer,
+                          "a number of items (engines take its integer part, clamped to [1, remaining])") from None
+
+
 class ChunkingBalancer(Balancer):
     """Decides how many items the next request (or round) gets.
 
@@ -115,7 +129,7 @@ class ChunkingBalancer(Balancer):
         for w in self.send_order(view):
             if left <= 0:
                 break
-            n = max(1, min(int(self.chunk(view, w)), left))
+            n = max(1, min(chunk_count(self, self.chunk(view, w)), left))
             counts[w] = n
             left -= n
             view.remaining = left  # rules such as GSS read the remainder as they go

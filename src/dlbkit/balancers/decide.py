@@ -29,7 +29,7 @@ from typing import Sequence
 from ..errors import ConfigError
 from ..model.trace import Decision
 from .base import (ChunkingBalancer, MappingBalancer, MigrationBalancer, PlacementBalancer, Plan, RepartitionBalancer,
-                   Transfer)
+                   Transfer, chunk_count)  # chunk_count lives in base: ChunkingBalancer.allocate checks with it too
 
 __all__ = ["chunk", "chunk_count", "allocation", "victims", "checked_requests", "given", "placements", "transfers", "repartition", "plan",
            "online_place", "place", "checked_node"]
@@ -50,20 +50,6 @@ def _note(record: list | None, view, node: int, hook: str, answer, view_copy=Non
 
 
 # --- chunking ---------------------------------------------------------------------------------------
-def chunk_count(balancer: ChunkingBalancer, answer) -> int:
-    """A chunking rule's *answer* as a whole number of items (its integer part), or a ConfigError
-    naming the balancer: a rule's own code returning None (a forgotten ``return``), text or NaN
-    otherwise surfaced as a bare ``int()`` error from inside dlbkit. Text is refused even when it
-    spells a number: ``int("12")`` would take it."""
-    try:
-        if isinstance(answer, (str, bytes, bytearray)):
-            raise TypeError
-        return int(answer)
-    except (TypeError, ValueError, OverflowError):
-        raise ConfigError(f"the answer of {balancer.name}.chunk", answer,
-                          "a number of items (engines take its integer part, clamped to [1, remaining])") from None
-
-
 def chunk(balancer: ChunkingBalancer, view, node: int, record: list | None = None) -> int:
     """How many items *node* gets now: the balancer's answer clamped to [1, ``view.remaining``]."""
     seen = copy.deepcopy(view) if record is not None else None  # rules may learn in chunk(): copy first

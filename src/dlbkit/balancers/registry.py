@@ -12,6 +12,15 @@ REGISTRY: dict[str, type] = {}
 
 
 def register(cls: type) -> type:
+    """Add *cls* to :data:`REGISTRY` under ``cls.name`` and return it (a class decorator).
+
+    A class is known by its module and qualified name: a class of the same module and qualified
+    name as the one registered replaces it, and the registry keeps the latest. That is a notebook
+    cell or a script run again, or a module reloaded, where the edited class is meant to win. A
+    class of another name or module may not take a registered name (``TypeError``). Two classes
+    of one name and one registry name in one module, such as two cells that both define
+    ``class Mine``, cannot be told from one cell run twice, so the second replaces the first too.
+    """
     if not cls.name:
         raise TypeError(f"{cls.__name__} needs a registry name")
     if not isinstance(cls.name, str) or cls.name != cls.name.lower():
@@ -96,7 +105,13 @@ def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | 
     elif isinstance(balancer, Balancer):
         b = balancer.clone().set_params(**dict(params)) if params else balancer
         b.validate()
-    elif isinstance(balancer, type) and issubclass(balancer, Balancer):  # the class for an object: say so
+    elif isinstance(balancer, type) and issubclass(balancer, Balancer):
+        if kinds and balancer.kind not in kinds:  # the class would not do as an object either: what fits
+            raise ConfigError(field, balancer, _kind_choices(hint, kinds, allow_none))
+        if not balancer.name:  # a base class (ChunkingBalancer): neither a name nor an instance of it works
+            raise ConfigError(field, balancer, f"{hint}: a registered subclass's name or an instance of it, "
+                              f"not the base class {balancer.__name__}")
+        # the class for an object: say what to pass instead
         raise ConfigError(field, balancer, f"{hint}: its name ({balancer.name!r}) or an instance "
                           f"({balancer.__name__}()), not the class")
     else:

@@ -25,13 +25,11 @@ this process writes results.csv, each run's row as its task comes back.
 from __future__ import annotations
 
 import csv
-import importlib
 import io
 import itertools
 import json
 import math
 import os
-import sys
 import time
 import uuid
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
@@ -44,6 +42,7 @@ from ..api import simulate
 from ..errors import ConfigError
 from ..model.metrics import METRICS
 from ..model.trace import Trace
+from ..own_modules import import_own
 from ..runtime.backends.local import check_workers
 from .batching import DEFAULT_BATCH, batch_size, check_batch, workers_of
 from .spec import Experiment, RunSpec, point_key
@@ -391,8 +390,8 @@ def _execute(spec: RunSpec, keep_trace: bool, progress=None) -> tuple[dict, Trac
     takes = families.of(spec.workload).engine_named(spec.engine_name).api_options
     extra = {} if progress is None or "progress" not in takes else {"progress": progress}
     try:
-        if spec.module is not None and spec.module not in sys.modules:  # see RunSpec.module
-            importlib.import_module(spec.module)
+        if spec.module is not None:  # see RunSpec.module
+            import_own(spec.module, spec.module_file)
         result = simulate(spec.platform, spec.workload, spec.balancer, params=spec.params, seed=spec.seed,
                           engine_name=spec.engine_name, **spec.engine, **extra)
     except Exception as e:

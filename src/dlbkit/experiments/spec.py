@@ -57,6 +57,7 @@ import itertools
 import json
 import math
 import re
+import sys
 from dataclasses import dataclass, field
 from numbers import Real
 from pathlib import Path
@@ -71,6 +72,7 @@ from ..families import Engine, Family
 from ..model import check
 from ..model.names import slug
 from ..model.platform import Platform, load_toml
+from ..own_modules import PRIVATE_PREFIX
 
 __all__ = ["BalancerSpec", "Experiment", "RunSpec", "load_experiment", "run_seed", "point_key", "MAX_REPETITIONS",
            "MAX_RUNS", "MAX_POINTS"]
@@ -135,6 +137,9 @@ class RunSpec:
     #: worker process that has not (a spawned or forkserver pool, a Dask worker): only a forked one
     #: inherits the registry of ``--import`` or of the user's script
     module: str | None = None
+    #: the file *module* was executed from when its name cannot be imported elsewhere (a ``--import``
+    #: file named like another module runs under a private name: :mod:`dlbkit.own_modules`), else None
+    module_file: str | None = None
 
     @property
     def point_text(self) -> str:
@@ -288,7 +293,7 @@ class Experiment:
                         eng["info"] = dict(chosen)
                     fp = _fingerprint(pd, wd, eng if name is None else {**eng, ENGINE_NAME: name}, b, seed)
                     specs.append(RunSpec(b.label, b.name, dict(b.params), point, r, seed, platform, work,
-                                         eng, fp, name, _own_module(b.name)))
+                                         eng, fp, name, *_own_module(b.name)))
         return specs
 
     @property
@@ -296,12 +301,16 @@ class Experiment:
         return len(self._points) * self.repetitions * len(self.balancers)
 
 
-def _own_module(name: str) -> str | None:
+def _own_module(name: str) -> tuple[str | None, str | None]:
     """The module that registered balancer *name*, unless it is dlbkit's own (or *name* is "none",
-    no balancing)."""
+    no balancing), and the file a worker loads it from when the name is a private one (else None)."""
     cls = registry.REGISTRY.get(name.lower())
     module = "dlbkit" if cls is None else cls.__module__
-    return None if module == "dlbkit" or module.startswith("dlbkit.") else module
+    if module == "dlbkit" or module.startswith("dlbkit."):
+        return None, None
+    if not module.startswith(PRIVATE_PREFIX):
+        return module, None
+    return module, getattr(sys.modules.get(module), "__file__", None)
 
 
 def load_experiment(path: str | Path) -> Experiment:

@@ -299,6 +299,24 @@ class Trace:
         """When the last interval ended (0 for an empty run)."""
         return float(np.max(self.t_end)) if len(self.t_end) else 0.0
 
+    def node_labels(self) -> list[str] | None:
+        """Per node of the view, the name of the platform node it ran on (``meta["node_names"]``, as
+        simulations record it), "/k" numbering the nodes of a platform node with several cores; None
+        when no names are recorded (a real run, whose workers are processes)."""
+        names = self.meta.get("node_names")
+        if not names:
+            return None
+        per_node: dict[int, int] = {}
+        for n in self.node_of:
+            per_node[n] = per_node.get(n, 0) + 1
+        seen: dict[int, int] = {}
+        out = []
+        for n in self.node_of:
+            k = seen[n] = seen.get(n, -1) + 1
+            name = str(names[n]) if 0 <= n < len(names) else f"node {n}"
+            out.append(f"{name}/{k}" if per_node[n] > 1 else name)
+        return out
+
     def story(self, item: int) -> dict | None:
         """Which interval processed *item*: node, bounds and times (None if never processed)."""
         for k in range(self.n_intervals):

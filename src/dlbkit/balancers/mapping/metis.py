@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -88,6 +89,10 @@ class Metis(MappingBalancer):
         return Plan(a, None, {"cut_data": float(cut), "targets": targets, "metis_seed": seed})
 
 
+#: held while descriptor 1 is redirected (:func:`_c_stdout_silenced`)
+_REDIRECTING = threading.Lock()
+
+
 @contextmanager
 def _c_stdout_silenced() -> Iterator[None]:
     """METIS's C code printf()s notes such as "***You are trying to partition a graph into too many
@@ -96,25 +101,35 @@ def _c_stdout_silenced() -> Iterator[None]:
     standard output, where ``dlbkit schedule --json`` prints its JSON: they made that output
     unparsable. Here file descriptor 1 points to the null device during the call (C's buffer flushed
     before it is restored); Python's own output is flushed first and not touched. Another thread's
-    output to descriptor 1 during the call is lost too: the price of a C library with no quiet flag."""
-    if sys.stdout is not None:  # None when the process started without descriptor 1 (a daemon)
-        sys.stdout.flush()
-    try:
-        libc = ctypes.CDLL(None)  # the C library's fflush: METIS's printf is buffered there
-        saved = os.dup(1)
-    except OSError:  # no descriptor 1 (a daemon), or no C library to flush: leave stdout alone
-        yield
-        return
-    try:
-        with open(os.devnull, "wb") as null:
-            os.dup2(null.fileno(), 1)
-            try:
-                yield
-            finally:
-                libc.fflush(None)
-                os.dup2(saved, 1)
-    finally:
-        os.close(saved)
+    output to descriptor 1 during the call is lost too: the price of a C library with no quiet flag.
+
+    One call at a time (a lock): two threads partitioning at once (``dlbkit.schedule`` from a thread
+    pool) would otherwise each save descriptor 1, the second saving the null device, and restore in
+    the other order, leaving standard output on the null device for good. C's buffer is flushed
+    before the redirection too: what other C code printed and had not yet written went to the null
+    device with METIS's notes."""
+    with _REDIRECTING:
+        if sys.stdout is not None:  # None when the process started without descriptor 1 (a daemon)
+            sys.stdout.flush()
+        try:
+            libc = ctypes.CDLL(None)  # the C library's fflush: METIS's printf is buffered there
+            saved = os.dup(1)
+        except OSError:  # no descriptor 1 (a daemon), or no C library to flush: leave stdout alone
+            libc = saved = None
+        if saved is None:
+            yield
+            return
+        try:
+            libc.fflush(None)
+            with open(os.devnull, "wb") as null:
+                os.dup2(null.fileno(), 1)
+                try:
+                    yield
+                finally:
+                    libc.fflush(None)
+                    os.dup2(saved, 1)
+        finally:
+            os.close(saved)
 
 
 def capacities(costs, w) -> list[float]:

@@ -482,6 +482,9 @@ class ClusterFamily(Family):
     serve = staticmethod(serve)
     mesh = True  # the nodes send load messages and forward jobs to one another directly
     warns_oversubscription = False  # dlbkit.Cluster warns at its caller's line, before the nodes start
+    # not interruptible: a node runs the jobs in runner threads, and Python runs a signal handler in the
+    # main thread only, where the node's own loop is: marked, Ctrl-C would stop that loop, not the job
+    interruptible = False
 
     def __init__(self, run: ClusterRun, balancer, info, emulation: Emulation | None, seed: int, record: bool,
                  suspect_after: float | None = None, slots: int | list[int] = 1):
