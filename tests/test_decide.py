@@ -1,5 +1,7 @@
 """The checks every engine applies to a balancer's answer (dlbkit.balancers.decide)."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -135,6 +137,17 @@ def test_a_rounds_allocation_is_checked_and_scaled_to_what_remains():
         decide.allocation(Rounds(counts=[1, -1, 0]), view)
     with pytest.raises(ConfigError, match="send_order of balancer"):
         decide.allocation(Rounds(counts=[1, 1, 1], order=[0, 0, 1]), view)
+    # a custom allocate/send_order answering None, text or NaN: the same one line, not a bare int() error
+    for counts in ([None, 1, 1], ["3", 1, 1], [math.nan, 1, 1]):
+        with pytest.raises(ConfigError, match=r"^allocation of balancer '' must be 3 non-negative counts; got \[.*\]$"):
+            decide.allocation(Rounds(counts=counts), view)
+    with pytest.raises(ConfigError, match=r"^send_order of balancer '' must be a permutation of the worker indices "
+                                          r"0..2; got \[0, '1', 2\]$"):
+        decide.allocation(Rounds(counts=[1, 1, 1], order=[0, "1", 2]), view)
+    forgot = Rounds()
+    forgot.allocate = lambda view: None  # a forgotten return
+    with pytest.raises(ConfigError, match=r"^allocation of balancer '' must be 3 non-negative counts; got None$"):
+        decide.allocation(forgot, view)
     record = []
     decide.allocation(Rounds(counts=[5, 5, 5], order=[2, 1, 0]), view, record)
     assert record[0].hook == "allocate" and record[0].answer == ([5, 5, 5], [2, 1, 0]) and record[0].node == -1

@@ -65,8 +65,10 @@ def allocation(balancer: ChunkingBalancer, view, record: list | None = None) -> 
     scaled down proportionally (004 note §2.7.2), and a round of nothing gives node 0 one item."""
     P = view.n_nodes
     seen = copy.deepcopy(view) if record is not None else None
-    counts = [int(c) for c in balancer.allocate(view)]
-    order = [int(w) for w in balancer.send_order(view)]
+    raw = balancer.allocate(view)
+    counts = _whole(raw, f"allocation of balancer {balancer.name!r}", f"{P} non-negative counts")
+    raw = balancer.send_order(view)
+    order = _whole(raw, f"send_order of balancer {balancer.name!r}", f"a permutation of the worker indices 0..{P - 1}")
     if sorted(order) != list(range(P)):
         raise ConfigError(f"send_order of balancer {balancer.name!r}", order,
                           f"a permutation of the worker indices 0..{P - 1}")
@@ -75,6 +77,17 @@ def allocation(balancer: ChunkingBalancer, view, record: list | None = None) -> 
     counts = _clip(counts, view.remaining)
     _note(record, view, -1, "allocate", (counts, order), seen)
     return counts, order
+
+
+def _whole(answer, field: str, allowed: str) -> list[int]:
+    """A rule's list *answer* as ints (each one's integer part), or the ConfigError naming *field*: a
+    custom ``allocate``/``send_order`` answering None, text or NaN surfaced as a bare ``int()`` error."""
+    try:
+        if isinstance(answer, (str, bytes, bytearray)) or any(isinstance(c, (str, bytes, bytearray)) for c in answer):
+            raise TypeError
+        return [int(c) for c in answer]
+    except (TypeError, ValueError, OverflowError):
+        raise ConfigError(field, answer, allowed) from None
 
 
 def _clip(counts: list[int], remaining: int) -> list[int]:
