@@ -88,8 +88,16 @@ try:
             threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()
         execute(SlowToJudge(abs, range(10), dlbkit.make("ss"), emulation=None, progress=False, rng=None), "mpi")
     else:  # rank 1's first item fails; rank 1 then waits for the outcome while rank 2 computes 1.5 s
-        if r == 1:
-            threading.Timer(0.7, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        if r == 1:  # the signal comes as rank 1 enters that wait, placed there by a profile hook: a
+            # 0.7 s timer fired before rank 1 got there when the start-up was slow under load
+            def at_the_final_wait(frame, event, arg):
+                if (event == "call" and frame.f_code.co_name == "_quiet_barrier"
+                        and frame.f_back.f_code.co_name == "serve_rank"):
+                    sys.setprofile(None)
+                    open("signalled-at-the-final-wait", "w").close()
+                    signal.raise_signal(signal.SIGTERM)
+
+            sys.setprofile(at_the_final_wait)
         dlbkit.map(fails_on_rank_1, range(20), backend="mpi", balancer="static", progress=False)
     report(steps=len(steps))
 except SystemExit as e:
@@ -129,6 +137,7 @@ def test_a_signal_while_a_rank_waits_for_the_final_broadcast_is_handled_after_it
     handler raises: the run ends as it would have (rank 0's TaskError, rank 2's line), then rank 1's
     handler runs and the rank exits as it says."""
     done, reports = _job(tmp_path, "final broadcast")
+    assert (tmp_path / "signalled-at-the-final-wait").exists(), f"rank 1 never reached the final wait: {reports}"
     item = 0 if reports[0].get("error", "").startswith("TaskError: item 0 ") else 10  # rank 1's chunk
     assert reports[0] == {"steps": 0, "error": f"TaskError: item {item} failed: ValueError: on rank 1"}, reports
     assert reports[1] == {"steps": 0, "exit": 3}, reports
