@@ -205,13 +205,29 @@ def test_views_age_and_are_refreshed():
     assert 0 < tr.info_age_mean < 10 * period
 
 
+def _probe(c, nodes) -> int:
+    """Jobs from node 0, one at a time, until one has run on each of *nodes* (round-robin over node 0's
+    view: they are in it); how many. Waits on the placements, not on a guessed sleep."""
+    deadline, seen, n = time.perf_counter() + 30, set(), 0  # a liveness limit only
+    while not set(nodes) <= seen:
+        assert time.perf_counter() < deadline, f"nodes {nodes} not in node 0's view within 30 s: {c.ps()}"
+        c.submit(nap, n, 0.0, origin=0).result(timeout=30)
+        seen.add(c.ps()[-1].node)
+        n += 1
+    return n
+
+
 def test_a_silent_node_leaves_the_views_by_age_and_comes_back():
     """With ``suspect_after``, the information model's ageing is the detector: node 2 stopped (SIGSTOP:
     alive, so the transport says nothing) stops gossiping, leaves node 0's view once its entry is
-    ``suspect_after`` old, and is back in it after SIGCONT with its next load message."""
+    ``suspect_after`` old, and is back in it after SIGCONT with its next load message. Node 0 is
+    first probed until it has heard from both others (a node not heard from since run time 0 is as
+    suspect as a silent one: a start slower than suspect_after under load left node 0 alone in its
+    view), and after SIGCONT until node 2 is back (a fixed 0.5 s sleep was a guess)."""
     period, suspect = 0.02, 0.3
     with dlbkit.Cluster(3, balancer="round-robin-place", info={"model": "gossip", "period": period},
                         suspect_after=suspect, seed=0, record_decisions=True) as c:
+        w = _probe(c, [1, 2])
         wait([c.submit(nap, i, 0.0, origin=0) for i in range(6)])
         victim = c.pids()[2]
         os.kill(victim, signal.SIGSTOP)
@@ -224,15 +240,17 @@ def test_a_silent_node_leaves_the_views_by_age_and_comes_back():
             t_silent = time.perf_counter() - t_stop
         finally:
             os.kill(victim, signal.SIGCONT)
-        time.sleep(0.5)
+        p = _probe(c, [2])
         back = [c.submit(nap, i, 0.0, origin=0) for i in range(12)]
         wait(back)
     jobs = c.ps()
+    a, b = w + 6, w + 18  # the 12 jobs placed while node 2 was stopped
     assert t_silent < 5
-    assert all(j.node != 2 for j in jobs[6:18])
-    assert any(j.node == 2 for j in jobs[18:])  # round-robin over 3 nodes again
+    assert all(j.node != 2 for j in jobs[a:b])
+    assert any(j.node == 2 for j in jobs[b + p:])  # round-robin over 3 nodes again
     sizes = [d.view.n_nodes for d in c.decisions(0)]
-    assert sizes[:6] == [3] * 6 and sizes[6:18] == [2] * 12 and sizes[18:] == [3] * 12
+    assert len(sizes) == b + p + 12
+    assert sizes[w:a] == [3] * 6 and sizes[a:b] == [2] * 12 and sizes[b + p - 1:] == [3] * 13
     assert c.result().trace.meta["suspected"] >= 1
 
 
