@@ -205,13 +205,29 @@ def test_views_age_and_are_refreshed():
     assert 0 < tr.info_age_mean < 10 * period
 
 
+def _probe(c, nodes) -> int:
+    """Jobs from node 0, one at a time, until one has run on each of *nodes* (round-robin over node 0's
+    view: they are in it); how many. Waits on the placements, not on a guessed sleep."""
+    deadline, seen, n = time.perf_counter() + 30, set(), 0  # a liveness limit only
+    while not set(nodes) <= seen:
+        assert time.perf_counter() < deadline, f"nodes {nodes} not in node 0's view within 30 s: {c.ps()}"
+        c.submit(nap, n, 0.0, origin=0).result(timeout=30)
+        seen.add(c.ps()[-1].node)
+        n += 1
+    return n
+
+
 def test_a_silent_node_leaves_the_views_by_age_and_comes_back():
     """With ``suspect_after``, the information model's ageing is the detector: node 2 stopped (SIGSTOP:
     alive, so the transport says nothing) stops gossiping, leaves node 0's view once its entry is
-    ``suspect_after`` old, and is back in it after SIGCONT with its next load message."""
+    ``suspect_after`` old, and is back in it after SIGCONT with its next load message. Node 0 is
+    first probed until it has heard from both others (a node not heard from since run time 0 is as
+    suspect as a silent one: a start slower than suspect_after under load left node 0 alone in its
+    view), and after SIGCONT until node 2 is back (a fixed 0.5 s sleep was a guess)."""
     period, suspect = 0.02, 0.3
     with dlbkit.Cluster(3, balancer="round-robin-place", info={"model": "gossip", "period": period},
                         suspect_after=suspect, seed=0, record_decisions=True) as c:
+        w = _probe(c, [1, 2])
         wait([c.submit(nap, i, 0.0, origin=0) for i in range(6)])
         victim = c.pids()[2]
         os.kill(victim, signal.SIGSTOP)
@@ -224,15 +240,17 @@ def test_a_silent_node_leaves_the_views_by_age_and_comes_back():
             t_silent = time.perf_counter() - t_stop
         finally:
             os.kill(victim, signal.SIGCONT)
-        time.sleep(0.5)
+        p = _probe(c, [2])
         back = [c.submit(nap, i, 0.0, origin=0) for i in range(12)]
         wait(back)
     jobs = c.ps()
+    a, b = w + 6, w + 18  # the 12 jobs placed while node 2 was stopped
     assert t_silent < 5
-    assert all(j.node != 2 for j in jobs[6:18])
-    assert any(j.node == 2 for j in jobs[18:])  # round-robin over 3 nodes again
+    assert all(j.node != 2 for j in jobs[a:b])
+    assert any(j.node == 2 for j in jobs[b + p:])  # round-robin over 3 nodes again
     sizes = [d.view.n_nodes for d in c.decisions(0)]
-    assert sizes[:6] == [3] * 6 and sizes[6:18] == [2] * 12 and sizes[18:] == [3] * 12
+    assert len(sizes) == b + p + 12
+    assert sizes[w:a] == [3] * 6 and sizes[a:b] == [2] * 12 and sizes[b + p - 1:] == [3] * 13
     assert c.result().trace.meta["suspected"] >= 1
 
 
@@ -415,20 +433,36 @@ def test_no_process_outlives_shutdown():
     assert all(j.state in ("done", "cancelled") for j in c.ps())
 
 
-def test_ps_shows_a_job_running_without_a_message_of_its_own():
-    # the node piggybacks "started job k" on its next load message (gossip every 10 ms): a job of
-    # 1.5 s shows "running" on its node, with its start time, long before its result arrives
+def _gated(x, gate):
+    """Runs until the file *gate* exists: the test, not a duration, decides when the job ends."""
+    while not os.path.exists(gate):
+        time.sleep(0.005)
+    return x
+
+
+def test_ps_shows_a_job_running_without_a_message_of_its_own(tmp_path):
+    # the node piggybacks "started job k" on its next load message (gossip every 10 ms): a job that
+    # runs until the test opens its gate shows "running" on its node, with its start time, before its
+    # result arrives. (Before: a 1.5 s nap had to be seen running within 1.2 s, which a loaded machine
+    # missed now and then.)
+    gate = tmp_path / "gate"
     with dlbkit.Cluster(2, balancer="local", info={"model": "gossip", "period": 0.01}, seed=0) as c:
-        f = c.submit(nap, 1, 1.5, origin=1)
-        g = c.submit(nap, 2, 1.5, origin=1)  # queued behind f on the same node (one slot)
-        deadline = time.perf_counter() + 1.2
-        while time.perf_counter() < deadline and c.ps()[0].state != "running":
-            time.sleep(0.01)
-        j, k = c.ps()
-        assert not f.done()
-        assert (j.state, j.node) == ("running", 1)
-        assert j.submitted <= j.started <= j.submitted + 1.2
-        assert k.state == "submitted" and np.isnan(k.started)  # queued at its origin, not started
+        try:
+            t_submit = time.perf_counter()
+            f = c.submit(_gated, 1, str(gate), origin=1)
+            g = c.submit(_gated, 2, str(gate), origin=1)  # queued behind f on the same node (one slot)
+            deadline = t_submit + 30  # a liveness limit only: f runs until the gate opens
+            while c.ps()[0].state != "running":
+                assert time.perf_counter() < deadline, f"job 0 not shown running after 30 s: {c.ps()}"
+                time.sleep(0.01)
+            waited = time.perf_counter() - t_submit
+            j, k = c.ps()
+            assert not f.done()
+            assert (j.state, j.node) == ("running", 1)
+            assert j.submitted <= j.started <= j.submitted + waited  # stamped between submission and now
+            assert k.state == "submitted" and np.isnan(k.started)  # queued at its origin, not started
+        finally:
+            gate.touch()  # else the cluster's shutdown would wait for the two jobs for ever
         assert f.result(timeout=30) == 1 and g.result(timeout=30) == 2
     j, k = c.ps()
     assert j.state == k.state == "done" and j.started < j.ended <= k.started < k.ended

@@ -1,6 +1,7 @@
 """The local runtime: real worker processes driven by the same chunking balancers as the simulator."""
 
 import copy
+import functools
 import io
 import os
 import re
@@ -176,7 +177,8 @@ def test_progress_bar_only_when_asked_or_on_a_terminal():
     assert re.search(r"50%\|.*\| 5/10 \[", buf.getvalue())
 
 
-def _listening_sockets():
+def _listening_inodes() -> set[str]:
+    """Inodes of this machine's listening TCP and bound unconnected UDP sockets (Linux /proc)."""
     out = set()
     for name in ("/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp", "/proc/net/udp6"):
         try:
@@ -185,23 +187,66 @@ def _listening_sockets():
                 for line in fh:
                     parts = line.split()
                     if parts[3] in ("0A", "07"):  # LISTEN (tcp), unconnected (udp)
-                        out.add((name, parts[1]))
+                        out.add(parts[9])
         except FileNotFoundError:
             pass
     return out
 
 
-def _sockets_during_run(_x):
-    time.sleep(0.05)
-    return sorted(_listening_sockets())
+def _process_tree(root: int) -> set[int]:
+    """*root* and every process descended from it (a worker's parent may be a fork server)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])  # the name in (...) may hold spaces
+        except (OSError, IndexError, ValueError):  # the process ended meanwhile
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        tree.add(pid)
+        todo.extend(children.get(pid, []))
+    return tree
+
+
+def _listeners_of(root: int) -> set[str]:
+    """The listening sockets held by *root*'s process tree. Only its own: the machine's whole list
+    also showed other jobs' listeners (another user's ``mpiexec`` starting meanwhile failed this test)."""
+    held = set()
+    for pid in _process_tree(root):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                held.add(target[8:-1])
+    return held & _listening_inodes()
+
+
+def _listeners_during_run(root, _x):
+    time.sleep(0.05)  # the other workers are started and running too
+    return sorted(_listeners_of(root))
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="needs Linux /proc")
 def test_local_backend_opens_no_network_listener():
-    before = _listening_sockets()
-    seen = dlbkit.map(_sockets_during_run, range(4), workers=2, balancer="ss")
+    """No process of the run (the caller, its workers, any helper they start) holds a listening
+    socket it did not hold before the run."""
+    root = os.getpid()
+    before = _listeners_of(root)
+    seen = dlbkit.map(functools.partial(_listeners_during_run, root), range(4), workers=2, balancer="ss")
+    assert len(seen) == 4
     for s in seen:
-        assert set(map(tuple, s)) <= before
+        assert set(s) <= before, f"listening sockets opened by the run: {sorted(set(s) - before)}"
 
 
 class _Recorder(ChunkingBalancer):

@@ -50,6 +50,18 @@ class Slow(ChunkingBalancer):
 armed = False
 
 
+def signal_when(caller, callee):
+    # a profile hook that raises SIGTERM on this rank once, as *caller* calls *callee*: the signal
+    # comes where the test means it to, not where a timer guessed the rank would be (under load a
+    # slow start-up outlasted such timers)
+    def hook(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == callee and frame.f_back.f_code.co_name == caller:
+            sys.setprofile(None)
+            open(f"signalled-{r}", "w").close()
+            signal.raise_signal(signal.SIGTERM)
+    return hook
+
+
 def fails_on_rank_1(x):
     if r == 1:  # which chunk a rank gets is a race: the failure is the rank's, not the item's
         raise ValueError("on rank 1")
@@ -68,8 +80,8 @@ try:
     if case == "waiting for work":
         with dlbkit.Loop(abs, backend="mpi", balancer=Slow(), record="rec.json") as loop:
             for k in range(3):
-                if k == 2 and r == 1:  # during the third step (10 chunks of 50 ms: about 0.5 s)
-                    threading.Timer(0.25, os.kill, (os.getpid(), signal.SIGTERM)).start()
+                if k == 2 and r == 1:  # during the third step, as the worker loop first waits for work
+                    sys.setprofile(signal_when("serve", "recv"))
                 steps.append(loop.map(range(10)))
     elif case == "rank 0":  # Slow's first decision on rank 0 sets the timer: a timer set here, before
         # the call, fired in the start-up's argument check once under load (rank 0 left, the others hung;
@@ -88,8 +100,8 @@ try:
             threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()
         execute(SlowToJudge(abs, range(10), dlbkit.make("ss"), emulation=None, progress=False, rng=None), "mpi")
     else:  # rank 1's first item fails; rank 1 then waits for the outcome while rank 2 computes 1.5 s
-        if r == 1:
-            threading.Timer(0.7, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        if r == 1:  # the signal comes as rank 1 enters that wait (a 0.7 s timer came in the start-up under load)
+            sys.setprofile(signal_when("serve_rank", "_quiet_barrier"))
         dlbkit.map(fails_on_rank_1, range(20), backend="mpi", balancer="static", progress=False)
     report(steps=len(steps))
 except SystemExit as e:
@@ -116,6 +128,7 @@ def test_a_worker_ranks_exiting_signal_handler_ends_the_step_and_the_finished_st
     handler's exit (3), rank 0 ends the step with a DlbkitError naming the rank and the handler, and
     saves the two finished steps; rank 2 is told and stops with one line."""
     done, reports = _job(tmp_path, "waiting for work")
+    assert (tmp_path / "signalled-1").exists(), f"rank 1 never waited for work in the third step: {reports}"
     why = "rank 1 stopped the run: its handler of SIGTERM raised SystemExit: 3"
     assert reports[0] == {"steps": 2, "error": f"DlbkitError: {why}"}, reports
     assert reports[1] == {"steps": 2, "exit": 3}, reports
@@ -129,6 +142,7 @@ def test_a_signal_while_a_rank_waits_for_the_final_broadcast_is_handled_after_it
     handler raises: the run ends as it would have (rank 0's TaskError, rank 2's line), then rank 1's
     handler runs and the rank exits as it says."""
     done, reports = _job(tmp_path, "final broadcast")
+    assert (tmp_path / "signalled-1").exists(), f"rank 1 never reached the final wait: {reports}"
     item = 0 if reports[0].get("error", "").startswith("TaskError: item 0 ") else 10  # rank 1's chunk
     assert reports[0] == {"steps": 0, "error": f"TaskError: item {item} failed: ValueError: on rank 1"}, reports
     assert reports[1] == {"steps": 0, "exit": 3}, reports

@@ -23,7 +23,11 @@ from dlbkit import SpmdResult, run_spmd, spmd
 
 TOL = 1e-12
 MPI_TIMEOUT = 90  # seconds for any one mpiexec job
-ROW_DELAY = 2e-5  # seconds of (sleeping) work per row and iteration: load ∝ rows, no CPU used
+# seconds of (sleeping) work per row and iteration: load ∝ rows, no CPU used. The tests read which worker
+# measured slowest, so a fast worker's wall-clock noise (woken late on a loaded machine) must stay well
+# below the emulated 4× difference: at 2e-5 (0.64 ms per 32-row iteration) a 20 ms delay in a 10-iteration
+# window made a fast worker look the slowest (about 1 run in 30-100 under load); 2e-4 needs 200 ms.
+ROW_DELAY = 2e-4
 
 
 class SlowestSheds(RepartitionBalancer):
