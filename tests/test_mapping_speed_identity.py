@@ -1,0 +1,95 @@
+"""Mapping balancers sped up for large graphs decide exactly as the implementations they replaced.
+
+Each reference below is the code before its speed-up (kept verbatim in its logic), so any change of a
+value, a plan or a tie is caught: same plans (assignment, order, info) on hypothesis graphs (integer
+loads, data and times, so ties everywhere; processors sharing machines) and on a few larger graphs."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dlbkit.balancers.mapping import PEFT
+from dlbkit.balancers.mapping._common import list_schedule, plan_order
+from dlbkit.balancers.mapping.heft import _standard
+from dlbkit.balancers.mapping.peft import optimistic_cost_table
+from dlbkit.balancers.base import Plan
+from dlbkit.model.graph import TaskGraph
+from dlbkit.model.graph_costs import costs_for
+from dlbkit.model.graph_gen import in_tree, layered
+from dlbkit.model.view import GraphView
+
+
+# ---- references (the code before the speed-up) -----------------------------------------------------
+def reference_oct(costs):
+    g = costs.graph
+    m = costs.n_nodes
+    lat_m, per_m = costs.mean_comm_factor()
+    oct_ = [[0.0] * m for _ in range(g.n_tasks)]
+    for i in reversed(g.topo):
+        row = oct_[i]
+        for j, d in g.succs[i]:
+            cbar = lat_m + d * per_m
+            base = [oct_[j][w] + costs.exec[j][w] for w in range(m)]
+            best_any = min(base) + cbar
+            for k in range(m):
+                v = min(best_any, min(base[w] for w in range(m) if costs.host[w] == costs.host[k]))
+                if v > row[k]:
+                    row[k] = v
+    return oct_
+
+
+def reference_peft(view):
+    costs = view.costs if view.costs.kind == "standard" else _standard(view.costs)
+    m = view.n_nodes
+    oct_ = reference_oct(costs)
+    rank = [sum(r) / m for r in oct_]
+    proc, start, finish, pos = list_schedule(costs, m, rank, extra=lambda i, p: oct_[i][p])
+    return Plan(tuple(proc), plan_order(start, finish, pos), {"estimate": max(finish)})
+
+
+# ---- inputs ------------------------------------------------------------------------------------------
+@st.composite
+def costs(draw):
+    """Costs of a small DAG on m processors: integer exec times per (task, processor) and transfer
+    terms, processors grouped on machines (a shared machine receives for free)."""
+    n = draw(st.integers(1, 25))
+    m = draw(st.integers(1, 6))
+    loads = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    pairs = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.integers(0, 3)), max_size=2 * n))
+    edges = {(min(a, b), max(a, b)): float(d) for a, b, d in pairs if a != b}
+    g = TaskGraph(list(range(n)), loads=[float(x) for x in loads], edges=[(a, b, d) for (a, b), d in edges.items()])
+    c = costs_for(g, m, draw(st.sampled_from(["standard", "thesis"])))
+    ex = [[float(x) for x in draw(st.lists(st.integers(0, 4), min_size=m, max_size=m))] for _ in range(n)]
+    host = tuple(draw(st.lists(st.integers(0, 2), min_size=m, max_size=m)))
+    lat = [[float(draw(st.integers(0, 2))) for _ in range(m)] for _ in range(m)]
+    per = [[float(draw(st.integers(0, 2))) for _ in range(m)] for _ in range(m)]
+    return dataclasses.replace(c, exec=ex, host=host, lat=lat, per=per)
+
+
+def _plan(b, view):
+    b.start(view, np.random.default_rng(1))
+    return b.map(view)
+
+
+def _larger():
+    return [costs_for(layered(600, width=20, density=0.1, seed=1), 16), costs_for(in_tree(2, 9), 8, "thesis"),
+            costs_for(layered(400, width=40, density=0.2, seed=2), 33)]
+
+
+# ---- peft: the optimistic cost table per machine, not per processor pair -----------------------------
+@settings(max_examples=150, deadline=None)
+@given(c=costs())
+def test_peft_cost_table_and_plan_match_the_reference(c):
+    assert optimistic_cost_table(c) == reference_oct(c)
+    view = GraphView(c.n_nodes, c)
+    assert _plan(PEFT(), view) == reference_peft(view)
+
+
+@pytest.mark.parametrize("k", range(3))
+def test_peft_matches_the_reference_on_larger_graphs(k):
+    c = _larger()[k]
+    view = GraphView(c.n_nodes, c)
+    assert _plan(PEFT(), view) == reference_peft(view)
