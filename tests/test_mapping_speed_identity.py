@@ -11,7 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dlbkit.balancers.mapping import PEFT
+import math
+
+from dlbkit.balancers.mapping import PEFT, ElasticForce
+from dlbkit.balancers.mapping.max_k1_sum import symmetric_comm
 from dlbkit.balancers.mapping._common import list_schedule, plan_order
 from dlbkit.balancers.mapping.heft import _standard
 from dlbkit.balancers.mapping.peft import optimistic_cost_table
@@ -48,6 +51,66 @@ def reference_peft(view):
     rank = [sum(r) / m for r in oct_]
     proc, start, finish, pos = list_schedule(costs, m, rank, extra=lambda i, p: oct_[i][p])
     return Plan(tuple(proc), plan_order(start, finish, pos), {"estimate": max(finish)})
+
+
+def reference_elastic_force(view, max_swaps=None):
+    g = view.costs.graph
+    m = view.n_nodes
+    k = math.ceil(g.n_tasks / m)
+    n = m * k
+    cu = symmetric_comm(g, n)
+    node = [t // k for t in range(n)]
+    members = [set(range(y * k, (y + 1) * k)) for y in range(m)]
+    ns = [[0.0] * m for _ in range(n)]
+    for i in range(n):
+        for t, c in cu[i].items():
+            ns[i][node[t]] += c
+    inertia = [sum(cu[i].values()) for i in range(n)]
+
+    def swap(i, t):
+        x, y = node[i], node[t]
+        for u, c in cu[i].items():
+            ns[u][x] -= c
+            ns[u][y] += c
+        for u, c in cu[t].items():
+            ns[u][y] -= c
+            ns[u][x] += c
+        node[i], node[t] = y, x
+        members[x].remove(i), members[y].remove(t)
+        members[x].add(t), members[y].add(i)
+
+    def gain(i, t):
+        x, y = node[i], node[t]
+        return ns[i][y] - ns[i][x] + ns[t][x] - ns[t][y] - 2.0 * cu[i].get(t, 0.0)
+
+    swaps = 0
+    for i in range(g.n_tasks):
+        if len(cu[i]) == 1:
+            j = next(iter(cu[i]))
+            x, y = node[i], node[j]
+            if x != y:
+                cands = [t for t in members[y] if t != j]
+                if cands:
+                    t = max(cands, key=lambda t: (ns[t][x] - cu[t].get(i, 0.0), -t))
+                    swap(i, t)
+                    swaps += 1
+    while max_swaps is None or swaps < max_swaps:
+        pairs = sorted(((ns[i][y], i, y) for i in range(n) for y in range(m) if y != node[i] and ns[i][y] > 0),
+                       key=lambda e: (-e[0], inertia[e[1]], e[1], e[2]))
+        done = False
+        for _, i, y in pairs:
+            for t in sorted(members[y], key=lambda t: (cu[i].get(t, 0.0), inertia[t], t)):
+                if gain(i, t) > 1e-9:
+                    swap(i, t)
+                    swaps += 1
+                    done = True
+                    break
+            if done:
+                break
+        if not done:
+            break
+    cut = sum(c for i in range(n) for t, c in cu[i].items() if node[i] != node[t]) / 2.0
+    return Plan(tuple(node[:g.n_tasks]), None, {"swaps": swaps, "cut": cut, "k": k})
 
 
 # ---- inputs ------------------------------------------------------------------------------------------
@@ -93,3 +156,20 @@ def test_peft_matches_the_reference_on_larger_graphs(k):
     c = _larger()[k]
     view = GraphView(c.n_nodes, c)
     assert _plan(PEFT(), view) == reference_peft(view)
+
+
+# ---- elastic-force: the forces kept sorted across swaps, not re-sorted per swap ----------------------
+@settings(max_examples=150, deadline=None)
+@given(c=costs(), max_swaps=st.sampled_from([None, 0, 1, 3]))
+def test_elastic_force_swaps_as_the_reference(c, max_swaps):
+    view = GraphView(c.n_nodes, c)
+    assert _plan(ElasticForce(max_swaps=max_swaps), view) == reference_elastic_force(view, max_swaps)
+
+
+@pytest.mark.parametrize("k", range(3))
+def test_elastic_force_matches_the_reference_on_larger_graphs(k):
+    c = _larger()[k]
+    view = GraphView(c.n_nodes, c)
+    new = _plan(ElasticForce(), view)
+    assert new == reference_elastic_force(view)
+    assert new.info["swaps"] > 10  # the swap loop ran, not only the pre-pass
