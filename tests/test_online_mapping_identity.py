@@ -1,11 +1,13 @@
-"""pd's placement, sped up for wide graphs (choose in numpy; twin candidates scored once), decides exactly
-as the one it replaced.
+"""The online mappers sped up for wide graphs decide exactly as the code they replaced.
 
-The reference below is pd's place and choose before the speed-up (kept verbatim in their logic): every
-candidate scored, the tied cells ordered by one Python key. Same placements (time, task, node, in order)
-and the same makespan on hypothesis graphs (integer loads and data, so twins and ties everywhere; several
-programs arriving apart) under both cost models and both P rules, and on a few larger in-trees and
-layered graphs."""
+pd (choose in numpy; twin candidates scored once): the reference below is pd's place and choose before
+the speed-up (kept verbatim in their logic): every candidate scored, the tied cells ordered by one
+Python key. Same placements (time, task, node, in order) and the same makespan on hypothesis graphs
+(integer loads and data, so twins and ties everywhere; several programs arriving apart; a node that
+slows) under both cost models and both P rules, and on a few larger in-trees and layered graphs.
+heft-replan (its rescaled times in numpy): the reference is its replan before, on runs that replan."""
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -13,10 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dlbkit import ConfigError
+from dlbkit.balancers.graph_online.replanning_heft import ReplanningHEFT
 from dlbkit.balancers.graph_online.pd import TIE, MIN_SPEED, PseudoDynamic, choose, scores
 from dlbkit.model.graph import TaskGraph
 from dlbkit.model.availability import Step
+from dlbkit.model.graph_eval import Timeline
 from dlbkit.model.graph_gen import in_tree, layered
+from dlbkit.balancers.mapping.heft import heft_schedule
 from dlbkit.model.platform import Node, Platform
 from dlbkit.sim.graph_dynamic import simulate_graph_dynamic
 
@@ -125,3 +130,62 @@ def test_pd_places_as_the_reference_when_a_node_slows(g, m, at, cost_model):
     p = Platform([Node(f"n{k}", speed=1 + k % 2, availability=Step(at=float(at), level=0.5) if k == 0 else 1.0)
                   for k in range(m)])
     _same(*_both(g, p, cost_model))
+
+
+class ReferenceReplan(ReplanningHEFT):
+    def replan(self, view, rates, full=False):
+        c = view.costs
+        g = c.graph
+        m = view.n_nodes
+        t = view.time
+        ex = [[row[p] / rates[p] for p in range(m)] for row in c.exec]
+        now = dataclasses.replace(c, exec=ex)
+        placed, start, finish = view.placed, view.start, view.finish
+        fixed: dict = {}
+        est = {}
+        lines = [Timeline() for _ in range(m)]
+        for i in g.topo:
+            p = placed[i]
+            if p < 0:
+                continue
+            if finish[i] is not None:
+                s0, f0 = start[i], finish[i]
+            elif start[i] is not None:
+                s0 = start[i]
+                f0 = max(t, s0 + ex[i][p])
+            else:
+                ready = t
+                for j, d in g.preds[i]:
+                    if j in est:
+                        v = est[j] + c.comm(d, placed[j], p)
+                        if v > ready:
+                            ready = v
+                s0 = lines[p].earliest(ready, ex[i][p])
+                f0 = s0 + ex[i][p]
+            est[i] = f0
+            lines[p].add(s0, f0)
+            fixed[i] = (p, s0, f0)
+        out = heft_schedule(now, m, self.insertion, fixed=fixed, release=t)
+        return out if full else out[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(g=dags(), m=st.integers(1, 5), at=st.integers(0, 6), every=st.integers(0, 3),
+       level=st.sampled_from([0.3, 0.5, 0.75]), cost_model=st.sampled_from(["standard", "thesis"]))
+def test_heft_replan_places_as_the_reference(g, m, at, every, level, cost_model):
+    p = Platform([Node(f"n{k}", speed=1 + k % 3, availability=Step(at=float(at), level=level) if k == 0 else 1.0)
+                  for k in range(m)])
+    new = _run(p, g, ReplanningHEFT(every=every), cost_model)
+    ref = _run(p, g, ReferenceReplan(every=every), cost_model)
+    _same(new, ref)
+
+
+def test_heft_replan_replans_as_the_reference_on_a_larger_graph():
+    g = layered(400, width=20, density=0.1, seed=1)
+    p = Platform([Node(f"n{k}", speed=1 + k % 3, availability=Step(at=30.0, level=0.4) if k < 3 else 1.0)
+                  for k in range(12)])
+    b = ReplanningHEFT(every=25)
+    new = _run(p, g, b, "standard")
+    ref = _run(p, g, ReferenceReplan(every=25), "standard")
+    _same(new, ref)
+    assert len(b.replans_) > 5  # it replanned, with rates other than 1
