@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 import math
 
 from dlbkit.balancers.mapping import PEFT, ElasticForce
+from dlbkit.balancers.mapping.linear_clustering import linear_clusters
+from dlbkit.model.graph_costs import level_weights
 from dlbkit.balancers.mapping.max_k1_sum import symmetric_comm
 from dlbkit.balancers.mapping._common import list_schedule, plan_order
 from dlbkit.balancers.mapping.heft import _standard
@@ -113,6 +115,40 @@ def reference_elastic_force(view, max_swaps=None):
     return Plan(tuple(node[:g.n_tasks]), None, {"swaps": swaps, "cut": cut, "k": k})
 
 
+def reference_linear_clusters(costs):
+    g = costs.graph
+    n = g.n_tasks
+    w, lat_m, per_m = level_weights(costs)
+    left = [True] * n
+    clusters = []
+    rev = list(reversed(g.topo))
+    while True:
+        length = [0.0] * n
+        nxt = [-1] * n
+        any_left = False
+        for i in rev:
+            if not left[i]:
+                continue
+            any_left = True
+            best, arg = 0.0, -1
+            for j, d in g.succs[i]:
+                if left[j]:
+                    v = length[j] + (lat_m + d * per_m if (d or lat_m) else 0.0)
+                    if arg < 0 or v > best or (v == best and j < arg):
+                        best, arg = v, j
+            length[i] = w[i] + best
+            nxt[i] = arg
+        if not any_left:
+            return clusters
+        head = max((i for i in range(n) if left[i]), key=lambda i: (length[i], -i))
+        path = []
+        while head >= 0:
+            path.append(head)
+            left[head] = False
+            head = nxt[head]
+        clusters.append(path)
+
+
 # ---- inputs ------------------------------------------------------------------------------------------
 @st.composite
 def costs(draw):
@@ -173,3 +209,18 @@ def test_elastic_force_matches_the_reference_on_larger_graphs(k):
     new = _plan(ElasticForce(), view)
     assert new == reference_elastic_force(view)
     assert new.info["swaps"] > 10  # the swap loop ran, not only the pre-pass
+
+
+# ---- linear-clustering: longest paths recomputed for the taken path's ancestors only -----------------
+@settings(max_examples=200, deadline=None)
+@given(c=costs())
+def test_linear_clusters_match_the_reference(c):
+    assert linear_clusters(c) == reference_linear_clusters(c)
+
+
+@pytest.mark.parametrize("k", range(3))
+def test_linear_clusters_match_the_reference_on_larger_graphs(k):
+    c = _larger()[k]
+    new = linear_clusters(c)
+    assert new == reference_linear_clusters(c)
+    assert len(new) > 20  # many passes, so many incremental updates
