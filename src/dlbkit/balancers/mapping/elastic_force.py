@@ -127,7 +127,10 @@ class ElasticForce(MappingBalancer):
             for _, _, i, y in order:
                 # a pair whose node holds no gaining partner is passed without sorting its members
                 # (gain has no side effect: the first gaining one in the sorted order is the same)
-                if not any(gain(i, t) > _EPS for t in members[y]):
+                # gain(i, t) inlined, left to right as there (a = its first difference): the same floats
+                x, nsi, cui = node[i], ns[i], cu[i]
+                a = nsi[y] - nsi[x]
+                if not any(a + ns[t][x] - ns[t][y] - 2.0 * cui.get(t, 0.0) > _EPS for t in members[y]):
                     continue
                 for t in sorted(members[y], key=lambda t: (cu[i].get(t, 0.0), inertia[t], t)):
                     if gain(i, t) > _EPS:
