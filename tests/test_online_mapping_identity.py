@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from dlbkit import ConfigError
 from dlbkit.balancers.graph_online.replanning_heft import ReplanningHEFT
+from dlbkit.balancers.graph_online import pd as pd_module
 from dlbkit.balancers.graph_online.pd import TIE, MIN_SPEED, PseudoDynamic, choose, scores
 from dlbkit.model.graph import TaskGraph
 from dlbkit.model.availability import Step
@@ -64,8 +65,12 @@ def _run(m, workload, b, cost_model):
         return str(e)
 
 
-def _both(workload, m, cost_model, **kw):
-    return _run(m, workload, PseudoDynamic(**kw), cost_model), _run(m, workload, ReferencePD(**kw), cost_model)
+def _both(workload, m, cost_model, twins_from=1, **kw):
+    # twins_from 1: every candidate set goes through the twin pass (small graphs never reach the default)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pd_module, "TWINS_FROM", twins_from)
+        new = _run(m, workload, PseudoDynamic(**kw), cost_model)
+    return new, _run(m, workload, ReferencePD(**kw), cost_model)
 
 
 def _same(new, ref):
@@ -89,9 +94,10 @@ def dags(draw, name="g"):
 
 @settings(max_examples=120, deadline=None)
 @given(g=dags(), m=st.integers(1, 6), cost_model=st.sampled_from(["standard", "thesis"]),
-       p_rule=st.sampled_from(["avg_active", "max_load"]), w_comm=st.sampled_from([0.0, 1.0, 2.5]))
-def test_pd_places_as_the_reference_on_small_graphs(g, m, cost_model, p_rule, w_comm):
-    _same(*_both(g, m, cost_model, p_rule=p_rule, w_comm=w_comm))
+       p_rule=st.sampled_from(["avg_active", "max_load"]), w_comm=st.sampled_from([0.0, 1.0, 2.5]),
+       twins_from=st.sampled_from([1, 4, 64]))
+def test_pd_places_as_the_reference_on_small_graphs(g, m, cost_model, p_rule, w_comm, twins_from):
+    _same(*_both(g, m, cost_model, twins_from, p_rule=p_rule, w_comm=w_comm))
 
 
 @settings(max_examples=40, deadline=None)
@@ -107,8 +113,9 @@ def test_pd_places_as_the_reference_when_programs_arrive_apart(gs, gaps, m, pree
     (in_tree(2, 8, l=[1.0, 2.0, 1.5, 3.0, 1.0, 2.0, 1.0, 0.5]), 6, "standard"),
     (layered(300, width=20, density=0.1, seed=1), 8, "thesis"),
     (layered(200, width=40, density=0.2, seed=3), 13, "standard")])
-def test_pd_places_as_the_reference_on_larger_graphs(graph, m, cost_model):
-    new, ref = _both(graph, m, cost_model)
+@pytest.mark.parametrize("twins_from", [1, pd_module.TWINS_FROM])
+def test_pd_places_as_the_reference_on_larger_graphs(graph, m, cost_model, twins_from):
+    new, ref = _both(graph, m, cost_model, twins_from)
     _same(new, ref)
     assert len(new.meta["placements"]) == graph.n_tasks  # ran to the end, every task placed
 

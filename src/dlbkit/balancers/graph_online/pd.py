@@ -20,6 +20,9 @@ __all__ = ["PseudoDynamic", "scores", "choose", "P_RULES"]
 P_RULES = ("avg_active", "max_load")
 #: relative tolerance under which two scores are equal (the tie rules then decide)
 TIE = 1e-9
+#: from this many candidates on, twins (equal rows of h) are scored once; fewer are all scored (a
+#: narrow graph: the signature pass would cost more than it saves); the choice is the same either way
+TWINS_FROM = 64
 #: a node measured at no speed is scored as this slow (its tasks' times are then huge, not infinite)
 MIN_SPEED = 1e-9
 
@@ -69,10 +72,11 @@ class PseudoDynamic(OnlineMapping):
     The engine (:mod:`dlbkit.sim.graph_dynamic`) keeps the table and the local schedulers; this class
     scores and chooses (Phase 2). ``cc_`` caches C_c per task (its parents are all placed once it is a
     candidate, so it never changes); candidates of equal load, priority, times and C_c have equal
-    rows of h, and only the first of them in table order is scored (the others lose its ties). A task's time on node j is its time at j's nominal speed scaled
-    by the view's ``measured_speed`` (the engine: speed × availability now; a real run: measured from
-    the worker's last task), so C_l follows a node that slows during the run; with speeds as
-    nominal, the thesis's l_i / s_j exactly.
+    rows of h, and only the first of them in table order is scored (the others lose its ties).
+    A task's time on node j is its time at j's nominal speed scaled by the view's ``measured_speed``
+    (the engine: speed × availability now; a real run: measured from the worker's last task), so
+    C_l follows a node that slows during the run; with speeds as nominal, the thesis's l_i / s_j
+    exactly.
 
     Parameters: *w_load*, *w_comm*, *w_prec* weigh the three terms (the note's §15: "offer weights";
     002's unweighted form is 1, 1, 1); *p_rule* reads P (:data:`P_RULES`; 002's text says the average,
@@ -137,6 +141,25 @@ class PseudoDynamic(OnlineMapping):
             self.sig_[i] = self.sig_ids_.setdefault(key, len(self.sig_ids_))
         return v
 
+    def _twinless(self, view, cand: list) -> list:
+        """The first candidate of each signature, in table order: every other one has its row of h,
+        and loses to it on choose's "earlier row" (np.unique's indices are the first occurrences)."""
+        sig = self.sig_
+        for i in reversed(cand):  # new candidates join the table's end: sign them without a pass over all
+            if i in sig:
+                break
+            self._cc(view, i)
+        try:
+            ids = np.fromiter(map(sig.__getitem__, cand), dtype=np.int64, count=len(cand))
+        except KeyError:  # one joined elsewhere (a real run readmits a lost task)
+            for i in cand:
+                if i not in sig:
+                    self._cc(view, i)
+            ids = np.fromiter(map(sig.__getitem__, cand), dtype=np.int64, count=len(cand))
+        first = np.unique(ids, return_index=True)[1]
+        first.sort()
+        return [cand[x] for x in first.tolist()]
+
     def place(self, view) -> list:
         cand = view.candidates
         if not cand:
@@ -151,23 +174,12 @@ class PseudoDynamic(OnlineMapping):
             p = (sum(map(load.__getitem__, view.active)) + sum(map(load.__getitem__, cand))) / view.n_nodes
         prio = view.priority
         t_p = min(map(prio.__getitem__, view.gst))
-        sig = self.sig_
-        for i in reversed(cand):  # new candidates join the table's end: sign them without a pass over all
-            if i in sig:
-                break
-            self._cc(view, i)
-        try:
-            ids = np.fromiter(map(sig.__getitem__, cand), dtype=np.int64, count=len(cand))
-        except KeyError:  # one joined elsewhere (a real run readmits a lost task)
+        if len(cand) < TWINS_FROM:
+            rep = cand
             for i in cand:
-                if i not in sig:
-                    self._cc(view, i)
-            ids = np.fromiter(map(sig.__getitem__, cand), dtype=np.int64, count=len(cand))
-        # the first candidate of each signature, in table order: every other one has its row, and loses
-        # to it on choose's "earlier row" (np.unique's indices are the first occurrences)
-        first = np.unique(ids, return_index=True)[1]
-        first.sort()
-        rep = [cand[x] for x in first.tolist()]
+                self._cc(view, i)
+        else:
+            rep = self._twinless(view, cand)
         cc = np.array([self.cc_[i] for i in rep])
         pr = np.fromiter(map(prio.__getitem__, rep), dtype=float, count=len(rep))
         ex = self.exec_[rep]
