@@ -48,6 +48,9 @@ def choose(h: np.ndarray, prec: Sequence[float], level: Sequence[float]) -> tupl
     top = float(h.max())
     tol = TIE * max(1.0, abs(top))
     tied = h >= top - tol
+    rows, cols = np.nonzero(tied)
+    if len(rows) <= 16:  # a few tied cells (most placements): one key each is quicker than numpy's steps
+        return min(zip(rows.tolist(), cols.tolist()), key=lambda rc: (-prec[rc[0]], rc[0], level[rc[1]], rc[1]))
     # the least (−prec, row, level, node) over the tied cells, in two steps since the row keys come
     # first: the row of highest precedence (argmax: its first, so the earliest), then in that row the
     # node of least level (argmin: the lowest index). Thousands of leaves of an in-tree tie on every
