@@ -20,6 +20,9 @@ __all__ = ["PseudoDynamic", "scores", "choose", "P_RULES"]
 P_RULES = ("avg_active", "max_load")
 #: relative tolerance under which two scores are equal (the tie rules then decide)
 TIE = 1e-9
+#: from this many candidates on, twins (equal rows of h) are scored once; fewer are all scored (a
+#: narrow graph: the signature pass would cost more than it saves); the choice is the same either way
+TWINS_FROM = 64
 #: a node measured at no speed is scored as this slow (its tasks' times are then huge, not infinite)
 MIN_SPEED = 1e-9
 
@@ -44,9 +47,19 @@ def choose(h: np.ndarray, prec: Sequence[float], level: Sequence[float]) -> tupl
     level, then the lower index (§5.4, §6)."""
     top = float(h.max())
     tol = TIE * max(1.0, abs(top))
-    rows, cols = np.nonzero(h >= top - tol)
-    best = min(zip(rows.tolist(), cols.tolist()), key=lambda rc: (-prec[rc[0]], rc[0], level[rc[1]], rc[1]))
-    return best
+    tied = h >= top - tol
+    rows, cols = np.nonzero(tied)
+    if len(rows) <= 16:  # a few tied cells (most placements): one key each is quicker than numpy's steps
+        return min(zip(rows.tolist(), cols.tolist()), key=lambda rc: (-prec[rc[0]], rc[0], level[rc[1]], rc[1]))
+    # the least (−prec, row, level, node) over the tied cells, in two steps since the row keys come
+    # first: the row of highest precedence (argmax: its first, so the earliest), then in that row the
+    # node of least level (argmin: the lowest index). Thousands of leaves of an in-tree tie on every
+    # node, and one Python key per cell made placing them quadratic with a large constant.
+    rows = np.flatnonzero(tied.any(axis=1))
+    r = int(rows[np.argmax(np.asarray(prec, dtype=float)[rows])])
+    cols = np.flatnonzero(tied[r])
+    c = int(cols[np.argmin(np.asarray(level, dtype=float)[cols])])
+    return r, c
 
 
 @register
@@ -61,10 +74,12 @@ class PseudoDynamic(OnlineMapping):
     are placed), §5.4 (the algorithm), §6 (several programs; precedence factors shifted by arrival).
     The engine (:mod:`dlbkit.sim.graph_dynamic`) keeps the table and the local schedulers; this class
     scores and chooses (Phase 2). ``cc_`` caches C_c per task (its parents are all placed once it is a
-    candidate, so it never changes). A task's time on node j is its time at j's nominal speed scaled
-    by the view's ``measured_speed`` (the engine: speed × availability now; a real run: measured from
-    the worker's last task), so C_l follows a node that slows during the run; with speeds as
-    nominal, the thesis's l_i / s_j exactly.
+    candidate, so it never changes); candidates of equal load, priority, times and C_c have equal
+    rows of h, and only the first of them in table order is scored (the others lose its ties).
+    A task's time on node j is its time at j's nominal speed scaled by the view's ``measured_speed``
+    (the engine: speed × availability now; a real run: measured from the worker's last task), so
+    C_l follows a node that slows during the run; with speeds as nominal, the thesis's l_i / s_j
+    exactly.
 
     Parameters: *w_load*, *w_comm*, *w_prec* weigh the three terms (the note's §15: "offer weights";
     002's unweighted form is 1, 1, 1); *p_rule* reads P (:data:`P_RULES`; 002's text says the average,
@@ -110,6 +125,12 @@ class PseudoDynamic(OnlineMapping):
         self.load_ = [g.weight(i) for i in range(g.n_tasks)]
         self.exec_ = np.asarray(c.exec, dtype=float)
         self.cc_: dict[int, np.ndarray] = {}
+        # a candidate's row of h depends on nothing but its load, priority, exec row and C_c row (the
+        # rest is the same for every row), all fixed once it is a candidate; twins (an in-tree's
+        # leaves: thousands) share a signature, and only the first of them in table order can win
+        # choose's tie rules, so only that one is scored (see place)
+        self.sig_: dict[int, int] = {}
+        self.sig_ids_: dict[tuple, int] = {}
 
     def _cc(self, view, i: int) -> np.ndarray:
         v = self.cc_.get(i)
@@ -119,26 +140,56 @@ class PseudoDynamic(OnlineMapping):
                 q = view.placed[k]
                 v -= self.lat_[q] + d * self.per_[q]
             self.cc_[i] = v
+            key = (self.load_[i], view.priority[i], self.exec_[i].tobytes(), v.tobytes())
+            self.sig_[i] = self.sig_ids_.setdefault(key, len(self.sig_ids_))
         return v
+
+    def _twinless(self, view, cand: list) -> list:
+        """The first candidate of each signature, in table order: every other one has its row of h,
+        and loses to it on choose's "earlier row" (np.unique's indices are the first occurrences)."""
+        sig = self.sig_
+        for i in reversed(cand):  # new candidates join the table's end: sign them without a pass over all
+            if i in sig:
+                break
+            self._cc(view, i)
+        try:
+            ids = np.fromiter(map(sig.__getitem__, cand), dtype=np.int64, count=len(cand))
+        except KeyError:  # one joined elsewhere (a real run readmits a lost task)
+            for i in cand:
+                if i not in sig:
+                    self._cc(view, i)
+            ids = np.fromiter(map(sig.__getitem__, cand), dtype=np.int64, count=len(cand))
+        first = np.unique(ids, return_index=True)[1]
+        first.sort()
+        return [cand[x] for x in first.tolist()]
 
     def place(self, view) -> list:
         cand = view.candidates
         if not cand:
             return []
         level = view.load_level
+        # map(list.__getitem__, ...): the same sums and minimum in the same order as a generator, without
+        # a Python frame per task (thousands of candidates, once per placement, on a wide graph)
+        load = self.load_
         if self.p_rule == "max_load":
             p = max(level)
         else:
-            load = self.load_
-            p = (sum(load[i] for i in view.active) + sum(load[i] for i in cand)) / view.n_nodes
+            p = (sum(map(load.__getitem__, view.active)) + sum(map(load.__getitem__, cand))) / view.n_nodes
         prio = view.priority
-        t_p = min(prio[i] for i in view.gst)
-        cc = np.array([self._cc(view, i) for i in cand])
-        pr = [prio[i] for i in cand]
-        ex = self.exec_[cand]
+        t_p = min(map(prio.__getitem__, view.gst))
+        if len(cand) < TWINS_FROM:
+            rep = cand
+            for i in cand:
+                self._cc(view, i)
+        else:
+            rep = self._twinless(view, cand)
+        cc = np.array([self.cc_[i] for i in rep])
+        pr = np.fromiter(map(prio.__getitem__, rep), dtype=float, count=len(rep))
+        ex = self.exec_[rep]
         if view.measured_speed != view.speeds:  # a node measured slower (faster) takes longer (less)
             ex = ex * (np.asarray(view.speeds, dtype=float) / np.maximum(view.measured_speed, MIN_SPEED))[None, :]
-        _, _, h = scores([self.load_[i] for i in cand], ex, level, p, pr, t_p, cc,
+        ld = np.fromiter(map(load.__getitem__, rep), dtype=float, count=len(rep))
+        _, _, h = scores(ld, ex, level, p, pr, t_p, cc,
                          (self.w_load, self.w_comm, self.w_prec))
         r, j = choose(h, pr, level)
-        return [(cand[r], j)]
+        return [(rep[r], j)]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from numbers import Integral, Real
 
+import numpy as np
+
 from ...model.graph_eval import Timeline
 from ...params import Interval, Options
 from ..base import OnlineMapping, Taxonomy
@@ -83,6 +85,7 @@ class ReplanningHEFT(OnlineMapping):
         self.rates_: list | None = None
         self.done_at_plan_ = 0
         self.replans_: list = []  # (time, tasks finished) of every replan after the first plan
+        self.exec_of_: tuple = (None, None)  # (the costs' exec table, it as a float array)
 
     @staticmethod
     def rates(view) -> list[float]:
@@ -124,7 +127,10 @@ class ReplanningHEFT(OnlineMapping):
         g = c.graph
         m = view.n_nodes
         t = view.time
-        ex = [[row[p] / rates[p] for p in range(m)] for row in c.exec]
+        # one C division per entry, not a Python one per (task, processor) every replan: the same quotients
+        if self.exec_of_[0] is not c.exec:
+            self.exec_of_ = (c.exec, np.asarray(c.exec, dtype=float))
+        ex = (self.exec_of_[1] / np.asarray(rates, dtype=float)).tolist()
         now = dataclasses.replace(c, exec=ex)
         placed, start, finish = view.placed, view.start, view.finish
         fixed: dict = {}

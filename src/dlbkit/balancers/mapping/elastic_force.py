@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 from numbers import Integral
 
@@ -33,10 +34,10 @@ class ElasticForce(MappingBalancer):
 
     Helps: minimises the cut (002 §2.5 (c)) for equal-load tasks; a refiner.
     Backfires: ignores loads, speeds and precedence ("not a realistic algorithm ... for large
-    numbers of tasks", §3.3); local minimum of a greedy swap search. Each swap re-sorts every
-    (task, node) force, O(n·m·log(n·m)), and tries partners on the node, and swaps continue while one
-    gains: super-linear by its definition (BENCHMARKS.md, "Mapping balancers at scale": 40 s of CPU
-    at 2 000 tasks on 256 processors); *max_swaps* bounds it.
+    numbers of tasks", §3.3); local minimum of a greedy swap search. Each round walks the (task,
+    node) forces in order (kept sorted across swaps: a swap moves only its neighbours' keys) and
+    tries partners on the node, and swaps continue while one gains: super-linear by its definition
+    (BENCHMARKS.md, "Mapping balancers at scale"); *max_swaps* bounds it.
     """
 
     name = "elastic-force"
@@ -89,14 +90,51 @@ class ElasticForce(MappingBalancer):
                         t = max(cands, key=lambda t: (ns[t][x] - cu[t].get(i, 0.0), -t))
                         swap(i, t)
                         swaps += 1
+        # the (task, node) forces in the order a round tries them, kept sorted across swaps: a swap
+        # changes the forces of i's and t's neighbours on x and y, and which node is i's and t's own, so
+        # only those keys move (re-sorting all n·m of them every round was 40 s at 2 000 × 256). A key is
+        # unique per (i, y), so the order is the one sorted() gave.
+        def key(i: int, y: int):
+            f = ns[i][y]
+            return (-f, inertia[i], i, y) if y != node[i] and f > 0 else None
+
+        keys = {}
+        for i in range(n):
+            for y in range(m):
+                kk = key(i, y)
+                if kk is not None:
+                    keys[i, y] = kk
+        order = sorted(keys.values())
+
+        def swap_and_resort(i: int, t: int) -> None:
+            x, y = node[i], node[t]
+            touched = {i, t, *cu[i], *cu[t]}
+            for u in touched:
+                for z in (x, y):
+                    old = keys.pop((u, z), None)
+                    if old is not None:
+                        del order[bisect.bisect_left(order, old)]
+            swap(i, t)
+            for u in touched:
+                for z in (x, y):
+                    kk = key(u, z)
+                    if kk is not None:
+                        keys[u, z] = kk
+                        bisect.insort(order, kk)
+
         while self.max_swaps is None or swaps < self.max_swaps:
-            pairs = sorted(((ns[i][y], i, y) for i in range(n) for y in range(m) if y != node[i] and ns[i][y] > 0),
-                           key=lambda e: (-e[0], inertia[e[1]], e[1], e[2]))
             done = False
-            for _, i, y in pairs:
+            for _, _, i, y in order:
+                # a pair whose node holds no gaining partner is passed without sorting its members
+                # (gain has no side effect: the first gaining one in the sorted order is the same)
+                # gain(i, t) inlined, left to right as there (a = its first difference): the same floats
+                x, nsi, cui = node[i], ns[i], cu[i]
+                a = nsi[y] - nsi[x]
+                if not any(a + ns[t][x] - ns[t][y] - 2.0 * cui.get(t, 0.0) > _EPS for t in members[y]):
+                    continue
                 for t in sorted(members[y], key=lambda t: (cu[i].get(t, 0.0), inertia[t], t)):
                     if gain(i, t) > _EPS:
-                        swap(i, t)
+                        swap_and_resort(i, t)  # the loop over order stops here: it is not read again
                         swaps += 1
                         done = True
                         break

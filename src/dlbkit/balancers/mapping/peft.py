@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 
 from ..base import MappingBalancer, Plan, Taxonomy
 from ..registry import register
@@ -18,18 +19,24 @@ def optimistic_cost_table(costs) -> list[list[float]]:
     g = costs.graph
     m = costs.n_nodes
     lat_m, per_m = costs.mean_comm_factor()
-    oct_ = [[0.0] * m for _ in range(g.n_tasks)]
+    ex = np.asarray(costs.exec, dtype=float)
+    oct_ = np.zeros((g.n_tasks, m))
+    # a processor's machine as a small integer; the least of base over each machine's processors is one
+    # pass over the row, not one per processor (that was m² per edge: 30 s at 10 000 tasks × 256)
+    machine = np.unique(np.asarray(costs.host[:m]), return_inverse=True)[1].reshape(-1)
+    shared = int(machine.max(initial=-1)) + 1 < m
     for i in reversed(g.topo):
         row = oct_[i]
         for j, d in g.succs[i]:
             cbar = lat_m + d * per_m
-            base = [oct_[j][w] + costs.exec[j][w] for w in range(m)]
-            best_any = min(base) + cbar
-            for k in range(m):  # a processor on k's machine receives for free
-                v = min(best_any, min(base[w] for w in range(m) if costs.host[w] == costs.host[k]))
-                if v > row[k]:
-                    row[k] = v
-    return oct_
+            base = oct_[j] + ex[j]  # elementwise as the Python floats were: the same values
+            best_any = float(base.min()) + cbar
+            if shared:  # a processor on k's machine receives for free
+                local = np.full(machine.max() + 1, np.inf)
+                np.minimum.at(local, machine, base)
+                base = local[machine]
+            np.maximum(row, np.minimum(best_any, base), out=row)  # min and max: exact in any order
+    return oct_.tolist()
 
 
 @register
