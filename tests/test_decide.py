@@ -148,6 +148,11 @@ def test_a_rounds_allocation_is_checked_and_scaled_to_what_remains():
     forgot.allocate = lambda view: None  # a forgotten return
     with pytest.raises(ConfigError, match=r"^allocation of balancer '' must be 3 non-negative counts; got None$"):
         decide.allocation(forgot, view)
+    # an iterator answer (a generator, reversed(range(P))) counts as its list: the check reads it once
+    lazy = Rounds()
+    lazy.allocate = lambda view: (c for c in [36, 22, 10])
+    lazy.send_order = lambda view: reversed(range(view.n_nodes))
+    assert decide.allocation(lazy, view) == ([16, 10, 4], [2, 1, 0])
     record = []
     decide.allocation(Rounds(counts=[5, 5, 5], order=[2, 1, 0]), view, record)
     assert record[0].hook == "allocate" and record[0].answer == ([5, 5, 5], [2, 1, 0]) and record[0].node == -1

@@ -83,9 +83,12 @@ def _whole(answer, field: str, allowed: str) -> list[int]:
     """A rule's list *answer* as ints (each one's integer part), or the ConfigError naming *field*: a
     custom ``allocate``/``send_order`` answering None, text or NaN surfaced as a bare ``int()`` error."""
     try:
-        if isinstance(answer, (str, bytes, bytearray)) or any(isinstance(c, (str, bytes, bytearray)) for c in answer):
+        if isinstance(answer, (str, bytes, bytearray)):
             raise TypeError
-        return [int(c) for c in answer]
+        items = list(answer)  # once: an iterator (reversed(range(P)), a generator) is read only once
+        if any(isinstance(c, (str, bytes, bytearray)) for c in items):
+            raise TypeError
+        return [int(c) for c in items]
     except (TypeError, ValueError, OverflowError):
         raise ConfigError(field, answer, allowed) from None
 
