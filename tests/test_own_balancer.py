@@ -259,3 +259,24 @@ def test_an_import_file_named_like_another_module_runs_in_spawned_workers_and_le
         REGISTRY.update(before)
         sys.path[:] = path_before
         sys.modules.pop("_dlbkit_run_json", None)
+
+
+def test_a_private_name_from_a_dotted_file_name_loads_from_its_file_in_a_fresh_worker(tmp_path):
+    """my.bal.py runs as _dlbkit_run_my.bal; a spawned worker, which has not imported it, loads it from
+    the file (import_module missed it at its first part, _dlbkit_run_my, and that error escaped: every
+    run failed with "No module named '_dlbkit_run_my'")."""
+    from dlbkit.own_modules import import_own
+
+    path = tmp_path / "my.bal.py"
+    path.write_text(MODULE)
+    before = dict(REGISTRY)
+    try:
+        module = import_own("_dlbkit_run_my.bal", str(path))
+        assert module.__name__ == "_dlbkit_run_my.bal" and REGISTRY["half-gss-test"].__module__ == module.__name__
+        assert import_own("_dlbkit_run_my.bal", str(path)) is module  # once
+        with pytest.raises(ModuleNotFoundError):  # no file: the import's own error
+            import_own("_dlbkit_run_other.bal")
+    finally:
+        REGISTRY.clear()
+        REGISTRY.update(before)
+        sys.modules.pop("_dlbkit_run_my.bal", None)

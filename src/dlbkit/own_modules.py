@@ -42,6 +42,7 @@ def import_own(name: str, file: str | None = None) -> ModuleType:
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as e:
-        if file is None or e.name != name:
+        # a private name from a dotted stem (my.bal.py: _dlbkit_run_my.bal) is missed at its first part
+        if file is None or not (e.name == name or name.startswith(f"{e.name}.")):
             raise
     return import_file(name, file)
