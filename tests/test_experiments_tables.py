@@ -36,6 +36,9 @@ def test_a_family_declaring_a_column_or_a_wording_it_does_not_fill_is_refused():
         families.Family(**{**fam.__dict__, "name": "x", "table_metrics": ("makespan", "queue_mean")})
     with pytest.raises(TypeError, match=r"metric_text names \['dp_moved'\]"):
         families.Family(**{**fam.__dict__, "name": "x", "metric_text": {"dp_moved": "data points"}})
+    with pytest.raises(TypeError, match=r"^family 'x': its table's first column is 'chunks'; it must be its main "
+                                        r"metric, bar_metrics\[0\] \('makespan'\)$"):
+        families.Family(**{**fam.__dict__, "name": "x", "table_metrics": ("chunks", "makespan")})
 
 
 LEGEND = "mean ± 95% CI half-width (Student's t) over repetitions; * best mean per metric"

@@ -249,6 +249,7 @@ def test_an_import_file_named_like_another_module_runs_in_spawned_workers_and_le
     try:
         module = load_module(str(path), "--import")
         assert module.__name__ == "_dlbkit_run_json" and sys.modules["json"] is json
+        assert load_module(str(path), "--import") is module  # a second --import of the file: not run again
         assert sys.path.index(str(tmp_path)) == len(sys.path) - 1  # last: json stays json in a worker
         with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
             sweep = run_sweep(load_experiment(exp), tmp_path / "out", executor=pool)

@@ -732,12 +732,15 @@ def load_module(mod_name: str, field: str = "MODULE"):
             folder = str(path.parent.resolve())
             name = path.stem
             known = sys.modules.get(name)
-            if known is not None and _same_file(getattr(known, "__file__", None), path):
-                module = known
+            # this file loaded before, under its name or the private one: once, as `import` does
+            loaded = [m for m in (known, sys.modules.get(PRIVATE_PREFIX + name))
+                      if m is not None and _same_file(getattr(m, "__file__", None), path)]
+            if loaded:
+                module = loaded[0]
             else:
                 # a file named like another module (json.py; a module a dependency brings): that module
                 # stays what its name imports, here and in every worker, and the file runs under a
-                # private name that spawned workers load from the file (experiments.modules)
+                # private name that spawned workers load from the file (dlbkit.own_modules)
                 clash = known is not None or _found_elsewhere(name, path)
                 if folder not in sys.path:  # its sibling modules import; first, as `python FILE` has it,
                     # unless that would shadow the module of the same name in a spawned worker

@@ -92,15 +92,21 @@ def end_step(balancer: Balancer, view) -> dict | None:
     return balancer.carry(view) if balancer.carries_state else None
 
 
+def whole(answer) -> int:
+    """A rule's numeric *answer* as an int (its integer part); TypeError, ValueError or OverflowError
+    for None, NaN, infinity or anything else ``int()`` refuses, and for text even when it spells a
+    number (``int("12")`` would take it). Callers turn these into the ConfigError naming the rule."""
+    if isinstance(answer, (str, bytes, bytearray)):
+        raise TypeError(answer)
+    return int(answer)
+
+
 def chunk_count(balancer: ChunkingBalancer, answer) -> int:
-    """A chunking rule's *answer* as a whole number of items (its integer part), or a ConfigError
+    """A chunking rule's *answer* as a whole number of items (:func:`whole`), or a ConfigError
     naming the balancer: a rule's own code returning None (a forgotten ``return``), text or NaN
-    otherwise surfaced as a bare ``int()`` error from inside dlbkit. Text is refused even when it
-    spells a number: ``int("12")`` would take it."""
+    otherwise surfaced as a bare ``int()`` error from inside dlbkit."""
     try:
-        if isinstance(answer, (str, bytes, bytearray)):
-            raise TypeError
-        return int(answer)
+        return whole(answer)
     except (TypeError, ValueError, OverflowError):
         raise ConfigError(f"the answer of {balancer.name}.chunk", answer,
                           "a number of items (engines take its integer part, clamped to [1, remaining])") from None

@@ -29,7 +29,7 @@ from typing import Sequence
 from ..errors import ConfigError
 from ..model.trace import Decision
 from .base import (ChunkingBalancer, MappingBalancer, MigrationBalancer, PlacementBalancer, Plan, RepartitionBalancer,
-                   Transfer, chunk_count)  # chunk_count lives in base: ChunkingBalancer.allocate checks with it too
+                   Transfer, chunk_count, whole)  # chunk_count lives in base: ChunkingBalancer.allocate checks with it too
 
 __all__ = ["chunk", "chunk_count", "allocation", "victims", "checked_requests", "given", "placements", "transfers", "repartition", "plan",
            "online_place", "place", "checked_node"]
@@ -85,10 +85,7 @@ def _whole(answer, field: str, allowed: str) -> list[int]:
     try:
         if isinstance(answer, (str, bytes, bytearray)):
             raise TypeError
-        items = list(answer)  # once: an iterator (reversed(range(P)), a generator) is read only once
-        if any(isinstance(c, (str, bytes, bytearray)) for c in items):
-            raise TypeError
-        return [int(c) for c in items]
+        return [whole(c) for c in answer]  # one pass: an iterator (reversed(range(P))) is read once
     except (TypeError, ValueError, OverflowError):
         raise ConfigError(field, answer, allowed) from None
 

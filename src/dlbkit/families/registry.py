@@ -142,6 +142,10 @@ class Family:
             unknown = [m for m in names if m not in self.metric_names]
             if unknown:
                 raise TypeError(f"family {self.name!r}: {what} names {unknown}, not among its metric_names")
+        # the table leads with the metric the verdict line ranks by and the bar charts draw first
+        if self.bar_metrics and self.columns and self.columns[0] != self.bar_metrics[0]:
+            raise TypeError(f"family {self.name!r}: its table's first column is {self.columns[0]!r}; it must be "
+                            f"its main metric, bar_metrics[0] ({self.bar_metrics[0]!r})")
 
     def describe_metric(self, name: str) -> str:
         """What metric *name* means in this family: its own wording, else METRICS' (the name itself
