@@ -79,7 +79,7 @@ signal.signal(signal.SIGUSR1, lambda *_: (loop.close(), fired.append(time.monoto
 report = {"rank": rank}
 try:
     for k in range(3):
-        if k == 2 and rank == 0:  # during the third step, as the coordinator waits for its third message
+        if k == 2 and rank == 0:  # during the third step, as the coordinator polls for a message the third time
             # (a 0.3 s timer could fire after this 1 s step under load); signalled-0 marks it
             sys.setprofile(signal_when("recv", "_take", signal.SIGUSR1, marker="signalled-0", nth=3))
         loop.map(range(40))
@@ -100,7 +100,8 @@ def test_close_from_a_signal_handler_during_an_mpi_step_ends_it_and_keeps_the_st
     Before, the step went on to its end and nothing was recorded (close() had cleared the pool, so
     neither the step nor the later close() saved)."""
     p = _job(tmp_path, CLOSE_SCRIPT)
-    assert (tmp_path / "signalled-0").exists(), f"rank 0 never waited for a message in the third step: {p.stderr}"
+    assert (tmp_path / "signalled-0").exists(), ("rank 0 never polled for a message three times in the third step",
+                                                 p.stderr)
     r0 = json.loads((tmp_path / "report-0.json").read_text())
     assert r0["done"] == [0, 1] and r0["steps"] == 2 and r0["closed"], r0
     assert r0["error"] == "this Loop was closed during the step (close() from a signal handler)"

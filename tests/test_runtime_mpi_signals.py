@@ -72,7 +72,7 @@ try:
                 if k == 2 and r == 1:  # during the third step, as the worker loop first waits for work
                     signal_here("serve", "recv")
                 steps.append(loop.map(range(10)))
-    elif case == "rank 0":  # as the coordinator waits for its third message: during the run (a timer
+    elif case == "rank 0":  # as the coordinator polls for a message the third time: during the run (a timer
         # fired in the start-up's argument check once under load: rank 0 left, the others hung; the
         # limit mpi.py's "Failures" names)
         if r == 0:
@@ -158,7 +158,7 @@ def test_rank_0s_exiting_signal_handler_ends_the_run_as_any_failure_of_the_coord
     """On rank 0 the handler runs at the coordinator's next wait: rank 0 exits as it says, and the worker
     ranks are stopped and told, in one line each."""
     done, reports = _job(tmp_path, "rank 0")
-    assert (tmp_path / "signalled-0").exists(), f"rank 0 never waited for a third message: {reports}"
+    assert (tmp_path / "signalled-0").exists(), f"rank 0 never polled for a message three times in the run: {reports}"
     assert reports[0] == {"steps": 0, "exit": 3}, reports
     for r in (1, 2):
         assert reports[r] == {"steps": 0, "exit": f"dlbkit: rank {r} stopping: rank 0 stopped the run: SystemExit: 3"}
