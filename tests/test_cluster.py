@@ -271,9 +271,12 @@ def test_nezha_avoids_a_slow_node():
     with dlbkit.Cluster(3, balancer="nezha", emulate=[1.0, 1.0, 0.125],
                         info={"model": "gossip", "period": 0.01}, seed=3) as c:
         fs = []
-        for _ in range(150):  # 150 jobs/s: a third of them is 50/s, more than node 2's 31/s
+        t0 = time.perf_counter()
+        for i in range(150):  # 150 jobs/s: a third of them is 50/s, more than node 2's 31/s
             fs.append(c.submit(spin, 0.004))
-            time.sleep(1 / 150)
+            # on a schedule, not a nap after each submit: under load every nap overslept and the
+            # arrivals slowed to a rate node 2 kept up with
+            time.sleep(max(0.0, t0 + (i + 1) / 150 - time.perf_counter()))
         wait(fs)
     on = np.bincount([j.node for j in c.ps()], minlength=3)
     rr = 150 / 3

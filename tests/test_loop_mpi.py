@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from mpi_jobs import run_job
+from signal_points import HERE
 
 pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
 
@@ -39,7 +40,8 @@ def _job(tmp_path, script: str) -> subprocess.CompletedProcess:
     """*script* run on 3 ranks, with this checkout's dlbkit first on the path."""
     (tmp_path / "job.py").write_text(textwrap.dedent(script))
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"), HERE,
+                                         env.get("PYTHONPATH", "")])
     return run_job([sys.executable, "job.py"], 3, cwd=tmp_path, timeout=90, env=env)
 
 
@@ -60,10 +62,11 @@ def test_loop_steps_on_the_ranks(tmp_path):
 
 
 CLOSE_SCRIPT = """
-import json, os, signal, threading, time
+import json, signal, sys, time
 from mpi4py import MPI
 import dlbkit
 from dlbkit.errors import DlbkitError
+from signal_points import signal_when
 
 def nap(x):
     time.sleep(0.05)
@@ -76,8 +79,9 @@ signal.signal(signal.SIGUSR1, lambda *_: (loop.close(), fired.append(time.monoto
 report = {"rank": rank}
 try:
     for k in range(3):
-        if k == 2 and rank == 0:  # during the third step (40 items of 50 ms on 2 ranks: about 1 s)
-            threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGUSR1)).start()
+        if k == 2 and rank == 0:  # during the third step, as the coordinator polls for a message the third time
+            # (a 0.3 s timer could fire after this 1 s step under load); signalled-0 marks it
+            sys.setprofile(signal_when("recv", "_take", signal.SIGUSR1, marker="signalled-0", nth=3))
         loop.map(range(40))
         report.setdefault("done", []).append(k)
 except DlbkitError as e:
@@ -96,6 +100,8 @@ def test_close_from_a_signal_handler_during_an_mpi_step_ends_it_and_keeps_the_st
     Before, the step went on to its end and nothing was recorded (close() had cleared the pool, so
     neither the step nor the later close() saved)."""
     p = _job(tmp_path, CLOSE_SCRIPT)
+    assert (tmp_path / "signalled-0").exists(), ("rank 0 never polled for a message three times in the third step",
+                                                 p.stderr)
     r0 = json.loads((tmp_path / "report-0.json").read_text())
     assert r0["done"] == [0, 1] and r0["steps"] == 2 and r0["closed"], r0
     assert r0["error"] == "this Loop was closed during the step (close() from a signal handler)"

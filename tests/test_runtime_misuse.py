@@ -200,6 +200,7 @@ def test_any_chunking_balancer_with_any_params_long(name, data, n, w):
 # --- close() from a signal handler ---------------------------------------------------------------------
 import os  # noqa: E402
 import signal  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 
 
@@ -212,7 +213,11 @@ def slow_square(x):
 def test_close_from_a_signal_handler_during_a_step_stops_the_workers_and_lets_the_handler_go_on():
     """A SIGTERM-style handler (close, then exit) during a step: close() used to raise a DlbkitError inside
     the handler, so the handler's exit never ran; now the workers are killed, the handler goes on, and
-    the step raises what the handler raised (here SystemExit)."""
+    the step raises what the handler raised (here SystemExit). The signal comes as the coordinator
+    waits on its workers for the third time (a profile hook): a 0.3 s timer could fire before the
+    step began, where the test passed without a step to end."""
+    from signal_points import signal_when
+
     loop = dlbkit.Loop(slow_square, workers=2, balancer="ss")
     seen = []
 
@@ -222,13 +227,16 @@ def test_close_from_a_signal_handler_during_a_step_stops_the_workers_and_lets_th
         raise SystemExit(3)
 
     old = signal.signal(signal.SIGUSR1, handler)
+    hook = signal_when("recv", "wait", signal.SIGUSR1, nth=3)
     try:
-        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGUSR1)).start()
-        with pytest.raises(SystemExit):
+        with pytest.raises(SystemExit) as e:
+            sys.setprofile(hook)
             loop.map(range(40))
     finally:
+        sys.setprofile(None)
         signal.signal(signal.SIGUSR1, old)
-    assert seen == ["closed"] and loop.closed and children() == []
+    assert hook.fired, "the coordinator never waited on its workers a third time in the step"
+    assert e.value.code == 3 and seen == ["closed"] and loop.closed and children() == []
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="POSIX signals")

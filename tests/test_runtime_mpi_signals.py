@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from mpi_jobs import run_job
+from signal_points import HERE
 
 pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
 pytestmark = pytest.mark.skipif(not hasattr(__import__("signal"), "SIGTERM"), reason="POSIX signals")
@@ -18,9 +19,10 @@ pytestmark = pytest.mark.skipif(not hasattr(__import__("signal"), "SIGTERM"), re
 TIMEOUT = 90  # seconds for one mpiexec job
 
 JOB = """
-import json, os, signal, sys, threading, time
+import json, signal, sys, time
 from mpi4py import MPI
 import dlbkit
+from signal_points import signal_when, wait_for
 from dlbkit.balancers.base import ChunkingBalancer, Taxonomy
 
 r = MPI.COMM_WORLD.Get_rank()
@@ -39,27 +41,14 @@ class Slow(ChunkingBalancer):
         pass
 
     def chunk(self, view, worker):
-        global armed
-        if case == "rank 0" and not armed:  # from the run's first decision: the signal comes during the run
-            armed = True
-            threading.Timer(0.25, os.kill, (os.getpid(), signal.SIGTERM)).start()
         time.sleep(0.05)
         return 1
 
 
-armed = False
-
-
-def signal_when(caller, callee):
-    # a profile hook that raises SIGTERM on this rank once, as *caller* calls *callee*: the signal
-    # comes where the test means it to, not where a timer guessed the rank would be (under load a
-    # slow start-up outlasted such timers)
-    def hook(frame, event, arg):
-        if event == "call" and frame.f_code.co_name == callee and frame.f_back.f_code.co_name == caller:
-            sys.setprofile(None)
-            open(f"signalled-{r}", "w").close()
-            signal.raise_signal(signal.SIGTERM)
-    return hook
+def signal_here(caller, callee, nth=1):
+    # SIGTERM on this rank as *caller* calls *callee* (tests/signal_points.py), marked by
+    # signalled-R: not where a timer guessed the rank would be (under load a slow start-up outlasted them)
+    sys.setprofile(signal_when(caller, callee, signal.SIGTERM, marker=f"signalled-{r}", nth=nth))
 
 
 def fails_on_rank_1(x):
@@ -81,27 +70,30 @@ try:
         with dlbkit.Loop(abs, backend="mpi", balancer=Slow(), record="rec.json") as loop:
             for k in range(3):
                 if k == 2 and r == 1:  # during the third step, as the worker loop first waits for work
-                    sys.setprofile(signal_when("serve", "recv"))
+                    signal_here("serve", "recv")
                 steps.append(loop.map(range(10)))
-    elif case == "rank 0":  # Slow's first decision on rank 0 sets the timer: a timer set here, before
-        # the call, fired in the start-up's argument check once under load (rank 0 left, the others hung;
-        # the limit mpi.py's "Failures" names)
+    elif case == "rank 0":  # as the coordinator polls for a message the third time: during the run (a timer
+        # fired in the start-up's argument check once under load: rank 0 left, the others hung; the
+        # limit mpi.py's "Failures" names)
+        if r == 0:
+            signal_here("recv", "_take", nth=3)
         dlbkit.map(abs, range(20), backend="mpi", balancer=Slow(), progress=False)
-    elif case == "start-up":  # rank 0 judges the run for 1 s while the others wait for its verdict
+    elif case == "start-up":  # rank 0 judges the run until rank 1, waiting for its verdict, is signalled
         from dlbkit.runtime.backends import execute
         from dlbkit.runtime.families.map import MapRun
 
         class SlowToJudge(MapRun):
             def problem(self, n_workers, backend):
-                time.sleep(1.0)
+                wait_for("signalled-1", "rank 1 never waited for the start-up's verdict")
                 return None
 
-        if r == 1:
-            threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        if r == 1:  # past the start-up's barrier, as it reads the clock before waiting for the verdict
+            # (mpi4py's bcast is invisible to a profile hook); a 0.5 s timer came before the wait under load
+            signal_here("start_run", "perf_counter")
         execute(SlowToJudge(abs, range(10), dlbkit.make("ss"), emulation=None, progress=False, rng=None), "mpi")
     else:  # rank 1's first item fails; rank 1 then waits for the outcome while rank 2 computes 1.5 s
         if r == 1:  # the signal comes as rank 1 enters that wait (a 0.7 s timer came in the start-up under load)
-            sys.setprofile(signal_when("serve_rank", "_quiet_barrier"))
+            signal_here("serve_rank", "_quiet_barrier")
         dlbkit.map(fails_on_rank_1, range(20), backend="mpi", balancer="static", progress=False)
     report(steps=len(steps))
 except SystemExit as e:
@@ -114,7 +106,8 @@ except Exception as e:
 def _job(tmp_path, case: str):
     (tmp_path / "job.py").write_text(textwrap.dedent(JOB))
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"), HERE,
+                                         env.get("PYTHONPATH", "")])
     done = run_job([sys.executable, "job.py", case], 3, cwd=tmp_path, timeout=TIMEOUT, env=env)
     reports = {r: json.loads((tmp_path / f"report-{r}.json").read_text()) for r in range(3)
                if (tmp_path / f"report-{r}.json").exists()}
@@ -154,6 +147,7 @@ def test_a_signal_during_the_start_up_ends_the_run_on_every_rank(tmp_path):
     """SIGTERM on rank 1 while it waits for rank 0's verdict on the run (the start-up broadcast): the
     run ends on every rank as when it comes during the run."""
     done, reports = _job(tmp_path, "start-up")
+    assert (tmp_path / "signalled-1").exists(), f"rank 1 never waited for the start-up's verdict: {reports}"
     why = "rank 1 stopped the run: its handler of SIGTERM raised SystemExit: 3"
     assert reports[0] == {"steps": 0, "error": f"DlbkitError: {why}"}, reports
     assert reports[1] == {"steps": 0, "exit": 3}, reports
@@ -164,6 +158,7 @@ def test_rank_0s_exiting_signal_handler_ends_the_run_as_any_failure_of_the_coord
     """On rank 0 the handler runs at the coordinator's next wait: rank 0 exits as it says, and the worker
     ranks are stopped and told, in one line each."""
     done, reports = _job(tmp_path, "rank 0")
+    assert (tmp_path / "signalled-0").exists(), f"rank 0 never polled for a message three times in the run: {reports}"
     assert reports[0] == {"steps": 0, "exit": 3}, reports
     for r in (1, 2):
         assert reports[r] == {"steps": 0, "exit": f"dlbkit: rank {r} stopping: rank 0 stopped the run: SystemExit: 3"}
