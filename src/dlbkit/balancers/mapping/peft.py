@@ -24,7 +24,8 @@ def optimistic_cost_table(costs) -> list[list[float]]:
     # a processor's machine as a small integer; the least of base over each machine's processors is one
     # pass over the row, not one per processor (that was m² per edge: 30 s at 10 000 tasks × 256)
     machine = np.unique(np.asarray(costs.host[:m]), return_inverse=True)[1].reshape(-1)
-    shared = int(machine.max(initial=-1)) + 1 < m
+    n_machines = int(machine.max(initial=-1)) + 1
+    shared = n_machines < m
     for i in reversed(g.topo):
         row = oct_[i]
         for j, d in g.succs[i]:
@@ -32,7 +33,7 @@ def optimistic_cost_table(costs) -> list[list[float]]:
             base = oct_[j] + ex[j]  # elementwise as the Python floats were: the same values
             best_any = float(base.min()) + cbar
             if shared:  # a processor on k's machine receives for free
-                local = np.full(machine.max() + 1, np.inf)
+                local = np.full(n_machines, np.inf)
                 np.minimum.at(local, machine, base)
                 base = local[machine]
             np.maximum(row, np.minimum(best_any, base), out=row)  # min and max: exact in any order
