@@ -2,7 +2,8 @@
 
 Real processes on the local backend: results equal a serial run, an exception reaches its future with
 the worker's traceback and the cluster goes on, a node killed (SIGKILL) mid-run loses nothing and
-delivers nothing twice, views age and are refreshed, the emulated speeds stretch the jobs, decisions
+delivers nothing twice, views age and are refreshed (a node started late suspects no peer before
+``suspect_after`` from its own start), the emulated speeds stretch the jobs, decisions
 replay identically through ``decide.place``, bad input is a ConfigError, and no process outlives
 ``shutdown``.
 """
@@ -10,6 +11,7 @@ replay identically through ``decide.place``, bad input is a ConfigError, and no 
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 import time
 from concurrent.futures import ProcessPoolExecutor, wait
@@ -19,8 +21,12 @@ import pytest
 
 import dlbkit
 from dlbkit.balancers import decide
-from dlbkit.balancers.registry import make
+from dlbkit.balancers.registry import make, resolve
 from dlbkit.errors import ConfigError, RemoteTraceback
+from dlbkit.info import resolve as resolve_info
+from dlbkit.info.base import InfoMessage
+from dlbkit.runtime.backends.base import COORDINATOR
+from dlbkit.runtime.families.cluster_agent import Agent
 
 
 def square(x):
@@ -221,9 +227,9 @@ def test_a_silent_node_leaves_the_views_by_age_and_comes_back():
     """With ``suspect_after``, the information model's ageing is the detector: node 2 stopped (SIGSTOP:
     alive, so the transport says nothing) stops gossiping, leaves node 0's view once its entry is
     ``suspect_after`` old, and is back in it after SIGCONT with its next load message. Node 0 is
-    first probed until it has heard from both others (a node not heard from since run time 0 is as
-    suspect as a silent one: a start slower than suspect_after under load left node 0 alone in its
-    view), and after SIGCONT until node 2 is back (a fixed 0.5 s sleep was a guess)."""
+    first probed until it has heard from both others (it grants a peer ``suspect_after`` from its own
+    start: a peer that starts slower than that under load is as suspect as a silent one until it
+    speaks), and after SIGCONT until node 2 is back (a fixed 0.5 s sleep was a guess)."""
     period, suspect = 0.02, 0.3
     with dlbkit.Cluster(3, balancer="round-robin-place", info={"model": "gossip", "period": period},
                         suspect_after=suspect, seed=0, record_decisions=True) as c:
@@ -252,6 +258,52 @@ def test_a_silent_node_leaves_the_views_by_age_and_comes_back():
     assert len(sizes) == b + p + 12
     assert sizes[w:a] == [3] * 6 and sizes[a:b] == [2] * 12 and sizes[b + p - 1:] == [3] * 13
     assert c.result().trace.meta["suspected"] >= 1
+
+
+class _Recorded:
+    """A node's connections, recorded: its agent runs in this process, with no peer running."""
+
+    def __init__(self):
+        self.out: list = []
+
+    def send(self, msg):
+        self.out.append((COORDINATOR, msg))
+
+    def send_to(self, dst, msg, droppable=False):
+        self.out.append((dst, msg))
+
+
+def test_a_node_that_starts_late_suspects_no_peer_before_suspect_after_from_its_own_start():
+    """A node whose agent begins when the run is already older than ``suspect_after`` (a slow start
+    under load: imports, spawn) has heard from no one; it grants each peer ``suspect_after`` from its
+    own start, not from the run's time 0, so its first jobs see all three nodes (before, its view held
+    itself alone and it kept every job). The entries keep their true stamps (the start's loads, at 0).
+    A peer still silent ``suspect_after`` after this node began drops out, and comes back with its next
+    entry. The agent runs in this process on recorded connections; times past its start are passed to
+    ``_view`` (no sleep)."""
+    suspect, late = 30.0, 100.0  # the run began 100 s before this agent: far past suspect_after
+    conn = _Recorded()
+    agent = Agent(0, 3, conn, time.perf_counter() - late, [1.0] * 3, None,
+                  resolve_info({"model": "gossip", "period": 0.02}),
+                  resolve("round-robin-place", None, kind="placement"), 0, True, suspect)
+    try:
+        job = pickle.dumps((nap, (0, 0.0), {}))
+        for jid in range(3):
+            agent.handle(("J", jid, job))
+        assert [d.view.n_nodes for d in agent.decisions] == [3, 3, 3]
+        assert [d.view.updated_at[1:] for d in agent.decisions] == [[0.0, 0.0]] * 3  # not heard from: stamped 0
+        assert sorted(dst for dst, m in conn.out if m[0] == "R") == [1, 2]  # two of three jobs forwarded
+        began = agent.began
+        assert began >= late
+        assert agent._view(began + suspect * 0.99).n_nodes == 3
+        assert agent._view(began + suspect * 1.01).n_nodes == 1  # both peers silent since: suspected
+        assert agent.suspected == 2
+        t = began + suspect * 1.005
+        agent.deliver(InfoMessage(1, 0, np.array([1]), np.array([4.0]), np.array([t])))  # node 1 speaks
+        view = agent._view(began + suspect * 1.01)
+        assert (view.n_nodes, view.queue[1], view.updated_at[1]) == (2, 4, t)
+    finally:
+        agent.stop()
 
 
 def test_emulated_speeds_stretch_the_jobs():

@@ -99,9 +99,10 @@ def test_a_tree_table_shows_balancing_and_information_cost_within_the_width():
         "in summary.csv and report.html only: chunks, idle_share, info_messages",
         LEGEND]
     assert max(map(len, text.splitlines())) == 159  # chunks (16 wide) would make it 177
-    assert format_verdict(stats(TREE), families.get("tree").bar_metrics[0]) == [
+    assert format_verdict(stats(TREE), families.get("tree").bar_metrics[0]) == [  # 178 characters: wrapped
         "best makespan (lower is better): steal / exact 0.05284 s; runner-up gdem / exact 0.05960 s (+12.8%, 95% "
-        "intervals overlap: not a clear win); last gdem / gossip 0.07612 s (+44.1%)"]
+        "intervals overlap: not a clear win); last gdem / gossip",
+        "  0.07612 s (+44.1%)"]
 
 
 def test_a_stream_table_leads_with_response_time_and_fits_the_width():
@@ -166,6 +167,34 @@ def test_a_graph_table_and_a_verdict_for_each_grid_point_even_where_the_balancer
         "in summary.csv and report.html only: efficiency, idle_share,",
         "  chunks, messages, bytes",
         LEGEND]
+
+
+def test_a_verdict_longer_than_the_table_is_wrapped_with_a_hanging_indent():
+    """A verdict line is kept to the table's width (streams_hetero's was about 170 characters): it goes on
+    in lines indented by two, broken at spaces but never inside a label, a grid point or a value with its
+    unit; a verdict that fits is one line, as before."""
+    labels = ["power-of-d / gossip", "round-robin-place / exact", "random-place / gossip", "hybrid-batch / gossip"]
+    ranked = [(1.234, 0.05), (1.301, 0.04), (31.52, 3.9), (math.nan, math.nan)]
+    alike = [(2.5, 0.1)] * 3 + [(math.nan, math.nan)]
+    summary = stats({k: {"response_mean": v} for k, v in zip(labels, ranked)}, "rates=2.0, hot=0.1")
+    far = "rates=0.5, hot=0.1, period=0.5, fanout=1, selection=constrained"
+    summary += stats({k: {"response_mean": v} for k, v in zip(labels, alike)}, far)
+    summary += stats({"a": {"response_mean": (2.5, 0.1)}, "b": {"response_mean": (2.5, 0.1)}}, "rates=1.0")
+    assert format_verdict(summary, "response_mean") == [
+        "at rates=2.0, hot=0.1: best response_mean (lower is better): power-of-d / gossip 1.234 s; runner-up "
+        "round-robin-place / exact 1.301 s (+5.4%, 95% intervals",
+        "  overlap: not a clear win); last random-place / gossip 31.52 s (+2454.3%); 1 other without a response_mean",
+        "at rates=0.5, hot=0.1, period=0.5, fanout=1, selection=constrained: the 3 balancers with a response_mean "
+        "alike on response_mean: 2.500 s; 1 other without a",
+        "  response_mean",
+        "at rates=1.0: all balancers alike on response_mean: 2.500 s"]
+    assert max(map(len, format_verdict(summary, "response_mean"))) == 155 <= TABLE_WIDTH
+    assert format_verdict(summary[:4], "response_mean", width=60) == [
+        "at rates=2.0, hot=0.1: best response_mean (lower is better):",
+        "  power-of-d / gossip 1.234 s; runner-up",
+        "  round-robin-place / exact 1.301 s (+5.4%, 95% intervals",
+        "  overlap: not a clear win); last random-place / gossip",
+        "  31.52 s (+2454.3%); 1 other without a response_mean"]
 
 
 def test_a_point_with_one_balancer_or_none_with_a_value_still_gets_a_verdict():

@@ -97,7 +97,9 @@ class Cluster(Executor):
     *backend* ``"local"`` (worker processes, pipes: no network listener). *seed* fixes each node's
     balancer and information draws. *suspect_after* (seconds, more than the model's period): a node
     whose entry in a node's table is older leaves that node's view until a fresher one arrives (a
-    silent node is avoided; a dead one is also announced by the transport). *slots*: the jobs a node
+    silent node is avoided; a dead one is also announced by the transport); the age counts from that
+    node's own start at the earliest, so a node started late does not suspect peers it has not heard
+    from yet. *slots*: the jobs a node
     runs at once (an int, or one per node; default 1; with a platform, each node's cores), each slot
     a thread of the node's process, so jobs that compute in Python share its GIL.
     ``ps()`` lists the jobs, ``pids()`` the nodes' processes,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import math
+import textwrap
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -233,38 +234,51 @@ def _listing(head: str, items: Sequence[str], sep: str, width: int) -> list[str]
     return lines + [cur.rstrip()]
 
 
-def format_verdict(summary: Sequence[Stat], metric: str) -> list[str]:
-    """One line per grid point saying which balancer has the best mean *metric* (the family's main
+#: joins the words of a label, a grid point or a value and its unit in a verdict while it is wrapped,
+#: so that a line never parts them (textwrap breaks at ASCII whitespace only)
+_JOIN = "\x00"
+
+
+def _whole(text: str) -> str:
+    return text.replace(" ", _JOIN)
+
+
+def format_verdict(summary: Sequence[Stat], metric: str, *, width: int = TABLE_WIDTH) -> list[str]:
+    """A verdict per grid point saying which balancer has the best mean *metric* (the family's main
     one, its first ``bar_metrics``), by how much it leads the runner-up, whether their 95% intervals
     overlap (then the lead is not a clear win), and how far the last one is: what a reader of the
-    table asks first. A point with nothing to rank still gets its line: the balancers all alike (their
-    cells print the same), one balancer alone with a value, or none with one."""
+    table asks first. A point with nothing to rank still gets its verdict: the balancers all alike
+    (their cells print the same), one balancer alone with a value, or none with one. A verdict longer
+    than *width* characters (the table's) goes on in lines indented by two, broken at spaces but not
+    inside a balancer's label, a grid point or a value with its unit; the lines are returned one by
+    one."""
     description, direction = METRICS.get(metric, ("", "lower"))
     unit = " s" if description.endswith("(s)") else ""
-    lines = []
+    verdicts = []
     points = list(dict.fromkeys(s.point for s in summary))
 
     def value(s: Stat) -> str:
-        return format_cell(s.mean, math.nan) + unit
+        return _whole(format_cell(s.mean, math.nan) + unit)
 
     for p in points:
-        at = f"at {p}: " if any(points) else ""
+        at = f"at {_whole(p)}: " if any(points) else ""
         labels = list(dict.fromkeys(s.label for s in summary if s.point == p))
         stats_ = [s for s in summary if s.point == p and s.metric == metric and math.isfinite(s.mean)]
         stats_.sort(key=lambda s: s.mean, reverse=direction == "higher")
         missing = len(labels) - len(stats_)
         without = f"; {missing} other{'s' if missing > 1 else ''} without a {metric}" if missing else ""
         if not stats_:
-            lines.append(f"{at}no balancer has a {metric}")
+            verdicts.append(f"{at}no balancer has a {metric}")
             continue
         if len(stats_) == 1:
             s = stats_[0]
-            alone = f"only {s.label} ran: {metric}" if len(labels) == 1 else f"only {s.label} has a {metric}:"
-            lines.append(f"{at}{alone} {value(s)}{without}")
+            name = _whole(s.label)
+            alone = f"only {name} ran: {metric}" if len(labels) == 1 else f"only {name} has a {metric}:"
+            verdicts.append(f"{at}{alone} {value(s)}{without}")
             continue
         if len({format_cell(s.mean, s.ci95) for s in stats_}) == 1:  # nothing to rank at the table's precision
             who = "all balancers" if not missing else f"the {len(stats_)} balancers with a {metric}"
-            lines.append(f"{at}{who} alike on {metric}: {value(stats_[0])}{without}")
+            verdicts.append(f"{at}{who} alike on {metric}: {value(stats_[0])}{without}")
             continue
         best, second, last = stats_[0], stats_[1], stats_[-1]
 
@@ -275,15 +289,17 @@ def format_verdict(summary: Sequence[Stat], metric: str) -> list[str]:
             sure = "tied"
         elif not (math.isfinite(best.ci95) and math.isfinite(second.ci95)):
             # say whose interval is missing: the other may have one, so "one repetition" alone misleads
-            lone = [s.label for s in (best, second) if not math.isfinite(s.ci95)]
+            lone = [_whole(s.label) for s in (best, second) if not math.isfinite(s.ci95)]
             sure = f"no interval for {' or '.join(lone)}: one repetition"
         elif abs(second.mean - best.mean) <= best.ci95 + second.ci95:
             sure = "95% intervals overlap: not a clear win"
         else:
             sure = "95% intervals apart"
-        text = (f"best {metric} ({direction} is better): {best.label} {value(best)}; "
-                f"runner-up {second.label} {value(second)} ({behind(second)}, {sure})")
+        text = (f"best {metric} ({direction} is better): {_whole(best.label)} {value(best)}; "
+                f"runner-up {_whole(second.label)} {value(second)} ({behind(second)}, {sure})")
         if last is not second:
-            text += f"; last {last.label} {value(last)} ({behind(last)})"
-        lines.append(at + text + without)
-    return lines
+            text += f"; last {_whole(last.label)} {value(last)} ({behind(last)})"
+        verdicts.append(at + text + without)
+    return [line.replace(_JOIN, " ") for verdict in verdicts
+            for line in textwrap.wrap(verdict, width, subsequent_indent="  ", break_long_words=False,
+                                      break_on_hyphens=False)]

@@ -88,8 +88,13 @@ class Agent:
         self.rng = rng_balancer
         self.live = list(range(n))  # the nodes not known to be dead (the transport announces deaths)
         # the nodes of the view: the live ones whose entry is at most suspect_after old (all live ones
-        # without suspect_after); a node that went silent drops out, and comes back with its next entry
+        # without suspect_after); a node that went silent drops out, and comes back with its next entry.
+        # The age counts from this node's start at the earliest: a peer not heard from yet keeps the
+        # stamp of the start's loads (run time 0, true: the tables' stamps are when a load was measured,
+        # and the gossip merge compares them), but is suspected only suspect_after after this node
+        # began to listen, so a node started late (spawn, imports under load) does not begin alone
         self.suspect_after = suspect_after
+        self.began = self.now()  # run time (s) at which this node's agent began
         self.members = list(self.live)
         self.suspected = 0  # times a node dropped out of this node's view by age
         self.decisions: list | None = [] if record_decisions else None
@@ -144,7 +149,7 @@ class Agent:
         self.model.fill(self.w, t, self.load(), values, stamps, integer=True)
         members = self.live
         if self.suspect_after is not None:
-            members = [j for j in self.live if j == self.w or t - stamps[j] <= self.suspect_after]
+            members = [j for j in self.live if j == self.w or t - max(stamps[j], self.began) <= self.suspect_after]
         view = StreamView(len(members), queue=[int(values[j]) for j in members], slots=[self.slots[j] for j in members],
                           speeds=[self.speeds[j] for j in members], time=t, node=members.index(self.w),
                           updated_at=[float(stamps[j]) for j in members])
