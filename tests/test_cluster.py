@@ -306,6 +306,20 @@ def test_a_node_that_starts_late_suspects_no_peer_before_suspect_after_from_its_
         agent.stop()
 
 
+def test_a_late_node_tells_its_information_model_when_it_began_listening():
+    """scatter-4.3 ages a node's silence towards it: in a node that starts 100 s into the run, from
+    the agent's start, not the run's time 0 (else it drops every peer at its first round)."""
+    agent = Agent(2, 3, _Recorded(), time.perf_counter() - 100.0, [1.0] * 3, None,
+                  resolve_info({"model": "scatter-4.3", "period": 0.02}),
+                  resolve("round-robin-place", None, kind="placement"), 0, False)
+    try:
+        assert agent.began >= 100.0
+        assert agent.model.heard_[2].tolist() == [agent.began] * 3 and agent.model.heard_any_[2] == agent.began
+        assert agent.model.heard_[0].tolist() == [0.0] * 3  # what the other nodes' rows say is theirs
+    finally:
+        agent.stop()
+
+
 def test_emulated_speeds_stretch_the_jobs():
     with dlbkit.Cluster(2, balancer="local", emulate=[1.0, 0.25], seed=0) as c:
         fast = [c.submit(spin, 0.02, origin=0) for _ in range(3)]

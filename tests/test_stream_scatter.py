@@ -130,6 +130,31 @@ def test_scatter_4_3_stops_sending_to_a_silent_node_after_the_timeout():
     assert m.values_[0, 3] == 0  # what node 0 knows of node 3 is the start
 
 
+def test_scatter_4_3_ages_a_late_nodes_silence_from_when_it_began_listening():
+    """Node 0 began listening at t = 100 (a real node started late); with a timeout of 3 periods it
+    keeps every peer until 103 although it hears from node 1 alone (at 101), then narrows to node 1.
+    Aged from the run's time 0 instead, it dropped every peer at its first round and narrowed to node
+    1 as soon as it heard from it: 2 active, not 4."""
+    P = 4
+    m = started({"model": "scatter-4.3", "timeout": 3, "period": 1.0}, P, seed=2)
+    m.began_listening(0, 100.0)
+    assert m.heard_[0].tolist() == [100.0] * P and m.heard_any_[0] == 100.0
+    assert m.heard_[1].tolist() == [0.0] * P  # the other nodes' copies are untouched
+    m.round(101.0, [1, 2, 3, 4])  # (its messages are not delivered: node 0 hears only what follows)
+    m.deliver(m._message(1, 0, 101.0))
+    assert m.active_counts[0] == P
+    m.round(103.0, [1, 2, 3, 4])
+    assert m.active_counts[0] == P  # 3 periods since it began: still within the timeout
+    m.round(104.0, [1, 2, 3, 4])
+    assert m.active_counts[0] == 2  # nodes 2 and 3 silent 4 periods since it began; node 1 heard at 101
+
+
+def test_began_listening_leaves_the_stamps_of_a_stamped_model_as_they_are():
+    m = started({"model": "gossip", "period": 1.0}, 3, loads=[5, 6, 7])
+    m.began_listening(0, 100.0)
+    assert m.stamps_.tolist() == [[0.0] * 3] * 3 and m.values_[0].tolist() == [5, 6, 7]
+
+
 def test_scatter_4_3_equals_4_2_when_everyone_is_active():
     a, b = started("scatter-4.2", 6, seed=5), started("scatter-4.3", 6, seed=5)
     loads = [[(k * 7 + j * 3) % 10 for j in range(6)] for k in range(40)]

@@ -166,6 +166,14 @@ class InfoModel(Parameterised, ABC):
         row_v[nodes] = msg.values[newer]
         row_s[nodes] = msg.stamps[newer]
 
+    def began_listening(self, node: int, t: float) -> None:
+        """*node* began to take part at *t*, after the run's time 0 (a real node whose process started
+        late: spawn, imports under load). Its table keeps the start's loads with their true stamps
+        (when they were measured: the merge compares them), so by default nothing changes; a model
+        that ages what a node has *heard* (``scatter-4.3``'s timeout) counts that silence from *t* at
+        the earliest, since a node could hear nothing before it listened. Real engines call it once per
+        node after :meth:`start`; simulated nodes all begin at 0."""
+
     def fill(self, node: int, t: float, own_load: float, values: list, stamps: list, *,
              integer: bool = False) -> None:
         """Write what *node* knows at *t* into a view's *values* and *stamps* lists (its own entry is

@@ -61,9 +61,17 @@ class Scatter43(Scatter42):
     def start(self, n_nodes, neighbours, loads, rng=None):
         super().start(n_nodes, neighbours, loads, rng)
         self.timeout_ = self.timeout if self.timeout is not None else default_timeout(n_nodes)
-        self.heard_ = np.zeros((n_nodes, n_nodes))  # when i last had a message from j (the start counts)
+        self.heard_ = np.zeros((n_nodes, n_nodes))  # when i last had a message from j (the start counts:
+        # time 0, or when i began listening, :meth:`began_listening`)
         self.heard_any_ = np.zeros(n_nodes)
         self.now_ = 0.0
+
+    def began_listening(self, node, t):
+        # a node silent towards one that was not yet listening has said nothing about itself: age its
+        # silence from then (otherwise a late node drops every peer at once, and narrows to the first
+        # it hears from, leaving the others to come back only when they happen to send to it)
+        self.heard_[node] = np.maximum(self.heard_[node], t)
+        self.heard_any_[node] = max(self.heard_any_[node], t)
 
     @property
     def active_counts(self) -> np.ndarray:

@@ -95,6 +95,7 @@ class Agent:
         # began to listen, so a node started late (spawn, imports under load) does not begin alone
         self.suspect_after = suspect_after
         self.began = self.now()  # run time (s) at which this node's agent began
+        self.model.began_listening(w, self.began)  # a model that ages silence (scatter-4.3) counts from here
         self.members = list(self.live)
         self.suspected = 0  # times a node dropped out of this node's view by age
         self.decisions: list | None = [] if record_decisions else None
