@@ -1,9 +1,11 @@
 """The list scheduler of HEFT, CPOP, PEFT, HLF and heft-replan places every task exactly as the code it
-replaced (dlbkit bc35ff8): data-ready times for every processor at once (``Arrivals``), and processors
-tried by a lower bound of their key until none can win (``PRUNE_FROM``).
+replaced (dlbkit bc35ff8): data-ready times for every processor at once (``Arrivals``), processors
+tried by a lower bound of their key until none can win (``PRUNE_FROM``), and the mean transfer terms
+of their ranks summed with the pairs picked in C (``GraphCosts.mean_comm_factor``).
 
 The references below are that code, kept verbatim in its logic: ``data_ready``, a loop over a task's
-predecessors per processor calling ``costs.comm``, and ``list_schedule``, which tries every processor.
+predecessors per processor calling ``costs.comm``, ``list_schedule``, which tries every processor, and
+``mean_comm_factor``, a Python test per pair of processors.
 Same (processor, start, finish, position) for every task, to the bit, on hypothesis graphs (integer
 costs, so ties everywhere; processors sharing machines; flat and per-pair transfer tables; fixed tasks
 and a release time) with the bound's search forced on small graphs, and the same plans from the four
@@ -13,6 +15,7 @@ model."""
 import dataclasses
 import heapq
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -84,6 +87,16 @@ def reference_list_schedule(costs, n_nodes, priority, *, ready_queue=True, inser
     return proc, start, finish, pos
 
 
+def reference_mean_comm_factor(costs):
+    m, host = costs.n_nodes, costs.host
+    count = m * m - sum(c * c for c in Counter(host).values())
+    if not count:
+        return 0.0, 0.0
+    lat = sum(costs.lat[p][q] for p in range(m) for q in range(m) if host[p] != host[q])
+    per = sum(costs.per[p][q] for p in range(m) for q in range(m) if host[p] != host[q])
+    return lat / count, per / count
+
+
 def as_reference(costs, n_nodes, priority, *, extra=None, **kw):
     """``list_schedule``'s signature on the reference (*extra* a table, as the mappers now pass it)."""
     call = (lambda i, p: extra[i][p]) if extra is not None else None
@@ -130,6 +143,26 @@ def prune_from(request, monkeypatch):
     """The bound's search from 1 or 2 candidates on (every small case takes it) and from the default."""
     monkeypatch.setattr(_common, "PRUNE_FROM", request.param)
     return request.param
+
+
+# ---- the ranks' mean transfer terms --------------------------------------------------------------------
+@settings(max_examples=200, deadline=None)
+@given(c=costs())
+def test_mean_comm_factor_is_the_reference_sum(c):
+    assert bits(c.mean_comm_factor()) == bits(reference_mean_comm_factor(c))
+
+
+def test_mean_comm_factor_is_the_reference_sum_on_platforms():
+    g = layered(20, width=5, seed=1)
+    for p in _platforms():
+        c = costs_for(g, p)
+        assert len(set(c.host)) < c.n_nodes  # cores share machines: pairs within one are left out
+        assert bits(c.mean_comm_factor()) == bits(reference_mean_comm_factor(c))
+    rng = np.random.default_rng(3)  # sums of many distinct floats: any other order would round otherwise
+    c = costs_for(g, 50)
+    c = dataclasses.replace(c, lat=rng.random((50, 50)).tolist(), per=rng.random((50, 50)).tolist(),
+                            host=tuple(int(x) for x in rng.integers(0, 20, size=50)))
+    assert bits(c.mean_comm_factor()) == bits(reference_mean_comm_factor(c))
 
 
 # ---- data-ready times --------------------------------------------------------------------------------
