@@ -51,7 +51,7 @@ def reference_peft(view):
     m = view.n_nodes
     oct_ = reference_oct(costs)
     rank = [sum(r) / m for r in oct_]
-    proc, start, finish, pos = list_schedule(costs, m, rank, extra=lambda i, p: oct_[i][p])
+    proc, start, finish, pos = list_schedule(costs, m, rank, extra=oct_)
     return Plan(tuple(proc), plan_order(start, finish, pos), {"estimate": max(finish)})
 
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
+from itertools import chain, compress
 
 from ..errors import ConfigError
 from . import check
@@ -101,10 +102,16 @@ class GraphCosts:
         count = m * m - sum(c * c for c in Counter(host).values())
         if not count:
             return 0.0, 0.0
-        # summed pair by pair in (p, q) order, without a list of the m² pairs (16 M tuples, a GB, at 4 096)
-        lat = sum(self.lat[p][q] for p in range(m) for q in range(m) if host[p] != host[q])
-        per = sum(self.per[p][q] for p in range(m) for q in range(m) if host[p] != host[q])
-        return lat / count, per / count
+        # summed pair by pair in (p, q) order by one sum() (the same floats in the same order as a loop
+        # over the pairs), each row's entries off its machine picked in C: a Python test per pair took
+        # 2.7 s at 4 096 processors; no list of the m² pairs (16 M tuples, a GB, at 4 096), one row's
+        # mask at a time
+        import numpy as np
+        machine = np.unique(np.asarray(host), return_inverse=True)[1].reshape(-1)
+
+        def off_machine(table):
+            return chain.from_iterable(compress(table[p], (machine != machine[p]).tolist()) for p in range(m))
+        return sum(off_machine(self.lat)) / count, sum(off_machine(self.per)) / count
 
 
 def costs_for(graph: TaskGraph, nodes, kind: str = "standard", *, contention: bool | str = False) -> GraphCosts:

@@ -67,5 +67,5 @@ class PEFT(MappingBalancer):
         m = view.n_nodes
         oct_ = optimistic_cost_table(costs)
         rank = [sum(r) / m for r in oct_]
-        proc, start, finish, pos = list_schedule(costs, m, rank, extra=lambda i, p: oct_[i][p])
+        proc, start, finish, pos = list_schedule(costs, m, rank, extra=oct_)
         return Plan(tuple(proc), plan_order(start, finish, pos), {"estimate": max(finish)})
