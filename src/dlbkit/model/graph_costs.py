@@ -41,6 +41,8 @@ from collections import Counter
 from dataclasses import dataclass
 from itertools import chain, compress
 
+import numpy as np
+
 from ..errors import ConfigError
 from . import check
 from .graph import TaskGraph
@@ -106,7 +108,6 @@ class GraphCosts:
         # over the pairs), each row's entries off its machine picked in C: a Python test per pair took
         # 2.7 s at 4 096 processors; no list of the m² pairs (16 M tuples, a GB, at 4 096), one row's
         # mask at a time
-        import numpy as np
         machine = np.unique(np.asarray(host), return_inverse=True)[1].reshape(-1)
 
         def off_machine(table):
@@ -262,8 +263,6 @@ def platform_from_ntp(path, *, name: str | None = None):
     model a message of c costs c · D. A bus (every distance 1) is the complete topology, which is not
     built (``Platform.complete``). m is at most :data:`MAX_PROCESSORS` (the platform is for costing
     task graphs). An error names the file, the line and the entry (``net.ntp:3000 distances[2][7]``)."""
-    import numpy as np
-
     from .platform import Network, Node, Platform
     p = _Ntp(path)
     m = p.count()
@@ -330,7 +329,6 @@ class _Ntp:
         """Read the file; return m. Speeds land in ``speeds`` (floats), D in ``distances`` (int16
         m × m: a hop count of m ≤ 8 192 nodes is below m), each checked as it is read, so the error is
         the file's first."""
-        import numpy as np
         p = self.path
         try:
             with p.open(encoding="utf-8") as f:
