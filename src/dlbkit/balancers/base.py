@@ -375,6 +375,10 @@ class OnlineMapping(Balancer):
     tasks are, the tasks that may be placed now, each node's load level, the tasks ready or running)
     return ``[(task, node), ...]``, the tasks to place now (a subset of ``view.candidates``; an empty
     list waits for the next event). :func:`dlbkit.balancers.decide.online_place` checks the answer.
+    ``view.candidates`` is the table's live :class:`~dlbkit.model.view.Candidates` (a sequence in table
+    order: ``in``, ``len`` and iteration without a pass; indexing as a list's), and the view keeps sums
+    a mapper would otherwise recount per decision (``active_load``, ``candidate_load``,
+    ``gst_min_priority``), all kept by :class:`~dlbkit.model.graph_gst.Table` in both engines.
 
     Declared surface the engine reads besides :meth:`place`: ``preemptive`` (bool: the node's local
     scheduler lets a ready task of higher priority preempt a computing one, 002 §5.3 rule 2), and

@@ -28,6 +28,7 @@ from typing import Sequence
 
 from ..errors import ConfigError
 from ..model.trace import Decision
+from ..model.view import Candidates
 from .base import (ChunkingBalancer, MappingBalancer, MigrationBalancer, PlacementBalancer, Plan, RepartitionBalancer,
                    Transfer, chunk_count, whole)  # chunk_count lives in base: ChunkingBalancer.allocate checks with it too
 
@@ -239,7 +240,10 @@ def online_place(balancer, view, record: list | None = None) -> list[tuple]:
     shape = "(task index, node index, key) triples" if keyed else "(task index, node index) pairs"
     if not isinstance(ans, (list, tuple)):
         raise ConfigError(f"the answer of {who}", type(ans).__name__, "a list of " + shape)
-    cand = set(view.candidates)
+    cand = view.candidates
+    if not isinstance(cand, Candidates):  # a list set by hand: one pass, not one per pair
+        cand = set(cand)
+    taken: set = set()
     ids = view.costs.graph.ids
     m = view.n_nodes
     out: list[tuple] = []
@@ -254,12 +258,12 @@ def online_place(balancer, view, record: list | None = None) -> list[tuple]:
             if not key or not all(isinstance(x, Real) and not isinstance(x, bool) and math.isfinite(x) for x in key):
                 raise ConfigError(f"{who} key of task {ids[i] if 0 <= i < len(ids) else i!r}", repr(pair[2]),
                                   "a finite number or a non-empty tuple of them")
-        if i not in cand:
+        if i not in cand or i in taken:
             raise ConfigError(f"{who} task", ids[i] if 0 <= i < len(ids) else i,
                               "a candidate of the view (unplaced, zero holds), placed once")
         if not 0 <= p < m:
             raise ConfigError(f"{who} node of task {ids[i]!r}", p, f"a node in [0, {m - 1}]")
-        cand.discard(i)
+        taken.add(i)
         out.append((i, p, key) if keyed else (i, p))
     _note(record, view, -1, "place", out, seen)
     return out

@@ -16,12 +16,13 @@ from the platform description), ``updated_at`` (when each node's entries were me
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from .topology import complete_neighbours
 
-__all__ = ["View", "LoopView", "TreeView", "SpmdView", "GraphView", "GraphOnlineView", "StreamView"]
+__all__ = ["View", "LoopView", "TreeView", "SpmdView", "GraphView", "GraphOnlineView", "Candidates", "StreamView"]
 
 
 class View:
@@ -282,13 +283,21 @@ class GraphOnlineView(GraphView):
     * ``measured_speed[p]``: processor p's speed as last measured (the ``dynamic`` engine: its speed ×
       its availability at ``time``, what a monitor reads now, never a later value; a real run: the
       estimated time at speed 1 ÷ the measured seconds of the last task it finished, its nominal
-      speed before any). Comparing it with ``speeds`` tells a mapper how far a processor has slowed.
+      speed before any). Comparing it with ``speeds`` tells a mapper how far a processor has slowed;
+    * ``active_load``, ``candidate_load``: the sum of the tasks' loads (``graph.weight(i)``, work at
+      speed 1) over ``active`` and over ``candidates``, exact and rounded once (as :func:`math.fsum`);
+      ``gst_min_priority``: the least ``priority`` of a task in ``gst`` (002's t_p), inf when it is
+      empty. Kept by the table as the sets change (:class:`~dlbkit.model.graph_gst.Table`), so a mapper
+      reads them without a pass over the sets (thousands of an in-tree's leaves are candidates at once).
 
-    The engine updates one view in place between decisions; a balancer reads it, never writes it.
+    ``candidates`` is a :class:`Candidates` (the table's, live: it changes as the table does); given a
+    list, the view makes it one. Built from its arguments, a view computes the three sums from the sets
+    it is given; an engine then updates one view in place between decisions, through the table. A
+    balancer reads it, never writes it.
     """
 
     placed: list[int] = field(default_factory=list)
-    candidates: list[int] = field(default_factory=list)
+    candidates: Sequence[int] = field(default_factory=list)  # a Candidates once built (__post_init__)
     gst: set = field(default_factory=set)
     holds: list[int] = field(default_factory=list)
     load_level: list[float] = field(default_factory=list)
@@ -298,6 +307,9 @@ class GraphOnlineView(GraphView):
     finish: list = field(default_factory=list)
     measured_speed: list[float] = field(default_factory=list)
     n_finished: int = 0
+    active_load: float = 0.0
+    candidate_load: float = 0.0
+    gst_min_priority: float = math.inf
 
     def __post_init__(self):
         super().__post_init__()
@@ -306,6 +318,79 @@ class GraphOnlineView(GraphView):
         self._fill(self.n_nodes, load_level=0.0)
         if not self.measured_speed:
             self.measured_speed = list(self.speeds)
+        if not isinstance(self.candidates, Candidates):
+            self.candidates = Candidates(self.candidates)
+        if self.costs is not None:
+            weight = self.costs.graph.weight
+            self.active_load = math.fsum(map(weight, self.active))
+            self.candidate_load = math.fsum(map(weight, self.candidates))
+        if self.priority:  # a view built without priorities (a mapper that reads none) has no t_p
+            self.gst_min_priority = min(map(self.priority.__getitem__, self.gst), default=math.inf)
+
+
+class Candidates(SequenceABC):
+    """The tasks placeable now, in table order (the order in which they became placeable: 002 §5.4's
+    "table order", by which mappers break ties): :attr:`GraphOnlineView.candidates`.
+
+    A sequence whose membership test, length, iteration (forward and reversed) and truth take no pass
+    over its tasks, so that an engine hands the same live object to every decision instead of a fresh
+    list (a list per decision made placing the 2^(k−1) leaves of an in-tree quadratic). Indexing and
+    slicing build the list once per change. It equals a list or tuple of the same tasks in the same
+    order. :meth:`rank` numbers the entries in table order. Only the table changes it (``_add``,
+    ``_remove``); a balancer reads it.
+    """
+
+    __slots__ = ("_rank", "_next", "_list")
+
+    def __init__(self, tasks: Iterable[int] = ()):
+        self._rank: dict[int, int] = {}  # task → its entry's number; a dict keeps insertion (table) order
+        self._next = 0
+        self._list: list[int] | None = None  # the tasks as a list, built on indexing, dropped on a change
+        for i in tasks:
+            self._add(i)
+
+    def _add(self, i: int) -> None:
+        """*i* joins at the end (a task already in keeps its place)."""
+        if i not in self._rank:
+            self._rank[i] = self._next
+            self._next += 1
+            self._list = None
+
+    def _remove(self, i: int) -> None:
+        del self._rank[i]
+        self._list = None
+
+    def rank(self, i: int) -> int:
+        """A number that grows with table order: task *i*'s entry's (a task that leaves and joins again
+        gets a new, larger one). KeyError if *i* is not a candidate."""
+        return self._rank[i]
+
+    def __contains__(self, i) -> bool:
+        return i in self._rank
+
+    def __len__(self) -> int:
+        return len(self._rank)
+
+    def __iter__(self):
+        return iter(self._rank)
+
+    def __reversed__(self):
+        return reversed(self._rank)
+
+    def __getitem__(self, k):
+        if self._list is None:
+            self._list = list(self._rank)
+        return self._list[k]
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (Candidates, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"Candidates({list(self._rank)!r})"
 
 
 @dataclass

@@ -201,7 +201,7 @@ class _Run:
         self.tick = tick
         self.next_tick = 1  # completions until the ticker is asked again
         self.load_level = self.view.load_level if online else [0.0] * m
-        self.cand: dict = self.table.cand if online else {}
+        self.cand = self.table.cand if online else ()
         # local_order "plan": each node runs its placed tasks in the mapper's key order, waiting for the next
         self.plan_mode = online and getattr(balancer, "local_order", "priority") == "plan"
         if self.plan_mode and balancer.preemptive:
@@ -300,9 +300,8 @@ class _Run:
         v = self.view
         if self.cand:
             self._measure(t)
-        while self.cand:
+        while self.cand:  # the view's candidates: the table's own, kept as it changes
             v.time = t
-            v.candidates = list(self.cand)
             pairs = decide.online_place(self.b, v, self.record)
             if not pairs:
                 return
@@ -343,7 +342,7 @@ class _Run:
             return
         p = self.placed[i]
         if self.online:
-            self.view.active.add(i)
+            self.table.activate(i)
             work = self.costs.exec[i][p] + (self._recv_part(i, p) if self.thesis else 0.0)
             self._enqueue(t, p, i, "run", work, 0.0)
             self._decide(t)
@@ -515,7 +514,7 @@ class _Run:
                 self.next_tick = self.tick(self.finished, self.n)
         self.load_level[p] -= self.costs.exec[i][p]
         if self.online:
-            self.view.active.discard(i)
+            self.table.deactivate(i)
             self.view.n_finished = self.finished
 
     def _trace(self) -> Trace:

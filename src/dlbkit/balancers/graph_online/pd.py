@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections import deque
 from numbers import Real
 from typing import Sequence
 
 import numpy as np
 
+from ...model.graph_gst import load_units
+from ...model.view import Candidates
 from ...params import Interval, Options
 from ..base import OnlineMapping, Taxonomy
 from ..registry import register
@@ -75,7 +78,12 @@ class PseudoDynamic(OnlineMapping):
     The engine (:mod:`dlbkit.sim.graph_dynamic`) keeps the table and the local schedulers; this class
     scores and chooses (Phase 2). ``cc_`` caches C_c per task (its parents are all placed once it is a
     candidate, so it never changes); candidates of equal load, priority, times and C_c have equal
-    rows of h, and only the first of them in table order is scored (the others lose its ties).
+    rows of h, and only the first of them in table order is scored (the others lose its ties): pd
+    queues the candidates by signature as they join (``twins_``, kept across calls on one table), so a
+    placement takes a step per signature, not per candidate. t_p is the view's ``gst_min_priority``;
+    P the view's ``active_load`` + ``candidate_load`` when every partial sum of the graph's loads is a
+    float exactly (``exact_sums_``: whole loads, say), else summed over the sets as before (the
+    exact sum would differ in the last bit, and at a tie with a fit, change a choice).
     A task's time on node j is its time at j's nominal speed scaled by the view's ``measured_speed``
     (the engine: speed × availability now; a real run: measured from the worker's last task), so
     C_l follows a node that slows during the run; with speeds as nominal, the thesis's l_i / s_j
@@ -85,7 +93,7 @@ class PseudoDynamic(OnlineMapping):
     002's unweighted form is 1, 1, 1); *p_rule* reads P (:data:`P_RULES`; 002's text says the average,
     its Fig. 7 uses the maximum); *preemptive* (002 §5.3 rule 2: True).
 
-    Helps: on-line, O(candidates × nodes) per placement, so it follows load that changes during the run
+    Helps: on-line, O(distinct candidates × nodes) per placement, so it follows load that changes during the run
     and programs that arrive; the thesis finds it within 0–15% of simulated annealing (Tables 4–7).
     Backfires: the score adds a load, a communication time and a precedence level (unweighted, of
     different dimensions); with P from the average it overfills no node early but scatters chains; its
@@ -131,6 +139,16 @@ class PseudoDynamic(OnlineMapping):
         # choose's tie rules, so only that one is scored (see place)
         self.sig_: dict[int, int] = {}
         self.sig_ids_: dict[tuple, int] = {}
+        # the candidates seen, by the rank they had (Candidates.rank), and per signature a queue of
+        # (rank, task) in table order whose head is the one scored; kept across calls of the twin pass
+        # on one table (seen_: that table's candidates)
+        self.seen_ = None
+        self.rank_: dict[int, int] = {}
+        self.twins_: dict[int, deque] = {}
+        # P from the view's running sums (exact, rounded once) is P as summed before (in the sets' order)
+        # when every partial sum is exact: whole loads, say (see load_units)
+        units, _ = load_units(self.load_)
+        self.exact_sums_ = sum(units) <= 2 ** 53
 
     def _cc(self, view, i: int) -> np.ndarray:
         v = self.cc_.get(i)
@@ -144,45 +162,62 @@ class PseudoDynamic(OnlineMapping):
             self.sig_[i] = self.sig_ids_.setdefault(key, len(self.sig_ids_))
         return v
 
-    def _twinless(self, view, cand: list) -> list:
-        """The first candidate of each signature, in table order: every other one has its row of h,
-        and loses to it on choose's "earlier row" (np.unique's indices are the first occurrences)."""
-        sig = self.sig_
-        for i in reversed(cand):  # new candidates join the table's end: sign them without a pass over all
-            if i in sig:
+    def _discover(self, view, cand: Candidates) -> None:
+        """Sign the candidates that joined since the last call and queue each under its signature, in
+        table order. They joined at the table's end, so a pass from the end stops at the first one
+        seen before (with the rank it had then: one that left and joined again is new)."""
+        if cand is not self.seen_:  # after a narrow stretch, or another table (a recorded view): start over
+            self.seen_, self.rank_, self.twins_ = cand, {}, {}
+        rank, new = self.rank_, []
+        for i in reversed(cand):
+            r = cand.rank(i)
+            if rank.get(i) == r:
                 break
+            new.append((r, i))
+        for r, i in reversed(new):
+            rank[i] = r
             self._cc(view, i)
-        try:
-            ids = np.fromiter(map(sig.__getitem__, cand), dtype=np.int64, count=len(cand))
-        except KeyError:  # one joined elsewhere (a real run readmits a lost task)
-            for i in cand:
-                if i not in sig:
-                    self._cc(view, i)
-            ids = np.fromiter(map(sig.__getitem__, cand), dtype=np.int64, count=len(cand))
-        first = np.unique(ids, return_index=True)[1]
-        first.sort()
-        return [cand[x] for x in first.tolist()]
+            self.twins_.setdefault(self.sig_[i], deque()).append((r, i))
+
+    def _twinless(self, cand: Candidates) -> list:
+        """The first candidate of each signature, in table order: every other one has its row of h,
+        and loses to it on choose's "earlier row". A queue's head that is no longer a candidate (placed)
+        is dropped as it is met, so this costs a step per signature, not per candidate."""
+        firsts = []
+        for sig, q in list(self.twins_.items()):
+            while q and not (q[0][1] in cand and cand.rank(q[0][1]) == q[0][0]):
+                q.popleft()
+            if q:
+                firsts.append(q[0])
+            else:
+                del self.twins_[sig]
+        firsts.sort()
+        return [i for _, i in firsts]
 
     def place(self, view) -> list:
         cand = view.candidates
         if not cand:
             return []
+        if not isinstance(cand, Candidates):  # a list set on the view by hand
+            cand = Candidates(cand)
         level = view.load_level
-        # map(list.__getitem__, ...): the same sums and minimum in the same order as a generator, without
-        # a Python frame per task (thousands of candidates, once per placement, on a wide graph)
         load = self.load_
         if self.p_rule == "max_load":
             p = max(level)
-        else:
+        elif self.exact_sums_:  # the view's sums are the float sums below to the last bit
+            p = (view.active_load + view.candidate_load) / view.n_nodes
+        else:  # loads whose sums round: summed as before, in the sets' order (same P, same choices)
             p = (sum(map(load.__getitem__, view.active)) + sum(map(load.__getitem__, cand))) / view.n_nodes
         prio = view.priority
-        t_p = min(map(prio.__getitem__, view.gst))
+        t_p = view.gst_min_priority
         if len(cand) < TWINS_FROM:
-            rep = cand
-            for i in cand:
+            rep = list(cand)
+            for i in rep:
                 self._cc(view, i)
+            self.seen_ = None  # no queues kept for a narrow stretch: rebuilt when the twin pass is next needed
         else:
-            rep = self._twinless(view, cand)
+            self._discover(view, cand)
+            rep = self._twinless(cand)
         cc = np.array([self.cc_[i] for i in rep])
         pr = np.fromiter(map(prio.__getitem__, rep), dtype=float, count=len(rep))
         ex = self.exec_[rep]

@@ -183,7 +183,7 @@ class _Coordinator:
                 v.placed[i] = pos[w]
                 if self.values[i] is _MISSING:
                     if self.missing[i] == 0:
-                        v.active.add(i)
+                        table.activate(i)
                     v.load_level[pos[w]] += costs.exec[i][pos[w]]
         self.view, self.pos, self.table = v, pos, table
         self._measured()
@@ -200,7 +200,7 @@ class _Coordinator:
                 v.holds[i] = sum(not table.got_data[j] for j, _ in g.preds[i])
                 if v.placed[i] < 0 and self.values[i] is _MISSING and (
                         v.holds[i] == 0 or any(v.placed[j] >= 0 for j, _ in g.preds[i])):
-                    v.gst.add(i)
+                    table.enter(i)
             for i in lost:
                 if v.holds[i] == 0 and i not in table.cand:
                     table.readmit(i)
@@ -227,8 +227,7 @@ class _Coordinator:
         cand = self.table.cand
         try:
             while cand:
-                v.time = self.now()
-                v.candidates = list(cand)
+                v.time = self.now()  # v.candidates is the table's own, kept as it changes
                 pairs = decide.online_place(self.b, v, self.record)
                 if not pairs:
                     if not any(self.out[w] or self.heap[w] for w in self.alive):
@@ -238,7 +237,8 @@ class _Coordinator:
                 for i, k, *_ in pairs:  # a key (local_order "plan") is not followed here: workers run by priority
                     self._place(i, k)
         finally:
-            v.active.update(self.joining)
+            for i in self.joining:
+                self.table.activate(i)
             self.joining.clear()
 
     def _place(self, i: int, k: int) -> None:
@@ -297,7 +297,7 @@ class _Coordinator:
         self.trace.add_interval(w, i, 1, self.ready_at[i], t_start, t_end)
         if self.online:
             v = self.view
-            v.active.discard(i)
+            self.table.deactivate(i)
             v.start[i], v.finish[i] = t_start, t_end
             v.n_finished += 1
             if w in self.pos:
@@ -320,7 +320,7 @@ class _Coordinator:
                 if wj >= 0:
                     self.table.first_data(j)  # its first input is in (a no-op after the first)
                     if self.missing[j] == 0:
-                        self.view.active.add(j)
+                        self.table.activate(j)
                         heapq.heappush(self.heap[wj], (-self.view.priority[j], j))
                         self.dispatch(wj)
                 self.decide()
