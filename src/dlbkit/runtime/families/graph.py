@@ -12,8 +12,10 @@ each task runs) and asks the balancer where tasks go, as the simulator's engines
   inputs are in and the worker's earlier tasks were sent (the static engines' replay of a plan);
 * an **online mapper** (``pd``: :class:`~dlbkit.balancers.base.OnlineMapping`) is asked
   (:func:`~dlbkit.balancers.decide.online_place`) each time tasks become ready (every input in), with
-  a :class:`~dlbkit.model.view.GraphOnlineView`: its candidates are the ready unplaced tasks (holds
-  are 0 for them: a task is placed once its inputs exist, not one level ahead as in the simulator),
+  a :class:`~dlbkit.model.view.GraphOnlineView` kept by the ``dynamic`` engine's GST rule
+  (:class:`~dlbkit.model.graph_gst.Table`): its candidates are the unplaced tasks whose holds are 0
+  (a placed task receives data when the first of its inputs is computed, a root when placed, which
+  releases its successors, so tasks are placed one level ahead as in the simulator),
   ``load_level`` the estimated time of the tasks placed on each worker and not finished, ``active``
   those tasks, ``priority`` the precedence level (upward rank) minus its maximum. Each worker runs its
   placed tasks highest priority first (002 §5.3 rule 1), without preemption (a Python call cannot be
