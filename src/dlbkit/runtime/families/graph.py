@@ -11,7 +11,7 @@ each task runs) and asks the balancer where tasks go, as the simulator's engines
   rule's order on dedicated nodes: :func:`~dlbkit.model.graph_eval.plan_order`), each sent when its
   inputs are in and the worker's earlier tasks were sent (the static engines' replay of a plan);
 * an **online mapper** (``pd``: :class:`~dlbkit.balancers.base.OnlineMapping`) is asked
-  (:func:`~dlbkit.balancers.decide.online_place`) each time tasks become ready (every input in), with
+  (:func:`~dlbkit.balancers.decide.online_place`) after each finished task and each input's arrival, with
   a :class:`~dlbkit.model.view.GraphOnlineView` kept by the ``dynamic`` engine's GST rule
   (:class:`~dlbkit.model.graph_gst.Table`): its candidates are the unplaced tasks whose holds are 0
   (a placed task receives data when the first of its inputs is computed, a root when placed, which
