@@ -197,6 +197,13 @@ def test_a_verdict_longer_than_the_table_is_wrapped_with_a_hanging_indent():
         "  31.52 s (+2454.3%); 1 other without a response_mean"]
 
 
+def test_a_verdict_keeps_a_labels_tab_as_it_is():
+    # textwrap would expand a tab to spaces, even in a verdict short enough to stay one line
+    summary = stats({"a\tb": {"makespan": (1.0, 0.1)}, "c": {"makespan": (2.0, 0.1)}})
+    assert format_verdict(summary, "makespan") == [
+        "best makespan (lower is better): a\tb 1 s; runner-up c 2 s (+100.0%, 95% intervals apart)"]
+
+
 def test_a_point_with_one_balancer_or_none_with_a_value_still_gets_a_verdict():
     one = stats({"steal": {"makespan": (0.05284, 0.02461)}}, "p=64")
     assert format_verdict(one, "makespan") == ["at p=64: only steal ran: makespan 0.05284 s"]

@@ -305,3 +305,30 @@ def test_a_mapper_that_indexes_the_candidates_still_runs():
 
     tr = simulate_graph_dynamic(3, in_tree(2, 5), FirstOnLeast())
     assert len(tr.meta["placements"]) == 31
+
+
+def _hand_view(**kw):
+    g = TaskGraph(ids=list(range(4)), loads=[1.0, 2.0, 3.0, 40.0], edges=[])
+    return GraphOnlineView(2, costs_for(g, 2), candidates=[0], gst={0, 1, 2, 3}, placed=[-1] * 4,
+                           load_level=[3.0, 0.0], active=set(), measured_speed=[1.0, 1.0], **kw)
+
+
+def test_pd_counts_from_the_sets_when_a_list_is_put_on_the_view_by_hand():
+    """A list set on ``view.candidates`` after the view was built comes with no table, so the view's sums
+    do not cover it (candidate_load stays 1.0 where the four tasks weigh 46): pd counts P and t_p from the
+    sets, as bc35ff8's pd did, and places task 2 on node 1 (from the sums it placed task 0)."""
+    v = _hand_view(priority=[0.0] * 4)
+    b = make("pd")
+    b.start(v, None)
+    assert b.place(v) == [(0, 1)]
+    v.candidates = [0, 1, 2, 3]
+    assert v.candidate_load == 1.0  # stale for the list: the reason pd does not read it
+    assert b.place(v) == [(2, 1)]
+
+
+def test_a_view_takes_a_numpy_array_of_priorities():
+    v = _hand_view(priority=np.zeros(4))
+    assert v.gst_min_priority == 0.0
+    b = make("pd")
+    b.start(v, None)
+    assert b.place(v) == [(0, 1)]  # as bc35ff8 placed it (a numpy array's truth value made the view raise)

@@ -302,4 +302,4 @@ def format_verdict(summary: Sequence[Stat], metric: str, *, width: int = TABLE_W
         verdicts.append(at + text + without)
     return [line.replace(_JOIN, " ") for verdict in verdicts
             for line in textwrap.wrap(verdict, width, subsequent_indent="  ", break_long_words=False,
-                                      break_on_hyphens=False)]
+                                      break_on_hyphens=False, expand_tabs=False, replace_whitespace=False)]

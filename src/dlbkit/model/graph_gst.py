@@ -33,7 +33,8 @@ class Table:
     (``gst``, ``holds``, ``placed``, ``load_level``, ``active``, and ``candidates``: the tasks in the
     order they became placeable, which mappers break ties by: 002 §5.4, "table order"), with the view's
     running sums (``active_load``, ``candidate_load``, ``gst_min_priority``) kept as those sets change.
-    The engine and the real runs change ``gst``, ``active`` and ``candidates`` only through it."""
+    The engine and the real runs change ``gst``, ``active`` and ``candidates`` only through it. It
+    reads ``view.priority`` (t_p's heap), which both give."""
 
     def __init__(self, view: GraphOnlineView):
         self.view = view

@@ -291,9 +291,11 @@ class GraphOnlineView(GraphView):
       reads them without a pass over the sets (thousands of an in-tree's leaves are candidates at once).
 
     ``candidates`` is a :class:`Candidates` (the table's, live: it changes as the table does); given a
-    list, the view makes it one. Built from its arguments, a view computes the three sums from the sets
-    it is given; an engine then updates one view in place between decisions, through the table. A
-    balancer reads it, never writes it.
+    list at construction, the view makes it one. Built from its arguments, a view computes the three
+    sums from the sets it is given; an engine then updates one view in place between decisions,
+    through the table. A list put on ``candidates`` later, by hand, stays a list and comes with no
+    table: the sums then say nothing of it, and ``pd`` counts P and t_p from the sets instead. A
+    balancer reads the view, never writes it.
     """
 
     placed: list[int] = field(default_factory=list)
@@ -324,7 +326,7 @@ class GraphOnlineView(GraphView):
             weight = self.costs.graph.weight
             self.active_load = math.fsum(map(weight, self.active))
             self.candidate_load = math.fsum(map(weight, self.candidates))
-        if self.priority:  # a view built without priorities (a mapper that reads none) has no t_p
+        if len(self.priority):  # a view built without priorities (a mapper that reads none) has no t_p
             self.gst_min_priority = min(map(self.priority.__getitem__, self.gst), default=math.inf)
 
 

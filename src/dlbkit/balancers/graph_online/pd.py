@@ -198,18 +198,21 @@ class PseudoDynamic(OnlineMapping):
         cand = view.candidates
         if not cand:
             return []
-        if not isinstance(cand, Candidates):  # a list set on the view by hand
+        # the view's sums are kept by the table that keeps its Candidates; a list set on the view by
+        # hand after it was built comes with no table, so its sums may be stale: count from the sets
+        kept = isinstance(cand, Candidates)
+        if not kept:
             cand = Candidates(cand)
         level = view.load_level
         load = self.load_
         if self.p_rule == "max_load":
             p = max(level)
-        elif self.exact_sums_:  # the view's sums are the float sums below to the last bit
+        elif kept and self.exact_sums_:  # the view's sums are the float sums below to the last bit
             p = (view.active_load + view.candidate_load) / view.n_nodes
         else:  # loads whose sums round: summed as before, in the sets' order (same P, same choices)
             p = (sum(map(load.__getitem__, view.active)) + sum(map(load.__getitem__, cand))) / view.n_nodes
         prio = view.priority
-        t_p = view.gst_min_priority
+        t_p = view.gst_min_priority if kept else min(map(prio.__getitem__, view.gst))
         if len(cand) < TWINS_FROM:
             rep = list(cand)
             for i in rep:
