@@ -56,9 +56,6 @@ class Table:
         heapq.heapify(self.by_priority)
         self._least()
 
-    def candidates(self) -> list[int]:
-        return list(self.cand)
-
     # ---- the sets, with their sums ---------------------------------------------------------------
     def enter(self, i: int) -> None:
         """Task *i* is in the table (``gst``)."""
