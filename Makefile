@@ -1,11 +1,16 @@
 # make demo  — create .venv, install dlbkit, run the main job (simulated comparison + report in out/demo)
-# make test  — create .venv, install dlbkit with test extras, check the import layers, run the test suite
+# make test  — create .venv, install dlbkit with test extras, check the import layers, run the fast tier
+# make test-all — the same, then every test (the full tier: what CI runs)
 # make bench — run the benchmark scripts (figures go in BENCHMARKS.md by hand)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test bench clean
+# pytest-xdist: one test process per core; a module's tests that share an expensive fixture or a file
+# are kept on one process by their xdist_group mark (--dist loadgroup)
+PYTEST := $(BIN)/pytest -n auto --dist loadgroup
+
+.PHONY: demo test test-all bench clean
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +25,11 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/pytest -q
+	$(PYTEST) -q -m "not full" --hypothesis-profile=fast
+
+test-all: $(VENV)/.installed
+	$(BIN)/lint-imports --no-cache
+	$(PYTEST) -q -m "full or not full" --hypothesis-profile=full
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_m1.py

@@ -1,9 +1,25 @@
-"""Shared fixtures: a small heterogeneous platform, a view, a seeded generator, a working directory."""
+"""Shared fixtures (a small heterogeneous platform, a view, a seeded generator, a working directory),
+the hypothesis profiles of the two tiers, and the check that no test leaves a process behind.
+
+The tiers (README, "The two commands"): ``make test`` runs every test not marked ``full``, with the
+``fast`` hypothesis profile; ``make test-all`` runs every test with the ``full`` profile, and is what
+CI runs. Helpers shared by several test modules live in :mod:`support`, never in a test module.
+"""
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 from dlbkit import Divisible, LoopView, Network, Node, Platform, Pulse
+
+from support import profiles
+from support.processes import Watch
+
+# registered and loaded here, before collection, so that a module's ``examples(n)`` reads the tier's
+# profile; ``--hypothesis-profile=full`` (hypothesis' own option, read in its configure step after
+# this) switches to the full tier
+profiles.register()
+settings.load_profile(profiles.FAST)
 
 
 @pytest.fixture
@@ -35,3 +51,16 @@ def here(tmp_path, monkeypatch):
     """*tmp_path*, made the working directory for the test (runs that write files where they run)."""
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind(request):
+    """Fail the test that leaves a process running (killing it first), so that it cannot slow or
+    break the tests after it (:mod:`support.processes`)."""
+    watch = Watch(request.node.nodeid)
+    watch.start()
+    yield
+    left = watch.leaked()
+    if left:
+        pytest.fail(f"{len(left)} process(es) the test started outlived it (killed now): " + "; ".join(left),
+                    pytrace=False)

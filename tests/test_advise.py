@@ -186,6 +186,7 @@ def test_plot_auto_draws_each_step_the_prediction_and_the_evaluations():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     from dlbkit.advise import plot_auto
 
     tr = _auto_steps_trace()

@@ -16,8 +16,7 @@ from dlbkit.cli import main
 from dlbkit.experiments import run_seed
 from dlbkit.reproduce import Claim
 
-from experiment_files import TINY
-
+from support.experiment_files import TINY
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -401,6 +400,7 @@ def test_simulate_is_silent_on_stderr_that_is_not_a_terminal_and_draws_a_bar_whe
 
 def test_the_sweep_bar_is_on_for_a_pseudo_terminal_and_off_for_a_file(tmp_path):
     import os
+
     from dlbkit.cli import SweepBar
     master, slave = os.openpty()
     try:
@@ -458,12 +458,12 @@ def test_every_command_spells_its_balancer_and_param_flags_alike():
 def test_the_info_flags_help_lists_exactly_the_models_each_command_takes():
     """cluster --info said "gossip (default) or neighbour" and replay --info "exact, gossip, neighbour"
     while both take more (the scattering models; replay also monitored)."""
+    import argparse
+
     from dlbkit.cli import build_parser
     from dlbkit.cluster import NOT_IN_A_CLUSTER
     from dlbkit.info import names
     from dlbkit.sim.stream import INFO_REFUSED
-
-    import argparse
 
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
 

@@ -28,6 +28,9 @@ from dlbkit.info.base import InfoMessage
 from dlbkit.runtime.backends.base import COORDINATOR
 from dlbkit.runtime.families.cluster_agent import Agent
 
+from support import HANG_S
+from support.profiles import examples
+
 
 def square(x):
     return x * x
@@ -126,7 +129,7 @@ def test_a_dead_origin_is_replaced_and_ps_shows_where_the_job_arrived():
             time.sleep(0.01)
         assert c.alive() == [0, 1]
         fs = [c.submit(square, i, origin=victim) for i in range(4)]
-        assert [f.result(timeout=30) for f in fs] == [0, 1, 4, 9]
+        assert [f.result(timeout=HANG_S) for f in fs] == [0, 1, 4, 9]
     jobs = c.ps()
     assert [j.state for j in jobs] == ["done"] * 4
     assert [j.origin for j in jobs] == [0, 1, 0, 1], jobs  # round-robin over the live nodes, in ps()
@@ -148,10 +151,10 @@ def test_an_exception_carries_the_worker_traceback_and_the_cluster_goes_on():
     with dlbkit.Cluster(2, seed=0) as c:
         bad = c.submit(boom, 7)
         with pytest.raises(ValueError, match="job 7 failed on purpose") as info:
-            bad.result(timeout=30)
+            bad.result(timeout=HANG_S)
         assert isinstance(info.value.__cause__, RemoteTraceback)
         assert "in boom" in str(info.value.__cause__) and "raise ValueError" in str(info.value.__cause__)
-        assert [c.submit(square, i).result(timeout=30) for i in range(5)] == [0, 1, 4, 9, 16]
+        assert [c.submit(square, i).result(timeout=HANG_S) for i in range(5)] == [0, 1, 4, 9, 16]
     states = [j.state for j in c.ps()]
     assert states == ["error"] + ["done"] * 5
 
@@ -161,7 +164,7 @@ def test_exactly_once_when_a_node_is_killed_mid_run():
     with dlbkit.Cluster(3, balancer="round-robin-place", seed=4, record_decisions=True) as c:
         pids = c.pids()
         fs = [c.submit(nap, i, 0.03) for i in range(n_jobs)]
-        fs[2].result(timeout=30)
+        fs[2].result(timeout=HANG_S)
         victim = 1
         os.kill(pids[victim], signal.SIGKILL)  # queued and running jobs on node 1 are lost there
         got = [f.result(timeout=60) for f in fs]
@@ -217,7 +220,7 @@ def _probe(c, nodes) -> int:
     deadline, seen, n = time.perf_counter() + 30, set(), 0  # a liveness limit only
     while not set(nodes) <= seen:
         assert time.perf_counter() < deadline, f"nodes {nodes} not in node 0's view within 30 s: {c.ps()}"
-        c.submit(nap, n, 0.0, origin=0).result(timeout=30)
+        c.submit(nap, n, 0.0, origin=0).result(timeout=HANG_S)
         seen.add(c.ps()[-1].node)
         n += 1
     return n
@@ -241,7 +244,7 @@ def test_a_silent_node_leaves_the_views_by_age_and_comes_back():
             t_stop = time.perf_counter()
             time.sleep(suspect + 0.3)  # its entry ages past suspect_after (plus a few gossip hops)
             silent = [c.submit(nap, i, 0.0, origin=0) for i in range(12)]
-            wait(silent, timeout=30)
+            wait(silent, timeout=HANG_S)
             assert all(f.done() for f in silent)  # none waits on the stopped node
             t_silent = time.perf_counter() - t_stop
         finally:
@@ -370,7 +373,7 @@ def test_a_node_with_two_slots_runs_two_jobs_at_once():
     # a slot is a runner thread; sleeping jobs release the GIL, so two 0.4 s jobs on one node overlap
     with dlbkit.Cluster(1, slots=2, balancer="local", seed=0, record_decisions=True) as c:
         fs = [c.submit(nap, i, 0.4) for i in range(4)]
-        assert [f.result(timeout=30) for f in fs] == [0, 1, 2, 3]
+        assert [f.result(timeout=HANG_S) for f in fs] == [0, 1, 2, 3]
     a, b, x, y = c.ps()
     assert max(a.started, b.started) < min(a.ended, b.ended)  # the first two ran together
     assert min(x.started, y.started) >= min(a.ended, b.ended) - 0.01  # the next two waited for a free slot
@@ -436,9 +439,9 @@ def test_an_availability_step_slows_a_node_from_its_time_on():
     from dlbkit.model.platform import Network, Node, Platform
     platform = Platform([Node("a"), Node("b", availability=dlbkit.Step(at=1.0, level=0.25))], Network(), name="s")
     with dlbkit.Cluster(emulate=platform, balancer="local", seed=0) as c:
-        early = c.submit(spin, 0.03, origin=1).result(timeout=30)
+        early = c.submit(spin, 0.03, origin=1).result(timeout=HANG_S)
         time.sleep(max(0.0, 1.05 - c.ps()[0].ended))  # now > 1 s of run time
-        late = c.submit(spin, 0.03, origin=1).result(timeout=30)
+        late = c.submit(spin, 0.03, origin=1).result(timeout=HANG_S)
     assert early == late == 0.03
     e, lt = c.ps()
     assert e.ended < 1.0 < lt.started
@@ -474,7 +477,7 @@ def test_bad_input_is_a_config_error():
             c.submit(square, lambda: 0)
         with pytest.raises(ConfigError, match="origin"):
             c.submit(square, 1, origin=5)
-        assert c.submit(square, 3).result(timeout=30) == 9  # still running after the refusals
+        assert c.submit(square, 3).result(timeout=HANG_S) == 9  # still running after the refusals
     with pytest.raises(RuntimeError, match="shut down"):
         c.submit(square, 1)
 
@@ -532,7 +535,7 @@ def test_ps_shows_a_job_running_without_a_message_of_its_own(tmp_path):
             assert k.state == "submitted" and np.isnan(k.started)  # queued at its origin, not started
         finally:
             gate.touch()  # else the cluster's shutdown would wait for the two jobs for ever
-        assert f.result(timeout=30) == 1 and g.result(timeout=30) == 2
+        assert f.result(timeout=HANG_S) == 1 and g.result(timeout=HANG_S) == 2
     j, k = c.ps()
     assert j.state == k.state == "done" and j.started < j.ended <= k.started < k.ended
 
@@ -571,8 +574,8 @@ except ImportError:  # pragma: no cover
     given = None
 
 if given is not None:
-    @pytest.mark.slow  # ~5 s per example on a busy 2-core machine (a cluster started and stopped each)
-    @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+    @pytest.mark.full  # ~5 s per example on a busy 2-core machine (a cluster started and stopped each)
+    @settings(max_examples=examples(6), deadline=None, suppress_health_check=list(HealthCheck))
     @given(n_jobs=st.integers(1, 40), workers=st.integers(2, 3), kill=st.one_of(st.none(), st.integers(0, 2)),
            after=st.integers(0, 8), balancer=st.sampled_from(["nezha", "power-of-d", "random-place", "jsq"]))
     def test_nothing_is_lost_or_delivered_twice(n_jobs, workers, kill, after, balancer):

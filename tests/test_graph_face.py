@@ -6,7 +6,7 @@ import re
 import pytest
 
 import dlbkit
-from dlbkit import ConfigError, TaskGraph, families
+from dlbkit import ConfigError, families
 from dlbkit.cli import main
 from dlbkit.experiments import Experiment, run_sweep
 from dlbkit.model.graph_gen import atmospheric, topcuoglu10
@@ -69,7 +69,7 @@ _CROSSING = {"kind": "graph", "tasks": [{"id": k, "load": 1} for k in ("s1", "s2
 def test_link_contention_in_an_experiment_file_and_the_cli(tmp_path, capsys):
     """On the chain A-B-C-D both messages (ending at 1, 4 s each) cross the link B → C: with link
     contention y's data is in at 1 + 4 + 4 = 9, so the makespan is 10; one-port (distinct ports) and
-    no contention give 1 + 4 + 1 = 6 (tests/test_graph_eval.py times the same case by hand)."""
+    no contention give 1 + 4 + 1 = 6 (tests/model/test_graph_eval.py times the same case by hand)."""
     want = {False: 6.0, True: 6.0, "link": 10.0}
     for c, makespan in want.items():
         exp = Experiment.from_dict({"platform": _CHAIN4, "workload": _CROSSING, "engine": {"contention": c},
@@ -246,13 +246,13 @@ def test_sinclair1993_r8_is_asserted_against_the_sa_row_and_misses_where_pd_is_o
     assert r8.ours["avg_active"] == [61.0, 57.0, 44.0, 47.0, 45.0, 46.0, 38.0]
 
 
-@pytest.mark.slow
+@pytest.mark.full
 def test_sinclair1993_r6_two_node_optimum_is_59_by_exhaustive_search():
     best, alloc = s93.brute_force_two_nodes()
     assert best == 59 and alloc[0] == 0
 
 
-@pytest.mark.slow
+@pytest.mark.full
 def test_sinclair1993_r7_annealing_is_within_one_of_the_sa_row():
     (r7,) = [c for c in s93.r6_r7() if c.claim.startswith("R7")]
     assert r7.ok, r7.ours

@@ -14,7 +14,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parent.parent / "src"
+from support import REPO
+
+SRC = REPO / "src"
 PACKAGE = "dlbkit"
 RUNTIME_MAY_IMPORT = ("dlbkit.runtime", "dlbkit.model", "dlbkit.balancers", "dlbkit.errors", "dlbkit.params")
 #: modules whose imports of private names are checked (the runtime and the real-run face)

@@ -6,18 +6,17 @@ import time
 import pytest
 
 import dlbkit
-from dlbkit.balancers.base import ChunkingBalancer, Taxonomy
 from dlbkit.errors import ConfigError, DlbkitError, TaskError
 from dlbkit.model.metrics import compute
 from dlbkit.model.steps import n_steps, step_trace
+
+from support.loop_jobs import RaisesOnTen, square
 
 
 def pid(_):
     return os.getpid()
 
 
-def square(x):
-    return x * x
 
 
 def spin(x):
@@ -107,20 +106,6 @@ def test_a_failing_step_stops_the_pool_and_closes_the_loop():
     loop.close()  # idempotent
 
 
-class RaisesOnTen(ChunkingBalancer):
-    """A balancer of the user's whose rule raises on a loop of 10 items: in the coordinator, not a worker."""
-
-    name = "test-raises-on-ten"
-    source = "test"
-    taxonomy = Taxonomy("-", "-", "-", "-", "-")
-
-    def __init__(self):
-        pass
-
-    def chunk(self, view, worker):
-        if view.n_items == 10:
-            raise ValueError("no chunk for ten")
-        return 1
 
 
 def test_a_balancer_raising_in_a_step_is_noted_as_in_map_and_closes_the_loop():
@@ -128,7 +113,7 @@ def test_a_balancer_raising_in_a_step_is_noted_as_in_map_and_closes_the_loop():
     balancer's exception came out with no note, read as a worker's failure. It now has the note
     ``dlbkit.map`` gives, and the loop is closed as after any failing step (docs/loop.md)."""
     line = RaisesOnTen.chunk.__code__.co_firstlineno + 2
-    note = [f"dlbkit: raised by RaisesOnTen.chunk (test_loop.py:{line}) in the coordinator (this process), "
+    note = [f"dlbkit: raised by RaisesOnTen.chunk (loop_jobs.py:{line}) in the coordinator (this process), "
             "not in a worker"]
     with pytest.raises(ValueError, match="no chunk for ten") as in_map:
         dlbkit.map(square, range(10), workers=2, balancer=RaisesOnTen(), progress=False)

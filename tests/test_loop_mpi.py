@@ -5,11 +5,11 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
-from mpi_jobs import run_job
-from signal_points import HERE
+
+from support import REPO, TESTS
+from support.mpi import run_job
 
 pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
 
@@ -40,7 +40,7 @@ def _job(tmp_path, script: str) -> subprocess.CompletedProcess:
     """*script* run on 3 ranks, with this checkout's dlbkit first on the path."""
     (tmp_path / "job.py").write_text(textwrap.dedent(script))
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"), HERE,
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), TESTS,
                                          env.get("PYTHONPATH", "")])
     return run_job([sys.executable, "job.py"], 3, cwd=tmp_path, timeout=90, env=env)
 
@@ -66,7 +66,7 @@ import json, signal, sys, time
 from mpi4py import MPI
 import dlbkit
 from dlbkit.errors import DlbkitError
-from signal_points import signal_when
+from support.signals import signal_when
 
 def nap(x):
     time.sleep(0.05)
@@ -119,7 +119,7 @@ import json, sys
 from mpi4py import MPI
 import dlbkit
 sys.path.insert(0, {tests!r})
-from test_loop import RaisesOnTen, square
+from support.loop_jobs import RaisesOnTen, square
 
 rank = MPI.COMM_WORLD.Get_rank()
 loop = dlbkit.Loop(square, backend="mpi", balancer=RaisesOnTen())
@@ -138,9 +138,9 @@ except ValueError as e:
 def test_a_balancer_raising_in_an_mpi_step_is_noted_on_rank_0_and_named_by_the_worker_ranks(tmp_path):
     """Under MPI a Loop step is one run of the backend (coordinate_rank → base.drive), so the balancer's
     exception carries the note ``dlbkit.map`` gives; the worker ranks leave with one line naming it."""
-    p = _job(tmp_path, RAISING_BALANCER_SCRIPT.format(tests=str(Path(__file__).parent)))
-    from test_loop import RaisesOnTen
-    where = f"RaisesOnTen.chunk (test_loop.py:{RaisesOnTen.chunk.__code__.co_firstlineno + 2})"
+    p = _job(tmp_path, RAISING_BALANCER_SCRIPT.format(tests=TESTS))
+    from support.loop_jobs import RaisesOnTen
+    where = f"RaisesOnTen.chunk (loop_jobs.py:{RaisesOnTen.chunk.__code__.co_firstlineno + 2})"
     r0 = json.loads((tmp_path / "report-0.json").read_text())
     assert r0 == {"first": [1, 4, 9], "closed": True,
                   "notes": [f"dlbkit: raised by {where} in the coordinator (rank 0), not in a worker"]}, p.stderr

@@ -17,6 +17,8 @@ from dlbkit.model.steps import n_steps, step_trace
 from dlbkit.model.workload import CostModel, Divisible
 from dlbkit.sim.divisible import simulate_divisible
 
+from support.profiles import examples
+
 
 def _two_workers(avail_b=Constant(1 / 3)):
     """A master and two workers of nominal speed 1; worker b gets a third of its CPU (so the view's
@@ -140,10 +142,11 @@ def test_step_costs_per_step():
         simulate_divisible(_two_workers(), Divisible(10), resolve("static"), steps=3, costs=costs)
 
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(n=st.integers(1, 60), speeds=st.lists(st.sampled_from([0.25, 0.5, 1.0, 2.0]), min_size=1, max_size=4),
        steps=st.integers(1, 4), name=st.sampled_from(["awf", "awf-c", "af", "gss", "fac2", "static", "auto"]),
        seed=st.integers(0, 3))

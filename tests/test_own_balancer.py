@@ -6,7 +6,6 @@ import csv
 import math
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +13,8 @@ import dlbkit
 from dlbkit.balancers import REGISTRY
 from dlbkit.cli import main
 
-from experiment_files import TINY
+from support import REPO
+from support.experiment_files import TINY
 
 MODULE = '''
 from dlbkit import ChunkingBalancer, Taxonomy, register
@@ -122,7 +122,7 @@ def test_a_recording_made_with_ones_own_balancer_replays_with_import_and_says_so
 
 
 def test_the_docs_example_of_ones_own_balancer_runs_as_written():
-    text = (Path(__file__).parents[1] / "docs" / "api.md").read_text()
+    text = (REPO / "docs" / "api.md").read_text()
     start = text.index("```python", text.index("**Your own"))
     code = textwrap.dedent(text[start + len("```python"):text.index("```", start + 3)])
     before = dict(REGISTRY)

@@ -12,8 +12,8 @@ import pytest
 import dlbkit
 from dlbkit import ConfigError, CostModel, Divisible, Network, Node, Platform, Pulse, simulate
 from dlbkit.model.metrics import compute
-from dlbkit.runtime.record import FORMAT, FORMAT_VERSION, load_trace, save_trace, trace_to_dict
 from dlbkit.replay import compare, estimate, replay
+from dlbkit.runtime.record import FORMAT, FORMAT_VERSION, load_trace, save_trace, trace_to_dict
 
 EMULATE = [1, 1, 0.5, 0.25]
 N_ITEMS = 200

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import dlbkit
-from dlbkit import (Constant, CostModel, Divisible, Markov, Node, Platform, Pulse, Recorded, Step, TaskTree,
-                    simulate)
+from dlbkit import Constant, CostModel, Divisible, Markov, Node, Platform, Pulse, Recorded, Step, TaskTree, simulate
 from dlbkit.api import UnusedAvailabilityWarning
 from dlbkit.cli import main, plain_text
 from dlbkit.errors import ConfigError
@@ -20,7 +19,8 @@ from dlbkit.model.metrics import lower_bound
 from dlbkit.model.trace import Trace
 from dlbkit.model.tree import MAX_TREE_NODES, TreeSize
 from dlbkit.model.workload import MAX_ITEMS
-from experiment_files import TINY
+
+from support.experiment_files import TINY
 
 
 def run_cli(capsys, *argv):

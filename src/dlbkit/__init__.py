@@ -3,22 +3,18 @@
 Balancers decide, engines do: the same balancer objects drive the simulator and the real runtime.
 """
 
-from .api import Result, Schedule, schedule, simulate
-from .balancers import (Balancer, ChunkingBalancer, MigrationBalancer, PlacementBalancer, RepartitionBalancer, Taxonomy,
-                        Transfer)
-from .balancers.registry import REGISTRY, make, register
-from .errors import ConfigError, DlbkitError, DlbkitWarning, TaskError
-from .replay import replay
-from .cluster import Cluster
-from .run_api import (GraphResult, RunResult, SpmdResult, TreeResult, graph, map, run_graph, run_map, run_spmd,
-                      run_tree, spmd, tree)
-from .runtime import Emulation, load_trace, save_trace
-from .loop import Loop
-from .advise import advise
-from .model.stream import Demand, Stream
-from .model.view import StreamView
-from .model import (Constant, CostModel, Divisible, FlatTasks, LoopView, Markov, Network, Node, Platform, Pulse,
-                    Recorded, Spmd, SpmdView, Step, TaskGraph, TaskTree, Trace, TreeView)
+# The public names are loaded on first use (PEP 562): ``import dlbkit`` alone imports no engine, no
+# balancer and no networkx, so that ``dlbkit --help`` and a script that needs one engine start fast.
+# Whatever is imported first, the registries are complete when read: each lives in its package
+# (dlbkit.balancers, dlbkit.families, dlbkit.info), whose __init__ imports and so registers every
+# built-in entry before the registry module can be used.
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
@@ -37,11 +33,75 @@ __all__ = [
     "DlbkitError", "ConfigError", "TaskError", "DlbkitWarning",
 ]
 
+#: the submodule that defines each public name
+_SOURCE = {
+    **dict.fromkeys(["Result", "Schedule", "schedule", "simulate"], "api"),
+    **dict.fromkeys(["Balancer", "ChunkingBalancer", "MigrationBalancer", "PlacementBalancer", "RepartitionBalancer",
+                     "Taxonomy", "Transfer"], "balancers"),
+    **dict.fromkeys(["REGISTRY", "make", "register"], "balancers.registry"),
+    **dict.fromkeys(["ConfigError", "DlbkitError", "DlbkitWarning", "TaskError"], "errors"),
+    "replay": "replay",
+    "Cluster": "cluster",
+    **dict.fromkeys(["GraphResult", "RunResult", "SpmdResult", "TreeResult", "graph", "map", "run_graph", "run_map",
+                     "run_spmd", "run_tree", "spmd", "tree"], "run_api"),
+    **dict.fromkeys(["Emulation", "load_trace", "save_trace"], "runtime"),
+    "Loop": "loop",
+    "advise": "advise",
+    # the experiments layer loads matplotlib
+    "run_experiment": "experiments.runner",
+    **dict.fromkeys(["Demand", "Stream"], "model.stream"),
+    "StreamView": "model.view",
+    **dict.fromkeys(["Constant", "CostModel", "Divisible", "FlatTasks", "LoopView", "Markov", "Network", "Node",
+                     "Platform", "Pulse", "Recorded", "Spmd", "SpmdView", "Step", "TaskGraph", "TaskTree", "Trace",
+                     "TreeView"], "model"),
+}
+
 
 def __getattr__(name: str):
-    # run_experiment lives in the experiments layer, which loads matplotlib: only when asked for
-    if name == "run_experiment":
-        from .experiments.runner import run_experiment
+    if name in _SOURCE:
+        value = getattr(importlib.import_module(f".{_SOURCE[name]}", __name__), name)
+        globals()[name] = value  # the next lookup is a plain attribute
+        return value
+    # a subpackage, as when `import dlbkit` loaded them all: `import dlbkit` then dlbkit.sim, dlbkit.model.topology
+    from importlib.util import find_spec
 
-        return run_experiment
+    if not name.startswith("_") and find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return list(__all__)
+
+
+class _Package(types.ModuleType):
+    """dlbkit's module type: a submodule named like a public function (dlbkit.replay, dlbkit.advise) is
+    not bound over the function when it is first imported, as the import system binds every submodule
+    on its package (dlbkit.replay stays the function, as when __init__ imported it eagerly)."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _SOURCE and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+if TYPE_CHECKING:  # what type checkers and IDEs see: the names themselves
+    from .advise import advise
+    from .api import Result, Schedule, schedule, simulate
+    from .balancers import (Balancer, ChunkingBalancer, MigrationBalancer, PlacementBalancer, RepartitionBalancer,
+                            Taxonomy, Transfer)
+    from .balancers.registry import REGISTRY, make, register
+    from .cluster import Cluster
+    from .errors import ConfigError, DlbkitError, DlbkitWarning, TaskError
+    from .experiments.runner import run_experiment
+    from .loop import Loop
+    from .model import (Constant, CostModel, Divisible, FlatTasks, LoopView, Markov, Network, Node, Platform, Pulse,
+                        Recorded, Spmd, SpmdView, Step, TaskGraph, TaskTree, Trace, TreeView)
+    from .model.stream import Demand, Stream
+    from .model.view import StreamView
+    from .replay import replay
+    from .run_api import (GraphResult, RunResult, SpmdResult, TreeResult, graph, map, run_graph, run_map, run_spmd,
+                          run_tree, spmd, tree)
+    from .runtime import Emulation, load_trace, save_trace

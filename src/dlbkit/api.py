@@ -156,13 +156,12 @@ def schedule(graph: Any, nodes: Any, balancer: Any = "heft", *, params: Mapping[
     >>> dlbkit.schedule(topcuoglu10(), 3, "heft").makespan
     80.0
     """
-    import networkx as nx
-
     from .model.graph import TaskGraph
+    from .model.topology import is_networkx
     from .sim.graph import simulate_graph
     if isinstance(graph, (str, Path)):
         graph = TaskGraph.read(graph)
-    elif isinstance(graph, nx.DiGraph):
+    elif is_networkx(graph, "DiGraph"):
         graph = TaskGraph.from_networkx(graph)
     elif not isinstance(graph, TaskGraph):
         raise ConfigError("graph", type(graph).__name__, "a TaskGraph, a .json/.stg/.adg path or a networkx.DiGraph")

@@ -35,7 +35,7 @@ import time
 import warnings
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .errors import ConfigError, DlbkitError, closest
 
@@ -62,14 +62,27 @@ _NEGATIVE_NUMBER = re.compile(r"^-(\.?\d|inf|nan)", re.IGNORECASE)
 
 class _Parser(argparse.ArgumentParser):
     """argparse with the one-line error format of every other dlbkit error (still exit status 2), and
-    negative numbers in any float spelling read as values (:data:`_NEGATIVE_NUMBER`)."""
+    negative numbers in any float spelling read as values (:data:`_NEGATIVE_NUMBER`).
 
-    def __init__(self, *args, **kwargs):
+    *arguments*, a function of the parser, adds a command's arguments when the parser first parses
+    (:func:`build_parser` with ``lazy=True``): a command's arguments may need its engine imported (a
+    list of names for a help text or choices), which only the command that runs needs."""
+
+    def __init__(self, *args, arguments: Callable[[argparse.ArgumentParser], None] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
+        self._arguments = arguments
         # argparse's own attribute (3.8 to 3.14 at least); were it gone, this would only have no effect,
         # and a test would say so
-        # (test_fuzz_emulate_speeds.py::test_a_negative_factor_after_the_flag_reaches_dlbkits_check)
+        # (runtime/test_emulate_speeds_fuzz.py::test_a_negative_factor_after_the_flag_reaches_dlbkits_check)
         self._negative_number_matcher = _NEGATIVE_NUMBER
+
+    def parse_known_args(self, args=None, namespace=None):
+        # argparse parses a command's arguments with this method of the command's parser, after
+        # parse_args chose the command (the main parser calls it too, and has no arguments to add)
+        if self._arguments is not None:
+            add, self._arguments = self._arguments, None
+            add(self)
+        return super().parse_known_args(args, namespace)
 
     def _parse_optional(self, arg_string):
         # argparse tries an option's prefix before the negative-number test: "-NaN" was -N with the value
@@ -94,7 +107,19 @@ def _add_import(parser: argparse.ArgumentParser) -> None:
                              "their names can be used here")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _add_command(sub, name: str, arguments: Callable[[argparse.ArgumentParser], None], lazy: bool,
+                 **kwargs) -> None:
+    """The command *name* (*kwargs*: its help and description), its arguments added by *arguments*
+    now or, *lazy*, when the command runs (:class:`_Parser`)."""
+    parser = sub.add_parser(name, arguments=arguments if lazy else None, **kwargs)
+    if not lazy:
+        arguments(parser)
+
+
+def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
+    """The ``dlbkit`` parser and its commands. *lazy*: each command's arguments are added when that
+    command is parsed, not here (:func:`main`: ``dlbkit --help`` and a command import only what
+    they use; the help printed is the same)."""
     from . import __version__
 
     p = _Parser(prog="dlbkit", description="Dynamic load balancing on heterogeneous, non-dedicated clusters: "
@@ -103,10 +128,40 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    s = sub.add_parser("simulate", help="run an experiment file: table, results.csv, summary.csv, plots, report",
-                       description="Run every balancer × grid point × repetition of an experiment, print the "
-                                   "comparison (mean ± 95% CI), and write results.csv, summary.csv, PNG plots "
-                                   "and report.html. Rerunning resumes: finished runs are skipped.")
+    _add_command(sub, "simulate", _simulate_arguments, lazy,
+                 help="run an experiment file: table, results.csv, summary.csv, plots, report",
+                 description="Run every balancer × grid point × repetition of an experiment, print the "
+                             "comparison (mean ± 95% CI), and write results.csv, summary.csv, PNG plots "
+                             "and report.html. Rerunning resumes: finished runs are skipped.")
+    _add_command(sub, "balancers", _balancers_arguments, lazy, help="list the registered balancers",
+                 description="Every registered balancer with its kind, parameters (defaults), "
+                             "taxonomy and source.")
+    _add_command(sub, "families", _families_arguments, lazy,
+                 help="list the workload families: workload, balancer kind, engines, metrics",
+                 description="Every registered workload family: its workload class, the balancer kind "
+                             "that decides for it, its simulation engines (the balancer kinds each "
+                             "runs, its options; the first is the default), its "
+                             "real-run entry point, metrics and plots.")
+    _add_command(sub, "bench", _bench_arguments, lazy,
+                 help="run a reference model: M1, M2 (BENCHMARKS.md) or the supermarket model",
+                 description="Run a reference model through the general engine: makespan, events, "
+                             "wall time and events per second.")
+    _add_command(sub, "reproduce", _reproduce_arguments, lazy, help="check a source document's published claims",
+                 description="Print each claim of a reproduction: the document's value, ours, the "
+                             "tolerance and PASS/FAIL for an asserted claim, '—' for a claim reported "
+                             "for the reader only. Exit status 0 if every asserted claim passes, 1 "
+                             "otherwise. --json: a list of objects with the keys claim, paper, ours, "
+                             "tolerance, asserted (true/false) and ok (true/false; null when not "
+                             "asserted).")
+    _add_run_parser(sub, lazy)
+    _add_replay_parser(sub, lazy)
+    _add_cluster_parser(sub, lazy)
+    _add_schedule_parser(sub, lazy)
+    _add_advise_parser(sub, lazy)
+    return p
+
+
+def _simulate_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("experiment", metavar="EXPERIMENT",
                    help="an experiment TOML file, or the name of a shipped one (e.g. 'demo')")
     s.add_argument("--out", metavar="DIR", help="output directory (default: ./out/<experiment name>)")
@@ -126,26 +181,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_import(s)
     s.set_defaults(func=_cmd_simulate)
 
-    b = sub.add_parser("balancers", help="list the registered balancers",
-                       description="Every registered balancer with its kind, parameters (defaults), "
-                                   "taxonomy and source.")
+
+def _balancers_arguments(b: argparse.ArgumentParser) -> None:
     b.add_argument("--json", action="store_true", help="a JSON list of objects")
     b.add_argument("--kind", metavar="KIND", help="only balancers of this kind: " + ", ".join(balancer_kinds()))
     _add_import(b)
     b.set_defaults(func=_cmd_balancers)
 
-    f = sub.add_parser("families", help="list the workload families: workload, balancer kind, engines, metrics",
-                       description="Every registered workload family: its workload class, the balancer kind "
-                                   "that decides for it, its simulation engines (the balancer kinds each "
-                                   "runs, its options; the first is the default), its "
-                                   "real-run entry point, metrics and plots.")
+
+def _families_arguments(f: argparse.ArgumentParser) -> None:
     f.add_argument("--json", action="store_true", help="a JSON list of objects")
     f.set_defaults(func=_cmd_families)
 
+
+def _bench_arguments(bn: argparse.ArgumentParser) -> None:
     from .sim.bench import MODELS
-    bn = sub.add_parser("bench", help="run a reference model: M1, M2 (BENCHMARKS.md) or the supermarket model",
-                        description="Run a reference model through the general engine: makespan, events, "
-                                    "wall time and events per second.")
+
     bn.add_argument("model", choices=sorted(MODELS), help="reference model")
     bn.add_argument("--workers", "-P", type=int, metavar="P", help="number of workers (m1, m2)")
     bn.add_argument("--tasks", "-N", type=int, metavar="N", help="number of tasks (m1, m2)")
@@ -160,31 +211,20 @@ def build_parser() -> argparse.ArgumentParser:
     bn.add_argument("--json", action="store_true", help="a JSON object")
     bn.set_defaults(func=_cmd_bench)
 
-    r = sub.add_parser("reproduce", help="check a source document's published claims",
-                       description="Print each claim of a reproduction: the document's value, ours, the "
-                                   "tolerance and PASS/FAIL for an asserted claim, '—' for a claim reported "
-                                   "for the reader only. Exit status 0 if every asserted claim passes, 1 "
-                                   "otherwise. --json: a list of objects with the keys claim, paper, ours, "
-                                   "tolerance, asserted (true/false) and ok (true/false; null when not "
-                                   "asserted).")
+
+def _reproduce_arguments(r: argparse.ArgumentParser) -> None:
     from .reproduce import REPRODUCTIONS
+
     r.add_argument("name", metavar="NAME", help="reproduction name: " + ", ".join(sorted(REPRODUCTIONS)))
     r.add_argument("--json", action="store_true",
                    help="a JSON list of objects: claim, paper, ours, tolerance, asserted, ok (null if not asserted)")
     r.set_defaults(func=_cmd_reproduce)
 
-    _add_run_parser(sub)
-    _add_replay_parser(sub)
-    _add_cluster_parser(sub)
-    _add_schedule_parser(sub)
-    _add_advise_parser(sub)
-    return p
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with *argv* (default ``sys.argv[1:]``); return the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(lazy=True)
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # --help, --version, usage errors (status 2)
@@ -631,11 +671,9 @@ def _cmd_reproduce(args) -> int:
 
 
 # --- run --------------------------------------------------------------------------------------------
-def _add_run_parser(sub) -> None:
-    from .run_api import BACKENDS, DEFAULT_BALANCER
-
-    ru = sub.add_parser(
-        "run", help="run a real parallel loop: FUNCTION(item) for every item, balanced",
+def _add_run_parser(sub, lazy: bool = False) -> None:
+    _add_command(
+        sub, "run", _run_arguments, lazy, help="run a real parallel loop: FUNCTION(item) for every item, balanced",
         description="Apply FUNCTION to every item (0..N-1 with --items N) on worker processes of this machine "
                     "(--backend local, the default) or on MPI ranks, handing the items out in chunks chosen by "
                     "a chunking balancer; print a one-line summary (items, workers, makespan, efficiency). "
@@ -643,6 +681,11 @@ def _add_run_parser(sub) -> None:
                     "rank dies, ends with one line naming the rank and what it was doing; or start it as "
                     "'mpiexec -n N dlbkit run ... --backend mpi'. Rank 0 coordinates, prints and writes files; "
                     "the other N-1 ranks compute.")
+
+
+def _run_arguments(ru: argparse.ArgumentParser) -> None:
+    from .run_api import BACKENDS, DEFAULT_BALANCER
+
     ru.add_argument("target", metavar="MODULE:FUNCTION",
                     help="a module importable from the current directory or sys.path (work:step), or a .py "
                          "file (path/to/work.py:step), and the function to apply to each item")
@@ -1121,11 +1164,10 @@ def _run_plots(r, out: Path, label: str) -> list[Path]:
 
 
 # --- replay -----------------------------------------------------------------------------------------
-def _add_replay_parser(sub) -> None:
-    from .replay import MODELS
-
-    rp = sub.add_parser(
-        "replay", help="replay a recorded run in the simulator, with its balancer and others",
+def _add_replay_parser(sub, lazy: bool = False) -> None:
+    _add_command(
+        sub, "replay", _replay_arguments, lazy,
+        help="replay a recorded run in the simulator, with its balancer and others",
         description="Simulate the loads of a run recorded with 'dlbkit run --record' (or run_map(record=...)): "
                     "the measured item costs on the measured worker speeds. Print, for the recorded balancer "
                     "and each --balancer, the simulated makespan and efficiency; for the recorded one also the "
@@ -1133,6 +1175,11 @@ def _add_replay_parser(sub) -> None:
                     "lower bound, the same for every row. A task graph's recording (dlbkit.graph(record=)) "
                     "replays in the graph simulator, a job stream's (dlbkit cluster --record) in the stream "
                     "simulator, which prints response times.")
+
+
+def _replay_arguments(rp: argparse.ArgumentParser) -> None:
+    from .replay import MODELS
+
     rp.add_argument("trace", metavar="TRACE.json", help="a recorded trace")
     rp.add_argument("--balancer", "-b", metavar="NAME", action="append", default=[],
                     help="another balancer to try (repeatable, or comma-separated), of the recording's kind: "
@@ -1255,14 +1302,18 @@ def _replay_stream_cmd(args, trace, named: list[tuple[str, dict]]) -> int:
 
 
 # --- cluster (a stream of real jobs on dlbkit.Cluster) -------------------------------------------------------
-def _add_cluster_parser(sub) -> None:
-    cl = sub.add_parser(
-        "cluster", help="run a stream of real jobs on a decentralised cluster (dlbkit.Cluster)",
+def _add_cluster_parser(sub, lazy: bool = False) -> None:
+    _add_command(
+        sub, "cluster", _cluster_arguments, lazy,
+        help="run a stream of real jobs on a decentralised cluster (dlbkit.Cluster)",
         description="Submit FUNCTION(i) for i in 0..N-1 to a dlbkit.Cluster of --workers nodes (worker processes "
                     "of this machine), at Poisson arrival times of --rate jobs/s (all at once without --rate), "
                     "round-robin over the nodes as origins; each origin places its jobs with the placement "
                     "--balancer on its view of the others' loads, built by the --info model's messages. Print the "
                     "response times (submit to result) and where the jobs ran. docs/cluster.md.")
+
+
+def _cluster_arguments(cl: argparse.ArgumentParser) -> None:
     cl.add_argument("target", metavar="MODULE:FUNCTION",
                     help="a module importable from the current directory or sys.path, or a .py file, and the "
                          "function each job calls with its index")
@@ -1369,12 +1420,16 @@ def _cmd_cluster(args) -> int:
 
 
 
-def _add_schedule_parser(sub) -> None:
-    sc = sub.add_parser("schedule", help="map a task graph onto nodes with a mapping balancer and time the plan",
-                        description="Read a task graph (.json, Kasahara .stg or the thesis's .adg), map it onto --nodes M identical "
-                                    "nodes (speed 1, a transfer takes its data) or a --platform, with a mapping "
-                                    "balancer (dlbkit balancers --kind mapping), and time the plan with the graph "
-                                    "family's evaluator. --json prints {makespan, assignment, start, finish}.")
+def _add_schedule_parser(sub, lazy: bool = False) -> None:
+    _add_command(sub, "schedule", _schedule_arguments, lazy,
+                 help="map a task graph onto nodes with a mapping balancer and time the plan",
+                 description="Read a task graph (.json, Kasahara .stg or the thesis's .adg), map it onto --nodes M "
+                             "identical nodes (speed 1, a transfer takes its data) or a --platform, with a mapping "
+                             "balancer (dlbkit balancers --kind mapping), and time the plan with the graph "
+                             "family's evaluator. --json prints {makespan, assignment, start, finish}.")
+
+
+def _schedule_arguments(sc: argparse.ArgumentParser) -> None:
     sc.add_argument("graph", metavar="GRAPH", help="a task graph file: .json, .stg or .adg")
     where = sc.add_mutually_exclusive_group(required=True)
     where.add_argument("--nodes", metavar="M", type=int, help="M identical nodes of speed 1")
@@ -1449,12 +1504,16 @@ def _cmd_schedule(args) -> int:
 
 
 # --- advise -----------------------------------------------------------------------------------------
-def _add_advise_parser(sub) -> None:
-    ad = sub.add_parser("advise", help="rank the chunking balancers for another run of a recorded loop",
-                        description="Predict, by simulating it on what the recorded run's last step of items measured (item "
-                                    "costs, worker speeds, latency), each candidate chunking balancer's makespan for "
-                                    "another run of that step, best first; the balancer that ran it gets its "
-                                    "measured makespan beside the prediction. --json prints a list, best first.")
+def _add_advise_parser(sub, lazy: bool = False) -> None:
+    _add_command(sub, "advise", _advise_arguments, lazy,
+                 help="rank the chunking balancers for another run of a recorded loop",
+                 description="Predict, by simulating it on what the recorded run's last step of items measured "
+                             "(item costs, worker speeds, latency), each candidate chunking balancer's makespan "
+                             "for another run of that step, best first; the balancer that ran it gets its "
+                             "measured makespan beside the prediction. --json prints a list, best first.")
+
+
+def _advise_arguments(ad: argparse.ArgumentParser) -> None:
     ad.add_argument("trace", metavar="RUN.json", help="a recorded run (dlbkit run --record, run_map(record=), Loop.save)")
     ad.add_argument("--balancer", "-b", metavar="NAME", action="append", default=[],
                     help="a candidate (repeatable, or comma-separated; default: the 20 rules auto chooses among, every "

@@ -6,7 +6,7 @@ tasks the victim holds) and refuse what is not allowed (a victim that is not ano
 to oneself, a move between nodes that are not neighbours). Each function here asks one hook and
 returns the checked answer, raising :class:`~dlbkit.errors.ConfigError` that names the balancer, the
 hook and the node. The simulator and the runtime call these same functions, so given the same view a
-balancer's decision is the same in both (tests/test_decisions.py records the views of real runs
+balancer's decision is the same in both (tests/test_same_decisions_sim_and_runtime.py records the views of real runs
 and feeds them to both engines' paths).
 
 A hot loop may inline one of these for speed (the M1 engine inlines :func:`chunk`); it then says so
@@ -16,7 +16,7 @@ where it does, and a test checks the inlined copy against this one.
 :class:`~dlbkit.model.trace.Decision` (time, deciding node, hook, checked answer, the mean age of the
 other nodes' entries in the view, and a copy of the view): an engine asked to record decisions passes
 its trace's ``decisions``. Replaying the recorded views through these functions with a fresh balancer
-gives the recorded answers (tests/test_decisions.py), whichever engine recorded them.
+gives the recorded answers (tests/test_same_decisions_sim_and_runtime.py), whichever engine recorded them.
 """
 
 from __future__ import annotations

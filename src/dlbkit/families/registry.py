@@ -87,7 +87,7 @@ class Family:
       (``ldsv``'s ``server`` not the tree's ``start_node``), so they are one line and exit 2 rather than
       a failed run;
     * *sample_view* ``()``: a small view of the family (a few nodes), on which the balancer contract
-      tests start every balancer of its kind (``tests/test_balancer_contract.py``).
+      tests start every balancer of its kind (``tests/balancers/test_contract.py``).
 
     *metric_text*: the family's wording of the METRICS whose meaning it narrows (a tree's makespan is
     when its last task ended, not a chunk); the report reads :meth:`describe_metric`, which falls back

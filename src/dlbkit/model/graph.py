@@ -41,15 +41,18 @@ from dataclasses import dataclass, field
 from itertools import chain
 from numbers import Real
 from pathlib import Path
-from typing import Any, Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Hashable, Iterable, Mapping, Sequence
 
-import networkx as nx
 import numpy as np
 
 from ..errors import ConfigError
 from . import check
 from .check import renamed
 from .gcpause import paused_gc
+from .topology import is_networkx
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["TaskGraph", "read", "write", "from_stg", "to_stg", "from_json", "to_json", "from_adg", "to_adg",
            "MAX_TASKS"]
@@ -176,6 +179,8 @@ class TaskGraph:
     # --- networkx ------------------------------------------------------------------------------
     def to_networkx(self) -> nx.DiGraph:
         """A DiGraph with node attribute ``load`` (or ``costs``) and edge attribute ``data``, in task order."""
+        import networkx as nx
+
         g = nx.DiGraph(name=self.name)
         for i, t in enumerate(self.ids):
             if self.loads is not None:
@@ -190,7 +195,7 @@ class TaskGraph:
     def from_networkx(cls, g: nx.DiGraph, *, name: str | None = None) -> "TaskGraph":
         """From a DiGraph whose nodes carry ``load`` (default 1 when no node has costs) or ``costs``,
         and whose edges carry ``data`` (default 0)."""
-        if not isinstance(g, nx.DiGraph):
+        if not is_networkx(g, "DiGraph"):
             raise ConfigError("graph", type(g).__name__, "a networkx.DiGraph")
         nodes = list(g.nodes(data=True))
         has_costs = any("costs" in a for _, a in nodes)

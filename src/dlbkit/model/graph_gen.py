@@ -85,7 +85,7 @@ def _layer_edges(rng: np.random.Generator, bounds: list, density: float, ccr: fl
     each task's doubles start; numpy reads the edges out of the block. ``integers()`` (a task whose
     tests all failed) takes 32-bit halves that the bit generator keeps between calls, so nothing may
     stand in for it: *rng* itself draws up to that task's last test and makes the call, and the scan
-    goes on after the 64-bit outputs it took. tests/test_graph_build.py compares with the loop (*block*:
+    goes on after the 64-bit outputs it took. tests/model/test_graph_build.py compares with the loop (*block*:
     the block size, small there so that blocks turn often)."""
     gen = rng.bit_generator
     look = np.random.Generator(type(gen)(0))  # reads the stream ahead; rng draws only what the loop drew

@@ -11,15 +11,18 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-import networkx as nx
 import numpy as np
 
 from ..errors import ConfigError
 from . import check
 from .availability import Constant, as_availability, availability_from_dict
-from .topology import build, complete_neighbours, given_graph, hop_matrix, is_complete, neighbour_lists, parse
+from .topology import (build, complete_neighbours, given_graph, hop_matrix, is_complete, is_networkx, neighbour_lists,
+                       parse)
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["Node", "Network", "Platform", "load_toml", "MAX_NODES", "MAX_CORES"]
 
@@ -67,7 +70,7 @@ class Network:
     def __post_init__(self):
         object.__setattr__(self, "latency", check.number(self.latency, "network.latency", lo=0.0))
         object.__setattr__(self, "bandwidth", check.number(self.bandwidth, "network.bandwidth", lo=0.0, lo_open=True))
-        if not isinstance(self.topology, (str, Mapping, nx.Graph)):
+        if not isinstance(self.topology, (str, Mapping)) and not is_networkx(self.topology):
             raise ConfigError("network.topology", self.topology, "a topology name, a table with kind, or a networkx graph")
 
 
@@ -102,7 +105,7 @@ class Platform:
         self.network = network or Network()
         self.name = name
         topo = self.network.topology
-        if isinstance(topo, nx.Graph):
+        if is_networkx(topo):
             # the engines index nodes 0..n-1 and route over the links: other labels were an IndexError
             # (or a wrong node) in the first run, a disconnected graph an infinite hop count; the check
             # the superstep engine and the tree runtime make on their own graphs
@@ -138,6 +141,8 @@ class Platform:
         """The topology as a networkx graph on nodes 0..n-1. A complete topology is built only when
         this is read (quadratic): engines ask :attr:`complete` and :meth:`neighbours` first."""
         if self._graph is None:
+            import networkx as nx
+
             self._graph = nx.complete_graph(self.n_nodes)
         return self._graph
 
@@ -170,6 +175,8 @@ class Platform:
             return h
         cache = self.__dict__.setdefault("_hops_from", {})
         if src not in cache:
+            import networkx as nx
+
             h = np.zeros(self.n_nodes, dtype=np.int64)
             for dst, d in nx.single_source_shortest_path_length(self.graph, src).items():
                 h[dst] = d

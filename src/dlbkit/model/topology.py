@@ -1,22 +1,38 @@
-"""Interconnection topologies as networkx graphs over nodes 0..n-1."""
+"""Interconnection topologies as networkx graphs over nodes 0..n-1.
+
+networkx is imported by the functions that build or search a graph, not with this module: a complete
+platform (the default topology) never builds its graph, and networkx takes longer to import than the
+whole model.
+"""
 
 from __future__ import annotations
 
 import math
 import operator
+import sys
 from collections.abc import Sequence as _SequenceABC
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import networkx as nx
 import numpy as np
 
 from ..errors import ConfigError
 from . import check
 
+if TYPE_CHECKING:
+    import networkx as nx
+
 __all__ = ["KINDS", "build", "hop_matrix", "topology_from_dict", "parse", "dims_create", "kary_ncube",
-           "neighbour_lists", "edge_colouring", "given_graph", "diameter", "is_complete", "Others", "complete_neighbours", "LIST_NODES"]
+           "neighbour_lists", "edge_colouring", "given_graph", "diameter", "is_complete", "Others", "complete_neighbours", "LIST_NODES",
+           "is_networkx"]
 
 KINDS = ("complete", "chain", "ring", "mesh", "torus", "hypercube", "star", "edges")
+
+
+def is_networkx(obj: Any, cls: str = "Graph") -> bool:
+    """Whether *obj* is a networkx ``Graph`` (or the networkx class named *cls*, e.g. ``DiGraph``),
+    without importing networkx: an object can only be one once networkx has been imported."""
+    nx = sys.modules.get("networkx")
+    return nx is not None and isinstance(obj, getattr(nx, cls))
 
 
 def _grid_shape(n: int, rows: int | None, field: str, min_side: int) -> tuple[int, int]:
@@ -34,6 +50,8 @@ def _grid_shape(n: int, rows: int | None, field: str, min_side: int) -> tuple[in
 
 def build(kind: str, n: int, *, rows: int | None = None, edges=None, field: str = "topology") -> nx.Graph:
     """A connected graph of *kind* on nodes 0..n-1 (mesh/torus nodes numbered row-major)."""
+    import networkx as nx
+
     check.choice(kind, f"{field}.kind", KINDS)
     if n < 1:
         raise ConfigError("nodes", n, "at least one node")
@@ -99,6 +117,8 @@ def kary_ncube(dims: Sequence[int], *, wrap: bool = True) -> nx.Graph:
     side of 2 has one edge, not two. ``g.graph["dims"]`` and ``g.graph["wrap"]`` keep the shape so
     that :func:`edge_colouring` can colour it by dimension.
     """
+    import networkx as nx
+
     dims = tuple(int(d) for d in dims)
     if not dims or min(dims) < 1:
         raise ConfigError("topology.dims", dims, "one or more sides, each at least 1")
@@ -155,6 +175,8 @@ def given_graph(g: nx.Graph, n: int, field: str = "topology", *, per: str = "wor
     self-loops dropped (a node is not its own neighbour). Raise :class:`ConfigError` naming *field*
     for other nodes (the engines index them by number) or, from 2 nodes, a graph that is not
     connected (work must reach every node). The graph's attributes (a ``dims`` shape) are not kept."""
+    import networkx as nx
+
     try:
         nodes = sorted(g.nodes)
     except TypeError:  # labels of mixed types
@@ -183,6 +205,8 @@ def edge_colouring(g: nx.Graph) -> list[list[tuple[int, int]]]:
     any other graph greedily on its line graph, which needs at most 2Δ − 1 colours (Δ the maximum
     degree; the minimum is Δ or Δ + 1 by Vizing's theorem).
     """
+    import networkx as nx
+
     if "dims" in g.graph:
         return _dimension_colours(tuple(g.graph["dims"]), bool(g.graph.get("wrap")))
     if g.number_of_edges() == 0:
@@ -215,6 +239,8 @@ def _round_robin(n: int) -> list[list[tuple[int, int]]]:
 
 def diameter(g: nx.Graph) -> int:
     """The longest shortest path in hops (0 for a single node)."""
+    import networkx as nx
+
     return int(nx.diameter(g)) if g.number_of_nodes() > 1 else 0
 
 
@@ -222,6 +248,7 @@ def hop_matrix(g: nx.Graph) -> np.ndarray:
     """Shortest-path hop counts between every pair of nodes 0 … n−1 (0 between nodes no path joins).
     A breadth-first search from every node in scipy's compiled graph routines: networkx's pure-Python
     all-pairs search took 5 s for a 2 000-node ring, this about 0.1 s; the counts are the same."""
+    import networkx as nx
     from scipy.sparse.csgraph import shortest_path
 
     n = g.number_of_nodes()
@@ -257,6 +284,8 @@ def topology_from_dict(d: Any, n: int, field: str = "network.topology") -> nx.Gr
 def is_complete(g: nx.Graph) -> bool:
     """Whether every pair of distinct nodes of *g* is joined (a single node counts; a self-loop is
     not a link between nodes, so a graph with one is not complete)."""
+    import networkx as nx
+
     n = g.number_of_nodes()
     return g.number_of_edges() == n * (n - 1) // 2 and nx.number_of_selfloops(g) == 0
 

@@ -184,7 +184,7 @@ class Decision:
     *answer*; *age* is the mean over the other nodes of ``view.time − view.updated_at[j]`` in the
     view it read (with exact information entries are current, and a node's ``updated_at`` is when
     its load last changed; with an information model, when the decider last heard of it). *view* is
-    a copy of that view (to replay the decisions: tests/test_decisions.py)."""
+    a copy of that view (to replay the decisions: tests/test_same_decisions_sim_and_runtime.py)."""
 
     time: float
     node: int

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import sys
 
-from tqdm import tqdm
-
 __all__ = ["Progress"]
 
 REFRESH_S = 0.2  # redraw at most five times a second
@@ -35,9 +33,13 @@ class Progress:
         self.enabled = (bool(isatty()) if callable(isatty) else False) if enabled is None else bool(enabled)
         self.done = 0
         self._total = total
-        columns, rows = _size(self.stream)
-        self._bar = tqdm(total=total, file=self.stream, unit=f" {unit}", mininterval=REFRESH_S,
-                         ncols=columns, nrows=rows) if self.enabled else None
+        self._bar = None
+        if self.enabled:  # tqdm is imported only for a bar that is drawn: most runs draw none
+            from tqdm import tqdm
+
+            columns, rows = _size(self.stream)
+            self._bar = tqdm(total=total, file=self.stream, unit=f" {unit}", mininterval=REFRESH_S,
+                             ncols=columns, nrows=rows)
 
     @property
     def total(self) -> int:

@@ -24,7 +24,7 @@ at an arrival's time by an event that cannot be told) the loop gives up and the 
 kernel (:func:`run` returns None). At N = 1000, ρ = 0.9, J = 10⁶ (seed 1) the loop meets 5 possible
 ties and no open one; recorded traces of integer times fall back.
 
-``tests/test_stream_fast.py`` compares the two paths (every placement, every job's completion, queue
+``tests/sim/test_stream_fast.py`` compares the two paths (every placement, every job's completion, queue
 maxima, statistics and counts, bit for bit) on Poisson streams, with a tolerance at which most
 events tie, on an exact-tie trace (the fallback), and in a hypothesis property.
 """

@@ -161,7 +161,7 @@ def fast_loop(run, log: list | None = None) -> None:
                 vq[x] = q
                 vupd[x] = s
                 # NOTE: balancers.decide.given inlined (M2's hot loop); the general loop calls it, and
-                # tests/test_fast_paths.py checks the two loops give one trace
+                # tests/sim/test_fast_paths.py checks the two loops give one trace
                 n = on_request(view, x, y, q, pay)
                 if n > 0:
                     if n.__class__ is not int:

@@ -397,7 +397,7 @@ def _fast_self_scheduling(m: _Master, log: list | None) -> None:
         view.time = ts
         view.remaining = remaining
         # NOTE: balancers.decide.chunk inlined for speed (M1: a call per request is a tenth of the
-        # loop); the kernel path calls it, and tests/test_fast_paths.py checks the two agree
+        # loop); the kernel path calls it, and tests/sim/test_fast_paths.py checks the two agree
         n = decide(view, w)
         if n.__class__ is not int:
             n = chunk_count(m.balancer, n)

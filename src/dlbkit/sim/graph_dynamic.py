@@ -9,7 +9,7 @@ takes the cost model's time (:meth:`~dlbkit.model.graph_costs.GraphCosts.comm`).
   order the evaluator's list rule gives on dedicated nodes), each as soon as its inputs are in and
   the processor is free, non-preemptive. With dedicated or constant availability this is exactly the
   evaluator (:mod:`dlbkit.model.graph_eval`, order mode), and under any availability it is the
-  evaluator's replay of that order (``tests/test_graph_dynamic.py`` checks both);
+  evaluator's replay of that order (``tests/sim/test_graph_dynamic.py`` checks both);
 * **an online mapper** (:class:`~dlbkit.balancers.base.OnlineMapping`, e.g. ``pd``): the engine keeps
   002 §5.2.4's Global Scheduling Table (a :class:`~dlbkit.model.view.GraphOnlineView`) and asks the
   mapper whenever tasks may be placed. *Holds*: a task enters the table when its program arrives (a

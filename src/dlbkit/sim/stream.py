@@ -26,7 +26,7 @@ Rules, as handlers on the :class:`~dlbkit.sim.kernel.Kernel`:
 **Hot loop.** The arrival handler inlines :func:`~dlbkit.balancers.decide.place` for a single task
 without recording (``balancer.place(view)`` and the check that the answer is a node: an answer that
 is not a plain int goes to :func:`~dlbkit.balancers.decide.checked_node`, which checks it as
-:func:`~dlbkit.balancers.decide.place` would without asking again; any other case calls the function); ``tests/test_stream_engine.py`` compares both paths' traces.
+:func:`~dlbkit.balancers.decide.place` would without asking again; any other case calls the function); ``tests/sim/test_stream.py`` compares both paths' traces.
 
 **Fast path.** With exact information, one task per job, every node one slot of rate 1 (speed ×
 constant availability) and nominal speed 1 (a job's ideal time is its demand), no transfer time, demands > 0, no queue samples, no trace intervals or
@@ -36,7 +36,7 @@ on the same live view; a FIFO slot's departures follow in closed form, so one he
 times replaces the kernel's queue; ties run in the kernel's order. An engine option the loop does not
 know must be at its default. ``meta["path"]`` says which ran ("fast", or "kernel (why not)"); a tie
 whose kernel order the loop cannot tell (exact ties of a recorded trace) starts the run again on the
-kernel. ``tests/test_stream_fast.py`` proves the two paths give the same trace and placements.
+kernel. ``tests/sim/test_stream_fast.py`` proves the two paths give the same trace and placements.
 
 **Information.** ``info`` None or "exact": deciders read the true queues (``updated_at[j]`` is when
 node j's queue last changed). "gossip" and "neighbour": rounds every ``period`` seconds (URGENT
@@ -593,7 +593,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     # calls claim, claim request, ...): reference cycles that would keep every list of the run alive
     # after it returns, until the cyclic collector's next full pass. On long runs that piled up:
     # `reproduce nezha`'s four 10^7-job runs reached 14 GB. Emptying the cells that hold handlers
-    # breaks the cycles, so the run's state goes when the caller drops the trace (tests/test_stream_memory.py).
+    # breaks the cycles, so the run's state goes when the caller drops the trace (tests/sim/test_stream_memory.py).
     hops = enqueue = depart = reserve = claim = request = bind = cancel = reach = arrive = None
     deliver = info_round = sample = ps_catch_up = ps_next = None
     return tr

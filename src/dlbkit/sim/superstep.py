@@ -49,9 +49,8 @@ import math
 import operator
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 
 from ..balancers.base import MigrationBalancer
@@ -60,13 +59,16 @@ from ..balancers.decide import transfers as decided_transfers
 from ..balancers.registry import resolve
 from ..errors import ConfigError
 from ..model.seeding import SUPERSTEP, streams
-from ..model.topology import build, dims_create, edge_colouring, given_graph, kary_ncube, neighbour_lists
+from ..model.topology import build, dims_create, edge_colouring, given_graph, is_networkx, kary_ncube, neighbour_lists
 from ..model.availability import Constant
 from ..model.platform import MAX_NODES
 from ..model.trace import Trace
 from ..model.tree import FlatTasks, TaskTree
 from ..model.view import TreeView
 from .t3d import T3D
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["SuperstepResult", "simulate_superstep", "TOPOLOGIES", "topology_graph"]
 
@@ -128,7 +130,9 @@ class SuperstepResult:
 def topology_graph(kind: str | nx.Graph, p: int) -> nx.Graph:
     """The interconnect on *p* processors: a 2-D torus or mesh of ``dims_create(p, 2)`` sides (001
     §3.1: 8 → 4×2, 128 → 16×8), a ring, a chain, a hypercube, the complete graph, or a given graph."""
-    if isinstance(kind, nx.Graph):
+    if is_networkx(kind):
+        import networkx as nx
+
         g = given_graph(kind, p, "topology", per="processor")
         # a kary_ncube passed as a graph is coloured by its shape, as the named torus is; a shape that
         # is not the graph's (a stale or foreign attribute) coloured pairs that are not linked

@@ -104,8 +104,6 @@ from collections import deque
 from numbers import Integral
 from typing import Any, Sequence
 
-import networkx as nx
-
 from ..balancers.base import MigrationBalancer
 from ..balancers.decide import checked_requests, given, placements, transfers, victims
 from ..errors import ConfigError, DlbkitError
@@ -257,8 +255,11 @@ class _Run:
         self.control_bytes, self.task_bytes = control_bytes, task_bytes
 
         self.complete = P <= 1 or platform.complete
-        if not self.complete and not nx.is_connected(platform.graph):
-            raise ConfigError("network.topology", "a disconnected graph", "a connected graph")
+        if not self.complete:
+            import networkx as nx
+
+            if not nx.is_connected(platform.graph):
+                raise ConfigError("network.topology", "a disconnected graph", "a connected graph")
         net = platform.network
         self.latency, self.bandwidth = net.latency, net.bandwidth
         self._delays: dict = {}  # (hops, bytes) -> a message's time in engine units

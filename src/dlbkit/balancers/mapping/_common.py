@@ -51,7 +51,7 @@ class Arrivals:
     as an array over the processors. Each arrival is the float ``comm`` gives (the same operations in
     the same order), and the maximum, started at 0.0 and moved only by a strictly later arrival (so
     never to a NaN), is the same float in any order: the answers are those of the per-processor loop
-    over predecessors it replaced (kept in tests/test_list_schedule_identity.py)."""
+    over predecessors it replaced (kept in tests/balancers/mapping/test_list_schedule_identity.py)."""
 
     def __init__(self, costs, n_nodes: int):
         m = self.m = n_nodes

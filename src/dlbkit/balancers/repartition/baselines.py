@@ -60,7 +60,7 @@ class HomogeneousDiffusion(_Baseline):
     capacity (level_j − T_j)/κ, and averaging equalises times as if each DP cost κ everywhere.
     Helps on a truly homogeneous network, where it equals DLAH. Backfires when a fast node sheds to a
     slow one: the receiver gets more than it can absorb, turns overloaded and sends load back — the
-    bouncing effect of §7.3, Fig 7.2 (tests/test_repartition.py shows it on a 1:4 speed pair).
+    bouncing effect of §7.3, Fig 7.2 (tests/balancers/repartition/test_repartition.py shows it on a 1:4 speed pair).
     With nominal speeds the sender's cost per DP is 1/PP_nominal instead of T_i / W_i.
     """
 

@@ -98,7 +98,7 @@ Failures.
   (:mod:`dlbkit.launch`), every rank keeps a status file (:mod:`dlbkit.runtime.status`) and the
   launcher, outside MPI, names the rank that died and what it was doing in one line.
 * Rank 0 that dies or gets SIGTERM: it ends (the local backend's SIGTERM handling is not installed
-  here), and ``mpiexec`` kills every other rank the same way (``tests/test_runtime_mpi.py``).
+  here), and ``mpiexec`` kills every other rank the same way (``tests/runtime/test_mpi.py``).
 """
 
 from __future__ import annotations
