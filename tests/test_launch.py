@@ -69,6 +69,7 @@ def _dlbkit(cwd, *argv) -> subprocess.CompletedProcess:
         pytest.fail(f"dlbkit {' '.join(argv)} did not end within {TIMEOUT} s (hang); stderr:\n{e.stderr}")
 
 
+@pytest.mark.full  # the MPI matrix: a dead rank named by the launcher (a clean run through it is the fast tier's)
 def test_a_rank_that_kills_itself_is_named_with_its_item_in_the_last_line(tmp_path, work):
     _mpi_ready()
     for _ in range(3):  # which worker rank draws item 57 varies: the line must follow it every time
@@ -105,6 +106,7 @@ def test_a_clean_run_through_the_launcher_prints_what_mpiexec_would(tmp_path, wo
     assert plain.stdout.startswith(f"{work}:cost: 30 items on 2 workers (mpi, ")
 
 
+@pytest.mark.full  # the MPI matrix: failures through the launcher
 def test_an_exception_in_the_function_is_not_called_a_death(tmp_path, work):
     _mpi_ready()
     (tmp_path / f"{work}.py").write_text(WORK + "\ndef boom(i):\n    if i == 7:\n        raise ValueError('no 7')\n"

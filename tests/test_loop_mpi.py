@@ -93,6 +93,7 @@ with open(f"report-{rank}.json", "w") as f:
 """
 
 
+@pytest.mark.full  # the MPI matrix: signals during a Loop step (test_loop_steps_on_the_ranks is the fast tier's)
 @pytest.mark.skipif(not hasattr(__import__("signal"), "SIGUSR1"), reason="POSIX signals")
 def test_close_from_a_signal_handler_during_an_mpi_step_ends_it_and_keeps_the_steps_before(tmp_path):
     """As on the local backend: close() from rank 0's signal handler during a step ends the step (rank 0
@@ -135,6 +136,7 @@ except ValueError as e:
 """
 
 
+@pytest.mark.full  # the MPI matrix: failures during a Loop step
 def test_a_balancer_raising_in_an_mpi_step_is_noted_on_rank_0_and_named_by_the_worker_ranks(tmp_path):
     """Under MPI a Loop step is one run of the backend (coordinate_rank → base.drive), so the balancer's
     exception carries the note ``dlbkit.map`` gives; the worker ranks leave with one line naming it."""

@@ -29,6 +29,7 @@ def test_example_prints_its_expected_output(script):
 MPIEXEC = Path(sys.executable).with_name("mpiexec")
 
 
+@pytest.mark.full  # the MPI matrix: every example under mpiexec (each example's local run is the fast tier's)
 @pytest.mark.skipif(not MPIEXEC.exists(), reason="mpiexec (the mpich wheel) is not installed")
 @pytest.mark.parametrize("script", CASES, ids=[p.stem for p in CASES])
 def test_example_prints_the_same_on_mpi(script):

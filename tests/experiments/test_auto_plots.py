@@ -119,6 +119,7 @@ def test_a_result_under_auto_offers_the_figure_and_others_do_not():
     plt.close("all")
 
 
+@pytest.mark.full  # end to end: the shipped loop_auto experiment and its figures
 def test_the_shipped_loop_auto_draws_auto_and_auto_keeps_awf_c(tmp_path, capsys):
     """The shipped ``loop_auto`` as shipped. Stated before the run (BENCHMARKS.md, "auto against every
     fixed balancer", the same loop): auto's total is within 5% of the best fixed rule's, and auto keeps

@@ -108,6 +108,7 @@ def test_results_of_another_experiment_are_refused_and_nothing_removed(tmp_path,
     assert {p.name: p.read_bytes() for p in out.iterdir()} == files
 
 
+@pytest.mark.full  # the resume matrix: grids reordered (a resume after removals is the fast tier's)
 def test_a_grid_written_in_another_key_order_resumes(tmp_path, capsys):
     out, fresh = tmp_path / "out", tmp_path / "fresh"
     assert simulate(tmp_path, capsys, TINY + GRID, out)[0] == 0
@@ -122,6 +123,7 @@ def test_a_grid_written_in_another_key_order_resumes(tmp_path, capsys):
     assert (out / "summary.csv").read_bytes() == (fresh / "summary.csv").read_bytes()
 
 
+@pytest.mark.full  # the resume matrix: grids reordered
 def test_a_grid_in_another_order_with_a_run_missing_runs_it_alone(tmp_path, capsys):
     out, fresh = tmp_path / "out", tmp_path / "fresh"
     assert simulate(tmp_path, capsys, TINY + GRID, out)[0] == 0
@@ -133,6 +135,7 @@ def test_a_grid_in_another_order_with_a_run_missing_runs_it_alone(tmp_path, caps
     assert rows(out) == rows(fresh)
 
 
+@pytest.mark.full  # the resume matrix: grids changed
 @pytest.mark.parametrize("grid", [
     '\n[grid]\n"workload.items" = [40, 7]\n"platform.nodes[2].speed" = [1.0, 0.5]\n',  # another key
     '\n[grid]\n"workload.items" = [40, 7]\n',  # a key fewer
@@ -148,6 +151,7 @@ def test_a_grid_of_other_keys_is_still_refused_in_one_line(tmp_path, capsys, gri
     assert {p.name: p.read_bytes() for p in out.iterdir()} == files
 
 
+@pytest.mark.full  # the resume matrix: grids changed
 def test_a_grid_in_another_order_from_a_different_configuration_is_refused_and_the_file_untouched(tmp_path, capsys):
     """The grid's keys reordered and the workload changed: the rows are of another configuration, so
     the sweep is refused as before, and results.csv is not rewritten in the new order either."""

@@ -24,6 +24,9 @@ from support.mpi import run_job
 from support.profiles import examples
 from support.sweeps import MPI_TIMEOUT, SRC, by_key, csv_rows, dask_client, dlbkit_cmd, local, needs_mpi, tiny  # noqa: F401 (fixtures)
 
+# its module fixtures (a Dask LocalCluster) are made once: every test of the module on one xdist worker
+pytestmark = pytest.mark.xdist_group("dask_resume")
+
 BATCHES = [1, 2, 4, "auto"]
 
 
@@ -113,6 +116,7 @@ def env():
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
 
 
+@pytest.mark.full  # the backend matrix: a killed CLI sweep resumed (the in-process interruptions stay in the fast tier)
 def test_cli_jobs_and_batch_killed_then_resumed_give_the_clean_rows(tmp_path, local):
     tiny(tmp_path)
     (tmp_path / "kill.py").write_text(KILL_AFTER.format(n=3))
@@ -135,6 +139,7 @@ def test_cli_jobs_and_batch_killed_then_resumed_give_the_clean_rows(tmp_path, lo
     assert_clean(tmp_path / "out", local)
 
 
+@pytest.mark.full  # the backend matrix: Dask sweeps interrupted and resumed
 @pytest.mark.parametrize("batch, fail, stop_after", [
     (1, {("static", 1)}, None),  # a run that fails
     ("auto", set(), 3),  # the sweep stopped after 3 rows

@@ -25,6 +25,7 @@ def _hot_tasks(trace, names, start, end) -> int:
     return sum(1 for j, t in zip(trace.node, trace.t_ask) if j in hot and start <= t < end)
 
 
+@pytest.mark.full  # end to end: the shipped streams_hetero experiment and its figures
 def test_streams_hetero_reduced_runs_and_nezha_avoids_the_overloaded_nodes(tmp_path, monkeypatch, capsys):
     """Criterion, stated before the first run: during the pulse (40 s ≤ arrival at the node < 100 s) the
     two over-loaded nodes receive fewer tasks under nezha than under random-place, with exact information

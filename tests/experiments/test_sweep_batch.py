@@ -293,6 +293,7 @@ def test_cli_batch_runs_the_same_rows(tmp_path, monkeypatch, capsys, local):
     assert same(runner_mod.read_results(tmp_path / "o" / "results.csv").values()) == same(local.rows)
 
 
+@pytest.mark.full  # the MPI matrix: batches on MPI
 @needs_mpi
 def test_mpi_sweep_in_batches_equals_the_local_sweep(tmp_path, local):
     tiny(tmp_path)
@@ -316,6 +317,7 @@ with MPICommExecutor(MPI.COMM_WORLD, root=0) as ex:
 """
 
 
+@pytest.mark.full  # the MPI matrix: batches on MPI
 @needs_mpi
 def test_mpi_comm_executor_counts_the_ranks_but_the_root(tmp_path):
     (tmp_path / "count.py").write_text(COUNT_UNDER_MPI)

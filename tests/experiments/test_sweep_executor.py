@@ -23,6 +23,9 @@ from dlbkit.experiments import runner as runner_mod
 from support.profiles import examples
 from support.sweeps import MPI_TIMEOUT, MPIEXEC, SRC, by_key, csv_rows, dask_client, dlbkit_cmd, local, needs_mpi, tiny  # noqa: F401 (fixtures)
 
+# its module fixtures (a Dask LocalCluster) are made once: every test of the module on one xdist worker
+pytestmark = pytest.mark.xdist_group("dask_sweeps")
+
 
 def assert_same_sweep(sweep, local, path=None):
     """Every row of *sweep* (and of its results.csv) equals the local sweep's, but wall_s."""
@@ -184,6 +187,9 @@ def test_cli_mpi_executor_outside_mpiexec_is_one_line_exit_2(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+# full tier: the MPI matrix: the CLI sweep under mpiexec (test_mpi_sweep_equals_the_local_sweep_and_resumes is the
+# fast tier's)
+@pytest.mark.full
 @needs_mpi
 def test_cli_bad_input_under_mpiexec_is_said_once(tmp_path):
     tiny(tmp_path)
@@ -247,6 +253,7 @@ with MPICommExecutor(MPI.COMM_WORLD, root=0) as ex:
 """
 
 
+@pytest.mark.full  # the MPI matrix: failures in an MPI sweep
 @needs_mpi
 def test_mpi_failing_run_is_recorded_the_others_kept_and_a_rerun_retries_it(tmp_path, local):
     tiny(tmp_path)
@@ -270,6 +277,7 @@ def test_mpi_failing_run_is_recorded_the_others_kept_and_a_rerun_retries_it(tmp_
     assert by_key(csv_rows(tmp_path / "mpi" / "results.csv")) == want
 
 
+@pytest.mark.full  # the backend matrix: the CLI on Dask (the API on Dask is the fast tier's)
 def test_dask_cli_sweep_equals_the_local_sweep(tmp_path, dask_client, local):
     tiny(tmp_path)
     r = dlbkit_cmd("simulate", "tiny.toml", "--out", "dask", "--no-progress", "--executor", "dask",

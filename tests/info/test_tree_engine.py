@@ -109,6 +109,7 @@ def shipped():
     return d
 
 
+@pytest.mark.full  # end to end: the shipped torus experiment
 def test_the_shipped_torus_experiment_compares_every_model_and_reports_its_cost(tmp_path):
     exp = Experiment.from_dict(shipped())
     labels = [b.label for b in exp.balancers]

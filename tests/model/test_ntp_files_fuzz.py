@@ -188,6 +188,7 @@ def _with_line(text: str, ln: int, change) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.full  # scale: thousands of nodes
 def test_an_ntp_file_of_thousands_of_nodes_loads_in_seconds_and_little_memory(big_ring, tmp_path):
     """A ring of 3 000 nodes is 9 M numbers: the loader read them as Python words and floats, then
     lists of ints, and checked the hop counts with networkx (a minute, gigabytes); now numpy line by

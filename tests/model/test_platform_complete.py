@@ -63,6 +63,7 @@ def test_no_engine_builds_the_complete_graph(monkeypatch):
     assert costs_for(layered(30, seed=1), p).n_nodes == 5
 
 
+@pytest.mark.full  # scale: large complete platforms
 def test_a_platform_file_of_many_nodes_has_a_complete_topology_without_its_edges(tmp_path):
     f = tmp_path / "big.toml"
     f.write_text('[[nodes]]\nname = "w"\nspeed = 1.0\ncount = 100000\n')
@@ -98,6 +99,7 @@ def test_complete_neighbours_are_lists_up_to_the_limit_and_others_beyond():
     assert all(isinstance(nb, Others) for nb in big) and big[5] == [j for j in range(n + 1) if j != 5]
 
 
+@pytest.mark.full  # scale: large complete platforms
 def test_others_give_the_same_runs_as_lists(monkeypatch):
     # the same platform with its neighbours as Others (limit lowered) runs the same stealing and
     # the same gossip: victims and peers are drawn by index, and the indices name the same nodes

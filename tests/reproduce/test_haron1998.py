@@ -17,6 +17,9 @@ from dlbkit.cli import main
 from dlbkit.reproduce import REPRODUCTIONS
 from dlbkit.reproduce import haron1998 as repro
 
+# its module fixtures (the reduced reproduction) are made once: every test of the module on one xdist worker
+pytestmark = pytest.mark.xdist_group("haron1998")
+
 KEYS = {"claim", "paper", "ours", "tolerance", "asserted", "ok"}
 
 

@@ -13,6 +13,9 @@ from dlbkit.balancers.placement import Nezha, RoundRobinPlacement
 from dlbkit.model.stream import Demand
 from dlbkit.reproduce import nezha_observations as obs
 
+# its module fixtures (the reduced reproduction) are made once: every test of the module on one xdist worker
+pytestmark = pytest.mark.xdist_group("nezha_observations")
+
 
 @pytest.fixture(scope="module")
 def grid():

@@ -16,6 +16,9 @@ import pytest
 from dlbkit.reproduce import REPRODUCTIONS
 from dlbkit.reproduce import osman2003 as repro
 
+# its module fixtures (the reduced reproduction) are made once: every test of the module on one xdist worker
+pytestmark = pytest.mark.xdist_group("osman2003")
+
 #: the reduced-seed run of the statistical claims (the full values are in the module's constants)
 REDUCED = {"N_SEEDS_E11": 20, "N_SEEDS_20WS": 6, "SIZES": {20: 25, 500: 2}, "SWEEP_SEEDS": 2,
            "R9_LEVELS": (0.3, 0.8), "R9_LEVEL_SEEDS": 2, "BOUNCE_SEEDS": 2}

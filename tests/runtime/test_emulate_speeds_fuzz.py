@@ -194,6 +194,7 @@ def _mpi_run(speeds: list, tmp_path, platform: bool = False) -> str:
     return "ran"
 
 
+@pytest.mark.full  # the MPI matrix: fuzzed emulation factors on ranks
 @settings(FUZZ, max_examples=examples(60))
 @given(speeds=MPI_SPEEDS, platform=st.booleans())
 def test_mpi_ranks_take_one_factor_each_or_refuse_by_name(speeds, platform, tmp_path_factory):

@@ -299,6 +299,9 @@ with open(f"report-{MPI.COMM_WORLD.Get_rank()}.json", "w") as f:
 """
 
 
+# full tier: the MPI matrix: every mapper on ranks (test_the_mpi_backend_runs_a_graph_on_every_rank is the fast
+# tier's)
+@pytest.mark.full
 def test_the_mpi_backend_runs_random_dags_under_every_mapper(tmp_path):
     """One mpiexec job: every mapping and online balancer on a random DAG gives the sequential results
     on every rank, each task computed once."""

@@ -120,6 +120,7 @@ RANDOM_LISTS = """
 """
 
 
+@pytest.mark.full  # the MPI matrix: every rule (test_every_rank_gets_the_serial_results is the fast tier's MPI map)
 def test_every_chunking_rule_on_random_lists_gives_the_serial_results_each_item_once(tmp_path):
     """One mpiexec job, every registered chunking rule on a list of random length and values: the
     results equal the comprehension on every rank, and the chunks cover each index exactly once."""
@@ -141,6 +142,7 @@ AUTO_ON_RANKS = """
 """
 
 
+@pytest.mark.full  # the MPI matrix: auto under MPI
 def test_auto_under_mpi_returns_on_every_rank(tmp_path):
     """Regression (found by the random-lists test above): run_map under auto predicted the next run on
     every rank from meta["item_cost"], which only rank 0's trace holds; the worker ranks raised KeyError
@@ -166,6 +168,7 @@ FAILING = """
 """
 
 
+@pytest.mark.full  # the MPI matrix: failures on ranks
 def test_an_exception_ends_the_job_with_the_item_and_its_traceback(tmp_path):
     p = _run(_script(tmp_path, FAILING), 4)
     assert p.returncode != 0
@@ -179,6 +182,7 @@ def test_an_exception_ends_the_job_with_the_item_and_its_traceback(tmp_path):
     assert "MPI_Abort" not in err and "BAD TERMINATION" not in err  # a clean stop
 
 
+@pytest.mark.full  # the MPI matrix: failures on ranks
 def test_workers_that_cannot_stop_in_time_abort_the_job(tmp_path):
     script = _script(tmp_path, """
         import time, dlbkit
@@ -215,6 +219,7 @@ EMULATED = """
 """
 
 
+@pytest.mark.full  # the MPI matrix: emulation on ranks
 @pytest.mark.parametrize("balancer", ["awf-c", "ss"])
 def test_emulated_speeds_make_the_slow_rank_do_less(tmp_path, balancer):
     p = _run(_script(tmp_path, EMULATED.replace("BALANCER", repr(balancer))), 4)
@@ -227,6 +232,7 @@ def test_emulated_speeds_make_the_slow_rank_do_less(tmp_path, balancer):
     assert done[2] < min(done[0], done[1]), done  # the half-speed rank does fewer items
 
 
+@pytest.mark.full  # the MPI matrix: emulation on ranks
 def test_emulation_must_give_one_speed_per_worker_rank(tmp_path):
     script = _script(tmp_path, """
         import dlbkit
@@ -311,6 +317,7 @@ def _finish(p: subprocess.Popen, timeout: float) -> tuple[int, str, str]:
     return p.returncode, out, err
 
 
+@pytest.mark.full  # the MPI matrix: signals to a job
 def test_ctrl_c_stops_every_rank_promptly(tmp_path):
     p, pids = _start(_script(tmp_path, LONG), 3)
     assert len(pids) == 3
@@ -347,6 +354,7 @@ TREE_LONG = """
 """
 
 
+@pytest.mark.full  # the MPI matrix: signals to a job
 def test_ctrl_c_interrupts_a_trees_long_expand_on_its_rank(tmp_path):
     """As a map's function, a tree's ``expand`` is the user's code that Ctrl-C interrupts on a worker
     rank: before, rank 1 went on sleeping and rank 0 waited GRACE_S (10 s) for it, then aborted."""
@@ -362,6 +370,7 @@ def test_ctrl_c_interrupts_a_trees_long_expand_on_its_rank(tmp_path):
     assert "dlbkit: rank 1 stopping: rank 0 was interrupted" in err
 
 
+@pytest.mark.full  # the MPI matrix: killed ranks
 def test_a_killed_worker_rank_ends_the_job_instead_of_hanging(tmp_path):
     p, pids = _start(_script(tmp_path, LONG), 3)
     assert len(pids) == 3
@@ -389,6 +398,7 @@ def _running(pid: int) -> bool:
         return False
 
 
+@pytest.mark.full  # the MPI matrix: killed ranks
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_a_killed_rank_0_ends_every_rank(tmp_path, sig):
     """Rank 0 (the coordinator) killed: mpiexec ends the job, no worker rank is left computing."""
@@ -412,6 +422,7 @@ UNPICKLABLE = """
 """
 
 
+@pytest.mark.full  # the MPI matrix: failures on ranks
 def test_a_result_that_cannot_be_pickled_is_a_clean_task_error(tmp_path):
     p = _run(_script(tmp_path, UNPICKLABLE), 3)
     assert p.returncode != 0 and "map returned" not in p.stdout

@@ -25,6 +25,9 @@ import pytest
 
 from support.mpi import case_job, every_rank_agrees
 
+# full tier: the MPI matrix: careless arguments on ranks
+pytestmark = pytest.mark.full
+
 pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
 
 TIMEOUT = 120  # seconds for one mpiexec job: every case in one job takes well under a minute

@@ -13,6 +13,9 @@ from dlbkit.errors import ConfigError
 
 from support.mpi import run_job
 
+# full tier: the MPI matrix: refusals on ranks (the local messages are tested in the fast tier)
+pytestmark = pytest.mark.full
+
 pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
 
 TIMEOUT = 90  # seconds for one mpiexec job of a few cases

@@ -116,6 +116,7 @@ def _job(tmp_path, case: str):
     return done, reports
 
 
+@pytest.mark.full  # the MPI matrix: users' signal handlers on ranks (the hold-back rules stay in the fast tier)
 def test_a_worker_ranks_exiting_signal_handler_ends_the_step_and_the_finished_steps_are_recorded(tmp_path):
     """SIGTERM on rank 1 while it waits for work in a Loop's third step: rank 1 stops with its
     handler's exit (3), rank 0 ends the step with a DlbkitError naming the rank and the handler, and
@@ -130,6 +131,7 @@ def test_a_worker_ranks_exiting_signal_handler_ends_the_step_and_the_finished_st
     assert [s["items"] for s in rec["meta"]["time_steps"]] == [10, 10]
 
 
+@pytest.mark.full  # the MPI matrix: users' signal handlers on ranks
 def test_a_signal_while_a_rank_waits_for_the_final_broadcast_is_handled_after_it(tmp_path):
     """Rank 1 failed its item and waits for rank 0's outcome (rank 2 still computes) when its SIGTERM
     handler raises: the run ends as it would have (rank 0's TaskError, rank 2's line), then rank 1's
@@ -143,6 +145,7 @@ def test_a_signal_while_a_rank_waits_for_the_final_broadcast_is_handled_after_it
                                               "on rank 0)"}, reports
 
 
+@pytest.mark.full  # the MPI matrix: users' signal handlers on ranks
 def test_a_signal_during_the_start_up_ends_the_run_on_every_rank(tmp_path):
     """SIGTERM on rank 1 while it waits for rank 0's verdict on the run (the start-up broadcast): the
     run ends on every rank as when it comes during the run."""
@@ -154,6 +157,7 @@ def test_a_signal_during_the_start_up_ends_the_run_on_every_rank(tmp_path):
     assert reports[2] == {"steps": 0, "exit": f"dlbkit: rank 2 stopping: rank 0 stopped the run: DlbkitError: {why}"}
 
 
+@pytest.mark.full  # the MPI matrix: users' signal handlers on ranks
 def test_rank_0s_exiting_signal_handler_ends_the_run_as_any_failure_of_the_coordinator(tmp_path):
     """On rank 0 the handler runs at the coordinator's next wait: rank 0 exits as it says, and the worker
     ranks are stopped and told, in one line each."""

@@ -19,6 +19,9 @@ import pytest
 
 from support.mpi import run_job
 
+# full tier: the MPI matrix: careless arguments on ranks
+pytestmark = pytest.mark.full
+
 pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
 
 TIMEOUT = 60  # seconds for one mpiexec job: a 3-rank run of 2 iterations takes a few seconds

@@ -392,6 +392,7 @@ def slow_chain(n):
     return chain(n)
 
 
+@pytest.mark.full  # scale: a 20 000-task chain
 def test_a_20000_task_chain_completes_on_2_workers(monkeypatch):
     """Past the 1 025th consecutive empty steal answer, where ``2.0 ** (failures - 1)`` overflowed: a
     faster check and back-off make the idle worker fail about 500 times a second, so a chain of

@@ -269,6 +269,7 @@ MPI_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.full  # the MPI matrix: every migration balancer on ranks (the tree's MPI smoke is in test_tree.py)
 @pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not installed next to this Python")
 def test_every_balancer_runs_under_mpi_on_a_worker_topology(tmp_path):
     """mpiexec -n 5: rank 0 coordinates, 4 worker ranks on a ring (knapsack) and a 2x2 torus
@@ -354,6 +355,7 @@ MPI_RANDOM_TREES = textwrap.dedent("""
 """)
 
 
+@pytest.mark.full  # the MPI matrix: every balancer and information model on ranks
 @pytest.mark.skipif(MPIEXEC is None, reason="mpiexec not installed next to this Python")
 def test_every_balancer_and_information_model_under_mpi_folds_every_value_once(tmp_path):
     """One mpiexec job (3 worker ranks): every migration balancer, without and with an information model, on

@@ -139,6 +139,7 @@ def _job(tmp_path, backend: str, case: str) -> dict:
     return reports
 
 
+@pytest.mark.full  # the MPI matrix: a user's alarm on every family (the local cases stay in the fast tier)
 @pytest.mark.parametrize("case", ["tree", "spmd", "graph", "nested", "generator"])
 def test_a_users_alarm_in_a_task_ends_the_mpi_run_promptly_as_that_tasks_failure(tmp_path, case):
     pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")

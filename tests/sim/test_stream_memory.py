@@ -59,6 +59,7 @@ def _traced(fn):
 # 23 per job here): measured 111; the kernel path adds its typed per-job state (9 arrays of 8 bytes,
 # and np.repeat's temporaries): measured 175. Before the fix: 333 and 361. One more list of Python
 # floats per job (40 bytes: a pointer and a float object) would break either bound.
+@pytest.mark.full  # scale: memory per job over long streams
 @pytest.mark.parametrize("inline,path,bound", [(True, "fast", 150), (False, "kernel (inline=False)", 200)])
 def test_a_record_false_run_holds_a_few_numbers_per_job(inline, path, bound):
     """The supermarket case (reproduce nezha's long d = 1 rows) on both paths: the peak per job is a

@@ -85,6 +85,7 @@ def test_max_k1_sum_matches_the_one_by_one_scan_on_small_graphs(gm, variant, pad
     assert max_k1_sum(cu, loads, m, k, variant) == reference_max_k1_sum(cu, loads, m, k, variant)
 
 
+@pytest.mark.full  # scale: the identity on larger graphs (the small ones stay in the fast tier)
 @pytest.mark.parametrize("graph, m, variant", [
     (layered(250, width=20, density=0.1, seed=1), 8, "load"),      # k = 32: long kept lists, DevSum moves often
     (layered(300, width=20, density=0.1, seed=1), 64, "load"),     # k = 5, null tasks

@@ -202,6 +202,7 @@ def test_elastic_force_swaps_as_the_reference(c, max_swaps):
     assert _plan(ElasticForce(max_swaps=max_swaps), view) == reference_elastic_force(view, max_swaps)
 
 
+@pytest.mark.full  # scale: the identity on larger graphs
 @pytest.mark.parametrize("k", range(3))
 def test_elastic_force_matches_the_reference_on_larger_graphs(k):
     c = _larger()[k]
