@@ -386,7 +386,7 @@ def test_interrupt_exits_130_and_keeps_finished_runs(tmp_path, capsys, monkeypat
     assert code == 0 and "4 runs done, 2 reused" in out
 
 
-# --- progress of a sweep (issue 11, class 3) --------------------------------------------------------------
+# --- progress of a sweep --------------------------------------------------------------
 def test_simulate_is_silent_on_stderr_that_is_not_a_terminal_and_draws_a_bar_when_asked(tmp_path, capsys):
     exp = write(tmp_path, TINY)
     code, out, err = run(capsys, "simulate", exp, "--out", tmp_path / "a")

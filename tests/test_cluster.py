@@ -485,7 +485,7 @@ def test_bad_input_is_a_config_error():
 @pytest.mark.parametrize("flag", ["yes", None, 1])
 def test_record_decisions_that_is_not_a_bool_is_refused(flag):
     """``record_decisions="yes"`` (or None, 1) started a cluster, taken as its truth value, where every
-    ``run_*`` entry point and ``Loop`` refuse it (issue 11's fuzzing of the MPI entry points)."""
+    ``run_*`` entry point and ``Loop`` refuse it (fuzzing of the MPI entry points)."""
     with pytest.raises(ConfigError) as e:
         dlbkit.Cluster(2, record_decisions=flag)
     assert e.value.field == "record_decisions" and e.value.allowed == "True or False"

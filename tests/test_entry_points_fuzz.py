@@ -1,8 +1,8 @@
-"""Fuzzing the entry points the other fuzzers do not reach (issue 11, continued):
+"""Fuzzing the entry points the other fuzzers do not reach:
 
 - ``dlbkit schedule GRAPH``: every mapping balancer (the search mappers too: ``milp`` under a time
   limit of at most 2 s, ``annealing`` and ``tabu`` on graphs of at most 12 tasks), drawn parameter
-  values (:func:`test_fuzz_runs.param_values`), ``--nodes`` or ``--platform``, the cost models,
+  values (:func:`experiments/test_accepted_input_fuzz.param_values`), ``--nodes`` or ``--platform``, the cost models,
   ``--contention``, ``--gantt``, ``--json``, on small valid ``.json``/``.stg``/``.adg`` graph files
   and on those files mutated (bytes inserted, deleted, repeated). The rule of the other CLI
   fuzzers: exit 0 with nothing on stderr (no RuntimeWarning either) and, with ``--json``, a finite
@@ -14,7 +14,7 @@
   haron1998``): random valid small inputs execute every task once with a finite total; bad inputs
   are a ConfigError naming the argument.
 
-Derandomized; the default examples run in a few seconds each, the long versions are marked slow.
+Derandomized; the default examples run in a few seconds each, the full tier runs them at their full counts.
 Below, one regression test per defect the fuzzing found.
 """
 
@@ -51,13 +51,7 @@ SEARCH_CAP = {"time_limit": 2.0, "moves": 200, "improving": 200, "patience": 10,
               "candidates": 20, "perturbations": 20, "tenure": 20, "max_swaps": 50, "capacity": 8}
 
 
-
-
-
-
 GRAPHS = ["t10.json", "l10.json", "l10.adg", "s.stg"]
-
-
 
 
 def _param_text(name: str, key: str, value) -> str:
@@ -111,8 +105,6 @@ def schedule_argv(draw, graphs):
     if draw(st.booleans()):
         argv += ["--json"]
     return argv
-
-
 
 
 @settings(FUZZ, max_examples=examples(1000))
@@ -270,12 +262,6 @@ def test_a_domain_that_is_not_numbers_is_refused_before_any_process(domain):
         dlbkit.run_spmd(smooth, domain, iterations=1, workers=2, progress=False)
     assert e.value.field == "domain" and "a numeric array" in str(e.value)
     _no_children()
-
-
-
-
-
-
 
 
 @settings(FUZZ, max_examples=examples(1500))

@@ -211,7 +211,7 @@ def test_sinclair1993_fast_claims_all_pass():
 
 def test_sinclair1993_r3_and_r6_one_node_are_exact_unit_tests():
     """R3 (PD's choice on the Fig. 7 GST) and R6's first half (every task on one node: Σ l = 86 under
-    the thesis evaluator); R6's 2-node optimum 59 is the slow test below."""
+    the thesis evaluator); R6's 2-node optimum 59 is the full tier's test below."""
     r3 = s93.r3()
     assert r3.asserted and r3.ok
     assert dlbkit.schedule(atmospheric(), 1, "round-robin", cost_model="thesis").makespan == 86.0
@@ -232,7 +232,7 @@ def rows_of(mod):
 
 
 def test_sinclair1993_lists_unbuilt_parts_as_reported_not_passing(monkeypatch):
-    monkeypatch.setattr(s93, "brute_force_two_nodes", lambda: (59.0, ()))  # the exhaustive search is the slow test's
+    monkeypatch.setattr(s93, "brute_force_two_nodes", lambda: (59.0, ()))  # the exhaustive search is the full tier's test
     monkeypatch.setattr(s93, "MILP_SECONDS", 0.2)
     monkeypatch.setattr(s93, "simulate_graph", _fast_sa(s93.simulate_graph))
     assert [c.claim[:3] for c in rows_of(s93)] == ["R9 ", "R10", "R11"]  # R3 and R8 are asserted (PD built)

@@ -17,8 +17,6 @@ def pid(_):
     return os.getpid()
 
 
-
-
 def spin(x):
     s = 0
     for i in range(2000 * (x % 4 + 1)):
@@ -104,8 +102,6 @@ def test_a_failing_step_stops_the_pool_and_closes_the_loop():
     with pytest.raises(DlbkitError, match="closed"):
         loop.map([1])
     loop.close()  # idempotent
-
-
 
 
 def test_a_balancer_raising_in_a_step_is_noted_as_in_map_and_closes_the_loop():

@@ -1,17 +1,17 @@
-"""Fuzzing the platform files ``dlbkit schedule --platform`` reads (issue 11, continued): the thesis
+"""Fuzzing the platform files ``dlbkit schedule --platform`` reads: the thesis
 simulator's ``.ntp`` network files (:func:`dlbkit.model.graph_costs.platform_from_ntp`) and platform
-TOMLs, which the schedule fuzzer of :mod:`test_fuzz_entries` gives one fixed, valid file. Valid
+TOMLs, which the schedule fuzzer of :mod:`test_entry_points_fuzz` gives one fixed, valid file. Valid
 ``.ntp`` files (bus, ring, hypercube, chain, written by :func:`write_ntp`) are mutated as text
-(:func:`test_fuzz_entries.mutated_text`: characters deleted, tokens such as ``nan``, ``1e400``,
+(:func:`test_entry_points_fuzz.mutated_text`: characters deleted, tokens such as ``nan``, ``1e400``,
 ``-1`` inserted, slices repeated); platform TOMLs (few nodes, several cores, an availability, a
 ring, mesh or ``edges`` topology, latency and bandwidth) are mutated as tables
-(:func:`test_fuzz_inputs.mutated`, :func:`test_fuzz_runs.edged`) or as text. Each is given to
+(:func:`experiments/test_bad_input_fuzz.mutated`, :func:`experiments/test_accepted_input_fuzz.edged`) or as text. Each is given to
 ``dlbkit schedule GRAPH --platform FILE`` with a cheap mapping balancer, both cost models and
-contention. The rule of the other CLI fuzzers (:func:`test_fuzz_entries._schedule_is_a_plan_or_one_line`):
+contention. The rule of the other CLI fuzzers (:func:`test_entry_points_fuzz._schedule_is_a_plan_or_one_line`):
 exit 0 with nothing on stderr and a finite makespan, or exit 2 with one ``dlbkit: error:`` line;
 never a traceback, a RuntimeWarning or a hang.
 
-Derandomized; the default run takes a few seconds, the long version is marked slow. Below, one
+Derandomized; the default run takes a few seconds, the full tier runs it at its full count. Below, one
 regression test per defect the fuzzing found.
 """
 
@@ -36,7 +36,7 @@ from support.fuzz_entries import (
 from support.fuzz_runs import edged
 from support.profiles import examples
 
-#: the mappers without a search (milp, annealing, tabu run up to their limits: test_fuzz_entries)
+#: the mappers without a search (milp, annealing, tabu run up to their limits: test_entry_points_fuzz)
 CHEAP = ["cpop", "elastic-force", "heft", "hlf", "linear-clustering", "max-k1-sum", "metis", "peft", "random-map",
          "round-robin"]
 

@@ -1,4 +1,4 @@
-"""Issue 11: bad input is one clear ConfigError from the CLI and the Python API alike; sizes are bounded
+"""Bad input is one clear ConfigError from the CLI and the Python API alike; sizes are bounded
 before work; arithmetic stays finite; files that are not UTF-8 are named; output does not mislead."""
 
 import math

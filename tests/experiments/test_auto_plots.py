@@ -1,4 +1,4 @@
-"""Issue 16, "recorded in the trace and drawn": a time-stepping experiment under ``balancer = "auto"``
+"""Recorded in the trace and drawn: a time-stepping experiment under ``balancer = "auto"``
 draws auto's choice and its predicted against measured makespan per step (``auto_<label>.png``, linked
 in the report), a Loop's Result offers the same figure, and a run without auto draws nothing new."""
 

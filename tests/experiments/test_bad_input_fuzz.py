@@ -1,4 +1,4 @@
-"""Fuzzing bad input (issue 11): valid experiment files, platforms and API calls, mutated (types, signs,
+"""Fuzzing bad input: valid experiment files, platforms and API calls, mutated (types, signs,
 NaN/inf, huge and tiny values, missing and unknown keys, bytes that are not UTF-8), must give one
 ConfigError — on the CLI one ``dlbkit: error:`` line and exit 2 — and never a traceback, never a
 hang, never a lost file. Derandomized (the same examples on every run) and bounded in time: the
@@ -32,17 +32,6 @@ from support.profiles import examples
 SHIPPED = ["demo", "haron_torus64_info", "osman_ring10", "sanchez2002_e2"]
 
 
-
-
-
-
-
-
-
-
-
-
-
 def bases() -> dict[str, dict]:
     out = {"tiny": tomllib.loads(TINY)}
     for name in SHIPPED:
@@ -51,14 +40,6 @@ def bases() -> dict[str, dict]:
 
 
 BASES = bases()
-
-
-
-
-
-
-
-
 
 
 BAD_BYTES = [b"\xff", b"\xfe\xff", b"\xc3\x28", b"\xe2\x82", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\x80"]
@@ -318,7 +299,6 @@ def test_task_trees_are_bounded(kind, depth, fanout, grain, seed):
         assert e.field.startswith("workload.")
         return
     assert t.expected_nodes() <= 10**8
-
 
 
 RUN_FLAGS = ["--items", "--balancer", "--param", "--workers", "--emulate", "--master", "--seed", "--record", "--out",

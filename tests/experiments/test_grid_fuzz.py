@@ -1,19 +1,19 @@
-"""Fuzzing ``[grid]`` parameter sweeps (issue 11, continued; docs/experiments.md): the experiments of
-:mod:`test_fuzz_runs` (every family, already small) and the tiny divisible one, given a ``[grid]`` of one
+"""Fuzzing ``[grid]`` parameter sweeps: the experiments of
+:mod:`experiments/test_accepted_input_fuzz` (every family, already small) and the tiny divisible one, given a ``[grid]`` of one
 to three keys. Keys are the experiment's own dotted paths (``workload.items``,
 ``platform.nodes[1].speed``, ``engine.info.period``, ...), the same path spelled twice
 (``nodes[01]``) or inside another key's table, and paths that are wrong (unknown names, an index past
 a list, bad syntax, roots that cannot be swept, ``info.*`` beside a balancer's own ``info``). Values
-are lists of edge values of the right kind (:data:`test_fuzz_runs.EDGE`, known names), weird values
-(:data:`test_fuzz_inputs.WEIRD`), a value twice, an empty list, no list, and long lists whose product
+are lists of edge values of the right kind (:data:`experiments/test_accepted_input_fuzz.EDGE`, known names), weird values
+(:data:`experiments/test_bad_input_fuzz.WEIRD`), a value twice, an empty list, no list, and long lists whose product
 passes the limits. Each experiment is loaded as drawn (under a deadline), and one the loader accepts
-is RUN as :func:`test_fuzz_runs.load_and_run` runs any accepted mutation (sizes in the grid's values
-capped as :func:`test_fuzz_runs.shrink` caps the tables): a ConfigError in one line, or finite
+is RUN as :func:`experiments/test_accepted_input_fuzz.load_and_run` runs any accepted mutation (sizes in the grid's values
+capped as :func:`experiments/test_accepted_input_fuzz.shrink` caps the tables): a ConfigError in one line, or finite
 results; never a ConfigError the loader should have given, another exception or a hang. A few
 accepted sweeps also go through ``dlbkit simulate EXP`` and :func:`dlbkit.run_experiment`, whose
 results.csv must have one row per run key.
 
-Derandomized; the default run takes a few seconds, the long version is marked slow. Below, one
+Derandomized; the default run takes a few seconds, the full tier runs it at its full count. Below, one
 regression test per defect the fuzzing found.
 """
 

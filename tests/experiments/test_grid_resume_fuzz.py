@@ -1,15 +1,14 @@
-"""``[grid]`` sweeps run in parallel and resumed (issue 11, continued; :mod:`test_fuzz_grid` loads and
-runs careless grids once, in this process): an accepted sweep run with ``dlbkit simulate --jobs 2``,
+"""``[grid]`` sweeps run in parallel and resumed: an accepted sweep run with ``dlbkit simulate --jobs 2``,
 with :func:`dlbkit.run_experiment` on a ``ThreadPoolExecutor`` or a ``ProcessPoolExecutor``, or
 resumed (run on a smaller grid then the whole one; or run, then some results.csv rows and PNG plots
 deleted or the last row cut short, then run again) writes results.csv with exactly one row per run
 key, each equal to the fresh serial sweep's row but for ``wall_s``, and the resumed directory holds
 the plots the first whole run wrote.
 
-The grids are :func:`test_fuzz_grid.gridded`'s mild ones (one or two of the experiment's own keys, its
+The grids are :func:`experiments/test_grid_fuzz.gridded`'s mild ones (one or two of the experiment's own keys, its
 own value and an edge value) over the tiny divisible sweep, an inline graph and the heterogeneous
 streams. Each example runs two to four sweeps (seconds): the default run is a few fixed examples,
-the drawn ones are marked slow.
+the drawn ones run at their full count in the full tier.
 """
 
 import copy

@@ -159,8 +159,6 @@ def test_run_experiment_bad_executor_names_the_field(tmp_path):
     assert e.value.field == "experiment"
 
 
-
-
 @pytest.mark.parametrize("args, words", [
     (["--executor", "ray"], ["--executor", "local, mpi, dask", "'ray'"]),
     (["--executor", "mpii"], ["--executor must be one of local, mpi, dask; got 'mpii' (did you mean 'mpi'?)"]),

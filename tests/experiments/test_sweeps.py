@@ -75,7 +75,6 @@ def test_summary_groups_by_label_and_point():
     assert row_b.split()[-1] == "10" and "±" not in row_b  # one repetition: the mean alone
 
 
-
 def test_the_verdict_names_the_winner_its_lead_and_whether_the_intervals_part():
     def stat(label, point, metric, mean, ci):
         return Stat(label, label, point, metric, 3, mean, 1.0, ci)
@@ -179,7 +178,6 @@ def test_balancer_engine_override_and_default_label(tmp_path):
     with pytest.raises(ConfigError) as e:
         tiny(tmp_path, TINY + '\n[[balancers]]\nname = "ss"\n')
     assert e.value.field == "balancers[2].label"
-
 
 
 def test_labels_that_are_one_file_name_are_refused(tmp_path):

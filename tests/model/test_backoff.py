@@ -1,4 +1,4 @@
-"""An idle node's back-off after failed requests (issue 11, class 3): the rule exactly and without
+"""An idle node's back-off after failed requests: the rule exactly and without
 overflow, the option checked where it is read, the simulated tree engine pacing its thieves by it, and
 the docs' tree example finishing with a bounded number of messages (counts, never times)."""
 
@@ -30,7 +30,7 @@ def test_the_delay_doubles_from_first_and_stops_at_longest_exactly():
 @pytest.mark.parametrize("k", [1025, 1026, 1100, 2000, 10**6, 10**30])
 def test_any_number_of_failures_gives_longest_without_overflow(k):
     with pytest.raises(OverflowError):
-        1e-4 * 2.0 ** (k - 1)  # the formula taken literally (issue 11, class 1)
+        1e-4 * 2.0 ** (k - 1)  # the formula taken literally
     assert backoff_delay(k, 1e-4, 5e-3) == 5e-3
     # the smallest first and the largest longest: exact powers of two until longest, then longest
     assert backoff_delay(k, 5e-324, 1.7e308) == (math.ldexp(1.0, k - 1075) if k <= 2098 else 1.7e308)

@@ -72,7 +72,7 @@ def test_json_round_trip_keeps_ids_weights_and_edges(g, tmp_path):
     assert (h.ids, h.loads, h.costs, h.edges, h.name) == (g.ids, g.loads, g.costs, g.edges, g.name)
 
 
-def test_the_issue_json_format_reads_loads_and_costs():
+def test_the_json_format_reads_loads_and_costs():
     d = {"tasks": [{"id": "a", "costs": [14, 16, 9]}, {"id": "b", "costs": [13, 19, 18]}],
          "edges": [{"from": "a", "to": "b", "data": 18}]}
     g = TaskGraph.from_dict(json.loads(json.dumps(d)))
@@ -169,7 +169,6 @@ def test_an_experiment_workload_table_builds_a_graph(tmp_path):
         graph_from_dict({"kind": "graph", "generator": "fft", "pointz": 4})
     with pytest.raises(ConfigError, match=r"exactly one of file"):
         graph_from_dict({"kind": "graph"})
-
 
 
 @pytest.mark.parametrize("name, end", [("layerd", "got 'layerd' (did you mean 'layered'?)"),

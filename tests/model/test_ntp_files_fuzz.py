@@ -1,4 +1,4 @@
-"""Thesis ``.ntp`` network files (issue 11, continued): :mod:`test_fuzz_schedule_platforms` runs
+"""Thesis ``.ntp`` network files: :mod:`test_schedule_platforms_fuzz` runs
 ``schedule`` on small mutated ones; here the loader itself
 (:func:`dlbkit.model.graph_costs.platform_from_ntp`), against a reference reading written plainly in
 this file, on files of every layout (one number a line, a row a line, everything on one line, blank
@@ -10,7 +10,7 @@ hops; a refusal is one ConfigError whose field names the file and, for an entry,
 it (``net.ntp:3000 distances[2][7]``). A file of 3 000 nodes (9 M numbers) loads in seconds and a
 few hundred MB; before, it took a minute and gigabytes, and an error named no line (a word that is
 not a number was shown as the file's first three words). Derandomized; the large files are checked
-once each (about 2 s), the long fuzz is marked slow.
+once each (about 2 s), the fuzz runs at its full count in the full tier.
 """
 
 import math

@@ -1,6 +1,6 @@
-"""A platform's own interconnect (issue 11, continued): ``Platform(nodes, Network(topology=<networkx
+"""A platform's own interconnect: ``Platform(nodes, Network(topology=<networkx
 graph>))`` took the caller's graph as it came, and ``{kind = "edges", edges = [...]}`` took a
-self-loop. The graphs of :func:`test_fuzz_topologies.own_graph` (random, kary, path, star; relabelled,
+self-loop. The graphs of :func:`sim/test_superstep_topologies_fuzz.own_graph` (random, kary, path, star; relabelled,
 a node too many or too few, directed, multi, a self-loop, a stale shape) are given to a platform. The
 rule: a ConfigError naming ``network.topology`` in one line, or a platform whose hop counts are finite
 and symmetric, whose neighbour lists are symmetric and self-free, and on which a small divisible loop

@@ -138,7 +138,7 @@ CLI_CASES = {  # the Tests section's bad input, each through an experiment file 
 
 
 @pytest.mark.parametrize("case", list(CLI_CASES))
-def test_every_bad_input_of_the_issue_from_the_command_line_is_one_line_and_exit_2(tmp_path, capsys, case):
+def test_every_bad_input_from_the_command_line_is_one_line_and_exit_2(tmp_path, capsys, case):
     workload, balancer, field = CLI_CASES[case]
     (tmp_path / "unsorted.csv").write_text("time,origin,demand\n1.0,a,1.0\n0.5,b,1.0\n")
     (tmp_path / "unknown.csv").write_text("time,origin,demand\n0.0,a,1.0\n0.5,zz,1.0\n")

@@ -51,15 +51,17 @@ def fast_rows():
 
 @pytest.fixture(scope="module")
 def reduced_rows():
-    """R9–R13 and the reported tables with REDUCED seeds."""
+    """R9–R13 and the reported tables with REDUCED seeds. The module's constants are put back (and
+    its caches cleared) as soon as the rows are made: the full run (``full_rows``), made later in the
+    same process when both tiers run, must see the module's own seeds, not the reduced ones."""
     with pytest.MonkeyPatch.context() as mp:
         for name, value in REDUCED.items():
             mp.setattr(repro, name, value)
         repro._e11.cache_clear()
         repro._per_ws_both.cache_clear()
         try:
-            yield [*repro._r9(), repro._r10(), *repro._r11(), *repro._r12(), *repro._r13(),
-                   *repro._reported_tables()]
+            return [*repro._r9(), repro._r10(), *repro._r11(), *repro._r12(), *repro._r13(),
+                    *repro._reported_tables()]
         finally:
             repro._e11.cache_clear()
             repro._per_ws_both.cache_clear()
@@ -239,7 +241,7 @@ def test_every_other_asserted_claim_holds(fast_rows, reduced_rows):
 
 # --- full reproduction (the full tier) -------------------------------------------------------------------------
 #: the full run takes ≈ 200 s of CPU (BENCHMARKS.md): 6 min wall on a shared 2-core machine, over the
-#: suite's 300 s hang guard, so the slow tests get their own
+#: suite's 300 s hang guard, so the full tier's tests get their own
 FULL_TIMEOUT = 1800
 
 @pytest.fixture(scope="module")

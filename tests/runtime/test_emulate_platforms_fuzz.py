@@ -1,17 +1,17 @@
-"""Mutated platform files as ``--emulate`` (issue 11, continued): :mod:`test_fuzz_inputs` mutates
+"""Mutated platform files as ``--emulate``: :mod:`experiments/test_bad_input_fuzz` mutates
 platform files and checks the loader alone; here a platform file the loader accepts is then RUN as
 an emulation, by :func:`dlbkit.run_map` (``emulate=path``, with or without a *master* node),
 ``dlbkit run --emulate`` and ``dlbkit cluster --emulate``. Small platforms (shipped ones cut to a
 few nodes, and one with every availability kind) are mutated as experiment files are (a value made
-weird, a key deleted or added, :func:`test_fuzz_runs.edged`'s edge values), then shrunk as
-:func:`test_fuzz_runs.shrink` shrinks an experiment (at most 4 nodes of a kind, at most 2 cores a
+weird, a key deleted or added, :func:`experiments/test_accepted_input_fuzz.edged`'s edge values), then shrunk as
+:func:`experiments/test_accepted_input_fuzz.shrink` shrinks an experiment (at most 4 nodes of a kind, at most 2 cores a
 node, speeds and availability levels and sojourns not finer than 0.1 / 0.05 s: a slower emulation of
 a valid platform is legitimately long, not a defect).
 
 The rule: a platform the loader refuses is a ConfigError naming a field (CLI: exit 2, one line); one
 it accepts runs every item once to the right results (CLI: exit 0), never a ConfigError the loader
 should have given, another exception, a non-finite time or a hang. Derandomized; the default run
-takes some seconds (real worker processes), the long version is marked slow.
+takes some seconds (real worker processes), the full tier runs it at its full count.
 """
 
 import json
@@ -35,8 +35,6 @@ from support.profiles import examples
 
 RUN_S = 60  # a run of a few items on at most 8 emulated workers takes a second or two
 MAX_WORKERS = 8  # emulated workers (processes) a run may start here: 2 cores are shared
-
-
 
 
 def bases() -> dict[str, dict]:
@@ -79,8 +77,6 @@ def _small(d) -> dict:
         if isinstance(n, dict) and isinstance(n.get("cores"), int) and not isinstance(n["cores"], bool) and n["cores"] > 2:
             n["cores"] = 2
     return d
-
-
 
 
 def _accepted(path) -> Platform | None:

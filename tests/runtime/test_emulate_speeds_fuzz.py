@@ -1,5 +1,5 @@
-"""Speed factors given to ``emulate=`` / ``--emulate`` (issue 11, continued):
-:mod:`test_fuzz_emulate_platforms` fuzzes platform files as emulations and :mod:`test_fuzz_mpi_entries`
+"""Speed factors given to ``emulate=`` / ``--emulate``:
+:mod:`runtime/test_emulate_platforms_fuzz` fuzzes platform files as emulations and :mod:`runtime/test_mpi_entries_fuzz`
 a few emulations under MPI; here lists of speed factors of every length and odd values, through every
 entry point: :func:`dlbkit.run_map`, :class:`dlbkit.Loop`, ``dlbkit run`` (local, and on real MPI
 ranks with ``--backend mpi --ranks 3``) and ``dlbkit cluster``.
@@ -10,7 +10,7 @@ naming ``--emulate``, exit 2, before any process starts); an accepted one runs e
 right results, and warns (one line on the CLI) exactly when a factor is above 1 or below
 :data:`~dlbkit.runtime.emulation.MIN_EMULATED_SPEED`. A run's factors are not below 1e-4 here (a
 factor of 1e-9 stretches every item 10⁹ times: that is what the warning is for, checked without a
-run). Derandomized; each MPI example is a job of a few seconds, the long variants are marked slow.
+run). Derandomized; each MPI example is a job of a few seconds, the full tier runs each property at its full count.
 """
 
 import json

@@ -1,6 +1,5 @@
 """Careless inputs to :func:`dlbkit.map`/``run_map``, :func:`dlbkit.graph`/``run_graph`` and
-:class:`dlbkit.Loop` on the MPI backend (issue 11, continued; :mod:`test_fuzz_spmd_mpi` does
-``run_spmd``). Real ``mpiexec -n 3`` jobs, each under a timeout (a hang fails the test with its
+:class:`dlbkit.Loop` on the MPI backend. Real ``mpiexec -n 3`` jobs, each under a timeout (a hang fails the test with its
 stderr), call them with careless arguments: the same on every rank (an unknown balancer or
 parameter, a worker count that is not the job's, an emulation of the wrong length, a record path that
 is a folder, a graph with a cycle) or different per rank (what a script computing its inputs per
@@ -16,7 +15,7 @@ arguments matter (docs/api.md, "Errors"); differing valid arguments are not comp
 used to leave the other ranks waiting for it forever.
 
 The default run is one job going through every case in turn (a few seconds); each case in its own
-job is marked slow.
+job is in the full tier.
 """
 
 import json
@@ -96,7 +95,7 @@ CASES = {
     "loop unknown balancer on rank 1": ("loop", dict(balancer="nope" if r == 1 else "ss")),
     "loop record is a folder on rank 0": ("loop", dict(record="." if r == 0 else None)),
     "loop bad items on rank 2": ("loop", dict(items=None if r == 2 else range(6))),
-    # --- spmd: one rank's own halo (the same careless value on every rank: test_fuzz_spmd_mpi)
+    # --- spmd: one rank's own halo (the same careless value on every rank: runtime/test_mpi_spmd_fuzz)
     "spmd halo per rank": ("spmd", dict(halo=2 if r == 1 else 1)),
     "spmd halo 0 on rank 1": ("spmd", dict(halo=0 if r == 1 else 1)),
 }

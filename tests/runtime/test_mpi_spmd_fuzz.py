@@ -1,5 +1,5 @@
-"""Careless inputs to :func:`dlbkit.run_spmd` on the MPI backend (issue 11, continued): the fuzzer of
-:mod:`test_fuzz_entries` calls run_spmd on local processes only. Here a few real ``mpiexec -n 3`` jobs
+"""Careless inputs to :func:`dlbkit.run_spmd` on the MPI backend: the fuzzer of
+:mod:`test_entry_points_fuzz` calls run_spmd on local processes only. Here a few real ``mpiexec -n 3`` jobs
 (each under a timeout, so a hang fails the test) call it with one careless argument each: on every
 rank the same (a bad balancer, window or parameter; a halo too wide, a domain too small or empty,
 an emulation of the wrong length, a record path that is a folder) or different per rank (each rank its
@@ -7,7 +7,7 @@ own domain, iteration count, balancer, halo: what a script computing its inputs 
 The rule: the job ends, every rank reports, and either every rank reports the same ConfigError
 naming the argument (rank 0's verdict, shared: the other ranks may instead exit with one line
 "rank 0 rejected the run"), or every rank holds rank 0's result; never a hang or a traceback-only
-exit. Each job takes a few seconds; the sweep of cases is marked slow.
+exit. Each job takes a few seconds; the sweep of cases is in the full tier.
 """
 
 import json

@@ -1,5 +1,5 @@
 """Careless inputs to :func:`dlbkit.tree`/``run_tree`` and :class:`dlbkit.Cluster` on the MPI backend
-(issue 11, continued; :mod:`test_fuzz_mpi_entries` does map, graph, Loop and spmd, with the same rule):
+(:mod:`runtime/test_mpi_entries_fuzz` does map, graph, Loop and spmd, with the same rule):
 real ``mpiexec -n 3`` jobs, each under a timeout, call them with careless arguments, the same on every
 rank (an unknown balancer, parameter or information model, a worker count that is not the job's, an
 emulation of the wrong length, a topology that does not fit, ``better`` without a bound, a seed < 0,
@@ -13,7 +13,7 @@ ranks leaving it with status 0 at shutdown (then the next case: clusters run one
 one job). Never a hang.
 
 The default run is one job going through every case in turn (a few seconds); each case alone in its
-job is marked slow.
+job is in the full tier.
 """
 
 import pytest

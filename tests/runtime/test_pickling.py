@@ -92,7 +92,6 @@ def test_unpicklable_says_why():
     assert unpicklable(threading.Lock()) == "TypeError: cannot pickle '_thread.lock' object"
 
 
-
 def refuse_3(x):
     if x == 3:
         raise ConfigError("size", x, "an even number")

@@ -366,7 +366,7 @@ def test_mpi_backend_counts_on_every_rank_and_fails_cleanly(tmp_path):
                          p.stderr), p.stderr
 
 
-# --- a long sequential phase: failed steals back off without overflow (issue 11, class 1) -----------
+# --- a long sequential phase: failed steals back off without overflow -----------
 def test_steal_backoff_is_capped_without_overflow():
     from dlbkit.runtime.families.tree_coordinator import STEAL_BACKOFF_S, steal_backoff
 

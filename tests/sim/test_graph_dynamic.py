@@ -37,7 +37,7 @@ GRAPHS = [topcuoglu10(), atmospheric(), layered(40, width=6, seed=3)]
 @pytest.mark.parametrize("name", MAPPERS)
 @pytest.mark.parametrize("cost_model", ["standard", "thesis"])
 def test_static_plans_take_the_evaluators_times_on_the_dynamic_engine(name, cost_model):
-    """Issue 13: the evaluator agrees with the engine on static plans (constant availability)."""
+    """The evaluator agrees with the engine on static plans (constant availability)."""
     for g in GRAPHS:
         for nodes in (3, _hetero()):
             if g.costs is not None and not isinstance(nodes, int):

@@ -1,4 +1,4 @@
-"""Progress inside one simulation (issue 11, class 3): every engine's ``progress(done, total)``.
+"""Progress inside one simulation: every engine's ``progress(done, total)``.
 
 The throttle (dlbkit.sim.progress) is switched off here (every completion is reported), so the tests
 see every call and depend on no clock: the counts never decrease, end at the total, and the run is

@@ -1,4 +1,4 @@
-"""Custom Cray T3D cost models in the superstep engine (issue 11, continued): :mod:`test_fuzz_entries`
+"""Custom Cray T3D cost models in the superstep engine: :mod:`test_entry_points_fuzz`
 fuzzes :func:`~dlbkit.sim.superstep.simulate_superstep`'s arguments with the default cost model; here
 the *cost* argument itself: a :class:`~dlbkit.sim.t3d.T3D` with one to three of its constants set to
 zero, a tiny or huge time, a negative, NaN or inf, a string, a list or an array (a wrong shape), and

@@ -1,6 +1,6 @@
-"""Fuzzing the superstep (BSP) engine's own interconnects (issue 11, continued): the caller's
+"""Fuzzing the superstep (BSP) engine's own interconnects: the caller's
 ``networkx`` graph as ``simulate_superstep(topology=)``, which the other superstep fuzzer
-(:mod:`test_fuzz_entries`, named topologies only) does not reach. Random graphs on p processors
+(:mod:`test_entry_points_fuzz`, named topologies only) does not reach. Random graphs on p processors
 (none to every edge, disconnected ones too), then mutated the ways a caller's graph goes wrong: nodes
 relabelled (1..p, strings, shuffled), a node too many or too few, a ``DiGraph`` or ``MultiGraph``, a
 self-loop, a ``dims``/``wrap`` shape that does or does not describe the graph (what
@@ -9,7 +9,7 @@ rule of the other fuzzers: a ConfigError naming ``topology`` in one line, or a r
 every task once with a finite total, the same on a second run with the same seed; never another
 exception (numpy's RuntimeWarnings are errors here) or a hang.
 
-Derandomized; the default run takes a few seconds, the long version is marked slow. Below, one
+Derandomized; the default run takes a few seconds, the full tier runs it at its full count. Below, one
 regression test per defect the fuzzing found.
 """
 

@@ -24,7 +24,7 @@ from support.profiles import examples
 DATA = Path(dlbkit.__file__).parent / "data"
 
 
-HANG_S = 20  # any single validation taking longer is a hang (they take milliseconds)
+VALIDATION_S = 20  # any single validation taking longer is a hang (they take milliseconds)
 
 
 FUZZ = settings(max_examples=examples(120), deadline=None, derandomize=True, database=None,
@@ -37,7 +37,7 @@ class Hang(Exception):
 
 
 @contextmanager
-def deadline(seconds: float = HANG_S):
+def deadline(seconds: float = VALIDATION_S):
     """Raise :class:`Hang` in the block if it runs longer than *seconds* (SIGALRM: main thread only)."""
     def on_alarm(signum, frame):
         raise Hang(f"no answer within {seconds} s")

@@ -22,7 +22,6 @@ from support.fuzz_runs import (
     FLOOR,
     NAMES,
     shrink,
-    workdir,  # noqa: F401 (fixtures)
 )
 
 BASES = {**RUN_BASES, "tiny": {**tomllib.loads(TINY), "repetitions": 1}}

@@ -35,10 +35,6 @@ def test_every_dls_technique_is_registered():
     assert EXPECTED <= set(CHUNKING)
 
 
-
-
-
-
 def test_min_chunk_zero_is_rejected_with_field_and_value():
     with pytest.raises(ConfigError) as err:
         make("gss", {"min_chunk": 0})

@@ -16,7 +16,7 @@ from dlbkit.sim.graph import evaluate, simulate_graph
 
 from support.profiles import examples
 
-MAPPERS = sorted(n for n, c in REGISTRY.items() if c.kind == "mapping")  # pd (graph-online): test_graph_dynamic
+MAPPERS = sorted(n for n, c in REGISTRY.items() if c.kind == "mapping")  # pd (graph-online): sim/test_graph_dynamic
 
 
 def test_the_mapping_kind_has_its_balancers():

@@ -26,10 +26,6 @@ def test_the_first_migration_balancers_are_registered_under_their_names():
     assert all(REGISTRY[n].kind == "migration" for n in MIGRATION)
 
 
-
-
-
-
 @pytest.mark.parametrize("name", MIGRATION)
 def test_randomised_rules_refuse_to_start_without_the_engines_generator(name):
     with pytest.raises(ConfigError, match="rng"):
