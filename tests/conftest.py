@@ -6,6 +6,8 @@ The tiers (README, "The two commands"): ``make test`` runs every test not marked
 CI runs. Helpers shared by several test modules live in :mod:`support`, never in a test module.
 """
 
+import signal
+
 import numpy as np
 import pytest
 from hypothesis import settings
@@ -20,6 +22,13 @@ from support.processes import Watch
 # this) switches to the full tier
 profiles.register()
 settings.load_profile(profiles.FAST)
+
+# A shell starts a background job (`make test-all &`, nohup in a script, a CI runner's step) with SIGINT
+# ignored, and an ignored signal stays ignored in every process started from it: the tests that press
+# Ctrl-C on a child (a map, a Cluster's client, an mpiexec job) then saw it ignored and failed or hung,
+# which read as "fails under load". The suite runs as if started from a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture

@@ -35,6 +35,7 @@ from dlbkit.errors import ConfigError
 from dlbkit.model.platform import MAX_NODES
 from dlbkit.sim.superstep import simulate_superstep
 
+from support import HANG_S
 from support.fuzz import FLAG_TEXT, FUZZ, WEIRD, deadline
 from support.fuzz_entries import (
     _schedule_is_a_plan_or_one_line,
@@ -199,7 +200,7 @@ def _spmd_equals_serial(rows, cols, iterations, workers, halo, window, balancer,
     domain = (np.random.default_rng(seed).random(shape) * 100).astype(dtype)
     step = smooth if halo == 1 else smooth2
     try:
-        with deadline(60):
+        with deadline(HANG_S, wall=True):  # real worker processes
             r = dlbkit.run_spmd(step, domain, iterations=iterations, workers=workers, halo=halo, window=window,
                                 balancer=balancer, seed=seed, progress=False)
     except ConfigError as e:  # a combination the runtime refuses must say so before any process
@@ -229,7 +230,7 @@ def _spmd_bad_argument(data, key):
     kwargs = {"iterations": 2, "workers": 2, "progress": False}
     kwargs[key] = value
     try:
-        with deadline(30):
+        with deadline(HANG_S, wall=True):  # it may start worker processes
             r = dlbkit.run_spmd(smooth, np.arange(10.0), **kwargs)
     except ConfigError as e:
         # named as the field, or in what is allowed (a halo too wide for the domain names both)

@@ -112,7 +112,7 @@ def _emulated_platform_runs(d: dict, tmp_path, capsys, how: str) -> str:
         warnings.simplefilter("ignore")  # emulated speeds above 1 (DlbkitWarning), documented
         warnings.simplefilter("error", RuntimeWarning)
         try:
-            with deadline(RUN_S):
+            with deadline(RUN_S, wall=True):
                 if how.startswith("api"):
                     r = dlbkit.run_map(square, range(12), emulate=str(path), master=master, seed=1, progress=False)
                     assert r.results == [x * x for x in range(12)]

@@ -83,7 +83,7 @@ def _speeds_through(entry: str, speeds: list, capsys) -> str:
         field = refusal(speeds, None)
         argv = (["run", "support.fuzz_emulate:square", "--items", "7", "--no-progress"] if entry == "cli run"
                 else ["cluster", "support.fuzz_emulate:square", "--jobs", "4", "--rate", "1000"])
-        with deadline(RUN_S):
+        with deadline(RUN_S, wall=True):
             # "--emulate=" and "--emulate -1e-09" alike (test_a_negative_factor_after_the_flag_reaches_dlbkits_check)
             code = main(argv + [f"--emulate={text}", "--seed", "1"])
         err = capsys.readouterr().err.strip("\n").splitlines()
@@ -103,7 +103,7 @@ def _speeds_through(entry: str, speeds: list, capsys) -> str:
         warnings.simplefilter("always", DlbkitWarning)
         warnings.simplefilter("error", RuntimeWarning)
         try:
-            with deadline(RUN_S):
+            with deadline(RUN_S, wall=True):
                 if entry == "api":
                     r = dlbkit.run_map(square, items, emulate=speeds, seed=1, progress=False)
                     got = r.results
