@@ -69,7 +69,8 @@ def main() -> None:
     for (t, c), v in times.items():
         print(f"{t:8} {c:16} {min(v):8.3f} {statistics.median(v):9.3f}")
     for t, src in trees.items():
-        print(f"{t:8} -X importtime dlbkit (best): {min(imports[t]):.3f} s; loads: {' '.join(loaded(src)) or 'none of them'}")
+        heavy = " ".join(loaded(src)) or "none of them"
+        print(f"{t:8} -X importtime dlbkit (best): {min(imports[t]):.3f} s; loads: {heavy}")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ from dlbkit.experiments import runner as runner_mod
 
 from support.mpi import run_job
 from support.profiles import examples
-from support.sweeps import MPI_TIMEOUT, SRC, by_key, csv_rows, dask_client, dlbkit_cmd, local, needs_mpi, tiny  # noqa: F401 (fixtures)
+from support.sweeps import MPI_TIMEOUT, SRC, by_key, csv_rows, dlbkit_cmd, needs_mpi
+from support.sweeps import dask_client, local, tiny  # noqa: F401 (fixtures)
 
 # its module fixtures (a Dask LocalCluster) are made once: every test of the module on one xdist worker
 pytestmark = pytest.mark.xdist_group("dask_resume")

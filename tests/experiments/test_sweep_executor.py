@@ -21,7 +21,8 @@ from dlbkit.experiments import load_experiment, run_seed, run_sweep, summarise, 
 from dlbkit.experiments import runner as runner_mod
 
 from support.profiles import examples
-from support.sweeps import MPI_TIMEOUT, MPIEXEC, SRC, by_key, csv_rows, dask_client, dlbkit_cmd, local, needs_mpi, tiny  # noqa: F401 (fixtures)
+from support.sweeps import MPI_TIMEOUT, MPIEXEC, SRC, by_key, csv_rows, dlbkit_cmd, needs_mpi
+from support.sweeps import dask_client, local, tiny  # noqa: F401 (fixtures)
 
 # its module fixtures (a Dask LocalCluster) are made once: every test of the module on one xdist worker
 pytestmark = pytest.mark.xdist_group("dask_sweeps")

@@ -1,9 +1,9 @@
 """Invariants of the task-graph family on platforms: every task run once, precedence with the transfer
 time respected, one task at a time per processor, the makespan never below the critical-path bound.
 
-balancers/mapping/test_mappers.py's property checks every mapper on processor counts (precedence by start times only);
-sim/test_graph_dynamic.py and balancers/graph_online/test_heft_replan.py the online mappers. Here every static mapper on a
-heterogeneous platform with a network (static engine, both cost models), every mapper and online mapper
+balancers/mapping/test_mappers.py's property checks every mapper on processor counts (precedence by
+start times only); sim/test_graph_dynamic.py and balancers/graph_online/test_heft_replan.py the online
+mappers. Here every static mapper on a heterogeneous platform with a network (static engine, both cost models), every mapper and online mapper
 on the dynamic engine with a node losing its CPU, the same seed giving the same trace, and real runs
 (dlbkit.run_graph) under every mapper returning the sequential results, each task once.
 """

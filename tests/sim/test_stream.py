@@ -16,35 +16,13 @@ from dlbkit.model.stream import Burst, Demand, Stream
 from dlbkit.sim.stream import simulate_stream
 
 from support.profiles import examples
+from support.streams import check_served_once_fifo
 
 
 def hetero(n=6, latency=1e-3):
     return Platform([Node(f"n{i}", speed=1.0 + i % 3, cores=1 + i % 2,
                           availability=Pulse(start=2.0, duration=5.0, level=0.3) if i == 0 else 1.0)
                      for i in range(n)], Network(latency=latency, bandwidth=1e6))
-
-
-def check_served_once_fifo(tr, w_tasks, slots):
-    iv = tr.intervals()
-    assert sorted(iv["first"].tolist()) == list(range(w_tasks))  # every task once
-    assert np.all(iv["t_start"] >= iv["t_ask"] - 1e-12) and np.all(iv["t_end"] > iv["t_start"])
-    for j in range(tr.n_nodes):
-        m = iv["node"] == j
-        order = np.lexsort((iv["first"][m], iv["t_ask"][m]))  # arrival at the node, then task id
-        assert np.all(np.diff(iv["t_start"][m][order]) >= -1e-12)  # first in, first started
-        # never more tasks running than slots
-        ev = sorted([(t, 1) for t in iv["t_start"][m]] + [(t, -1) for t in iv["t_end"][m]], key=lambda x: (x[0], x[1]))
-        run = 0
-        for _, dx in ev:
-            run += dx
-            assert run <= slots[j]
-    s = tr.series
-    done = s["job_done"]
-    assert np.all(np.isfinite(done))
-    for b in range(len(done)):
-        f, k = s["job_first"][b], s["job_width"][b]
-        mine = np.isin(iv["first"], np.arange(f, f + k))
-        assert done[b] == iv["t_end"][mine].max() and iv["t_ask"][mine].min() >= s["job_time"][b]
 
 
 @settings(max_examples=examples(25), deadline=None)

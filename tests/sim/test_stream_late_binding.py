@@ -16,32 +16,7 @@ from dlbkit.model.stream import Demand, Stream
 from dlbkit.sim.stream import simulate_stream
 
 from support.profiles import examples
-
-
-def check_served_once_fifo_up_to_a_round_trip(tr, w_tasks, slots, round_trip):
-    """tests/sim/test_stream.py's check, but a slot is claimed in FIFO order of the reservations
-    (t_ask), and its task starts one round trip later unless its origin is the node itself: so the
-    starts are in t_ask order up to *round_trip*."""
-    iv = tr.intervals()
-    assert sorted(iv["first"].tolist()) == list(range(w_tasks))  # every task once
-    assert np.all(iv["t_start"] >= iv["t_ask"] - 1e-12) and np.all(iv["t_end"] > iv["t_start"])
-    for j in range(tr.n_nodes):
-        m = iv["node"] == j
-        order = np.lexsort((iv["first"][m], iv["t_ask"][m]))
-        starts = iv["t_start"][m][order]
-        assert np.all(starts >= np.maximum.accumulate(starts) - round_trip - 1e-12)
-        ev = sorted([(t, 1) for t in iv["t_start"][m]] + [(t, -1) for t in iv["t_end"][m]])
-        run = 0
-        for _, dx in ev:
-            run += dx
-            assert run <= slots[j]
-    s = tr.series
-    done = s["job_done"]
-    assert np.all(np.isfinite(done))
-    for b in range(len(done)):
-        f, k = s["job_first"][b], s["job_width"][b]
-        mine = np.isin(iv["first"], np.arange(f, f + k))
-        assert done[b] == iv["t_end"][mine].max() and iv["t_ask"][mine].min() >= s["job_time"][b]
+from support.streams import check_served_once_fifo
 
 
 def two_nodes(latency=0.1):
@@ -99,7 +74,7 @@ def test_late_binding_conserves_jobs_and_keeps_fifo_order(seed, width, rate, d, 
     p = hetero()
     w = Stream(rates=rate, jobs=40, width=width, demand=Demand("lognormal", mean=0.7, sigma=0.5))
     tr = simulate_stream(p, w, make("batch-sampling", {"d": d, "late_binding": True}), seed=seed, info=info)
-    check_served_once_fifo_up_to_a_round_trip(tr, 40 * width, [nd.cores for nd in p.nodes], 2e-3)
+    check_served_once_fifo(tr, 40 * width, [nd.cores for nd in p.nodes], round_trip=2e-3)
 
 
 def test_late_binding_same_seed_same_trace():
@@ -170,7 +145,7 @@ def test_a_job_wider_than_the_platform_gets_a_reservation_per_task():
     bs = BatchSampling(d=2, late_binding=True)
     w = Stream(rates=0.2, jobs=50, width=4)
     tr = simulate_stream(p, w, bs, seed=2, warmup=0.0)
-    check_served_once_fifo_up_to_a_round_trip(tr, 200, [1, 1, 1], 2 * 0.01)
+    check_served_once_fifo(tr, 200, [1, 1, 1], round_trip=2 * 0.01)
     from dlbkit.model.view import StreamView
     view = StreamView(3, queue=[0] * 3, slots=[1] * 3, speeds=[1.0] * 3, updated_at=[0.0] * 3)
     bs.start(view, np.random.default_rng(0))

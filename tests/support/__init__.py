@@ -10,7 +10,8 @@
   :mod:`support.fuzz_emulate`, :mod:`support.fuzz_topologies`: what the fuzzers of accepted inputs,
   grids, entry points, emulations and interconnects share;
 - :mod:`support.sweeps`: sweeps on executors (a Dask client, the local reference rows);
-- :mod:`support.loop_jobs`: functions and balancers that ``Loop``'s tests run in workers and MPI jobs.
+- :mod:`support.loop_jobs`: functions and balancers that ``Loop``'s tests run in workers and MPI jobs;
+- :mod:`support.streams`: checks of a stream engine's trace.
 
 Scripts that tests run in subprocesses or under ``mpiexec`` import these with :data:`TESTS` (the
 ``tests`` folder) on ``sys.path``.

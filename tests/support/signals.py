@@ -20,7 +20,8 @@ import time
 GATE_TIMEOUT_S = 60.0  # liveness only: a gate not opened by then is a failure, not a wait for ever
 
 
-def signal_when(caller: str, callee: str, signum: int | None = signal.SIGTERM, *, marker: str | os.PathLike | None = None,
+def signal_when(caller: str, callee: str, signum: int | None = signal.SIGTERM, *,
+                marker: str | os.PathLike | None = None,
                 nth: int = 1):
     """A profile hook (for :func:`sys.setprofile`) that raises *signum* in this process once, as a
     function named *caller* calls one named *callee* for the *nth* time: a Python function (a "call"

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     import networkx as nx
 
 __all__ = ["KINDS", "build", "hop_matrix", "topology_from_dict", "parse", "dims_create", "kary_ncube",
-           "neighbour_lists", "edge_colouring", "given_graph", "diameter", "is_complete", "Others", "complete_neighbours", "LIST_NODES",
-           "is_networkx"]
+           "neighbour_lists", "edge_colouring", "given_graph", "diameter", "is_complete", "Others", "complete_neighbours",
+           "LIST_NODES", "is_networkx"]
 
 KINDS = ("complete", "chain", "ring", "mesh", "torus", "hypercube", "star", "edges")
 

@@ -26,7 +26,8 @@ Rules, as handlers on the :class:`~dlbkit.sim.kernel.Kernel`:
 **Hot loop.** The arrival handler inlines :func:`~dlbkit.balancers.decide.place` for a single task
 without recording (``balancer.place(view)`` and the check that the answer is a node: an answer that
 is not a plain int goes to :func:`~dlbkit.balancers.decide.checked_node`, which checks it as
-:func:`~dlbkit.balancers.decide.place` would without asking again; any other case calls the function); ``tests/sim/test_stream.py`` compares both paths' traces.
+:func:`~dlbkit.balancers.decide.place` would without asking again; any other case calls the function);
+``tests/sim/test_stream.py`` compares both paths' traces.
 
 **Fast path.** With exact information, one task per job, every node one slot of rate 1 (speed ×
 constant availability) and nominal speed 1 (a job's ideal time is its demand), no transfer time, demands > 0, no queue samples, no trace intervals or
