@@ -1,6 +1,6 @@
 # make demo  — create .venv, install dlbkit, run the main job (simulated comparison + report in out/demo)
 # make test  — create .venv, install dlbkit with test extras, check the import layers, run the fast tier
-# make test-all — the same, then every test (the full tier: what CI runs)
+# make test-all — the same over every test, both tiers, hypothesis at full counts (what CI runs)
 # make bench — run the benchmark scripts (figures go in BENCHMARKS.md by hand)
 PYTHON ?= python3
 VENV   ?= .venv
