@@ -88,20 +88,20 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: the names themselves
-    from .advise import advise
-    from .api import Result, Schedule, schedule, simulate
-    from .balancers import (Balancer, ChunkingBalancer, MigrationBalancer, PlacementBalancer, RepartitionBalancer,
+    from dlbkit.advise import advise
+    from dlbkit.api import Result, Schedule, schedule, simulate
+    from dlbkit.balancers import (Balancer, ChunkingBalancer, MigrationBalancer, PlacementBalancer, RepartitionBalancer,
                             Taxonomy, Transfer)
-    from .balancers.registry import REGISTRY, make, register
-    from .cluster import Cluster
-    from .errors import ConfigError, DlbkitError, DlbkitWarning, TaskError
-    from .experiments.runner import run_experiment
-    from .loop import Loop
-    from .model import (Constant, CostModel, Divisible, FlatTasks, LoopView, Markov, Network, Node, Platform, Pulse,
+    from dlbkit.balancers.registry import REGISTRY, make, register
+    from dlbkit.cluster import Cluster
+    from dlbkit.errors import ConfigError, DlbkitError, DlbkitWarning, TaskError
+    from dlbkit.experiments.runner import run_experiment
+    from dlbkit.loop import Loop
+    from dlbkit.model import (Constant, CostModel, Divisible, FlatTasks, LoopView, Markov, Network, Node, Platform, Pulse,
                         Recorded, Spmd, SpmdView, Step, TaskGraph, TaskTree, Trace, TreeView)
-    from .model.stream import Demand, Stream
-    from .model.view import StreamView
-    from .replay import replay
-    from .run_api import (GraphResult, RunResult, SpmdResult, TreeResult, graph, map, run_graph, run_map, run_spmd,
+    from dlbkit.model.stream import Demand, Stream
+    from dlbkit.model.view import StreamView
+    from dlbkit.replay import replay
+    from dlbkit.run_api import (GraphResult, RunResult, SpmdResult, TreeResult, graph, map, run_graph, run_map, run_spmd,
                           run_tree, spmd, tree)
-    from .runtime import Emulation, load_trace, save_trace
+    from dlbkit.runtime import Emulation, load_trace, save_trace

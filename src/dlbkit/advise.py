@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from .balancers.chunking.auto import Auto
-from .errors import ConfigError
-from .model.steps import n_steps, step_trace
-from .model.trace import Trace
-from .replay import _as_trace, estimate
-from .sim.auto import measured_speeds, predict
-from .sim.divisible import simulate_divisible
+from dlbkit.balancers.chunking.auto import Auto
+from dlbkit.errors import ConfigError
+from dlbkit.model.steps import n_steps, step_trace
+from dlbkit.model.trace import Trace
+from dlbkit.replay import _as_trace, estimate
+from dlbkit.sim.auto import measured_speeds, predict
+from dlbkit.sim.divisible import simulate_divisible
 
 __all__ = ["advise", "plot_auto", "format_advice"]
 
@@ -95,7 +95,7 @@ def plot_auto(trace: Trace | str | Path, ax: Any = None):
     the balancer used), the prediction for that balancer (crosses), evaluations (vertical lines).
     The drawing is :func:`dlbkit.plots.auto_steps` (also an experiment's ``auto_<label>.png``);
     this returns the Axes."""
-    from .plots import auto_steps
+    from dlbkit.plots import auto_steps
 
     fig = auto_steps(_as_trace(trace), ax)
     return ax if ax is not None else fig.axes[0]

@@ -7,13 +7,13 @@ from numbers import Integral
 from pathlib import Path
 from typing import Any, Mapping
 
-from . import families
-from .balancers.base import Balancer
-from .balancers.registry import resolve
-from .errors import ConfigError, closest
-from .model.availability import Pulse, Recorded, Step
-from .model.platform import Platform
-from .results import Result
+from dlbkit import families
+from dlbkit.balancers.base import Balancer
+from dlbkit.balancers.registry import resolve
+from dlbkit.errors import ConfigError, closest
+from dlbkit.model.availability import Pulse, Recorded, Step
+from dlbkit.model.platform import Platform
+from dlbkit.results import Result
 
 __all__ = ["simulate", "Result", "UnusedAvailabilityWarning", "unused_availability", "schedule", "Schedule"]
 
@@ -156,9 +156,9 @@ def schedule(graph: Any, nodes: Any, balancer: Any = "heft", *, params: Mapping[
     >>> dlbkit.schedule(topcuoglu10(), 3, "heft").makespan
     80.0
     """
-    from .model.graph import TaskGraph
-    from .model.topology import is_networkx
-    from .sim.graph import simulate_graph
+    from dlbkit.model.graph import TaskGraph
+    from dlbkit.model.topology import is_networkx
+    from dlbkit.sim.graph import simulate_graph
     if isinstance(graph, (str, Path)):
         graph = TaskGraph.read(graph)
     elif is_networkx(graph, "DiGraph"):
@@ -166,7 +166,7 @@ def schedule(graph: Any, nodes: Any, balancer: Any = "heft", *, params: Mapping[
     elif not isinstance(graph, TaskGraph):
         raise ConfigError("graph", type(graph).__name__, "a TaskGraph, a .json/.stg/.adg path or a networkx.DiGraph")
     if isinstance(nodes, (str, Path)):
-        from .model.graph_costs import platform_from_ntp
+        from dlbkit.model.graph_costs import platform_from_ntp
         nodes = platform_from_ntp(nodes) if str(nodes).lower().endswith(".ntp") else Platform.from_toml(nodes)
     b = resolve(balancer, dict(params or {}), kind="mapping")
     trace = simulate_graph(nodes, graph, b, seed=seed, cost_model=cost_model, contention=contention)

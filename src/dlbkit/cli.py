@@ -37,7 +37,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .errors import ConfigError, DlbkitError, closest
+from dlbkit.errors import ConfigError, DlbkitError, closest
 
 __all__ = ["main", "build_parser"]
 
@@ -47,7 +47,7 @@ KINDS = ("chunking", "placement", "migration", "repartition", "mapping", "graph-
 
 def balancer_kinds() -> list[str]:
     """The kinds of KINDS that have at least one registered balancer (what ``--kind`` offers)."""
-    from .balancers import registry
+    from dlbkit.balancers import registry
 
     have = {c.kind for c in registry.REGISTRY.values()}
     return [k for k in KINDS if k in have] + sorted(have - set(KINDS))
@@ -120,7 +120,7 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
     """The ``dlbkit`` parser and its commands. *lazy*: each command's arguments are added when that
     command is parsed, not here (:func:`main`: ``dlbkit --help`` and a command import only what
     they use; the help printed is the same)."""
-    from . import __version__
+    from dlbkit import __version__
 
     p = _Parser(prog="dlbkit", description="Dynamic load balancing on heterogeneous, non-dedicated clusters: "
                                             "simulate, compare, benchmark and reproduce.")
@@ -195,7 +195,7 @@ def _families_arguments(f: argparse.ArgumentParser) -> None:
 
 
 def _bench_arguments(bn: argparse.ArgumentParser) -> None:
-    from .sim.bench import MODELS
+    from dlbkit.sim.bench import MODELS
 
     bn.add_argument("model", choices=sorted(MODELS), help="reference model")
     bn.add_argument("--workers", "-P", type=int, metavar="P", help="number of workers (m1, m2)")
@@ -213,7 +213,7 @@ def _bench_arguments(bn: argparse.ArgumentParser) -> None:
 
 
 def _reproduce_arguments(r: argparse.ArgumentParser) -> None:
-    from .reproduce import REPRODUCTIONS
+    from dlbkit.reproduce import REPRODUCTIONS
 
     r.add_argument("name", metavar="NAME", help="reproduction name: " + ", ".join(sorted(REPRODUCTIONS)))
     r.add_argument("--json", action="store_true",
@@ -281,7 +281,7 @@ class RunBar:
         if not self.enabled or (self.drawn and self.bar is None):
             return
         if self.bar is None:
-            from .runtime.progress import Progress
+            from dlbkit.runtime.progress import Progress
 
             self.bar = Progress(total, True, self.stream, unit=self.unit)
             self.drawn = True
@@ -317,7 +317,7 @@ class SweepBar:
             self.run.close()
             return
         if self.bar is None:  # drawn from the first finished run, when the total is known
-            from .runtime.progress import Progress
+            from dlbkit.runtime.progress import Progress
 
             self.bar = Progress(total, True, self.stream, unit="runs")
         self.bar.total = total
@@ -349,13 +349,13 @@ def find_experiment(name: str) -> Path:
 
 
 def _cmd_simulate(args) -> int:
-    from .api import UnusedAvailabilityWarning
-    from .experiments.batching import check_batch
-    from .experiments.executors import SERVED, check_executor, open_executor
+    from dlbkit.api import UnusedAvailabilityWarning
+    from dlbkit.experiments.batching import check_batch
+    from dlbkit.experiments.executors import SERVED, check_executor, open_executor
 
     rank = _env_rank()  # under mpiexec every rank checks the same arguments: rank 0 alone says what is wrong
     try:
-        from .runtime.backends.local import check_workers
+        from dlbkit.runtime.backends.local import check_workers
         check_workers(args.jobs, "--jobs", more="--executor mpi or dask")  # >= 1, and processes that can start
         check_executor(args.executor, jobs=args.jobs, scheduler=args.scheduler)
         args.batch = check_batch(args.batch, "--batch")
@@ -375,7 +375,7 @@ def _cmd_simulate(args) -> int:
 
 
 def _simulate(args, executor, where: str) -> int:
-    from .experiments import format_table, format_verdict, load_experiment, run_sweep, summarise, write_outputs
+    from dlbkit.experiments import format_table, format_verdict, load_experiment, run_sweep, summarise, write_outputs
 
     path = find_experiment(args.experiment)
     try:
@@ -439,7 +439,7 @@ def master_role(exp) -> str:
 
 def _unused_availability(exp, rows) -> list[str]:
     """Nodes whose availability changes only after the longest run of the sweep ended."""
-    from .api import unused_availability
+    from dlbkit.api import unused_availability
 
     spans = [float(r["makespan"]) for r in rows if r.get("status", "ok") == "ok"]
     if not spans or not all(math.isfinite(x) for x in spans):
@@ -508,7 +508,7 @@ def balancer_info(cls) -> dict:
 
 
 def _cmd_balancers(args) -> int:
-    from .balancers import registry
+    from dlbkit.balancers import registry
 
     kinds = balancer_kinds()
     if args.kind is not None and args.kind not in kinds:
@@ -536,7 +536,7 @@ def _cmd_balancers(args) -> int:
 
 # --- families ---------------------------------------------------------------------------------------
 def _cmd_families(args) -> int:
-    from . import families
+    from dlbkit import families
 
     infos = [f.as_dict() for f in families.FAMILIES.values()]
     if args.json:
@@ -566,7 +566,7 @@ def _cmd_families(args) -> int:
 
 # --- bench ------------------------------------------------------------------------------------------
 def _cmd_bench(args) -> int:
-    from .sim.bench import MODELS, check_supermarket, check_tasks, check_workers
+    from dlbkit.sim.bench import MODELS, check_supermarket, check_tasks, check_workers
 
     fn = MODELS[args.model]
     check_seed(args.seed)
@@ -649,9 +649,9 @@ def _fmt(v: Any) -> str:
 
 
 def _cmd_reproduce(args) -> int:
-    from .reproduce import run
+    from dlbkit.reproduce import run
 
-    from .reproduce import JSON_SCHEMA
+    from dlbkit.reproduce import JSON_SCHEMA
 
     claims = [c.as_dict() for c in run(args.name)]
     checked = [c for c in claims if c["asserted"]]
@@ -684,7 +684,7 @@ def _add_run_parser(sub, lazy: bool = False) -> None:
 
 
 def _run_arguments(ru: argparse.ArgumentParser) -> None:
-    from .run_api import BACKENDS, DEFAULT_BALANCER
+    from dlbkit.run_api import BACKENDS, DEFAULT_BALANCER
 
     ru.add_argument("target", metavar="MODULE:FUNCTION",
                     help="a module importable from the current directory or sys.path (work:step), or a .py "
@@ -740,7 +740,7 @@ def check_balancer_arg(name: str, kind: str | tuple[str, ...], params: dict | No
     that takes one: a name that is not a balancer of *kind* (a typo or another kind) names ``--balancer``
     and lists the names that fit; a key its balancer does not take names ``--param`` and lists its
     parameters; a value outside a parameter's range names that parameter."""
-    from .balancers.registry import REGISTRY, kind_hint, names, resolve
+    from dlbkit.balancers.registry import REGISTRY, kind_hint, names, resolve
 
     kinds = (kind,) if isinstance(kind, str) else tuple(kind)
     cls = REGISTRY.get(name.lower())
@@ -765,7 +765,7 @@ def load_module(mod_name: str, field: str = "MODULE"):
     import importlib
     import os
 
-    from .own_modules import PRIVATE_PREFIX, import_file
+    from dlbkit.own_modules import PRIVATE_PREFIX, import_file
 
     try:
         if mod_name.endswith(".py") or "/" in mod_name or os.sep in mod_name:
@@ -875,7 +875,7 @@ def _emulate_arg(value: str | None):
     except ValueError:
         pass
     else:  # checked here, by the API's own check, so a bad factor names the flag before anything starts
-        from .runtime.emulation import speed_factors
+        from dlbkit.runtime.emulation import speed_factors
         return speed_factors(speeds, "--emulate")
     if not Path(value).is_file():
         raise ConfigError("--emulate", value, "a platform TOML file or comma-separated speed factors (e.g. 1,1,0.5)")
@@ -885,7 +885,7 @@ def _emulate_arg(value: str | None):
 def _platform_file(path: str, flag: str) -> str:
     """*path* checked as a platform file now, so that a bad field names the flag and the file as an
     experiment's error names its file (``--emulate p.toml: nodes[1].speed must be ...``)."""
-    from .model.platform import Platform
+    from dlbkit.model.platform import Platform
 
     if not path.lower().endswith(".ntp"):  # a thesis network file (schedule --platform): its own reader, any case
         try:
@@ -978,7 +978,7 @@ def _cmd_run(args) -> int:
 def _warnings_in_one_line(rank: int):
     """While a run goes on, print each :class:`DlbkitWarning` as one line on stderr (rank 0 only),
     when it is raised: ``dlbkit: warning: <message>``; other warnings as Python prints them."""
-    from .errors import DlbkitWarning
+    from dlbkit.errors import DlbkitWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("always", DlbkitWarning)
@@ -999,7 +999,7 @@ def _launch(args) -> int:
     ``mpiexec -n N`` on the same command without ``--ranks`` (:mod:`dlbkit.launch`)."""
     import importlib.util
 
-    from .launch import MAX_RANKS, find_mpiexec, launch, without_ranks
+    from dlbkit.launch import MAX_RANKS, find_mpiexec, launch, without_ranks
 
     if args.backend != "mpi":
         raise ConfigError("--ranks", args.ranks, "used with --backend mpi (the local backend's count is --workers)")
@@ -1014,8 +1014,8 @@ def _launch(args) -> int:
                           f"{args.ranks} (rank 0 coordinates)")
     if isinstance(emulate, str):  # a platform: its workers against the worker ranks, by the job's own check,
         # here, before the job starts (inside it, every rank said so and the command exited 3, not 2)
-        from .runtime.backends.mpi import emulation_problem
-        from .runtime.emulation import emulation_from
+        from dlbkit.runtime.backends.mpi import emulation_problem
+        from dlbkit.runtime.emulation import emulation_from
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # a speed's warning: said once, by the job's rank 0
@@ -1039,8 +1039,8 @@ def _launch(args) -> int:
 def _checked(args) -> dict:
     """The arguments of ``dlbkit run`` checked and loaded (the function imported, the items read, the
     balancer resolved): a bad one raises a ConfigError before anything starts."""
-    from .model.workload import MAX_ITEMS
-    from .run_api import check_items
+    from dlbkit.model.workload import MAX_ITEMS
+    from dlbkit.run_api import check_items
     if args.items is not None and not 1 <= args.items <= MAX_ITEMS:
         raise ConfigError("--items", args.items, f"an integer from 1 to {MAX_ITEMS:,} (dlbkit's limit: the "
                           "coordinator keeps every result in memory)")
@@ -1048,7 +1048,7 @@ def _checked(args) -> dict:
         if args.workers < 1:
             raise ConfigError("--workers", args.workers, "an integer >= 1")
         if args.backend == "local":
-            from .runtime.backends.local import check_workers
+            from dlbkit.runtime.backends.local import check_workers
             check_workers(args.workers, "--workers", more="--backend mpi on several machines, or dlbkit simulate")
         if args.backend == "mpi":
             raise ConfigError("--workers", args.workers, "omitted with --backend mpi (the workers are the "
@@ -1077,8 +1077,8 @@ def _as_flag(e: ConfigError) -> ConfigError:
 
 
 def _run(args, rank: int) -> int:
-    from .errors import TaskError
-    from .run_api import run_map
+    from dlbkit.errors import TaskError
+    from dlbkit.run_api import run_map
 
     c = _checked(args)
     params, record, results_file, out, emulate, items, fn = (c[k] for k in ("params", "record", "results_file", "out",
@@ -1090,7 +1090,7 @@ def _run(args, rank: int) -> int:
     except ConfigError as e:
         raise _as_flag(e) from None
     except SystemExit as e:
-        from .runtime.backends.mpi import Rejected
+        from dlbkit.runtime.backends.mpi import Rejected
         if isinstance(e, Rejected) and e.error is not None:  # a worker rank under a bare mpiexec: rank 0's
             raise e.naming(_as_flag(e.error)) from None      # error, named as rank 0 names it
         raise
@@ -1139,7 +1139,7 @@ def _run(args, rank: int) -> int:
 
 def balancer_label(name: str, params: dict) -> str:
     """``name`` or ``name(k=v, ...)`` with the parameters that differ from the defaults."""
-    from .balancers.registry import REGISTRY
+    from dlbkit.balancers.registry import REGISTRY
 
     cls = REGISTRY.get(name)
     defaults = cls.param_defaults() if cls is not None else {}
@@ -1178,7 +1178,7 @@ def _add_replay_parser(sub, lazy: bool = False) -> None:
 
 
 def _replay_arguments(rp: argparse.ArgumentParser) -> None:
-    from .replay import MODELS
+    from dlbkit.replay import MODELS
 
     rp.add_argument("trace", metavar="TRACE.json", help="a recorded trace")
     rp.add_argument("--balancer", "-b", metavar="NAME", action="append", default=[],
@@ -1205,7 +1205,7 @@ def _replay_arguments(rp: argparse.ArgumentParser) -> None:
 def _named_balancers(names: Sequence[str], params: dict, kinds: tuple[str, ...]) -> list[tuple[str, dict]]:
     """Each ``--balancer`` name (of *kinds*) with the *params* it accepts; a name of another kind, or a
     parameter none of them accepts, is an error."""
-    from .balancers.registry import get
+    from dlbkit.balancers.registry import get
 
     for n in names:
         check_balancer_arg(n, kinds)
@@ -1218,9 +1218,9 @@ def _named_balancers(names: Sequence[str], params: dict, kinds: tuple[str, ...])
 
 
 def _cmd_replay(args) -> int:
-    from .balancers.registry import make
-    from .replay import REPLAY_KINDS, check_replayable, compare, dispatch_latency, estimate
-    from .runtime.record import load_trace
+    from dlbkit.balancers.registry import make
+    from dlbkit.replay import REPLAY_KINDS, check_replayable, compare, dispatch_latency, estimate
+    from dlbkit.runtime.record import load_trace
 
     trace = load_trace(args.trace)
     check_seed(args.seed)
@@ -1276,8 +1276,8 @@ def _cmd_replay(args) -> int:
 def _replay_stream_cmd(args, trace, named: list[tuple[str, dict]]) -> int:
     """``dlbkit replay`` of a job stream recorded by ``dlbkit cluster --record``: the recorded jobs in the
     stream simulator under the recorded balancer and information model, each --balancer and each --info."""
-    from .replay import replay_stream
-    from .results import Result
+    from dlbkit.replay import replay_stream
+    from dlbkit.results import Result
 
     real = Result(trace, trace.balancer).metrics
     recorded_info = dict(trace.meta.get("info_params") or {"model": trace.meta.get("info") or "exact"})
@@ -1351,7 +1351,7 @@ def _info_flags(e: ConfigError) -> ConfigError:
 def _cmd_cluster(args) -> int:
     import numpy as np
     from concurrent.futures import wait
-    from .cluster import Cluster
+    from dlbkit.cluster import Cluster
 
     if args.jobs < 1:
         raise ConfigError("--jobs", args.jobs, "an integer >= 1")
@@ -1456,7 +1456,7 @@ _SOLVER_KEYS = ("model", "status", "message", "objective", "dual_bound", "gap", 
 
 
 def _cmd_schedule(args) -> int:
-    from .api import schedule
+    from dlbkit.api import schedule
     if args.nodes is not None and args.nodes < 1:
         raise ConfigError("--nodes", args.nodes, "an integer >= 1")
     if args.platform is not None:
@@ -1472,7 +1472,7 @@ def _cmd_schedule(args) -> int:
         raise ConfigError("--contention", "link", "'port' (or the bare flag) with --nodes: 'link' needs the links of a "
                           "--platform's topology")
     contention = {None: False, "port": True, "link": "link"}[args.contention]
-    from .model.check import renamed
+    from dlbkit.model.check import renamed
     # the API names its arguments ("nodes", the graph's "costs"); the command line names the flag and the file
     with renamed("nodes", "--nodes" if args.nodes is not None else "nodes"), \
             renamed("costs", f"costs of {args.graph}"), renamed("contention", "--contention"):
@@ -1525,7 +1525,7 @@ def _advise_arguments(ad: argparse.ArgumentParser) -> None:
 
 
 def _cmd_advise(args) -> int:
-    from .advise import advise, format_advice, plot_auto
+    from dlbkit.advise import advise, format_advice, plot_auto
 
     names = [n.strip() for b in args.balancer for n in b.split(",") if n.strip()]
     if args.balancer and not names:  # -b '' asked for candidates and named none: an error, not "every rule"

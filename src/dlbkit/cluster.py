@@ -18,22 +18,22 @@ from concurrent.futures import Executor, Future
 from numbers import Integral
 from typing import Any, Callable, Iterable, Mapping
 
-from .balancers.registry import resolve
-from .errors import ConfigError, DlbkitWarning
-from .model.check import number
-from .info import names as info_names
-from .info import resolve as resolve_info
-from .results import Result
-from .sim.stream import INFO_REFUSED
-from .runtime.backends.base import short_repr, unpicklable
-from .runtime.backends import BACKENDS
-from .runtime.backends.local import check_workers, default_workers, oversubscription_warning
-from .runtime.emulation import emulation_from
-from .runtime.backends.mpi import agree
-from .runtime.backends.mpi import check_workers as check_mpi_workers
-from .runtime.backends.mpi import rank as mpi_rank
-from .runtime.record import save_trace
-from .runtime.families.cluster import ClusterRun, Job
+from dlbkit.balancers.registry import resolve
+from dlbkit.errors import ConfigError, DlbkitWarning
+from dlbkit.model.check import number
+from dlbkit.info import names as info_names
+from dlbkit.info import resolve as resolve_info
+from dlbkit.results import Result
+from dlbkit.sim.stream import INFO_REFUSED
+from dlbkit.runtime.backends.base import short_repr, unpicklable
+from dlbkit.runtime.backends import BACKENDS
+from dlbkit.runtime.backends.local import check_workers, default_workers, oversubscription_warning
+from dlbkit.runtime.emulation import emulation_from
+from dlbkit.runtime.backends.mpi import agree
+from dlbkit.runtime.backends.mpi import check_workers as check_mpi_workers
+from dlbkit.runtime.backends.mpi import rank as mpi_rank
+from dlbkit.runtime.record import save_trace
+from dlbkit.runtime.families.cluster import ClusterRun, Job
 
 __all__ = ["Cluster", "Job", "NOT_IN_A_CLUSTER"]
 

@@ -45,7 +45,7 @@ import threading
 from pathlib import Path
 from typing import Sequence
 
-from .runtime import status
+from dlbkit.runtime import status
 
 __all__ = ["MAX_RANKS", "find_mpiexec", "without_ranks", "launch", "diagnose"]
 

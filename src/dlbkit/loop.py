@@ -18,16 +18,16 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .balancers.base import Balancer
-from .errors import ConfigError, DlbkitError
-from .model.steps import join_steps, step_trace
-from .model.trace import Trace
-from .results import Result
-from .run_api import (DEFAULT_BALANCER, RunResult, agreed, auto_after_step, check_items, check_record, coordinates,
+from dlbkit.balancers.base import Balancer
+from dlbkit.errors import ConfigError, DlbkitError
+from dlbkit.model.steps import join_steps, step_trace
+from dlbkit.model.trace import Trace
+from dlbkit.results import Result
+from dlbkit.run_api import (DEFAULT_BALANCER, RunResult, agreed, auto_after_step, check_items, check_record, coordinates,
                       map_setup)
-from .runtime.backends.local import default_workers, open_pool
-from .runtime.families.map import Pool, PoolRun, PoolStep
-from .runtime.progress import Progress
+from dlbkit.runtime.backends.local import default_workers, open_pool
+from dlbkit.runtime.families.map import Pool, PoolRun, PoolStep
+from dlbkit.runtime.progress import Progress
 
 __all__ = ["Loop"]
 
@@ -169,8 +169,8 @@ class Loop:
 
     def _mpi_step(self, items: Sequence, progress: bool | None) -> tuple:
         """One step as one run of the MPI backend on the job's ranks (every rank calls it)."""
-        from .runtime.backends import execute
-        from .runtime.families.map import RankStep
+        from dlbkit.runtime.backends import execute
+        from dlbkit.runtime.families.map import RankStep
         step = RankStep(self._fn, items, self.balancer, emulation=self.emulation, progress=progress, rng=self._rng,
                         record_decisions=self.record_decisions, first_origin=self._origin, state=self._state)
         self._rank_step = step  # close() from a signal handler ends it (rank 0 stops the workers)
@@ -252,7 +252,7 @@ class Loop:
         if transport is None:
             return
         if not isinstance(transport, _Ranks):  # the ranks stay up: they are the job's, and end with it
-            from .runtime.messages import Stop
+            from dlbkit.runtime.messages import Stop
             try:
                 for w in range(transport.n_workers):
                     transport.send(w, Stop())

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
-from .errors import ConfigError, closest
+from dlbkit.errors import ConfigError, closest
 
 #: the largest magnitude of a balancer parameter (as of any configured number: dlbkit.model.check.HUGE)
 MAGNITUDE = 1e30

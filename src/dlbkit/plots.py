@@ -20,9 +20,9 @@ from matplotlib.patches import Patch
 from matplotlib.path import Path
 from matplotlib.transforms import Bbox, IdentityTransform
 
-from .model.metrics import METRICS
-from .model.names import slug
-from .model.trace import Trace
+from dlbkit.model.metrics import METRICS
+from dlbkit.model.names import slug
+from dlbkit.model.trace import Trace
 
 __all__ = ["GANTT_LEGEND", "GANTT_ROWS", "HEATMAP_ROWS", "gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "auto_records", "auto_steps", "slug"]
 

@@ -72,17 +72,17 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .api import simulate
-from .results import Result
-from .balancers.base import Balancer
-from .balancers.registry import REGISTRY, resolve
-from .errors import ConfigError
-from .model.availability import Piecewise, Recorded
-from .model.platform import Network, Node, Platform
-from .model.trace import Trace
-from .model.workload import Divisible
-from .runtime.record import load_trace
-from .sim.auto import round_trip_latency
+from dlbkit.api import simulate
+from dlbkit.results import Result
+from dlbkit.balancers.base import Balancer
+from dlbkit.balancers.registry import REGISTRY, resolve
+from dlbkit.errors import ConfigError
+from dlbkit.model.availability import Piecewise, Recorded
+from dlbkit.model.platform import Network, Node, Platform
+from dlbkit.model.trace import Trace
+from dlbkit.model.workload import Divisible
+from dlbkit.runtime.record import load_trace
+from dlbkit.sim.auto import round_trip_latency
 
 __all__ = ["replay", "compare", "estimate", "check_replayable", "REPLAY_KINDS", "replay_graph", "replay_stream",
            "dispatch_latency", "ReplayModel",
@@ -313,7 +313,7 @@ def replay_stream(trace: Trace, balancer: Balancer | str | None = None, params: 
     for the ideal). Not replayed: the recorded nodes' faults (every node stays alive), the time a
     job spends crossing the pipes (the network's default latency per forward instead), and
     availability traces (the nominal speeds only)."""
-    from .model.stream import Stream  # noqa: PLC0415 - only for a stream replay
+    from dlbkit.model.stream import Stream  # noqa: PLC0415 - only for a stream replay
     s = trace.series
     if not len(s.get("job_time", ())):
         raise ConfigError("trace", "no jobs", "a stream recording with at least one finished job")
@@ -340,10 +340,10 @@ def replay_graph(trace: Trace, balancer: Balancer | str | None = None, params: M
                  seed: int | None = None, *, latency: float | None = None) -> ReplayResult:
     """Simulate a recorded real graph run (``dlbkit.run_graph``) under *balancer* (default: the one it
     used) in the graph simulator; see the module docstring."""
-    from .balancers.base import OnlineMapping
-    from .model.graph import TaskGraph
-    from .sim.graph import simulate_graph
-    from .sim.graph_dynamic import simulate_graph_dynamic
+    from dlbkit.balancers.base import OnlineMapping
+    from dlbkit.model.graph import TaskGraph
+    from dlbkit.sim.graph import simulate_graph
+    from dlbkit.sim.graph_dynamic import simulate_graph_dynamic
 
     dag, costs = trace.meta.get("dag"), trace.meta.get("item_cost")
     if not isinstance(dag, Mapping) or costs is None:

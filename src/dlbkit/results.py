@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import families
-from .model.trace import Trace
+from dlbkit import families
+from dlbkit.model.trace import Trace
 
 __all__ = ["Result"]
 
@@ -49,32 +49,32 @@ class Result:
     def plot_gantt(self, ax=None, **kw):
         """A bar per interval on each node's row (waiting for work in orange, background load shaded),
         labelled as the family's trace means it (``Family.gantt_legend``)."""
-        from .plots import gantt
+        from dlbkit.plots import gantt
         return gantt(self.trace, ax=ax, **{"legend": self.family.gantt_legend, **kw})
 
     def plot_work(self, ax=None, **kw):
         """Work completed per node over time."""
-        from .plots import work_over_time
+        from dlbkit.plots import work_over_time
         return work_over_time(self.trace, ax=ax, **kw)
 
     def plot_tasks(self, ax=None, **kw):
         """Task trees: waiting tasks per node over time, and n(t) with Haron's three phases."""
-        from .plots import tasks_over_time
+        from dlbkit.plots import tasks_over_time
         return tasks_over_time(self.trace, ax=ax, **kw)
 
     def plot_loop_times(self, ax=None, **kw):
         """SPMD: loop time per node over the loops."""
-        from .plots import spmd_loop_times
+        from dlbkit.plots import spmd_loop_times
         return spmd_loop_times(self.trace, ax=ax, **kw)
 
     def plot_points(self, ax=None, **kw):
         """SPMD: data points per node over the loops."""
-        from .plots import spmd_points
+        from dlbkit.plots import spmd_points
         return spmd_points(self.trace, ax=ax, **kw)
 
     def save(self, path: str | Path) -> Path:
         """Record the run to a file (for ``dlbkit replay``; :func:`dlbkit.save_trace`)."""
-        from .runtime.record import save_trace
+        from dlbkit.runtime.record import save_trace
         return save_trace(self.trace, path)
 
     def __repr__(self) -> str:

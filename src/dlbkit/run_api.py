@@ -16,22 +16,22 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-from .balancers.base import Balancer, ChunkingBalancer, MigrationBalancer, RepartitionBalancer
-from .balancers.registry import resolve
-from .info import resolve as resolve_info
-from .errors import ConfigError
-from .model.workload import MAX_ITEMS
-from .results import Result
-from .runtime.backends import BACKENDS
-from .runtime.backends.local import check_workers
-from .runtime.emulation import Emulation, emulation_from as _emulation
-from .runtime.families import graph as _graph_family
-from .runtime.families import map as _map_family
-from .runtime.families import spmd as _spmd_family
-from .runtime.families import tree as _tree_family
-from .runtime.families.graph_tasks import parse_tasks
-from .runtime.families.spmd import SpmdSpec
-from .runtime.families.tree_worker import TreeSpec
+from dlbkit.balancers.base import Balancer, ChunkingBalancer, MigrationBalancer, RepartitionBalancer
+from dlbkit.balancers.registry import resolve
+from dlbkit.info import resolve as resolve_info
+from dlbkit.errors import ConfigError
+from dlbkit.model.workload import MAX_ITEMS
+from dlbkit.results import Result
+from dlbkit.runtime.backends import BACKENDS
+from dlbkit.runtime.backends.local import check_workers
+from dlbkit.runtime.emulation import Emulation, emulation_from as _emulation
+from dlbkit.runtime.families import graph as _graph_family
+from dlbkit.runtime.families import map as _map_family
+from dlbkit.runtime.families import spmd as _spmd_family
+from dlbkit.runtime.families import tree as _tree_family
+from dlbkit.runtime.families.graph_tasks import parse_tasks
+from dlbkit.runtime.families.spmd import SpmdSpec
+from dlbkit.runtime.families.tree_worker import TreeSpec
 
 __all__ = ["map", "run_map", "RunResult", "map_setup", "check_items", "check_record", "agreed", "coordinates", "auto_after_step", "BACKENDS", "DEFAULT_BALANCER",
            "tree", "run_tree", "TreeResult", "DEFAULT_TREE_BALANCER",
@@ -149,7 +149,7 @@ def _worker_count(workers: int | None, emulation: Emulation | None, backend: str
     if isinstance(workers, bool) or not isinstance(workers, Integral) or workers < 1:
         raise ConfigError("workers", workers, "an integer >= 1")
     if backend == "mpi":  # the job's worker ranks: checked here, with the other arguments (agreed)
-        from .runtime.backends.mpi import check_workers as check_mpi_workers
+        from dlbkit.runtime.backends.mpi import check_workers as check_mpi_workers
         check_mpi_workers(int(workers))
     workers = int(workers)  # a numpy integer too (a count computed with numpy), as for seed
     if backend == "local":
@@ -170,7 +170,7 @@ def agreed(backend: str, checks: Callable[[], Any]) -> Any:
     ends the call on every rank, where it would have left the others waiting for it)."""
     if backend != "mpi":
         return checks()
-    from .runtime.backends.mpi import agree
+    from dlbkit.runtime.backends.mpi import agree
     return agree(checks)
 
 
@@ -178,7 +178,7 @@ def coordinates(backend: str) -> bool:
     """True on the process that writes recordings: the only one locally, rank 0 under MPI."""
     if backend != "mpi":
         return True
-    from .runtime.backends.mpi import rank
+    from dlbkit.runtime.backends.mpi import rank
     return rank() == 0
 
 
@@ -315,8 +315,8 @@ def auto_after_step(auto, state: dict, step) -> dict:
     trace, items and times from the step's start; *state*: what *auto* carried): measure it as :func:`dlbkit.replay` would (item costs,
     each worker's speed, the round trip's latency), predict the candidates when due
     (:func:`dlbkit.sim.auto.after_step`, which books it in ``step.meta["auto"]``); the next state."""
-    from .sim.auto import after_step, round_trip_latency
-    from .sim.divisible import simulate_divisible
+    from dlbkit.sim.auto import after_step, round_trip_latency
+    from dlbkit.sim.divisible import simulate_divisible
     costs = np.asarray(step.meta["item_cost"], dtype=float)
     return after_step(auto, state, step, costs, list(step.speeds), round_trip_latency(step), step.makespan,
                       simulate=simulate_divisible)

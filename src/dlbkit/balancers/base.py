@@ -14,9 +14,9 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..model.view import LoopView, StreamView, TreeView
-from ..params import Parameterised
+from dlbkit.errors import ConfigError
+from dlbkit.model.view import LoopView, StreamView, TreeView
+from dlbkit.params import Parameterised
 
 __all__ = ["Taxonomy", "Balancer", "start_step", "end_step", "ChunkingBalancer", "MigrationBalancer", "Transfer", "MappingBalancer", "Plan",
            "OnlineMapping", "PlacementBalancer"]

@@ -26,10 +26,10 @@ import math
 from numbers import Integral, Real
 from typing import Sequence
 
-from ..errors import ConfigError
-from ..model.trace import Decision
-from ..model.view import Candidates
-from .base import (ChunkingBalancer, MappingBalancer, MigrationBalancer, PlacementBalancer, Plan, RepartitionBalancer,
+from dlbkit.errors import ConfigError
+from dlbkit.model.trace import Decision
+from dlbkit.model.view import Candidates
+from dlbkit.balancers.base import (ChunkingBalancer, MappingBalancer, MigrationBalancer, PlacementBalancer, Plan, RepartitionBalancer,
                    Transfer, chunk_count, whole)  # chunk_count lives in base: ChunkingBalancer.allocate checks with it too
 
 __all__ = ["chunk", "chunk_count", "allocation", "victims", "checked_requests", "given", "placements", "transfers", "repartition", "plan",

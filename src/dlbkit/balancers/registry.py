@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..errors import ConfigError, closest
+from dlbkit.errors import ConfigError, closest
 
 __all__ = ["register", "get", "make", "names", "resolve", "kind_hint", "REGISTRY"]
 
@@ -85,7 +85,7 @@ def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | 
     None (then *params* must be empty). *kind* may be a tuple of kinds (any of them). Anything else
     raises :class:`~dlbkit.errors.ConfigError` naming *field*.
     """
-    from .base import Balancer  # base imports nothing from here; the import is local to keep it so
+    from dlbkit.balancers.base import Balancer  # base imports nothing from here; the import is local to keep it so
     if params is not None and not isinstance(params, Mapping):
         raise ConfigError("params", params, "a dict of parameter names to values, or None")
     kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())

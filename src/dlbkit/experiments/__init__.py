@@ -12,13 +12,13 @@ Typical use (the CLI's ``dlbkit simulate`` does exactly this)::
     write_outputs(sweep, summary=summary, jobs=2)  # summary.csv, the figures, report.html
 """
 
-from ..plots import efficiency_bars, gantt, makespan_bars, metric_bars, work_over_time
-from .figures import save_all
-from .outputs import write_outputs
-from .report import write_report
-from .runner import Sweep, read_results, run_sweep
-from .spec import BalancerSpec, Experiment, RunSpec, load_experiment, run_seed
-from .summary import Stat, format_table, format_verdict, mean_ci, summarise, write_summary_csv
+from dlbkit.plots import efficiency_bars, gantt, makespan_bars, metric_bars, work_over_time
+from dlbkit.experiments.figures import save_all
+from dlbkit.experiments.outputs import write_outputs
+from dlbkit.experiments.report import write_report
+from dlbkit.experiments.runner import Sweep, read_results, run_sweep
+from dlbkit.experiments.spec import BalancerSpec, Experiment, RunSpec, load_experiment, run_seed
+from dlbkit.experiments.summary import Stat, format_table, format_verdict, mean_ci, summarise, write_summary_csv
 
 __all__ = [
     # specification

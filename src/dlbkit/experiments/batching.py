@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from concurrent.futures import Executor
 
-from ..errors import ConfigError
+from dlbkit.errors import ConfigError
 
 __all__ = ["BATCH_TARGET_S", "FACTOR", "DEFAULT_BATCH", "check_batch", "batch_size", "workers_of"]
 

@@ -75,7 +75,7 @@ def code_digest(modules: Iterable[str]) -> str:
     (imported module names)."""
     import matplotlib
 
-    from .. import __version__
+    from dlbkit import __version__
 
     h = hashlib.sha256(f"dlbkit {__version__}; matplotlib {matplotlib.__version__};".encode())
     for name in modules:

@@ -20,7 +20,7 @@ import contextlib
 import importlib.util
 from typing import Iterator
 
-from ..errors import ConfigError, closest
+from dlbkit.errors import ConfigError, closest
 
 __all__ = ["EXECUTORS", "SERVED", "check_executor", "open_executor"]
 

@@ -13,11 +13,11 @@ import math
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .. import families
-from ..families import Family
-from ..model.metrics import METRICS
-from ..plots import metric_bars, slug
-from .digests import DIGEST_KEY, KINDS_KEY, NAME_KEY, code_digest, digest, png_text
+from dlbkit import families
+from dlbkit.families import Family
+from dlbkit.model.metrics import METRICS
+from dlbkit.plots import metric_bars, slug
+from dlbkit.experiments.digests import DIGEST_KEY, KINDS_KEY, NAME_KEY, code_digest, digest, png_text
 
 __all__ = ["save_all", "FIGURE_KINDS"]
 

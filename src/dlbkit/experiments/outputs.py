@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from .figures import save_all
-from .report import write_report
-from .summary import Stat, summarise, write_summary_csv
+from dlbkit.experiments.figures import save_all
+from dlbkit.experiments.report import write_report
+from dlbkit.experiments.summary import Stat, summarise, write_summary_csv
 
 __all__ = ["write_outputs"]
 

@@ -10,9 +10,9 @@ from html import escape
 from pathlib import Path
 from typing import Sequence
 
-from ..model.metrics import METRICS
-from .. import families
-from .summary import Stat, format_cell
+from dlbkit.model.metrics import METRICS
+from dlbkit import families
+from dlbkit.experiments.summary import Stat, format_cell
 
 __all__ = ["write_report", "describe_availability", "describe_workload"]
 
@@ -142,7 +142,7 @@ def write_report(path: str | Path, sweep, summary: Sequence[Stat], images: dict[
     """Write the HTML report for *sweep* to *path*; images are linked relative to the report."""
     path = Path(path)
     exp = sweep.experiment
-    from .. import __version__
+    from dlbkit import __version__
 
     def img(p: Path, alt: str) -> str:
         rel = Path(p).resolve().relative_to(path.parent.resolve()) if Path(p).resolve().is_relative_to(

@@ -37,15 +37,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import families
-from ..api import simulate
-from ..errors import ConfigError
-from ..model.metrics import METRICS
-from ..model.trace import Trace
-from ..own_modules import import_own
-from ..runtime.backends.local import check_workers
-from .batching import DEFAULT_BATCH, batch_size, check_batch, workers_of
-from .spec import Experiment, RunSpec, point_key
+from dlbkit import families
+from dlbkit.api import simulate
+from dlbkit.errors import ConfigError
+from dlbkit.model.metrics import METRICS
+from dlbkit.model.trace import Trace
+from dlbkit.own_modules import import_own
+from dlbkit.runtime.backends.local import check_workers
+from dlbkit.experiments.batching import DEFAULT_BATCH, batch_size, check_batch, workers_of
+from dlbkit.experiments.spec import Experiment, RunSpec, point_key
 
 __all__ = ["Sweep", "run_sweep", "run_experiment", "columns", "read_results", "RESULTS_FILE"]
 
@@ -122,7 +122,7 @@ def run_experiment(experiment: Experiment | str | Path, out: str | Path | None =
     ``dlbkit``, which imports this one).
     """
     if not isinstance(experiment, Experiment):
-        from .spec import load_experiment
+        from dlbkit.experiments.spec import load_experiment
 
         if not isinstance(experiment, (str, Path)):
             raise ConfigError("experiment", type(experiment).__name__, "an Experiment or the path of an "

@@ -65,14 +65,14 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .. import families, info
-from ..balancers import registry
-from ..errors import ConfigError, closest
-from ..families import Engine, Family
-from ..model import check
-from ..model.names import slug
-from ..model.platform import Platform, load_toml
-from ..own_modules import PRIVATE_PREFIX
+from dlbkit import families, info
+from dlbkit.balancers import registry
+from dlbkit.errors import ConfigError, closest
+from dlbkit.families import Engine, Family
+from dlbkit.model import check
+from dlbkit.model.names import slug
+from dlbkit.model.platform import Platform, load_toml
+from dlbkit.own_modules import PRIVATE_PREFIX
 
 __all__ = ["BalancerSpec", "Experiment", "RunSpec", "load_experiment", "run_seed", "point_key", "MAX_REPETITIONS",
            "MAX_RUNS", "MAX_POINTS"]

@@ -13,8 +13,8 @@ from typing import Iterable, Sequence
 import numpy as np
 from scipy import stats
 
-from .. import families
-from ..model.metrics import METRICS
+from dlbkit import families
+from dlbkit.model.metrics import METRICS
 
 __all__ = ["Stat", "mean_ci", "summarise", "format_table", "format_verdict", "write_summary_csv", "table_metrics",
            "TABLE_WIDTH"]

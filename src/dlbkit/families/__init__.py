@@ -5,8 +5,8 @@ real-run runner (``dlbkit.runtime``), then one module here that builds its :clas
 :func:`register`, and one line below. Nothing in the face layer's dispatch changes.
 """
 
-from .registry import FAMILIES, Engine, Family, get, names, of, register
+from dlbkit.families.registry import FAMILIES, Engine, Family, get, names, of, register
 
-from . import divisible, tree, spmd, graph, stream  # noqa: E402,F401,I001  (one line per family; this order is the listing's)
+from dlbkit.families import divisible, tree, spmd, graph, stream  # noqa: E402,F401,I001  (one line per family; this order is the listing's)
 
 __all__ = ["Engine", "Family", "register", "get", "names", "of", "FAMILIES"]

@@ -5,15 +5,15 @@ from __future__ import annotations
 from numbers import Integral
 from typing import Mapping
 
-from ..errors import ConfigError, closest
-from ..model import check
-from ..model.metrics import compute
-from ..model.platform import Platform
-from ..model.view import LoopView
-from ..model.workload import Divisible
-from ..sim import MECHANISMS, simulate_divisible
-from ..sim.divisible import MAX_STEPS
-from .registry import Engine, Family, register
+from dlbkit.errors import ConfigError, closest
+from dlbkit.model import check
+from dlbkit.model.metrics import compute
+from dlbkit.model.platform import Platform
+from dlbkit.model.view import LoopView
+from dlbkit.model.workload import Divisible
+from dlbkit.sim import MECHANISMS, simulate_divisible
+from dlbkit.sim.divisible import MAX_STEPS
+from dlbkit.families.registry import Engine, Family, register
 
 __all__ = ["FAMILY", "describe"]
 
@@ -74,7 +74,7 @@ def describe(w: Divisible) -> str:
 def figures(trace, run: str) -> dict:
     """A Gantt chart and the work done per worker over time; for time steps run by ``balancer="auto"``
     also its choice and the predicted against the measured makespan per step ("auto")."""
-    from ..plots import auto_records, auto_steps, gantt, work_over_time
+    from dlbkit.plots import auto_records, auto_steps, gantt, work_over_time
     end = trace.makespan
     out = {"gantt": gantt(trace, title=f"Gantt chart: {run} (seed {trace.seed}), {trace.n_intervals} chunks, "
                                        f"makespan {end:.4g} s"),

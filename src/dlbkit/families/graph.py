@@ -5,17 +5,17 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from ..errors import ConfigError
-from ..model import check
-from ..model.graph import TaskGraph
-from ..model.graph_costs import COST_MODELS, costs_for
-from ..model.graph_gen import graph_from_dict, topcuoglu10
-from ..model.metrics import compute
-from ..model.platform import Platform
-from ..model.view import GraphView
-from ..sim.graph import simulate_graph
-from ..sim.graph_dynamic import simulate_graph_dynamic
-from .registry import Engine, Family, register
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
+from dlbkit.model.graph import TaskGraph
+from dlbkit.model.graph_costs import COST_MODELS, costs_for
+from dlbkit.model.graph_gen import graph_from_dict, topcuoglu10
+from dlbkit.model.metrics import compute
+from dlbkit.model.platform import Platform
+from dlbkit.model.view import GraphView
+from dlbkit.sim.graph import simulate_graph
+from dlbkit.sim.graph_dynamic import simulate_graph_dynamic
+from dlbkit.families.registry import Engine, Family, register
 
 __all__ = ["FAMILY", "describe", "metrics", "figures"]
 
@@ -64,7 +64,7 @@ LEGEND = {"busy": "computing (tasks alternate shades)", "wait": "ready, waiting 
 
 def figures(trace, run: str) -> dict:
     """The Gantt chart: one bar per task on its processor (orange: ready, waiting for the processor)."""
-    from ..plots import gantt
+    from dlbkit.plots import gantt
     return {"gantt": gantt(trace, title=f"Schedule: {run}, {trace.n_intervals} tasks, makespan {trace.makespan:.4g}",
                            legend=LEGEND)}
 

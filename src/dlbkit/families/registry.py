@@ -18,9 +18,9 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from ..errors import ConfigError, closest
-from ..model import check
-from ..model.metrics import METRICS
+from dlbkit.errors import ConfigError, closest
+from dlbkit.model import check
+from dlbkit.model.metrics import METRICS
 
 __all__ = ["Engine", "Family", "register", "get", "names", "of", "FAMILIES"]
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ..errors import ConfigError
-from ..model import check
-from ..model.platform import Platform
-from ..model.spmd import Spmd, hnow_from_platform, spmd_from_dict
-from ..model.view import SpmdView
-from ..sim.spmd import DEFAULT_WINDOW
-from ..model.spmd_metrics import metrics as spmd_metrics
-from ..sim.spmd_platform import simulate_spmd_platform
-from .registry import Engine, Family, register
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
+from dlbkit.model.platform import Platform
+from dlbkit.model.spmd import Spmd, hnow_from_platform, spmd_from_dict
+from dlbkit.model.view import SpmdView
+from dlbkit.sim.spmd import DEFAULT_WINDOW
+from dlbkit.model.spmd_metrics import metrics as spmd_metrics
+from dlbkit.sim.spmd_platform import simulate_spmd_platform
+from dlbkit.families.registry import Engine, Family, register
 
 __all__ = ["FAMILY", "describe"]
 
@@ -45,7 +45,7 @@ def describe(w: Spmd) -> str:
 
 def figures(trace, run: str) -> dict:
     """Loop time and data points per workstation over the loops (an SPMD run has loops, not chunks)."""
-    from ..plots import spmd_loop_times, spmd_points
+    from dlbkit.plots import spmd_loop_times, spmd_points
     return {"looptime": spmd_loop_times(trace, title=f"Loop time per workstation: {run} (seed {trace.seed}), "
                                                      f"makespan {trace.makespan:.4g} s"),
             "points": spmd_points(trace, title=f"Data points per workstation: {run}, "

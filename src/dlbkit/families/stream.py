@@ -7,13 +7,13 @@ from typing import Mapping
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..model import check
-from ..model.platform import Platform
-from ..model.stream import Stream, stream_from_dict
-from ..model.view import StreamView
-from ..sim.stream import simulate_stream
-from .registry import Engine, Family, register
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
+from dlbkit.model.platform import Platform
+from dlbkit.model.stream import Stream, stream_from_dict
+from dlbkit.model.view import StreamView
+from dlbkit.sim.stream import simulate_stream
+from dlbkit.families.registry import Engine, Family, register
 
 __all__ = ["FAMILY", "describe", "metrics", "figures"]
 
@@ -38,7 +38,7 @@ def check_options(d: Mapping, platform: Platform, path: str) -> None:
     if "samples" in d:
         check.integer(d["samples"], f"{path}.samples", lo=0, hi=100_000)
     if "service" in d:
-        from ..sim.stream import SERVICES
+        from dlbkit.sim.stream import SERVICES
         check.choice(d["service"], f"{path}.service", SERVICES)
     if "converge_maxdiff" in d:
         check.number(d["converge_maxdiff"], f"{path}.converge_maxdiff", lo=0.0)
@@ -52,8 +52,8 @@ def check_info(spec, platform: Platform, field: str) -> None:
     """An information model for a stream on *platform*, checked as the engine will (a model the engine
     refuses, a size or node index beyond the platform), so an experiment is refused on load rather
     than every run failing."""
-    from ..info import resolve_for
-    from ..sim.stream import INFO_REFUSED
+    from dlbkit.info import resolve_for
+    from dlbkit.sim.stream import INFO_REFUSED
     model = resolve_for(spec, field, platform.n_nodes)
     if model.name in INFO_REFUSED:
         raise ConfigError(f"{field}.model", model.name, "a model that tells every node the loads: "
@@ -79,7 +79,7 @@ def response_times(trace) -> np.ndarray:
 def metrics(trace) -> dict:
     """The stream metrics (METRICS' "job streams" block), the moves and the information layer's cost;
     the rest NaN."""
-    from ..model.metrics import METRICS
+    from dlbkit.model.metrics import METRICS
     out = {k: math.nan for k in METRICS}
     s = trace.series
     r = response_times(trace)

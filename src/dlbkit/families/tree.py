@@ -5,17 +5,17 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping
 
-from ..errors import ConfigError
-from ..model import check
-from ..model.backoff import check_backoff
-from ..model.metrics import compute
-from ..model.platform import Platform
-from ..model.tree import FlatTasks, TaskTree, tree_from_dict
-from ..model.view import TreeView
-from ..sim import simulate_tree_async
-from ..sim.tree_async import CONTROL_BYTES
-from .divisible import figures as _chunk_figures
-from .registry import Engine, Family, register
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
+from dlbkit.model.backoff import check_backoff
+from dlbkit.model.metrics import compute
+from dlbkit.model.platform import Platform
+from dlbkit.model.tree import FlatTasks, TaskTree, tree_from_dict
+from dlbkit.model.view import TreeView
+from dlbkit.sim import simulate_tree_async
+from dlbkit.sim.tree_async import CONTROL_BYTES
+from dlbkit.families.divisible import figures as _chunk_figures
+from dlbkit.families.registry import Engine, Family, register
 
 __all__ = ["FAMILY", "describe"]
 
@@ -71,7 +71,7 @@ def per_repetition(w, table: Mapping, seed: int):
 
 def figures(trace, run: str) -> dict:
     """The chunk plots (a chunk is a task here), and waiting tasks per node with n(t)'s phases."""
-    from ..plots import tasks_over_time
+    from dlbkit.plots import tasks_over_time
     out = _chunk_figures(trace, run)
     if trace.meta.get("queues"):
         out["tasks"] = tasks_over_time(trace, title=f"Waiting tasks per node: {run}")

@@ -9,20 +9,20 @@ Freshness ε of every model is sampled by the layer (:mod:`.base`); η = :func:`
 ``resolve(spec)`` builds one from a name, an experiment's ``[info]`` table or an object.
 """
 
-from .base import ENTRY_BYTES, HEADER_BYTES, InfoMessage, InfoModel, improvement
-from .registry import INFO_MODELS, names, register, resolve, resolve_for
+from dlbkit.info.base import ENTRY_BYTES, HEADER_BYTES, InfoMessage, InfoModel, improvement
+from dlbkit.info.registry import INFO_MODELS, names, register, resolve, resolve_for
 
-from . import exact, periodic, neighbour, gossip  # noqa: E402,F401,I001  (one line per model)
-from . import scatter_old, scatter_41, scatter_42, scatter_43, monitored  # noqa: E402,F401,I001
-from .exact import Exact
-from .gossip import Gossip
-from .neighbour import NeighbourExchange
-from .monitored import Monitored
-from .periodic import Periodic
-from .scatter_41 import Scatter41
-from .scatter_42 import Scatter42
-from .scatter_43 import Scatter43
-from .scatter_old import ScatterOld
+from dlbkit.info import exact, periodic, neighbour, gossip  # noqa: E402,F401,I001  (one line per model)
+from dlbkit.info import scatter_old, scatter_41, scatter_42, scatter_43, monitored  # noqa: E402,F401,I001
+from dlbkit.info.exact import Exact
+from dlbkit.info.gossip import Gossip
+from dlbkit.info.neighbour import NeighbourExchange
+from dlbkit.info.monitored import Monitored
+from dlbkit.info.periodic import Periodic
+from dlbkit.info.scatter_41 import Scatter41
+from dlbkit.info.scatter_42 import Scatter42
+from dlbkit.info.scatter_43 import Scatter43
+from dlbkit.info.scatter_old import ScatterOld
 
 __all__ = ["InfoModel", "InfoMessage", "Exact", "Periodic", "NeighbourExchange", "Gossip", "ScatterOld", "Scatter41",
            "Scatter42", "Scatter43", "Monitored", "improvement", "resolve", "resolve_for", "names",

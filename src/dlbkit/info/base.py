@@ -36,9 +36,9 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..model.topology import Others
-from ..params import Parameterised
+from dlbkit.errors import ConfigError
+from dlbkit.model.topology import Others
+from dlbkit.params import Parameterised
 
 __all__ = ["InfoModel", "InfoMessage", "HEADER_BYTES", "ENTRY_BYTES", "MAX_NODES", "MAX_SIM_ROUNDS", "improvement"]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .base import InfoModel
-from .registry import register
+from dlbkit.info.base import InfoModel
+from dlbkit.info.registry import register
 
 __all__ = ["Exact"]
 

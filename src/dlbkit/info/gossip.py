@@ -6,11 +6,11 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..params import Interval, Options
-from .base import InfoModel
-from .registry import register
-from .selection import SELECTIONS, Epochs
+from dlbkit.errors import ConfigError
+from dlbkit.params import Interval, Options
+from dlbkit.info.base import InfoModel
+from dlbkit.info.registry import register
+from dlbkit.info.selection import SELECTIONS, Epochs
 
 __all__ = ["Gossip", "MAX_ROUND_ENTRIES"]
 

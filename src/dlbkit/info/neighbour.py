@@ -6,9 +6,9 @@ from numbers import Real
 
 import numpy as np
 
-from ..params import Interval
-from .base import InfoModel
-from .registry import register
+from dlbkit.params import Interval
+from dlbkit.info.base import InfoModel
+from dlbkit.info.registry import register
 
 __all__ = ["NeighbourExchange"]
 

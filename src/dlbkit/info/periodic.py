@@ -6,10 +6,10 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..params import Interval
-from .base import InfoModel
-from .registry import register
+from dlbkit.errors import ConfigError
+from dlbkit.params import Interval
+from dlbkit.info.base import InfoModel
+from dlbkit.info.registry import register
 
 __all__ = ["Periodic"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..errors import ConfigError, closest
-from ..model import check
+from dlbkit.errors import ConfigError, closest
+from dlbkit.model import check
 
 __all__ = ["register", "names", "resolve", "resolve_for", "INFO_MODELS"]
 
@@ -26,7 +26,7 @@ def names() -> list[str]:
 def resolve(spec: Any, field: str = "info"):
     """An information model from *spec*: None (exact), a registered name, a table ``{"model": name,
     **params}`` (an experiment's ``[info]``), or a model object (validated). A ConfigError names *field*."""
-    from .base import InfoModel
+    from dlbkit.info.base import InfoModel
     if spec is None:
         spec = "exact"
     if isinstance(spec, InfoModel):

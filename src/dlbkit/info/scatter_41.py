@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import InfoModel
-from .registry import register
-from .scatter_base import Scatter
+from dlbkit.info.base import InfoModel
+from dlbkit.info.registry import register
+from dlbkit.info.scatter_base import Scatter
 
 __all__ = ["Scatter41"]
 

@@ -7,10 +7,10 @@ from numbers import Integral
 
 import numpy as np
 
-from ..model.gossip_recursion import cycle_steps
-from ..params import Interval
-from .registry import register
-from .scatter_42 import Scatter42
+from dlbkit.model.gossip_recursion import cycle_steps
+from dlbkit.params import Interval
+from dlbkit.info.registry import register
+from dlbkit.info.scatter_42 import Scatter42
 
 __all__ = ["Scatter43"]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 from abc import abstractmethod
 from numbers import Integral, Real
 
-from ..errors import ConfigError
-from ..params import Interval
-from .base import InfoModel
-from .selection import Epochs, uniform_peers
+from dlbkit.errors import ConfigError
+from dlbkit.params import Interval
+from dlbkit.info.base import InfoModel
+from dlbkit.info.selection import Epochs, uniform_peers
 
 __all__ = ["Scatter"]
 

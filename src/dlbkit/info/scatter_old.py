@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .registry import register
-from .scatter_vector import ShiftMerge
+from dlbkit.info.registry import register
+from dlbkit.info.scatter_vector import ShiftMerge
 
 __all__ = ["ScatterOld"]
 

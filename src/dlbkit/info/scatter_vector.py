@@ -6,9 +6,9 @@ from numbers import Integral
 
 import numpy as np
 
-from ..params import Interval
-from .base import InfoMessage
-from .scatter_base import Scatter
+from dlbkit.params import Interval
+from dlbkit.info.base import InfoMessage
+from dlbkit.info.scatter_base import Scatter
 
 __all__ = ["ShiftMerge"]
 

@@ -18,8 +18,8 @@ from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
-from ..errors import ConfigError
-from . import check
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
 
 __all__ = ["Piecewise", "Constant", "Step", "Pulse", "Markov", "Recorded", "availability_from_dict",
            "as_availability", "SPECS", "MAX_SEGMENTS"]

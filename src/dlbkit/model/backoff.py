@@ -24,7 +24,7 @@ import math
 from numbers import Real
 from typing import Any
 
-from ..errors import ConfigError
+from dlbkit.errors import ConfigError
 
 __all__ = ["backoff_delay", "check_backoff", "NO_BACKOFF", "AUTO"]
 

@@ -10,8 +10,8 @@ from contextlib import contextmanager
 from numbers import Integral, Real
 from typing import Any, Iterator, Mapping
 
-from ..errors import ConfigError, closest
-from ..params import MAGNITUDE
+from dlbkit.errors import ConfigError, closest
+from dlbkit.params import MAGNITUDE
 
 __all__ = ["number", "integer", "size", "table", "choice", "closest", "known_keys", "required", "renamed", "decode", "HUGE",
            "TINY"]

@@ -45,11 +45,11 @@ from typing import TYPE_CHECKING, Any, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import ConfigError
-from . import check
-from .check import renamed
-from .gcpause import paused_gc
-from .topology import is_networkx
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
+from dlbkit.model.check import renamed
+from dlbkit.model.gcpause import paused_gc
+from dlbkit.model.topology import is_networkx
 
 if TYPE_CHECKING:
     import networkx as nx

@@ -43,9 +43,9 @@ from itertools import chain, compress
 
 import numpy as np
 
-from ..errors import ConfigError
-from . import check
-from .graph import TaskGraph
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
+from dlbkit.model.graph import TaskGraph
 
 __all__ = ["GraphCosts", "costs_for", "platform_from_ntp", "write_ntp",
            "level_weights", "upward_rank", "downward_rank", "critical_path_bound", "COST_MODELS",
@@ -120,7 +120,7 @@ def costs_for(graph: TaskGraph, nodes, kind: str = "standard", *, contention: bo
     :class:`~dlbkit.model.platform.Platform`; *contention*: True, one message at a time per machine's
     send and receive port; ``"link"``, one at a time per directed link of the routed topology (a
     platform only); standard model only (module docstring)."""
-    from .platform import Platform
+    from dlbkit.model.platform import Platform
     if kind not in COST_MODELS:
         raise ConfigError("cost_model", kind, "one of " + ", ".join(repr(k) for k in COST_MODELS))
     if contention == "link":
@@ -263,7 +263,7 @@ def platform_from_ntp(path, *, name: str | None = None):
     model a message of c costs c · D. A bus (every distance 1) is the complete topology, which is not
     built (``Platform.complete``). m is at most :data:`MAX_PROCESSORS` (the platform is for costing
     task graphs). An error names the file, the line and the entry (``net.ntp:3000 distances[2][7]``)."""
-    from .platform import Network, Node, Platform
+    from dlbkit.model.platform import Network, Node, Platform
     p = _Ntp(path)
     m = p.count()
     speeds, d = p.speeds, p.distances

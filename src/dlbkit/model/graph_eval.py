@@ -39,8 +39,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import ConfigError
-from .graph_costs import GraphCosts, upward_rank
+from dlbkit.errors import ConfigError
+from dlbkit.model.graph_costs import GraphCosts, upward_rank
 
 __all__ = ["Evaluator", "evaluate", "send_order", "Timeline", "Port", "plan_order"]
 

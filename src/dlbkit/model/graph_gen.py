@@ -13,10 +13,10 @@ import re
 
 import numpy as np
 
-from ..errors import ConfigError, closest
-from . import check
-from .gcpause import paused_gc
-from .graph import MAX_TASKS, TaskGraph  # a generator past MAX_TASKS would run for hours before a run
+from dlbkit.errors import ConfigError, closest
+from dlbkit.model import check
+from dlbkit.model.gcpause import paused_gc
+from dlbkit.model.graph import MAX_TASKS, TaskGraph  # a generator past MAX_TASKS would run for hours before a run
 
 __all__ = ["layered", "gaussian_elimination", "fft", "in_tree", "atmospheric", "sinclair_kmeans9",
            "sinclair_equal5", "topcuoglu10", "GENERATORS"]

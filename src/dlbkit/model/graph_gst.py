@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 
-from .view import Candidates, GraphOnlineView
+from dlbkit.model.view import Candidates, GraphOnlineView
 
 __all__ = ["Table", "load_units"]
 

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError
-from . import check
-from .availability import Constant, Markov, Piecewise, Pulse, Recorded, Step
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
+from dlbkit.model.availability import Constant, Markov, Piecewise, Pulse, Recorded, Step
 
 __all__ = ["Workstation", "Hnow", "MAX_LOOP_CELLS", "check_loops", "LAYOUTS", "PP", "CPU_NOISE", "MEMORY", "DISK_ACCESS", "DISK_LATENCY",
            "BANDWIDTH", "LATENCY", "WORKLOAD", "BOUNDARY", "BOUNDARY_K", "THRESHOLD", "levels_on_loops"]

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .trace import Trace
+from dlbkit.model.trace import Trace
 
 __all__ = ["METRICS", "compute", "lower_bound", "rounds_to_balance", "worker_loads"]
 

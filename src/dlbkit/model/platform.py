@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import ConfigError
-from . import check
-from .availability import Constant, as_availability, availability_from_dict
-from .topology import (build, complete_neighbours, given_graph, hop_matrix, is_complete, is_networkx, neighbour_lists,
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
+from dlbkit.model.availability import Constant, as_availability, availability_from_dict
+from dlbkit.model.topology import (build, complete_neighbours, given_graph, hop_matrix, is_complete, is_networkx, neighbour_lists,
                        parse)
 
 if TYPE_CHECKING:

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ConfigError
+from dlbkit.errors import ConfigError
 
 __all__ = ["Layout", "Streams", "streams", "DIVISIBLE", "TREE", "SPMD", "SPMD_SWEEP", "SUPERSTEP", "GRAPH", "STREAM", "LAYOUTS"]
 

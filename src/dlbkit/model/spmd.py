@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
 
-from ..errors import ConfigError
-from . import check
-from .hnow import BOUNDARY, BOUNDARY_K, CPU_NOISE, LAYOUTS, WORKLOAD, Hnow, Workstation, check_loops
-from .platform import Platform
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
+from dlbkit.model.hnow import BOUNDARY, BOUNDARY_K, CPU_NOISE, LAYOUTS, WORKLOAD, Hnow, Workstation, check_loops
+from dlbkit.model.platform import Platform
 
 __all__ = ["Spmd", "spmd_from_dict", "hnow_from_platform", "platform_layout", "LOOPS", "BYTES_PER_POINT",
            "MAX_POINTS"]

@@ -19,9 +19,9 @@ import math
 
 import numpy as np
 
-from .spmd_bounds import Z90, Z95, ci_half_width
-from .spmd_trace import eq41_time, loops
-from .trace import Trace
+from dlbkit.model.spmd_bounds import Z90, Z95, ci_half_width
+from dlbkit.model.spmd_trace import eq41_time, loops
+from dlbkit.model.trace import Trace
 
 __all__ = ["metrics", "loop_time_moments", "loops_to_steady", "steps_to_steady", "dp_to_steady", "smoothed",
            "summary", "half_width", "confidence", "QUIET_WINDOWS", "Z"]

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .trace import Column, Trace
+from dlbkit.model.trace import Column, Trace
 
 __all__ = ["spmd_trace", "series_from_intervals", "pipeline_finish_times", "loops", "finish_times", "eq41_time",
            "ownership"]

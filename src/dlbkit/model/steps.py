@@ -20,8 +20,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Sequence
 
-from .availability import Piecewise
-from .trace import Trace
+from dlbkit.model.availability import Piecewise
+from dlbkit.model.trace import Trace
 
 __all__ = ["join_steps", "step_trace", "n_steps", "shifted"]
 

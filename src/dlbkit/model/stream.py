@@ -35,8 +35,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import ConfigError
-from . import check
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
 
 __all__ = ["Stream", "Demand", "Burst", "Arrivals", "stream_from_dict", "read_arrivals_csv", "DEMANDS", "MAX_JOBS",
            "MAX_WIDTH", "MAX_TASKS"]

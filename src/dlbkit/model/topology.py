@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from ..errors import ConfigError
-from . import check
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
 
 if TYPE_CHECKING:
     import networkx as nx

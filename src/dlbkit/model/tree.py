@@ -35,8 +35,8 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from ..errors import ConfigError
-from . import check
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
 
 __all__ = ["TaskTree", "FlatTasks", "TreeSize", "tree_from_dict", "KINDS", "ORDERS", "task_id", "task_depth",
            "MAX_TREE_NODES"]

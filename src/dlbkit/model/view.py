@@ -20,7 +20,7 @@ from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from .topology import complete_neighbours
+from dlbkit.model.topology import complete_neighbours
 
 __all__ = ["View", "LoopView", "TreeView", "SpmdView", "GraphView", "GraphOnlineView", "Candidates", "StreamView"]
 

@@ -11,8 +11,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..errors import ConfigError
-from . import check
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
 
 __all__ = ["Divisible", "CostModel", "cost_from_dict", "m1_costs", "MAX_ITEMS"]
 

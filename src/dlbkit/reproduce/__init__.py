@@ -15,7 +15,7 @@ import importlib
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from ..errors import ConfigError, closest
+from dlbkit.errors import ConfigError, closest
 
 __all__ = ["Claim", "reported", "REPRODUCTIONS", "JSON_SCHEMA", "run", "format_claims"]
 

@@ -45,14 +45,14 @@ from itertools import pairwise
 
 import numpy as np
 
-from ..balancers.migration import GDEM, Loadserver, PhaseAdaptive
-from ..model.topology import kary_ncube, neighbour_lists
-from ..model.tree import TaskTree
-from ..model.view import TreeView
-from ..sim.superstep import SuperstepResult, simulate_superstep
-from ..sim.t3d import CONTENTION_MODELS, T3D
-from ..sim.tree_metrics import ita_best, ita_speed, ita_time
-from . import Claim, format_claims, reported
+from dlbkit.balancers.migration import GDEM, Loadserver, PhaseAdaptive
+from dlbkit.model.topology import kary_ncube, neighbour_lists
+from dlbkit.model.tree import TaskTree
+from dlbkit.model.view import TreeView
+from dlbkit.sim.superstep import SuperstepResult, simulate_superstep
+from dlbkit.sim.t3d import CONTENTION_MODELS, T3D
+from dlbkit.sim.tree_metrics import ita_best, ita_speed, ita_time
+from dlbkit.reproduce import Claim, format_claims, reported
 
 __all__ = ["claims", "run", "random_tree", "balanced_tree", "fitted_tree", "RANDOM_TREE_SEED", "FITTED_TREE"]
 

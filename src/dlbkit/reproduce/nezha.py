@@ -16,15 +16,15 @@ from collections import Counter
 
 import numpy as np
 
-from ..balancers import decide
-from ..balancers.placement import HybridBatch, Nezha, PowerOfD, RandomPlacement
-from ..model.gossip_recursion import DONE, cycle_steps, pr_series
-from ..model.stream import Stream
-from ..model.view import StreamView
-from ..sim.gossip_mc import pr_all_informed
-from ..sim.stream import simulate_stream
-from . import Claim, nezha_scatter, reported
-from .nezha_observations import claims as observation_claims
+from dlbkit.balancers import decide
+from dlbkit.balancers.placement import HybridBatch, Nezha, PowerOfD, RandomPlacement
+from dlbkit.model.gossip_recursion import DONE, cycle_steps, pr_series
+from dlbkit.model.stream import Stream
+from dlbkit.model.view import StreamView
+from dlbkit.sim.gossip_mc import pr_all_informed
+from dlbkit.sim.stream import simulate_stream
+from dlbkit.reproduce import Claim, nezha_scatter, reported
+from dlbkit.reproduce.nezha_observations import claims as observation_claims
 
 __all__ = ["claims", "TABLE6", "supermarket_mean"]
 
@@ -186,5 +186,5 @@ def claims() -> list[Claim]:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    from . import format_claims
+    from dlbkit.reproduce import format_claims
     print(format_claims(claims()))

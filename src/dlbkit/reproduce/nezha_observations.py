@@ -71,11 +71,11 @@ from collections import Counter
 
 import numpy as np
 
-from ..balancers.placement import Nezha, PowerOfD, RandomPlacement, RoundRobinPlacement
-from ..model.platform import Network, Node, Platform
-from ..model.stream import Demand, Stream
-from ..sim.stream import simulate_stream
-from . import Claim, reported
+from dlbkit.balancers.placement import Nezha, PowerOfD, RandomPlacement, RoundRobinPlacement
+from dlbkit.model.platform import Network, Node, Platform
+from dlbkit.model.stream import Demand, Stream
+from dlbkit.sim.stream import simulate_stream
+from dlbkit.reproduce import Claim, reported
 
 __all__ = ["claims", "loaded_cluster", "observation_grid", "convergence_grid", "LOADED", "SIZES", "RATES"]
 
@@ -364,5 +364,5 @@ def claims() -> list[Claim]:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    from . import format_claims
+    from dlbkit.reproduce import format_claims
     print(format_claims(claims()))

@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..info import improvement, resolve
-from . import Claim, reported
+from dlbkit.info import improvement, resolve
+from dlbkit.reproduce import Claim, reported
 
 __all__ = ["claims", "freshness", "PERIODS"]
 

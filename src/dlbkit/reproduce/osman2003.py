@@ -38,17 +38,17 @@ from functools import lru_cache, partial
 import numpy as np
 from scipy.stats import spearmanr
 
-from ..balancers.registry import make
-from ..model import spmd_bounds as bounds
-from ..balancers.repartition.baselines import HomogeneousDiffusion
-from ..balancers.repartition.hnow_cost import NORMAL, classify, local_average
-from ..model.availability import Pulse
-from ..model.hnow import BANDWIDTH, BOUNDARY, LATENCY, MEMORY, PP, WORKLOAD, Hnow, Workstation
-from ..model.view import SpmdView
-from ..sim.spmd import DEFAULT_WINDOW, simulate_spmd
-from ..sim.spmd_experiment import run_many
-from ..model.spmd_metrics import confidence, dp_to_steady, steps_to_steady
-from . import Claim, format_claims, reported
+from dlbkit.balancers.registry import make
+from dlbkit.model import spmd_bounds as bounds
+from dlbkit.balancers.repartition.baselines import HomogeneousDiffusion
+from dlbkit.balancers.repartition.hnow_cost import NORMAL, classify, local_average
+from dlbkit.model.availability import Pulse
+from dlbkit.model.hnow import BANDWIDTH, BOUNDARY, LATENCY, MEMORY, PP, WORKLOAD, Hnow, Workstation
+from dlbkit.model.view import SpmdView
+from dlbkit.sim.spmd import DEFAULT_WINDOW, simulate_spmd
+from dlbkit.sim.spmd_experiment import run_many
+from dlbkit.model.spmd_metrics import confidence, dp_to_steady, steps_to_steady
+from dlbkit.reproduce import Claim, format_claims, reported
 
 __all__ = ["claims", "ShedToAverage", "e11_scenario", "cpu_scenario", "cpu_uniform_scenario",
            "network_scenario", "memory_scenario", "complete_scenario"]

@@ -35,15 +35,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ..api import simulate
-from ..balancers.chunking import Sanchez, Static
-from ..model.availability import Recorded, Step
-from ..model.metrics import BALANCE_TOLERANCE, rounds_to_balance
-from ..model.platform import Platform
-from ..model.trace import Trace
-from ..model.view import LoopView
-from ..model.workload import CostModel, Divisible
-from . import Claim, format_claims, reported
+from dlbkit.api import simulate
+from dlbkit.balancers.chunking import Sanchez, Static
+from dlbkit.model.availability import Recorded, Step
+from dlbkit.model.metrics import BALANCE_TOLERANCE, rounds_to_balance
+from dlbkit.model.platform import Platform
+from dlbkit.model.trace import Trace
+from dlbkit.model.view import LoopView
+from dlbkit.model.workload import CostModel, Divisible
+from dlbkit.reproduce import Claim, format_claims, reported
 
 __all__ = ["claims", "gacsys", "mxv"]
 

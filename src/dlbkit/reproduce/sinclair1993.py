@@ -14,14 +14,14 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import lru_cache
 
-from ..balancers.mapping.max_k1_sum import max_k1_sum, symmetric_comm
-from ..balancers.registry import make
-from ..model.graph_bounds import optimal_makespan, pd_makespan, pd_makespan_uniform, ratio_limit, worst_case_ratio
-from ..model.graph_costs import costs_for
-from ..model.graph_gen import atmospheric, in_tree, sinclair_equal5, sinclair_kmeans9
-from ..sim.graph import Evaluator, simulate_graph
-from ..errors import ConfigError
-from . import Claim, format_claims, reported
+from dlbkit.balancers.mapping.max_k1_sum import max_k1_sum, symmetric_comm
+from dlbkit.balancers.registry import make
+from dlbkit.model.graph_bounds import optimal_makespan, pd_makespan, pd_makespan_uniform, ratio_limit, worst_case_ratio
+from dlbkit.model.graph_costs import costs_for
+from dlbkit.model.graph_gen import atmospheric, in_tree, sinclair_equal5, sinclair_kmeans9
+from dlbkit.sim.graph import Evaluator, simulate_graph
+from dlbkit.errors import ConfigError
+from dlbkit.reproduce import Claim, format_claims, reported
 
 __all__ = ["claims", "brute_force_two_nodes", "subtree_allocation"]
 
@@ -204,7 +204,7 @@ FIG7 = {"k": (1, 4, 79, [4, 4, 4, -4, 4], [-5, -10, -5, -8, -9]), "e": (0, 6, 76
 def r3() -> Claim:
     import numpy as np
 
-    from ..balancers.graph_online.pd import choose, scores
+    from dlbkit.balancers.graph_online.pd import choose, scores
     level, tasks = [9, 4, 10, 14, 3], list(FIG7)
     comp, prec = [FIG7[t][1] for t in tasks], [FIG7[t][2] for t in tasks]
     cl, cp, h = scores(comp, np.array([[c] * 5 for c in comp]), level, 14, prec, 61, [FIG7[t][4] for t in tasks])
@@ -223,7 +223,7 @@ def r8() -> Claim:
     default before this row was run); the note calls the target soft and offers "within 10% of the
     thesis after tuning" instead, which we do not take (it would tune PD to the row). The other reading
     of P (``max_load``, Fig. 7) is shown beside it, not asserted."""
-    from ..sim.graph_dynamic import simulate_graph_dynamic
+    from dlbkit.sim.graph_dynamic import simulate_graph_dynamic
     g = atmospheric()
     rows = {rule: [simulate_graph_dynamic(m, g, make("pd", {"p_rule": rule}), cost_model="thesis").makespan
                    for m in NODES] for rule in ("avg_active", "max_load")}
@@ -246,7 +246,7 @@ R11_NODES = range(1, 11)
 
 
 def _surrogate(name: str, kw: dict):
-    from ..model import graph_gen
+    from dlbkit.model import graph_gen
     return getattr(graph_gen, name)(**kw)
 
 
@@ -256,7 +256,7 @@ def r10() -> Claim:
     with the thesis's settings (seed 0), our pd (defaults) on the dynamic engine. The note's
     expectation, qualitative: PD within ~15% of SA, tabu usually worse than SA. Reported: the three
     rows per graph, and at how many node counts PD ≤ 1.15 × SA and tabu > SA."""
-    from ..sim.graph_dynamic import simulate_graph_dynamic
+    from dlbkit.sim.graph_dynamic import simulate_graph_dynamic
     ours, counts = {}, []
     for name, kw in R10_GRAPHS:
         g = _surrogate(name, kw)

@@ -11,8 +11,8 @@ The user-facing entry points (``dlbkit.map``, ``dlbkit.tree``, ``dlbkit.spmd``, 
 :mod:`dlbkit.run_api`.
 """
 
-from .backends import BACKENDS
-from .emulation import Emulation
-from .record import load_trace, save_trace
+from dlbkit.runtime.backends import BACKENDS
+from dlbkit.runtime.emulation import Emulation
+from dlbkit.runtime.record import load_trace, save_trace
 
 __all__ = ["BACKENDS", "Emulation", "load_trace", "save_trace"]

@@ -24,10 +24,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import ConfigError, DlbkitWarning, caller_level
-from ..model.availability import Constant, Piecewise
-from ..model.check import number, renamed
-from ..model.platform import Platform
+from dlbkit.errors import ConfigError, DlbkitWarning, caller_level
+from dlbkit.model.availability import Constant, Piecewise
+from dlbkit.model.check import number, renamed
+from dlbkit.model.platform import Platform
 
 __all__ = ["Emulation", "emulation_from", "speed_factors", "MIN_EMULATED_SPEED"]
 

@@ -54,10 +54,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..model.availability import Piecewise, Recorded
-from ..model.spmd_trace import series_from_intervals
-from ..model.trace import Trace
+from dlbkit.errors import ConfigError
+from dlbkit.model.availability import Piecewise, Recorded
+from dlbkit.model.spmd_trace import series_from_intervals
+from dlbkit.model.trace import Trace
 
 __all__ = ["save_trace", "load_trace", "trace_to_dict", "trace_from_dict", "FORMAT", "FORMAT_VERSION"]
 

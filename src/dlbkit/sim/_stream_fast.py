@@ -37,7 +37,7 @@ from heapq import heapify, heappop, heappush
 
 import numpy as np
 
-from ..balancers import decide
+from dlbkit.balancers import decide
 
 __all__ = ["eligible", "run", "FastRun"]
 

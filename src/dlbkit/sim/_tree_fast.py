@@ -18,8 +18,8 @@ from collections import deque
 from heapq import heappop, heappush
 from operator import itemgetter
 
-from ..errors import DlbkitError
-from .kernel import NORMAL, pop_instant, simultaneous
+from dlbkit.errors import DlbkitError
+from dlbkit.sim.kernel import NORMAL, pop_instant, simultaneous
 
 __all__ = ["fast_loop"]
 

@@ -29,12 +29,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..balancers.registry import make
-from ..model.availability import Constant
-from ..model.check import HUGE, TINY
-from ..model.platform import Network, Node, Platform
-from ..model.trace import Trace
-from ..model.workload import Divisible
+from dlbkit.balancers.registry import make
+from dlbkit.model.availability import Constant
+from dlbkit.model.check import HUGE, TINY
+from dlbkit.model.platform import Network, Node, Platform
+from dlbkit.model.trace import Trace
+from dlbkit.model.workload import Divisible
 
 __all__ = ["predict", "measured_speeds", "coarsen", "round_trip_latency", "after_step"]
 

@@ -21,18 +21,18 @@ import time
 
 import numpy as np
 
-from ..balancers.chunking.selfsched import SelfScheduling
-from ..balancers.migration.steal import WorkStealing
-from ..errors import ConfigError
-from ..model import check
-from ..model.platform import MAX_NODES, Network, Node, Platform
-from ..model.tree import FlatTasks
-from ..model.workload import MAX_ITEMS, CostModel, Divisible, m1_costs
-from ..balancers.placement.power_of_d import PowerOfD
-from ..model.stream import MAX_JOBS, Stream
-from .divisible import simulate_divisible
-from .stream import MAX_SERVERS, simulate_stream
-from .tree_async import simulate_tree_async
+from dlbkit.balancers.chunking.selfsched import SelfScheduling
+from dlbkit.balancers.migration.steal import WorkStealing
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
+from dlbkit.model.platform import MAX_NODES, Network, Node, Platform
+from dlbkit.model.tree import FlatTasks
+from dlbkit.model.workload import MAX_ITEMS, CostModel, Divisible, m1_costs
+from dlbkit.balancers.placement.power_of_d import PowerOfD
+from dlbkit.model.stream import MAX_JOBS, Stream
+from dlbkit.sim.divisible import simulate_divisible
+from dlbkit.sim.stream import MAX_SERVERS, simulate_stream
+from dlbkit.sim.tree_async import simulate_tree_async
 
 __all__ = ["m1_platform", "run_m1", "run_supermarket", "m2_platform", "run_m2", "MersenneIntegers", "MODELS",
            "M2_TICKS_PER_SECOND", "check_workers", "check_tasks", "check_supermarket"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..model.availability import Piecewise
+from dlbkit.model.availability import Piecewise
 
 __all__ = ["constant_rates", "finish_time", "finish_ticks", "message_time", "ticks"]
 

@@ -37,21 +37,21 @@ from typing import Any
 
 import numpy as np
 
-from ..balancers.base import ChunkingBalancer, end_step, start_step
-from ..balancers.decide import allocation, chunk, chunk_count
-from ..errors import ConfigError
-from ..model.gcpause import paused_gc
-from ..model.platform import Platform
-from ..model.trace import Trace
-from ..model.view import LoopView
-from ..model.seeding import DIVISIBLE, streams
-from ..model.steps import join_steps, step_trace
-from ..model.workload import Divisible
-from .auto import after_step
-from .costs import constant_rates, finish_time, message_time
-from .kernel import NORMAL, Kernel, pop_instant
-from .progress import ticker
-from .timebase import SIMULTANEITY_TOLERANCE
+from dlbkit.balancers.base import ChunkingBalancer, end_step, start_step
+from dlbkit.balancers.decide import allocation, chunk, chunk_count
+from dlbkit.errors import ConfigError
+from dlbkit.model.gcpause import paused_gc
+from dlbkit.model.platform import Platform
+from dlbkit.model.trace import Trace
+from dlbkit.model.view import LoopView
+from dlbkit.model.seeding import DIVISIBLE, streams
+from dlbkit.model.steps import join_steps, step_trace
+from dlbkit.model.workload import Divisible
+from dlbkit.sim.auto import after_step
+from dlbkit.sim.costs import constant_rates, finish_time, message_time
+from dlbkit.sim.kernel import NORMAL, Kernel, pop_instant
+from dlbkit.sim.progress import ticker
+from dlbkit.sim.timebase import SIMULTANEITY_TOLERANCE
 
 __all__ = ["simulate_divisible", "MECHANISMS", "MAX_STEPS"]
 

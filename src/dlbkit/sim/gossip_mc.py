@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..info.selection import SELECTIONS, permutations, skip_self
+from dlbkit.info.selection import SELECTIONS, permutations, skip_self
 
 __all__ = ["pr_all_informed", "gossip_stamps", "SELECTIONS"]
 #: trials simulated at once (memory: chunk × N × (N − 1) floats for the permutations)

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..balancers import decide
-from ..balancers.base import MappingBalancer, OnlineMapping
-from ..errors import ConfigError
-from ..model.graph import TaskGraph
-from ..model.graph_costs import COST_MODELS, costs_for, critical_path_bound
-from ..model.graph_eval import Evaluator, evaluate, send_order
-from ..model.platform import Platform
-from ..model.seeding import GRAPH, streams
-from ..model.trace import Trace
-from ..model.view import GraphView
-from .progress import ticker
+from dlbkit.balancers import decide
+from dlbkit.balancers.base import MappingBalancer, OnlineMapping
+from dlbkit.errors import ConfigError
+from dlbkit.model.graph import TaskGraph
+from dlbkit.model.graph_costs import COST_MODELS, costs_for, critical_path_bound
+from dlbkit.model.graph_eval import Evaluator, evaluate, send_order
+from dlbkit.model.platform import Platform
+from dlbkit.model.seeding import GRAPH, streams
+from dlbkit.model.trace import Trace
+from dlbkit.model.view import GraphView
+from dlbkit.sim.progress import ticker
 
 __all__ = ["evaluate", "Evaluator", "simulate_graph", "send_order"]
 

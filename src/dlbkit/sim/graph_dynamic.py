@@ -54,22 +54,22 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-from ..balancers import decide
-from ..balancers.base import MappingBalancer, OnlineMapping
-from ..errors import ConfigError
-from ..model import check
-from ..model.graph import TaskGraph
-from ..model.graph_costs import COST_MODELS, costs_for, critical_path_bound, upward_rank
-from ..model.graph_eval import plan_order, send_order
-from ..model.graph_gst import Table
-from .progress import ticker
-from ..model.platform import Platform
-from ..model.seeding import GRAPH, streams
-from ..model.trace import Trace
-from ..model.view import GraphOnlineView
-from .costs import finish_time
-from .kernel import NORMAL, Kernel
-from .timebase import SIMULTANEITY_TOLERANCE
+from dlbkit.balancers import decide
+from dlbkit.balancers.base import MappingBalancer, OnlineMapping
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
+from dlbkit.model.graph import TaskGraph
+from dlbkit.model.graph_costs import COST_MODELS, costs_for, critical_path_bound, upward_rank
+from dlbkit.model.graph_eval import plan_order, send_order
+from dlbkit.model.graph_gst import Table
+from dlbkit.sim.progress import ticker
+from dlbkit.model.platform import Platform
+from dlbkit.model.seeding import GRAPH, streams
+from dlbkit.model.trace import Trace
+from dlbkit.model.view import GraphOnlineView
+from dlbkit.sim.costs import finish_time
+from dlbkit.sim.kernel import NORMAL, Kernel
+from dlbkit.sim.timebase import SIMULTANEITY_TOLERANCE
 
 __all__ = ["simulate_graph_dynamic", "programs_of", "MAX_PROGRAMS"]
 
@@ -172,7 +172,7 @@ class _Run:
         self.table = Table(self.view) if online else None  # the GST's holds rule, shared with real runs
         if online:
             self._measure(0.0)
-        from ..model.view import GraphView
+        from dlbkit.model.view import GraphView
         balancer.start(self.view if online else GraphView(m, costs), st.rng("balancer"))
         self.k = Kernel(tolerance=SIMULTANEITY_TOLERANCE)
         self.placed = self.view.placed if online else [-1] * n
@@ -264,7 +264,7 @@ class _Run:
         return tr
 
     def _replay_plan(self) -> None:
-        from ..model.view import GraphView
+        from dlbkit.model.view import GraphView
         view = GraphView(self.m, self.costs)
         plan = decide.plan(self.b, view, self.record)
         order = plan_order(self.costs, plan.assignment, plan.order)

@@ -58,7 +58,7 @@ from itertools import count
 from operator import itemgetter
 from typing import Any, Callable, NewType
 
-from ..errors import ConfigError
+from dlbkit.errors import ConfigError
 
 __all__ = ["Kernel", "Priority", "URGENT", "NORMAL", "pop_instant", "simultaneous"]
 

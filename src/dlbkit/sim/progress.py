@@ -21,7 +21,7 @@ from __future__ import annotations
 from time import monotonic
 from typing import Callable
 
-from ..errors import ConfigError
+from dlbkit.errors import ConfigError
 
 __all__ = ["Ticker", "ticker", "INTERVAL_S", "CHECK_S", "MAX_STRIDE"]
 

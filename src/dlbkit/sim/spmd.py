@@ -39,16 +39,16 @@ from typing import Any
 
 import numpy as np
 
-from ..balancers.base import RepartitionBalancer
-from ..balancers.decide import repartition
-from ..errors import ConfigError
-from ..model.hnow import Hnow, check_loops, levels_on_loops
-from ..model.view import SpmdView
-from ..model.seeding import SPMD, streams
-from ..model.spmd_trace import spmd_trace
-from ..model.trace import Trace
-from .costs import message_time
-from .progress import ticker
+from dlbkit.balancers.base import RepartitionBalancer
+from dlbkit.balancers.decide import repartition
+from dlbkit.errors import ConfigError
+from dlbkit.model.hnow import Hnow, check_loops, levels_on_loops
+from dlbkit.model.view import SpmdView
+from dlbkit.model.seeding import SPMD, streams
+from dlbkit.model.spmd_trace import spmd_trace
+from dlbkit.model.trace import Trace
+from dlbkit.sim.costs import message_time
+from dlbkit.sim.progress import ticker
 
 __all__ = ["simulate_spmd", "DEFAULT_WINDOW"]
 

@@ -18,10 +18,10 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ..model.hnow import Hnow
-from ..model.seeding import SPMD_SWEEP, streams
-from .spmd import DEFAULT_WINDOW, simulate_spmd
-from ..model.spmd_metrics import summary
+from dlbkit.model.hnow import Hnow
+from dlbkit.model.seeding import SPMD_SWEEP, streams
+from dlbkit.sim.spmd import DEFAULT_WINDOW, simulate_spmd
+from dlbkit.model.spmd_metrics import summary
 
 __all__ = ["run_many", "run_one"]
 

@@ -9,11 +9,11 @@ same seed, transfer for transfer.
 
 from __future__ import annotations
 
-from ..balancers.base import RepartitionBalancer
-from ..errors import ConfigError
-from ..model.spmd import Spmd, hnow_from_platform
-from .spmd import DEFAULT_WINDOW, simulate_spmd
-from ..model.trace import Trace
+from dlbkit.balancers.base import RepartitionBalancer
+from dlbkit.errors import ConfigError
+from dlbkit.model.spmd import Spmd, hnow_from_platform
+from dlbkit.sim.spmd import DEFAULT_WINDOW, simulate_spmd
+from dlbkit.model.trace import Trace
 
 __all__ = ["simulate_spmd_platform"]
 

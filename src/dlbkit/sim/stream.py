@@ -79,22 +79,22 @@ from typing import Any
 
 import numpy as np
 
-from ..balancers import decide
-from ..balancers.base import PlacementBalancer
-from ..errors import ConfigError
-from ..info.registry import resolve as resolve_info
-from ..model import check
-from ..model.platform import Platform
-from ..model.seeding import STREAM, streams
-from ..model.stream import Stream
-from ..model.stream_queues import convergence_time
-from ..model.topology import complete_neighbours
-from ..model.trace import Trace
-from ..model.view import StreamView
-from . import _stream_fast
-from .costs import constant_rates, finish_time
-from .kernel import NORMAL, URGENT, Kernel
-from .timebase import SIMULTANEITY_TOLERANCE
+from dlbkit.balancers import decide
+from dlbkit.balancers.base import PlacementBalancer
+from dlbkit.errors import ConfigError
+from dlbkit.info.registry import resolve as resolve_info
+from dlbkit.model import check
+from dlbkit.model.platform import Platform
+from dlbkit.model.seeding import STREAM, streams
+from dlbkit.model.stream import Stream
+from dlbkit.model.stream_queues import convergence_time
+from dlbkit.model.topology import complete_neighbours
+from dlbkit.model.trace import Trace
+from dlbkit.model.view import StreamView
+from dlbkit.sim import _stream_fast
+from dlbkit.sim.costs import constant_rates, finish_time
+from dlbkit.sim.kernel import NORMAL, URGENT, Kernel
+from dlbkit.sim.timebase import SIMULTANEITY_TOLERANCE
 
 __all__ = ["simulate_stream", "INFO_REFUSED", "SERVICES", "CONVERGE_MAXDIFF", "MAX_SERVERS"]
 
@@ -164,7 +164,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
         n = check.size(platform, "platform", MAX_SERVERS, "servers of a job stream")
         names = [str(i) for i in range(n)]
         speeds, slots = [1.0] * n, [1] * n
-        from ..model.availability import Constant
+        from dlbkit.model.availability import Constant
         profiles = [Constant().realise()] * n
         complete, latency, bandwidth = True, 0.0, math.inf  # the supermarket servers: messages take no time
         platform = None

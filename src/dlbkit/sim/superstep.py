@@ -53,19 +53,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..balancers.base import MigrationBalancer
-from ..balancers.decide import given, placements, victims
-from ..balancers.decide import transfers as decided_transfers
-from ..balancers.registry import resolve
-from ..errors import ConfigError
-from ..model.seeding import SUPERSTEP, streams
-from ..model.topology import build, dims_create, edge_colouring, given_graph, is_networkx, kary_ncube, neighbour_lists
-from ..model.availability import Constant
-from ..model.platform import MAX_NODES
-from ..model.trace import Trace
-from ..model.tree import FlatTasks, TaskTree
-from ..model.view import TreeView
-from .t3d import T3D
+from dlbkit.balancers.base import MigrationBalancer
+from dlbkit.balancers.decide import given, placements, victims
+from dlbkit.balancers.decide import transfers as decided_transfers
+from dlbkit.balancers.registry import resolve
+from dlbkit.errors import ConfigError
+from dlbkit.model.seeding import SUPERSTEP, streams
+from dlbkit.model.topology import build, dims_create, edge_colouring, given_graph, is_networkx, kary_ncube, neighbour_lists
+from dlbkit.model.availability import Constant
+from dlbkit.model.platform import MAX_NODES
+from dlbkit.model.trace import Trace
+from dlbkit.model.tree import FlatTasks, TaskTree
+from dlbkit.model.view import TreeView
+from dlbkit.sim.t3d import T3D
 
 if TYPE_CHECKING:
     import networkx as nx

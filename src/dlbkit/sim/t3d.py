@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..model.check import integer, number
+from dlbkit.errors import ConfigError
+from dlbkit.model.check import integer, number
 
 __all__ = ["T3D", "CONTENTION_MODELS", "ALLREDUCE_MODELS"]
 

@@ -104,21 +104,21 @@ from collections import deque
 from numbers import Integral
 from typing import Any, Sequence
 
-from ..balancers.base import MigrationBalancer
-from ..balancers.decide import checked_requests, given, placements, transfers, victims
-from ..errors import ConfigError, DlbkitError
-from ..info import resolve as resolve_info
-from ..model.backoff import AUTO, NO_BACKOFF, backoff_delay, check_backoff
-from ..model.gcpause import paused_gc
-from ..model.platform import Platform
-from ..model.seeding import TREE, streams
-from ..model.trace import Trace
-from ..model.view import TreeView
-from ._tree_fast import _EMPTY, _INF, fast_loop
-from .progress import ticker
-from .costs import constant_rates, finish_ticks, finish_time, message_time, ticks
-from .kernel import URGENT, Kernel
-from .timebase import SIMULTANEITY_TOLERANCE
+from dlbkit.balancers.base import MigrationBalancer
+from dlbkit.balancers.decide import checked_requests, given, placements, transfers, victims
+from dlbkit.errors import ConfigError, DlbkitError
+from dlbkit.info import resolve as resolve_info
+from dlbkit.model.backoff import AUTO, NO_BACKOFF, backoff_delay, check_backoff
+from dlbkit.model.gcpause import paused_gc
+from dlbkit.model.platform import Platform
+from dlbkit.model.seeding import TREE, streams
+from dlbkit.model.trace import Trace
+from dlbkit.model.view import TreeView
+from dlbkit.sim._tree_fast import _EMPTY, _INF, fast_loop
+from dlbkit.sim.progress import ticker
+from dlbkit.sim.costs import constant_rates, finish_ticks, finish_time, message_time, ticks
+from dlbkit.sim.kernel import URGENT, Kernel
+from dlbkit.sim.timebase import SIMULTANEITY_TOLERANCE
 
 __all__ = ["simulate_tree_async", "CONTROL_BYTES", "TASK_BYTES", "WAITING_SAMPLES", "AUTO_LONGEST_TASKS",
            "resolve_backoff", "MAX_MESSAGES", "MAX_MESSAGES_PER_NODE_TASK"]

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..errors import ConfigError
+from dlbkit.errors import ConfigError
 
 __all__ = ["ita_time", "ita_speed", "ita_best", "speed_from_time_ita", "time_from_speed_ita"]
 

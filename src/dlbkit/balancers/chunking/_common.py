@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 
-from ...errors import ConfigError
-from ...model.view import LoopView
-from ..base import Taxonomy
+from dlbkit.errors import ConfigError
+from dlbkit.model.view import LoopView
+from dlbkit.balancers.base import Taxonomy
 
 __all__ = ["ceil_div", "round_half_up", "pooled_mean_std", "normalised_weights", "WeightedPerformance",
            "request_driven"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from numbers import Integral
 
-from ...model.view import LoopView
-from ...params import Interval
-from ..base import ChunkingBalancer
-from ..registry import register
-from ._common import request_driven, round_half_up
+from dlbkit.model.view import LoopView
+from dlbkit.params import Interval
+from dlbkit.balancers.base import ChunkingBalancer
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.chunking._common import request_driven, round_half_up
 
 __all__ = ["AdaptiveFactoring"]
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
-from ...errors import ConfigError
-from ...model.view import LoopView
-from ...params import Interval
-from ..base import ChunkingBalancer
-from ..registry import REGISTRY, make, names as registered_names, register
-from ._common import request_driven
+from dlbkit.errors import ConfigError
+from dlbkit.model.view import LoopView
+from dlbkit.params import Interval
+from dlbkit.balancers.base import ChunkingBalancer
+from dlbkit.balancers.registry import REGISTRY, make, names as registered_names, register
+from dlbkit.balancers.chunking._common import request_driven
 
 __all__ = ["Auto", "DEFAULT_CANDIDATES", "ROBUST_DEFAULT", "SMOOTHING"]
 

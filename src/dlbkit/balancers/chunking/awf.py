@@ -10,12 +10,12 @@ from __future__ import annotations
 from numbers import Integral
 from typing import ClassVar
 
-from ...model.view import LoopView
-from ...params import Interval
-from ..base import ChunkingBalancer
-from ..registry import register
-from ._common import WeightedPerformance, ceil_div, normalised_weights, request_driven, round_half_up
-from .factoring import BatchedFactoring, WeightedFactoring
+from dlbkit.model.view import LoopView
+from dlbkit.params import Interval
+from dlbkit.balancers.base import ChunkingBalancer
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.chunking._common import WeightedPerformance, ceil_div, normalised_weights, request_driven, round_half_up
+from dlbkit.balancers.chunking.factoring import BatchedFactoring, WeightedFactoring
 
 __all__ = ["AdaptiveWeightedFactoring", "AdaptiveWeightedFactoringB", "AdaptiveWeightedFactoringC", "AdaptiveWeightedFactoringD",
            "AdaptiveWeightedFactoringE"]

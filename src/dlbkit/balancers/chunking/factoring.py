@@ -8,11 +8,11 @@ from abc import abstractmethod
 import math
 from numbers import Integral, Real
 
-from ...model.view import LoopView
-from ...params import Interval
-from ..base import ChunkingBalancer
-from ..registry import register
-from ._common import ceil_div, normalised_weights, pooled_mean_std, request_driven, round_half_up
+from dlbkit.model.view import LoopView
+from dlbkit.params import Interval
+from dlbkit.balancers.base import ChunkingBalancer
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.chunking._common import ceil_div, normalised_weights, pooled_mean_std, request_driven, round_half_up
 
 __all__ = ["Factoring", "Factoring2", "WeightedFactoring", "BatchedFactoring"]
 

@@ -6,11 +6,11 @@ import math
 from fractions import Fraction
 from numbers import Integral, Real
 
-from ...model.view import LoopView
-from ...params import Interval
-from ..base import ChunkingBalancer
-from ..registry import register
-from ._common import ceil_div, request_driven
+from dlbkit.model.view import LoopView
+from dlbkit.params import Interval
+from dlbkit.balancers.base import ChunkingBalancer
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.chunking._common import ceil_div, request_driven
 
 __all__ = ["PartialStatic"]
 

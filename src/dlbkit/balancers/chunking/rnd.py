@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from numbers import Integral
 
-from ...errors import ConfigError
-from ...model.view import LoopView
-from ...params import Interval
-from ..base import ChunkingBalancer
-from ..registry import register
-from ._common import ceil_div, request_driven
+from dlbkit.errors import ConfigError
+from dlbkit.model.view import LoopView
+from dlbkit.params import Interval
+from dlbkit.balancers.base import ChunkingBalancer
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.chunking._common import ceil_div, request_driven
 
 __all__ = ["RandomChunk"]
 

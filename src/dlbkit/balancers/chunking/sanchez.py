@@ -6,11 +6,11 @@ import math
 from numbers import Integral, Real
 from typing import Sequence
 
-from ...errors import ConfigError
-from ...model.view import LoopView
-from ...params import Interval, Options
-from ..base import ChunkingBalancer, Taxonomy
-from ..registry import register
+from dlbkit.errors import ConfigError
+from dlbkit.model.view import LoopView
+from dlbkit.params import Interval, Options
+from dlbkit.balancers.base import ChunkingBalancer, Taxonomy
+from dlbkit.balancers.registry import register
 
 __all__ = ["Sanchez", "eq1", "eq1_comm_aware"]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from numbers import Integral
 
-from ...model.view import LoopView
-from ...params import Interval
-from ..base import ChunkingBalancer, Taxonomy
-from ..registry import register
+from dlbkit.model.view import LoopView
+from dlbkit.params import Interval
+from dlbkit.balancers.base import ChunkingBalancer, Taxonomy
+from dlbkit.balancers.registry import register
 
 __all__ = ["Static", "Proportional"]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
-from ...model.view import LoopView
-from ...params import Interval
-from ..base import ChunkingBalancer
-from ..registry import register
-from ._common import pooled_mean_std, request_driven
+from dlbkit.model.view import LoopView
+from dlbkit.params import Interval
+from dlbkit.balancers.base import ChunkingBalancer
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.chunking._common import pooled_mean_std, request_driven
 
 __all__ = ["Taper"]
 

@@ -8,11 +8,11 @@ from typing import Sequence
 
 import numpy as np
 
-from ...model.graph_gst import load_units
-from ...model.view import Candidates
-from ...params import Interval, Options
-from ..base import OnlineMapping, Taxonomy
-from ..registry import register
+from dlbkit.model.graph_gst import load_units
+from dlbkit.model.view import Candidates
+from dlbkit.params import Interval, Options
+from dlbkit.balancers.base import OnlineMapping, Taxonomy
+from dlbkit.balancers.registry import register
 
 __all__ = ["PseudoDynamic", "scores", "choose", "P_RULES"]
 

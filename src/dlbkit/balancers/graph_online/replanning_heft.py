@@ -8,11 +8,11 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ...model.graph_eval import Timeline
-from ...params import Interval, Options
-from ..base import OnlineMapping, Taxonomy
-from ..mapping.heft import heft_schedule
-from ..registry import register
+from dlbkit.model.graph_eval import Timeline
+from dlbkit.params import Interval, Options
+from dlbkit.balancers.base import OnlineMapping, Taxonomy
+from dlbkit.balancers.mapping.heft import heft_schedule
+from dlbkit.balancers.registry import register
 
 __all__ = ["ReplanningHEFT", "MIN_RATE"]
 

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ...model.graph_eval import Timeline
+from dlbkit.model.graph_eval import Timeline
 
 __all__ = ["Timeline", "Arrivals", "plan_order", "list_schedule", "random_start", "random_move", "PRUNE_FROM"]
 

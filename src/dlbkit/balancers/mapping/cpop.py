@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 
-from ...model.graph_costs import downward_rank, upward_rank
-from ..base import MappingBalancer, Plan, Taxonomy
-from ..registry import register
-from ._common import list_schedule, plan_order
-from .heft import _standard
+from dlbkit.model.graph_costs import downward_rank, upward_rank
+from dlbkit.balancers.base import MappingBalancer, Plan, Taxonomy
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.mapping._common import list_schedule, plan_order
+from dlbkit.balancers.mapping.heft import _standard
 
 __all__ = ["CPOP"]
 

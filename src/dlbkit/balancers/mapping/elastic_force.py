@@ -6,10 +6,10 @@ import bisect
 import math
 from numbers import Integral
 
-from ...params import Interval
-from ..base import MappingBalancer, Plan, Taxonomy
-from ..registry import register
-from .max_k1_sum import symmetric_comm
+from dlbkit.params import Interval
+from dlbkit.balancers.base import MappingBalancer, Plan, Taxonomy
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.mapping.max_k1_sum import symmetric_comm
 
 __all__ = ["ElasticForce"]
 

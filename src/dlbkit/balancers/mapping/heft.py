@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ...model.graph_costs import upward_rank
-from ..base import MappingBalancer, Plan, Taxonomy
-from ..registry import register
-from ._common import list_schedule, plan_order
+from dlbkit.model.graph_costs import upward_rank
+from dlbkit.balancers.base import MappingBalancer, Plan, Taxonomy
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.mapping._common import list_schedule, plan_order
 
 __all__ = ["HEFT", "heft_schedule"]
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..base import MappingBalancer, Plan, Taxonomy
-from ..registry import register
-from ._common import list_schedule
+from dlbkit.balancers.base import MappingBalancer, Plan, Taxonomy
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.mapping._common import list_schedule
 
 __all__ = ["HighestLevelFirst"]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import heapq
 
-from ...model.graph_costs import GraphCosts, level_weights
-from ...params import Options
-from ..base import MappingBalancer, Plan, Taxonomy
-from ..registry import register
+from dlbkit.model.graph_costs import GraphCosts, level_weights
+from dlbkit.params import Options
+from dlbkit.balancers.base import MappingBalancer, Plan, Taxonomy
+from dlbkit.balancers.registry import register
 
 __all__ = ["LinearClustering", "linear_clusters", "ALLOCATIONS"]
 

@@ -8,11 +8,11 @@ from numbers import Integral
 
 import numpy as np
 
-from ...errors import ConfigError
-from ...model.graph import MAX_TASKS
-from ...params import Interval, Options
-from ..base import MappingBalancer, Plan, Taxonomy
-from ..registry import register
+from dlbkit.errors import ConfigError
+from dlbkit.model.graph import MAX_TASKS
+from dlbkit.params import Interval, Options
+from dlbkit.balancers.base import MappingBalancer, Plan, Taxonomy
+from dlbkit.balancers.registry import register
 
 __all__ = ["MaxK1Sum", "max_k1_sum", "symmetric_comm"]
 

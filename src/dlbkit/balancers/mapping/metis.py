@@ -9,8 +9,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..base import MappingBalancer, Plan, Taxonomy
-from ..registry import register
+from dlbkit.balancers.base import MappingBalancer, Plan, Taxonomy
+from dlbkit.balancers.registry import register
 
 __all__ = ["Metis", "RESOLUTION"]
 

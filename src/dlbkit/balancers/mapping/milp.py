@@ -7,10 +7,10 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ...errors import ConfigError
-from ...params import Interval, Options
-from ..base import MappingBalancer, Plan, Taxonomy
-from ..registry import register
+from dlbkit.errors import ConfigError
+from dlbkit.params import Interval, Options
+from dlbkit.balancers.base import MappingBalancer, Plan, Taxonomy
+from dlbkit.balancers.registry import register
 
 __all__ = ["MILP"]
 
@@ -189,7 +189,7 @@ class MILP(MappingBalancer):
         return Plan(a, order, info)
 
     def _relaxed(self, costs) -> Plan:
-        from ...model.graph_costs import upward_rank
+        from dlbkit.model.graph_costs import upward_rank
         g = costs.graph
         n, m = g.n_tasks, costs.n_nodes
         load = [g.weight(i) for i in range(n)]

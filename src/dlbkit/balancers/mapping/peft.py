@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import MappingBalancer, Plan, Taxonomy
-from ..registry import register
-from ._common import list_schedule, plan_order
-from .heft import _standard
+from dlbkit.balancers.base import MappingBalancer, Plan, Taxonomy
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.mapping._common import list_schedule, plan_order
+from dlbkit.balancers.mapping.heft import _standard
 
 __all__ = ["PEFT"]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..base import MappingBalancer, Plan, Taxonomy
-from ..registry import register
+from dlbkit.balancers.base import MappingBalancer, Plan, Taxonomy
+from dlbkit.balancers.registry import register
 
 __all__ = ["RandomMapping"]
 

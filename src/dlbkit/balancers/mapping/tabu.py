@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import deque
 from numbers import Integral
 
-from ...model.graph_eval import Evaluator
-from ...params import Interval
-from ..base import MappingBalancer, Plan, Taxonomy
-from ..registry import register
-from ._common import random_move, random_start
+from dlbkit.model.graph_eval import Evaluator
+from dlbkit.params import Interval
+from dlbkit.balancers.base import MappingBalancer, Plan, Taxonomy
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.mapping._common import random_move, random_start
 
 __all__ = ["TabuSearch"]
 

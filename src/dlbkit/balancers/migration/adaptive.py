@@ -7,11 +7,11 @@ from numbers import Real
 from collections.abc import Sequence
 from typing import Any
 
-from ...errors import ConfigError
-from ...model.view import TreeView
-from ...params import Interval, Options
-from ..base import MigrationBalancer, Taxonomy, Transfer
-from ..registry import REGISTRY, make, names, register
+from dlbkit.errors import ConfigError
+from dlbkit.model.view import TreeView
+from dlbkit.params import Interval, Options
+from dlbkit.balancers.base import MigrationBalancer, Taxonomy, Transfer
+from dlbkit.balancers.registry import REGISTRY, make, names, register
 
 __all__ = ["PhaseAdaptive", "PHASES"]
 

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...errors import ConfigError
-from ...model.topology import edge_colouring, kary_ncube, neighbour_lists
-from ...model.view import TreeView
-from ...params import Interval
-from ..base import MigrationBalancer, Taxonomy, Transfer
-from ..registry import register
+from dlbkit.errors import ConfigError
+from dlbkit.model.topology import edge_colouring, kary_ncube, neighbour_lists
+from dlbkit.model.view import TreeView
+from dlbkit.params import Interval
+from dlbkit.balancers.base import MigrationBalancer, Taxonomy, Transfer
+from dlbkit.balancers.registry import register
 
 __all__ = ["GDEM", "optimal_exchange", "exchange_for", "shape_of"]
 

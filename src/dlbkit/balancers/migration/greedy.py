@@ -6,10 +6,10 @@ import heapq
 from abc import abstractmethod
 from numbers import Real
 
-from ...model.view import TreeView
-from ...params import Interval
-from ..base import MigrationBalancer, Taxonomy, Transfer
-from ..registry import register
+from dlbkit.model.view import TreeView
+from dlbkit.params import Interval
+from dlbkit.balancers.base import MigrationBalancer, Taxonomy, Transfer
+from dlbkit.balancers.registry import register
 
 __all__ = ["Greedy", "Refine", "net_transfers"]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import deque
 from numbers import Integral, Real
 
-from ...errors import ConfigError
-from ...model.view import TreeView
-from ...params import Interval
-from ..base import MigrationBalancer, Taxonomy, Transfer
-from ..registry import register
+from dlbkit.errors import ConfigError
+from dlbkit.model.view import TreeView
+from dlbkit.params import Interval
+from dlbkit.balancers.base import MigrationBalancer, Taxonomy, Transfer
+from dlbkit.balancers.registry import register
 
 __all__ = ["Loadserver"]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from numbers import Integral
 
-from ...model.view import TreeView
-from ...params import Interval
-from ..base import MigrationBalancer, Taxonomy
-from ..registry import register
+from dlbkit.model.view import TreeView
+from dlbkit.params import Interval
+from dlbkit.balancers.base import MigrationBalancer, Taxonomy
+from dlbkit.balancers.registry import register
 
 __all__ = ["RandomPlacement"]
 

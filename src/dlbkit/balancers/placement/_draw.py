@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import PlacementBalancer
+from dlbkit.balancers.base import PlacementBalancer
 
 __all__ = ["Draws", "least", "RandomizedPlacement"]
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..base import Taxonomy
-from ..registry import register
-from .nezha import Nezha
+from dlbkit.balancers.base import Taxonomy
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.placement.nezha import Nezha
 
 __all__ = ["HybridBatch"]
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..base import Taxonomy
-from ..registry import register
-from ._draw import RandomizedPlacement
+from dlbkit.balancers.base import Taxonomy
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.placement._draw import RandomizedPlacement
 
 __all__ = ["JoinShortestQueue"]
 

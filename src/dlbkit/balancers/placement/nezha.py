@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
-from ...errors import ConfigError
-from ...params import Interval, Options
-from ..base import Taxonomy
-from ..registry import register
-from ._draw import RandomizedPlacement, least
+from dlbkit.errors import ConfigError
+from dlbkit.params import Interval, Options
+from dlbkit.balancers.base import Taxonomy
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.placement._draw import RandomizedPlacement, least
 
 __all__ = ["Nezha", "loads", "window"]
 

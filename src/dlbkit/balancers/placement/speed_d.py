@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..base import Taxonomy
-from ..registry import register
-from ._draw import least
-from .power_of_d import PowerOfD
+from dlbkit.balancers.base import Taxonomy
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.placement._draw import least
+from dlbkit.balancers.placement.power_of_d import PowerOfD
 
 __all__ = ["SpeedAwareD"]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
-from ...params import Interval
-from ..base import Taxonomy
-from ..registry import register
-from ._draw import RandomizedPlacement
+from dlbkit.params import Interval
+from dlbkit.balancers.base import Taxonomy
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.placement._draw import RandomizedPlacement
 
 __all__ = ["Spillback"]
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from numbers import Real
 
-from ...params import Interval, Options
-from ..base import Taxonomy
-from ..registry import register
-from .dlah import DLAH
-from .hnow_cost import NodeCost, node_cost
+from dlbkit.params import Interval, Options
+from dlbkit.balancers.base import Taxonomy
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.repartition.dlah import DLAH
+from dlbkit.balancers.repartition.hnow_cost import NodeCost, node_cost
 
 __all__ = ["HomogeneousDiffusion", "ProcessorOnly"]
 

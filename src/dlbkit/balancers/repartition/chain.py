@@ -8,11 +8,11 @@ import math
 from numbers import Integral, Real
 from typing import Sequence
 
-from ...errors import ConfigError
-from ...params import Interval
-from ..base import RepartitionBalancer, Taxonomy, Transfer
-from ..registry import register
-from .hnow_cost import NodeCost, node_cost, solve_level
+from dlbkit.errors import ConfigError
+from dlbkit.params import Interval
+from dlbkit.balancers.base import RepartitionBalancer, Taxonomy, Transfer
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.repartition.hnow_cost import NodeCost, node_cost, solve_level
 
 __all__ = ["optimal_chain_partition", "partition_transfers", "OptimalChain"]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from numbers import Real
 
-from ...params import Interval, Options
-from ..base import RepartitionBalancer, Taxonomy, Transfer
-from ..registry import register
-from .hnow_cost import NORMAL, OVER, UNDER, NodeCost, equalise, local_average, node_cost, status
+from dlbkit.params import Interval, Options
+from dlbkit.balancers.base import RepartitionBalancer, Taxonomy, Transfer
+from dlbkit.balancers.registry import register
+from dlbkit.balancers.repartition.hnow_cost import NORMAL, OVER, UNDER, NodeCost, equalise, local_average, node_cost, status
 
 __all__ = ["DLAH", "whole_points"]
 

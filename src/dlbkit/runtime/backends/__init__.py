@@ -4,7 +4,7 @@ backend owns and what a family supplies."""
 
 from __future__ import annotations
 
-from .base import Family
+from dlbkit.runtime.backends.base import Family
 
 __all__ = ["BACKENDS", "execute"]
 
@@ -17,7 +17,7 @@ def execute(family: Family, backend: str, *, workers: int | None = None, start_m
     Under MPI every rank calls this and every rank gets the outcome; *start_method* is the local
     backend's (``fork``/``spawn``; default fork where available)."""
     if backend == "mpi":
-        from .mpi import run as run_mpi  # mpi4py is imported only when MPI is asked for
+        from dlbkit.runtime.backends.mpi import run as run_mpi  # mpi4py is imported only when MPI is asked for
         return run_mpi(family, workers=workers)
-    from .local import run as run_local
+    from dlbkit.runtime.backends.local import run as run_local
     return run_local(family, workers=workers, start_method=start_method)

@@ -25,10 +25,10 @@ from abc import ABC, abstractmethod
 from multiprocessing.reduction import ForkingPickler
 from typing import Any, Callable, Iterable
 
-from ...errors import ConfigError, RemoteTraceback, TaskError, in_dlbkit
-from ..emulation import Emulation
-from ..messages import Error
-from ..progress import Progress
+from dlbkit.errors import ConfigError, RemoteTraceback, TaskError, in_dlbkit
+from dlbkit.runtime.emulation import Emulation
+from dlbkit.runtime.messages import Error
+from dlbkit.runtime.progress import Progress
 
 __all__ = ["COORDINATOR", "Transport", "Family", "drive", "task_error", "error_message", "pickled", "short_repr", "unpicklable",
            "send_or_report", "user_frame", "UserCode"]

@@ -43,11 +43,11 @@ from multiprocessing.connection import wait
 from numbers import Integral
 from typing import Any, Callable
 
-from ...errors import ConfigError, DlbkitWarning, caller_level
-from ...model import check
-from ..messages import Died
-from .base import Family, Transport, drive, short_repr, unpicklable
-from .local_mesh import MeshConn, close_others, ends_of, mesh_pipes
+from dlbkit.errors import ConfigError, DlbkitWarning, caller_level
+from dlbkit.model import check
+from dlbkit.runtime.messages import Died
+from dlbkit.runtime.backends.base import Family, Transport, drive, short_repr, unpicklable
+from dlbkit.runtime.backends.local_mesh import MeshConn, close_others, ends_of, mesh_pipes
 
 __all__ = ["LocalTransport", "default_workers", "max_workers", "check_workers", "run", "open_pool", "prepare", "WATCHDOG_S",
            "MAX_WORKERS_FLOOR", "FDS_PER_WORKER"]

@@ -26,7 +26,7 @@ import time
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from .base import COORDINATOR
+from dlbkit.runtime.backends.base import COORDINATOR
 
 __all__ = ["MeshConn", "mesh_pipes", "ends_of", "close_others", "DRAIN_WAIT_S"]
 

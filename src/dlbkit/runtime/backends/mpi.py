@@ -112,12 +112,12 @@ import traceback
 from collections.abc import Callable
 from typing import Any, NamedTuple, NoReturn
 
-from ...errors import ConfigError, DlbkitError, TaskError
-from ..emulation import Emulation
-from ..messages import ERROR, STOP, Stop
-from .. import status
-from .base import COORDINATOR, Family, Transport, UserCode, drive, user_frame
-from .deferred import Deferred
+from dlbkit.errors import ConfigError, DlbkitError, TaskError
+from dlbkit.runtime.emulation import Emulation
+from dlbkit.runtime.messages import ERROR, STOP, Stop
+from dlbkit.runtime import status
+from dlbkit.runtime.backends.base import COORDINATOR, Family, Transport, UserCode, drive, user_frame
+from dlbkit.runtime.backends.deferred import Deferred
 
 __all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport", "RankConn", "run", "rank",
            "start_run", "emulation_problem", "serve_rank", "coordinate_rank", "agree", "check_workers", "Rejected"]

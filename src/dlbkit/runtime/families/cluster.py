@@ -35,13 +35,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import RemoteTraceback
-from ...model.trace import Trace
-from ..backends import execute
-from ..backends.base import Family, Transport, task_error
-from ..emulation import Emulation
-from ..messages import Stop
-from .cluster_agent import STATS, serve
+from dlbkit.errors import RemoteTraceback
+from dlbkit.model.trace import Trace
+from dlbkit.runtime.backends import execute
+from dlbkit.runtime.backends.base import Family, Transport, task_error
+from dlbkit.runtime.emulation import Emulation
+from dlbkit.runtime.messages import Stop
+from dlbkit.runtime.families.cluster_agent import STATS, serve
 
 __all__ = ["ClusterRun", "ClusterFamily", "Job", "SERIES_POINTS"]
 
@@ -499,7 +499,7 @@ class ClusterFamily(Family):
         return self.emulation.n_workers if self.emulation is not None else cpus
 
     def problem(self, n_workers: int, backend: str):
-        from ...errors import ConfigError  # noqa: PLC0415
+        from dlbkit.errors import ConfigError  # noqa: PLC0415
         # dlbkit.Cluster makes these checks for the local backend before anything starts; with MPI the
         # node count is the world's size, known only here (the backend's problem hook), so they stay
         if self.emulation is not None and self.emulation.n_workers != n_workers:

@@ -47,10 +47,10 @@ from typing import Any
 
 import numpy as np
 
-from ...balancers import decide
-from ...model.view import StreamView
-from ..backends.base import COORDINATOR, error_message, pickled
-from ..messages import STOP, Error
+from dlbkit.balancers import decide
+from dlbkit.model.view import StreamView
+from dlbkit.runtime.backends.base import COORDINATOR, error_message, pickled
+from dlbkit.runtime.messages import STOP, Error
 
 __all__ = ["Agent", "serve", "MAX_SAMPLES", "STATS"]
 

@@ -54,25 +54,25 @@ from typing import Any
 
 import numpy as np
 
-from ...balancers import decide
-from ...balancers.base import MappingBalancer, OnlineMapping
-from ...errors import ConfigError, DlbkitError
-from ...model.availability import Constant
-from ...model.graph import TaskGraph
-from ...model.graph_costs import costs_for, critical_path_bound, upward_rank
-from ...model.graph_eval import plan_order
-from ...model.platform import Network, Node, Platform
-from ...model.trace import Trace
-from ...model.graph_gst import Table
-from ...model.view import GraphOnlineView, GraphView
-from .. import status
-from ..backends import execute
-from ..backends.base import (Family, Transport, UserCode, error_message, send_or_report, short_repr, task_error,
+from dlbkit.balancers import decide
+from dlbkit.balancers.base import MappingBalancer, OnlineMapping
+from dlbkit.errors import ConfigError, DlbkitError
+from dlbkit.model.availability import Constant
+from dlbkit.model.graph import TaskGraph
+from dlbkit.model.graph_costs import costs_for, critical_path_bound, upward_rank
+from dlbkit.model.graph_eval import plan_order
+from dlbkit.model.platform import Network, Node, Platform
+from dlbkit.model.trace import Trace
+from dlbkit.model.graph_gst import Table
+from dlbkit.model.view import GraphOnlineView, GraphView
+from dlbkit.runtime import status
+from dlbkit.runtime.backends import execute
+from dlbkit.runtime.backends.base import (Family, Transport, UserCode, error_message, send_or_report, short_repr, task_error,
                              unpicklable)
-from ..emulation import Emulation
-from ..messages import DIED, ERROR, STOP, Stop
-from ..progress import Progress
-from .graph_tasks import GraphTasks, resolve
+from dlbkit.runtime.emulation import Emulation
+from dlbkit.runtime.messages import DIED, ERROR, STOP, Stop
+from dlbkit.runtime.progress import Progress
+from dlbkit.runtime.families.graph_tasks import GraphTasks, resolve
 
 #: what the coordinator runs: a static mapper's plan or an online mapper (the two graph kinds)
 Mapper = MappingBalancer | OnlineMapping

@@ -22,9 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Hashable, Mapping, NamedTuple
 
-from ...errors import ConfigError
-from ...model.graph import MAX_TASKS, TaskGraph
-from ..backends.base import short_repr
+from dlbkit.errors import ConfigError
+from dlbkit.model.graph import MAX_TASKS, TaskGraph
+from dlbkit.runtime.backends.base import short_repr
 
 __all__ = ["Ref", "Call", "GraphTasks", "parse_tasks", "resolve", "MAX_TASKS"]
 

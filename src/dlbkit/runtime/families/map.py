@@ -36,19 +36,19 @@ import time
 from collections import deque
 from typing import Any, Callable, Sequence
 
-from ...balancers.base import ChunkingBalancer, end_step, start_step
-from ...balancers.decide import chunk
-from ...errors import ConfigError, DlbkitError
-from ...model.availability import Constant
-from ...model.trace import Trace
-from ...model.view import LoopView
-from ..backends import execute
-from ..backends.base import (Family, Transport, UserCode, drive, error_message, send_or_report, short_repr, task_error,
+from dlbkit.balancers.base import ChunkingBalancer, end_step, start_step
+from dlbkit.balancers.decide import chunk
+from dlbkit.errors import ConfigError, DlbkitError
+from dlbkit.model.availability import Constant
+from dlbkit.model.trace import Trace
+from dlbkit.model.view import LoopView
+from dlbkit.runtime.backends import execute
+from dlbkit.runtime.backends.base import (Family, Transport, UserCode, drive, error_message, send_or_report, short_repr, task_error,
                              unpicklable)
-from ..emulation import Emulation
-from ..messages import DIED, DONE, ERROR, READY, STOP, WORK, Stop
-from ..progress import Progress
-from .. import status
+from dlbkit.runtime.emulation import Emulation
+from dlbkit.runtime.messages import DIED, DONE, ERROR, READY, STOP, WORK, Stop
+from dlbkit.runtime.progress import Progress
+from dlbkit.runtime import status
 
 __all__ = ["coordinate", "coordinate_step", "Pool", "serve", "run_chunk", "MapRun", "PoolRun", "PoolStep", "RankStep",
            "run_map"]

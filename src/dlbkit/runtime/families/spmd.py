@@ -51,19 +51,19 @@ from typing import Any
 
 import numpy as np
 
-from ...balancers.base import RepartitionBalancer, Transfer
-from ...balancers.decide import repartition
-from ...errors import ConfigError, DlbkitError, TaskError
-from ...model.availability import Constant
-from ...model.spmd_trace import finish_times, series_from_intervals
-from ...model.trace import Trace
-from ...model.view import SpmdView
-from ..backends import execute
-from ..backends.base import Family, Transport, UserCode, error_message, task_error
-from ..emulation import Emulation
-from ..messages import DIED, ERROR, STOP, Error, Stop
-from ..progress import Progress
-from .. import status
+from dlbkit.balancers.base import RepartitionBalancer, Transfer
+from dlbkit.balancers.decide import repartition
+from dlbkit.errors import ConfigError, DlbkitError, TaskError
+from dlbkit.model.availability import Constant
+from dlbkit.model.spmd_trace import finish_times, series_from_intervals
+from dlbkit.model.trace import Trace
+from dlbkit.model.view import SpmdView
+from dlbkit.runtime.backends import execute
+from dlbkit.runtime.backends.base import Family, Transport, UserCode, error_message, task_error
+from dlbkit.runtime.emulation import Emulation
+from dlbkit.runtime.messages import DIED, ERROR, STOP, Error, Stop
+from dlbkit.runtime.progress import Progress
+from dlbkit.runtime import status
 
 __all__ = ["LARGE", "SpmdSpec", "SpmdRun", "coordinate_spmd", "partition", "rows_problem", "run_spmd",
            "serve_spmd"]

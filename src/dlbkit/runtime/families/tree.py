@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ...errors import ConfigError, closest
-from ...model.topology import KINDS, edge_colouring, given_graph, neighbour_lists, topology_from_dict
-from ..backends import execute
-from ..backends.base import Family
-from ..progress import Progress
-from .tree_coordinator import coordinate_tree
-from .tree_worker import TreeSpec, serve_tree
+from dlbkit.errors import ConfigError, closest
+from dlbkit.model.topology import KINDS, edge_colouring, given_graph, neighbour_lists, topology_from_dict
+from dlbkit.runtime.backends import execute
+from dlbkit.runtime.backends.base import Family
+from dlbkit.runtime.progress import Progress
+from dlbkit.runtime.families.tree_coordinator import coordinate_tree
+from dlbkit.runtime.families.tree_worker import TreeSpec, serve_tree
 
 __all__ = ["TreeRun", "run_tree", "DEFAULT_TOPOLOGY", "check_topology", "resolve_topology", "bind_check"]
 
@@ -80,7 +80,7 @@ def bind_check(spec: TreeSpec, n_workers: int) -> None:
     ConfigError before any worker starts."""
     import numpy as np
 
-    from ...model.view import TreeView
+    from dlbkit.model.view import TreeView
 
     nb, colours = resolve_topology(spec.topology, n_workers)
     view = TreeView(n_workers, neighbours=nb, colours=colours, speeds=list(spec.speeds) or [1.0] * n_workers)

@@ -40,18 +40,18 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import DlbkitError, RemoteTraceback, TaskError
-from ...model.availability import Constant
-from ...model.backoff import backoff_delay
-from ...model.trace import Trace
-from ...model.view import TreeView
-from ...balancers.decide import transfers
-from ..backends.base import Transport, short_repr, task_error
-from ..emulation import Emulation
-from ..messages import DIED, ERROR, Stop
-from ..progress import Progress
-from .tree_loads import InFlightLoads
-from .tree_worker import ANSWER, FAIL, FINAL, GIVE, IDLE, MAIL, ORDER, POST, REPORT, STEAL, CHECK_S, TreeSpec
+from dlbkit.errors import DlbkitError, RemoteTraceback, TaskError
+from dlbkit.model.availability import Constant
+from dlbkit.model.backoff import backoff_delay
+from dlbkit.model.trace import Trace
+from dlbkit.model.view import TreeView
+from dlbkit.balancers.decide import transfers
+from dlbkit.runtime.backends.base import Transport, short_repr, task_error
+from dlbkit.runtime.emulation import Emulation
+from dlbkit.runtime.messages import DIED, ERROR, Stop
+from dlbkit.runtime.progress import Progress
+from dlbkit.runtime.families.tree_loads import InFlightLoads
+from dlbkit.runtime.families.tree_worker import ANSWER, FAIL, FINAL, GIVE, IDLE, MAIL, ORDER, POST, REPORT, STEAL, CHECK_S, TreeSpec
 
 __all__ = ["coordinate_tree", "STEAL_BACKOFF_S", "steal_backoff"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from ...model.view import TreeView
+from dlbkit.model.view import TreeView
 
 __all__ = ["InFlightLoads"]
 

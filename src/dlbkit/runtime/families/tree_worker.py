@@ -47,14 +47,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...balancers.base import MigrationBalancer
-from ...balancers.decide import given, placements, victims
-from ...errors import DlbkitError
-from ...model.view import TreeView
-from ..backends.base import UserCode, error_message, send_or_report, short_repr
-from ..emulation import Emulation
-from ..messages import STOP
-from .. import status
+from dlbkit.balancers.base import MigrationBalancer
+from dlbkit.balancers.decide import given, placements, victims
+from dlbkit.errors import DlbkitError
+from dlbkit.model.view import TreeView
+from dlbkit.runtime.backends.base import UserCode, error_message, send_or_report, short_repr
+from dlbkit.runtime.emulation import Emulation
+from dlbkit.runtime.messages import STOP
+from dlbkit.runtime import status
 
 __all__ = ["TreeSpec", "serve_tree", "CHECK_S", "PUSH", "ANSWER", "ORDER"]
 
