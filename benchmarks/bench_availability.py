@@ -5,7 +5,7 @@ Usage: python benchmarks/bench_availability.py [--until 99000] [--mean 0.1] [--r
 One node's Markov load, sojourns of mean *mean* seconds each way, extended in one query to simulated
 time *until* (as an engine does when a long task asks when it ends). Prints the segments and the best
 of *repeat* wall times; with --reference also the sojourn-by-sojourn draw the blocks replaced
-(tests/experiments/test_run_budget.py's ``reference_markov``: one ``rng.exponential`` per sojourn), and whether
+(tests/face/experiments/test_run_budget.py's ``reference_markov``: one ``rng.exponential`` per sojourn), and whether
 the two trajectories are identical.
 """
 

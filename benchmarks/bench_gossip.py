@@ -1,6 +1,6 @@
 """Wall time of push gossip among 1024 nodes for 10^4 periods, and of the Monte-Carlo Table 6 (003).
 
-1. ``dlbkit.sim.gossip_mc.gossip_stamps``: every node pushes its whole timestamped table to one peer a
+1. ``dlbkit.info.gossip_mc.gossip_stamps``: every node pushes its whole timestamped table to one peer a
    period (freshest wins), vectorised over the nodes with numpy (uint8 stamps from a sliding base, one
    n × n matrix). Prints wall seconds (and the process's CPU seconds: the machine may be shared), periods per second, entry merges per second (n² a period: every entry of every
    sent table is compared) and the mean age of an entry at the end (periods).
@@ -21,8 +21,8 @@ import time
 import numpy as np
 
 from dlbkit.info import Gossip
-from dlbkit.reproduce.nezha import TABLE6, TRIALS
-from dlbkit.sim.gossip_mc import gossip_stamps, pr_all_informed
+from dlbkit.face.reproduce.nezha import TABLE6, TRIALS
+from dlbkit.info.gossip_mc import gossip_stamps, pr_all_informed
 
 
 def main() -> None:

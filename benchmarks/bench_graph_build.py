@@ -1,4 +1,4 @@
-"""Time to build the complete m-ary in-tree (`dlbkit.model.graph_gen.in_tree`, a TaskGraph checked
+"""Time to build the complete m-ary in-tree (`dlbkit.families.graph.model.generate.in_tree`, a TaskGraph checked
 when built) and the process's peak RSS.
 
 Usage: python benchmarks/bench_graph_build.py [--m 2] [--k 21] [--repeat 3] [--digest]
@@ -13,7 +13,7 @@ import hashlib
 import resource
 import time
 
-from dlbkit.model.graph_gen import in_tree
+from dlbkit.families.graph.model.generate import in_tree
 from timing import best_of
 
 

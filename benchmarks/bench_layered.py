@@ -1,4 +1,4 @@
-"""CPU time of one `dlbkit.model.graph_gen.layered` call (edges drawn, TaskGraph built and checked),
+"""CPU time of one `dlbkit.families.graph.model.generate.layered` call (edges drawn, TaskGraph built and checked),
 the process's peak RSS, and a digest of the graph to compare two versions' graphs.
 
 Usage: python benchmarks/bench_layered.py N [NODES]   (NODES: a cost table of that many columns)
@@ -10,7 +10,7 @@ import resource
 import sys
 import time
 
-from dlbkit.model.graph_gen import layered
+from dlbkit.families.graph.model.generate import layered
 
 n, nodes = int(sys.argv[1]), (int(sys.argv[2]) if len(sys.argv) > 2 else None)
 t = time.process_time()

@@ -24,13 +24,13 @@ import time
 
 import numpy as np
 
-from dlbkit.balancers.chunking.auto import DEFAULT_CANDIDATES, ROBUST_DEFAULT
+from dlbkit.families.divisible.balancers.auto import DEFAULT_CANDIDATES, ROBUST_DEFAULT
 from dlbkit.balancers.registry import resolve
 from dlbkit.model.availability import Step
 from dlbkit.model.platform import Network, Node, Platform
-from dlbkit.model.workload import CostModel, Divisible
-from dlbkit.sim.auto import predict
-from dlbkit.sim.divisible import simulate_divisible
+from dlbkit.families.divisible.model.workload import CostModel, Divisible
+from dlbkit.families.divisible.sim.auto import predict
+from dlbkit.families.divisible.sim.engine import simulate_divisible
 from timing import best_of
 
 SPEEDS = (1.0, 1.0, 0.5, 0.25)

@@ -7,7 +7,7 @@ and events per second of K runs (wall time covers building the platform and the 
 
 import argparse
 
-from dlbkit.sim.bench import run_m1
+from dlbkit.face.bench import run_m1
 
 REFERENCE = {(16, 10_000): (832.594, 30_032), (128, 100_000): (1044.558, 300_256),
              (1024, 1_000_000): (1303.304, 3_002_048)}

@@ -8,7 +8,7 @@ time covers the simulation, not building the platform).
 
 import argparse
 
-from dlbkit.sim.bench import run_m2
+from dlbkit.face.bench import run_m2
 
 REFERENCE = {(2, 3): (7.7, 7_202, 1), (16, 10_000): (835.122, 140_999, 148),
              (128, 100_000): (1048.518, 1_992_859, 1_750), (1024, 1_000_000): (1307.438, 16_822_121, 17_786)}

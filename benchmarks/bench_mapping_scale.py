@@ -19,9 +19,9 @@ import time
 
 def cell(balancer: str, graph: str, n: int, m: int) -> None:
     from dlbkit.balancers.registry import make
-    from dlbkit.model.graph_costs import costs_for
-    from dlbkit.model.graph_gen import in_tree, layered
-    from dlbkit.model.view import GraphView
+    from dlbkit.families.graph.model.costs import costs_for
+    from dlbkit.families.graph.model.generate import in_tree, layered
+    from dlbkit.families.graph.model.view import GraphView
     import numpy as np
     g = layered(n, width=20, density=0.1, seed=1) if graph == "layered" else in_tree(2, math.ceil(math.log2(n + 1)))
     params = {"model": "relaxed", "time_limit": 30.0} if balancer == "milp" else {}

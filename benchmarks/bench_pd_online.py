@@ -11,9 +11,9 @@ import time
 
 from dlbkit.balancers.registry import make
 from dlbkit.model.availability import Step
-from dlbkit.model.graph_gen import layered
+from dlbkit.families.graph.model.generate import layered
 from dlbkit.model.platform import Node, Platform
-from dlbkit.sim.graph_dynamic import simulate_graph_dynamic
+from dlbkit.families.graph.sim.dynamic import simulate_graph_dynamic
 
 
 def run(p, g, name, params=None):
@@ -27,7 +27,7 @@ def run(p, g, name, params=None):
 
 
 def in_trees(levels):
-    from dlbkit.model.graph_gen import in_tree
+    from dlbkit.families.graph.model.generate import in_tree
     for k in levels:
         g = in_tree(2, k)
         c0 = time.process_time()

@@ -18,8 +18,8 @@ from bench_pd_online import Node, Platform, Step, layered, run  # noqa: E402
 
 def plans(g, q, everies):
     from dlbkit import make
-    from dlbkit.balancers.graph_online import replanning_heft
-    from dlbkit.sim.graph_dynamic import simulate_graph_dynamic
+    from dlbkit.families.graph.balancers import replanning_heft
+    from dlbkit.families.graph.sim.dynamic import simulate_graph_dynamic
     spent = []
     schedule = replanning_heft.heft_schedule
 

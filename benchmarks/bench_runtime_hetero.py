@@ -10,7 +10,7 @@ lower bound (measured work spread over the emulated speeds) over the real makesp
 import argparse
 
 import dlbkit
-from dlbkit.balancers import REGISTRY
+from dlbkit.balancers.registry import REGISTRY
 
 SPEEDS = [1.0, 1.0, 0.5, 0.25]
 

@@ -27,7 +27,7 @@ def main():
     items = list(range(a.items))
     expect = [trivial(x) for x in items]
     rows = []
-    for name in (dlbkit.run_api.DEFAULT_BALANCER + " (default)", "fac2", "gss", "static"):
+    for name in (dlbkit.families.divisible.face.run.DEFAULT_BALANCER + " (default)", "fac2", "gss", "static"):
         bal = name.split()[0]
         assert dlbkit.map(trivial, items, workers=a.workers, balancer=bal) == expect
         rows.append((f"dlbkit.map balancer={name}",

@@ -13,9 +13,9 @@ import time
 import numpy as np
 
 from dlbkit.balancers.registry import make
-from dlbkit.reproduce.osman2003 import complete_scenario, e11_scenario
-from dlbkit.sim.spmd import simulate_spmd
-from dlbkit.sim.spmd_experiment import run_many
+from dlbkit.face.reproduce.osman2003 import complete_scenario, e11_scenario
+from dlbkit.families.spmd.sim.engine import simulate_spmd
+from dlbkit.families.spmd.sim.experiment import run_many
 
 
 def _steps_dp(trace):

@@ -1,5 +1,5 @@
 """The supermarket model (issue 14, 003 §3.2) through the general stream engine with the power-of-d
-balancer object: ``dlbkit.sim.bench.run_supermarket``, as ``dlbkit bench supermarket`` runs it.
+balancer object: ``dlbkit.face.bench.run_supermarket``, as ``dlbkit bench supermarket`` runs it.
 
 Usage: python benchmarks/bench_supermarket.py [--repeat K] [--jobs J] [--servers N] [--load RHO]
                                              [--choices D] [--seed S] [--kernel]
@@ -7,7 +7,7 @@ Prints, for sampling with and without replacement, the mean jobs per server agai
 limit Σ_i ρ^((d^i − 1)/(d − 1)), the mean response, the events (one arrival and one departure per
 job), the minimum and median wall time of K runs and the events per second at each, the same from
 the process's CPU time (less disturbed by other processes on a shared machine), and the engine's
-path (the trace's ``meta["path"]``: "fast" is :mod:`dlbkit.sim._stream_fast`). ``--kernel`` also times
+path (the trace's ``meta["path"]``: "fast" is :mod:`dlbkit.families.stream.sim._fast`). ``--kernel`` also times
 the kernel path (the fast loop declined), whose figures must be the same.
 """
 
@@ -15,9 +15,9 @@ import argparse
 import statistics
 import time
 
-from dlbkit.sim import _stream_fast
-from dlbkit.sim import stream as stream_engine
-from dlbkit.sim.bench import run_supermarket
+from dlbkit.families.stream.sim import _fast as _stream_fast
+from dlbkit.families.stream.sim import engine as stream_engine
+from dlbkit.face.bench import run_supermarket
 
 
 def theory(rho: float, d: int) -> float:
@@ -35,7 +35,7 @@ def path_of(servers, load, choices, jobs, seed, replace) -> str:
         seen.append(tr.meta["path"])
         return tr
 
-    import dlbkit.sim.bench as bench
+    import dlbkit.face.bench as bench
     bench.simulate_stream = spy
     try:
         run_supermarket(servers, load, choices, min(jobs, 10_000), seed, replace=replace)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 
-from dlbkit.balancers.migration import GDEM, Loadserver
-from dlbkit.model.tree import TaskTree
-from dlbkit.sim.superstep import simulate_superstep
+from dlbkit.families.tree.balancers import GDEM, Loadserver
+from dlbkit.families.tree.model.workload import TaskTree
+from dlbkit.families.tree.sim.superstep import simulate_superstep
 from timing import best_of
 
 P_ALL = (2, 4, 8, 16, 32, 64, 128, 256, 512)

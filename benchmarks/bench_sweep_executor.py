@@ -60,7 +60,7 @@ MPIEXEC = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or shut
 
 def sweep_only(kind: str, jobs: int, batch: str, exp_path: str, out: str) -> None:
     """Time run_sweep alone; rank 0 (or the only process) prints 'SWEEP <seconds> <runs> <workers>'."""
-    from dlbkit.experiments import load_experiment, run_sweep
+    from dlbkit.face.experiments import load_experiment, run_sweep
 
     exp = load_experiment(exp_path)
     if kind == "local":

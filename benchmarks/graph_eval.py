@@ -1,8 +1,8 @@
-"""Speed of the task-graph evaluator (dlbkit.sim.graph) and of HEFT (issue 13's performance targets).
+"""Speed of the task-graph evaluator (dlbkit.families.graph.sim.static) and of HEFT (issue 13's performance targets).
 
 Usage: PYTHONPATH=src python benchmarks/graph_eval.py [--tasks N] [--nodes M] [--repeat R] [--width W] [--density D]
        [--milp SECONDS]
-Prints, for a random layered DAG (dlbkit.model.graph_gen.layered: width W = 20, density D = 0.1, seed 1), the
+Prints, for a random layered DAG (dlbkit.families.graph.model.generate.layered: width W = 20, density D = 0.1, seed 1), the
 evaluator's tasks per second under both cost models, with the list rule (no order) and with a given
 order (the plan's), best of R runs; then HEFT's wall time on 1000 tasks onto 16 heterogeneous
 nodes (a cost table, β = 1). Target: the evaluator at >= 1e5 tasks/s; HEFT on 1000 × 16 under 1 s.
@@ -12,10 +12,10 @@ import argparse
 import time
 
 from dlbkit.balancers.registry import make
-from dlbkit.model.graph_costs import costs_for
-from dlbkit.model.graph_gen import layered
-from dlbkit.model.view import GraphView
-from dlbkit.sim.graph import Evaluator
+from dlbkit.families.graph.model.costs import costs_for
+from dlbkit.families.graph.model.generate import layered
+from dlbkit.families.graph.model.view import GraphView
+from dlbkit.families.graph.sim.static import Evaluator
 from timing import best_of
 
 
@@ -44,8 +44,8 @@ def main() -> None:
     dt, _ = best_of(lambda: make("heft").map(view), args.repeat, collect=True)
     print(f"HEFT, {h.n_tasks} tasks ({h.n_edges} edges) on 16 heterogeneous nodes: {dt:.3f} s")
     if args.milp > 0:
-        from dlbkit.model.graph_gen import atmospheric
-        from dlbkit.sim.graph import simulate_graph
+        from dlbkit.families.graph.model.generate import atmospheric
+        from dlbkit.families.graph.sim.static import simulate_graph
         for model, cost in (("exact", "standard"), ("relaxed", "thesis")):
             for m in (2, 4):
                 t = time.perf_counter()

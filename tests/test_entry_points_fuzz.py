@@ -2,7 +2,7 @@
 
 - ``dlbkit schedule GRAPH``: every mapping balancer (the search mappers too: ``milp`` under a time
   limit of at most 2 s, ``annealing`` and ``tabu`` on graphs of at most 12 tasks), drawn parameter
-  values (:func:`experiments/test_accepted_input_fuzz.param_values`), ``--nodes`` or ``--platform``, the cost models,
+  values (:func:`face/experiments/test_accepted_input_fuzz.param_values`), ``--nodes`` or ``--platform``, the cost models,
   ``--contention``, ``--gantt``, ``--json``, on small valid ``.json``/``.stg``/``.adg`` graph files
   and on those files mutated (bytes inserted, deleted, repeated). The rule of the other CLI
   fuzzers: exit 0 with nothing on stderr (no RuntimeWarning either) and, with ``--json``, a finite
@@ -30,10 +30,10 @@ from hypothesis import strategies as st
 
 import dlbkit
 from dlbkit import FlatTasks
-from dlbkit.cli import main
+from dlbkit.face.cli import main
 from dlbkit.errors import ConfigError
 from dlbkit.model.platform import MAX_NODES
-from dlbkit.sim.superstep import simulate_superstep
+from dlbkit.families.tree.sim.superstep import simulate_superstep
 
 from support import HANG_S
 from support.fuzz import FLAG_TEXT, FUZZ, WEIRD, deadline

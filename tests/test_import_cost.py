@@ -63,17 +63,17 @@ def test_registry_right_after_import_has_every_builtin_balancer():
     assert int(out) > 0
 
 
-def test_a_submodule_named_like_a_function_does_not_replace_it():
-    """``dlbkit.replay`` and ``dlbkit.advise`` are the functions, also once their modules (of the same
-    names) are imported; other submodules are reachable as attributes, as when ``import dlbkit``
-    loaded them all."""
+def test_the_public_functions_stay_functions_and_subpackages_are_attributes():
+    """``dlbkit.replay``, ``dlbkit.advise``, ``dlbkit.tree`` are the functions, also once the modules defining
+    them are imported; the subpackages are reachable as attributes, as when ``import dlbkit`` loaded them all."""
     out = _python("""
         import inspect
-        import dlbkit.replay, dlbkit.advise
+        import dlbkit.face.replay, dlbkit.face.advise, dlbkit.families.tree.face.run
         import dlbkit
         assert inspect.isfunction(dlbkit.replay) and inspect.isfunction(dlbkit.advise)
+        assert inspect.isfunction(dlbkit.tree) and inspect.isfunction(dlbkit.graph)
         from dlbkit import replay
-        assert replay is dlbkit.replay and replay.__module__ == "dlbkit.replay"
+        assert replay is dlbkit.face.replay.replay and replay.__module__ == "dlbkit.face.replay"
         assert inspect.ismodule(dlbkit.sim) and inspect.ismodule(dlbkit.model.topology)
         print("ok")
     """)
@@ -87,5 +87,5 @@ def test_help_imports_no_engine_dependency():
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("usage: dlbkit")
     imported = {line.rpartition("|")[2].strip() for line in p.stderr.splitlines() if line.startswith("import time:")}
-    assert "dlbkit.cli" in imported  # the listing is the one expected
+    assert "dlbkit.face.cli" in imported  # the listing is the one expected
     assert {m.partition(".")[0] for m in imported} & {"networkx", "scipy", "matplotlib"} == set()

@@ -2,7 +2,7 @@
 
 * the runtime (``dlbkit.runtime``) imports only ``dlbkit.model``, ``dlbkit.balancers``,
   ``dlbkit.errors``, ``dlbkit.params`` and itself: never the simulator, the face layer
-  (``dlbkit.api``, ``run_api``, ``replay``, ``cli``, ``plots``), experiments or reproductions;
+  (``dlbkit.face.api``, ``run_api``, ``replay``, ``cli``, ``plots``), experiments or reproductions;
 * no module of the runtime or of the real-run face imports another module's private name;
 * no import cycle anywhere (a cycle through imports inside functions counts too).
 
@@ -20,7 +20,7 @@ SRC = REPO / "src"
 PACKAGE = "dlbkit"
 RUNTIME_MAY_IMPORT = ("dlbkit.runtime", "dlbkit.model", "dlbkit.balancers", "dlbkit.errors", "dlbkit.params")
 #: modules whose imports of private names are checked (the runtime and the real-run face)
-NO_PRIVATE_IMPORTS = ("dlbkit.runtime", "dlbkit.run_api", "dlbkit.replay")
+NO_PRIVATE_IMPORTS = ("dlbkit.runtime", "dlbkit.families.run", "dlbkit.face.replay")
 
 
 def _modules() -> dict[str, Path]:
@@ -158,8 +158,8 @@ def test_there_is_no_import_cycle():
 
 def test_the_checker_sees_what_it_must():
     """The walker itself: it resolves relative imports, finds imports inside functions, and knows the runtime."""
-    assert "dlbkit.runtime.backends.mpi" in MODULES and "dlbkit.run_api" in MODULES
-    targets = {t for t, _, _ in GRAPH["dlbkit.run_api"]}
+    assert "dlbkit.runtime.backends.mpi" in MODULES and "dlbkit.families.run" in MODULES
+    targets = {t for t, _, _ in GRAPH["dlbkit.families.run"]}
     assert "dlbkit.runtime.backends.mpi" in targets  # imported inside a function
-    assert "dlbkit.balancers.registry" in targets
-    assert any(t == "dlbkit.runtime.backends.base" for t, _, _ in GRAPH["dlbkit.runtime.families.map"])
+    assert "dlbkit.balancers.registry" in {t for t, _, _ in GRAPH["dlbkit.families.divisible.face.run"]}
+    assert any(t == "dlbkit.runtime.backends.base" for t, _, _ in GRAPH["dlbkit.families.divisible.runtime.program"])

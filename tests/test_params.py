@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dlbkit import ConfigError, LoopView, TreeView, make
-from dlbkit.balancers.chunking import SelfScheduling, Static
+from dlbkit.families.divisible.balancers import SelfScheduling, Static
 from dlbkit.params import Interval, Options
 
 
@@ -88,7 +88,7 @@ def test_set_params_names_an_unknown_parameter_as_make_does():
 @pytest.mark.parametrize("model", ["gossip", "periodic"])
 def test_an_information_period_below_the_smallest_number_is_refused(model):
     """A period of 1e-300 loaded, then ran 1e300 rounds (found by the search of
-    tests/experiments/test_accepted_input_fuzz.py)."""
+    tests/face/experiments/test_accepted_input_fuzz.py)."""
     from dlbkit import info
 
     with pytest.raises(ConfigError, match=r"'period' of .*at least 1e-30\); got 1e-300"):

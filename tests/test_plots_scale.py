@@ -172,7 +172,7 @@ def test_work_over_time_beyond_gantt_rows_is_one_collection(interpolate):
 def test_waiting_tasks_heat_map_bands_nodes_beyond_heatmap_rows():
     """A cell per node and sample was 1.2 GB to draw at 16 384 nodes: beyond HEATMAP_ROWS nodes a
     row is a band of k nodes holding their most waiting tasks, on the same node axis."""
-    from dlbkit.model.tree import tree_from_dict
+    from dlbkit.families.tree.model.workload import tree_from_dict
     from dlbkit.plots import HEATMAP_ROWS, tasks_over_time
 
     P = HEATMAP_ROWS + 5

@@ -13,13 +13,15 @@ import numpy as np
 import pytest
 
 import dlbkit
-from dlbkit.balancers import decide
-from dlbkit.runtime.families import map as runtime_map
-from dlbkit.runtime.families import spmd as runtime_spmd
-from dlbkit.runtime.families import tree_coordinator as runtime_tree
-from dlbkit.sim import divisible as sim_divisible
-from dlbkit.sim import spmd as sim_spmd
-from dlbkit.sim import tree_async as sim_tree
+from dlbkit.families.divisible.balancers import decide as divisible_decide
+from dlbkit.families.divisible.runtime import program as runtime_map
+from dlbkit.families.divisible.sim import engine as sim_divisible
+from dlbkit.families.spmd.balancers import decide as spmd_decide
+from dlbkit.families.spmd.runtime import program as runtime_spmd
+from dlbkit.families.spmd.sim import engine as sim_spmd
+from dlbkit.families.tree.balancers import decide as tree_decide
+from dlbkit.families.tree.runtime import coordinator as runtime_tree
+from dlbkit.families.tree.sim import engine as sim_tree
 
 
 def slow_square(x):
@@ -57,9 +59,9 @@ def replayed(decisions, balancer, ask):
 
 
 def test_both_engines_ask_through_the_same_functions():
-    assert sim_divisible.chunk is runtime_map.chunk is decide.chunk
-    assert sim_tree.transfers is runtime_tree.transfers is decide.transfers
-    assert sim_spmd.repartition is runtime_spmd.repartition is decide.repartition
+    assert sim_divisible.chunk is runtime_map.chunk is divisible_decide.chunk
+    assert sim_tree.transfers is runtime_tree.transfers is tree_decide.transfers
+    assert sim_spmd.repartition is runtime_spmd.repartition is spmd_decide.repartition
 
 
 def test_a_chunking_balancer_decides_the_same_in_both_paths():
@@ -153,4 +155,4 @@ def test_simulated_rounds_decisions_replay():
     r = dlbkit.simulate(PLATFORM, dlbkit.Divisible(2000), "sanchez", seed=1, mechanism="rounds", record_decisions=True)
     ds = r.trace.decisions
     assert len(ds) == len({rnd for rnd in r.trace.round_of}) > 2 and {d.hook for d in ds} == {"allocate"}
-    assert replayed(ds, r.balancer, lambda b, v, d: decide.allocation(b, v)) == [d.answer for d in ds]
+    assert replayed(ds, r.balancer, lambda b, v, d: divisible_decide.allocation(b, v)) == [d.answer for d in ds]

@@ -12,8 +12,6 @@ Balancers decide, engines do: the same balancer objects drive the simulator and 
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
@@ -35,25 +33,36 @@ __all__ = [
 
 #: the submodule that defines each public name
 _SOURCE = {
-    **dict.fromkeys(["Result", "Schedule", "schedule", "simulate"], "api"),
-    **dict.fromkeys(["Balancer", "ChunkingBalancer", "MigrationBalancer", "PlacementBalancer", "RepartitionBalancer",
-                     "Taxonomy", "Transfer"], "balancers"),
+    "advise": "face.advise",
+    **dict.fromkeys(["Result", "simulate"], "face.api"),
+    **dict.fromkeys(["Schedule", "schedule"], "families.graph.face.schedule"),
+    **dict.fromkeys(["Balancer", "Taxonomy", "Transfer"], "balancers.base"),
+    "ChunkingBalancer": "families.divisible.balancers.base",
+    "MigrationBalancer": "families.tree.balancers.base",
+    "PlacementBalancer": "families.stream.balancers.base",
+    "RepartitionBalancer": "families.spmd.balancers.base",
     **dict.fromkeys(["REGISTRY", "make", "register"], "balancers.registry"),
+    "Cluster": "families.stream.face.cluster",
     **dict.fromkeys(["ConfigError", "DlbkitError", "DlbkitWarning", "TaskError"], "errors"),
-    "replay": "replay",
-    "Cluster": "cluster",
-    **dict.fromkeys(["GraphResult", "RunResult", "SpmdResult", "TreeResult", "graph", "map", "run_graph", "run_map",
-                     "run_spmd", "run_tree", "spmd", "tree"], "run_api"),
+    "run_experiment": "face.experiments.runner",
+    "Loop": "families.divisible.face.loop",
+    **dict.fromkeys(["Constant", "Markov", "Network", "Node", "Platform", "Pulse", "Recorded", "Step", "Trace"], "model"),
+    **dict.fromkeys(["CostModel", "Divisible"], "families.divisible.model.workload"),
+    **dict.fromkeys(["FlatTasks", "TaskTree"], "families.tree.model.workload"),
+    "LoopView": "families.divisible.model.view",
+    "Spmd": "families.spmd.model.workload",
+    "SpmdView": "families.spmd.model.view",
+    "TaskGraph": "families.graph.model.workload",
+    "TreeView": "families.tree.model.view",
+    **dict.fromkeys(["Demand", "Stream"], "families.stream.model.workload"),
+    "StreamView": "families.stream.model.view",
+    "replay": "face.replay",
+    **dict.fromkeys(["GraphResult", "graph", "run_graph"], "families.graph.face.run"),
+    "RunResult": "families.run",
+    **dict.fromkeys(["SpmdResult", "run_spmd", "spmd"], "families.spmd.face.run"),
+    **dict.fromkeys(["TreeResult", "run_tree", "tree"], "families.tree.face.run"),
+    **dict.fromkeys(["map", "run_map"], "families.divisible.face.run"),
     **dict.fromkeys(["Emulation", "load_trace", "save_trace"], "runtime"),
-    "Loop": "loop",
-    "advise": "advise",
-    # the experiments layer loads matplotlib
-    "run_experiment": "experiments.runner",
-    **dict.fromkeys(["Demand", "Stream"], "model.stream"),
-    "StreamView": "model.view",
-    **dict.fromkeys(["Constant", "CostModel", "Divisible", "FlatTasks", "LoopView", "Markov", "Network", "Node",
-                     "Platform", "Pulse", "Recorded", "Spmd", "SpmdView", "Step", "TaskGraph", "TaskTree", "Trace",
-                     "TreeView"], "model"),
 }
 
 
@@ -73,35 +82,34 @@ def __getattr__(name: str):
 def __dir__() -> list[str]:
     return list(__all__)
 
-
-class _Package(types.ModuleType):
-    """dlbkit's module type: a submodule named like a public function (dlbkit.replay, dlbkit.advise) is
-    not bound over the function when it is first imported, as the import system binds every submodule
-    on its package (dlbkit.replay stays the function, as when __init__ imported it eagerly)."""
-
-    def __setattr__(self, name: str, value) -> None:
-        if name in _SOURCE and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
-
 if TYPE_CHECKING:  # what type checkers and IDEs see: the names themselves
-    from dlbkit.advise import advise
-    from dlbkit.api import Result, Schedule, schedule, simulate
-    from dlbkit.balancers import (Balancer, ChunkingBalancer, MigrationBalancer, PlacementBalancer, RepartitionBalancer,
-                            Taxonomy, Transfer)
+    from dlbkit.face.advise import advise
+    from dlbkit.face.api import Result, simulate
+    from dlbkit.families.graph.face.schedule import Schedule, schedule
+    from dlbkit.balancers.base import Balancer, Taxonomy, Transfer
+    from dlbkit.families.divisible.balancers.base import ChunkingBalancer
+    from dlbkit.families.tree.balancers.base import MigrationBalancer
+    from dlbkit.families.stream.balancers.base import PlacementBalancer
+    from dlbkit.families.spmd.balancers.base import RepartitionBalancer
     from dlbkit.balancers.registry import REGISTRY, make, register
-    from dlbkit.cluster import Cluster
+    from dlbkit.families.stream.face.cluster import Cluster
     from dlbkit.errors import ConfigError, DlbkitError, DlbkitWarning, TaskError
-    from dlbkit.experiments.runner import run_experiment
-    from dlbkit.loop import Loop
-    from dlbkit.model import (Constant, CostModel, Divisible, FlatTasks, LoopView, Markov, Network, Node, Platform, Pulse,
-                        Recorded, Spmd, SpmdView, Step, TaskGraph, TaskTree, Trace, TreeView)
-    from dlbkit.model.stream import Demand, Stream
-    from dlbkit.model.view import StreamView
-    from dlbkit.replay import replay
-    from dlbkit.run_api import (GraphResult, RunResult, SpmdResult, TreeResult, graph, map, run_graph, run_map, run_spmd,
-                          run_tree, spmd, tree)
+    from dlbkit.face.experiments.runner import run_experiment
+    from dlbkit.families.divisible.face.loop import Loop
+    from dlbkit.model import Constant, Markov, Network, Node, Platform, Pulse, Recorded, Step, Trace
+    from dlbkit.families.divisible.model.workload import CostModel, Divisible
+    from dlbkit.families.tree.model.workload import FlatTasks, TaskTree
+    from dlbkit.families.divisible.model.view import LoopView
+    from dlbkit.families.spmd.model.workload import Spmd
+    from dlbkit.families.spmd.model.view import SpmdView
+    from dlbkit.families.graph.model.workload import TaskGraph
+    from dlbkit.families.tree.model.view import TreeView
+    from dlbkit.families.stream.model.workload import Demand, Stream
+    from dlbkit.families.stream.model.view import StreamView
+    from dlbkit.face.replay import replay
+    from dlbkit.families.graph.face.run import GraphResult, graph, run_graph
+    from dlbkit.families.run import RunResult
+    from dlbkit.families.spmd.face.run import SpmdResult, run_spmd, spmd
+    from dlbkit.families.tree.face.run import TreeResult, run_tree, tree
+    from dlbkit.families.divisible.face.run import map, run_map
     from dlbkit.runtime import Emulation, load_trace, save_trace

@@ -2,6 +2,6 @@
 
 import sys
 
-from dlbkit.cli import main
+from dlbkit.face.cli import main
 
 sys.exit(main())

@@ -24,7 +24,7 @@ from dlbkit.model.metrics import METRICS
 from dlbkit.model.names import slug
 from dlbkit.model.trace import Trace
 
-__all__ = ["GANTT_LEGEND", "GANTT_ROWS", "HEATMAP_ROWS", "gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "auto_records", "auto_steps", "slug"]
+__all__ = ["chunk_figures", "GANTT_LEGEND", "GANTT_ROWS", "HEATMAP_ROWS", "gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "auto_records", "auto_steps", "slug"]
 
 _BUSY = ("#1f77b4", "#5fa2d6")  # alternate shades so consecutive chunks stay distinguishable
 _BUSY_RGBA = np.array([to_rgba(c) for c in _BUSY])
@@ -165,6 +165,15 @@ def gantt(trace: Trace, ax=None, *, title: str | None = None, show_load: bool = 
         ax.legend(handles=handles, loc="best", fontsize=7)
     ax.grid(axis="x", alpha=0.3)
     return fig
+
+
+def chunk_figures(trace: Trace, run: str) -> dict:
+    """The figures of a run made of chunks (a chunk is a task in a task tree): its Gantt chart and the work
+    done per worker over time, kind → Figure (the divisible and task-tree families draw these and add their own)."""
+    end = trace.makespan
+    return {"gantt": gantt(trace, title=f"Gantt chart: {run} (seed {trace.seed}), {trace.n_intervals} chunks, "
+                                      f"makespan {end:.4g} s"),
+            "work": work_over_time(trace, title=f"Work done per worker: {run}")}
 
 
 def work_over_time(trace: Trace, ax=None, *, title: str | None = None, interpolate: bool = True):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dlbkit import ConfigError, Taxonomy, TreeView, families, make
-from dlbkit.balancers import REGISTRY
+from dlbkit.balancers.registry import REGISTRY
 from dlbkit.params import _accepts
 
 ALL = sorted(REGISTRY)
@@ -66,13 +66,13 @@ def test_invalid_parameter_values_are_config_errors_naming_the_parameter(name):
 @pytest.mark.parametrize("name", sorted(n for n, c in REGISTRY.items() if c.kind == "migration"))
 def test_observes_is_declared_by_exactly_the_rules_that_observe(name):
     """Engines call observe() only when a rule declares ``observes``; a rule that overrides it must say so."""
-    from dlbkit.balancers.base import MigrationBalancer
+    from dlbkit.families.tree.balancers.base import MigrationBalancer
     cls = REGISTRY[name]
     assert cls.observes == (cls.observe is not MigrationBalancer.observe)
 
 
 def test_a_rule_overriding_observe_must_declare_it():
-    from dlbkit.balancers.base import MigrationBalancer
+    from dlbkit.families.tree.balancers.base import MigrationBalancer
 
     class Silent(MigrationBalancer):
         name = ""

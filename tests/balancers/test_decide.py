@@ -6,9 +6,13 @@ import numpy as np
 import pytest
 
 from dlbkit import ConfigError, LoopView, Transfer, TreeView, make
-from dlbkit.balancers import decide
-from dlbkit.balancers.base import ChunkingBalancer, MigrationBalancer, RepartitionBalancer
-from dlbkit.model.view import SpmdView
+from dlbkit.families.divisible.balancers import decide as divisible_decide
+from dlbkit.families.divisible.balancers.base import ChunkingBalancer
+from dlbkit.families.spmd.balancers import decide as spmd_decide
+from dlbkit.families.spmd.balancers.base import RepartitionBalancer
+from dlbkit.families.spmd.model.view import SpmdView
+from dlbkit.families.tree.balancers import decide as tree_decide
+from dlbkit.families.tree.balancers.base import MigrationBalancer
 
 
 class Says(ChunkingBalancer):
@@ -24,7 +28,7 @@ class Says(ChunkingBalancer):
 @pytest.mark.parametrize("said, remaining, got", [(0, 10, 1), (-3, 10, 1), (4, 10, 4), (25, 10, 10), (7, 7, 7)])
 def test_a_chunk_is_clamped_to_one_and_what_remains(said, remaining, got):
     view = LoopView(100, 2, [1.0, 1.0], remaining=remaining)
-    assert decide.chunk(Says(n=said), view, 0) == got
+    assert divisible_decide.chunk(Says(n=said), view, 0) == got
 
 
 def test_gss_decides_the_same_through_decide_as_directly():
@@ -33,7 +37,7 @@ def test_gss_decides_the_same_through_decide_as_directly():
     b.start(view)
     for remaining in (1000, 750, 13, 1):
         view.remaining = remaining
-        assert decide.chunk(b, view, 0) == max(1, min(b.chunk(view, 0), remaining))
+        assert divisible_decide.chunk(b, view, 0) == max(1, min(b.chunk(view, 0), remaining))
 
 
 class Odd(MigrationBalancer):
@@ -63,34 +67,34 @@ def started(b, P=4):
 
 def test_victims_must_be_other_nodes():
     view = TreeView(4)
-    assert decide.victims(started(Odd(idle=2)), view, 0) == [(2, 0)]
-    assert decide.victims(started(Odd(idle=[Transfer(1, 0, 3), Transfer(3, 0, -2)])), view, 0) == [(1, 3), (3, 0)]
-    assert decide.victims(started(Odd(idle=None)), view, 0) == []
+    assert tree_decide.victims(started(Odd(idle=2)), view, 0) == [(2, 0)]
+    assert tree_decide.victims(started(Odd(idle=[Transfer(1, 0, 3), Transfer(3, 0, -2)])), view, 0) == [(1, 3), (3, 0)]
+    assert tree_decide.victims(started(Odd(idle=None)), view, 0) == []
     for bad in (0, 4, -1):
         with pytest.raises(ConfigError, match=r"the victim .on_idle chose for node 0 must be another node in 0..3"):
-            decide.victims(started(Odd(idle=bad)), view, 0)
+            tree_decide.victims(started(Odd(idle=bad)), view, 0)
 
 
 @pytest.mark.parametrize("said, q, got", [(-1, 5, 0), (2, 5, 2), (9, 5, 5), (0, 0, 0)])
 def test_a_gift_is_clamped_to_what_the_victim_holds(said, q, got):
-    assert decide.given(started(Odd(give=said)), TreeView(4), 1, 0, q) == got
+    assert tree_decide.given(started(Odd(give=said)), TreeView(4), 1, 0, q) == got
 
 
 def test_placements_name_one_node_per_child():
     view = TreeView(4)
-    assert decide.placements(started(Odd(spawn=[0, 3, np.int64(2)])), view, 0, 3) == [0, 3, 2]
+    assert tree_decide.placements(started(Odd(spawn=[0, 3, np.int64(2)])), view, 0, 3) == [0, 3, 2]
     with pytest.raises(ConfigError, match="one per child"):
-        decide.placements(started(Odd(spawn=[0])), view, 0, 2)
+        tree_decide.placements(started(Odd(spawn=[0])), view, 0, 2)
     with pytest.raises(ConfigError, match=r"a node index in \[0, 3\]"):
-        decide.placements(started(Odd(spawn=[4])), view, 0, 1)
+        tree_decide.placements(started(Odd(spawn=[4])), view, 0, 1)
 
 
 def test_periodic_transfers_go_between_two_different_nodes():
     view = TreeView(4)
-    assert decide.transfers(started(Odd(moves=[Transfer(0, 1, 2, 1)])), view) == [Transfer(0, 1, 2, 1)]
+    assert tree_decide.transfers(started(Odd(moves=[Transfer(0, 1, 2, 1)])), view) == [Transfer(0, 1, 2, 1)]
     for bad in (Transfer(1, 1, 2), Transfer(0, 4, 1), (0, 1, 2), Transfer(0, 1, 1.5)):
         with pytest.raises(ConfigError, match="src != dst"):
-            decide.transfers(started(Odd(moves=[bad])), view)
+            tree_decide.transfers(started(Odd(moves=[bad])), view)
 
 
 class Moves(RepartitionBalancer):
@@ -106,11 +110,11 @@ class Moves(RepartitionBalancer):
 def test_repartition_moves_only_between_neighbours():
     view = SpmdView(3, [10, 10, 10], [1.0] * 3, [1.0] * 3, [1e3] * 3, [0.0] * 3, [1e6] * 3)
     line = [[1], [0, 2], [1]]
-    assert decide.repartition(Moves(moves=[Transfer(0, 1, 3)]), view, 0, line) == [Transfer(0, 1, 3)]
+    assert spmd_decide.repartition(Moves(moves=[Transfer(0, 1, 3)]), view, 0, line) == [Transfer(0, 1, 3)]
     with pytest.raises(ConfigError, match="between neighbours"):
-        decide.repartition(Moves(moves=[Transfer(0, 2, 3)]), view, 0, line)
+        spmd_decide.repartition(Moves(moves=[Transfer(0, 2, 3)]), view, 0, line)
     with pytest.raises(ConfigError, match="between neighbours"):
-        decide.repartition(Moves(moves=[Transfer(1, 2, -1)]), view, 1, line)
+        spmd_decide.repartition(Moves(moves=[Transfer(1, 2, -1)]), view, 1, line)
 
 
 class Rounds(ChunkingBalancer):
@@ -131,28 +135,28 @@ class Rounds(ChunkingBalancer):
 
 def test_a_rounds_allocation_is_checked_and_scaled_to_what_remains():
     view = LoopView(100, 3, [1.0] * 3, remaining=30)
-    assert decide.allocation(Rounds(counts=[36, 22, 10]), view) == ([16, 10, 4], [0, 1, 2])  # largest remainders
-    assert decide.allocation(Rounds(counts=[0, 0, 0]), view) == ([1, 0, 0], [0, 1, 2])  # a round must progress
+    assert divisible_decide.allocation(Rounds(counts=[36, 22, 10]), view) == ([16, 10, 4], [0, 1, 2])  # largest remainders
+    assert divisible_decide.allocation(Rounds(counts=[0, 0, 0]), view) == ([1, 0, 0], [0, 1, 2])  # a round must progress
     with pytest.raises(ConfigError, match="allocation of balancer"):
-        decide.allocation(Rounds(counts=[1, -1, 0]), view)
+        divisible_decide.allocation(Rounds(counts=[1, -1, 0]), view)
     with pytest.raises(ConfigError, match="send_order of balancer"):
-        decide.allocation(Rounds(counts=[1, 1, 1], order=[0, 0, 1]), view)
+        divisible_decide.allocation(Rounds(counts=[1, 1, 1], order=[0, 0, 1]), view)
     # a custom allocate/send_order answering None, text or NaN: the same one line, not a bare int() error
     for counts in ([None, 1, 1], ["3", 1, 1], [math.nan, 1, 1]):
         with pytest.raises(ConfigError, match=r"^allocation of balancer '' must be 3 non-negative counts; got \[.*\]$"):
-            decide.allocation(Rounds(counts=counts), view)
+            divisible_decide.allocation(Rounds(counts=counts), view)
     with pytest.raises(ConfigError, match=r"^send_order of balancer '' must be a permutation of the worker indices "
                                           r"0..2; got \[0, '1', 2\]$"):
-        decide.allocation(Rounds(counts=[1, 1, 1], order=[0, "1", 2]), view)
+        divisible_decide.allocation(Rounds(counts=[1, 1, 1], order=[0, "1", 2]), view)
     forgot = Rounds()
     forgot.allocate = lambda view: None  # a forgotten return
     with pytest.raises(ConfigError, match=r"^allocation of balancer '' must be 3 non-negative counts; got None$"):
-        decide.allocation(forgot, view)
+        divisible_decide.allocation(forgot, view)
     # an iterator answer (a generator, reversed(range(P))) counts as its list: the check reads it once
     lazy = Rounds()
     lazy.allocate = lambda view: (c for c in [36, 22, 10])
     lazy.send_order = lambda view: reversed(range(view.n_nodes))
-    assert decide.allocation(lazy, view) == ([16, 10, 4], [2, 1, 0])
+    assert divisible_decide.allocation(lazy, view) == ([16, 10, 4], [2, 1, 0])
     record = []
-    decide.allocation(Rounds(counts=[5, 5, 5], order=[2, 1, 0]), view, record)
+    divisible_decide.allocation(Rounds(counts=[5, 5, 5], order=[2, 1, 0]), view, record)
     assert record[0].hook == "allocate" and record[0].answer == ([5, 5, 5], [2, 1, 0]) and record[0].node == -1

@@ -19,7 +19,7 @@ MODULES = sorted(
 
 
 def test_the_walk_finds_the_public_examples():
-    assert {"dlbkit.api", "dlbkit.run_api", "dlbkit.model.workload"} <= set(MODULES)
+    assert {"dlbkit.face.api", "dlbkit.families.divisible.face.run", "dlbkit.families.divisible.model.workload"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)

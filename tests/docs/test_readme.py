@@ -20,7 +20,7 @@ def test_readme_python_example_runs(capsys):
 
 
 def test_readme_names_every_registered_balancer():
-    from dlbkit.balancers import REGISTRY
+    from dlbkit.balancers.registry import REGISTRY
     text = README.read_text()
     missing = [n for n in REGISTRY if f"`{n}`" not in text]
     assert missing == []
@@ -29,7 +29,7 @@ def test_readme_names_every_registered_balancer():
 @pytest.mark.full
 def test_the_demo_is_the_size_the_readme_says(tmp_path, capsys):
     """README: "220 simulations, a table, 46 plots and a report" (what `make demo` runs)."""
-    from dlbkit.cli import main
+    from dlbkit.face.cli import main
 
     text = README.read_text()
     assert "220 simulations, a table, 46 plots and a report" in text
@@ -47,8 +47,8 @@ def test_haron_torus64_info_prints_the_readme_figures(tmp_path):
     0.060 s (exact) → 0.076 s (gossip) paying 10 MB of load messages; 0.88 s when it hears only
     neighbours; RID 0.051 → 0.053 s under neighbour exchange; steal unchanged. Each at its printed
     precision."""
-    from dlbkit.cli import find_experiment
-    from dlbkit.experiments import load_experiment, run_sweep, summarise
+    from dlbkit.face.cli import find_experiment
+    from dlbkit.face.experiments import load_experiment, run_sweep, summarise
 
     text = " ".join(README.read_text().split())
     assert ("GDEM's makespan grows from 0.060 s to 0.076 s and it pays 10 MB of load messages" in text
@@ -81,7 +81,7 @@ def _readme_counts(name: str) -> tuple[int, int, int]:
 ])
 def test_the_readme_counts_of_each_reproduction_are_what_it_prints(name):
     """README: "13 of 14 asserted claims pass (1 more row is reported only)" and the like."""
-    from dlbkit.reproduce import run
+    from dlbkit.face.reproduce import run
 
     claims = run(name)
     asserted = [c for c in claims if c.as_dict()["asserted"]]

@@ -10,9 +10,9 @@ import pytest
 import dlbkit
 from dlbkit import ConfigError, families
 from dlbkit.balancers.registry import names
-from dlbkit.cli import main, shipped_experiments
-from dlbkit.experiments import Experiment
-from dlbkit.model.graph_gen import topcuoglu10
+from dlbkit.face.cli import main, shipped_experiments
+from dlbkit.face.experiments import Experiment
+from dlbkit.families.graph.model.generate import topcuoglu10
 from dlbkit.model.platform import Node, Platform
 
 from support import REPO
@@ -83,7 +83,7 @@ def test_families_lists_each_engines_balancer_kinds(capsys):
     assert {e["name"]: e["balancer_kinds"] for e in graph["engines"]} == {
         "static": ["mapping"], "dynamic": ["mapping", "graph-online"]}
     assert main(["families"]) == 0
-    assert "dynamic: dlbkit.sim.graph_dynamic.simulate_graph_dynamic; balancers: mapping, graph-online" in \
+    assert "dynamic: dlbkit.families.graph.sim.dynamic.simulate_graph_dynamic; balancers: mapping, graph-online" in \
         capsys.readouterr().out
 
 
@@ -162,7 +162,7 @@ def test_graph_pd_vs_heft_prints_the_figures_docs_graphs_md_states(tmp_path):
     takes about a second, so the quoted figures are checked at their printed precision."""
     import re
 
-    from dlbkit.experiments import load_experiment, run_sweep, summarise
+    from dlbkit.face.experiments import load_experiment, run_sweep, summarise
 
     doc = (REPO / "docs" / "graphs.md").read_text()
     quoted = dict(re.findall(r"(HEFT \(static engine\)|HEFT's plan replayed on this\s+engine|replanning HEFT|PD) "

@@ -13,21 +13,21 @@ import pytest
 import dlbkit
 from dlbkit import ConfigError, Divisible, FlatTasks, Spmd, TaskTree, families
 from dlbkit.balancers.registry import names as balancer_names
-from dlbkit.cli import main
-from dlbkit.experiments import Experiment, run_sweep, save_all, summarise
+from dlbkit.face.cli import main
+from dlbkit.face.experiments import Experiment, run_sweep, save_all, summarise
 from dlbkit.families import Engine, Family
 from dlbkit.model.metrics import METRICS, compute
 from dlbkit.model.trace import Trace
-from dlbkit.model.view import LoopView
+from dlbkit.families.divisible.model.view import LoopView
 
 
 def _declared_families() -> set[str]:
-    """The families the package's modules declare (each module of dlbkit.families but the registry
-    builds one ``FAMILY``), found without the registry, to check the registry against."""
+    """The families the package's subpackages declare (each family package's ``face/family.py`` builds one
+    ``FAMILY``), found without the registry, to check the registry (and its PACKAGES list) against."""
     import importlib
     import pkgutil
-    mods = [m.name for m in pkgutil.iter_modules(families.__path__) if m.name != "registry"]
-    return {importlib.import_module(f"dlbkit.families.{m}").FAMILY.name for m in mods}
+    packages = [m.name for m in pkgutil.iter_modules(families.__path__) if m.ispkg]
+    return {importlib.import_module(f"dlbkit.families.{m}.face.family").FAMILY.name for m in packages}
 
 
 def test_every_family_module_is_registered_once_by_importing_dlbkit():
@@ -37,7 +37,7 @@ def test_every_family_module_is_registered_once_by_importing_dlbkit():
     registered = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                            check=True).stdout)
     assert len(registered) == len(set(registered)) and set(registered) == _declared_families()
-    assert registered[:4] == ["divisible", "tree", "spmd", "graph"]  # the listing's order: registration order
+    assert registered == list(families.PACKAGES)  # the listing's order: the package list's, not import order
 
 
 def test_dlbkit_families_json_lists_every_registered_family_and_its_engines(capsys):
@@ -47,7 +47,7 @@ def test_dlbkit_families_json_lists_every_registered_family_and_its_engines(caps
     assert [e["name"] for e in infos["tree"]["engines"]] == ["async", "superstep"]
     assert [e["default"] for e in infos["tree"]["engines"]] == [True, False]
     assert infos["divisible"]["balancer_kind"] == "chunking" and infos["divisible"]["workload"] == [
-        "dlbkit.model.workload.Divisible"]
+        "dlbkit.families.divisible.model.workload.Divisible"]
     assert infos["tree"]["balancer_kind"] == "migration" and infos["spmd"]["balancer_kind"] == "repartition"
     assert infos["spmd"]["no_balancing_reference"] is True and infos["tree"]["no_balancing_reference"] is False
     assert infos["divisible"]["runtime"] == "dlbkit.map, dlbkit.run_map"
@@ -123,7 +123,7 @@ def test_simulate_names_the_engine_options_allowed_for_the_family(platform):
 
 
 def test_importing_the_plots_never_changes_the_matplotlib_backend():
-    code = ("import matplotlib; matplotlib.use('pdf'); import dlbkit.plots, dlbkit.experiments; "
+    code = ("import matplotlib; matplotlib.use('pdf'); import dlbkit.plots, dlbkit.face.experiments; "
             "print(matplotlib.get_backend())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "pdf"
@@ -198,7 +198,7 @@ def test_a_family_labels_its_gantt_legend_as_its_trace_means_it(platform):
     processor waiting for inputs; the divisible family keeps the labels of a request for work."""
     import matplotlib
     matplotlib.use("Agg")
-    from dlbkit.model.graph_gen import topcuoglu10
+    from dlbkit.families.graph.model.generate import topcuoglu10
     from dlbkit.plots import GANTT_LEGEND
     s = dlbkit.schedule(topcuoglu10(), 3, "heft")
     for fig in (s.plot_gantt(), s.figures()["gantt"]):

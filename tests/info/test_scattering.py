@@ -346,7 +346,7 @@ def test_the_engine_runs_each_model(name):
 def test_vectorised_gossip_stamps_equal_the_models(selection, pull):
     """gossip_stamps (benchmarks/bench_gossip.py) draws the peers as the model does (fanout 1) and merges
     the tables of the period's start, freshest wins: the same stamps after every period."""
-    from dlbkit.sim.gossip_mc import gossip_stamps
+    from dlbkit.info.gossip_mc import gossip_stamps
     P, K = 9, 25
     m = started({"model": "gossip", "selection": selection, "pull": pull, "period": 1.0}, P, seed=5)
     ages = []
@@ -365,7 +365,7 @@ def test_vectorised_gossip_stamps_equal_the_model_after_every_period_through_reb
     base moves many times in 40 periods, with window 1 the matrix must widen to int32 at period 2 (an
     entry still 0): the stamps equal the model's after every period (a run of t periods each), and the
     mean ages too."""
-    from dlbkit.sim.gossip_mc import gossip_stamps
+    from dlbkit.info.gossip_mc import gossip_stamps
     P, K = 9, 40
     m = started({"model": "gossip", "selection": selection, "pull": pull, "period": 1.0}, P, seed=7)
     ages = []
@@ -381,7 +381,7 @@ def test_vectorised_gossip_stamps_equal_the_model_after_every_period_through_reb
 def test_vectorised_gossip_at_256_nodes_equals_the_model():
     """At n = 256 the mean age sums the matrix in one call over 256-row blocks (the benchmark's path at
     1024): stamps and ages equal the model's after 8 periods; and the sum is exact at other sizes."""
-    from dlbkit.sim.gossip_mc import _total, gossip_stamps
+    from dlbkit.info.gossip_mc import _total, gossip_stamps
     P, K = 256, 8
     m = started({"model": "gossip", "period": 1.0}, P, seed=3)
     ages = []
@@ -397,7 +397,7 @@ def test_vectorised_gossip_at_256_nodes_equals_the_model():
 
 
 def test_vectorised_gossip_refuses_a_window_a_byte_cannot_hold():
-    from dlbkit.sim.gossip_mc import gossip_stamps
+    from dlbkit.info.gossip_mc import gossip_stamps
     for w in (0, 256):
         with pytest.raises(ValueError, match="window"):
             gossip_stamps(4, 3, np.random.default_rng(0), window=w)
@@ -408,7 +408,7 @@ def test_vectorised_gossip_refuses_a_window_a_byte_cannot_hold():
 def test_freshness_harness_orders_the_models_as_the_reproduction_claims():
     """N = 4, R = 10 (Table 4's first column) on the reproduction's harness: Algorithm 4.2 fresher than the
     old algorithm, the timestamped merge fresher still; the same seed gives the same ε."""
-    from dlbkit.reproduce import nezha_scatter as z
+    from dlbkit.face.reproduce import nezha_scatter as z
     old, new, ts = (z.freshness(m, 4, 10, periods=3000) for m in ("scatter-old", "scatter-4.2", z.GOSSIP))
     assert ts < new < old
     assert z.freshness("scatter-old", 4, 10, periods=3000) == old
@@ -418,7 +418,7 @@ def test_freshness_harness_orders_the_models_as_the_reproduction_claims():
 def test_chapter4_rows_hold_where_they_held_when_written():
     """The rows that passed when the reproduction was written (η > 0, timestamped fresher, Table 9's shape)
     still pass; the bands around the printed η (which missed) are not required here."""
-    from dlbkit.reproduce import nezha_scatter as z
+    from dlbkit.face.reproduce import nezha_scatter as z
     rows = z.claims()
     keys = ("> 0", "timestamped merge", "shape")
     must = [r for r in rows if r.asserted and any(k in r.claim for k in keys)]
@@ -430,7 +430,7 @@ def test_chapter4_rows_hold_where_they_held_when_written():
     ('model = "scater-old"', "info.model"),
 ])
 def test_bad_scattering_input_in_an_experiment_is_one_line_and_exit_2(tmp_path, capsys, info_line, field):
-    from dlbkit.cli import main
+    from dlbkit.face.cli import main
     p = tmp_path / "s.toml"
     p.write_text('[platform]\nnodes = [{name = "n", count = 4, speed = 1.0}]\n'
                  '[workload]\nkind = "stream"\nrates = 0.5\n'

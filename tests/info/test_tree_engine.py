@@ -8,8 +8,8 @@ import pytest
 
 import dlbkit
 from dlbkit import ConfigError, Platform, TaskTree
-from dlbkit.cli import main
-from dlbkit.experiments import Experiment, run_sweep, save_all, summarise
+from dlbkit.face.cli import main
+from dlbkit.face.experiments import Experiment, run_sweep, save_all, summarise
 from dlbkit.info import ENTRY_BYTES, HEADER_BYTES
 
 TORUS = {"nodes": [{"name": "pe", "count": 16, "speed": 5.8e6}],

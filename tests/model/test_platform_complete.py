@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 import dlbkit.model.topology as topology
 from dlbkit import ConfigError, Divisible, Network, Node, Platform, simulate
 from dlbkit.info.base import MAX_NODES as MAX_INFO_NODES
-from dlbkit.model.graph_costs import MAX_PROCESSORS, MAX_ROUTED, costs_for
-from dlbkit.model.graph_gen import layered
-from dlbkit.model.spmd import Spmd
-from dlbkit.model.stream import Stream
+from dlbkit.families.graph.model.costs import MAX_PROCESSORS, MAX_ROUTED, costs_for
+from dlbkit.families.graph.model.generate import layered
+from dlbkit.families.spmd.model.workload import Spmd
+from dlbkit.families.stream.model.workload import Stream
 from dlbkit.model.topology import Others, complete_neighbours, neighbour_lists
-from dlbkit.model.tree import FlatTasks
+from dlbkit.families.tree.model.workload import FlatTasks
 
 
 def nodes(n):

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 import dlbkit
 from dlbkit import Network, Node, Platform
 from dlbkit.errors import ConfigError
-from dlbkit.model.stream import Stream
-from dlbkit.model.workload import Divisible
+from dlbkit.families.stream.model.workload import Stream
+from dlbkit.families.divisible.model.workload import Divisible
 
 from support.fuzz import deadline
 from support.fuzz_topologies import own_graph

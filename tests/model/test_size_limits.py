@@ -4,7 +4,7 @@ the field, the limit and why."""
 import pytest
 
 from dlbkit import ConfigError
-from dlbkit.model.stream import MAX_JOBS, MAX_TASKS, MAX_WIDTH, Stream
+from dlbkit.families.stream.model.workload import MAX_JOBS, MAX_TASKS, MAX_WIDTH, Stream
 
 WHY = "(dlbkit's limit: every task's demand is drawn up front and the engine keeps state per task)"
 

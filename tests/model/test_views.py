@@ -6,7 +6,8 @@ from collections.abc import Sequence
 import pytest
 
 from dlbkit import LoopView, TreeView
-from dlbkit.model.view import SpmdView, View
+from dlbkit.families.spmd.model.view import SpmdView
+from dlbkit.model.view import View
 
 COMMON = ("n_nodes", "time", "node", "speeds", "updated_at", "neighbours")
 

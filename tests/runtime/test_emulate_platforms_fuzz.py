@@ -1,10 +1,10 @@
-"""Mutated platform files as ``--emulate``: :mod:`experiments/test_bad_input_fuzz` mutates
+"""Mutated platform files as ``--emulate``: :mod:`face/experiments/test_bad_input_fuzz` mutates
 platform files and checks the loader alone; here a platform file the loader accepts is then RUN as
 an emulation, by :func:`dlbkit.run_map` (``emulate=path``, with or without a *master* node),
 ``dlbkit run --emulate`` and ``dlbkit cluster --emulate``. Small platforms (shipped ones cut to a
 few nodes, and one with every availability kind) are mutated as experiment files are (a value made
-weird, a key deleted or added, :func:`experiments/test_accepted_input_fuzz.edged`'s edge values), then shrunk as
-:func:`experiments/test_accepted_input_fuzz.shrink` shrinks an experiment (at most 4 nodes of a kind, at most 2 cores a
+weird, a key deleted or added, :func:`face/experiments/test_accepted_input_fuzz.edged`'s edge values), then shrunk as
+:func:`face/experiments/test_accepted_input_fuzz.shrink` shrinks an experiment (at most 4 nodes of a kind, at most 2 cores a
 node, speeds and availability levels and sojourns not finer than 0.1 / 0.05 s: a slower emulation of
 a valid platform is legitimately long, not a defect).
 
@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import dlbkit
 from dlbkit import Platform
-from dlbkit.cli import main
+from dlbkit.face.cli import main
 from dlbkit.errors import ConfigError
 
 from support.fuzz import DATA, FUZZ, deadline, mutated, to_toml

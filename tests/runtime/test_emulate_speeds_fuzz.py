@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import dlbkit
 from dlbkit import DlbkitWarning
-from dlbkit.cli import main
+from dlbkit.face.cli import main
 from dlbkit.errors import ConfigError
 from dlbkit.model.check import HUGE, TINY
 from dlbkit.runtime.emulation import MIN_EMULATED_SPEED, emulated_speed_warning, emulation_from

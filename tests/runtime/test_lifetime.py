@@ -14,7 +14,7 @@ import pytest
 
 import dlbkit
 from dlbkit import ConfigError, DlbkitWarning
-from dlbkit.balancers.chunking.static import Static
+from dlbkit.families.divisible.balancers.static import Static
 from dlbkit.runtime.backends import local
 from dlbkit.runtime.backends.local import default_workers, max_workers
 

@@ -15,10 +15,10 @@ import pytest
 
 import dlbkit
 from dlbkit import ChunkingBalancer, ConfigError, Divisible, Network, Node, Platform, TaskError, Taxonomy
-from dlbkit.balancers import REGISTRY
+from dlbkit.balancers.registry import REGISTRY
 from dlbkit.runtime.emulation import Emulation
 from dlbkit.runtime.progress import Progress
-from dlbkit.sim import simulate_divisible
+from dlbkit.families.divisible.sim.engine import simulate_divisible
 
 from support import HANG_S, wait_until
 

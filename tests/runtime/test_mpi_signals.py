@@ -80,7 +80,7 @@ try:
         dlbkit.map(abs, range(20), backend="mpi", balancer=Slow(), progress=False)
     elif case == "start-up":  # rank 0 judges the run until rank 1, waiting for its verdict, is signalled
         from dlbkit.runtime.backends import execute
-        from dlbkit.runtime.families.map import MapRun
+        from dlbkit.families.divisible.runtime.program import MapRun
 
         class SlowToJudge(MapRun):
             def problem(self, n_workers, backend):

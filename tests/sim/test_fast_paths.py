@@ -7,11 +7,12 @@ import pytest
 
 from dlbkit import Divisible, Markov, Network, Node, Platform, Pulse, Step
 from dlbkit.balancers import registry
-from dlbkit.balancers.migration import WorkStealing
-from dlbkit.model.tree import FlatTasks, TaskTree
-from dlbkit.model.workload import CostModel, m1_costs
-from dlbkit.sim import simulate_divisible, simulate_tree_async
-from dlbkit.sim.bench import M2_TICKS_PER_SECOND, MersenneIntegers, m1_platform, m2_platform
+from dlbkit.families.tree.balancers import WorkStealing
+from dlbkit.families.tree.model.workload import FlatTasks, TaskTree
+from dlbkit.families.divisible.model.workload import CostModel, m1_costs
+from dlbkit.families.divisible.sim.engine import simulate_divisible
+from dlbkit.families.tree.sim.engine import simulate_tree_async
+from dlbkit.face.bench import M2_TICKS_PER_SECOND, MersenneIntegers, m1_platform, m2_platform
 from dlbkit.sim.kernel import NORMAL
 
 COLUMNS = ("node", "first", "count", "t_ask", "t_start", "t_end", "round_of", "events", "messages", "bytes",

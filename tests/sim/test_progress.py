@@ -14,13 +14,14 @@ import pytest
 import dlbkit
 from dlbkit import ConfigError, Divisible, Network, Node, Platform
 from dlbkit.balancers import registry
-from dlbkit.balancers.migration import WorkStealing
-from dlbkit.cli import RunBar, main
-from dlbkit.model.graph_gen import topcuoglu10
-from dlbkit.model.spmd import Spmd
-from dlbkit.model.tree import FlatTasks, TaskTree
+from dlbkit.families.tree.balancers import WorkStealing
+from dlbkit.face.cli import RunBar, main
+from dlbkit.families.graph.model.generate import topcuoglu10
+from dlbkit.families.spmd.model.workload import Spmd
+from dlbkit.families.tree.model.workload import FlatTasks, TaskTree
 from dlbkit.sim import progress as sim_progress
-from dlbkit.sim import simulate_divisible, simulate_tree_async
+from dlbkit.families.divisible.sim.engine import simulate_divisible
+from dlbkit.families.tree.sim.engine import simulate_tree_async
 
 from support.experiment_files import TINY
 
@@ -115,7 +116,7 @@ def test_tree_reports_tasks_completed_of_tasks_created(every_completion, fast, r
 
 
 def test_tree_fast_loop_reports_while_recording_with_a_growing_sample_stride(every_completion, monkeypatch):
-    from dlbkit.sim import tree_async
+    from dlbkit.families.tree.sim import engine as tree_async
     monkeypatch.setattr(tree_async, "WAITING_SAMPLES", 4)  # the sample stride doubles several times
     tasks = FlatTasks([1.0 + (i % 5) for i in range(400)])
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from dlbkit import ConfigError
-from dlbkit.cli import main
-from dlbkit.sim.bench import MODELS, MersenneIntegers, run_m1, run_m2
+from dlbkit.face.cli import main
+from dlbkit.face.bench import MODELS, MersenneIntegers, run_m1, run_m2
 
 # docs/reference-models.md, M2 reference values, seed 1, canonical order (exact)
 M2_REFERENCE = [(2, 3, 7.7, 7_202, 1), (16, 10_000, 835.122, 140_999, 148),

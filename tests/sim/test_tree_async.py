@@ -9,15 +9,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dlbkit import ConfigError, Network, Node, Platform, Step, Taxonomy
-from dlbkit.balancers.base import MigrationBalancer, Transfer
-from dlbkit.balancers.chunking import SelfScheduling
-from dlbkit.balancers.migration import RandomPlacement, WorkStealing
-from dlbkit.model.tree import FlatTasks, TaskTree
-from dlbkit.model.workload import m1_costs
+from dlbkit.families.tree.balancers.base import MigrationBalancer
+from dlbkit.balancers.base import Transfer
+from dlbkit.families.divisible.balancers import SelfScheduling
+from dlbkit.families.tree.balancers import RandomPlacement, WorkStealing
+from dlbkit.families.tree.model.workload import FlatTasks, TaskTree
+from dlbkit.families.divisible.model.workload import m1_costs
 from dlbkit.params import Interval
-from dlbkit.sim import simulate_tree_async
-from dlbkit.sim.bench import M2_TICKS_PER_SECOND, MersenneIntegers, m2_platform
-from dlbkit.sim.tree_async import WAITING_SAMPLES
+from dlbkit.families.tree.sim.engine import simulate_tree_async
+from dlbkit.face.bench import M2_TICKS_PER_SECOND, MersenneIntegers, m2_platform
+from dlbkit.families.tree.sim.engine import WAITING_SAMPLES
 
 from support.profiles import examples
 

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 import dlbkit
 from dlbkit import FlatTasks, TaskTree
-from dlbkit.cli import main
-from dlbkit.model.graph_gen import layered, topcuoglu10
-from dlbkit.sim.superstep import TOPOLOGIES, simulate_superstep
+from dlbkit.face.cli import main
+from dlbkit.families.graph.model.generate import layered, topcuoglu10
+from dlbkit.families.tree.sim.superstep import TOPOLOGIES, simulate_superstep
 
 from support.fuzz import deadline
 

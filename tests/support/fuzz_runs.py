@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import dlbkit
 from dlbkit.errors import ConfigError
-from dlbkit.experiments import load_experiment
+from dlbkit.face.experiments import load_experiment
 
 from support.experiment_files import TINY
 from support.fuzz import DATA, Hang, _parent, deadline, paths, to_toml
@@ -213,7 +213,7 @@ def workdir(tmp_path_factory):
     (root / "experiments").mkdir()
     # Kasahara STG: 4 tasks between a dummy entry 0 and exit 5
     (root / "experiments" / "g.stg").write_text("4\n0 0 0\n1 2 1 0\n2 3 1 0\n3 1 2 1 2\n4 2 1 3\n5 0 1 4\n")
-    from dlbkit.model.graph_gen import topcuoglu10
+    from dlbkit.families.graph.model.generate import topcuoglu10
     topcuoglu10().write(root / "experiments" / "g.json")
     return root
 

@@ -5,7 +5,8 @@ Moved from the test modules that shared them (test modules never import one anot
 
 from __future__ import annotations
 
-from dlbkit.balancers.base import ChunkingBalancer, Taxonomy
+from dlbkit.families.divisible.balancers.base import ChunkingBalancer
+from dlbkit.balancers.base import Taxonomy
 
 
 def square(x):

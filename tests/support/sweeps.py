@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from dlbkit.experiments import load_experiment, run_sweep
+from dlbkit.face.experiments import load_experiment, run_sweep
 
 from support import REPO
 from support.experiment_files import TINY

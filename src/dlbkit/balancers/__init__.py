@@ -1,14 +1,8 @@
-"""Balancers: pure decisions. Importing this package registers every balancer."""
+"""Balancers: pure decisions. The base every balancer shares, the registry, and the checks of an answer
+written once (:mod:`.decide`); each family's balancer kind and its balancers live in the family's package
+(``dlbkit.families.<family>.balancers``), found by the registry on first use."""
 
-from dlbkit.balancers import chunking  # noqa: F401  (registers)
-from dlbkit.balancers import migration  # noqa: F401  (registers)
-from dlbkit.balancers import repartition  # noqa: F401  (registers)
-from dlbkit.balancers import mapping  # noqa: F401  (registers)
-from dlbkit.balancers import graph_online  # noqa: F401  (registers)
-from dlbkit.balancers import placement  # noqa: F401  (registers)
-from dlbkit.balancers.base import (Balancer, ChunkingBalancer, MappingBalancer, MigrationBalancer, OnlineMapping, PlacementBalancer, Plan,
-                   RepartitionBalancer, Taxonomy, Transfer)
+from dlbkit.balancers.base import Balancer, Taxonomy, Transfer
 from dlbkit.balancers.registry import REGISTRY, get, make, names, register
 
-__all__ = ["Balancer", "ChunkingBalancer", "MigrationBalancer", "RepartitionBalancer", "MappingBalancer", "OnlineMapping",
-           "PlacementBalancer", "Plan", "Transfer", "Taxonomy", "REGISTRY", "get", "make", "names", "register"]
+__all__ = ["Balancer", "Transfer", "Taxonomy", "REGISTRY", "get", "make", "names", "register"]

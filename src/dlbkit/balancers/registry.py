@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from dlbkit.errors import ConfigError, closest
+from dlbkit.plugins import Registry
 
 __all__ = ["register", "get", "make", "names", "resolve", "kind_hint", "REGISTRY"]
 
-REGISTRY: dict[str, type] = {}
+#: name → balancer class; the family packages fill it (found on first read, :mod:`dlbkit.plugins`)
+REGISTRY: dict[str, type] = Registry("dlbkit.families")
 
 
 def register(cls: type) -> type:
@@ -27,12 +29,14 @@ def register(cls: type) -> type:
         # names are looked up lower-cased (get, resolve): a capital would register a name no lookup finds
         raise TypeError(f"{cls.__name__}'s registry name {cls.name!r} must be lower case "
                         f"(names are looked up case-insensitively)")
-    known = REGISTRY.get(cls.name)
+    if not cls.__module__.startswith("dlbkit."):
+        REGISTRY.discover()  # the user's class meets the built-in ones first, whatever was imported before
+    known = REGISTRY.raw_get(cls.name)
     # the same class defined again (a notebook cell or a script run twice, a module reloaded) replaces
     # itself; another class may not take a name
     same = known is not None and (known.__module__, known.__qualname__) == (cls.__module__, cls.__qualname__)
     if known is not None and known is not cls and not same:
-        raise TypeError(f"balancer name {cls.name!r} is taken by {REGISTRY[cls.name].__name__}")
+        raise TypeError(f"balancer name {cls.name!r} is taken by {known.__name__}")
     REGISTRY[cls.name] = cls
     return cls
 

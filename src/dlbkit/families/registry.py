@@ -21,8 +21,9 @@ from typing import Any, Callable, Mapping
 from dlbkit.errors import ConfigError, closest
 from dlbkit.model import check
 from dlbkit.model.metrics import METRICS
+from dlbkit.plugins import Registry
 
-__all__ = ["Engine", "Family", "register", "get", "names", "of", "FAMILIES"]
+__all__ = ["Engine", "Family", "register", "get", "names", "of", "FAMILIES", "PACKAGES"]
 
 
 @dataclass(frozen=True)
@@ -212,15 +213,24 @@ class Family:
                 "runtime": self.runtime, "metrics": list(self.metric_names), "plots": list(self.figure_kinds)}
 
 
+#: the built-in family packages (``dlbkit.families.<name>``), in the order ``dlbkit families`` lists them; a family is
+#: named as its package. Adding a built-in family is adding its package and its name here.
+PACKAGES = ("divisible", "tree", "spmd", "graph", "stream")
+
 #: the parts of a Gantt chart a family may relabel (:data:`dlbkit.plots.GANTT_LEGEND`'s keys)
 GANTT_PARTS = ("busy", "wait", "idle")
 
-#: name → Family, in registration order
-FAMILIES: dict[str, Family] = {}
+#: name → Family, in the order of :data:`dlbkit.families.PACKAGES` (then any registered from elsewhere);
+#: complete on first read (:mod:`dlbkit.plugins`)
+FAMILIES: dict[str, Family] = Registry("dlbkit.families", order=lambda reg: _listing_order(reg))
+
+
+def _listing_order(reg) -> list[str]:
+    return [name for name in PACKAGES if dict.__contains__(reg, name)]
 
 
 def register(family: Family) -> Family:
-    if family.name in FAMILIES:
+    if FAMILIES.raw_get(family.name) is not None:
         raise TypeError(f"workload family {family.name!r} is registered twice")
     FAMILIES[family.name] = family
     return family

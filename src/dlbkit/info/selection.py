@@ -3,7 +3,7 @@ Algorithm 4.1's constrained selection (003 §4.3.2, ``constraint_select``: no pe
 peer has been chosen once, i.e. a fresh random permutation of the peers each *epoch*).
 
 Shared by the information models (:mod:`.gossip`, the scattering models) and the Monte-Carlo model of
-the propagation steps (:mod:`dlbkit.sim.gossip_mc`, vectorised over trials), so that both draw peers
+the propagation steps (:mod:`dlbkit.info.gossip_mc`, vectorised over trials), so that both draw peers
 the same way: a draw r among the N − 1 peers of sender s is the node ``r + (r >= s)`` (the sender
 skipped).
 """

@@ -340,7 +340,7 @@ class _MarkovPiecewise(Piecewise):
     the extension needs (the same float operations, in the same order, as one at a time), then rewinds
     the bit generator and draws exactly that many again: the Generator is left where the sojourn-by-
     sojourn draws would leave it, so a Generator shared by several nodes, or by anything else, gives
-    the same numbers to the same consumers as before (tests/experiments/test_run_budget.py holds the sojourn-by-
+    the same numbers to the same consumers as before (tests/face/experiments/test_run_budget.py holds the sojourn-by-
     sojourn reference and compares)."""
 
     __slots__ = ("_rng", "_means", "_lv", "_busy")

@@ -20,11 +20,11 @@ layout             streams (spawn order)                        used by
                                                                 (``availability``)
 ``TREE``           availability, balancer, info                 :func:`~dlbkit.sim.simulate_tree_async`
 ``SPMD``           noise, availability, balancer                :func:`~dlbkit.sim.simulate_spmd`
-``SPMD_SWEEP``     scenario, run                                :func:`~dlbkit.sim.spmd_experiment.run_one`
+``SPMD_SWEEP``     scenario, run                                :func:`~dlbkit.families.spmd.sim.experiment.run_one`
                                                                 (``run`` is the seed of ``SPMD``)
 ``SUPERSTEP``      balancer = the root SeedSequence itself      :func:`~dlbkit.sim.simulate_superstep`
-``GRAPH``          balancer, availability                       :func:`~dlbkit.sim.graph.simulate_graph`
-``STREAM``         arrivals, availability, balancer, info        :func:`~dlbkit.sim.stream.simulate_stream`
+``GRAPH``          balancer, availability                       :func:`~dlbkit.families.graph.sim.static.simulate_graph`
+``STREAM``         arrivals, availability, balancer, info        :func:`~dlbkit.families.stream.sim.engine.simulate_stream`
 =================  ===========================================  ======================================
 
 A stream added at the end of a layout leaves the others as they were (child *k* of a SeedSequence

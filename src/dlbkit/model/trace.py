@@ -299,6 +299,11 @@ class Trace:
         """When the last interval ended (0 for an empty run)."""
         return float(np.max(self.t_end)) if len(self.t_end) else 0.0
 
+    def name_nodes(self, platform) -> None:
+        """Record *platform*'s node names (``meta["node_names"]``, kept if already set): the Gantt rows and
+        :meth:`node_labels` name the nodes by them."""
+        self.meta.setdefault("node_names", [n.name for n in platform.nodes])
+
     def node_labels(self) -> list[str] | None:
         """Per node of the view, the name of the platform node it ran on (``meta["node_names"]``, as
         simulations record it), "/k" numbering the nodes of a platform node with several cores; None

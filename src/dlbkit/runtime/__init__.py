@@ -5,10 +5,10 @@
 * :mod:`.families`: ``map``, ``tree``, ``spmd``: each family's coordinator rules, worker loop and
   runner (a resolved balancer in, an outcome and a Trace out).
 * :mod:`.emulation` (heterogeneity on one machine), :mod:`.progress`, :mod:`.record` (the recording
-  format, read by :mod:`dlbkit.replay`).
+  format, read by :mod:`dlbkit.face.replay`).
 
 The user-facing entry points (``dlbkit.map``, ``dlbkit.tree``, ``dlbkit.spmd``, ...) are in
-:mod:`dlbkit.run_api`.
+:mod:`dlbkit.families.run`.
 """
 
 from dlbkit.runtime.backends import BACKENDS

@@ -5,7 +5,7 @@ types: :class:`Stop` (coordinator → worker: leave the loop), :class:`Error` (w
 the user's code raised; built by :func:`~dlbkit.runtime.backends.base.error_message`) and
 :class:`Died` (made by the local transport when a worker process ends); the backends' stop, drain
 and failure handling rely on them. ``READY``, ``WORK`` and ``DONE`` are the map family's
-(:mod:`dlbkit.runtime.families.map`); the tree and SPMD families define their own kinds.
+(:mod:`dlbkit.families.divisible.runtime.program`); the tree and SPMD families define their own kinds.
 
 The families' frequent messages (a chunk's result, a step, a load report) stay plain tuples,
 unpacked once where they are read: a named type costs about 2 µs more per message to pickle and

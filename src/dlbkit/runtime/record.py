@@ -1,7 +1,7 @@
 """Recorded runs: a :class:`~dlbkit.model.trace.Trace` saved to, and loaded from, a JSON file.
 
 ``RunResult.save(path)`` (or ``dlbkit.run_map(..., record=path)``, ``dlbkit run --record``) writes a
-real run's trace; :func:`dlbkit.replay.replay` (``dlbkit replay TRACE.json``) loads it and
+real run's trace; :func:`dlbkit.face.replay.replay` (``dlbkit replay TRACE.json``) loads it and
 runs the simulator on the recorded loads to try other balancers. A simulated run's trace saves the
 same way (it lacks only the measured item costs a replay needs). A path ending in ``.gz`` is
 gzip-compressed.

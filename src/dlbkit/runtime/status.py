@@ -2,12 +2,12 @@
 
 Under MPI a rank that dies (killed, segfault) takes the whole job with it: MPICH's Hydra kills every
 other rank at once with SIGKILL, so no rank survives to say what the dead one was doing. When
-``dlbkit run --ranks N`` starts the job (:mod:`dlbkit.launch`) it sets :data:`ENV` to a directory;
+``dlbkit run --ranks N`` starts the job (:mod:`dlbkit.runtime.launch`) it sets :data:`ENV` to a directory;
 each rank then keeps there one file, ``rank-R``, that it overwrites whenever it starts a unit of
 work (a map chunk, a tree task, an SPMD iteration) and at the end of its run (state ``"done"``).
 After ``mpiexec`` failed, the launcher reads the files and names the rank that died and its last
 state. Each rank also holds open, unwritten, the write end of the launcher's FIFO ``alive-R``: its
-hang-up tells the launcher the moment the rank ends (:mod:`dlbkit.launch`). Without :data:`ENV`
+hang-up tells the launcher the moment the rank ends (:mod:`dlbkit.runtime.launch`). Without :data:`ENV`
 nothing is written and :func:`doing` returns at once.
 
 The record is one line of JSON (``rank``, ``pid``, ``host``, ``time`` — ``time.time()`` of the
@@ -16,7 +16,7 @@ offset 0 into a file kept open: no truncation, no rename, no flush. A process ki
 finishes or never starts a ``write`` system call, and the page cache outlives the process, so the
 file always holds a whole record once the rank is gone (a machine that crashes loses it: then the
 launcher has only ``mpiexec``'s own report). Measured cost of one :func:`doing`: about 4 µs
-(``tests/test_launch.py`` prints it); on 20 000 one-item ``ss`` chunks over 2 worker ranks
+(``tests/runtime/test_launch.py`` prints it); on 20 000 one-item ``ss`` chunks over 2 worker ranks
 the makespan was 4.0–4.5 s with and without status files, within the noise (expected: about 1%).
 
 Families call ``if status.ON: status.doing(...)`` at the start of each unit of work, so a run

@@ -1,11 +1,7 @@
-"""The discrete-event simulator: engines that apply balancers' decisions to a modelled cluster."""
+"""The simulator's shared parts: the event kernel, the time base, cost helpers and progress; each family's
+engines live in its package (``dlbkit.families.<family>.sim``)."""
 
-from dlbkit.sim.divisible import MECHANISMS, simulate_divisible
 from dlbkit.sim.kernel import NORMAL, URGENT, Kernel
-from dlbkit.sim.spmd import simulate_spmd
-from dlbkit.sim.superstep import SuperstepResult, simulate_superstep
 from dlbkit.sim.timebase import SIMULTANEITY_TOLERANCE
-from dlbkit.sim.tree_async import simulate_tree_async
 
-__all__ = ["simulate_divisible", "simulate_spmd", "simulate_tree_async", "simulate_superstep", "SuperstepResult",
-           "MECHANISMS", "SIMULTANEITY_TOLERANCE", "Kernel", "URGENT", "NORMAL"]
+__all__ = ["SIMULTANEITY_TOLERANCE", "Kernel", "URGENT", "NORMAL"]

@@ -35,8 +35,8 @@ specialised loop that writes the same log is proven to give the kernel path's tr
 **Who uses the queue.** The divisible engine's self-scheduling mechanism, the asynchronous tree
 engine, the stream engine (``events``) and the task graph's ``dynamic`` engine run their rules as
 handlers on a :class:`Kernel`. The first two also have a specialised loop for their reference model
-(M1: ``divisible._fast_self_scheduling``; M2: :mod:`dlbkit.sim._tree_fast`), and the stream engine one
-for the supermarket case (:mod:`dlbkit.sim._stream_fast`), that keep the kernel's order with a
+(M1: ``divisible._fast_self_scheduling``; M2: :mod:`dlbkit.families.tree.sim._fast`), and the stream engine one
+for the supermarket case (:mod:`dlbkit.families.stream.sim._fast`), that keep the kernel's order with a
 cheaper queue (the first two with :func:`pop_instant` and :func:`simultaneous`); tests compare the
 two paths. The round-based
 engines need no queue: the superstep (BSP) engine and the SPMD engine advance every node one

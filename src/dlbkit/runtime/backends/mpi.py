@@ -95,7 +95,7 @@ Failures.
   surviving would need ``mpiexec -disable-auto-cleanup`` and MPI fault tolerance, which this
   backend does not use). Nothing is recovered: the job must be rerun. The coordinators' DIED
   handling is therefore never used by this backend. Launched through ``dlbkit run … --ranks N``
-  (:mod:`dlbkit.launch`), every rank keeps a status file (:mod:`dlbkit.runtime.status`) and the
+  (:mod:`dlbkit.runtime.launch`), every rank keeps a status file (:mod:`dlbkit.runtime.status`) and the
   launcher, outside MPI, names the rank that died and what it was doing in one line.
 * Rank 0 that dies or gets SIGTERM: it ends (the local backend's SIGTERM handling is not installed
   here), and ``mpiexec`` kills every other rank the same way (``tests/runtime/test_mpi.py``).

@@ -1,0 +1,116 @@
+"""The divisible family: a loop of independent items handed out in chunks (004, loop self-scheduling)."""
+
+from __future__ import annotations
+
+from numbers import Integral
+from typing import Mapping
+
+from dlbkit.errors import ConfigError, closest
+from dlbkit.model import check
+from dlbkit.model.metrics import compute
+from dlbkit.model.platform import Platform
+from dlbkit.families.divisible.model.view import LoopView
+from dlbkit.families.divisible.model.workload import Divisible
+from dlbkit.families.divisible.sim.engine import MECHANISMS, simulate_divisible
+from dlbkit.families.divisible.sim.engine import MAX_STEPS
+import dlbkit.families.divisible.balancers  # noqa: F401  (registers the family's balancers)
+from dlbkit.families.registry import Engine, Family, register
+
+__all__ = ["FAMILY", "describe"]
+
+OPTIONS = {
+    "mechanism": "self-scheduling (an idle worker asks the master) or rounds (Sánchez et al., 004 §2.2)",
+    "master": "the master node, by name or index (default 0)",
+    "master_computes": "true if the master also computes (default false: it only hands out work)",
+    "master_overhead": "seconds the master spends per scheduling decision (default 0)",
+    "master_cost_per_byte": "master work units per byte it sends, with blocking sends (default 0)",
+    "request_bytes": "bytes of a work request (default 0)",
+    "broadcast_bytes": "bytes of shared read-only data sent to every worker before any work (004's INIT; default 0)",
+    "steps": "time steps: the loop run that many times in a row, the balancer carrying what it learned "
+             "(default 1; balancer \"auto\" chooses between steps)",
+}
+
+
+def check_options(d: Mapping, platform: Platform, path: str) -> None:
+    """The master–worker engine's options against *platform* (a master that exists, numbers ≥ 0)."""
+    if "mechanism" in d:
+        check.choice(d["mechanism"], f"{path}.mechanism", MECHANISMS)
+    if "master" in d:
+        m = d["master"]
+        names = [n.name for n in platform.nodes]
+        if isinstance(m, str):
+            if m not in names:
+                raise ConfigError(f"{path}.master", m, "a node name (" + ", ".join(names) + ") or index",
+                                  suggest=closest(m, names))
+        elif isinstance(m, Integral) and not isinstance(m, bool):
+            check.integer(m, f"{path}.master", lo=0, hi=platform.n_nodes - 1)
+        else:
+            raise ConfigError(f"{path}.master", m, "a node name or a node index")
+    if "master_computes" in d and not isinstance(d["master_computes"], bool):
+        raise ConfigError(f"{path}.master_computes", d["master_computes"], "true or false")
+    for k in ("master_overhead", "master_cost_per_byte", "request_bytes", "broadcast_bytes"):
+        if k in d:
+            check.number(d[k], f"{path}.{k}", lo=0.0)
+    if "steps" in d:
+        check.integer(d["steps"], f"{path}.steps", lo=1, hi=MAX_STEPS)
+    if not d.get("master_computes", False) and platform.n_nodes == 1:
+        raise ConfigError(f"{path}.master_computes", d.get("master_computes", False),
+                          "true when the platform has only the master node")
+
+
+def describe(w: Divisible) -> str:
+    c = w.cost
+    cost = {"constant": lambda: f"constant {c.value:g}",
+            "uniform": lambda: f"uniform in [{c.low:g}, {c.high:g}]",
+            "normal": lambda: f"normal(mean {c.mean:g}, std {c.std:g}), floored at {c.floor:g}",
+            "exponential": lambda: f"exponential(mean {c.mean:g}), floored at {c.floor:g}",
+            "linear": lambda: f"linear from {c.first:g} to {c.last:g} across the loop",
+            "array": lambda: f"{len(c.values)} given costs"}.get(c.dist, lambda: c.dist)()
+    text = f"divisible loop of {w.n_items:,} items; item cost (work units): {cost}"
+    if w.bytes_in or w.bytes_out:
+        text += f"; {w.bytes_in:g} B in and {w.bytes_out:g} B out per item"
+    return text
+
+
+def figures(trace, run: str) -> dict:
+    """A Gantt chart and the work done per worker over time; for time steps run by ``balancer="auto"``
+    also its choice and the predicted against the measured makespan per step ("auto")."""
+    from dlbkit.plots import auto_records, auto_steps, chunk_figures
+    out = chunk_figures(trace, run)
+    if auto_records(trace):  # only auto records them: every other run's figures are as they were
+        out["auto"] = auto_steps(trace, title=f"auto's choices: {run} (seed {trace.seed})")
+    return out
+
+
+
+def sample_view() -> LoopView:
+    """50 items left on 3 nodes of speeds 1, 2 and 3."""
+    return LoopView(50, 3, [1.0, 2.0, 3.0])
+
+FAMILY = register(Family(
+    name="divisible",
+    summary="a loop of independent items, handed out in chunks by a master",
+    source="004 (Sánchez et al.) and the loop self-scheduling literature",
+    workloads=(Divisible,),
+    view=LoopView,
+    kind="chunking",
+    engines=(Engine("master-worker", "discrete-event master–worker engine (self-scheduling or rounds)",
+                    "dlbkit.sim.simulate_divisible", simulate_divisible, OPTIONS, check_options),),
+    runtime="dlbkit.map, dlbkit.run_map",
+    metrics=compute,
+    metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "chunks", "messages",
+                  "bytes", "rounds_to_balance"),
+    metric_text={"makespan": "time of the last chunk's completion (s)",
+                 "imbalance": "max / mean of the workers' finish times",
+                 "idle_share": "share of worker time not computing, up to the makespan",
+                 "chunks": "chunks handed out (scheduling decisions)",
+                 "messages": "balancing messages: requests, replies and STOPs",
+                 "bytes": "bytes moved with the chunks' items and results"},
+    figures=figures,
+    figure_kinds=("gantt", "work", "auto"),
+    bar_metrics=("makespan", "efficiency"),
+    parse=Divisible.from_dict,
+    describe=describe,
+    sample_view=sample_view,
+    master_worker=True,
+))

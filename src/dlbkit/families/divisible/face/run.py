@@ -1,0 +1,148 @@
+"""The divisible family's real run: ``dlbkit.map`` and ``dlbkit.run_map`` on the user's function and items."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+import numpy as np
+
+from dlbkit.balancers.base import Balancer
+from dlbkit.balancers.registry import resolve
+from dlbkit.errors import ConfigError
+from dlbkit.families.divisible.balancers.base import ChunkingBalancer
+from dlbkit.families.divisible.model.workload import MAX_ITEMS
+from dlbkit.families.run import (
+    RunResult,
+    _backend,
+    _callable,
+    _flag,
+    _progress,
+    _seed,
+    _worker_count,
+    agreed,
+    check_record,
+    coordinates,
+)
+from dlbkit.runtime.emulation import Emulation
+from dlbkit.runtime.emulation import emulation_from as _emulation
+from dlbkit.families.divisible.runtime import program as _map_family
+
+__all__ = ["DEFAULT_BALANCER", "run_map", "auto_after_step", "map_setup", "check_items", "map"]
+
+#: adaptive weighted factoring, weights updated after every chunk: few messages (batches halve the
+#: remaining work) and it learns unequal or changing speeds (BENCHMARKS.md, runtime section)
+DEFAULT_BALANCER = "awf-c"
+
+
+# --- map ------------------------------------------------------------------------------------------
+def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | str = DEFAULT_BALANCER,
+            params: Mapping | None = None, backend: str = "local", workers: int | None = None,
+            progress: bool | None = None, emulate: Any = None, master: str | int | None = None,
+            seed: int = 0, record: str | Path | None = None, start_method: str | None = None,
+            record_decisions: bool = False) -> RunResult:
+    """Apply *fn* to every item on worker processes (or MPI ranks), balanced by a chunking balancer.
+
+    Returns a :class:`RunResult`. *emulate* slows workers down as the nodes of a platform would
+    (a Platform, a platform TOML path, or a list of speed factors); it also sets the number of
+    workers. *record* saves the run's trace for ``dlbkit replay``. *record_decisions* keeps every
+    decision the coordinator asked the balancer for, with a copy of the view it was asked with, in
+    ``trace.decisions`` (to replay them; memory grows with the run; run_tree and run_spmd take it too:
+    a tree's periodic decisions, an SPMD run's repartitions). See :func:`map`.
+    """
+    _backend(backend)
+
+    def checks():
+        check_record(record, backend)
+        s = _seed(seed)
+        _progress(progress)
+        _callable("fn", fn, optional=False)
+        b: ChunkingBalancer = resolve(balancer, params, kind="chunking")
+        emulation = _emulation(emulate, s, master)
+        _flag("record_decisions", record_decisions)  # here, agreed: after it, raised on one rank alone (a hang)
+        return s, b, check_items(items), emulation, _worker_count(workers, emulation, backend)
+
+    asked = workers
+    seed, b, items, emulation, workers = agreed(backend, checks)
+    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
+    results, trace = _map_family.run_map(fn, items, b, backend=backend,
+                                         workers=asked if backend == "mpi" else workers, emulation=emulation,
+                                         progress=progress, rng=rng, start_method=start_method,
+                                         record_decisions=_flag("record_decisions", record_decisions))
+    trace.seed = seed  # the balancer's generator came from it: a replay can repeat its draws
+    # auto ran its default; predict the next run's best from the measured item costs, which under MPI
+    # only rank 0's trace holds (as in Loop.run)
+    if b.predicts_between_steps and trace.n_intervals and "item_cost" in trace.meta:
+        auto_after_step(b, b.first_state(), trace)
+    result = RunResult(results, trace, b)
+    if record is not None and coordinates(backend):  # every MPI rank holds the trace: one writes it
+        result.save(record)
+    return result
+
+
+def auto_after_step(auto, state: dict, step) -> dict:
+    """After a real step under a balancer that ``predicts_between_steps`` (``auto``; *step*: its
+    trace, items and times from the step's start; *state*: what *auto* carried): measure it as :func:`dlbkit.replay` would (item costs,
+    each worker's speed, the round trip's latency), predict the candidates when due
+    (:func:`dlbkit.families.divisible.sim.auto.after_step`, which books it in ``step.meta["auto"]``); the next state."""
+    from dlbkit.families.divisible.sim.auto import after_step, round_trip_latency
+    from dlbkit.families.divisible.sim.engine import simulate_divisible
+    costs = np.asarray(step.meta["item_cost"], dtype=float)
+    return after_step(auto, state, step, costs, list(step.speeds), round_trip_latency(step), step.makespan,
+                      simulate=simulate_divisible)
+
+
+def map_setup(fn: Any, balancer: Any, params: Mapping | None, backend: str, seed: Any, emulate: Any,
+              master: Any, workers: Any) -> tuple[ChunkingBalancer, Emulation | None, int | None, int]:
+    """The checks of a map's arguments, for a persistent pool (:class:`dlbkit.Loop`) as for
+    :func:`run_map`: (the resolved chunking balancer, the emulation, the worker count, the seed)."""
+    _backend(backend)
+    seed = _seed(seed)
+    _callable("fn", fn, optional=False)
+    b: ChunkingBalancer = resolve(balancer, params, kind="chunking")
+    emulation = _emulation(emulate, seed, master)
+    return b, emulation, _worker_count(workers, emulation, backend), seed
+
+
+def check_items(items: Any, field: str = "items") -> Sequence:
+    """*items* as a sequence, or a ConfigError (a string, bytes, a mapping, no iterable, or more than
+    :data:`~dlbkit.families.divisible.model.workload.MAX_ITEMS` items: the coordinator keeps a result slot and a measured
+    cost per item, so a larger loop would end in a MemoryError after the workers started)."""
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+        raise ConfigError(field, type(items).__name__, "a sequence or iterable of items (a list, a range, ...)")
+    items = items if isinstance(items, Sequence) else list(items)
+    if len(items) > MAX_ITEMS:
+        raise ConfigError(field, f"{len(items):,} items", f"at most {MAX_ITEMS:,} items (dlbkit's limit: the "
+                          "coordinator keeps every result and a measured cost per item in memory)")
+    return items
+
+
+def map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | str = DEFAULT_BALANCER,
+        params: Mapping | None = None, backend: str = "local", workers: int | None = None,
+        progress: bool | None = None, emulate: Any = None, master: str | int | None = None,
+        seed: int = 0, record: str | Path | None = None) -> list:
+    """``[fn(x) for x in items]``, computed in parallel and balanced; results in input order.
+
+    *balancer*: any chunking balancer (name or object; default ``"awf-c"``, adaptive weighted
+    factoring; ``dlbkit balancers --kind chunking`` lists them), with its *params* (a dict).
+    *backend*: ``"local"`` (worker processes on this machine, the default) or ``"mpi"`` (run the
+    script with ``mpiexec -n N python script.py``: every rank calls ``map`` with the same *fn* and
+    *items*; rank 0 coordinates; every rank gets the results). *workers*: processes (default: the
+    usable CPUs, or one per emulated worker). *progress*: a progress bar (default: when stderr is a
+    terminal). *emulate*: slow the workers down as a heterogeneous cluster would be (a list of speed
+    factors such as ``[1, 1, 0.5, 0.25]``, a Platform or a platform TOML path, whose *master* node, if
+    named, coordinates); *seed*: of emulated background load and random balancers; *record*: a path
+    to save the run's trace to (for :func:`dlbkit.replay` and ``dlbkit advise``). :func:`run_map`
+    returns the run's measurements as well (a :class:`RunResult`).
+
+    Raise :class:`~dlbkit.errors.TaskError` (index of the failing item, the worker's traceback) if
+    *fn* raises; every worker is stopped first. Bad arguments are a
+    :class:`~dlbkit.errors.ConfigError`, raised before any worker starts.
+
+    >>> import dlbkit
+    >>> dlbkit.map(abs, [-3, 1, -2], workers=2)
+    [3, 1, 2]
+    """
+    return run_map(fn, items, balancer=balancer, params=params, backend=backend, workers=workers,
+                   progress=progress, emulate=emulate, master=master, seed=seed, record=record).results

@@ -1,0 +1,433 @@
+"""The map family (``dlbkit.map``): a chunking balancer hands out chunks of items to a user's function.
+
+The coordinator is the runtime twin of the simulator's master.
+
+It owns the same :class:`~dlbkit.families.divisible.model.view.LoopView` and writes the same
+:class:`~dlbkit.model.trace.Trace` as :mod:`dlbkit.families.divisible.sim.engine`, so a chunking balancer cannot
+tell a real run from a simulated one and every metric and plot works on both. Measurements arrive
+with each worker's result (which doubles as its next request), exactly as in the simulator.
+
+Faults: a worker that dies has its outstanding chunk handed, whole, to the next worker that asks
+(results are kept per item and accepted once, so every item is computed and returned exactly once;
+the local backend only: under MPI a dead rank ends the job). An exception in the user's function
+stops every worker and is raised as :class:`TaskError` with the item's index and the worker's
+traceback; so is a result that cannot be pickled (the item and the pickling problem named).
+
+The worker (:func:`serve`) asks for work by reporting (READY first, then each DONE doubles as the
+next request), times every item with ``time.perf_counter`` and, when emulating a slower node,
+sleeps so that the chunk takes as long as it would there. It never decides anything: chunk sizes
+come from the coordinator.
+
+Messages (first element a kind from :mod:`dlbkit.runtime.messages`; times are run times):
+coordinator → worker ``(WORK, first, count, items_or_None)``, ``Stop()``; worker → coordinator
+``(READY, t)`` once at start, ``(DONE, first, count, results, t_start, t_end, item_times)`` after
+each chunk, an ``Error`` (index = the item's) when the user's function raised; the local transport
+adds ``Died``.
+
+:func:`run_map` is the family's runner: a resolved balancer in, ``(results, trace)`` out, on
+either backend.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections import deque
+from typing import Any, Callable, Sequence
+
+from dlbkit.families.divisible.balancers.base import ChunkingBalancer
+from dlbkit.balancers.base import end_step, start_step
+from dlbkit.families.divisible.balancers.decide import chunk
+from dlbkit.errors import ConfigError, DlbkitError
+from dlbkit.model.availability import Constant
+from dlbkit.model.trace import Trace
+from dlbkit.families.divisible.model.view import LoopView
+from dlbkit.runtime.backends import execute
+from dlbkit.runtime.backends.base import (Family, Transport, UserCode, drive, error_message, send_or_report, short_repr, task_error,
+                             unpicklable)
+from dlbkit.runtime.emulation import Emulation
+from dlbkit.runtime.messages import DIED, DONE, ERROR, READY, STOP, WORK, Stop
+from dlbkit.runtime.progress import Progress
+from dlbkit.runtime import status
+
+__all__ = ["coordinate", "coordinate_step", "Pool", "serve", "run_chunk", "MapRun", "PoolRun", "PoolStep", "RankStep",
+           "run_map"]
+
+_MISSING = object()
+POLL_S = 0.2  # how often the progress bar refreshes while no message arrives
+
+
+@dataclasses.dataclass
+class Pool:
+    """What the coordinator knows of its workers between the steps of a persistent pool
+    (``dlbkit.Loop``): which are alive, which have announced themselves (READY), and which are
+    waiting for work with a request the previous step could not serve."""
+
+    n_workers: int
+    alive: set = dataclasses.field(default_factory=set)
+    ready: set = dataclasses.field(default_factory=set)
+    idle: list = dataclasses.field(default_factory=list)  # workers waiting for work, in worker order
+
+    def __post_init__(self):
+        self.alive = set(range(self.n_workers))
+
+
+def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence, *, origin: float,
+               emulation: Emulation | None = None, progress: Progress | None = None,
+               rng=None, backend: str = "local", record_decisions: bool = False) -> tuple[list, Trace]:
+    """Drive *transport*'s workers through *items* with *balancer*, then stop them; (results, trace).
+    *record_decisions*: keep every decision with a copy of its view in ``trace.decisions``."""
+    results, trace, _ = coordinate_step(transport, balancer, items, origin=origin, emulation=emulation,
+                                        progress=progress, rng=rng, backend=backend,
+                                        record_decisions=record_decisions)
+    for w in range(transport.n_workers):
+        transport.send(w, Stop())
+    transport.stop()
+    return results, trace
+
+
+def coordinate_step(transport: Transport, balancer: ChunkingBalancer, items: Sequence, *, origin: float,
+                    emulation: Emulation | None = None, progress: Progress | None = None, rng=None,
+                    backend: str = "local", record_decisions: bool = False, pool: Pool | None = None,
+                    state: dict | None = None, send_items: bool | None = None) -> tuple[list, Trace, dict | None]:
+    """One run of the loop *items* on *transport*'s workers, which stay up: (results, trace, carried).
+
+    The one coordinator of the map family: :func:`coordinate` (``dlbkit.map``) is one step and a
+    stop; a persistent pool (``dlbkit.Loop``) calls it once per time step with its :class:`Pool`,
+    the balancer's *state* carried from the previous step (``Balancer.carry``), and *send_items*
+    True (the workers were started before these items existed). The trace's times are seconds since
+    *origin* (the pool's start: one clock for every step), ``meta["step_start"]`` when this step began;
+    *carried* is what the balancer carries to the next step (None: nothing).
+    """
+    N = len(items)
+    P = transport.n_workers
+    one_shot = pool is None
+    pool = pool if pool is not None else Pool(P)
+    speeds = list(emulation.speeds) if emulation else [1.0] * P
+    view = LoopView(N, P, speeds)
+    start_step(balancer, view, rng, state)
+    trace = Trace(P, list(range(P)), balancer=balancer.name, source=backend, speeds=speeds,
+                  availability=list(emulation.availability) if emulation else [Constant().realise()] * P)
+    results: list[Any] = [_MISSING] * N
+    item_cost = [0.0] * N  # measured seconds per item (this machine, before emulation)
+    outstanding: dict[int, tuple[int, int, float]] = {}  # worker -> (first, count, t_ask)
+    requeued: deque[tuple[int, int]] = deque()
+    waiting: list[tuple[int, float]] = []  # workers asking while nothing is left to hand out
+    alive = pool.alive
+    next_item = 0
+    done = 0
+    messages = 0
+    faults: list[tuple[int, int, int, float]] = []  # (worker, first, count, time) of lost chunks
+    send_items = not transport.shares_items if send_items is None else send_items
+    clock = time.perf_counter
+    record = trace.decisions if record_decisions else None
+    step_start = 0.0 if one_shot else clock() - origin
+
+    def give(w: int, t_ask: float) -> None:
+        nonlocal next_item, messages
+        if requeued:
+            first, count = requeued.popleft()
+        elif next_item < N:
+            view.time = clock() - origin
+            view.remaining = N - next_item
+            count = chunk(balancer, view, w, record)
+            first = next_item
+            next_item += count
+        else:
+            waiting.append((w, t_ask))
+            return
+        outstanding[w] = (first, count, t_ask)
+        payload = list(items[first:first + count]) if send_items else None
+        try:
+            transport.send(w, (WORK, first, count, payload))
+        except Exception:  # MPI pickles the items it sends: name the one that cannot be
+            for j, x in enumerate(payload or ()):
+                reason = unpicklable(x)
+                if reason is not None:
+                    # the bad input named as a field; a Loop step's items are sent, as an MPI run's
+                    raise ConfigError(f"items[{first + j}]", short_repr(x, 80), "picklable: the items of a Loop "
+                                      f"step (and of an MPI run) are sent to their worker: {reason}") from None
+            raise
+        messages += 1
+
+    # a later step: the workers that ended the previous one asking for work get it now, in worker order
+    for w in sorted(pool.idle):
+        if w in alive and done < N:
+            give(w, step_start)
+    pool.idle = []
+    # the backend stops every worker if anything here fails, and closes the progress bar (base.drive)
+    while done < N:
+        got = transport.recv(POLL_S if progress and progress.enabled else None)
+        if got is None:
+            if progress:
+                progress.update(done)
+            continue
+        w, msg = got
+        kind = msg[0]
+        messages += 1
+        if kind == DONE:
+            _, first, count, res, t_start, t_end, times = msg
+            if outstanding.get(w, (None,))[:2] != (first, count):
+                continue  # a stale copy of a chunk already reassigned: never counted twice
+            t_ask = outstanding.pop(w)[2]
+            results[first:first + count] = res
+            item_cost[first:first + count] = times
+            done += count
+            _measure(view, w, count, t_start, t_end, t_ask, times)
+            trace.add_interval(w, first, count, t_ask, t_start, t_end)
+            if progress:
+                progress.update(done)
+            if done < N:
+                give(w, t_end)
+        elif kind == READY:
+            pool.ready.add(w)
+            give(w, msg[1])
+        elif kind == ERROR:
+            raise task_error(msg)
+        elif kind == DIED:
+            alive.discard(w)
+            lost = outstanding.pop(w, None)
+            if lost is not None:
+                faults.append((w, lost[0], lost[1], clock() - origin))
+                requeued.append(lost[:2])
+                while requeued and waiting:
+                    give(*waiting.pop(0))
+            if not alive:
+                raise DlbkitError(f"every worker died (the last, {w}, with exit code {msg.exitcode}); "
+                                  f"{N - done} of {N} items were not computed")
+        else:  # pragma: no cover - a protocol error is a bug, never silent
+            raise DlbkitError(f"unexpected message {kind!r} from worker {w}")
+    # every live worker that has announced itself is now waiting for work (its last message asked)
+    pool.idle = sorted(w for w in pool.ready & alive if w not in outstanding)
+    n_chunks = len(trace.node)
+    trace.messages = messages + (P if one_shot else 0)  # one-shot: and a STOP each
+    trace.end_time = max(trace.t_end, default=0.0)
+    trace.total_work = float(sum(item_cost))
+    trace.max_item = float(max(item_cost, default=0.0))
+    trace.events = 2 * (n_chunks + P) + n_chunks
+    trace.meta.update(mechanism="self-scheduling", backend=backend, item_cost=item_cost, faults=faults,
+                      balancer_params=balancer.get_params())
+    if not one_shot:
+        trace.end_time = max(trace.end_time, step_start)  # an empty step ends where it began
+        trace.meta.update(step_start=step_start, step_items=N)
+    return results, trace, end_step(balancer, view)
+
+
+def _measure(view: LoopView, w: int, count: int, t_start: float, t_end: float, t_ask: float,
+             times: Sequence[float]) -> None:
+    """Book a chunk's measurements in the view, as the simulator does when a result arrives."""
+    dt = t_end - t_start
+    busy = sum(times)
+    scale = dt / busy if busy > 0 else 0.0  # emulation stretches every item alike
+    view.items_done[w] += count
+    view.chunks_done[w] += 1
+    view.compute_time[w] += dt
+    view.sq_item_time[w] += scale * scale * math.fsum(t * t for t in times)
+    view.overhead_time[w] += max(t_start - t_ask, 0.0)
+    view.last_chunk[w] = count
+    view.last_time[w] = dt
+    view.updated_at[w] = t_end
+
+
+# --- the worker ------------------------------------------------------------------------------------
+def run_chunk(fn: Callable, items: Sequence | None, payload: Sequence | None, first: int, count: int,
+              w: int, emulation: Emulation | None, origin: float, conn_send: Callable,
+              user: UserCode) -> bool:
+    """Compute one chunk and report it; False if the user's function raised (reported as ERROR).
+    *user* marks the computing of the chunk's items (:class:`~..backends.base.UserCode`)."""
+    if status.ON:  # a launched MPI job: the launcher names this chunk if the rank dies
+        status.doing("computing items %d–%d", first, first + count - 1) if count > 1 else \
+            status.doing("computing item %d", first)
+    source, offset = (payload, 0) if payload is not None else (items, first)
+    results = [None] * count
+    item_time = [0.0] * count
+    clock = time.perf_counter
+    j = 0
+    t_start = t_prev = clock()
+    try:
+        with user:
+            for j in range(count):
+                results[j] = fn(source[offset + j])
+                t = clock()  # one clock read per item: the end of one item starts the next
+                item_time[j] = t - t_prev
+                t_prev = t
+    except BaseException as e:  # noqa: BLE001 - every failure of user code goes to the caller
+        conn_send(error_message(first + j, e))
+        return False
+    if emulation is not None:
+        emulation.stretch(w, origin, t_start, t_prev)
+    name = getattr(fn, "__qualname__", None) or short_repr(fn, 60)
+    return send_or_report(conn_send, (DONE, first, count, results, t_start - origin, clock() - origin, item_time),
+                          lambda: ((first + j, f"the result of {name}", r) for j, r in enumerate(results)))
+
+
+def serve(conn, w: int, fn: Callable, items: Sequence | None, emulation: Emulation | None,
+          origin: float, interruptible: UserCode | None = None) -> None:
+    """The worker loop: serve chunks until STOP or the coordinator goes away."""
+    send = conn.send
+    user = interruptible or UserCode()
+    try:
+        send((READY, time.perf_counter() - origin))
+        while True:
+            msg = conn.recv()
+            if msg[0] == STOP:
+                return
+            _, first, count, payload = msg
+            if not run_chunk(fn, items, payload, first, count, w, emulation, origin, send, user):
+                return
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        return  # the coordinator ended the run
+
+
+# --- the family, as the backends run it ------------------------------------------------------------
+def empty_trace(balancer: ChunkingBalancer, n: int, backend: str) -> Trace:
+    """The trace of a run with no items: *n* workers that did nothing."""
+    return Trace(n, list(range(n)), balancer=balancer.name, source=backend, speeds=[1.0] * n,
+                 availability=[Constant().realise()] * n)
+
+
+class MapRun(Family):
+    """``fn`` over ``items``, chunked by a chunking balancer; the outcome is ``(results, trace)``."""
+
+    serve = staticmethod(serve)
+    interruptible = True  # under MPI, Ctrl-C and the user's signal handlers interrupt the user's function
+
+    def __init__(self, fn: Callable, items: Sequence, balancer: ChunkingBalancer, *,
+                 emulation: Emulation | None, progress: bool | None, rng, record_decisions: bool = False):
+        self.fn, self.items, self.balancer, self.rng = fn, items, balancer, rng
+        self.record_decisions = record_decisions
+        self.emulation = emulation
+        self.n_items = len(items)
+        self.progress = Progress(len(items), progress)
+        self.origin = 0.0
+
+    def empty(self, n_workers, backend):
+        if self.n_items:
+            return None
+        return [], empty_trace(self.balancer, n_workers or 1, backend)
+
+    def shared(self):
+        return self.n_items, self.emulation  # rank 0's items decide; the others' may be None
+
+    def setup(self, n_workers, origin, shared):
+        self.n_items, self.emulation = shared
+        self.origin = origin
+
+    def worker_args(self, backend):
+        # under MPI the items travel with each work order: only rank 0's items matter
+        return (self.fn, self.items if backend == "local" else None, self.emulation, self.origin)
+
+    def coordinate(self, transport, backend):
+        return coordinate(transport, self.balancer, self.items, origin=self.origin, emulation=self.emulation,
+                          progress=self.progress, rng=self.rng, backend=backend,
+                          record_decisions=self.record_decisions)
+
+    def sent_to_workers(self):
+        return [("fn", self.fn), ("items", self.items)]
+
+    def for_workers(self, outcome):
+        """The worker ranks get all of the trace but the per-item costs, the bulk of it, which only a
+        recording needs (and rank 0 writes recordings)."""
+        results, trace = outcome
+        return results, dataclasses.replace(trace, meta={k: v for k, v in trace.meta.items() if k != "item_cost"})
+
+
+def run_map(fn: Callable[[Any], Any], items: Sequence, balancer: ChunkingBalancer, *, backend: str = "local",
+            workers: int | None = None, emulation: Emulation | None = None, progress: bool | None = None,
+            rng=None, start_method: str | None = None, record_decisions: bool = False) -> tuple[list, Trace]:
+    """The map family's runner: ``[fn(x) for x in items]`` on *backend*; ``(results, trace)``.
+
+    *balancer* is a resolved, validated chunking balancer; *workers* None means the usable CPUs
+    (local) or the job's worker ranks (MPI)."""
+    run = MapRun(fn, items, balancer, emulation=emulation, progress=progress, rng=rng,
+                 record_decisions=record_decisions)
+    return execute(run, backend, workers=workers, start_method=start_method)
+
+
+class PoolRun(MapRun):
+    """The family of a persistent pool (``dlbkit.Loop``): the workers run :func:`serve` with *fn* and
+    no items (each chunk's items travel with its work order, since the workers were started before
+    any step's items existed); the coordinator runs :func:`coordinate_step` once per step (the pool
+    only starts its workers with this family: ``local.open_pool``, which never calls ``coordinate``)."""
+
+    def __init__(self, fn: Callable, *, emulation: Emulation | None):
+        super().__init__(fn, (), None, emulation=emulation, progress=False, rng=None)
+
+    def worker_args(self, backend):
+        return (self.fn, None, self.emulation, self.origin)
+
+    def sent_to_workers(self):
+        return [("fn", self.fn)]
+
+
+class PoolStep(Family):
+    """One time step of a local ``dlbkit.Loop`` on its pool's running workers (*pool_run*'s): the
+    coordinator of every step (:func:`coordinate_step`), which leaves the workers up; its outcome is
+    ``(results, trace, carried)``. :meth:`run` goes through the backends' one failure path
+    (:func:`~..backends.base.drive`), as ``dlbkit.map`` does: whatever fails, every worker is killed and
+    the bar closed, and the user's code that raised in the coordinator (a balancer's rule) is noted."""
+
+    serve = staticmethod(serve)
+
+    def __init__(self, pool_run: PoolRun, pool: Pool, items: Sequence, balancer: ChunkingBalancer, *,
+                 progress: Progress, rng, record_decisions: bool, state: dict | None):
+        self.pool_run, self.pool, self.items, self.balancer = pool_run, pool, items, balancer
+        self.emulation, self.progress, self.rng = pool_run.emulation, progress, rng
+        self.record_decisions, self.state = record_decisions, state
+
+    def worker_args(self, backend):
+        return self.pool_run.worker_args(backend)
+
+    def coordinate(self, transport, backend):
+        return coordinate_step(transport, self.balancer, self.items, origin=self.pool_run.origin,
+                               emulation=self.emulation, progress=self.progress, rng=self.rng, backend=backend,
+                               record_decisions=self.record_decisions, pool=self.pool, state=self.state,
+                               send_items=True)
+
+    def run(self, transport: Transport) -> tuple:
+        return drive(self, transport, "local")
+
+
+class RankStep(MapRun):
+    """One time step of a ``dlbkit.Loop`` under MPI: the job's ranks are its persistent workers (mpiexec
+    started them once), and each step is one run of the backend on them, as ``dlbkit.map`` is, with
+    the coordinator of every step (:func:`coordinate_step`) and one clock: every rank keeps the run
+    time 0 of the first step (its own ``perf_counter`` reading), so times and a time-varying emulation
+    run on across steps. The balancer's *state* goes in; what it carries out is :attr:`carried`
+    (rank 0)."""
+
+    def __init__(self, fn: Callable, items: Sequence, balancer: ChunkingBalancer, *, emulation: Emulation | None,
+                 progress: bool | None, rng, record_decisions: bool, first_origin: float | None, state: dict | None):
+        super().__init__(fn, items, balancer, emulation=emulation, progress=progress, rng=rng,
+                         record_decisions=record_decisions)
+        self.first_origin, self.state, self.carried = first_origin, state, None
+        self.transport = None  # rank 0's, while the coordinator runs
+        self.interrupted: BaseException | None = None
+
+    def interrupt(self, error: BaseException) -> None:
+        """End this step on rank 0 with *error* (the Loop was closed by a signal handler during it):
+        at the coordinator's next wait, or at its start if it has not started yet; nothing on a worker
+        rank, whose step ends when rank 0 stops it."""
+        self.interrupted = error
+        if self.transport is not None:
+            self.transport.interrupt(error)
+
+    def setup(self, n_workers, origin, shared):
+        super().setup(n_workers, origin, shared)
+        if self.first_origin is None:
+            self.first_origin = origin
+        self.origin = self.first_origin
+
+    def coordinate(self, transport, backend):
+        self.transport = transport
+        if self.interrupted is not None:
+            transport.interrupt(self.interrupted)
+        results, trace, self.carried = coordinate_step(
+            transport, self.balancer, self.items, origin=self.origin, emulation=self.emulation,
+            progress=self.progress, rng=self.rng, backend=backend, record_decisions=self.record_decisions,
+            pool=Pool(transport.n_workers), state=self.state)
+        for w in range(transport.n_workers):
+            transport.send(w, Stop())
+        transport.stop()
+        return results, trace

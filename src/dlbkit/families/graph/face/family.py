@@ -1,0 +1,143 @@
+"""The task-graph family: a DAG of tasks mapped onto heterogeneous processors (002; Topcuoglu 2002)."""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
+from dlbkit.families.graph.model.workload import TaskGraph
+from dlbkit.families.graph.model.costs import COST_MODELS, costs_for
+from dlbkit.families.graph.model.generate import graph_from_dict, topcuoglu10
+from dlbkit.model.metrics import compute
+from dlbkit.model.platform import Platform
+from dlbkit.families.graph.model.view import GraphView
+from dlbkit.families.graph.sim.static import simulate_graph
+from dlbkit.families.graph.sim.dynamic import simulate_graph_dynamic
+import dlbkit.families.graph.balancers  # noqa: F401  (registers the family's balancers)
+from dlbkit.families.registry import Engine, Family, register
+
+__all__ = ["FAMILY", "describe", "metrics", "figures"]
+
+OPTIONS = {"cost_model": "how transfers cost: 'standard' (latency + data/bandwidth, processors free while "
+                         "data flies; default) or 'thesis' (002: both ends busy, data × hops)",
+           "contention": "true: the standard model with one message at a time per machine's send and receive "
+                         "port (the one-port model); \"link\": one message at a time per directed link of the "
+                         "platform's routed topology (Sinnen & Sousa 2005); default false"}
+
+
+def check_options(d: Mapping, platform: Platform, path: str) -> None:
+    if "cost_model" in d:
+        check.choice(d["cost_model"], f"{path}.cost_model", COST_MODELS)
+    if "contention" in d:
+        c = d["contention"]
+        if not isinstance(c, bool) and c != "link":
+            raise ConfigError(f"{path}.contention", c, "true (one-port), \"link\" (link contention) or false")
+        if c and d.get("cost_model", "standard") != "standard":
+            raise ConfigError(f"{path}.contention", c, "false with cost_model 'thesis' (an option of 'standard')")
+        if c == "link" and not isinstance(platform, Platform):
+            raise ConfigError(f"{path}.contention", c, "a platform (links are its topology's), not a node count")
+
+
+def describe(g: TaskGraph) -> str:
+    kind = "loads" if g.loads is not None else f"a cost table on {g.width} nodes"
+    return f"task graph {g.name!r}: {g.n_tasks:,} tasks, {g.n_edges:,} edges, {kind}"
+
+
+def metrics(trace) -> dict:
+    """The common metrics, with the graph's own lower bound (critical path at the fastest times, or
+    the fastest total over the processors: :func:`~dlbkit.families.graph.model.costs.critical_path_bound`);
+    ``messages``/``bytes`` count the edges that cross machines and their data."""
+    out = compute(trace)
+    lb = float(trace.meta.get("lower_bound", math.nan))
+    out["lower_bound"] = lb
+    out["efficiency"] = lb / out["makespan"] if out["makespan"] > 0 else math.nan
+    return out
+
+
+#: what a graph trace's Gantt chart shows: ``t_ask`` is when a task's inputs are all on its processor, so
+#: the orange stretch is a ready task waiting for its turn there, and a processor with no bar is waiting
+#: for the inputs of its next task
+LEGEND = {"busy": "computing (tasks alternate shades)", "wait": "ready, waiting for its turn on the processor",
+          "idle": "idle (waiting for inputs)"}
+
+
+def figures(trace, run: str) -> dict:
+    """The Gantt chart: one bar per task on its processor (orange: ready, waiting for the processor)."""
+    from dlbkit.plots import gantt
+    return {"gantt": gantt(trace, title=f"Schedule: {run}, {trace.n_intervals} tasks, makespan {trace.makespan:.4g}",
+                           legend=LEGEND)}
+
+
+def sample_view() -> GraphView:
+    """Topcuoglu 2002's 10-task graph on 3 identical processors."""
+    return GraphView(3, costs_for(topcuoglu10(), 3))
+
+
+def per_repetition(g: TaskGraph, table: Mapping, seed: int) -> TaskGraph:
+    """A random layered graph without a seed of its own is drawn anew in every repetition, from the
+    repetition's seed, the same for every balancer (common random numbers); other graphs are fixed."""
+    if table.get("generator") == "layered" and "seed" not in table:
+        return graph_from_dict({**table, "seed": seed})
+    return g
+
+
+def check_fit(platform: Platform, workload: TaskGraph) -> None:
+    """A cost table needs one column per processor (a node with c cores gives c processors)."""
+    if workload.costs is not None:
+        workload.exec_times([n.speed for n in platform.nodes for _ in range(n.cores)])
+
+
+def check_balancer(platform: Platform, balancer, path: str, workload: TaskGraph | None = None,
+                   options: Mapping | None = None) -> None:
+    """A static mapper's own checks against the graph's size and the processor count (max-k1-sum:
+    *capacity* × processors ≥ tasks), so an experiment file refuses them before any run."""
+    check_graph = getattr(balancer, "check_graph", None)
+    if workload is None or check_graph is None:
+        return
+    with check.within(path):
+        check_graph(workload.n_tasks, sum(n.cores for n in platform.nodes))
+
+
+FAMILY = register(Family(
+    name="graph",
+    summary="a DAG of tasks with computation and communication weights, mapped once onto the processors "
+            "(a static plan) and timed by one evaluator, or placed online as tasks become ready (dynamic engine)",
+    source="002 (Sinclair 1993); Topcuoglu, Hariri & Wu 2002",
+    workloads=(TaskGraph,),
+    view=GraphView,
+    kind="mapping",
+    engines=(Engine("static", "the mapping balancer's plan timed by the evaluator (standard or thesis cost model; "
+                    "availability stretches tasks)", "dlbkit.families.graph.sim.static.simulate_graph", simulate_graph, OPTIONS,
+                    check_options),
+             Engine("dynamic", "the graph run on the kernel while availability changes: a static plan replayed, or "
+                    "an online mapper (pd) placing tasks as they become placeable; several programs may arrive",
+                    "dlbkit.families.graph.sim.dynamic.simulate_graph_dynamic", simulate_graph_dynamic,
+                    {"cost_model": OPTIONS["cost_model"]}, check_options, kinds=("mapping", "graph-online"))),
+    runtime="dlbkit.graph, dlbkit.run_graph",
+    metrics=metrics,
+    metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "chunks", "messages",
+                  "bytes"),
+    metric_text={"makespan": "time the last task ended (s)",
+                 "lower_bound": "the longest path with every task at its fastest time, or the fastest times' "
+                                "total over the processors if longer; communication free (s)",
+                 "imbalance": "max / mean of the processors' finish times",
+                 "idle_share": "share of processor time not running tasks, up to the makespan",
+                 "chunks": "stretches tasks ran: one per task, more where a task was preempted or (thesis cost "
+                           "model) paused to transmit",
+                 "messages": "edges whose data crosses machines (a message each)",
+                 "bytes": "data carried by the edges that cross machines"},
+    figures=figures,
+    figure_kinds=("gantt",),
+    bar_metrics=("makespan", "efficiency"),
+    parse=graph_from_dict,
+    file_keys=("file",),  # a graph file named in an experiment is read from the experiment's folder
+    describe=describe,
+    per_repetition=per_repetition,
+    check_fit=check_fit,
+    check_balancer=check_balancer,
+    sample_view=sample_view,
+    gantt_legend=LEGEND,
+    progress_unit="tasks",
+))

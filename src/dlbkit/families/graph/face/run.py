@@ -1,0 +1,111 @@
+"""The task-graph family's real run: ``dlbkit.graph`` and ``dlbkit.run_graph`` on the user's tasks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from dlbkit.balancers.base import Balancer
+from dlbkit.balancers.registry import resolve
+from dlbkit.families.graph.runtime.tasks import parse_tasks
+from dlbkit.families.run import (
+    RunResult,
+    _backend,
+    _flag,
+    _progress,
+    _seed,
+    _worker_count,
+    agreed,
+    check_record,
+    coordinates,
+)
+from dlbkit.runtime.emulation import emulation_from as _emulation
+from dlbkit.families.graph.runtime import program as _graph_family
+
+__all__ = ["DEFAULT_GRAPH_BALANCER", "GraphResult", "run_graph", "graph"]
+
+#: Pseudo-Dynamic placement (002 §5): places each task when its inputs exist, on the node of best
+#: score, so it needs no load estimates up front (a static plan from the default unit loads is a guess)
+DEFAULT_GRAPH_BALANCER = "pd"
+
+
+# --- graph ----------------------------------------------------------------------------------------
+class GraphResult(RunResult):
+    """A real graph run: ``results`` (a dict, the user's key → the task's value, in the order given),
+    its ``trace`` and ``metrics`` (the graph family's: makespan, the critical path of the measured
+    costs as ``lower_bound``, efficiency, …).
+
+    Trace rows (``trace.intervals()``) are **tasks**: ``node`` the worker that ran it, ``first`` the
+    task's index (``trace.meta["ids"][first]`` its id), ``t_ask`` when its inputs were all in,
+    ``t_start``/``t_end`` on the worker (the end includes emulation's stretch). ``trace.meta`` holds
+    ``assignment``, ``dag`` (the graph with its load estimates), ``item_cost`` (measured seconds per
+    task), ``faults`` and ``replans`` (after a worker died)."""
+
+
+def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, params: Mapping | None = None,
+              backend: str = "local", workers: int | None = None, progress: bool | None = None,
+              emulate: Any = None, seed: int = 0, record: str | Path | None = None,
+              start_method: str | None = None, record_decisions: bool = False) -> GraphResult:
+    """Execute a DAG of Python functions on worker processes (or MPI ranks); a :class:`GraphResult`.
+
+    *tasks*: a dict ``key → (fn, *arguments)`` (Dask's graph spec: an argument equal to a key is that
+    task's result, lists are searched, a tuple ``(callable, ...)`` inside is a nested call, anything
+    else is passed as it is), or a networkx DiGraph whose nodes carry ``fn`` and optionally ``load``
+    (its estimated time at speed 1; default 1), a node being called with its predecessors' results
+    in networkx's order (:mod:`dlbkit.families.graph.runtime.tasks`). Functions, arguments and
+    results must be picklable: they cross processes, and every result passes through the coordinator.
+
+    *balancer*: a mapping balancer, name or object (*params* its parameters). A static mapper
+    (``heft``, ``cpop``, ``round-robin``, ``metis``, …) plans once from the loads and the workers'
+    speeds; an online one (``pd``, the default) places each task when its inputs exist
+    (:mod:`dlbkit.families.graph.runtime.program`). *backend*: ``"local"`` or ``"mpi"`` (every rank calls
+    with the same tasks; rank 0 coordinates; every rank gets the results). *workers*: processes
+    (default: the usable CPUs, or the emulated platform's workers). *emulate*: slow workers down as a
+    platform's nodes would (a Platform, a platform TOML path or a list of speed factors); the plan
+    then sees those speeds. *record* saves the trace for :func:`dlbkit.replay` (into the graph
+    simulator). *seed* seeds the balancer's random stream and a platform emulation.
+
+    A worker that dies (local backend) has its unfinished tasks recomputed elsewhere; every result is
+    kept once. Raise :class:`~dlbkit.errors.TaskError` if a task's function raises (its ``index`` is
+    the task's key; the worker's traceback is its cause), after every worker is stopped;
+    :class:`~dlbkit.errors.ConfigError` for bad input (a cycle, a non-callable, …).
+    """
+    _backend(backend)
+
+    def checks():
+        check_record(record, backend)
+        s = _seed(seed)
+        _progress(progress)
+        spec = parse_tasks(tasks)
+        b = resolve(balancer, params, kind=("mapping", "graph-online"))
+        emulation = _emulation(emulate, s, None)
+        _flag("record_decisions", record_decisions)  # here, agreed: after it, raised on one rank alone (a hang)
+        return s, spec, b, emulation, _worker_count(workers, emulation, backend)
+
+    asked = workers
+    seed, spec, b, emulation, workers = agreed(backend, checks)
+    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
+    values, trace = _graph_family.run_graph(spec, b, backend=backend, workers=asked if backend == "mpi" else workers,
+                                            emulation=emulation, progress=progress, rng=rng,
+                                            start_method=start_method,
+                                            record_decisions=_flag("record_decisions", record_decisions))
+    trace.seed = seed
+    result = GraphResult(dict(zip(spec.keys, values)), trace, b)
+    if record is not None and coordinates(backend):
+        result.save(record)
+    return result
+
+
+def graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, params: Mapping | None = None,
+          backend: str = "local", workers: int | None = None, progress: bool | None = None, emulate: Any = None,
+          seed: int = 0, record: str | Path | None = None) -> dict:
+    """Every task's value, computed in parallel: a dict key → value; see :func:`run_graph`.
+
+    >>> import operator, dlbkit
+    >>> dlbkit.graph({"a": (abs, -2), "b": (operator.add, "a", 10), "c": (operator.mul, "a", "b")}, workers=2)
+    {'a': 2, 'b': 12, 'c': 24}
+    """
+    return run_graph(tasks, balancer=balancer, params=params, backend=backend, workers=workers, progress=progress,
+                     emulate=emulate, seed=seed, record=record).results

@@ -1,0 +1,136 @@
+"""Real runs, the face of the runtime: ``dlbkit.map``/``run_map``, ``dlbkit.tree``/``run_tree``,
+``dlbkit.spmd``/``run_spmd`` and ``dlbkit.graph``/``run_graph``, with their result classes.
+
+Each entry point checks its arguments, resolves the balancer (:func:`dlbkit.balancers.registry.resolve`),
+calls its family's runner (:mod:`dlbkit.runtime.families`) on a backend
+(:mod:`dlbkit.runtime.backends`) and wraps the outcome in a result with metrics and plot methods.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from dlbkit.balancers.base import Balancer
+from dlbkit.errors import ConfigError
+from dlbkit.families.result import Result
+from dlbkit.runtime.backends import BACKENDS
+from dlbkit.runtime.backends.local import check_workers
+from dlbkit.runtime.emulation import Emulation
+
+__all__ = ["RunResult", "check_record", "agreed", "coordinates", "BACKENDS"]
+
+
+class RunResult(Result):
+    """A real run: ``results`` in input order, its ``trace`` and ``metrics`` (as for a simulation:
+    :class:`~dlbkit.families.result.Result`, whose plot methods and ``save`` it has)."""
+
+    def __init__(self, results: Any, trace, balancer: Balancer | None):
+        super().__init__(trace, balancer)
+        self.results = results
+
+
+
+
+# --- argument checks ----------------------------------------------------------------------------
+def _progress(progress: Any) -> bool | None:
+    if progress is not None and not isinstance(progress, bool):
+        raise ConfigError("progress", progress, "True, False or None (a bar when stderr is a terminal)")
+    return progress
+
+
+def _seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ConfigError("seed", seed, "an integer >= 0")
+    return int(seed)
+
+
+def _worker_count(workers: int | None, emulation: Emulation | None, backend: str = "local") -> int | None:
+    """The number of workers asked for, checked; an emulation sets it when the user does not.
+
+    Locally the count is bounded before anything starts
+    (:func:`~dlbkit.runtime.backends.local.check_workers`: ``max(256, 4 × usable CPUs)``, within the
+    open-file limit); under MPI the job's ranks set it."""
+    if workers is None:
+        if emulation and backend == "local":
+            check_workers(emulation.n_workers, "emulate (one worker per emulated core)")
+        return emulation.n_workers if emulation else None
+    if isinstance(workers, bool) or not isinstance(workers, Integral) or workers < 1:
+        raise ConfigError("workers", workers, "an integer >= 1")
+    if backend == "mpi":  # the job's worker ranks: checked here, with the other arguments (agreed)
+        from dlbkit.runtime.backends.mpi import check_workers as check_mpi_workers
+        check_mpi_workers(int(workers))
+    workers = int(workers)  # a numpy integer too (a count computed with numpy), as for seed
+    if backend == "local":
+        check_workers(workers)
+    if emulation and workers != emulation.n_workers:
+        raise ConfigError("workers", workers, f"the emulated platform's worker count ({emulation.n_workers})")
+    return workers
+
+
+def _backend(backend: str) -> None:
+    if backend not in BACKENDS:
+        raise ConfigError("backend", backend, "one of " + ", ".join(repr(b) for b in BACKENDS))
+
+
+def agreed(backend: str, checks: Callable[[], Any]) -> Any:
+    """*checks()* (an entry point's argument checks): locally as they are; under MPI on every rank,
+    with the verdict agreed (:func:`~dlbkit.runtime.backends.mpi.agree`: a ConfigError on one rank
+    ends the call on every rank, where it would have left the others waiting for it)."""
+    if backend != "mpi":
+        return checks()
+    from dlbkit.runtime.backends.mpi import agree
+    return agree(checks)
+
+
+def coordinates(backend: str) -> bool:
+    """True on the process that writes recordings: the only one locally, rank 0 under MPI."""
+    if backend != "mpi":
+        return True
+    from dlbkit.runtime.backends.mpi import rank
+    return rank() == 0
+
+
+def check_record(record: str | Path | None, backend: str) -> None:
+    """A ConfigError now, before any worker starts, for a *record* path that cannot be written (not
+    after the whole run, which would then be lost); checked where it will be written."""
+    if record is None:
+        return
+    if not isinstance(record, (str, Path)):
+        raise ConfigError("record", record, "a file path (str or Path) or None")
+    # under MPI rank 0 alone writes it and judges it (another rank's record is not used): called
+    # inside agreed(), which shares rank 0's verdict with every rank (else they wait for it)
+    if not coordinates(backend):
+        return
+    try:
+        bad = Path(record).is_dir() or not Path(record).parent.is_dir()
+    except (OSError, ValueError) as e:  # a name too long (ENAMETOOLONG), ...: was a traceback, and under
+        # MPI rank 0's alone
+        raise ConfigError("record", str(record), "a file path the system accepts "
+                          f"({e.strerror or e if isinstance(e, OSError) else e})") from None
+    if bad:
+        raise ConfigError("record", str(record), "a file in an existing directory")
+
+
+
+def _flag(name: str, v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise ConfigError(name, v, "True or False")
+    return v
+
+
+def _callable(name: str, f: Any, optional: bool = True) -> None:
+    if (f is None and not optional) or (f is not None and not callable(f)):
+        raise ConfigError(name, f, "a callable" + (" or None" if optional else ""))
+
+
+def _int(name: str, v: Any, lo: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+        raise ConfigError(name, v, f"an integer ≥ {lo}")
+    return int(v)
+
+
+

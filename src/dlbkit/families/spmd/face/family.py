@@ -1,0 +1,88 @@
+"""The SPMD family: a decomposed domain, iterate and exchange boundaries; data points move (000)."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
+from dlbkit.model.platform import Platform
+from dlbkit.families.spmd.model.workload import Spmd, hnow_from_platform, spmd_from_dict
+from dlbkit.families.spmd.model.view import SpmdView
+from dlbkit.families.spmd.sim.engine import DEFAULT_WINDOW
+from dlbkit.families.spmd.model.metrics import metrics as spmd_metrics
+from dlbkit.families.spmd.sim.platform import simulate_spmd_platform
+import dlbkit.families.spmd.balancers  # noqa: F401  (registers the family's balancers)
+from dlbkit.families.registry import Engine, Family, register
+
+__all__ = ["FAMILY", "describe"]
+
+OPTIONS = {"window": f"loops per measurement window, after which a node may act (000 §7.3; default {DEFAULT_WINDOW})"}
+
+
+def check_options(d: Mapping, platform: Platform, path: str) -> None:
+    if "window" in d:
+        check.integer(d["window"], f"{path}.window", lo=1)
+
+
+def check_fit(platform: Platform, workload: Spmd) -> None:
+    """The workload must fit the platform (topology, one core per node, one count per node) before
+    anything runs; errors name the platform's field by its path in an experiment."""
+    try:
+        hnow_from_platform(platform, workload)
+    except ConfigError as e:
+        field = e.field if e.field.startswith("workload") else f"platform.{e.field}"
+        raise ConfigError(field, e.value, e.allowed) from None
+
+
+def describe(w: Spmd) -> str:
+    pts = (f"{w.points:,} DP per node" if isinstance(w.points, int) else
+           "DP per node " + ", ".join(f"{p:,}" for p in w.points))
+    return (f"pipelined SPMD loop (Osman 2003): {w.loops:,} loops, {pts}, {w.boundary:,g} DP boundary per "
+            f"neighbour per loop, K = {w.boundary_k:g}, CPU noise ±{w.noise:g}, "
+            f"{w.bytes_per_point:g} B per DP, layout {w.layout or 'from the platform'}; availability is "
+            "read on the loop clock (time = loop number)")
+
+
+def figures(trace, run: str) -> dict:
+    """Loop time and data points per workstation over the loops (an SPMD run has loops, not chunks)."""
+    from dlbkit.plots import spmd_loop_times, spmd_points
+    return {"looptime": spmd_loop_times(trace, title=f"Loop time per workstation: {run} (seed {trace.seed}), "
+                                                     f"makespan {trace.makespan:.4g} s"),
+            "points": spmd_points(trace, title=f"Data points per workstation: {run}, "
+                                               f"{trace.moved:,} DP moved")}
+
+
+
+def sample_view() -> SpmdView:
+    """3 workstations of speeds 1, 2, 3 holding 100, 200, 300 points."""
+    return SpmdView(3, [100, 200, 300], [1.0, 2.0, 3.0], [100.0] * 3, [1e3] * 3, [1e-3] * 3, [1e6] * 3)
+
+FAMILY = register(Family(
+    name="spmd",
+    summary="a domain split in contiguous blocks; every loop each node computes its block and exchanges "
+            "boundaries, and data points move between neighbours",
+    source="000 (Osman 2003)",
+    workloads=(Spmd,),
+    view=SpmdView,
+    kind="repartition",
+    engines=(Engine("pipelined", "vectorised pipelined-SPMD rounds on non-dedicated workstations (CPU noise, "
+                    "memory and swap, links, disturbances)",
+                    "dlbkit.sim.simulate_spmd_platform", simulate_spmd_platform, OPTIONS, check_options),),
+    runtime="dlbkit.spmd, dlbkit.run_spmd",
+    metrics=spmd_metrics,
+    metric_names=("makespan", "imbalance", "idle_share", "steps_to_balance", "dp_moved", "loops_to_steady"),
+    metric_text={"makespan": "time the last loop ended (s)",
+                 "imbalance": "max / mean of the nodes' loop times over the last measurement window",
+                 "idle_share": "share of node time outside its loops (waiting for a neighbour's boundary), "
+                               "up to the makespan"},
+    figures=figures,
+    figure_kinds=("looptime", "points"),
+    bar_metrics=("makespan", "dp_moved", "steps_to_balance"),
+    parse=spmd_from_dict,
+    describe=describe,
+    allow_none=True,
+    check_fit=check_fit,
+    sample_view=sample_view,
+    progress_unit="loops",
+))

@@ -1,0 +1,480 @@
+"""The SPMD family (``dlbkit.spmd``): 1-D decomposed iterations, balanced by repartition.
+
+The coordinator relays halos, measures loop times and moves slabs; the worker (:func:`serve_spmd`)
+owns a contiguous block of rows, steps it and ships slabs; :func:`run_spmd` is the family's runner
+(a resolved repartition balancer, or None, in; ``(domain, trace)`` out, on either backend).
+
+Each worker owns a contiguous block of the domain's interior rows (worker order = row order). The
+coordinator holds each worker's edge rows (its first and last ``halo`` rows) after its latest
+iteration and sends worker *j* iteration *it* as soon as *j* and both its neighbours have finished
+iteration it − 1: neighbours are at most one iteration apart, as with direct neighbour exchange
+(two edge versions per worker suffice), and a worker's measured busy time is its own, never the
+time it waited for a slower neighbour (000 §5.6).
+
+Every ``window`` iterations (before iterations window, 2·window, …) all workers wait; the
+coordinator fills the :class:`~dlbkit.families.spmd.model.view.SpmdView` from the window's measurements and asks
+the repartition balancer for transfers (a distributed rule once per node, on the same snapshot; a
+central rule once with node = −1). Each transfer ``Transfer(i, j, k)`` with |i − j| = 1 ships the
+k rows of *i* that touch *j* (contiguity kept), clamped so that *i* keeps at least ``halo`` rows;
+then the next window's measurement starts afresh (000 §6.2: reset after a transfer).
+
+A worker holds its block between iterations and does only what the coordinator asks; it decides
+nothing. Messages (first element a kind; ``STOP`` and ``ERROR`` are the runtime's own, so the MPI
+transport's stop/drain protocol works unchanged):
+
+Coordinator → worker:
+
+* ``(INIT, block)``: the worker's first rows.
+* ``(STEP, it, lo, hi)``: compute iteration *it* on ``concatenate([lo, block, hi])`` (*lo*/*hi* are
+  the ``halo`` rows above and below the block: the neighbours' edge rows after iteration it − 1, or
+  the domain's fixed boundary rows at the global edges).
+* ``(SHIP, side, k)``: give away the *k* rows at *side* (``"lo"``: the first rows, ``"hi"``: the last).
+* ``(TAKE, side, rows)``: add *rows* at *side* (they come from the neighbour on that side).
+* ``(GATHER,)``: send the block back; ``Stop()``: leave.
+
+Worker → coordinator:
+
+* ``(STEPPED, it, top, bottom, work, t_start, t_end)``: the block's first and last ``halo`` rows
+  after iteration *it*, the measured seconds of ``step`` on this machine (*work*), and when the
+  step began and ended (run time; *t_end* includes the emulated stretch).
+* ``(SHIPPED, rows, top, bottom)``, ``(TOOK, top, bottom)``: after a transfer, with the new edges.
+* ``(BLOCK, block)``; an ``Error`` (index = the iteration) when *step* raised (or returned
+  a block of the wrong shape).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dlbkit.families.spmd.balancers.base import RepartitionBalancer
+from dlbkit.balancers.base import Transfer
+from dlbkit.families.spmd.balancers.decide import repartition
+from dlbkit.errors import ConfigError, DlbkitError, TaskError
+from dlbkit.model.availability import Constant
+from dlbkit.model.spmd_trace import finish_times, series_from_intervals
+from dlbkit.model.trace import Trace
+from dlbkit.families.spmd.model.view import SpmdView
+from dlbkit.runtime.backends import execute
+from dlbkit.runtime.backends.base import Family, Transport, UserCode, error_message, task_error
+from dlbkit.runtime.emulation import Emulation
+from dlbkit.runtime.messages import DIED, ERROR, STOP, Error, Stop
+from dlbkit.runtime.progress import Progress
+from dlbkit.runtime import status
+
+__all__ = ["LARGE", "SpmdSpec", "SpmdRun", "coordinate_spmd", "partition", "rows_problem", "run_spmd",
+           "serve_spmd"]
+
+INIT = "init"
+STEP = "step"
+STEPPED = "stepped"
+SHIP = "ship"
+SHIPPED = "shipped"
+TAKE = "take"
+TOOK = "took"
+GATHER = "gather"
+BLOCK = "block"
+
+#: free memory (DP) and bandwidth (DP/s) reported while unknown: large and finite, so that the
+#: balancers' cost terms (e.g. DLAH's M_f·M_a with M_a = 0) stay exact zeros instead of NaN
+LARGE = 1e18
+POLL_S = 0.2  # how often the progress bar refreshes while no message arrives
+
+
+def partition(rows: int, n: int) -> list[int]:
+    """Rows per worker of an even split (the first ``rows % n`` workers get one more)."""
+    q, r = divmod(rows, n)
+    return [q + (1 if i < r else 0) for i in range(n)]
+
+
+class _Run:
+    """State of one run (kept together so that the helpers stay small)."""
+
+    def __init__(self, transport: Transport, balancer: RepartitionBalancer | None, domain: np.ndarray, *,
+                 iterations: int, halo: int, window: int, bandwidth: float | None, origin: float,
+                 emulation: Emulation | None, progress: Progress | None, rng, backend: str,
+                 record_decisions: bool = False):
+        P = transport.n_workers
+        h = halo
+        self.t, self.balancer, self.P, self.h = transport, balancer, P, h
+        self.iterations, self.window, self.origin = iterations, window, origin
+        self.progress = progress
+        self.lo_bc, self.hi_bc = domain[:h].copy(), domain[-h:].copy()
+        self.counts = partition(len(domain) - 2 * h, P)
+        self.done = [-1] * P  # last iteration finished per worker
+        self.running = [False] * P
+        self.edges: list[list] = [[None, None] for _ in range(P)]  # [worker][iteration % 2] = (top, bottom)
+        self.sent_at = [0.0] * P
+        self.win_busy = [0.0] * P
+        self.win_loops = [0] * P
+        self.work = 0.0  # measured seconds of step, before emulation
+        self.messages = 0
+        self.moved_bytes = 0.0
+        self.row_bytes = float(domain[0].nbytes)
+        self.next_balance = window if balancer is not None and window < iterations else None
+        self.fixed_bw = bandwidth
+        speeds = list(emulation.speeds) if emulation else [1.0] * P
+        bw = LARGE if bandwidth is None else float(bandwidth)
+        self.view = SpmdView(P, list(self.counts), [0.0] * P, [0.0] * P, [LARGE] * P, [0.0] * P, [bw] * P)
+        self.trace = Trace(P, list(range(P)), balancer=balancer.name if balancer else "none", source=backend,
+                           family="spmd",
+                           speeds=speeds,
+                           availability=list(emulation.availability) if emulation else [Constant().realise()] * P)
+        self.windows: list[dict] = []
+        self.decided = 0  # windows at whose end every node's rule was asked (distributed rules)
+        self.record = self.trace.decisions if record_decisions else None
+        self.transfers: list[tuple] = []
+        if balancer is not None:
+            balancer.start(self.view, rng)
+        first = h
+        for w, c in enumerate(self.counts):
+            block = domain[first:first + c]
+            self.send(w, (INIT, block))
+            self.edges[w][1] = (block[:h].copy(), block[-h:].copy())  # "after iteration -1"
+            first += c
+
+    # --- messages ----------------------------------------------------------------------------------
+    def now(self) -> float:
+        return time.perf_counter() - self.origin
+
+    def send(self, w: int, msg: tuple) -> None:
+        self.t.send(w, msg)
+        self.messages += 1
+
+    def recv(self) -> tuple[int, tuple]:
+        """The next message; an ERROR or a death ends the run (raised here)."""
+        while True:
+            got = self.t.recv(POLL_S if self.progress and self.progress.enabled else None)
+            if got is None:
+                if self.progress:
+                    self.progress.update(max(min(self.done) + 1, 0))
+                continue
+            w, msg = got
+            self.messages += 1
+            if msg[0] == ERROR:
+                raise _step_error(w, msg)
+            if msg[0] == DIED:
+                raise DlbkitError(f"SPMD worker {w} died (exit code {msg.exitcode}) after iteration {self.done[w]}: "
+                                  "its rows are lost, the run cannot continue")
+            return w, msg
+
+    def expect(self, w: int, kind: str) -> tuple:
+        got, msg = self.recv()
+        if got != w or msg[0] != kind:  # pragma: no cover - a protocol error is a bug, never silent
+            raise DlbkitError(f"unexpected message {msg[0]!r} from worker {got} (waiting for {kind!r} from {w})")
+        return msg
+
+    # --- iterations --------------------------------------------------------------------------------
+    def dispatch(self, j: int) -> None:
+        """Send worker *j* its next iteration if it and its neighbours are ready for it."""
+        if j < 0 or j >= self.P or self.running[j]:
+            return
+        d = self.done[j]
+        it = d + 1
+        if it >= self.iterations or it == self.next_balance:
+            return
+        if (j > 0 and self.done[j - 1] < d) or (j < self.P - 1 and self.done[j + 1] < d):
+            return
+        lo = self.lo_bc if j == 0 else self.edges[j - 1][d % 2][1]
+        hi = self.hi_bc if j == self.P - 1 else self.edges[j + 1][d % 2][0]
+        self.running[j] = True
+        self.sent_at[j] = self.now()
+        self.send(j, (STEP, it, lo, hi))
+
+    def stepped(self, w: int, msg: tuple) -> None:
+        _, it, top, bottom, work, t_start, t_end = msg
+        self.running[w] = False
+        self.done[w] = it
+        self.edges[w][it % 2] = (top, bottom)
+        self.work += work
+        self.win_busy[w] += t_end - t_start
+        self.win_loops[w] += 1
+        self.trace.add_interval(w, self.first_row(w), self.counts[w], self.sent_at[w], t_start, t_end, it)
+
+    def first_row(self, w: int) -> int:
+        """Index of worker *w*'s first row among the interior rows."""
+        return sum(self.counts[:w])
+
+    def run(self) -> np.ndarray:
+        for w in range(self.P):
+            self.dispatch(w)
+        last = self.iterations - 1
+        while min(self.done) < last:
+            w, msg = self.recv()
+            if msg[0] != STEPPED:  # pragma: no cover - ditto
+                raise DlbkitError(f"unexpected message {msg[0]!r} from worker {w}")
+            self.stepped(w, msg)
+            if self.progress:
+                self.progress.update(min(self.done) + 1)
+            if self.next_balance is not None and all(d == self.next_balance - 1 for d in self.done):
+                self.rebalance()
+                nb = self.next_balance + self.window
+                self.next_balance = nb if nb < self.iterations else None
+                for j in range(self.P):
+                    self.dispatch(j)
+            else:
+                for j in (w - 1, w, w + 1):
+                    self.dispatch(j)
+        blocks = []
+        for w in range(self.P):
+            self.send(w, (GATHER,))
+            blocks.append(self.expect(w, BLOCK)[1])
+        return np.concatenate([self.lo_bc, *blocks, self.hi_bc])
+
+    # --- balancing ---------------------------------------------------------------------------------
+    def rebalance(self) -> None:
+        v = self.view
+        now = self.now()
+        v.loop, v.time = self.next_balance, now
+        for w in range(self.P):
+            n = self.win_loops[w]
+            v.points[w] = self.counts[w]
+            v.loop_time[w] = self.win_busy[w] / n if n else 0.0
+            v.measured_speeds[w] = self.counts[w] / v.loop_time[w] if v.loop_time[w] > 0 else LARGE
+            v.updated_at[w] = now
+        self.windows.append({"loop": v.loop, "time": now, "points": list(v.points),
+                             "loop_time": list(v.loop_time)})
+        b = self.balancer
+        if not b.central:
+            self.decided += 1  # every node's rule is asked once per window
+        # rows move only between neighbours on the line (the view's neighbours: the runtime's layout)
+        decided = repartition(b, v, -1, v.neighbours, self.record) if b.central else \
+            [t for i in range(self.P) for t in repartition(b, v, i, v.neighbours, self.record)]
+        for tr in decided:
+            self.move(tr)
+        self.win_busy = [0.0] * self.P
+        self.win_loops = [0] * self.P
+
+    def move(self, tr: Transfer) -> None:
+        src, dst, asked = tr.src, tr.dst, tr.n  # checked by balancers.decide.repartition
+        k = max(0, min(asked, self.counts[src] - self.h))  # the sender keeps at least `halo` rows
+        if k == 0:
+            self.transfers.append((self.next_balance, src, dst, asked, 0))
+            return
+        toward = "hi" if dst == src + 1 else "lo"  # the sender's side that touches the receiver
+        t0 = time.perf_counter()
+        self.send(src, (SHIP, toward, k))
+        _, rows, top, bottom = self.expect(src, SHIPPED)
+        self.send(dst, (TAKE, "lo" if toward == "hi" else "hi", rows))
+        _, dtop, dbottom = self.expect(dst, TOOK)
+        dt = time.perf_counter() - t0
+        p = (self.next_balance - 1) % 2  # everyone has finished iteration next_balance - 1
+        self.edges[src][p] = (top, bottom)
+        self.edges[dst][p] = (dtop, dbottom)
+        self.counts[src] -= k
+        self.counts[dst] += k
+        self.moved_bytes += k * self.row_bytes
+        if self.fixed_bw is None and dt > 0:  # measured: rows per second of the last transfer
+            self.view.bandwidth[src] = self.view.bandwidth[dst] = k / dt
+        self.transfers.append((self.next_balance, src, dst, asked, k))
+
+    def finish(self, domain_out: np.ndarray) -> Trace:
+        for w in range(self.P):
+            self.send(w, Stop())
+        self.t.stop()
+        tr = self.trace
+        tr.messages = self.messages
+        tr.bytes = self.moved_bytes
+        tr.end_time = self.now()
+        tr.total_work = self.work
+        tr.max_item = 0.0
+        tr.events = len(tr.node)
+        # the SPMD family's per-loop series, as the simulator records them (dlbkit.model.spmd_trace)
+        series_from_intervals(tr, self.iterations)
+        # a move recorded before iteration `it` was decided at the end of loop it - 1 (the simulator's
+        # convention, dlbkit.model.spmd_trace); its time: when that loop ended on the sender
+        ends = finish_times(tr) if self.iterations else None
+        moved = [(it - 1, src, dst, k) for it, src, dst, _asked, k in self.transfers if k > 0]
+        tr.transfers = [(k_loop, float(ends[k_loop, src]) if k_loop >= 0 else 0.0, src, dst, k)
+                        for k_loop, src, dst, k in moved]
+        steps = np.zeros(self.P, dtype=np.int64)
+        for _it, src in {(it, src) for it, src, _dst, _k in moved}:
+            steps[src] += 1
+        tr.meta.update(mechanism="spmd", backend=tr.source, iterations=self.iterations, halo=self.h,
+                       window=self.window, layout="line", steps=steps, decided=np.full(self.P, self.decided),
+                       rows=int(len(domain_out) - 2 * self.h), final_rows=list(self.counts),
+                       windows=self.windows, transfers=self.transfers,
+                       balancer_params=self.balancer.get_params() if self.balancer else {})
+        return tr
+
+
+def coordinate_spmd(transport: Transport, balancer: RepartitionBalancer | None, domain: np.ndarray, *,
+                    iterations: int, halo: int, window: int, origin: float, bandwidth: float | None = None,
+                    emulation: Emulation | None = None, progress: Progress | None = None, rng=None,
+                    backend: str = "local", record_decisions: bool = False) -> tuple[np.ndarray, Trace]:
+    """Drive *transport*'s workers through *iterations* steps of *domain*; return (final domain, trace).
+    *record_decisions*: keep every decision with a copy of its view in ``trace.decisions``.
+
+    The backend stops every worker if anything here fails and closes the progress bar (base.drive).
+    """
+    run = _Run(transport, balancer, domain, iterations=iterations, halo=halo, window=window,
+               bandwidth=bandwidth, origin=origin, emulation=emulation, progress=progress, rng=rng,
+               record_decisions=record_decisions,
+               backend=backend)
+    out = run.run()
+    return out, run.finish(out)
+
+
+def _step_error(w: int, msg: Error):
+    """A TaskError whose ``index`` is the iteration, with ``worker`` and ``iteration`` attributes."""
+    it = msg.index
+    err = task_error(msg)
+    what = str(err).split(" failed: ", 1)[-1]
+    err.args = (f"step failed on worker {w} at iteration {it}: {what}",)
+    err.worker, err.iteration = w, it
+    return err
+
+
+# --- the worker ------------------------------------------------------------------------------------
+@dataclass
+class SpmdSpec:
+    """What every worker needs (sent once, with the process or broadcast under MPI)."""
+
+    step: Callable[[np.ndarray], Any]
+    halo: int
+    emulation: Emulation | None = None
+    origin: float = 0.0  # perf_counter reading that is run time 0 on this process
+
+
+def _step(spec: SpmdSpec, w: int, it: int, block: np.ndarray, lo, hi, send, user: UserCode) -> tuple | None:
+    """One iteration: (new block, message to send), or None after reporting an ERROR."""
+    if status.ON:  # a launched MPI job: the launcher names this iteration if the rank dies
+        status.doing("iteration %d (worker %d, %d rows)", it, w, len(block))
+    clock = time.perf_counter
+    t_start = clock()
+    try:
+        ext = np.concatenate([lo, block, hi])
+        with user:
+            new = spec.step(ext)
+        new = np.asarray(new)
+        if new.shape != block.shape:
+            raise ValueError(f"step returned an array of shape {new.shape}; expected {block.shape} "
+                             f"(its input without the {spec.halo} halo rows at each end)")
+        block[...] = new  # the cast the serial loop's ``domain[h:-h] = step(domain)`` makes
+    except BaseException as e:  # noqa: BLE001 - every failure of user code goes to the coordinator
+        send(error_message(it, e))
+        return None
+    t_done = clock()
+    work = t_done - t_start
+    if spec.emulation is not None:
+        spec.emulation.stretch(w, spec.origin, t_start, t_done)
+    h = spec.halo
+    return block, (STEPPED, it, block[:h], block[-h:], work, t_start - spec.origin, clock() - spec.origin)
+
+
+def serve_spmd(conn, w: int, spec: SpmdSpec, interruptible: UserCode | None = None) -> None:
+    """Process entry point of an SPMD worker: follow the coordinator's orders until STOP
+    (*interruptible*: :attr:`~..backends.base.Family.interruptible`)."""
+    send = conn.send
+    user = interruptible or UserCode()
+    h = spec.halo
+    block = np.empty(0)
+    try:
+        while True:
+            msg = conn.recv()
+            kind = msg[0]
+            if kind == STEP:
+                out = _step(spec, w, msg[1], block, msg[2], msg[3], send, user)
+                if out is None:
+                    return
+                block, reply = out
+                send(reply)
+            elif kind == SHIP:
+                _, side, k = msg
+                if side == "lo":
+                    rows, block = block[:k].copy(), block[k:].copy()
+                else:
+                    rows, block = block[-k:].copy(), block[:-k].copy()
+                send((SHIPPED, rows, block[:h], block[-h:]))
+            elif kind == TAKE:
+                _, side, rows = msg
+                block = np.concatenate([rows, block] if side == "lo" else [block, rows])
+                send((TOOK, block[:h], block[-h:]))
+            elif kind == INIT:
+                block = np.array(msg[1])  # a private, writable copy
+            elif kind == GATHER:
+                send((BLOCK, block))
+            elif kind == STOP:
+                return
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        return  # the coordinator ended the run
+
+
+# --- the family, as the backends run it ------------------------------------------------------------
+def rows_problem(rows: int, halo: int, n: int, backend: str = "local", field: str = "domain") -> ConfigError | None:
+    """A domain of *rows* rows must give every one of *n* workers at least *halo* interior rows."""
+    need = 2 * halo + n * halo
+    if rows >= need:
+        return None
+    if backend == "mpi":
+        return ConfigError(field, f"{rows} rows", f"at least 2·halo + workers·halo = {need} rows for {n} worker "
+                           f"ranks and halo {halo}")
+    return ConfigError(field, f"{rows} rows", f"at least 2·halo + workers·halo = {need} rows ({halo} fixed "
+                       f"boundary rows at each end, then ≥ {halo} rows per worker for {n} workers)")
+
+
+class SpmdRun(Family):
+    """*iterations* steps of *domain*; the outcome is ``(final domain, trace)``."""
+
+    serve = staticmethod(serve_spmd)
+    interruptible = True  # under MPI, Ctrl-C and the user's signal handlers interrupt the step
+
+    def __init__(self, spec: SpmdSpec, balancer: RepartitionBalancer | None, domain: np.ndarray, *,
+                 iterations: int, window: int, bandwidth: float | None, progress: bool | None, rng,
+                 record_decisions: bool = False):
+        self.spec, self.balancer, self.domain = spec, balancer, domain
+        self.record_decisions = record_decisions
+        self.iterations, self.window, self.bandwidth, self.rng = iterations, window, bandwidth, rng
+        self.emulation = spec.emulation
+        self.progress = Progress(iterations, progress)
+
+    def default_workers(self, cpus):
+        return max(1, min(cpus, (len(self.domain) - 2 * self.spec.halo) // self.spec.halo))
+
+    def sent_to_workers(self):
+        return [("step", self.spec.step)]
+
+    def problem(self, n_workers, backend):
+        return rows_problem(len(self.domain), self.spec.halo, n_workers, backend)
+
+    def shared(self):
+        # rank 0's halo with its emulation: a worker rank checks and cuts its blocks by the halo, and
+        # its own (a script passing halo per rank) failed every step ("step returned an array of shape")
+        return self.emulation, self.spec.halo
+
+    def setup(self, n_workers, origin, shared):
+        self.spec.origin = origin
+        self.spec.emulation = self.emulation = shared[0]
+        self.spec.halo = shared[1]
+
+    def worker_args(self, backend):
+        return (self.spec,)
+
+    def coordinate(self, transport, backend):
+        return coordinate_spmd(transport, self.balancer, self.domain, iterations=self.iterations, halo=self.spec.halo,
+                               window=self.window, origin=self.spec.origin, bandwidth=self.bandwidth,
+                               emulation=self.spec.emulation, progress=self.progress, rng=self.rng, backend=backend,
+                               record_decisions=self.record_decisions)
+
+    def failure_reason(self, e):
+        if isinstance(e, TaskError) and hasattr(e, "worker"):
+            return (f"step failed on worker {e.worker} (rank {e.worker + 1}) at iteration {e.iteration} "
+                    "(traceback on rank 0)")
+        return None
+
+
+def run_spmd(spec: SpmdSpec, balancer: RepartitionBalancer | None, domain: np.ndarray, *, iterations: int,
+             window: int, bandwidth: float | None = None, backend: str = "local", workers: int | None = None,
+             progress: bool | None = None, rng=None, start_method: str | None = None,
+             record_decisions: bool = False) -> tuple[np.ndarray, Trace]:
+    """The SPMD family's runner: *iterations* steps of *domain* on *backend*; ``(domain, trace)``.
+
+    *balancer* is a resolved, validated repartition balancer or None (no balancing); *workers* None
+    means the usable CPUs, at most one per *halo* interior rows (local), or the job's worker ranks (MPI)."""
+    run = SpmdRun(spec, balancer, domain, iterations=iterations, window=window, bandwidth=bandwidth,
+                  progress=progress, rng=rng, record_decisions=record_decisions)
+    return execute(run, backend, workers=workers, start_method=start_method)

@@ -1,0 +1,201 @@
+"""The job-stream family: independent jobs arriving at every node, placed by the node itself (003, Nezha)."""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+
+from dlbkit.errors import ConfigError
+from dlbkit.model import check
+from dlbkit.model.platform import Platform
+from dlbkit.families.stream.model.workload import Stream, stream_from_dict
+from dlbkit.families.stream.model.view import StreamView
+from dlbkit.families.stream.sim.engine import simulate_stream
+import dlbkit.families.stream.balancers  # noqa: F401  (registers the family's balancers)
+from dlbkit.families.registry import Engine, Family, register
+
+__all__ = ["FAMILY", "describe", "metrics", "figures"]
+
+OPTIONS = {"info": "the information model: what each origin knows of the others' queues (default exact; "
+                   "'gossip', 'neighbour'; 'periodic' is refused: every node decides)",
+           "task_bytes": "bytes a task carries to another node (default 0: the transfer takes the latency)",
+           "warmup": "share of the jobs whose arrivals open the queue statistics and response times (default 0.1)",
+           "samples": "snapshots of every node's queue, evenly spaced up to the last arrival (default 200)",
+           "batch_update": "a decider counts its own placements within a batch (default true; false shows the "
+                           "herd effect of 003 Table 15)",
+           "service": "a node's service discipline: 'fifo' (default: one task per slot, first in, first out) or "
+                      "'ps' (processor sharing: k tasks on c slots each at min(1, c/k) of a slot)",
+           "converge_maxdiff": "queue difference (tasks) at or below which a run started with initial loads has "
+                               "converged (default 2; the convergence_time metric)"}
+
+
+def check_options(d: Mapping, platform: Platform, path: str) -> None:
+    if "task_bytes" in d:
+        check.number(d["task_bytes"], f"{path}.task_bytes", lo=0.0)
+    if "warmup" in d:
+        check.number(d["warmup"], f"{path}.warmup", lo=0.0, hi=1.0, hi_open=True)
+    if "samples" in d:
+        check.integer(d["samples"], f"{path}.samples", lo=0, hi=100_000)
+    if "service" in d:
+        from dlbkit.families.stream.sim.engine import SERVICES
+        check.choice(d["service"], f"{path}.service", SERVICES)
+    if "converge_maxdiff" in d:
+        check.number(d["converge_maxdiff"], f"{path}.converge_maxdiff", lo=0.0)
+    if "batch_update" in d and not isinstance(d["batch_update"], bool):
+        raise ConfigError(f"{path}.batch_update", d["batch_update"], "true or false")
+    if "info" in d:
+        check_info(d["info"], platform, f"{path}.info")
+
+
+def check_info(spec, platform: Platform, field: str) -> None:
+    """An information model for a stream on *platform*, checked as the engine will (a model the engine
+    refuses, a size or node index beyond the platform), so an experiment is refused on load rather
+    than every run failing."""
+    from dlbkit.info import resolve_for
+    from dlbkit.families.stream.sim.engine import INFO_REFUSED
+    model = resolve_for(spec, field, platform.n_nodes)
+    if model.name in INFO_REFUSED:
+        raise ConfigError(f"{field}.model", model.name, "a model that tells every node the loads: "
+                          + INFO_REFUSED[model.name])
+
+
+def describe(w: Stream) -> str:
+    if w.trace is not None:
+        return f"a recorded stream of {len(w.trace):,} jobs"
+    rate = f"{w.rates:g} jobs/s per node" if not isinstance(w.rates, tuple) else f"{sum(w.rates):g} jobs/s in all"
+    extra = f", {len(w.bursts)} burst(s)" if w.bursts else ""
+    return (f"{w.jobs:,} jobs of {w.width} task(s), Poisson arrivals at {rate}{extra}, {w.demand.kind} demand "
+            f"of mean {w.demand.mean:g}")
+
+
+def response_times(trace) -> np.ndarray:
+    """Response time of every job after the warm-up (completion − arrival)."""
+    s = trace.series
+    w = int(trace.meta.get("warmup_job", 0))
+    return (s["job_done"] - s["job_time"])[w:]
+
+
+def metrics(trace) -> dict:
+    """The stream metrics (METRICS' "job streams" block), the moves and the information layer's cost;
+    the rest NaN."""
+    from dlbkit.model.metrics import METRICS
+    out = {k: math.nan for k in METRICS}
+    s = trace.series
+    r = response_times(trace)
+    if len(r):
+        out["response_mean"] = float(r.mean())
+        out["response_p50"], out["response_p95"], out["response_p99"] = (float(x) for x in np.percentile(r, [50, 95, 99]))
+        w = int(trace.meta.get("warmup_job", 0))
+        ideal = s["job_ideal"][w:]
+        out["slowdown_mean"] = float(np.mean(r / np.where(ideal > 0, ideal, np.nan)))
+    out["queue_mean"] = float(trace.meta.get("queue_mean", math.nan))
+    out["convergence_time"] = float(trace.meta.get("convergence_time", math.nan))
+    out["queue_max"] = float(s["queue_max"].max()) if len(s.get("queue_max", [])) else math.nan
+    if "queue" in s and len(s["queue"]):
+        q = s["queue"]
+        out["queue_maxdiff"] = float((q.max(axis=1) - q.min(axis=1)).max())
+    end = trace.end_time
+    done = s["job_done"]
+    out["makespan"] = float(end)
+    out["throughput"] = float(np.isfinite(done).sum() / end) if end > 0 else math.nan
+    slots = trace.meta.get("slots") or []
+    if end > 0 and slots:
+        out["utilisation"] = float(trace.meta.get("busy_time", 0.0) / (sum(slots) * end))
+    out["tasks_moved"] = float(trace.meta.get("tasks_moved", 0))
+    out["messages"] = float(trace.messages)
+    out["bytes"] = float(trace.bytes)
+    out["info_messages"], out["info_bytes"], out["info_age_mean"] = (trace.info_messages, trace.info_bytes,
+                                                                     trace.info_age_mean)
+    out["info_freshness"] = float(trace.meta.get("info_freshness", math.nan))
+    return out
+
+
+def figures(trace, run: str) -> dict:
+    """Queue length per node over time (a heat map) and the response-time CDF of the run."""
+    import matplotlib.pyplot as plt
+    out = {}
+    s = trace.series
+    if "queue" in s and len(s["queue"]) > 1:
+        q = s["queue"].T.astype(float)
+        t = s["queue_time"]
+        fig, ax = plt.subplots(figsize=(10, 4.5))
+        edges = np.concatenate((t, [t[-1] + (t[-1] - t[-2])]))
+        mesh = ax.pcolormesh(edges, np.arange(q.shape[0] + 1) - 0.5, q, shading="flat", cmap="magma_r",
+                             vmin=0, vmax=max(1.0, float(np.percentile(q, 99))))
+        fig.colorbar(mesh, ax=ax, label="tasks in the node's system")
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("node")
+        ax.set_title(f"Queue length per node: {run}")
+        out["queues"] = fig
+    r = np.sort(response_times(trace))
+    if len(r):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        ax.step(r, np.arange(1, len(r) + 1) / len(r), where="post")
+        ax.set_xscale("log" if r[0] > 0 and r[-1] / r[0] > 100 else "linear")
+        ax.set_xlabel("response time (s)")
+        ax.set_ylabel("share of jobs")
+        ax.set_title(f"Response-time CDF: {run}")
+        ax.grid(alpha=0.3)
+        out["response_cdf"] = fig
+    return out
+
+
+def sample_view() -> StreamView:
+    """4 nodes with queues 2, 0, 1, 3 as seen from node 0."""
+    return StreamView(4, queue=[2, 0, 1, 3])
+
+
+def check_fit(platform: Platform, workload: Stream) -> None:
+    """Rates (one per node) and a trace's origins must name the platform's nodes."""
+    workload.check_fit([n.name for n in platform.nodes])
+
+
+def check_balancer(platform: Platform, balancer, path: str, workload=None, options=None) -> None:
+    """A placement rule's own checks against the node count, run by starting it on an empty view of the
+    platform (``power-of-d`` and ``speed-d``: d at most n without replacement)."""
+    with check.within(path):
+        balancer.start(StreamView(len(platform.nodes)), np.random.default_rng(0))
+
+
+def parse(table: Mapping, path: str = "workload") -> Stream:
+    return stream_from_dict(table, path)
+
+
+FAMILY = register(Family(
+    name="stream",
+    summary="independent jobs (single tasks or parallel batches) arriving at every node over time, each "
+            "placed by the node it arrives at from what it knows of the others' queues",
+    source="003 (Nezha); Mitzenmacher 2001 (the supermarket model)",
+    workloads=(Stream,),
+    view=StreamView,
+    kind="placement",
+    engines=(Engine("events", "event-driven: arrivals, placement at the origin, transfer, FIFO service per slot "
+                    "(or processor sharing) at speed × availability, departures; optional information model",
+                    "dlbkit.families.stream.sim.engine.simulate_stream", simulate_stream, OPTIONS, check_options),),
+    runtime="dlbkit.Cluster",
+    metrics=metrics,
+    metric_names=("response_mean", "response_p50", "response_p95", "response_p99", "slowdown_mean", "queue_mean",
+                  "queue_max", "queue_maxdiff", "convergence_time", "throughput", "utilisation", "makespan", "tasks_moved",
+                  "messages", "bytes", "info_messages", "info_bytes", "info_age_mean", "info_freshness"),
+    metric_text={"makespan": "time the last task left its node (s)",
+                 "messages": "tasks sent away from their job's origin, plus late binding's probes, requests "
+                             "and replies",
+                 "bytes": "bytes of the tasks sent between nodes (task_bytes each)",
+                 "tasks_moved": "tasks sent from the node their job arrived at to another (a placement that "
+                                "takes no time, zero latency and task_bytes, is not counted)"},
+    table_metrics=("response_mean", "response_p95", "response_p99", "queue_mean", "utilisation", "tasks_moved",
+                   "info_bytes", "info_age_mean", "throughput", "slowdown_mean", "response_p50", "queue_max",
+                   "queue_maxdiff", "convergence_time", "makespan", "messages", "bytes", "info_messages",
+                   "info_freshness"),
+    figures=figures,
+    figure_kinds=("queues", "response_cdf"),
+    bar_metrics=("response_mean", "queue_mean"),
+    parse=parse,
+    describe=describe,
+    check_fit=check_fit,
+    check_balancer=check_balancer,
+    file_keys=("trace",),
+    sample_view=sample_view,
+))
