@@ -1,1 +1,1 @@
-"""TODO"""
+"""The graph family's face: its declaration, ``dlbkit.graph``/``run_graph`` and ``dlbkit.schedule``."""

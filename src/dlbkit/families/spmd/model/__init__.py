@@ -1,1 +1,1 @@
-"""TODO"""
+"""The spmd family's model: its workload (Spmd, the HNOW model), the view a repartition balancer reads (SpmdView), bounds and metrics."""

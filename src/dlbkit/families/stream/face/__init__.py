@@ -1,1 +1,1 @@
-"""TODO"""
+"""The stream family's face: its declaration and ``dlbkit.Cluster``."""

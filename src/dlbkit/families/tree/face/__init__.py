@@ -1,1 +1,1 @@
-"""TODO"""
+"""The tree family's face: its declaration and ``dlbkit.tree``/``run_tree``."""
