@@ -2,7 +2,7 @@
 
 * the runtime (``dlbkit.runtime``) imports only ``dlbkit.model``, ``dlbkit.balancers``,
   ``dlbkit.errors``, ``dlbkit.params`` and itself: never the simulator, the face layer
-  (``dlbkit.face.api``, ``run_api``, ``replay``, ``cli``, ``plots``), experiments or reproductions;
+  (``dlbkit.families.simulate``, ``run_api``, ``replay``, ``cli``, ``plots``), experiments or reproductions;
 * no module of the runtime or of the real-run face imports another module's private name;
 * no import cycle anywhere (a cycle through imports inside functions counts too).
 

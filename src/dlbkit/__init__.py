@@ -34,7 +34,8 @@ __all__ = [
 #: the submodule that defines each public name
 _SOURCE = {
     "advise": "face.advise",
-    **dict.fromkeys(["Result", "simulate"], "face.api"),
+    "simulate": "families.simulate",
+    "Result": "families.result",
     **dict.fromkeys(["Schedule", "schedule"], "families.graph.face.schedule"),
     **dict.fromkeys(["Balancer", "Taxonomy", "Transfer"], "balancers.base"),
     "ChunkingBalancer": "families.divisible.balancers.base",
@@ -84,7 +85,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: the names themselves
     from dlbkit.face.advise import advise
-    from dlbkit.face.api import Result, simulate
+    from dlbkit.families.simulate import Result, simulate
     from dlbkit.families.graph.face.schedule import Schedule, schedule
     from dlbkit.balancers.base import Balancer, Taxonomy, Transfer
     from dlbkit.families.divisible.balancers.base import ChunkingBalancer

@@ -10,7 +10,7 @@ import pytest
 
 import dlbkit
 from dlbkit import Constant, CostModel, Divisible, Markov, Node, Platform, Pulse, Recorded, Step, TaskTree, simulate
-from dlbkit.face.api import UnusedAvailabilityWarning
+from dlbkit.families.simulate import UnusedAvailabilityWarning
 from dlbkit.face.cli import main, plain_text
 from dlbkit.errors import ConfigError
 from dlbkit.face.experiments import format_table, load_experiment, summarise

@@ -349,7 +349,7 @@ def find_experiment(name: str) -> Path:
 
 
 def _cmd_simulate(args) -> int:
-    from dlbkit.face.api import UnusedAvailabilityWarning
+    from dlbkit.families.simulate import UnusedAvailabilityWarning
     from dlbkit.face.experiments.batching import check_batch
     from dlbkit.face.experiments.executors import SERVED, check_executor, open_executor
 
@@ -439,7 +439,7 @@ def master_role(exp) -> str:
 
 def _unused_availability(exp, rows) -> list[str]:
     """Nodes whose availability changes only after the longest run of the sweep ended."""
-    from dlbkit.face.api import unused_availability
+    from dlbkit.families.simulate import unused_availability
 
     spans = [float(r["makespan"]) for r in rows if r.get("status", "ok") == "ok"]
     if not spans or not all(math.isfinite(x) for x in spans):
@@ -1220,7 +1220,7 @@ def _named_balancers(names: Sequence[str], params: dict, kinds: tuple[str, ...])
 
 def _cmd_replay(args) -> int:
     from dlbkit.balancers.registry import make
-    from dlbkit.face.replay import REPLAY_KINDS, check_replayable, compare, dispatch_latency, estimate
+    from dlbkit.face.replay import check_replayable, compare, dispatch_latency, estimate, replay_kinds
     from dlbkit.runtime.record import load_trace
 
     trace = load_trace(args.trace)
@@ -1230,7 +1230,7 @@ def _cmd_replay(args) -> int:
     params = parse_params(args.param)
     if params and not names:
         raise ConfigError("--param", args.param, "used with --balancer (the recorded balancer is replayed as recorded)")
-    named = _named_balancers(names, params, REPLAY_KINDS[trace.family])
+    named = _named_balancers(names, params, replay_kinds(trace))
     if args.model is not None and trace.family != "divisible":
         raise ConfigError("--model", args.model, "used with a loop recording (a task graph replays on its recorded "
                           "speeds, a job stream on its emulated speeds)")

@@ -23,7 +23,7 @@ from dlbkit.model import check
 from dlbkit.model.metrics import METRICS
 from dlbkit.plugins import Registry
 
-__all__ = ["Engine", "Family", "register", "get", "names", "of", "FAMILIES", "PACKAGES"]
+__all__ = ["Engine", "Replay", "Family", "register", "get", "names", "of", "FAMILIES", "PACKAGES"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,21 @@ class Engine:
         if self.check is not None:
             self.check(d, platform, path)
         return dict(d)
+
+
+@dataclass(frozen=True)
+class Replay:
+    """How a family replays its real runs' recordings in its simulator (:func:`dlbkit.replay`).
+
+    *run* ``(trace, balancer, params, seed, **options)`` returns a :class:`~dlbkit.families.replay.ReplayResult`;
+    *options* are the keywords of :func:`dlbkit.replay` it takes (a keyword it does not take, given, is a
+    ConfigError naming the families that do); *recorded_by* says what records such a run and *noun* how an
+    error names the recording ("loop", "task-graph"), for the errors that list what can be replayed."""
+
+    run: Callable[..., Any]
+    recorded_by: str
+    noun: str
+    options: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,6 +149,14 @@ class Family:
     metric_text: Mapping[str, str] = field(default_factory=dict)
     #: the terminal table's columns, main metric first (empty: metric_names)
     table_metrics: tuple[str, ...] = ()
+    #: how its recordings replay in its simulator (:func:`dlbkit.replay`); None: they do not
+    replay: Replay | None = None
+    #: ``(trace, **options)`` → the balancers ranked for another run of a recording (:func:`dlbkit.advise`);
+    #: None: the family gives no advice
+    advise: Callable[..., Any] | None = None
+    #: the trace's times are on the clock the platform's availabilities are read on, so an availability that
+    #: changes only after the makespan had no effect (warned); False: read on another clock (SPMD's loops)
+    availability_on_run_clock: bool = True
 
     def __post_init__(self):
         extra = set(self.gantt_legend) - set(GANTT_PARTS)

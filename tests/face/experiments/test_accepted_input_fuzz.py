@@ -199,7 +199,7 @@ def test_auto_predicts_on_workers_at_the_speed_limits(speed):
     1.0000000000000009e30 and the run failed with the Node's ConfigError (found by the fuzzer on
     loop_auto)."""
     from dlbkit import CostModel, Divisible, Network, Node, Step
-    from dlbkit.face.api import UnusedAvailabilityWarning
+    from dlbkit.families.simulate import UnusedAvailabilityWarning
     from dlbkit.face.experiments.spec import run_seed
 
     p = Platform([Node("master"), Node("w0"), Node("w1", availability=Step(at=3.675, level=0.25)),

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from dlbkit import families
-from dlbkit.face.api import simulate
+from dlbkit.families.simulate import simulate
 from dlbkit.errors import ConfigError
 from dlbkit.model.metrics import METRICS
 from dlbkit.model.trace import Trace

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dlbkit.face.api import simulate
+from dlbkit.families.simulate import simulate
 from dlbkit.families.divisible.balancers import Sanchez, Static
 from dlbkit.model.availability import Recorded, Step
 from dlbkit.model.metrics import BALANCE_TOLERANCE, rounds_to_balance

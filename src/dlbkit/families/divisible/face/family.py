@@ -14,7 +14,7 @@ from dlbkit.families.divisible.model.workload import Divisible
 from dlbkit.families.divisible.sim.engine import MECHANISMS, simulate_divisible
 from dlbkit.families.divisible.sim.engine import MAX_STEPS
 import dlbkit.families.divisible.balancers  # noqa: F401  (registers the family's balancers)
-from dlbkit.families.registry import Engine, Family, register
+from dlbkit.families.registry import Engine, Family, Replay, register
 
 __all__ = ["FAMILY", "describe"]
 
@@ -87,6 +87,17 @@ def sample_view() -> LoopView:
     """50 items left on 3 nodes of speeds 1, 2 and 3."""
     return LoopView(50, 3, [1.0, 2.0, 3.0])
 
+def _replay(trace, balancer=None, params=None, seed=None, **options):
+    """A loop recording replayed (imported on first use: the replay model is the face's)."""
+    from dlbkit.families.divisible.face.replay import replay_loop
+    return replay_loop(trace, balancer, params, seed, **options)
+
+
+def _advise(trace, **options):
+    from dlbkit.families.divisible.face.advise import advise
+    return advise(trace, **options)
+
+
 FAMILY = register(Family(
     name="divisible",
     summary="a loop of independent items, handed out in chunks by a master",
@@ -113,4 +124,7 @@ FAMILY = register(Family(
     describe=describe,
     sample_view=sample_view,
     master_worker=True,
+    replay=Replay(_replay, recorded_by="loop (dlbkit.map, run_map, Loop, dlbkit run)", noun="loop",
+                  options=("model", "latency", "overhead")),
+    advise=_advise,
 ))

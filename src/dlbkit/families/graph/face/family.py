@@ -16,7 +16,7 @@ from dlbkit.families.graph.model.view import GraphView
 from dlbkit.families.graph.sim.static import simulate_graph
 from dlbkit.families.graph.sim.dynamic import simulate_graph_dynamic
 import dlbkit.families.graph.balancers  # noqa: F401  (registers the family's balancers)
-from dlbkit.families.registry import Engine, Family, register
+from dlbkit.families.registry import Engine, Family, Replay, register
 
 __all__ = ["FAMILY", "describe", "metrics", "figures"]
 
@@ -100,6 +100,12 @@ def check_balancer(platform: Platform, balancer, path: str, workload: TaskGraph 
         check_graph(workload.n_tasks, sum(n.cores for n in platform.nodes))
 
 
+def _replay(trace, balancer=None, params=None, seed=None, **options):
+    """A graph recording replayed (imported on first use)."""
+    from dlbkit.families.graph.face.replay import replay_graph
+    return replay_graph(trace, balancer, params, seed, **options)
+
+
 FAMILY = register(Family(
     name="graph",
     summary="a DAG of tasks with computation and communication weights, mapped once onto the processors "
@@ -140,4 +146,5 @@ FAMILY = register(Family(
     sample_view=sample_view,
     gantt_legend=LEGEND,
     progress_unit="tasks",
+    replay=Replay(_replay, recorded_by="task graph (dlbkit.graph, run_graph)", noun="task-graph", options=("latency",)),
 ))

@@ -85,4 +85,5 @@ FAMILY = register(Family(
     check_fit=check_fit,
     sample_view=sample_view,
     progress_unit="loops",
+    availability_on_run_clock=False,  # an SPMD run reads availability on its loop clock
 ))

@@ -14,7 +14,7 @@ from dlbkit.families.stream.model.workload import Stream, stream_from_dict
 from dlbkit.families.stream.model.view import StreamView
 from dlbkit.families.stream.sim.engine import simulate_stream
 import dlbkit.families.stream.balancers  # noqa: F401  (registers the family's balancers)
-from dlbkit.families.registry import Engine, Family, register
+from dlbkit.families.registry import Engine, Family, Replay, register
 
 __all__ = ["FAMILY", "describe", "metrics", "figures"]
 
@@ -163,6 +163,12 @@ def parse(table: Mapping, path: str = "workload") -> Stream:
     return stream_from_dict(table, path)
 
 
+def _replay(trace, balancer=None, params=None, seed=None):
+    """A job-stream recording replayed (imported on first use)."""
+    from dlbkit.families.stream.face.replay import replay_stream
+    return replay_stream(trace, balancer, params, seed)
+
+
 FAMILY = register(Family(
     name="stream",
     summary="independent jobs (single tasks or parallel batches) arriving at every node over time, each "
@@ -198,4 +204,5 @@ FAMILY = register(Family(
     check_balancer=check_balancer,
     file_keys=("trace",),
     sample_view=sample_view,
+    replay=Replay(_replay, recorded_by="job stream (Cluster, dlbkit cluster)", noun="job-stream"),
 ))

@@ -1,0 +1,80 @@
+"""Replay a recorded real graph run in the task-graph family's simulator (its ``Family.replay``).
+
+A **graph** run (``dlbkit.run_graph(..., record=path)``, trace family ``graph``) replays into the graph
+simulator instead (:func:`replay_graph`): its DAG with each task's measured cost as its load, one
+node per worker at its recorded (emulated) speed and availability, transfers of the recorded data
+volumes plus a latency, the median over tasks of how long a ready task waited on an idle worker (the
+coordinator's dispatch; ``latency=`` overrides it); a static mapper's plan is timed by the ``static``
+engine, an online mapper runs on the ``dynamic`` engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from dlbkit.balancers.base import Balancer
+from dlbkit.errors import ConfigError
+from dlbkit.families.replay import ReplayResult, check_seconds, pieces, recorded_balancer
+from dlbkit.model.availability import Recorded
+from dlbkit.model.platform import Network, Node, Platform
+from dlbkit.model.trace import Trace
+
+__all__ = ["replay_graph", "dispatch_latency", "KINDS"]
+
+#: the balancer kinds a graph recording replays under (a static plan, or an online mapper on the dynamic engine)
+KINDS = ("mapping", "graph-online")
+
+
+def replay_graph(trace: Trace, balancer: Balancer | str | None = None, params: Mapping[str, Any] | None = None,
+                 seed: int | None = None, *, latency: float | None = None) -> ReplayResult:
+    """Simulate a recorded real graph run (``dlbkit.run_graph``) under *balancer* (default: the one it
+    used) in the graph simulator; see the module docstring."""
+    from dlbkit.families.graph.balancers.base import OnlineMapping
+    from dlbkit.families.graph.model.workload import TaskGraph
+    from dlbkit.families.graph.sim.dynamic import simulate_graph_dynamic
+    from dlbkit.families.graph.sim.static import simulate_graph
+
+    dag, costs = trace.meta.get("dag"), trace.meta.get("item_cost")
+    if not isinstance(dag, Mapping) or costs is None:
+        raise ConfigError("trace meta.dag", "<missing>", "the DAG and measured task costs of a real graph run")
+    tasks = dag.get("tasks", [])
+    if len(tasks) != len(costs):
+        raise ConfigError("trace item_cost", f"{len(costs)} costs", f"one per task of meta.dag ({len(tasks)})")
+    edges = tuple((e["from"], e["to"], e.get("data", 0.0)) for e in dag.get("edges", []))
+    g = TaskGraph(tuple(t["id"] for t in tasks), loads=tuple(float(c) for c in costs), edges=edges,
+                  name=str(dag.get("name", "graph")))
+    if latency is None:
+        latency = dispatch_latency(trace)
+    else:
+        check_seconds("latency", latency)
+    P = trace.n_nodes
+    until = max([float(trace.end_time)] + [float(t) for t in trace.t_end])
+    nodes = [Node(f"w{w}", speed=float(trace.speeds[w]) if trace.speeds else 1.0,
+                  availability=pieces(trace.availability[w], until) if trace.availability else Recorded((0.0,), (1.0,)))
+             for w in range(P)]
+    platform = Platform(nodes, Network(latency=float(latency), bandwidth=1.0), name="replay")
+    if seed is None:
+        seed = trace.seed if trace.seed is not None else 0
+    b = recorded_balancer(trace, balancer, params, KINDS)
+    engine = simulate_graph_dynamic if isinstance(b, OnlineMapping) else simulate_graph
+    tr = engine(platform, g, b, seed=seed)
+    tr.source = "replay"
+    tr.meta.update(replay_of=trace.balancer, replay_latency=float(latency), balancer_params=b.get_params())
+    return ReplayResult(tr, b, platform=platform, recorded=trace)
+
+
+def dispatch_latency(trace: Trace) -> float:
+    """The median wait of a task that was ready on an idle worker (from ready, or the worker's previous
+    end, to its start): the coordinator's dispatch, what the replay charges as a transfer's latency."""
+    last: dict[int, float] = {}
+    waits = []
+    for k in sorted(range(trace.n_intervals), key=trace.t_start.__getitem__):
+        w = trace.node[k]
+        ready = max(trace.t_ask[k], last.get(w, 0.0))
+        if trace.t_start[k] >= ready:
+            waits.append(trace.t_start[k] - ready)
+        last[w] = trace.t_end[k]
+    return float(np.median(waits)) if waits else 0.0
+
