@@ -51,7 +51,9 @@ def test_superstep_layout_is_default_rng_of_the_seed(seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_runtime_derivations_are_expressible(seed):
-    """map/spmd: spawn(3)[2]; emulation: spawn(2)[1] (the same child as spawn(3)[1]); tree: one per worker."""
+    """map/Loop: spawn(3)[2], as before the real runs took their simulator's layouts; an emulation's
+    availability: spawn(2)[1] (the same child as spawn(3)[1]); per-process streams (a tree's workers, a
+    cluster's nodes): the children of a layout's stream, as spawning from that stream gives them."""
     s = streams(seed, DIVISIBLE)
     assert same(s.seq("balancer"), np.random.SeedSequence(seed).spawn(3)[2])
     assert same(s.seq("availability"), np.random.SeedSequence(seed).spawn(2)[1])

@@ -14,25 +14,43 @@ stream is the root itself (it seeded ``default_rng(seed)``):
 =================  ===========================================  ======================================
 layout             streams (spawn order)                        used by
 =================  ===========================================  ======================================
-``DIVISIBLE``      costs, availability, balancer                :func:`~dlbkit.sim.simulate_divisible`;
-                                                                the runtime's ``map``/``spmd`` balancer
-                                                                (``balancer``) and platform emulation
-                                                                (``availability``)
-``TREE``           availability, balancer, info                 :func:`~dlbkit.sim.simulate_tree_async`
-``SPMD``           noise, availability, balancer                :func:`~dlbkit.sim.simulate_spmd`
+``DIVISIBLE``      costs, availability, balancer                :func:`~dlbkit.families.divisible.sim.engine.simulate_divisible`;
+                                                                the runtime's ``map`` and ``Loop``
+``TREE``           availability, balancer, info                 :func:`~dlbkit.families.tree.sim.engine.simulate_tree_async`;
+                                                                the runtime's ``tree`` (below)
+``SPMD``           noise, availability, balancer                :func:`~dlbkit.families.spmd.sim.engine.simulate_spmd`;
+                                                                the runtime's ``spmd``
 ``SPMD_SWEEP``     scenario, run                                :func:`~dlbkit.families.spmd.sim.experiment.run_one`
                                                                 (``run`` is the seed of ``SPMD``)
-``SUPERSTEP``      balancer = the root SeedSequence itself      :func:`~dlbkit.sim.simulate_superstep`
+``SUPERSTEP``      balancer = the root SeedSequence itself      :func:`~dlbkit.families.tree.sim.superstep.simulate_superstep`
 ``GRAPH``          balancer, availability                       :func:`~dlbkit.families.graph.sim.static.simulate_graph`
-``STREAM``         arrivals, availability, balancer, info        :func:`~dlbkit.families.stream.sim.engine.simulate_stream`
+                                                                and the dynamic engine; the runtime's
+                                                                ``graph``
+``STREAM``         arrivals, availability, balancer, info        :func:`~dlbkit.families.stream.sim.engine.simulate_stream`;
+                                                                ``dlbkit.Cluster`` (below)
 =================  ===========================================  ======================================
 
 A stream added at the end of a layout leaves the others as they were (child *k* of a SeedSequence
 does not depend on how many children are spawned), which is how ``TREE`` gained ``info`` (the
 information layer's draws, :mod:`dlbkit.info`) without changing a result.
 
-The runtime's tree family spawns one stream per worker under ``DIVISIBLE``'s ``balancer``
-(``streams(seed, DIVISIBLE).seq("balancer").spawn(n + 1)``).
+A real run derives its streams with the layout and the stream names of its family's simulator, so
+that a balancer given the same seed gets the same generator in both (its random draws differ only
+where the two runs' decisions do): ``balancer`` for the balancer, ``availability`` for an emulated
+platform's availability (:meth:`dlbkit.runtime.emulation.Emulation.from_platform`), ``info`` for
+an information model. Where a simulator's one balancer object decides for every node but the
+runtime has one per process, each process's stream is a child of the layout's stream:
+
+==================  =====================================================================
+real run            its balancers' streams
+==================  =====================================================================
+``tree``            the coordinator's (central rules): ``streams(seed, TREE).seq("balancer")``
+                    itself; worker *w*'s: ``streams(seed, TREE).seq("balancer").spawn(n)[w]``
+                    (n workers); the coordinator's information model: ``info``
+``dlbkit.Cluster``  node *w*'s: ``streams(seed, STREAM).seq("balancer").spawn(n)[w]`` (n
+                    nodes); every node's copy of the information model: ``info`` itself
+                    (the copies draw alike, so their rounds stay one round of the model)
+==================  =====================================================================
 
 A seed is anything :class:`~numpy.random.SeedSequence` accepts (an int, a sequence of ints, None for
 fresh entropy) or a SeedSequence (e.g. a stream of another layout). As :meth:`SeedSequence.spawn`

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-import numpy as np
 
 from dlbkit.errors import ConfigError, DlbkitWarning, caller_level
 from dlbkit.model.availability import Constant, Piecewise
 from dlbkit.model.check import number, renamed
 from dlbkit.model.platform import Platform
+from dlbkit.model.seeding import DIVISIBLE, Layout, streams
 
 __all__ = ["Emulation", "emulation_from", "speed_factors", "MIN_EMULATED_SPEED"]
 
@@ -57,12 +57,16 @@ class Emulation:
 
     @classmethod
     def from_platform(cls, platform: Platform | str | Path, *, seed: int = 0,
-                      master: str | int | None = None) -> "Emulation":
-        """One worker per core of every node (but *master*'s), with the node's speed and availability."""
+                      master: str | int | None = None, layout: Layout = DIVISIBLE) -> "Emulation":
+        """One worker per core of every node (but *master*'s), with the node's speed and availability.
+
+        The availability is realised from *layout*'s ``availability`` stream of *seed*
+        (:mod:`dlbkit.model.seeding`): the layout of the family's simulator, so that a real run
+        emulates the availability its simulation with the same seed draws."""
         if not isinstance(platform, Platform):
             platform = Platform.from_toml(platform)
         exclude = platform.index(master) if isinstance(master, str) else master
-        rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
+        rng = streams(seed, layout).rng("availability")
         realised = platform.realise_availability(rng, limited=False)
         nodes = platform.worker_nodes(exclude=exclude)
         return cls([platform.nodes[n].speed for n in nodes], [realised[n] for n in nodes], list(nodes))
@@ -98,12 +102,14 @@ class Emulation:
             time.sleep(delay)
 
 
-def emulation_from(emulate: Any, seed: int = 0, master: str | int | None = None) -> Emulation | None:
+def emulation_from(emulate: Any, seed: int = 0, master: str | int | None = None, *,
+                   layout: Layout = DIVISIBLE) -> Emulation | None:
     """The emulation an ``emulate=`` argument asks for, checked (``dlbkit.map`` and its siblings, and
     ``dlbkit.Cluster``, take the same argument): None; an :class:`Emulation`; speed factors, one per
     worker; or a :class:`~dlbkit.model.platform.Platform` or platform TOML path (one worker per core,
-    with its node's speed and availability). *master* only with a platform: its node that coordinates
-    and does not compute. A ConfigError names the field and what is allowed."""
+    with its node's speed and availability, drawn from *layout*'s stream: :meth:`Emulation.from_platform`).
+    *master* only with a platform: its node that coordinates and does not compute. A ConfigError names
+    the field and what is allowed."""
     platform = isinstance(emulate, (Platform, str, Path))
     if master is not None:
         if not platform:
@@ -126,7 +132,7 @@ def emulation_from(emulate: Any, seed: int = 0, master: str | int | None = None)
         if master is not None and len(emulate.worker_nodes(exclude=emulate.index(master) if isinstance(master, str)
                                                              else master)) == 0:
             raise ConfigError("master", master, "a node of a platform with other nodes to compute")
-        return _checked_speeds(Emulation.from_platform(emulate, seed=seed, master=master), emulate)
+        return _checked_speeds(Emulation.from_platform(emulate, seed=seed, master=master, layout=layout), emulate)
     if isinstance(emulate, Iterable) and not isinstance(emulate, (bytes, Mapping)):
         return _checked_speeds(Emulation.from_speeds(emulate))
     raise ConfigError("emulate", emulate, "a Platform, a platform TOML path or a list of speed factors")

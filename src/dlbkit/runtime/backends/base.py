@@ -54,7 +54,7 @@ class Transport(ABC):
 
     @abstractmethod
     def stop(self, *, kill: bool = False) -> None:
-        """End every worker (after STOP was sent, or by force with *kill*)."""
+        """End every worker (after Stop was sent, or by force with *kill*)."""
 
 
 class UserCode:
@@ -100,7 +100,7 @@ class Family(ABC):
        a pipe end; under MPI an interruptible family's worker also gets ``interruptible=``, a
        :class:`UserCode`, see :attr:`interruptible`).
        Coordinator side: ``coordinate(transport, backend)``, which returns the run's **outcome**, a
-       tuple whose last element is its :class:`~dlbkit.model.trace.Trace`; it sends STOP and calls
+       tuple whose last element is its :class:`~dlbkit.model.trace.Trace`; it sends Stop and calls
        ``transport.stop()`` when it ends normally. On any exception the backend stops every worker
        by force and closes :attr:`progress` (:func:`drive`).
     6. MPI only: rank 0 broadcasts ``for_workers(outcome)``; every rank returns an outcome.

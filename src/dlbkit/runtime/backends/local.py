@@ -288,7 +288,7 @@ class LocalTransport(Transport):
         return w, Died(exitcode=p.exitcode)
 
     def stop(self, *, kill: bool = False) -> None:
-        """End every worker: politely (they were sent STOP) or by killing them; never leave orphans."""
+        """End every worker: politely (they were sent Stop) or by killing them; never leave orphans."""
         for p in self._procs:
             if kill and p.is_alive():
                 p.kill()

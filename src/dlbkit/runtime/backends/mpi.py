@@ -22,8 +22,8 @@ abort. :func:`run` executes a family.
 Messages. Rank 0 talks to worker rank r (worker index r - 1) with the family's messages on a
 private duplicate of ``COMM_WORLD`` (the user's own MPI traffic cannot collide with it). The worker
 loop is the same one the local backend runs, talking through a :class:`RankConn`. After leaving
-it a worker rank waits for its STOP if it has not had it (it stopped after an ERROR), then says
-BYE; rank 0 drains messages until every worker has said BYE, so no message is ever left unmatched
+it a worker rank waits for its Stop if it has not had it (it stopped after an Error), then says
+Bye; rank 0 drains messages until every worker has said Bye, so no message is ever left unmatched
 and the final broadcast cannot deadlock against a worker still sending a result.
 
 Waiting without burning a core. A blocking MPICH receive (and ``Barrier``/``Bcast``) spins: a rank
@@ -45,9 +45,9 @@ instant, so no stamp is ever shifted.
 
 Failures.
 
-* ``fn`` raises on some item: the worker reports ERROR; rank 0's coordinator raises
+* ``fn`` raises on some item: the worker reports Error; rank 0's coordinator raises
   :class:`~dlbkit.errors.TaskError` (item index, original traceback) after stopping every worker:
-  each finishes the chunk in hand, gets STOP and says BYE; then rank 0 broadcasts the failure and
+  each finishes the chunk in hand, gets Stop and says Bye; then rank 0 broadcasts the failure and
   the worker ranks raise ``SystemExit("dlbkit: rank k stopping: item i failed on rank j ...")`` (a
   graph's ``task 'k'``, a tree's ``task (13, 3)``, as its TaskError names it; one line on stderr, exit status 1) while the
   TaskError leaves ``map`` on rank 0. Unless the script catches it, ``mpiexec`` exits non-zero and
@@ -59,10 +59,10 @@ Failures.
 * Ctrl-C: ``mpiexec`` forwards SIGINT to every rank. On a worker rank it interrupts the user's
   code only (a map's function, a tree's ``expand``/``combine``, an SPMD step, a graph task: what
   the family's worker loop marks with a :class:`~.base.UserCode`; the item or task is reported
-  failed, the rank waits for STOP; elsewhere it is ignored, as on a job-cluster's node ranks),
+  failed, the rank waits for Stop; elsewhere it is ignored, as on a job-cluster's node ranks),
   so the workers stop at once instead of finishing their chunks or tasks; rank 0 raises
   KeyboardInterrupt, stops the workers as above and re-raises it.
-* A result (or a tree's task or value) that cannot be pickled: the worker sends an ERROR naming
+* A result (or a tree's task or value) that cannot be pickled: the worker sends an Error naming
   the item and the pickling problem instead (:func:`~.base.send_or_report`), so it ends as above,
   cleanly; an item rank 0 cannot pickle to send is a :class:`~dlbkit.errors.DlbkitError` naming it.
 * The user's code that runs on rank 0 raises (a balancer's rule of the user's): rank 0 stops the
@@ -110,20 +110,19 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NoReturn
 
 from dlbkit.errors import ConfigError, DlbkitError, TaskError
 from dlbkit.runtime.emulation import Emulation
-from dlbkit.runtime.messages import ERROR, STOP, Stop
+from dlbkit.runtime.messages import Error, Stop
 from dlbkit.runtime import status
 from dlbkit.runtime.backends.base import COORDINATOR, Family, Transport, UserCode, drive, user_frame
 from dlbkit.runtime.backends.deferred import Deferred
+from dlbkit.runtime.backends.mpi_messages import Bye, Failed, Signalled, Succeeded
 
 __all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport", "RankConn", "run", "rank",
            "start_run", "emulation_problem", "serve_rank", "coordinate_rank", "agree", "check_workers", "Rejected"]
 
-BYE = "bye"  # worker rank -> rank 0, transport level only: "I left the worker loop and will send nothing more"
-SIGNALLED = "signalled"  # worker rank -> rank 0, transport level only: "my signal handler raised: end the run"
 TAG = 7  # every message of a run between rank 0 and a worker, on the run's own duplicate of COMM_WORLD
 PEER_TAG = 8  # a message between two worker ranks (a family with a mesh: Family.mesh)
 PRUNE_SENDS = 16  # pending send requests kept before the completed ones are dropped from the list
@@ -189,20 +188,6 @@ def _quiet_barrier(comm) -> None:
     _wait(comm.Ibarrier())
 
 
-class Bye(NamedTuple):
-    """Worker rank → rank 0: it left the worker loop (after STOP) and will send nothing more."""
-
-    kind: str = BYE
-
-
-class Signalled(NamedTuple):
-    """Worker rank → rank 0: the user's signal handler raised on that rank (*why*, one line); it
-    will do no more work, and the run ends as after any failure (:mod:`.deferred`)."""
-
-    kind: str = SIGNALLED
-    why: str = ""
-
-
 def _signalled(signals: Deferred, e: BaseException) -> str:
     """*e*, raised by the handler of the signal *signals* was running, in one line."""
     text = " ".join(str(e).split())
@@ -220,11 +205,11 @@ class MPITransport(Transport):
         self.mesh = mesh  # the workers also talk to one another: stopping ends with their barrier (RankConn.close)
         self.n_workers = comm.Get_size() - 1
         self.grace = GRACE_S if grace is None else grace
-        self.error_rank: int | None = None  # the rank whose ERROR message arrived first
+        self.error_rank: int | None = None  # the rank whose Error message arrived first
         self._status = self._MPI.Status()
         self._sends: list = []  # pending isend requests
-        self._stopped: set[int] = set()  # workers sent STOP
-        self._gone: set[int] = set()  # workers that said BYE
+        self._stopped: set[int] = set()  # workers sent Stop
+        self._gone: set[int] = set()  # workers that said Bye
         self._closed = False
         self._poll = _Backoff()
         self._interrupt: BaseException | None = None  # raised by the next recv (:meth:`interrupt`)
@@ -235,28 +220,29 @@ class MPITransport(Transport):
         if w in self._stopped or w in self._gone:
             return
         self._sends.append(self.comm.isend(msg, dest=w + 1, tag=TAG))
-        if msg[0] == STOP:
+        if type(msg) is Stop:
             self._stopped.add(w)
         if len(self._sends) > PRUNE_SENDS:
             self._sends = [r for r in self._sends if not r.Test()]
 
     def _take(self) -> tuple[int, tuple] | None:
-        """A message already arrived, or None (BYEs are booked and never returned)."""
+        """A message already arrived, or None (Byes are booked and never returned)."""
         while True:
             m = self.comm.improbe(self._MPI.ANY_SOURCE, TAG, self._status)
             if m is None:
                 return None
             w = self._status.Get_source() - 1
             msg = m.recv()
-            if msg[0] == BYE:
+            kind = type(msg)
+            if kind is Bye:
                 self._gone.add(w)
                 continue
-            if msg[0] == SIGNALLED:  # ends the run at the next wait, or after it if it came while stopping
+            if kind is Signalled:  # ends the run at the next wait, or after it if it came while stopping
                 if self.signalled is None:
-                    self.signalled = DlbkitError(f"rank {w + 1} stopped the run: {msg[1]}")
+                    self.signalled = DlbkitError(f"rank {w + 1} stopped the run: {msg.why}")
                     self._interrupt = self._interrupt or self.signalled
                 continue
-            if msg[0] == ERROR and self.error_rank is None:
+            if kind is Error and self.error_rank is None:
                 self.error_rank = w + 1
             return w, msg
 
@@ -283,10 +269,10 @@ class MPITransport(Transport):
             self._poll.sleep(deadline)
 
     def stop(self, *, kill: bool = False) -> None:
-        """Send STOP to every worker not yet stopped, then drain until each has said BYE.
+        """Send Stop to every worker not yet stopped, then drain until each has said Bye.
 
         Results still arriving (after a failure) are discarded. A worker finishes the chunk in hand
-        before it reads STOP; if the workers are not all gone within ``grace`` seconds, or on
+        before it reads Stop; if the workers are not all gone within ``grace`` seconds, or on
         Ctrl-C meanwhile, the job is aborted (``MPI_Abort``) after printing the error in flight.
         *kill* changes nothing else: MPI cannot end one rank alone.
         """
@@ -333,7 +319,7 @@ class RankConn:
     Hoefler, Siebert and Lumsdaine (PPoPP 2010, "NBX"): once all its peer sends have completed, a
     rank enters a non-blocking barrier (rank 0 enters at once, :meth:`MPITransport.stop`) and goes
     on receiving, and discarding, peer messages until the barrier completes; then no message to it
-    is left in flight, and it says BYE.
+    is left in flight, and it says Bye.
     """
 
     def __init__(self, comm, *, mesh: bool = False):
@@ -384,7 +370,7 @@ class RankConn:
         if m is None:
             return None
         msg = m.recv()
-        if msg[0] == STOP:
+        if type(msg) is Stop:
             self.stopped = True
         return msg
 
@@ -393,7 +379,7 @@ class RankConn:
         while True:
             self._safe_point()
             msg = self._take()
-            if msg is not None and (self.signalled is None or msg[0] == STOP):  # signalled: STOP alone
+            if msg is not None and (self.signalled is None or type(msg) is Stop):  # signalled: Stop alone
                 return msg
             self._poll.sleep()
 
@@ -405,23 +391,23 @@ class RankConn:
         while not (self.comm.iprobe(0, TAG) or (self.mesh and self.comm.iprobe(self._any, PEER_TAG))):
             self._safe_point()
             if self.signalled is not None:
-                return True  # its recv waits for the STOP that will come
+                return True  # its recv waits for the Stop that will come
             if deadline is not None and time.monotonic() >= deadline:
                 return False
             poll.sleep(deadline)
         return True
 
     def close(self) -> None:
-        """After the worker loop returned: wait for STOP if it has not come (we stopped after an
-        ERROR), drain the mesh (class docstring), say BYE."""
+        """After the worker loop returned: wait for Stop if it has not come (we stopped after an
+        Error), drain the mesh (class docstring), say Bye."""
         while not self.stopped:
-            self.recv()  # rank 0 never answers an ERROR with work: this is the STOP (peer messages: dropped)
+            self.recv()  # rank 0 never answers an Error with work: this is the Stop (peer messages: dropped)
         if self.mesh:
             barrier, poll = None, _Backoff()
             while True:
                 m = self.comm.improbe(self._any, PEER_TAG)
                 if m is not None:
-                    m.recv()  # after STOP a peer's message has no use
+                    m.recv()  # after Stop a peer's message has no use
                     poll.reset()
                     continue
                 if barrier is None:
@@ -643,7 +629,7 @@ def coordinate_rank(comm, family: Family, signals: Deferred | None = None) -> tu
         try:
             transport.stop(kill=True)  # no-op when the coordinator has done it
             _quiet_barrier(comm)
-            comm.bcast(("failed", family.failure_reason(e) or _reason(e, transport)), root=0)
+            comm.bcast(Failed(family.failure_reason(e) or _reason(e, transport)), root=0)
             comm.Free()
         except BaseException:  # noqa: BLE001 - any failure here must end the whole job, not hang it
             _abort("could not stop the worker ranks cleanly; aborting the MPI job")
@@ -652,7 +638,7 @@ def coordinate_rank(comm, family: Family, signals: Deferred | None = None) -> tu
     try:
         outcome[-1].meta["ranks"] = comm.Get_size()
         _quiet_barrier(comm)
-        comm.bcast(("ok", family.for_workers(outcome)), root=0)
+        comm.bcast(Succeeded(family.for_workers(outcome)), root=0)
         comm.Free()
     except BaseException:  # noqa: BLE001 - ditto
         _abort("could not send the results to the worker ranks; aborting the MPI job")
@@ -665,8 +651,8 @@ class _Interruptible(UserCode):
 
     ``mpiexec`` forwards Ctrl-C to every rank. While ``inside`` (the family's worker loop enters
     this :class:`~.base.UserCode` around each call of the user's code), the KeyboardInterrupt is
-    reported like any failure of the item or task (ERROR), the rank leaves its loop at once and
-    waits for rank 0's STOP; anywhere else (waiting for work, sending a result) it is ignored:
+    reported like any failure of the item or task (Error), the rank leaves its loop at once and
+    waits for rank 0's Stop; anywhere else (waiting for work, sending a result) it is ignored:
     rank 0, which got the same Ctrl-C, stops the run.
     """
 
@@ -702,7 +688,7 @@ def serve_rank(comm, rank: int, family: Family, signals: Deferred | None = None)
         status.doing("waiting for rank 0's outcome")
         conn.close()
         _quiet_barrier(comm)
-        outcome = comm.bcast(None, root=0)
+        said = comm.bcast(None, root=0)
         comm.Free()
     except BaseException:  # noqa: BLE001 - any failure here must end the whole job, not hang it
         _abort("unexpected error on a worker rank; aborting the MPI job", rank)
@@ -713,7 +699,7 @@ def serve_rank(comm, rank: int, family: Family, signals: Deferred | None = None)
     if conn.signalled is not None:  # this rank's handler raised: rank 0 ended the run; it ends as the handler said
         _failed = True
         raise conn.signalled
-    if outcome[0] == "ok":
-        return outcome[1]
+    if type(said) is Succeeded:
+        return said.outcome
     _failed = True
-    raise SystemExit(f"dlbkit: rank {rank} stopping: {outcome[1]}")
+    raise SystemExit(f"dlbkit: rank {rank} stopping: {said.reason}")

@@ -20,13 +20,15 @@ import numpy as np
 import pytest
 
 import dlbkit
+from dlbkit.families.stream.balancers import decide
 from dlbkit.balancers.registry import make, resolve
 from dlbkit.errors import ConfigError, RemoteTraceback
-from dlbkit.families.stream.balancers import decide
-from dlbkit.families.stream.runtime.agent import Agent
 from dlbkit.info import resolve as resolve_info
 from dlbkit.info.base import InfoMessage
+from dlbkit.model.seeding import STREAM, streams
 from dlbkit.runtime.backends.base import COORDINATOR
+from dlbkit.families.stream.runtime.agent import Agent
+from dlbkit.families.stream.runtime.messages import Forward, Submit
 
 from support import HANG_S
 from support.profiles import examples
@@ -292,10 +294,10 @@ def test_a_node_that_starts_late_suspects_no_peer_before_suspect_after_from_its_
     try:
         job = pickle.dumps((nap, (0, 0.0), {}))
         for jid in range(3):
-            agent.handle(("J", jid, job))
+            agent.handle(Submit(jid, job))
         assert [d.view.n_nodes for d in agent.decisions] == [3, 3, 3]
         assert [d.view.updated_at[1:] for d in agent.decisions] == [[0.0, 0.0]] * 3  # not heard from: stamped 0
-        assert sorted(dst for dst, m in conn.out if m[0] == "R") == [1, 2]  # two of three jobs forwarded
+        assert sorted(dst for dst, m in conn.out if type(m) is Forward) == [1, 2]  # two of three jobs forwarded
         began = agent.began
         assert began >= late
         assert agent._view(began + suspect * 0.99).n_nodes == 3
@@ -354,7 +356,8 @@ def test_nezha_avoids_a_slow_node():
 
 @pytest.mark.parametrize("balancer", ["nezha", "power-of-d", "random-place"])
 def test_a_balancer_decides_the_same_on_the_same_view(balancer):
-    """The decisions a node made in the cluster, fed to a fresh balancer with that node's seed through
+    """The decisions a node made in the cluster, fed to a fresh balancer with that node's stream
+    (child *node* of the stream simulator's balancer stream: dlbkit.model.seeding) through
     ``decide.place`` (the call the stream simulator and the cluster share), come out the same."""
     seed = 5
     with dlbkit.Cluster(3, balancer=balancer, seed=seed, record_decisions=True) as c:
@@ -363,7 +366,7 @@ def test_a_balancer_decides_the_same_on_the_same_view(balancer):
         recorded = c.decisions(node)
         assert len(recorded) == 30  # round-robin origins: 90 jobs, 30 decided at each node
         b = make(balancer)
-        rng = np.random.default_rng(np.random.SeedSequence([seed, node]).spawn(2)[0])
+        rng = np.random.default_rng(streams(seed, STREAM).seq("balancer").spawn(3)[node])
         b.start(dlbkit.StreamView(3, node=node), rng)
         again = [decide.place(b, d.view, 1)[0] for d in recorded]
         assert again == [d.answer[0] for d in recorded]

@@ -22,6 +22,7 @@ from dlbkit.balancers.base import Transfer
 from dlbkit.model.topology import build, edge_colouring, neighbour_lists
 from dlbkit.families.tree.runtime.program import resolve_topology
 from dlbkit.families.tree.runtime.loads import InFlightLoads
+from dlbkit.families.tree.runtime.messages import Order, Pushed, Request
 
 from support import REPO
 
@@ -213,21 +214,21 @@ def test_the_coordinator_counts_tasks_in_flight_until_a_report_covers_them():
     assert view.queue == [1, 0, 0]  # the root waits on worker 0
     books.report(0, 10, seen=0)
     books.order(0, 1, 4)  # a periodic transfer: 4 of worker 0's tasks to worker 1
-    books.queued(0, ("give", 1, 4))
+    books.queued(0, Order(1, 4))
     assert view.queue == [6, 4, 0]  # the balancer sees its own decision at once
     books.posted(0)  # the order leaves in MAIL number 1
     books.report(0, 12, seen=0)  # a report sent before worker 0 read it: still 4 to go
     assert view.queue == [8, 4, 0]
     books.report(0, 8, seen=1)  # read and done: the report counts what left
     books.order_done(0)  # its GIVE arrived; the coordinator now holds the tasks for worker 1
-    books.queued(1, ("tasks", 0, ["t"] * 4))
+    books.queued(1, Pushed(0, ["t"] * 4))
     assert view.queue == [8, 4, 0]
     books.posted(1)
     books.report(1, 0, seen=0)  # worker 1 reports before reading its POST
     assert view.queue == [8, 4, 0]
     books.report(1, 3, seen=1)  # read, and one of the four already expanded
     assert view.queue == [8, 3, 0]
-    books.queued(2, ("req", 0, 0))  # a steal request moves nothing by itself
+    books.queued(2, Request(0, 0))  # a steal request moves nothing by itself
     assert view.queue == [8, 3, 0]
 
 

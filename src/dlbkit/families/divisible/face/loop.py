@@ -16,10 +16,9 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-import numpy as np
-
 from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError, DlbkitError
+from dlbkit.model.seeding import DIVISIBLE, streams
 from dlbkit.families.divisible.model.steps import join_steps, step_trace
 from dlbkit.model.trace import Trace
 from dlbkit.families.result import Result
@@ -92,7 +91,7 @@ class Loop:
         self.record_decisions = record_decisions
         self.seed = seed
         self.record = record
-        self._rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
+        self._rng = streams(seed, DIVISIBLE).rng("balancer")  # the divisible simulator's, as dlbkit.map's
         self._state: dict | None = None
         self._carried: list = []
         self._parts: list[Trace] = []

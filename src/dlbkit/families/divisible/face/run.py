@@ -13,6 +13,7 @@ from dlbkit.balancers.registry import resolve
 from dlbkit.errors import ConfigError
 from dlbkit.families.divisible.balancers.base import ChunkingBalancer
 from dlbkit.families.divisible.model.workload import MAX_ITEMS
+from dlbkit.families.divisible.runtime import program as _map_family
 from dlbkit.families.run import (
     RunResult,
     _backend,
@@ -25,9 +26,9 @@ from dlbkit.families.run import (
     check_record,
     coordinates,
 )
+from dlbkit.model.seeding import DIVISIBLE, streams
 from dlbkit.runtime.emulation import Emulation
 from dlbkit.runtime.emulation import emulation_from as _emulation
-from dlbkit.families.divisible.runtime import program as _map_family
 
 __all__ = ["DEFAULT_BALANCER", "run_map", "auto_after_step", "map_setup", "check_items", "map"]
 
@@ -59,13 +60,13 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
         _progress(progress)
         _callable("fn", fn, optional=False)
         b: ChunkingBalancer = resolve(balancer, params, kind="chunking")
-        emulation = _emulation(emulate, s, master)
+        emulation = _emulation(emulate, s, master, layout=DIVISIBLE)
         _flag("record_decisions", record_decisions)  # here, agreed: after it, raised on one rank alone (a hang)
         return s, b, check_items(items), emulation, _worker_count(workers, emulation, backend)
 
     asked = workers
     seed, b, items, emulation, workers = agreed(backend, checks)
-    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
+    rng = streams(seed, DIVISIBLE).rng("balancer")  # the divisible simulator's: the same draws for the same seed
     results, trace = _map_family.run_map(fn, items, b, backend=backend,
                                          workers=asked if backend == "mpi" else workers, emulation=emulation,
                                          progress=progress, rng=rng, start_method=start_method,
@@ -101,7 +102,7 @@ def map_setup(fn: Any, balancer: Any, params: Mapping | None, backend: str, seed
     seed = _seed(seed)
     _callable("fn", fn, optional=False)
     b: ChunkingBalancer = resolve(balancer, params, kind="chunking")
-    emulation = _emulation(emulate, seed, master)
+    emulation = _emulation(emulate, seed, master, layout=DIVISIBLE)
     return b, emulation, _worker_count(workers, emulation, backend), seed
 
 

@@ -13,16 +13,14 @@ the local backend only: under MPI a dead rank ends the job). An exception in the
 stops every worker and is raised as :class:`TaskError` with the item's index and the worker's
 traceback; so is a result that cannot be pickled (the item and the pickling problem named).
 
-The worker (:func:`serve`) asks for work by reporting (READY first, then each DONE doubles as the
-next request), times every item with ``time.perf_counter`` and, when emulating a slower node,
-sleeps so that the chunk takes as long as it would there. It never decides anything: chunk sizes
-come from the coordinator.
+The worker (:func:`serve`) asks for work by reporting (:class:`~.map_messages.Ready` first, then
+each :class:`~.map_messages.Done` doubles as the next request), times every item with
+``time.perf_counter`` and, when emulating a slower node, sleeps so that the chunk takes as long as it
+would there. It never decides anything: chunk sizes come from the coordinator.
 
-Messages (first element a kind from :mod:`dlbkit.runtime.messages`; times are run times):
-coordinator → worker ``(WORK, first, count, items_or_None)``, ``Stop()``; worker → coordinator
-``(READY, t)`` once at start, ``(DONE, first, count, results, t_start, t_end, item_times)`` after
-each chunk, an ``Error`` (index = the item's) when the user's function raised; the local transport
-adds ``Died``.
+Messages (:mod:`.map_messages`): coordinator → worker ``Work``, ``Stop()``; worker → coordinator
+``Ready`` once at start, ``Done`` after each chunk, an ``Error`` (index = the item's) when the
+user's function raised; the local transport adds ``Died``.
 
 :func:`run_map` is the family's runner: a resolved balancer in, ``(results, trace)`` out, on
 either backend.
@@ -47,9 +45,10 @@ from dlbkit.runtime.backends import execute
 from dlbkit.runtime.backends.base import (Family, Transport, UserCode, drive, error_message, send_or_report, short_repr, task_error,
                              unpicklable)
 from dlbkit.runtime.emulation import Emulation
-from dlbkit.runtime.messages import DIED, DONE, ERROR, READY, STOP, WORK, Stop
+from dlbkit.runtime.messages import Died, Error, Stop
 from dlbkit.runtime.progress import Progress
 from dlbkit.runtime import status
+from dlbkit.families.divisible.runtime.messages import Done, Ready, Work
 
 __all__ = ["coordinate", "coordinate_step", "Pool", "serve", "run_chunk", "MapRun", "PoolRun", "PoolStep", "RankStep",
            "run_map"]
@@ -61,7 +60,7 @@ POLL_S = 0.2  # how often the progress bar refreshes while no message arrives
 @dataclasses.dataclass
 class Pool:
     """What the coordinator knows of its workers between the steps of a persistent pool
-    (``dlbkit.Loop``): which are alive, which have announced themselves (READY), and which are
+    (``dlbkit.Loop``): which are alive, which have announced themselves (Ready), and which are
     waiting for work with a request the previous step could not serve."""
 
     n_workers: int
@@ -100,47 +99,62 @@ def coordinate_step(transport: Transport, balancer: ChunkingBalancer, items: Seq
     *origin* (the pool's start: one clock for every step), ``meta["step_start"]`` when this step began;
     *carried* is what the balancer carries to the next step (None: nothing).
     """
-    N = len(items)
-    P = transport.n_workers
-    one_shot = pool is None
-    pool = pool if pool is not None else Pool(P)
-    speeds = list(emulation.speeds) if emulation else [1.0] * P
-    view = LoopView(N, P, speeds)
-    start_step(balancer, view, rng, state)
-    trace = Trace(P, list(range(P)), balancer=balancer.name, source=backend, speeds=speeds,
-                  availability=list(emulation.availability) if emulation else [Constant().realise()] * P)
-    results: list[Any] = [_MISSING] * N
-    item_cost = [0.0] * N  # measured seconds per item (this machine, before emulation)
-    outstanding: dict[int, tuple[int, int, float]] = {}  # worker -> (first, count, t_ask)
-    requeued: deque[tuple[int, int]] = deque()
-    waiting: list[tuple[int, float]] = []  # workers asking while nothing is left to hand out
-    alive = pool.alive
-    next_item = 0
-    done = 0
-    messages = 0
-    faults: list[tuple[int, int, int, float]] = []  # (worker, first, count, time) of lost chunks
-    send_items = not transport.shares_items if send_items is None else send_items
-    clock = time.perf_counter
-    record = trace.decisions if record_decisions else None
-    step_start = 0.0 if one_shot else clock() - origin
+    step = _Step(transport, balancer, items, origin=origin, emulation=emulation, progress=progress, rng=rng,
+                 backend=backend, record_decisions=record_decisions, pool=pool, state=state, send_items=send_items)
+    step.run()
+    return step.results, step.finish(), end_step(balancer, step.view)
 
-    def give(w: int, t_ask: float) -> None:
-        nonlocal next_item, messages
-        if requeued:
-            first, count = requeued.popleft()
-        elif next_item < N:
-            view.time = clock() - origin
-            view.remaining = N - next_item
-            count = chunk(balancer, view, w, record)
-            first = next_item
-            next_item += count
+
+class _Step:
+    """The state of one step of :func:`coordinate_step` and its rules: hand out chunks, take results."""
+
+    def __init__(self, transport: Transport, balancer: ChunkingBalancer, items: Sequence, *, origin: float,
+                 emulation: Emulation | None, progress: Progress | None, rng, backend: str, record_decisions: bool,
+                 pool: Pool | None, state: dict | None, send_items: bool | None):
+        N = len(items)
+        P = transport.n_workers
+        self.transport, self.balancer, self.items, self.origin = transport, balancer, items, origin
+        self.progress, self.backend = progress, backend
+        self.N, self.P = N, P
+        self.one_shot = pool is None
+        self.pool = pool if pool is not None else Pool(P)
+        speeds = list(emulation.speeds) if emulation else [1.0] * P
+        self.view = LoopView(N, P, speeds)
+        start_step(balancer, self.view, rng, state)
+        self.trace = Trace(P, list(range(P)), balancer=balancer.name, source=backend, speeds=speeds,
+                           availability=list(emulation.availability) if emulation else [Constant().realise()] * P)
+        self.results: list[Any] = [_MISSING] * N
+        self.item_cost = [0.0] * N  # measured seconds per item (this machine, before emulation)
+        self.outstanding: dict[int, tuple[int, int, float]] = {}  # worker -> (first, count, t_ask)
+        self.requeued: deque[tuple[int, int]] = deque()
+        self.waiting: list[tuple[int, float]] = []  # workers asking while nothing is left to hand out
+        self.next_item = 0
+        self.done = 0
+        self.messages = 0
+        self.faults: list[tuple[int, int, int, float]] = []  # (worker, first, count, time) of lost chunks
+        self.send_items = not transport.shares_items if send_items is None else send_items
+        self.clock = time.perf_counter
+        self.record = self.trace.decisions if record_decisions else None
+        self.step_start = 0.0 if self.one_shot else self.clock() - origin
+
+    def give(self, w: int, t_ask: float) -> None:
+        """Worker *w* asked at *t_ask*: send it a lost chunk, or the balancer's next one, or keep it waiting."""
+        if self.requeued:
+            first, count = self.requeued.popleft()
+        elif self.next_item < self.N:
+            view = self.view
+            view.time = self.clock() - self.origin
+            view.remaining = self.N - self.next_item
+            count = chunk(self.balancer, view, w, self.record)
+            first = self.next_item
+            self.next_item += count
         else:
-            waiting.append((w, t_ask))
+            self.waiting.append((w, t_ask))
             return
-        outstanding[w] = (first, count, t_ask)
-        payload = list(items[first:first + count]) if send_items else None
+        self.outstanding[w] = (first, count, t_ask)
+        payload = list(self.items[first:first + count]) if self.send_items else None
         try:
-            transport.send(w, (WORK, first, count, payload))
+            self.transport.send(w, Work(first, count, payload))
         except Exception:  # MPI pickles the items it sends: name the one that cannot be
             for j, x in enumerate(payload or ()):
                 reason = unpicklable(x)
@@ -149,69 +163,84 @@ def coordinate_step(transport: Transport, balancer: ChunkingBalancer, items: Seq
                     raise ConfigError(f"items[{first + j}]", short_repr(x, 80), "picklable: the items of a Loop "
                                       f"step (and of an MPI run) are sent to their worker: {reason}") from None
             raise
-        messages += 1
+        self.messages += 1
 
-    # a later step: the workers that ended the previous one asking for work get it now, in worker order
-    for w in sorted(pool.idle):
-        if w in alive and done < N:
-            give(w, step_start)
-    pool.idle = []
-    # the backend stops every worker if anything here fails, and closes the progress bar (base.drive)
-    while done < N:
-        got = transport.recv(POLL_S if progress and progress.enabled else None)
-        if got is None:
-            if progress:
-                progress.update(done)
-            continue
-        w, msg = got
-        kind = msg[0]
-        messages += 1
-        if kind == DONE:
-            _, first, count, res, t_start, t_end, times = msg
-            if outstanding.get(w, (None,))[:2] != (first, count):
-                continue  # a stale copy of a chunk already reassigned: never counted twice
-            t_ask = outstanding.pop(w)[2]
-            results[first:first + count] = res
-            item_cost[first:first + count] = times
-            done += count
-            _measure(view, w, count, t_start, t_end, t_ask, times)
-            trace.add_interval(w, first, count, t_ask, t_start, t_end)
-            if progress:
-                progress.update(done)
-            if done < N:
-                give(w, t_end)
-        elif kind == READY:
-            pool.ready.add(w)
-            give(w, msg[1])
-        elif kind == ERROR:
-            raise task_error(msg)
-        elif kind == DIED:
-            alive.discard(w)
-            lost = outstanding.pop(w, None)
-            if lost is not None:
-                faults.append((w, lost[0], lost[1], clock() - origin))
-                requeued.append(lost[:2])
-                while requeued and waiting:
-                    give(*waiting.pop(0))
-            if not alive:
-                raise DlbkitError(f"every worker died (the last, {w}, with exit code {msg.exitcode}); "
-                                  f"{N - done} of {N} items were not computed")
-        else:  # pragma: no cover - a protocol error is a bug, never silent
-            raise DlbkitError(f"unexpected message {kind!r} from worker {w}")
-    # every live worker that has announced itself is now waiting for work (its last message asked)
-    pool.idle = sorted(w for w in pool.ready & alive if w not in outstanding)
-    n_chunks = len(trace.node)
-    trace.messages = messages + (P if one_shot else 0)  # one-shot: and a STOP each
-    trace.end_time = max(trace.t_end, default=0.0)
-    trace.total_work = float(sum(item_cost))
-    trace.max_item = float(max(item_cost, default=0.0))
-    trace.events = 2 * (n_chunks + P) + n_chunks
-    trace.meta.update(mechanism="self-scheduling", backend=backend, item_cost=item_cost, faults=faults,
-                      balancer_params=balancer.get_params())
-    if not one_shot:
-        trace.end_time = max(trace.end_time, step_start)  # an empty step ends where it began
-        trace.meta.update(step_start=step_start, step_items=N)
-    return results, trace, end_step(balancer, view)
+    def run(self) -> None:
+        """Hand out every item and take every result."""
+        pool, progress, N = self.pool, self.progress, self.N
+        # a later step: the workers that ended the previous one asking for work get it now, in worker order
+        for w in sorted(pool.idle):
+            if w in pool.alive and self.done < N:
+                self.give(w, self.step_start)
+        pool.idle = []
+        # the backend stops every worker if anything here fails, and closes the progress bar (base.drive)
+        while self.done < N:
+            got = self.transport.recv(POLL_S if progress and progress.enabled else None)
+            if got is None:
+                if progress:
+                    progress.update(self.done)
+                continue
+            w, msg = got
+            self.messages += 1
+            kind = type(msg)
+            if kind is Done:
+                self.on_done(w, msg)
+            elif kind is Ready:
+                pool.ready.add(w)
+                self.give(w, msg.t)
+            elif kind is Error:
+                raise task_error(msg)
+            elif kind is Died:
+                self.on_died(w, msg.exitcode)
+            else:  # pragma: no cover - a protocol error is a bug, never silent
+                raise DlbkitError(f"unexpected message {kind.__name__} from worker {w}")
+        # every live worker that has announced itself is now waiting for work (its last message asked)
+        pool.idle = sorted(w for w in pool.ready & pool.alive if w not in self.outstanding)
+
+    def on_done(self, w: int, msg: Done) -> None:
+        """Worker *w*'s chunk: its results and measurements booked, and its next chunk sent."""
+        first, count, res, t_start, t_end, times = msg
+        if self.outstanding.get(w, (None,))[:2] != (first, count):
+            return  # a stale copy of a chunk already reassigned: never counted twice
+        t_ask = self.outstanding.pop(w)[2]
+        self.results[first:first + count] = res
+        self.item_cost[first:first + count] = times
+        self.done += count
+        _measure(self.view, w, count, t_start, t_end, t_ask, times)
+        self.trace.add_interval(w, first, count, t_ask, t_start, t_end)
+        if self.progress:
+            self.progress.update(self.done)
+        if self.done < self.N:
+            self.give(w, t_end)
+
+    def on_died(self, w: int, exitcode: int | None) -> None:
+        """Worker *w* died: its chunk goes whole to the next worker that asks (one waiting now, first)."""
+        self.pool.alive.discard(w)
+        lost = self.outstanding.pop(w, None)
+        if lost is not None:
+            self.faults.append((w, lost[0], lost[1], self.clock() - self.origin))
+            self.requeued.append(lost[:2])
+            while self.requeued and self.waiting:
+                self.give(*self.waiting.pop(0))
+        if not self.pool.alive:
+            raise DlbkitError(f"every worker died (the last, {w}, with exit code {exitcode}); "
+                              f"{self.N - self.done} of {self.N} items were not computed")
+
+    def finish(self) -> Trace:
+        """The step's trace, its totals filled in."""
+        trace, item_cost = self.trace, self.item_cost
+        n_chunks = len(trace.node)
+        trace.messages = self.messages + (self.P if self.one_shot else 0)  # one-shot: and a Stop each
+        trace.end_time = max(trace.t_end, default=0.0)
+        trace.total_work = float(sum(item_cost))
+        trace.max_item = float(max(item_cost, default=0.0))
+        trace.events = 2 * (n_chunks + self.P) + n_chunks
+        trace.meta.update(mechanism="self-scheduling", backend=self.backend, item_cost=item_cost, faults=self.faults,
+                          balancer_params=self.balancer.get_params())
+        if not self.one_shot:
+            trace.end_time = max(trace.end_time, self.step_start)  # an empty step ends where it began
+            trace.meta.update(step_start=self.step_start, step_items=self.N)
+        return trace
 
 
 def _measure(view: LoopView, w: int, count: int, t_start: float, t_end: float, t_ask: float,
@@ -234,7 +263,7 @@ def _measure(view: LoopView, w: int, count: int, t_start: float, t_end: float, t
 def run_chunk(fn: Callable, items: Sequence | None, payload: Sequence | None, first: int, count: int,
               w: int, emulation: Emulation | None, origin: float, conn_send: Callable,
               user: UserCode) -> bool:
-    """Compute one chunk and report it; False if the user's function raised (reported as ERROR).
+    """Compute one chunk and report it; False if the user's function raised (reported as an Error).
     *user* marks the computing of the chunk's items (:class:`~..backends.base.UserCode`)."""
     if status.ON:  # a launched MPI job: the launcher names this chunk if the rank dies
         status.doing("computing items %d–%d", first, first + count - 1) if count > 1 else \
@@ -258,22 +287,22 @@ def run_chunk(fn: Callable, items: Sequence | None, payload: Sequence | None, fi
     if emulation is not None:
         emulation.stretch(w, origin, t_start, t_prev)
     name = getattr(fn, "__qualname__", None) or short_repr(fn, 60)
-    return send_or_report(conn_send, (DONE, first, count, results, t_start - origin, clock() - origin, item_time),
+    return send_or_report(conn_send, Done(first, count, results, t_start - origin, clock() - origin, item_time),
                           lambda: ((first + j, f"the result of {name}", r) for j, r in enumerate(results)))
 
 
 def serve(conn, w: int, fn: Callable, items: Sequence | None, emulation: Emulation | None,
           origin: float, interruptible: UserCode | None = None) -> None:
-    """The worker loop: serve chunks until STOP or the coordinator goes away."""
+    """The worker loop: serve chunks until Stop or the coordinator goes away."""
     send = conn.send
     user = interruptible or UserCode()
     try:
-        send((READY, time.perf_counter() - origin))
+        send(Ready(time.perf_counter() - origin))
         while True:
             msg = conn.recv()
-            if msg[0] == STOP:
+            if type(msg) is Stop:
                 return
-            _, first, count, payload = msg
+            first, count, payload = msg  # a Work
             if not run_chunk(fn, items, payload, first, count, w, emulation, origin, send, user):
                 return
     except (EOFError, BrokenPipeError, ConnectionResetError):

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-import numpy as np
-
 from dlbkit.balancers.base import Balancer
 from dlbkit.balancers.registry import resolve
+from dlbkit.families.graph.runtime import program as _graph_family
 from dlbkit.families.graph.runtime.tasks import parse_tasks
 from dlbkit.families.run import (
     RunResult,
@@ -21,8 +20,8 @@ from dlbkit.families.run import (
     check_record,
     coordinates,
 )
+from dlbkit.model.seeding import GRAPH, streams
 from dlbkit.runtime.emulation import emulation_from as _emulation
-from dlbkit.families.graph.runtime import program as _graph_family
 
 __all__ = ["DEFAULT_GRAPH_BALANCER", "GraphResult", "run_graph", "graph"]
 
@@ -80,13 +79,13 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
         _progress(progress)
         spec = parse_tasks(tasks)
         b = resolve(balancer, params, kind=("mapping", "graph-online"))
-        emulation = _emulation(emulate, s, None)
+        emulation = _emulation(emulate, s, None, layout=GRAPH)
         _flag("record_decisions", record_decisions)  # here, agreed: after it, raised on one rank alone (a hang)
         return s, spec, b, emulation, _worker_count(workers, emulation, backend)
 
     asked = workers
     seed, spec, b, emulation, workers = agreed(backend, checks)
-    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
+    rng = streams(seed, GRAPH).rng("balancer")  # the graph simulators': the same draws for the same seed
     values, trace = _graph_family.run_graph(spec, b, backend=backend, workers=asked if backend == "mpi" else workers,
                                             emulation=emulation, progress=progress, rng=rng,
                                             start_method=start_method,

@@ -33,11 +33,9 @@ of the living workers and places the lost tasks again. A result is kept once (a 
 ignored). An exception in ``fn`` stops every worker and is a :class:`~dlbkit.errors.TaskError` naming
 the task's key, with the worker's traceback; so is a result that cannot be pickled.
 
-Messages (times are run times): coordinator → worker ``(RUN, i, inputs, job)`` (*inputs* the values
-of task i's dependencies in its order; *job* ``(fn, templates)`` when the worker does not hold the
-tasks: under MPI, or None), ``Stop()``; worker → coordinator ``(RESULT, i, value, t_start, t_end,
-busy)`` (*busy*: seconds ``fn`` took on this machine, before emulation's stretch), an ``Error``
-(index = i); the local transport adds ``Died``.
+Messages (:mod:`.graph_messages`): coordinator → worker ``Run`` (a task with its inputs), ``Stop()``;
+worker → coordinator ``Result`` (its value and times), an ``Error`` (index = the task's); the local
+transport adds ``Died``.
 
 Trace (family ``graph``): one interval per task (``first`` = its index, ``t_ask`` = when its inputs
 were all at the coordinator, ``t_start``/``t_end`` on the worker); ``meta``: ``assignment`` (worker of
@@ -54,41 +52,33 @@ from typing import Any
 
 import numpy as np
 
-from dlbkit.errors import ConfigError, DlbkitError
+
 from dlbkit.families.graph.balancers import decide
 from dlbkit.families.graph.balancers.base import MappingBalancer, OnlineMapping
+from dlbkit.errors import ConfigError, DlbkitError
+from dlbkit.model.availability import Constant
+from dlbkit.families.graph.model.workload import TaskGraph
 from dlbkit.families.graph.model.costs import costs_for, critical_path_bound, upward_rank
 from dlbkit.families.graph.model.evaluate import plan_order
-from dlbkit.families.graph.model.gst import Table
-from dlbkit.families.graph.model.view import GraphOnlineView, GraphView
-from dlbkit.families.graph.model.workload import TaskGraph
-from dlbkit.families.graph.runtime.tasks import GraphTasks, resolve
-from dlbkit.model.availability import Constant
 from dlbkit.model.platform import Network, Node, Platform
 from dlbkit.model.trace import Trace
+from dlbkit.families.graph.model.gst import Table
+from dlbkit.families.graph.model.view import GraphOnlineView, GraphView
 from dlbkit.runtime import status
 from dlbkit.runtime.backends import execute
-from dlbkit.runtime.backends.base import (
-    Family,
-    Transport,
-    UserCode,
-    error_message,
-    send_or_report,
-    short_repr,
-    task_error,
-    unpicklable,
-)
+from dlbkit.runtime.backends.base import (Family, Transport, UserCode, error_message, send_or_report, short_repr, task_error,
+                             unpicklable)
 from dlbkit.runtime.emulation import Emulation
-from dlbkit.runtime.messages import DIED, ERROR, STOP, Stop
+from dlbkit.runtime.messages import Died, Error, Stop
 from dlbkit.runtime.progress import Progress
+from dlbkit.families.graph.runtime.messages import Result, Run
+from dlbkit.families.graph.runtime.tasks import GraphTasks, resolve
 
 #: what the coordinator runs: a static mapper's plan or an online mapper (the two graph kinds)
 Mapper = MappingBalancer | OnlineMapping
 
-__all__ = ["coordinate_graph", "serve_graph", "GraphRun", "run_graph", "DEPTH", "RUN", "RESULT"]
+__all__ = ["coordinate_graph", "serve_graph", "GraphRun", "run_graph", "DEPTH"]
 
-RUN = "g-run"
-RESULT = "g-result"
 #: tasks a worker holds, sent and not returned: one computing and one waiting, so that the coordinator's
 #: round trip (about 0.1 ms locally) hides behind the work; more would commit tasks to a worker early
 DEPTH = 2
@@ -283,7 +273,7 @@ class _Coordinator:
         inputs = tuple(self.values[j] for j in spec.deps[i])
         job = (spec.fns[i], spec.args[i]) if self.send_jobs else None
         try:
-            self.tp.send(w, (RUN, i, inputs, job))
+            self.tp.send(w, Run(i, inputs, job))
         except Exception:  # MPI pickles what it sends: name what cannot be
             key = short_repr(spec.keys[i], 80)
             for what, obj in [("its function", spec.fns[i]), ("its arguments", spec.args[i])] + [
@@ -387,17 +377,17 @@ class _Coordinator:
                     progress.update(self.done, force=True)
                 continue
             w, msg = got
-            kind = msg[0]
-            if kind == RESULT:
-                self.on_result(w, *msg[1:])
+            kind = type(msg)
+            if kind is Result:
+                self.on_result(w, *msg)
                 if progress:
                     progress.update(self.done)
-            elif kind == ERROR:
+            elif kind is Error:
                 raise task_error(msg, what="task", index=self.spec.keys[msg.index])
-            elif kind == DIED:
+            elif kind is Died:
                 self.on_died(w, msg.exitcode)
             else:  # pragma: no cover - a protocol error is a bug, never silent
-                raise DlbkitError(f"unexpected message {kind!r} from worker {w}")
+                raise DlbkitError(f"unexpected message {kind.__name__} from worker {w}")
         for w in range(self.P):
             tp.send(w, Stop())
         tp.stop()
@@ -429,7 +419,7 @@ def coordinate_graph(transport: Transport, spec: GraphTasks, balancer: Mapper, *
 # --- the worker ------------------------------------------------------------------------------------
 def serve_graph(conn, w: int, spec: GraphTasks | None, emulation: Emulation | None, origin: float,
                 interruptible: UserCode | None = None) -> None:
-    """The worker loop: run the tasks sent, in the order they arrive, until STOP or the coordinator goes away
+    """The worker loop: run the tasks sent, in the order they arrive, until Stop or the coordinator goes away
     (*interruptible*: :attr:`~..backends.base.Family.interruptible`)."""
     send = conn.send
     user = interruptible or UserCode()
@@ -437,9 +427,9 @@ def serve_graph(conn, w: int, spec: GraphTasks | None, emulation: Emulation | No
     try:
         while True:
             msg = conn.recv()
-            if msg[0] == STOP:
+            if type(msg) is Stop:
                 return
-            _, i, inputs, job = msg
+            i, inputs, job = msg  # a Run
             fn, templates = job if job is not None else (spec.fns[i], spec.args[i])
             if status.ON:  # a launched MPI job: the launcher names this task if the rank dies
                 status.doing("computing task %d", i)
@@ -454,7 +444,7 @@ def serve_graph(conn, w: int, spec: GraphTasks | None, emulation: Emulation | No
             if emulation is not None:
                 emulation.stretch(w, origin, t0, t1)
             name = getattr(fn, "__qualname__", None) or short_repr(fn, 60)
-            if not send_or_report(send, (RESULT, i, value, t0 - origin, clock() - origin, t1 - t0),
+            if not send_or_report(send, Result(i, value, t0 - origin, clock() - origin, t1 - t0),
                                   lambda: ((i, f"the result of {name}", value),)):
                 return
     except (EOFError, BrokenPipeError, ConnectionResetError):

@@ -22,9 +22,10 @@ from dlbkit.families.run import (
     coordinates,
 )
 from dlbkit.families.spmd.balancers.base import RepartitionBalancer
-from dlbkit.families.spmd.runtime.program import SpmdSpec
-from dlbkit.runtime.emulation import emulation_from as _emulation
 from dlbkit.families.spmd.runtime import program as _spmd_family
+from dlbkit.families.spmd.runtime.program import SpmdSpec
+from dlbkit.model.seeding import SPMD, streams
+from dlbkit.runtime.emulation import emulation_from as _emulation
 
 __all__ = ["DEFAULT_SPMD_BALANCER", "DEFAULT_WINDOW", "SpmdResult", "run_spmd", "spmd"]
 
@@ -162,13 +163,13 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
         arr = _check(step, domain, iterations, halo, window, bandwidth, seed)
         _progress(progress)
         b = _repartition_balancer(balancer, params)
-        emulation = _emulation(emulate, seed, None)
+        emulation = _emulation(emulate, seed, None, layout=SPMD)
         _flag("record_decisions", record_decisions)  # here, agreed: after it, raised on one rank alone (a hang)
         return arr, b, emulation, _worker_count(workers, emulation, backend)
 
     asked = workers
     arr, b, emulation, workers = agreed(backend, checks)
-    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
+    rng = streams(seed, SPMD).rng("balancer")  # the SPMD simulator's: the same draws for the same seed
     spec = SpmdSpec(step=step, halo=halo, emulation=emulation)
     out, trace = _spmd_family.run_spmd(spec, b, arr, iterations=iterations, window=window, bandwidth=bandwidth,
                                        backend=backend, workers=asked if backend == "mpi" else workers,

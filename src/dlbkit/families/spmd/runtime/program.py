@@ -19,27 +19,11 @@ k rows of *i* that touch *j* (contiguity kept), clamped so that *i* keeps at lea
 then the next window's measurement starts afresh (000 §6.2: reset after a transfer).
 
 A worker holds its block between iterations and does only what the coordinator asks; it decides
-nothing. Messages (first element a kind; ``STOP`` and ``ERROR`` are the runtime's own, so the MPI
-transport's stop/drain protocol works unchanged):
-
-Coordinator → worker:
-
-* ``(INIT, block)``: the worker's first rows.
-* ``(STEP, it, lo, hi)``: compute iteration *it* on ``concatenate([lo, block, hi])`` (*lo*/*hi* are
-  the ``halo`` rows above and below the block: the neighbours' edge rows after iteration it − 1, or
-  the domain's fixed boundary rows at the global edges).
-* ``(SHIP, side, k)``: give away the *k* rows at *side* (``"lo"``: the first rows, ``"hi"``: the last).
-* ``(TAKE, side, rows)``: add *rows* at *side* (they come from the neighbour on that side).
-* ``(GATHER,)``: send the block back; ``Stop()``: leave.
-
-Worker → coordinator:
-
-* ``(STEPPED, it, top, bottom, work, t_start, t_end)``: the block's first and last ``halo`` rows
-  after iteration *it*, the measured seconds of ``step`` on this machine (*work*), and when the
-  step began and ended (run time; *t_end* includes the emulated stretch).
-* ``(SHIPPED, rows, top, bottom)``, ``(TOOK, top, bottom)``: after a transfer, with the new edges.
-* ``(BLOCK, block)``; an ``Error`` (index = the iteration) when *step* raised (or returned
-  a block of the wrong shape).
+nothing. Messages (:mod:`.spmd_messages`): coordinator → worker ``Init`` (its first rows), ``Step``
+(an iteration, with the halo rows), ``Ship`` and ``Take`` (a transfer's two halves), ``Gather`` and
+``Stop()``; worker → coordinator ``Stepped`` (an iteration done, with the block's new edges and its
+measured time), ``Shipped``, ``Took``, ``Block``, and an ``Error`` (index = the iteration) when
+*step* raised (or returned a block of the wrong shape).
 """
 
 from __future__ import annotations
@@ -62,22 +46,13 @@ from dlbkit.families.spmd.model.view import SpmdView
 from dlbkit.runtime.backends import execute
 from dlbkit.runtime.backends.base import Family, Transport, UserCode, error_message, task_error
 from dlbkit.runtime.emulation import Emulation
-from dlbkit.runtime.messages import DIED, ERROR, STOP, Error, Stop
+from dlbkit.runtime.messages import Died, Error, Stop
 from dlbkit.runtime.progress import Progress
 from dlbkit.runtime import status
+from dlbkit.families.spmd.runtime.messages import Block, Gather, Init, Ship, Shipped, Step, Stepped, Take, Took
 
 __all__ = ["LARGE", "SpmdSpec", "SpmdRun", "coordinate_spmd", "partition", "rows_problem", "run_spmd",
            "serve_spmd"]
-
-INIT = "init"
-STEP = "step"
-STEPPED = "stepped"
-SHIP = "ship"
-SHIPPED = "shipped"
-TAKE = "take"
-TOOK = "took"
-GATHER = "gather"
-BLOCK = "block"
 
 #: free memory (DP) and bandwidth (DP/s) reported while unknown: large and finite, so that the
 #: balancers' cost terms (e.g. DLAH's M_f·M_a with M_a = 0) stay exact zeros instead of NaN
@@ -133,7 +108,7 @@ class _Run:
         first = h
         for w, c in enumerate(self.counts):
             block = domain[first:first + c]
-            self.send(w, (INIT, block))
+            self.send(w, Init(block))
             self.edges[w][1] = (block[:h].copy(), block[-h:].copy())  # "after iteration -1"
             first += c
 
@@ -146,7 +121,7 @@ class _Run:
         self.messages += 1
 
     def recv(self) -> tuple[int, tuple]:
-        """The next message; an ERROR or a death ends the run (raised here)."""
+        """The next message; an Error or a death ends the run (raised here)."""
         while True:
             got = self.t.recv(POLL_S if self.progress and self.progress.enabled else None)
             if got is None:
@@ -155,17 +130,19 @@ class _Run:
                 continue
             w, msg = got
             self.messages += 1
-            if msg[0] == ERROR:
+            if type(msg) is Error:
                 raise _step_error(w, msg)
-            if msg[0] == DIED:
+            if type(msg) is Died:
                 raise DlbkitError(f"SPMD worker {w} died (exit code {msg.exitcode}) after iteration {self.done[w]}: "
                                   "its rows are lost, the run cannot continue")
             return w, msg
 
-    def expect(self, w: int, kind: str) -> tuple:
+    def expect(self, w: int, kind: type) -> tuple:
+        """The next message, which must be a *kind* from worker *w*."""
         got, msg = self.recv()
-        if got != w or msg[0] != kind:  # pragma: no cover - a protocol error is a bug, never silent
-            raise DlbkitError(f"unexpected message {msg[0]!r} from worker {got} (waiting for {kind!r} from {w})")
+        if got != w or type(msg) is not kind:  # pragma: no cover - a protocol error is a bug, never silent
+            raise DlbkitError(f"unexpected message {type(msg).__name__} from worker {got} (waiting for "
+                              f"{kind.__name__} from {w})")
         return msg
 
     # --- iterations --------------------------------------------------------------------------------
@@ -183,10 +160,10 @@ class _Run:
         hi = self.hi_bc if j == self.P - 1 else self.edges[j + 1][d % 2][0]
         self.running[j] = True
         self.sent_at[j] = self.now()
-        self.send(j, (STEP, it, lo, hi))
+        self.send(j, Step(it, lo, hi))
 
-    def stepped(self, w: int, msg: tuple) -> None:
-        _, it, top, bottom, work, t_start, t_end = msg
+    def stepped(self, w: int, msg: Stepped) -> None:
+        it, top, bottom, work, t_start, t_end = msg
         self.running[w] = False
         self.done[w] = it
         self.edges[w][it % 2] = (top, bottom)
@@ -205,8 +182,8 @@ class _Run:
         last = self.iterations - 1
         while min(self.done) < last:
             w, msg = self.recv()
-            if msg[0] != STEPPED:  # pragma: no cover - ditto
-                raise DlbkitError(f"unexpected message {msg[0]!r} from worker {w}")
+            if type(msg) is not Stepped:  # pragma: no cover - ditto
+                raise DlbkitError(f"unexpected message {type(msg).__name__} from worker {w}")
             self.stepped(w, msg)
             if self.progress:
                 self.progress.update(min(self.done) + 1)
@@ -221,8 +198,8 @@ class _Run:
                     self.dispatch(j)
         blocks = []
         for w in range(self.P):
-            self.send(w, (GATHER,))
-            blocks.append(self.expect(w, BLOCK)[1])
+            self.send(w, Gather())
+            blocks.append(self.expect(w, Block).block)
         return np.concatenate([self.lo_bc, *blocks, self.hi_bc])
 
     # --- balancing ---------------------------------------------------------------------------------
@@ -257,10 +234,10 @@ class _Run:
             return
         toward = "hi" if dst == src + 1 else "lo"  # the sender's side that touches the receiver
         t0 = time.perf_counter()
-        self.send(src, (SHIP, toward, k))
-        _, rows, top, bottom = self.expect(src, SHIPPED)
-        self.send(dst, (TAKE, "lo" if toward == "hi" else "hi", rows))
-        _, dtop, dbottom = self.expect(dst, TOOK)
+        self.send(src, Ship(toward, k))
+        rows, top, bottom = self.expect(src, Shipped)
+        self.send(dst, Take("lo" if toward == "hi" else "hi", rows))
+        dtop, dbottom = self.expect(dst, Took)
         dt = time.perf_counter() - t0
         p = (self.next_balance - 1) % 2  # everyone has finished iteration next_balance - 1
         self.edges[src][p] = (top, bottom)
@@ -341,7 +318,7 @@ class SpmdSpec:
 
 
 def _step(spec: SpmdSpec, w: int, it: int, block: np.ndarray, lo, hi, send, user: UserCode) -> tuple | None:
-    """One iteration: (new block, message to send), or None after reporting an ERROR."""
+    """One iteration: (new block, message to send), or None after reporting an Error."""
     if status.ON:  # a launched MPI job: the launcher names this iteration if the rank dies
         status.doing("iteration %d (worker %d, %d rows)", it, w, len(block))
     clock = time.perf_counter
@@ -363,11 +340,11 @@ def _step(spec: SpmdSpec, w: int, it: int, block: np.ndarray, lo, hi, send, user
     if spec.emulation is not None:
         spec.emulation.stretch(w, spec.origin, t_start, t_done)
     h = spec.halo
-    return block, (STEPPED, it, block[:h], block[-h:], work, t_start - spec.origin, clock() - spec.origin)
+    return block, Stepped(it, block[:h], block[-h:], work, t_start - spec.origin, clock() - spec.origin)
 
 
 def serve_spmd(conn, w: int, spec: SpmdSpec, interruptible: UserCode | None = None) -> None:
-    """Process entry point of an SPMD worker: follow the coordinator's orders until STOP
+    """Process entry point of an SPMD worker: follow the coordinator's orders until Stop
     (*interruptible*: :attr:`~..backends.base.Family.interruptible`)."""
     send = conn.send
     user = interruptible or UserCode()
@@ -376,29 +353,29 @@ def serve_spmd(conn, w: int, spec: SpmdSpec, interruptible: UserCode | None = No
     try:
         while True:
             msg = conn.recv()
-            kind = msg[0]
-            if kind == STEP:
-                out = _step(spec, w, msg[1], block, msg[2], msg[3], send, user)
+            kind = type(msg)
+            if kind is Step:
+                out = _step(spec, w, msg.it, block, msg.lo, msg.hi, send, user)
                 if out is None:
                     return
                 block, reply = out
                 send(reply)
-            elif kind == SHIP:
-                _, side, k = msg
+            elif kind is Ship:
+                side, k = msg
                 if side == "lo":
                     rows, block = block[:k].copy(), block[k:].copy()
                 else:
                     rows, block = block[-k:].copy(), block[:-k].copy()
-                send((SHIPPED, rows, block[:h], block[-h:]))
-            elif kind == TAKE:
-                _, side, rows = msg
+                send(Shipped(rows, block[:h], block[-h:]))
+            elif kind is Take:
+                side, rows = msg
                 block = np.concatenate([rows, block] if side == "lo" else [block, rows])
-                send((TOOK, block[:h], block[-h:]))
-            elif kind == INIT:
-                block = np.array(msg[1])  # a private, writable copy
-            elif kind == GATHER:
-                send((BLOCK, block))
-            elif kind == STOP:
+                send(Took(block[:h], block[-h:]))
+            elif kind is Init:
+                block = np.array(msg.block)  # a private, writable copy
+            elif kind is Gather:
+                send(Block(block))
+            elif kind is Stop:
                 return
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the coordinator ended the run

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Mapping
 from dlbkit.balancers.registry import resolve
 from dlbkit.errors import ConfigError, DlbkitWarning
 from dlbkit.model.check import number
+from dlbkit.model.seeding import STREAM
 from dlbkit.info import names as info_names
 from dlbkit.info import resolve as resolve_info
 from dlbkit.families.result import Result
@@ -132,7 +133,7 @@ class Cluster(Executor):
                     raise ConfigError("suspect_after", suspect_after, f"None or more seconds than the {model.name} "
                                       f"model's period ({model.interval:g} s): an entry is that old between two "
                                       "messages")
-            emulation = emulation_from(emulate, seed)
+            emulation = emulation_from(emulate, seed, layout=STREAM)
             per_node = _slots(slots, emulation)
             if emulation is not None and emulation.node_of is not None:  # a platform: its nodes, their cores slots
                 emulation, per_node = emulation.per_node()

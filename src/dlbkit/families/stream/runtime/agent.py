@@ -21,18 +21,13 @@ The load a node reports is its jobs in the system (queued + running), the superm
 (``StreamView.queue``). The agent thread keeps answering (gossip, forwards) while a job runs: the
 runner is a second thread, so a long job does not silence the node's load monitor.
 
-Messages (tuples, the tag first). From the client: ``("J", jid, payload)`` a job submitted here;
-``("B", [(jid, payload), ...])`` a batch submitted here; ``("X", node, jids)`` a node died, and the
-client asks which of *jids* (jobs it still has at the dead node as their origin) it forwarded here;
-``Stop()`` (``("stop",)``). From another node, over the mesh: ``("R", jid, payload, origin)`` a job its
-origin placed here; ``("I", message)`` load entries (the model's :class:`~dlbkit.info.base.InfoMessage`).
-To the client: ``("P", jid, node)`` this origin placed a job on another node (sent after the job);
-``("S",)`` jobs started (below); ``("Y", dead, jids)`` the jobs asked about that the dead node had
-forwarded here; ``("D", jid, ok, data, t_start, t_busy, t_end)`` a job's result (``ok`` False:
-``data`` is an :class:`~dlbkit.runtime.messages.Error`); ``("stats", stats)`` when it stops. Each
-``P``, ``S``, ``Y`` and ``D`` carries one more element, last: the jobs that started here since this
-node's previous message, ``[(jid, t_start), ...]``, so the client learns that a job is running
-within one information period (an ``S`` goes only when a job started), or with the next result.
+Messages (:mod:`.cluster_messages`). From the client: :class:`Submit` a job submitted here,
+:class:`SubmitBatch` several; :class:`NodeDied` a node died, and the client asks which of the jobs it
+still has at the dead node as their origin were forwarded here; ``Stop()``. From another node, over
+the mesh: :class:`Forward` a job its origin placed here; :class:`Info` load entries. To the client:
+:class:`Placed` this origin placed a job on another node (sent after the job); :class:`Started` jobs
+started; :class:`Held` the answer about a dead node; :class:`Result` a job's result; :class:`Stats`
+when it stops. Each but the last carries the jobs started here since this node's previous message.
 """
 
 from __future__ import annotations
@@ -47,15 +42,15 @@ from typing import Any
 
 import numpy as np
 
+
 from dlbkit.families.stream.balancers import decide
+from dlbkit.model.seeding import STREAM, streams
 from dlbkit.families.stream.model.view import StreamView
 from dlbkit.runtime.backends.base import COORDINATOR, error_message, pickled
-from dlbkit.runtime.messages import STOP, Error
+from dlbkit.runtime.messages import Error, Stop
+from dlbkit.families.stream.runtime.messages import Forward, Held, Info, NodeDied, Placed, Result, Started, Stats, Submit, SubmitBatch
 
-__all__ = ["Agent", "serve", "MAX_SAMPLES", "STATS"]
-
-#: the tag of a node's last message: its statistics (samples, messages, decisions)
-STATS = "stats"
+__all__ = ["Agent", "serve", "MAX_SAMPLES"]
 
 #: the node processes' GIL switch interval (s): the longest the agent thread waits while a job computes
 SWITCH_INTERVAL_S = 0.0005
@@ -76,12 +71,15 @@ class Agent:
         self.speeds = speeds
         self.emulation = emulation
         self.lock = threading.Lock()  # the runner and the agent both send
-        rng_balancer = np.random.default_rng(np.random.SeedSequence([int(seed), w]).spawn(2)[0])
-        # one seed for every node's copy of the information model: each copy draws what the model
-        # would draw for all nodes, and this node sends its own part, so the nodes' sends together
-        # are one round of the model (a selection that coordinates the nodes, such as a permutation of
-        # peers, stays coordinated)
-        rng_info = np.random.default_rng(np.random.SeedSequence([int(seed), n]).spawn(2)[1])
+        # the stream simulator's streams (dlbkit.model.seeding.STREAM): its one balancer decides for
+        # every origin from the "balancer" stream; here each node's balancer draws from its child w
+        st = streams(int(seed), STREAM)
+        rng_balancer = np.random.default_rng(st.seq("balancer").spawn(n)[w])
+        # one stream for every node's copy of the information model, the simulator's "info": each copy
+        # draws what the model would draw for all nodes, and this node sends its own part, so the
+        # nodes' sends together are one round of the model (a selection that coordinates the nodes,
+        # such as a permutation of peers, stays coordinated)
+        rng_info = st.rng("info")
         self.model = copy.deepcopy(info)
         self.model.start(n, [[j for j in range(n) if j != i] for i in range(n)], [0] * n, rng_info)
         self.balancer = copy.deepcopy(balancer)
@@ -107,11 +105,12 @@ class Agent:
         self.samples: list[tuple[float, int, float]] = []
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
         # jobs started since the last message to the client, (jid, run time): piggybacked on the next
-        # P or D, or sent alone (S) at the next information round (guarded by self.lock, as the sends are)
+        # Placed or Result, or sent alone (Started) at the next information round (guarded by
+        # self.lock, as the sends are)
         self.started: list[tuple[int, float]] = []
         # the jobs other nodes forwarded here whose result has not gone yet (job → its origin): what
         # this node answers when the client asks, after an origin's death, which of its jobs had
-        # already left it (Y). A job leaves it with its result: the result goes to the client on the
+        # already left it (Held). A job leaves it with its result: the result goes to the client on the
         # same pipe before any later answer, so the client has it first (guarded by self.lock)
         self.received: dict[int, int] = {}
         self.stopped = False  # after STOP nothing more is sent (under MPI the client may be gone)
@@ -131,14 +130,14 @@ class Agent:
     def load(self) -> int:
         return self.enq - self.done
 
-    def tell_client(self, msg: tuple) -> None:
-        """Send *msg* (P, S, Y) to the client after everything posted before it (on the local
-        backend; under MPI messages keep their order per destination only), with the jobs started
-        since the last message (piggybacked). A result (D) goes at once instead, by the runner
-        thread: the client takes messages about a job it has settled as stale, so their relative
-        order does not matter."""
+    def tell_client(self, kind: type, *fields) -> None:
+        """Send a message of *kind* (:class:`Placed`, :class:`Started`, :class:`Held`) with *fields*
+        to the client after everything posted before it (on the local backend; under MPI messages
+        keep their order per destination only), with the jobs started since the last message
+        (piggybacked). A :class:`Result` goes at once instead, by the runner thread: the client
+        takes messages about a job it has settled as stale, so their relative order does not matter."""
         with self.lock:
-            self.conn.send_to(COORDINATOR, msg + (self._started(),))
+            self.conn.send_to(COORDINATOR, kind(*fields, self._started()))
 
     def _started(self) -> list[tuple[int, float]]:
         out, self.started = self.started, []
@@ -171,10 +170,10 @@ class Agent:
                 self.enqueue(jid, payload)
             else:
                 # to its node directly, then the notice to the client, in this order: should this node
-                # die between the two, the client still finds the job (it asks the survivors, Y)
+                # die between the two, the client still finds the job (it asks the survivors: Held)
                 self.forwarded += 1
-                self.conn.send_to(node, ("R", jid, payload, self.w))
-                self.tell_client(("P", jid, node))
+                self.conn.send_to(node, Forward(jid, payload, self.w))
+                self.tell_client(Placed, jid, node)
 
     def enqueue(self, jid: int, payload: bytes) -> None:
         self.enq += 1
@@ -213,7 +212,7 @@ class Agent:
                 self.received.pop(jid, None)  # its result goes now: the client will have it before any answer
                 if self.stopped:
                     return
-                self._send_raw(("D", jid, ok, data, t_start - o, t_busy - o, t_end - o, self._started()))
+                self._send_raw(Result(jid, ok, data, t_start - o, t_busy - o, t_end - o, self._started()))
 
     # --- the load monitor ----------------------------------------------------------------------------------
     def info_round(self, t: float) -> None:
@@ -224,9 +223,9 @@ class Agent:
             if msg.src == self.w and msg.dst in self.live:
                 self.sent_messages += 1
                 self.sent_bytes += msg.bytes
-                self.conn.send_to(int(msg.dst), ("I", msg), droppable=True)  # the next round replaces it
+                self.conn.send_to(int(msg.dst), Info(msg), droppable=True)  # the next round replaces it
         if self.started:  # unlocked peek; the list is taken under the lock
-            self.tell_client(("S",))
+            self.tell_client(Started)
         self.sample(t)
 
     def sample(self, t: float) -> None:
@@ -245,34 +244,34 @@ class Agent:
         """*node* died: it leaves this node's view (the balancer restarts on the smaller view). First
         take everything it sent that is still on its way here (the backend's ``drain``: its pipe,
         up to its end), then tell the client which of the jobs it *asked* about (those it believed
-        still at the dead node) that node had forwarded here (Y): those are here, not lost."""
+        still at the dead node) that node had forwarded here (:class:`Held`): those are here, not lost."""
         if node in self.live and node != self.w:
             for msg in self.conn.drain(node):
-                if msg[0] in ("R", "I"):
+                if type(msg) in (Forward, Info):
                     self.handle(msg)
             self.live.remove(node)
             self._view(self.now())  # the view's nodes change: the balancer starts again
         with self.lock:
             held = [j for j in asked if self.received.get(j) == node]
-        self.tell_client(("Y", node, held))  # always an answer: the client waits for every survivor's
+        self.tell_client(Held, node, held)  # always an answer: the client waits for every survivor's
 
     # --- the daemon's loop ---------------------------------------------------------------------------------
     def handle(self, msg: tuple) -> bool:
-        """Act on one message; False on STOP."""
-        tag = msg[0]
-        if tag == "J":
-            self.place([(msg[1], msg[2])])
-        elif tag == "R":
+        """Act on one message; False on :class:`~dlbkit.runtime.messages.Stop`."""
+        kind = type(msg)
+        if kind is Submit:
+            self.place([(msg.jid, msg.payload)])
+        elif kind is Forward:
             with self.lock:
-                self.received[msg[1]] = msg[3]
-            self.enqueue(msg[1], msg[2])
-        elif tag == "I":
-            self.deliver(msg[1])
-        elif tag == "B":
-            self.place(list(msg[1]))
-        elif tag == "X":
-            self.dead(msg[1], msg[2])
-        elif tag == STOP:
+                self.received[msg.jid] = msg.origin
+            self.enqueue(msg.jid, msg.payload)
+        elif kind is Info:
+            self.deliver(msg.message)
+        elif kind is SubmitBatch:
+            self.place(list(msg.jobs))
+        elif kind is NodeDied:
+            self.dead(msg.node, msg.asked)
+        elif kind is Stop:
             return False
         return True
 
@@ -286,7 +285,7 @@ class Agent:
             self.jobs.put(None)
         with self.lock:
             self.stopped = True
-            self._send_raw((STATS, self.stats()))
+            self._send_raw(Stats(self.stats()))
 
 
 def serve(conn, w: int, n: int, origin: float, speeds: list[float], emulation, info, balancer, seed: int,

@@ -6,14 +6,14 @@ The nodes talk to one another over the backend's mesh (:attr:`ClusterFamily.mesh
 and a load message go from node to node, never through here. The client decides nothing and relays
 nothing: it assigns each job an origin (round-robin over the live nodes, or the one the caller
 names if it is alive; a dead one is replaced by round-robin), keeps the futures, and learns where
-each job went from its origin's placement notice (``P``, sent after the job itself), which is what
-fault recovery needs:
+each job went from its origin's placement notice (:class:`~.cluster_messages.Placed`, sent after the
+job itself), which is what fault recovery needs:
 
 * a node that dies (its pipe ends: the transport's ``Died``, after every message it sent before) is
-  announced to every other node (``X``), which drops it from its view at once. The jobs placed on it
+  announced to every other node (``NodeDied``), which drops it from its view at once. The jobs placed on it
   are submitted again at once. The jobs still at it as their origin may have left it just before
   (written to their node, the notice lost): the announcement lists them, each survivor takes what
-  the dead node sent it and answers which it holds (``Y``), and once every survivor has answered
+  the dead node sent it and answers which it holds (``Held``), and once every survivor has answered
   the rest are submitted again (:meth:`ClusterRun._died`). A notice naming a dead node resubmits
   its job too. Each future is set once: a result is delivered exactly once.
 * a job whose function raised sets its future's exception (the original exception, its cause the
@@ -40,8 +40,9 @@ from dlbkit.model.trace import Trace
 from dlbkit.runtime.backends import execute
 from dlbkit.runtime.backends.base import Family, Transport, task_error
 from dlbkit.runtime.emulation import Emulation
-from dlbkit.runtime.messages import Stop
-from dlbkit.families.stream.runtime.agent import STATS, serve
+from dlbkit.runtime.messages import Died, Stop
+from dlbkit.families.stream.runtime.agent import serve
+from dlbkit.families.stream.runtime.messages import Held, NodeDied, Placed, Result, Started, Stats, Submit, SubmitBatch
 
 __all__ = ["ClusterRun", "ClusterFamily", "Job", "SERIES_POINTS"]
 
@@ -49,7 +50,7 @@ __all__ = ["ClusterRun", "ClusterFamily", "Job", "SERIES_POINTS"]
 SERIES_POINTS = 200
 #: seconds the client waits for a node's goodbye before stopping it by force
 STOP_WAIT_S = 5.0
-#: seconds the client waits for every survivor's answer about a dead node's jobs (Y) before it
+#: seconds the client waits for every survivor's answer about a dead node's jobs (Held) before it
 #: submits them again without the missing answers: a survivor first waits up to
 #: local_mesh.DRAIN_WAIT_S for the dead node's pipe to end, so this is longer
 ANSWER_WAIT_S = 10.0
@@ -166,9 +167,9 @@ class ClusterRun:
                 out.append(f)
                 batch.append((jid, p))
             if len(batch) == 1:
-                self._post(k, ("J", batch[0][0], batch[0][1]))
+                self._post(k, Submit(*batch[0]))
             else:
-                self._post(k, ("B", batch))
+                self._post(k, SubmitBatch(batch))
             return out
 
     def pending(self) -> int:
@@ -246,7 +247,7 @@ class ClusterRun:
         return (self.trace(),)
 
     def _stop(self, tr: Transport) -> None:
-        """Stop every live node: each sends its statistics (STATS) and leaves; then the transport's stop."""
+        """Stop every live node: each sends its statistics (:class:`Stats`) and leaves; then the transport's stop."""
         with self.lock:
             live = list(self.live)
         for k in live:
@@ -258,10 +259,10 @@ class ClusterRun:
             if got is None:
                 continue
             k, msg = got
-            if msg[0] == STATS:
-                self.stats[k] = msg[1]
+            if type(msg) is Stats:
+                self.stats[k] = msg.stats
                 waiting.discard(k)
-            elif msg[0] == "died":
+            elif type(msg) is Died:
                 waiting.discard(k)
         self.outbox.put(None)
         self.sender.join(timeout=STOP_WAIT_S)
@@ -269,20 +270,24 @@ class ClusterRun:
         tr.stop(kill=bool(waiting) or self.sender.is_alive())
 
     def _handle(self, k: int, msg: tuple) -> None:
-        tag = msg[0]
+        """Act on node *k*'s message (or the transport's word of its death)."""
+        kind = type(msg)
         with self.lock:
-            if tag in ("D", "P", "S", "Y"):
-                self._running(k, msg[-1])
-            if tag == "D":
+            if kind is Result:
+                self._running(k, msg.started)
                 self._done(k, msg)
-            elif tag == "P":
-                self._placed(msg[1], msg[2])
-            elif tag == "Y":
-                self._answered(k, msg[1], msg[2])
-            elif tag == "died":
+            elif kind is Placed:
+                self._running(k, msg.started)
+                self._placed(msg.jid, msg.node)
+            elif kind is Started:
+                self._running(k, msg.started)
+            elif kind is Held:
+                self._running(k, msg.started)
+                self._answered(k, msg.dead, msg.jobs)
+            elif kind is Died:
                 self._died(k)
-            elif tag == STATS:
-                self.stats[k] = msg[1]
+            elif kind is Stats:
+                self.stats[k] = msg.stats
 
     def _placed(self, jid: int, node: int) -> None:
         """Its origin placed job *jid* on *node* (and sent it there itself, before this notice)."""
@@ -303,7 +308,7 @@ class ClusterRun:
 
     def _running(self, k: int, started: list) -> None:
         """Node *k* started these jobs (piggybacked on its message): they are running there. A job
-        whose notice of placement (P, from its origin) is still on its way is kept in ``early``."""
+        whose notice of placement (Placed, from its origin) is still on its way is kept in ``early``."""
         for jid, t in started:
             if jid not in self.futures:
                 continue
@@ -313,8 +318,8 @@ class ClusterRun:
             else:
                 self.early[jid] = (k, t)
 
-    def _done(self, k: int, msg: tuple) -> None:
-        _, jid, ok, data, t_start, t_busy, t_end, _started = msg
+    def _done(self, k: int, msg: Result) -> None:
+        jid, ok, data, t_start, t_busy, t_end, _started = msg
         f = self.futures.pop(jid, None)
         if f is None:  # delivered already (or cancelled): exactly once
             self.duplicates += self.jobs[jid].state in ("done", "error")
@@ -353,13 +358,13 @@ class ClusterRun:
         k = self._origin(None)
         j.node, j.state, j.started = k, "submitted", math.nan
         j.resubmitted += 1
-        self._post(k, ("J", jid, self.payloads[jid]))
+        self._post(k, Submit(jid, self.payloads[jid]))
 
     def _died(self, k: int) -> None:
         """Node *k* died. The jobs placed on it are lost with it: submitted again at once. Those
         still at it as their origin may have left it just before (sent to their node, the notice
         lost with *k*): every survivor is told of the death with the list of them, takes what *k*
-        sent it (its pipe, to the end) and answers which it holds (Y, :meth:`_answered`); the rest
+        sent it (its pipe, to the end) and answers which it holds (Held, :meth:`_answered`); the rest
         are submitted again once every survivor has answered (or died), so none runs twice — or,
         should a survivor not answer within :data:`ANSWER_WAIT_S`, then (:meth:`_overdue`)."""
         if k not in self.live:
@@ -368,7 +373,7 @@ class ClusterRun:
         at_k = [jid for jid in self.futures if self.jobs[jid].node == k]
         asked = [jid for jid in at_k if self.jobs[jid].state == "submitted"]
         for other in self.live:
-            self._post(other, ("X", k, asked))
+            self._post(other, NodeDied(k, asked))
         for jid in at_k:
             if self.jobs[jid].state != "submitted":
                 self._resubmit(jid)

@@ -10,10 +10,11 @@ from dlbkit.balancers.registry import resolve
 from dlbkit.errors import ConfigError
 from dlbkit.families.run import RunResult, _backend, _callable, _flag, _progress, _seed, _worker_count, agreed
 from dlbkit.families.tree.balancers.base import MigrationBalancer
+from dlbkit.families.tree.runtime import program as _tree_family
 from dlbkit.families.tree.runtime.worker import TreeSpec
 from dlbkit.info import resolve as resolve_info
+from dlbkit.model.seeding import TREE
 from dlbkit.runtime.emulation import emulation_from as _emulation
-from dlbkit.families.tree.runtime import program as _tree_family
 
 __all__ = ["DEFAULT_TREE_BALANCER", "TreeResult", "run_tree", "tree"]
 
@@ -130,7 +131,7 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
         _progress(progress)
         b = _migration_balancer(balancer, params)
         _tree_family.check_topology(topology)
-        emulation = _emulation(emulate, s, None)
+        emulation = _emulation(emulate, s, None, layout=TREE)
         # the information model and the flag too: checked after the agreement, a bad one on one rank
         # alone was raised there alone and left the other ranks waiting for it (a hang)
         model = resolve_info(info) if info is not None else None

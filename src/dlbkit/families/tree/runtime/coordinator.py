@@ -43,15 +43,18 @@ import numpy as np
 from dlbkit.errors import DlbkitError, RemoteTraceback, TaskError
 from dlbkit.model.availability import Constant
 from dlbkit.families.tree.model.backoff import backoff_delay
+from dlbkit.model.seeding import TREE, streams
 from dlbkit.model.trace import Trace
 from dlbkit.families.tree.model.view import TreeView
 from dlbkit.families.tree.balancers.decide import transfers
 from dlbkit.runtime.backends.base import Transport, short_repr, task_error
 from dlbkit.runtime.emulation import Emulation
-from dlbkit.runtime.messages import DIED, ERROR, Stop
+from dlbkit.runtime.messages import Died, Error, Stop
 from dlbkit.runtime.progress import Progress
 from dlbkit.families.tree.runtime.loads import InFlightLoads
-from dlbkit.families.tree.runtime.worker import ANSWER, FAIL, FINAL, GIVE, IDLE, MAIL, ORDER, POST, REPORT, STEAL, CHECK_S, TreeSpec
+from dlbkit.families.tree.runtime.messages import ANSWER, ORDER, STATED, Fail, Final, Give, Idle, Loot, Mail, Order, Post, Pushed, Report, \
+    Request, Steal
+from dlbkit.families.tree.runtime.worker import CHECK_S, TreeSpec
 
 __all__ = ["coordinate_tree", "STEAL_BACKOFF_S", "steal_backoff"]
 
@@ -78,261 +81,325 @@ def coordinate_tree(transport: Transport, spec: TreeSpec, *, initial: Any = 0,
 
     The backend stops every worker if anything here fails and closes the progress bar (base.drive).
     """
-    return _coordinate(transport, spec, initial, emulation, progress, backend)
+    return _Coordinator(transport, spec, emulation, progress, backend).run(initial)
 
 
-def _coordinate(transport, spec, initial, emulation, progress, backend):
-    P = transport.n_workers
-    origin = spec.origin
-    clock = time.perf_counter
-    balancer = spec.balancer.clone()
-    speeds = list(spec.speeds) or [1.0] * P
-    neighbours = [list(nb) for nb in spec.neighbours] or [[j for j in range(P) if j != i] for i in range(P)]
-    view = TreeView(P, speeds=speeds, neighbours=neighbours, colours=list(spec.colours))
-    balancer.start(view, np.random.default_rng(spec.seeds()[0]))
-    better = spec.better
-    record: list | None = [] if spec.record_decisions else None  # the periodic decisions and their views
-    bnb = spec.branch_and_bound
-    best = spec.bound
-    created = [0] * P
-    completed = [0] * P
-    n_created = 1  # the root, plus every child the workers report
-    n_completed = 0
-    reading = [w != 0 for w in range(P)]  # every worker but 0 starts idle, blocked in recv
-    mailbox: list[list] = [[] for _ in range(P)]
-    failures = [0] * P
-    timers: list[tuple[float, int, int, tuple]] = []  # (due, seq, worker, item): delayed answers
-    seq = 0
-    counts = {"messages": 0, "steal_requests": 0, "steals": 0, "tasks_moved": 0, "transfers": 0,
-              "load_updates": 0}
-    at_last = [0] * P  # tasks each worker had completed at the last periodic point
-    reads_loads = balancer.reads_loads
-    books = InFlightLoads(view)
-    # receiver-initiated rules that read loads (RID) decide whether to ask from their neighbours'
-    # loads: a worker that asked nobody sleeps in recv, so it is sent fresh loads (an empty POST)
-    # when a neighbour's load rises above what it last saw (W&R's periodic neighbour updates)
-    wake = balancer.receiver_initiated and reads_loads
-    asleep = [False] * P
-    shown: list[list[int]] = [[0] * P for _ in range(P)]  # the loads each worker last received
+class _Coordinator:
+    """One run's state and rules (the module docstring): relay, decide, count, then fold the values."""
 
-    # --- an information model (dlbkit.info): the coordinator is the star's relay, so it keeps every
-    # worker's table; a round's messages are merged into their receivers' tables as they pass it, and
-    # a worker reads its table in the next loads it is sent (MAIL/POST). A node's own entry is what it
-    # last reported of itself. Without a model, deciders read the coordinator's view (reports).
-    info = spec.info if spec.info is not None and not spec.info.exact else None
-    next_round = math.inf
-    if info is not None:
-        info.start(P, neighbours, [1 if w == 0 else 0 for w in range(P)],
-                   np.random.default_rng(np.random.SeedSequence(spec.seed).spawn(4)[3]))
-        next_round = info.interval
-        seen_view = TreeView(P, speeds=speeds, neighbours=neighbours, colours=list(spec.colours))
+    def __init__(self, transport: Transport, spec: TreeSpec, emulation: Emulation | None,
+                 progress: Progress | None, backend: str):
+        P = transport.n_workers
+        self.transport, self.spec, self.emulation = transport, spec, emulation
+        self.progress, self.backend = progress, backend
+        self.P = P
+        self.origin = spec.origin
+        self.clock = time.perf_counter
+        self.balancer = balancer = spec.balancer.clone()
+        self.speeds = list(spec.speeds) or [1.0] * P
+        self.neighbours = [list(nb) for nb in spec.neighbours] or [[j for j in range(P) if j != i] for i in range(P)]
+        self.view = TreeView(P, speeds=self.speeds, neighbours=self.neighbours, colours=list(spec.colours))
+        balancer.start(self.view, np.random.default_rng(spec.seeds()[0]))
+        self.record: list | None = [] if spec.record_decisions else None  # the periodic decisions and their views
+        self.best = spec.bound
+        self.created = [0] * P
+        self.completed = [0] * P
+        self.n_created = 1  # the root, plus every child the workers report
+        self.n_completed = 0
+        self.reading = [w != 0 for w in range(P)]  # every worker but 0 starts idle, blocked in recv
+        self.mailbox: list[list] = [[] for _ in range(P)]
+        self.failures = [0] * P
+        self.timers: list[tuple[float, int, int, tuple]] = []  # (due, seq, worker, item): delayed answers
+        self.seq = 0
+        self.counts = {"messages": 0, "steal_requests": 0, "steals": 0, "tasks_moved": 0, "transfers": 0,
+                       "load_updates": 0}
+        self.at_last = [0] * P  # tasks each worker had completed at the last periodic point
+        self.books = InFlightLoads(self.view)
+        self.reads_loads = balancer.reads_loads
+        self.periodic_ = balancer.periodic
+        # receiver-initiated rules that read loads (RID) decide whether to ask from their neighbours'
+        # loads: a worker that asked nobody sleeps in recv, so it is sent fresh loads (an empty Post)
+        # when a neighbour's load rises above what it last saw (W&R's periodic neighbour updates)
+        self.wake = balancer.receiver_initiated and self.reads_loads
+        self.asleep = [False] * P
+        self.shown: list[list[int]] = [[0] * P for _ in range(P)]  # the loads each worker last received
+        self._start_info()
 
-    def knowledge(node: int) -> TreeView:
+    def _start_info(self) -> None:
+        """An information model (dlbkit.info): the coordinator is the star's relay, so it keeps every
+        worker's table; a round's messages are merged into their receivers' tables as they pass it,
+        and a worker reads its table in the next loads it is sent (Mail/Post). A node's own entry is
+        what it last reported of itself. Without a model, deciders read the coordinator's view (reports)."""
+        spec, P = self.spec, self.P
+        self.info = info = spec.info if spec.info is not None and not spec.info.exact else None
+        self.next_round = math.inf
+        if info is not None:
+            info.start(P, self.neighbours, [1 if w == 0 else 0 for w in range(P)],
+                       streams(spec.seed, TREE).rng("info"))  # the simulated tree engine's info stream
+            self.next_round = info.interval
+            self.seen_view = TreeView(P, speeds=self.speeds, neighbours=self.neighbours, colours=list(spec.colours))
+
+    # --- what a decider knows ---------------------------------------------------------------------
+    def knowledge(self, node: int) -> TreeView:
         """What *node* (-1: the coordinator, deciding centrally) knows now, as a view."""
+        info, books = self.info, self.books
         if info is None:
-            return view
-        v = seen_view
-        v.time, v.node, v.done = clock() - origin, node, view.done
+            return self.view
+        v = self.seen_view
+        v.time, v.node, v.done = self.clock() - self.origin, node, self.view.done
         c = info.centre if node < 0 else node
         info.fill(c, v.time, books.reported[c], v.queue, v.updated_at, integer=True)
         if node < 0:  # the coordinator adds what it sent or ordered that no report covers yet
-            for j in range(P):
+            for j in range(self.P):
                 if j != c:
                     v.queue[j] = max(0, v.queue[j] + books.flight_sum[j] + books.mail[j] + books.promised[j])
         return v
 
-    def info_round() -> None:
-        nonlocal next_round
-        now = clock() - origin
-        for m in info.round(now, list(books.reported)):
-            info.deliver(m)
-        while next_round <= now:
-            next_round += info.interval
-        if wake:  # every sleeping worker's knowledge changed: it reconsiders
-            for u in range(P):
-                if asleep[u]:
-                    counts["load_updates"] += 1
-                    asleep[u] = False
-                    post(u, POST)
-
-    def loads(w: int):
-        if not reads_loads:
+    def loads(self, w: int):
+        """The loads sent to worker *w* with a Mail or Post (None: its balancer reads none)."""
+        if not self.reads_loads:
             return None
-        k = knowledge(w)
+        k = self.knowledge(w)
         return list(k.queue), list(k.done), list(k.updated_at)
 
-    def send(w: int, msg: tuple) -> None:
-        transport.send(w, msg)
-        counts["messages"] += 1
+    def info_round(self) -> None:
+        now = self.clock() - self.origin
+        info = self.info
+        for m in info.round(now, list(self.books.reported)):
+            info.deliver(m)
+        while self.next_round <= now:
+            self.next_round += info.interval
+        if self.wake:  # every sleeping worker's knowledge changed: it reconsiders
+            for u in range(self.P):
+                if self.asleep[u]:
+                    self.counts["load_updates"] += 1
+                    self.asleep[u] = False
+                    self.post(u, Post)
 
-    def post(w: int, kind: str) -> None:
-        items, mailbox[w] = mailbox[w], []
-        books.posted(w)
-        if wake:
-            shown[w] = list(view.queue)
-        send(w, (kind, best, loads(w), items))
+    # --- sending ----------------------------------------------------------------------------------
+    def send(self, w: int, msg: tuple) -> None:
+        self.transport.send(w, msg)
+        self.counts["messages"] += 1
 
-    def deliver(w: int, item: tuple) -> None:
-        mailbox[w].append(item)
-        books.queued(w, item)
-        if reading[w]:
-            asleep[w] = False
-            post(w, POST)
+    def post(self, w: int, kind: type) -> None:
+        """Send worker *w* its mailbox as a *kind* (:class:`Mail` or :class:`Post`)."""
+        items, self.mailbox[w] = self.mailbox[w], []
+        self.books.posted(w)
+        if self.wake:
+            self.shown[w] = list(self.view.queue)
+        self.send(w, kind(self.best, self.loads(w), items))
 
-    def periodic() -> None:
-        nonlocal at_last
+    def deliver(self, w: int, item: tuple) -> None:
+        """Address *item* to worker *w*: posted at once if it is reading, else at its next report."""
+        self.mailbox[w].append(item)
+        self.books.queued(w, item)
+        if self.reading[w]:
+            self.asleep[w] = False
+            self.post(w, Post)
+
+    def wake_neighbours(self, v: int) -> None:
+        """Fresh loads to every sleeping neighbour of *v* that has not seen v's load this high (with an
+        information model, workers hear of loads in its rounds instead)."""
+        if self.info is not None:
+            return
+        q, asleep = self.view.queue, self.asleep
+        for u in self.neighbours[v]:
+            if asleep[u] and q[v] > self.shown[u][v]:
+                self.counts["load_updates"] += 1
+                asleep[u] = False
+                self.post(u, Post)
+
+    # --- deciding -----------------------------------------------------------------------------------
+    def periodic(self) -> None:
+        """The balancer's central hook, once a worker has completed ``interval`` tasks since the last call."""
+        balancer, view = self.balancer, self.view
         interval = float(balancer.interval)  # re-read: an adaptive rule may change it
         # 001 §2.9: i tasks per worker between invocations; the first worker to get there calls it
-        if interval > 0 and max(c - a for c, a in zip(completed, at_last)) < interval:
+        if interval > 0 and max(c - a for c, a in zip(self.completed, self.at_last)) < interval:
             return
-        at_last = list(completed)
-        view.time = clock() - origin
+        self.at_last = list(self.completed)
+        view.time = self.clock() - self.origin
         view.node = -1
         if balancer.observes:
             balancer.observe(view)
         if balancer.acting() is None:
             return
-        for t in transfers(balancer, knowledge(-1), record):
-            src, dst, n = t.src, t.dst, t.n
-            if n > 0:
-                counts["transfers"] += 1
-                books.order(src, dst, n)
-                deliver(src, ("give", dst, n))
+        for t in transfers(balancer, self.knowledge(-1), self.record):
+            if t.n > 0:
+                self.counts["transfers"] += 1
+                self.books.order(t.src, t.dst, t.n)
+                self.deliver(t.src, Order(t.dst, t.n))
 
-    def wake_neighbours(v: int) -> None:
-        """Fresh loads to every sleeping neighbour of *v* that has not seen v's load this high (with an
-        information model, workers hear of loads in its rounds instead)."""
+    # --- the run ------------------------------------------------------------------------------------
+    def run(self, initial: Any) -> tuple[Any, Any, Trace]:
+        self.expand()
+        finals = self.collect()
+        value = self.fold(finals, initial)
+        trace = _trace(finals, self.P, self.balancer, self.spec, self.emulation, self.counts, self.backend, self.best)
+        trace.decisions = self.record or []
+        info = self.info
         if info is not None:
-            return
-        for u in neighbours[v]:
-            if asleep[u] and view.queue[v] > shown[u][v]:
-                counts["load_updates"] += 1
-                asleep[u] = False
-                post(u, POST)
+            trace.info_messages, trace.info_bytes, trace.info_age_mean = info.messages_, info.bytes_, info.age_mean
+            trace.meta["info"] = {"model": info.name, **info.get_params(), "rounds": info.rounds_}
+        return value, self.best if self.spec.branch_and_bound else None, trace
 
-    finals: dict[int, tuple] = {}
-    periodic_ = balancer.periodic
-    while n_completed < n_created:
+    def expand(self) -> None:
+        """Relay and decide until the tasks completed equal the tasks created."""
+        clock, origin, progress = self.clock, self.origin, self.progress
+        while self.n_completed < self.n_created:
+            got = self.transport.recv(self._timeout())
+            timers = self.timers
+            while timers and timers[0][0] <= clock():
+                _, _, tw, item = heapq.heappop(timers)
+                self.deliver(tw, item)
+            if self.info is not None and clock() - origin >= self.next_round:
+                self.info_round()
+            if got is None:
+                if progress:
+                    progress.total = self.n_created
+                    progress.update(self.n_completed)
+                continue
+            w, msg = got
+            self.counts["messages"] += 1
+            if type(msg) not in STATED:
+                raise _stopped(w, msg, self.n_created - self.n_completed)
+            self.on_stated(w, msg)
+
+    def _timeout(self) -> float | None:
+        """How long to wait for a message: until the next delayed answer or information round, or
+        the progress bar's refresh."""
         timeout = None
-        if timers:
-            timeout = max(0.0, timers[0][0] - clock())
-        if info is not None:
-            due = max(0.0, origin + next_round - clock())
+        clock = self.clock
+        if self.timers:
+            timeout = max(0.0, self.timers[0][0] - clock())
+        if self.info is not None:
+            due = max(0.0, self.origin + self.next_round - clock())
             timeout = due if timeout is None else min(timeout, due)
-        if progress and progress.enabled:
+        if self.progress and self.progress.enabled:
             timeout = POLL_S if timeout is None else min(timeout, POLL_S)
-        got = transport.recv(timeout)
-        while timers and timers[0][0] <= clock():
-            _, _, tw, item = heapq.heappop(timers)
-            deliver(tw, item)
-        if info is not None and clock() - origin >= next_round:
-            info_round()
-        if got is None:
-            if progress:
-                progress.total = n_created
-                progress.update(n_completed)
-            continue
-        w, msg = got
-        counts["messages"] += 1
-        kind = msg[0]
-        if kind in (REPORT, STEAL, IDLE, GIVE):
-            c, d, q, idle, t, seen = msg[1]
-            n_created += c - created[w]
-            n_completed += d - completed[w]
-            created[w], completed[w] = c, d
-            books.report(w, q, seen)
-            view.done[w], view.updated_at[w] = d, t
-            reading[w] = idle
-            asleep[w] = kind == IDLE
-            if bnb and msg[2] is not None and better(msg[2], best):
-                best = msg[2]
-            if kind == REPORT:
-                post(w, MAIL)
-            elif kind == STEAL:
-                for victim, wanted in msg[3]:
-                    if not (isinstance(victim, int) and 0 <= victim < P and victim != w):
-                        raise DlbkitError(f"balancer {balancer.name!r} chose victim {victim!r} for worker "
-                                          f"{w}; allowed: another worker in 0..{P - 1}")
-                    counts["steal_requests"] += 1
-                    deliver(victim, ("req", w, int(wanted)))
-            elif kind == GIVE:
-                dst, tasks, how = msg[3], msg[4], msg[5]
-                counts["tasks_moved"] += len(tasks)
-                if how == ORDER:
-                    books.order_done(w)
-                if how != ANSWER:
-                    if tasks:
-                        deliver(dst, ("tasks", w, tasks))
-                elif tasks:
-                    counts["steals"] += 1
-                    failures[dst] = 0
-                    deliver(dst, ("loot", w, tasks))
-                else:
-                    failures[dst] += 1
-                    delay = steal_backoff(failures[dst])
-                    seq += 1
-                    heapq.heappush(timers, (clock() + delay, seq, dst, ("loot", w, tasks)))
-            if reading[w] and mailbox[w]:
-                asleep[w] = False
-                post(w, POST)
-            if wake:
-                wake_neighbours(w)
-            if periodic_:
-                periodic()
-            if progress:
-                progress.total = n_created
-                progress.update(n_completed)
-        elif kind == ERROR:
-            raise _tree_error(msg)
-        elif kind == FAIL:
-            if msg[2]:  # dlbkit refused something (e.g. a balancer's answer): its message says what
-                raise DlbkitError(f"worker {w}: {msg[2]}") from RemoteTraceback(msg[1])
-            raise DlbkitError(f"worker {w} failed in dlbkit's own code:\n{msg[1]}")
-        elif kind == DIED:
-            raise DlbkitError(f"worker {w} died (exit code {msg.exitcode}); the tasks it held are lost, "
-                              f"{n_created - n_completed} tasks were not completed")
-        elif kind == FINAL:  # pragma: no cover - a worker never ends before STOP
-            raise DlbkitError(f"worker {w} ended before the run did")
-        else:  # pragma: no cover - a protocol error is a bug, never silent
-            raise DlbkitError(f"unexpected message {kind!r} from worker {w}")
-    for w in range(P):
-        send(w, Stop())
-    while len(finals) < P:  # collect every worker's partial result; late reports are moot
-        got = transport.recv(None)
-        if got is None:  # pragma: no cover - recv without timeout returns a message
-            continue
-        w, msg = got
-        counts["messages"] += 1
-        if msg[0] == FINAL:
-            finals[w] = msg
-        elif msg[0] == DIED and w not in finals:
-            raise DlbkitError(f"worker {w} died (exit code {msg.exitcode}) before returning its results")
-        elif msg[0] == FAIL:
-            raise DlbkitError(f"worker {w} failed in dlbkit's own code:\n{msg[1]}")
-        elif msg[0] == ERROR:  # its value could not be pickled
-            raise _tree_error(msg)
-    transport.stop()
+        return timeout
 
-    value = initial
-    for w in range(P):
-        _, has, acc, bound, *_ = finals[w]
-        if bnb and bound is not None and better(bound, best):
-            best = bound
-        if has:
-            try:
-                value = spec.combine(value, acc)
-            except Exception as e:  # noqa: BLE001 - the user's combine, on two workers' results
-                name = getattr(spec.combine, "__qualname__", None) or short_repr(spec.combine, 60)
-                err = TaskError(w, f"{type(e).__name__}: {e}", traceback.format_exc(), what="combine",
-                                label=f"combine ({name}) of worker {w}'s value")
-                err.__cause__ = e
-                raise err from e
-    trace = _trace(finals, P, balancer, spec, emulation, counts, backend, best)
-    trace.decisions = record or []
-    if info is not None:
-        trace.info_messages, trace.info_bytes, trace.info_age_mean = info.messages_, info.bytes_, info.age_mean
-        trace.meta["info"] = {"model": info.name, **info.get_params(), "rounds": info.rounds_}
-    return value, best if bnb else None, trace
+    def on_stated(self, w: int, msg: tuple) -> None:
+        """A :class:`Report`, :class:`Steal`, :class:`Idle` or :class:`Give` from worker *w*: book its
+        counts and load, then act on it."""
+        c, d, q, idle, t, seen = msg.state
+        self.n_created += c - self.created[w]
+        self.n_completed += d - self.completed[w]
+        self.created[w], self.completed[w] = c, d
+        self.books.report(w, q, seen)
+        self.view.done[w], self.view.updated_at[w] = d, t
+        self.reading[w] = idle
+        kind = type(msg)
+        self.asleep[w] = kind is Idle
+        if self.spec.branch_and_bound and msg.bound is not None and self.spec.better(msg.bound, self.best):
+            self.best = msg.bound
+        if kind is Report:
+            self.post(w, Mail)
+        elif kind is Steal:
+            self.on_steal(w, msg.asks)
+        elif kind is Give:
+            self.on_give(w, msg.dst, msg.tasks, msg.how)
+        if self.reading[w] and self.mailbox[w]:
+            self.asleep[w] = False
+            self.post(w, Post)
+        if self.wake:
+            self.wake_neighbours(w)
+        if self.periodic_:
+            self.periodic()
+        if self.progress:
+            self.progress.total = self.n_created
+            self.progress.update(self.n_completed)
+
+    def on_steal(self, w: int, asks: list) -> None:
+        """Relay thief *w*'s requests to its victims (checked: another worker)."""
+        P = self.P
+        for victim, wanted in asks:
+            if not (isinstance(victim, int) and 0 <= victim < P and victim != w):
+                raise DlbkitError(f"balancer {self.balancer.name!r} chose victim {victim!r} for worker "
+                                  f"{w}; allowed: another worker in 0..{P - 1}")
+            self.counts["steal_requests"] += 1
+            self.deliver(victim, Request(w, int(wanted)))
+
+    def on_give(self, w: int, dst: int, tasks: list, how: int) -> None:
+        """Relay worker *w*'s tasks to *dst*; an empty steal answer after the thief's back-off."""
+        self.counts["tasks_moved"] += len(tasks)
+        if how == ORDER:
+            self.books.order_done(w)
+        if how != ANSWER:
+            if tasks:
+                self.deliver(dst, Pushed(w, tasks))
+        elif tasks:
+            self.counts["steals"] += 1
+            self.failures[dst] = 0
+            self.deliver(dst, Loot(w, tasks))
+        else:
+            self.failures[dst] += 1
+            delay = steal_backoff(self.failures[dst])
+            self.seq += 1
+            heapq.heappush(self.timers, (self.clock() + delay, self.seq, dst, Loot(w, tasks)))
+
+    def collect(self) -> dict[int, Final]:
+        """Stop every worker and collect its :class:`Final` (late reports are moot)."""
+        P = self.P
+        for w in range(P):
+            self.send(w, Stop())
+        finals: dict[int, Final] = {}
+        while len(finals) < P:
+            got = self.transport.recv(None)
+            if got is None:  # pragma: no cover - recv without timeout returns a message
+                continue
+            w, msg = got
+            self.counts["messages"] += 1
+            kind = type(msg)
+            if kind is Final:
+                finals[w] = msg
+            elif kind is Died and w not in finals:
+                raise DlbkitError(f"worker {w} died (exit code {msg.exitcode}) before returning its results")
+            elif kind is Fail:
+                raise DlbkitError(f"worker {w} failed in dlbkit's own code:\n{msg.traceback}")
+            elif kind is Error:  # its value could not be pickled
+                raise _tree_error(msg)
+        self.transport.stop()
+        return finals
+
+    def fold(self, finals: dict[int, Final], initial: Any) -> Any:
+        """*initial* combined with every worker's value, in worker order (the best bound kept too)."""
+        spec = self.spec
+        value = initial
+        for w in range(self.P):
+            f = finals[w]
+            if spec.branch_and_bound and f.bound is not None and spec.better(f.bound, self.best):
+                self.best = f.bound
+            if f.has_value:
+                try:
+                    value = spec.combine(value, f.value)
+                except Exception as e:  # noqa: BLE001 - the user's combine, on two workers' results
+                    name = getattr(spec.combine, "__qualname__", None) or short_repr(spec.combine, 60)
+                    err = TaskError(w, f"{type(e).__name__}: {e}", traceback.format_exc(), what="combine",
+                                    label=f"combine ({name}) of worker {w}'s value")
+                    err.__cause__ = e
+                    raise err from e
+        return value
+
+
+def _stopped(w: int, msg: tuple, left: int) -> Exception:
+    """The error that ends the run on worker *w*'s *msg*, one that is not a worker's state (*left*:
+    tasks not completed)."""
+    kind = type(msg)
+    if kind is Error:
+        return _tree_error(msg)
+    if kind is Fail:
+        if msg.message:  # dlbkit refused something (e.g. a balancer's answer): its message says what
+            err = DlbkitError(f"worker {w}: {msg.message}")
+            err.__cause__ = RemoteTraceback(msg.traceback)
+            return err
+        return DlbkitError(f"worker {w} failed in dlbkit's own code:\n{msg.traceback}")
+    if kind is Died:
+        return DlbkitError(f"worker {w} died (exit code {msg.exitcode}); the tasks it held are lost, "
+                           f"{left} tasks were not completed")
+    if kind is Final:  # pragma: no cover - a worker never ends before Stop
+        return DlbkitError(f"worker {w} ended before the run did")
+    return DlbkitError(f"unexpected message {kind.__name__} from worker {w}")  # pragma: no cover - a bug
 
 
 def _tree_error(msg) -> TaskError:
@@ -355,11 +422,11 @@ def _trace(finals: dict, P: int, balancer, spec: TreeSpec, emulation, counts: di
     work = 0.0
     max_task = 0.0
     for w in range(P):
-        _, _, _, _, rows, n, wk, mx = finals[w]
-        expanded.append(n)
-        work += wk
-        max_task = max(max_task, mx)
-        for first, count, t_ask, t_start, t_end in rows:
+        f = finals[w]
+        expanded.append(f.expanded)
+        work += f.work
+        max_task = max(max_task, f.max_task)
+        for first, count, t_ask, t_start, t_end in f.rows:
             trace.add_interval(w, first, count, t_ask, t_start, t_end)
     trace.messages = counts["messages"]
     trace.events = counts["messages"] + sum(expanded)

@@ -2,7 +2,7 @@
 
 This is the one place where the coordinator's load view is made: :class:`InFlightLoads` writes
 ``view.queue``, the loads a balancer reads (periodic rules on the coordinator, and the loads sent to
-workers with every MAIL and POST). An information layer (exact, periodic, neighbour exchange,
+workers with every Mail and Post). An information layer (exact, periodic, neighbour exchange,
 gossip) plugs in here to decide which load view the coordinator hands the balancer.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import deque
 
 from dlbkit.families.tree.model.view import TreeView
+from dlbkit.families.tree.runtime.messages import ARRIVALS, Order
 
 __all__ = ["InFlightLoads"]
 
@@ -19,7 +20,7 @@ class InFlightLoads:
     """The coordinator's estimate of every worker's waiting tasks, written into ``view.queue``.
 
     A worker's report says how many tasks it held when it sent it; tasks the coordinator has sent
-    it since (in a MAIL or POST the report's ``seen`` does not cover yet), or holds in its mailbox,
+    it since (in a Mail or Post the report's ``seen`` does not cover yet), or holds in its mailbox,
     or has ordered another worker to send it, are added; tasks a periodic transfer has ordered it to
     give away are subtracted. So a balancer never acts twice on a load that its own earlier
     decision has already changed (a periodic rule runs far more often than a worker reports).
@@ -29,7 +30,7 @@ class InFlightLoads:
         P = view.n_nodes
         self.view = view
         self.reported = [1 if w == 0 else 0 for w in range(P)]  # worker 0 starts with the root
-        self.sent = [0] * P  # MAIL/POST messages sent to each worker
+        self.sent = [0] * P  # Mail/Post messages sent to each worker
         self.flight: list[deque] = [deque() for _ in range(P)]  # (message number, task delta)
         self.flight_sum = [0] * P
         self.mail = [0] * P  # task delta of what waits in the mailbox
@@ -40,11 +41,12 @@ class InFlightLoads:
 
     @staticmethod
     def delta(item: tuple) -> int:
-        tag = item[0]
-        if tag in ("tasks", "loot"):
-            return len(item[2])
-        if tag == "give":
-            return -int(item[2])
+        """The change in its receiver's tasks that an item of a Mail or Post makes."""
+        kind = type(item)
+        if kind in ARRIVALS:
+            return len(item.tasks)
+        if kind is Order:
+            return -int(item.n)
         return 0  # a steal request: the answer says what left
 
     def refresh(self, w: int) -> None:

@@ -7,7 +7,7 @@ locally, a :class:`~dlbkit.runtime.backends.mpi.RankConn` on MPI), so one loop s
 backends. Since it cannot poll, it reads its messages at defined points:
 
 * while busy, every :data:`CHECK_S` seconds between two tasks (a *check point*): it sends
-  ``REPORT`` and, at the next check point, reads everything up to the coordinator's ``MAIL`` reply
+  a Report and, at the next check point, reads everything up to the coordinator's Mail reply
   (one report is always out, so the reply has usually arrived and reading never waits long);
 * while idle, it blocks in ``recv`` (the coordinator then posts to it at once).
 
@@ -15,25 +15,14 @@ Decisions are the balancer's (a clone in every worker, with its own random strea
 when the worker runs dry (or falls to ``low_water``), ``on_request`` when asked for work (with the
 exact length of its own deque), ``on_spawn`` after an expansion when the rule is sender-initiated.
 
-Protocol (every worker→coordinator message carries ``st`` = (created, completed, waiting, idle, t,
-seen) and the worker's best bound; ``created`` counts children created here, ``completed`` tasks
-expanded here, both cumulative, and every task a message carries is already counted in its sender's
-``created`` or was received, so the coordinator's counts are a safe termination test; ``seen``
-counts the MAIL and POST messages read, so the coordinator knows which of the tasks it sent are in
-``waiting`` and which are still in flight):
-
-* worker → coordinator: ``(REPORT, st, bound)`` (answered by ``MAIL``); ``(STEAL, st, bound,
-  [(victim, wanted), ...])`` (each answered by a ``loot`` item); ``(IDLE, st, bound)``;
-  ``(GIVE, st, bound, dst, tasks, how)`` (tasks for *dst*; *how* :data:`PUSH` for a placement,
-  :data:`ANSWER` for a steal reply and :data:`ORDER` for a periodic transfer, both sent even when
-  empty); ``(FINAL, has_value, acc, bound, rows, expanded, work, max_task)`` after STOP;
-  an ``Error`` (index = the task's repr) when the user's code raised, or when a task, the bound or
-  the folded value cannot be pickled (instead of the message that carried it); ``(FAIL, traceback, message)`` when
-  dlbkit's own code (a balancer hook) raised.
-* coordinator → worker: ``(MAIL, bound, loads, items)`` in reply to REPORT, ``(POST, bound, loads,
-  items)`` to a worker that is reading anyway; items are ``("req", thief, wanted)``, ``("give",
-  dst, n)`` (a periodic transfer), ``("loot", victim, tasks)`` (a steal's answer), ``("tasks", src,
-  tasks)`` (work pushed here); ``Stop()``.
+Protocol (:mod:`.tree_messages`): a worker sends :class:`Report` (answered by :class:`Mail`),
+:class:`Steal` (each victim answers with a :class:`Loot` item), :class:`Idle`, :class:`Give` (tasks
+for another worker), each with its :class:`WorkerState` and best bound; :class:`Final` after Stop;
+an ``Error`` (index = the task's repr) when the user's code raised, or when a task, the bound or the
+folded value cannot be pickled (instead of the message that carried it); :class:`Fail` when dlbkit's
+own code (a balancer hook) raised. The coordinator sends :class:`Mail` in reply to a Report,
+:class:`Post` to a worker that is reading anyway, both with items (:class:`Request`,
+:class:`Order`, :class:`Loot`, :class:`Pushed`), and ``Stop()``.
 """
 
 from __future__ import annotations
@@ -50,28 +39,20 @@ import numpy as np
 from dlbkit.families.tree.balancers.base import MigrationBalancer
 from dlbkit.families.tree.balancers.decide import given, placements, victims
 from dlbkit.errors import DlbkitError
+from dlbkit.model.seeding import TREE, streams
 from dlbkit.families.tree.model.view import TreeView
 from dlbkit.runtime.backends.base import UserCode, error_message, send_or_report, short_repr
 from dlbkit.runtime.emulation import Emulation
-from dlbkit.runtime.messages import STOP
+from dlbkit.runtime.messages import Stop
 from dlbkit.runtime import status
+from dlbkit.families.tree.runtime.messages import (ANSWER, ARRIVALS, ORDER, PUSH, Fail, Final, Give, Idle, Loot, Mail, Order, Pushed,
+                            Report, Request, Steal, WorkerState)
 
 __all__ = ["TreeSpec", "serve_tree", "CHECK_S", "PUSH", "ANSWER", "ORDER"]
-
-REPORT = "t-report"
-STEAL = "t-steal"
-IDLE = "t-idle"
-GIVE = "t-give"
-FINAL = "t-final"
-FAIL = "t-fail"
-MAIL = "t-mail"
-POST = "t-post"
 
 #: seconds between a busy worker's check points: the delay a busy victim adds to a steal (M2's
 #: latency is 1 ms) against one report round trip per check (~20 µs: about 1% of the worker's time)
 CHECK_S = 0.002
-#: how a GIVE's tasks came to move: placed by on_spawn, a steal's answer, a periodic transfer's
-PUSH, ANSWER, ORDER = 0, 1, 2
 #: marks a worker that folded no value yet (*initial* is folded exactly once, by the coordinator)
 _NOTHING = object()
 
@@ -103,12 +84,15 @@ class TreeSpec:
     info: Any = None
 
     def seeds(self) -> list[np.random.SeedSequence]:
-        """Random streams: [0] the coordinator's balancer, [1 + w] worker w's."""
-        return np.random.SeedSequence(self.seed).spawn(3)[2].spawn(self.n_workers + 1)
+        """The balancers' random streams, from the simulated tree engine's (the ``balancer`` stream of
+        :data:`~dlbkit.model.seeding.TREE`): [0] the coordinator's, that stream itself (a central rule
+        draws as in the simulator), [1 + w] worker w's, its child w (each process draws its own)."""
+        balancer = streams(self.seed, TREE).seq("balancer")
+        return [balancer, *balancer.spawn(self.n_workers)]
 
 
 class _Stop(Exception):
-    """The coordinator said STOP."""
+    """The coordinator said Stop."""
 
 
 class _Failed(Exception):
@@ -136,56 +120,57 @@ class _Worker:
         self.created = 0
         self.completed = 0
         self.idle = False
-        self.mail_out = False  # a REPORT is out and its MAIL not read yet
+        self.mail_out = False  # a Report is out and its Mail not read yet
         self.asks_out = 0  # steal requests whose loot has not arrived
-        self.announced = False  # this idle period's IDLE/STEAL is sent
-        self.seen = 0  # MAIL and POST messages read
+        self.announced = False  # this idle period's Idle or Steal is sent
+        self.seen = 0  # Mail and Post messages read
         self.rows: list[tuple] = []
         self.work = 0.0
         self.max_task = 0.0
 
     # --- messages ---------------------------------------------------------------------------
-    def st(self) -> tuple:
-        return (self.created, self.completed, len(self.dq), self.idle, self.clock() - self.origin, self.seen)
+    def state(self) -> WorkerState:
+        return WorkerState(self.created, self.completed, len(self.dq), self.idle, self.clock() - self.origin,
+                           self.seen)
 
-    def send(self, kind: str, *rest) -> None:
-        """Send a message; one that cannot be pickled (a task, the bound) is reported as the user's
-        failure, naming the task, and ends this worker."""
+    def send(self, kind: type, *rest) -> None:
+        """Send a message of *kind* (:class:`Report`, :class:`Steal`, :class:`Idle`, :class:`Give`)
+        with this worker's state, its bound and *rest*; one that cannot be pickled (a task, the
+        bound) is reported as the user's failure, naming the task, and ends this worker."""
         def parts():
             yield "the bound", "the bound", self.bound
-            for t in (rest[1] if kind == GIVE else ()):
+            for t in (rest[1] if kind is Give else ()):
                 yield short_repr(t), "a task created by expand", t
 
-        if not send_or_report(self.conn.send, (kind, self.st(), self.bound, *rest), parts):
+        if not send_or_report(self.conn.send, kind(self.state(), self.bound, *rest), parts):
             raise _Failed
 
     def read(self) -> None:
-        """Receive and handle one message (raise _Stop on STOP)."""
+        """Receive and handle one message (raise _Stop on Stop)."""
         msg = self.conn.recv()
-        kind = msg[0]
-        if kind == STOP:
+        if type(msg) is Stop:
             raise _Stop
-        _, bound, loads, items = msg
+        bound, loads, items = msg  # a Mail or a Post
         self.seen += 1
-        if kind == MAIL:
+        if type(msg) is Mail:
             self.mail_out = False
         if self.spec.branch_and_bound and bound is not None and self.spec.better(bound, self.bound):
             self.bound = bound
         if loads is not None:
             self._merge(loads)
-        # arrivals first: a GIVE sent while answering claims this whole message as seen, so the
+        # arrivals first: a Give sent while answering claims this whole message as seen, so the
         # queue length it reports must already include the tasks the message brought
-        for item in sorted(items, key=lambda it: it[0] not in ("loot", "tasks")):
-            tag = item[0]
-            if tag == "req":
-                self.answer(item[1], item[2])
-            elif tag == "loot":
+        for item in sorted(items, key=lambda it: type(it) not in ARRIVALS):
+            kind = type(item)
+            if kind is Request:
+                self.answer(item.thief, item.wanted)
+            elif kind is Loot:
                 self.asks_out -= 1
-                self.dq.extend(item[2])
-            elif tag == "tasks":
-                self.dq.extend(item[2])
-            elif tag == "give":
-                self.transfer(item[1], item[2])
+                self.dq.extend(item.tasks)
+            elif kind is Pushed:
+                self.dq.extend(item.tasks)
+            elif kind is Order:
+                self.transfer(item.dst, item.n)
 
     def _merge(self, loads) -> None:
         queue, done, updated = loads
@@ -208,19 +193,19 @@ class _Worker:
         q = len(self.dq)
         n = given(self.balancer, self._own_view(), self.w, thief, q, wanted)
         tasks = [self.dq.popleft() for _ in range(n)]
-        self.send(GIVE, thief, tasks, ANSWER)
+        self.send(Give, thief, tasks, ANSWER)
 
     def transfer(self, dst: int, n: int) -> None:
         """A periodic transfer: the *n* oldest tasks (at most all) to *dst*; answered even if none."""
         n = max(0, min(int(n), len(self.dq)))
-        self.send(GIVE, dst, [self.dq.popleft() for _ in range(n)], ORDER)
+        self.send(Give, dst, [self.dq.popleft() for _ in range(n)], ORDER)
 
     def ask(self) -> bool:
         """Ask for work as the balancer says; False if it names nobody."""
         reqs = victims(self.balancer, self._own_view(), self.w)
         if not reqs:
             return False
-        self.send(STEAL, reqs)
+        self.send(Steal, reqs)
         self.asks_out += len(reqs)
         return True
 
@@ -235,7 +220,7 @@ class _Worker:
                 self.announced = False
                 t_start = self.clock() - self.origin
                 first = self.completed
-                self.send(REPORT)
+                self.send(Report)
                 self.mail_out = True
                 self.stretch(low)
                 self.rows.append((first, self.completed - first, t_ask, t_start, self.clock() - self.origin))
@@ -249,7 +234,7 @@ class _Worker:
             if not self.announced:  # one idle-flagged message per idle period: the coordinator
                 # then knows this worker is reading (and its final counts)
                 if not (self.asks_out == 0 and b.receiver_initiated and self.ask()):
-                    self.send(IDLE)
+                    self.send(Idle)
                 self.announced = True
             self.read()  # blocks: idle until a message comes
             if self.asks_out == 0 and not self.dq and b.receiver_initiated:
@@ -294,7 +279,7 @@ class _Worker:
                     self.read()
                 if low >= 0 and self.asks_out == 0 and len(self.dq) <= low and self.dq:
                     self.ask()
-                self.send(REPORT)
+                self.send(Report)
                 self.mail_out = True
                 next_check = clock() + CHECK_S
 
@@ -331,19 +316,19 @@ class _Worker:
             else:
                 away.setdefault(d, []).append(child)
         for d, tasks in away.items():
-            self.send(GIVE, d, tasks, PUSH)
+            self.send(Give, d, tasks, PUSH)
 
     def final(self) -> None:
         has = self.acc is not _NOTHING
         acc = self.acc if has else None
-        send_or_report(self.conn.send, (FINAL, has, acc, self.bound, self.rows, self.completed, self.work,
-                                        self.max_task),
+        send_or_report(self.conn.send, Final(has, acc, self.bound, self.rows, self.completed, self.work,
+                                             self.max_task),
                        lambda: [(("value", self.w), f"the value folded from worker {self.w}'s tasks", acc),
                                 (("bound", self.w), "the bound", self.bound)])
 
 
 def serve_tree(conn, w: int, spec: TreeSpec, interruptible: UserCode | None = None) -> None:
-    """Process entry point of a tree worker: expand, steal and give until STOP (*interruptible*:
+    """Process entry point of a tree worker: expand, steal and give until Stop (*interruptible*:
     :attr:`~..backends.base.Family.interruptible`)."""
     worker = None
     try:
@@ -359,6 +344,6 @@ def serve_tree(conn, w: int, spec: TreeSpec, interruptible: UserCode | None = No
         # a balancer's answer that dlbkit refused (balancers.decide) says what was wrong in one line
         said = str(e) if isinstance(e, DlbkitError) else ""
         try:
-            conn.send((FAIL, traceback.format_exc(), said))
+            conn.send(Fail(traceback.format_exc(), said))
         except Exception:  # noqa: BLE001
             pass
