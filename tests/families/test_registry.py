@@ -215,3 +215,12 @@ def test_a_gantt_legend_key_outside_the_charts_parts_is_refused():
         Family(name="x", summary="", source="", workloads=(Ticks,), view=LoopView, kind="chunking", engines=(),
                runtime=None, metrics=compute, metric_names=(), figures=lambda t, r: {}, figure_kinds=(),
                bar_metrics=(), parse=_parse, describe=str, gantt_legend={"waiting": "?"})
+
+
+def test_a_real_run_is_reached_through_the_registry():
+    """``Family.run`` is the real-run entry the listing names (``runtime``): every family with one declares it, and
+    calling it through the registry runs the user's function as the public entry does."""
+    for fam in families.FAMILIES.values():
+        assert (fam.run is None) == (fam.runtime is None), fam.name
+    out = families.get("divisible").run(lambda x: x * x, range(6), workers=2, balancer="ss", seed=3)
+    assert list(out) == [0, 1, 4, 9, 16, 25]

@@ -149,6 +149,9 @@ class Family:
     metric_text: Mapping[str, str] = field(default_factory=dict)
     #: the terminal table's columns, main metric first (empty: metric_names)
     table_metrics: tuple[str, ...] = ()
+    #: the real run's entry (``dlbkit.map``'s for a loop: the user's function on real processes), called through
+    #: the registry as the user calls it; None: no real run yet (*runtime* names it for the listing)
+    run: Callable[..., Any] | None = None
     #: how its recordings replay in its simulator (:func:`dlbkit.replay`); None: they do not
     replay: Replay | None = None
     #: ``(trace, **options)`` → the balancers ranked for another run of a recording (:func:`dlbkit.advise`);

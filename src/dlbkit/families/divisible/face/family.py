@@ -98,6 +98,12 @@ def _advise(trace, **options):
     return advise(trace, **options)
 
 
+def _run(*args, **kwargs):
+    """The real run, as ``dlbkit.map`` (imported on first use: the runtime starts processes)."""
+    from dlbkit.families.divisible.face.run import map
+    return map(*args, **kwargs)
+
+
 FAMILY = register(Family(
     name="divisible",
     summary="a loop of independent items, handed out in chunks by a master",
@@ -107,6 +113,7 @@ FAMILY = register(Family(
     kind="chunking",
     engines=(Engine("master-worker", "discrete-event master–worker engine (self-scheduling or rounds)",
                     "dlbkit.sim.simulate_divisible", simulate_divisible, OPTIONS, check_options),),
+    run=_run,
     runtime="dlbkit.map, dlbkit.run_map",
     metrics=compute,
     metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "chunks", "messages",

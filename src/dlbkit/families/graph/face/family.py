@@ -106,6 +106,12 @@ def _replay(trace, balancer=None, params=None, seed=None, **options):
     return replay_graph(trace, balancer, params, seed, **options)
 
 
+def _run(*args, **kwargs):
+    """The real run, as ``dlbkit.graph`` (imported on first use: the runtime starts processes)."""
+    from dlbkit.families.graph.face.run import graph
+    return graph(*args, **kwargs)
+
+
 FAMILY = register(Family(
     name="graph",
     summary="a DAG of tasks with computation and communication weights, mapped once onto the processors "
@@ -121,6 +127,7 @@ FAMILY = register(Family(
                     "an online mapper (pd) placing tasks as they become placeable; several programs may arrive",
                     "dlbkit.families.graph.sim.dynamic.simulate_graph_dynamic", simulate_graph_dynamic,
                     {"cost_model": OPTIONS["cost_model"]}, check_options, kinds=("mapping", "graph-online"))),
+    run=_run,
     runtime="dlbkit.graph, dlbkit.run_graph",
     metrics=metrics,
     metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "chunks", "messages",

@@ -169,6 +169,12 @@ def _replay(trace, balancer=None, params=None, seed=None):
     return replay_stream(trace, balancer, params, seed)
 
 
+def _run(*args, **kwargs):
+    """The real run, as ``dlbkit.Cluster`` (imported on first use: the runtime starts processes)."""
+    from dlbkit.families.stream.face.cluster import Cluster
+    return Cluster(*args, **kwargs)
+
+
 FAMILY = register(Family(
     name="stream",
     summary="independent jobs (single tasks or parallel batches) arriving at every node over time, each "
@@ -180,6 +186,7 @@ FAMILY = register(Family(
     engines=(Engine("events", "event-driven: arrivals, placement at the origin, transfer, FIFO service per slot "
                     "(or processor sharing) at speed × availability, departures; optional information model",
                     "dlbkit.families.stream.sim.engine.simulate_stream", simulate_stream, OPTIONS, check_options),),
+    run=_run,
     runtime="dlbkit.Cluster",
     metrics=metrics,
     metric_names=("response_mean", "response_p50", "response_p95", "response_p99", "slowdown_mean", "queue_mean",

@@ -97,6 +97,12 @@ def sample_view() -> TreeView:
     """4 nodes, nothing measured yet."""
     return TreeView(4)
 
+def _run(*args, **kwargs):
+    """The real run, as ``dlbkit.tree`` (imported on first use: the runtime starts processes)."""
+    from dlbkit.families.tree.face.run import tree
+    return tree(*args, **kwargs)
+
+
 FAMILY = register(Family(
     name="tree",
     summary="a task tree expanded in parallel: tasks spawn children, waiting tasks migrate",
@@ -109,6 +115,7 @@ FAMILY = register(Family(
              Engine("superstep", "bulk-synchronous iterations under the Cray T3D cost model of 001 §4 "
                     "(its own cost model, not a Platform: call it directly)",
                     "dlbkit.sim.simulate_superstep", None, on_platform=False)),
+    run=_run,
     runtime="dlbkit.tree",
     metrics=compute,
     metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "chunks", "messages",
