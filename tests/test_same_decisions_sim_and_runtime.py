@@ -21,7 +21,7 @@ from dlbkit.families.spmd.runtime import program as runtime_spmd
 from dlbkit.families.spmd.sim import engine as sim_spmd
 from dlbkit.families.tree.balancers import decide as tree_decide
 from dlbkit.families.tree.runtime import coordinator as runtime_tree
-from dlbkit.families.tree.sim import engine as sim_tree
+from dlbkit.families.tree.sim import _rules as sim_tree
 
 
 def slow_square(x):

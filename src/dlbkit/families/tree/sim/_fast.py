@@ -1,11 +1,12 @@
 """The specialised inner loop of :mod:`dlbkit.families.tree.sim.engine` (M2's hot loop).
 
-Same semantics as ``_Run.general`` on the :class:`~dlbkit.sim.kernel.Kernel`, for the case where every message takes the same time and the
-balancer is receiver-initiated (or none), not periodic, not sender-initiated, and reads no loads:
-messages are then delivered in the order they were sent, so they sit in a FIFO queue and only
-completions need a heap. An empty reply held back by the back-off (``tree_async``'s ``backoff``)
-arrives later than the messages sent after it: it goes into the heap too, as an entry whose node is
-negative (``~(thief · P + victim)``), handled when popped as the general loop's ``on_reply``. Bookkeeping the general loop does in small methods is inlined here, and
+Same semantics as ``TreeRun.general`` (:mod:`._tree_rules`) on the :class:`~dlbkit.sim.kernel.Kernel`,
+for the case where every message takes the same time and the balancer is receiver-initiated (or none),
+not periodic, not sender-initiated, and reads no loads: messages are then delivered in the order they
+were sent, so they sit in a FIFO queue and only completions need a heap. An empty reply held back by
+the back-off (``tree_async``'s ``backoff``) arrives later than the messages sent after it: it goes into
+the heap too, as an entry whose node is negative (``~(thief · P + victim)``), handled when popped as the
+general loop's ``on_reply``. Bookkeeping the general loop does in small methods is inlined here, and
 counts that follow from others are derived once at the end instead of kept per event. Simultaneous
 events keep the kernel's order (all NORMAL, rank 0: FIFO by sequence number, instants formed by
 :func:`~dlbkit.sim.kernel.pop_instant`), and the loop writes the kernel's event log on request, so a
@@ -58,8 +59,8 @@ def _logging(msgs: deque, log: list):
 
 
 def fast_loop(run, log: list | None = None) -> None:
-    """Run *run* (a ``tree_async._Run``) to its end and store the counters back into it; append the
-    kernel's event log entries to *log* (the general loop's handler names and arguments)."""
+    """Run *run* (a :class:`~._tree_state.TreeState`) to its end and store the counters back into it;
+    append the kernel's event log entries to *log* (the general loop's handler names and arguments)."""
     P = run.P
     dq, busy, out, done, running = run.dq, run.busy, run.out, run.done, run.running
     s_first, s_start, free_since = run.s_first, run.s_start, run.free_since

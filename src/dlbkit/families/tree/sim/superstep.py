@@ -178,10 +178,15 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
     Generator passed to the balancer's ``start``. The workload's ``order`` picks local depth-first
     (run the newest) or breadth-first (run the oldest); migration always takes the oldest.
     """
+    p = _checked(workload, p, interval, cost)
+    return _Superstep(workload, _balancer(balancer), p, topology, cost or T3D(), seed, interval).run()
+
+
+def _checked(workload, p, interval, cost) -> int:
+    """Refuse a bad *p*, *workload*, *interval* or *cost* (in that order); *p* as an int."""
     # bounded as a platform's nodes are: p = 10**18 spent forever factorising the torus's sides
     if not isinstance(p, (int, np.integer)) or isinstance(p, bool) or not 1 <= p <= MAX_NODES:
         raise ConfigError("p", p, f"a positive int (processors), at most {MAX_NODES:,} (dlbkit's limit)")
-    p = int(p)
     if not all(callable(getattr(workload, a, None)) for a in ("roots", "children", "cost", "estimate")) or \
             getattr(workload, "order", None) not in ("df", "bf"):
         raise ConfigError("workload", type(workload).__name__, "a TaskTree or FlatTasks")
@@ -190,68 +195,116 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
         raise ConfigError("interval", interval, "None or a number >= 0 (inf: every local task in one iteration)")
     if cost is not None and not isinstance(cost, T3D):  # a dict or a number used to fail as an AttributeError
         raise ConfigError("cost", cost, "None or a dlbkit.families.tree.sim.t3d.T3D (its constants as keywords: T3D(t_fl=0.2))")
-    cost = cost or T3D()
-    bal = _balancer(balancer)
-    g = topology_graph(topology, p)
-    pairwise = bal is not None and bal.protocol == "pairwise"
-    colours = edge_colouring(g) if g.graph.get("dims") or pairwise else []
-    view = TreeView(p, neighbours=neighbour_lists(g), colours=colours)
-    rng = streams(seed, SUPERSTEP).rng("balancer")
-    if bal is not None:
-        bal.start(view, rng)
-    server = bal.reserved_node() if bal is not None else None  # the LIS computes nothing
-    workers = [j for j in range(p) if j != server]
-    widx = np.array(workers, dtype=np.int64)
-    W = len(workers)
+    return int(p)
 
-    df = workload.order == "df"
-    children = workload.children
-    uniform = isinstance(workload, TaskTree)
-    node_cost = cost.t_c + (workload.grain * cost.t_fl if uniform else 0.0)
-    t_fl, t_e = cost.t_fl, cost.t_e
-    grain_of = workload.cost
 
-    queues = [deque() for _ in range(p)]
-    queues[workers[0]].extend(workload.roots())
-    # the barrier's allreduce spans the computing processors: all p, or the W = p - 1 workers when a
-    # Loadserver's LIS sits out (001 Tables 5.5, 5.21, 5.27 need T_allreduce(p - 1): 14 iterations
-    # at p = 128 give 0.0078 s, 25 at p = 32 give 0.0097 s; T_allreduce(p) gives 0.0079 and 0.0098)
-    sy = cost.allreduce(W, bal.barrier_ints if bal is not None else 1)
-    cp_acc = lb_acc = idle_acc = sy_acc = 0.0
-    nodes = messages = moved = n_transfers = 0
-    executed = np.zeros(p, dtype=np.int64)
-    n_series: list[int] = []
-    q_series: list[list[int]] = []
-    i_series: list[float] = []
-    ph_series: list[Any] = []
-    pair_cache: dict[int, tuple] = {}
-    # for the trace: per iteration each processor's compute (µs) and node count, the iteration's
-    # span (µs, the slowest worker's clock before the barrier) and the moves carried out
-    rec_comp: list[list[float]] = []
-    rec_n: list[list[int]] = []
-    rec_span: list[float] = []
-    moves: list[list[tuple[int, int, int]]] = []
-    it = 0
-    while True:
-        it += 1
-        act = bal.acting() if bal is not None else None
-        if interval is not None:
-            i = interval
+class _Superstep:
+    """One superstep run: the processors' queues, the balancer and its view, the 001 times accumulated
+    (µs, averaged over the workers) and what the trace keeps; :meth:`run` iterates to the end."""
+
+    def __init__(self, workload, bal: MigrationBalancer | None, p: int, topology, cost: T3D, seed: int,
+                 interval: float | None):
+        self.p, self.bal, self.cost, self.seed, self.interval = p, bal, cost, seed, interval
+        self._machine(topology)
+        self._tasks(workload)
+        self._accounts()
+
+    # --- the steps of __init__ ----------------------------------------------------------------------
+    def _machine(self, topology) -> None:
+        """The interconnect, the balancer's view (started), and the workers (all but a Loadserver's LIS)."""
+        p, bal = self.p, self.bal
+        g = topology_graph(topology, p)
+        pairwise = bal is not None and bal.protocol == "pairwise"
+        colours = edge_colouring(g) if g.graph.get("dims") or pairwise else []
+        self.view = TreeView(p, neighbours=neighbour_lists(g), colours=colours)
+        rng = streams(self.seed, SUPERSTEP).rng("balancer")
+        if bal is not None:
+            bal.start(self.view, rng)
+        server = bal.reserved_node() if bal is not None else None  # the LIS computes nothing
+        self.workers = [j for j in range(p) if j != server]
+        self.widx = np.array(self.workers, dtype=np.int64)
+        self.W = len(self.workers)
+
+    def _tasks(self, workload) -> None:
+        """The workload as the compute phase reads it, and its roots on the first worker."""
+        cost = self.cost
+        self.workload = workload
+        self.df = workload.order == "df"
+        self.uniform = isinstance(workload, TaskTree)
+        self.node_cost = cost.t_c + (workload.grain * cost.t_fl if self.uniform else 0.0)
+        self.queues = [deque() for _ in range(self.p)]
+        self.queues[self.workers[0]].extend(workload.roots())
+
+    def _accounts(self) -> None:
+        """The barrier's cost, the accumulated times and counts, and the series the result keeps."""
+        bal = self.bal
+        # the barrier's allreduce spans the computing processors: all p, or the W = p - 1 workers when a
+        # Loadserver's LIS sits out (001 Tables 5.5, 5.21, 5.27 need T_allreduce(p - 1): 14 iterations
+        # at p = 128 give 0.0078 s, 25 at p = 32 give 0.0097 s; T_allreduce(p) gives 0.0079 and 0.0098)
+        self.sy = self.cost.allreduce(self.W, bal.barrier_ints if bal is not None else 1)
+        self.cp_acc = self.lb_acc = self.idle_acc = self.sy_acc = 0.0
+        self.nodes = self.messages = self.moved = self.n_transfers = 0
+        self.executed = np.zeros(self.p, dtype=np.int64)
+        self.n_series: list[int] = []
+        self.q_series: list[list[int]] = []
+        self.i_series: list[float] = []
+        self.ph_series: list[Any] = []
+        self.pair_cache: dict[int, tuple] = {}
+        # for the trace: per iteration each processor's compute (µs) and node count, the iteration's
+        # span (µs, the slowest worker's clock before the barrier) and the moves carried out
+        self.rec_comp: list[list[float]] = []
+        self.rec_n: list[list[int]] = []
+        self.rec_span: list[float] = []
+        self.moves: list[list[tuple[int, int, int]]] = []
+
+    # --- one iteration, step by step ----------------------------------------------------------------
+    def run(self) -> SuperstepResult:
+        """Iterate (compute, balance, barrier) until a barrier counts no waiting task; the result."""
+        bal = self.bal
+        it = 0
+        while True:
+            it += 1
+            act = bal.acting() if bal is not None else None
+            comp, ns, outbox = self._compute(self._next_interval(), act)
+            T = np.array(comp)
+            self.cp_acc += T[self.widx].sum() / self.W
+            log: list[tuple[int, int, int]] = []
+            if act is not None:
+                self._balance(act, T, outbox, log)
+            self._wait(T, comp, ns, log)
+            if self._barrier() == 0:
+                break
+        return self._result(it)
+
+    def _next_interval(self) -> float:
+        """The iteration's interval (at least 1; inf: every local task), and the balancer's phase, kept."""
+        bal = self.bal
+        if self.interval is not None:
+            i = self.interval
         elif bal is None:
             i = math.inf
         else:
             i = bal.interval
         i = max(1, i) if not math.isinf(i) else math.inf
-        i_series.append(i)
+        self.i_series.append(i)
         if bal is not None and bal.observes:
-            ph_series.append(bal.phase())
-        # --- compute ---------------------------------------------------------------------------
+            self.ph_series.append(bal.phase())
+        return i
+
+    def _compute(self, i: float, act) -> tuple[list[float], list[int], dict]:
+        """Every worker executes up to *i* nodes of its queue (children created meanwhile are eligible);
+        each one's compute time (µs) and node count, and the children a sender-initiated rule placed
+        elsewhere ((src, dst) -> tasks, to travel in the LB phase)."""
+        p, queues, view, cost = self.p, self.queues, self.view, self.cost
+        df, uniform, node_cost = self.df, self.uniform, self.node_cost
+        children, grain_of = self.workload.children, self.workload.cost
+        t_fl, t_e = cost.t_fl, cost.t_e
+        executed = self.executed
         comp = [0.0] * p
         ns = [0] * p
-        log: list[tuple[int, int, int]] = []
         spawn = act is not None and act.sender_initiated
         outbox: dict[tuple[int, int], list] = {}
-        for j in workers:
+        for j in self.workers:
             q = queues[j]
             if not q:
                 continue
@@ -278,75 +331,95 @@ def simulate_superstep(workload: TaskTree | FlatTasks, balancer: MigrationBalanc
                         q.extend(ch)
             executed[j] += n
             ns[j] = n
-            nodes += n
+            self.nodes += n
             comp[j] = n * node_cost + nch * t_e + gsum * t_fl
-        T = np.array(comp)
-        cp_acc += T[widx].sum() / W
-        # --- load balancing --------------------------------------------------------------------
-        if act is not None:
-            T0 = T.copy()
+        return comp, ns, outbox
+
+    def _balance(self, act, T, outbox: dict, log: list) -> None:
+        """The LB phase on the clocks *T*: placed children travel, a receiver-initiated rule's steal
+        round, a periodic rule's decision costed by its protocol; its time joins LB."""
+        queues, view, cost, widx = self.queues, self.view, self.cost, self.widx
+        T0 = T.copy()
+        view.queue = [len(q) for q in queues]
+        view.time = (self.cp_acc + self.lb_acc + self.idle_acc + self.sy_acc) * _US
+        for (src, dst), tasks in outbox.items():  # children placed elsewhere travel now
+            queues[dst].extend(tasks)
+            log.append((src, dst, len(tasks)))
+            _migrate(T, cost, src, dst, len(tasks))
+            self.messages += 1
+            self.moved += len(tasks)
+            self.n_transfers += 1
+        if act.receiver_initiated:
             view.queue = [len(q) for q in queues]
-            view.time = (cp_acc + lb_acc + idle_acc + sy_acc) * _US
-            for (src, dst), tasks in outbox.items():  # children placed elsewhere travel now
-                queues[dst].extend(tasks)
-                log.append((src, dst, len(tasks)))
-                _migrate(T, cost, src, dst, len(tasks))
-                messages += 1
-                moved += len(tasks)
-                n_transfers += 1
-            if act.receiver_initiated:
-                view.queue = [len(q) for q in queues]
-                m, n_moved, n_tr = _steal_round(act, view, queues, T, cost, workers, log)
-                messages += m
-                moved += n_moved
-                n_transfers += n_tr
-            if act.periodic:
-                view.queue = [len(q) for q in queues]
-                view.node = -1
-                transfers = decided_transfers(bal, view)
-                proto = act.protocol
-                if proto == "pairwise":
-                    messages += _cost_pairwise(act, transfers, queues, T, cost, pair_cache, log)
-                elif proto == "server":
-                    messages += _cost_server(act, transfers, queues, T, cost, workers, log)
-                else:
-                    messages += _cost_plain(transfers, queues, T, cost, log)
-                for tr in transfers:
-                    moved += tr.n
-                n_transfers += len(transfers)
-            lb_acc += (T[widx] - T0[widx]).sum() / W
-        Tw = T[widx]
-        idle_acc += (Tw.max() - Tw).sum() / W
-        rec_comp.append(comp)
-        rec_n.append(ns)
-        rec_span.append(float(Tw.max()))
-        moves.append(log)
-        sy_acc += sy
-        # --- barrier: the global count -------------------------------------------------------------
+            m, n_moved, n_tr = _steal_round(act, view, queues, T, cost, self.workers, log)
+            self.messages += m
+            self.moved += n_moved
+            self.n_transfers += n_tr
+        if act.periodic:
+            self._decide(act, T, log)
+        self.lb_acc += (T[widx] - T0[widx]).sum() / self.W
+
+    def _decide(self, act, T, log: list) -> None:
+        """A periodic rule decides on the current queues; its transfers carried out and costed by its
+        protocol (pairwise exchange, the Loadserver's, or the migrations alone)."""
+        queues, view, cost = self.queues, self.view, self.cost
+        view.queue = [len(q) for q in queues]
+        view.node = -1
+        transfers = decided_transfers(self.bal, view)
+        proto = act.protocol
+        if proto == "pairwise":
+            self.messages += _cost_pairwise(act, transfers, queues, T, cost, self.pair_cache, log)
+        elif proto == "server":
+            self.messages += _cost_server(act, transfers, queues, T, cost, self.workers, log)
+        else:
+            self.messages += _cost_plain(transfers, queues, T, cost, log)
+        for tr in transfers:
+            self.moved += tr.n
+        self.n_transfers += len(transfers)
+
+    def _wait(self, T, comp: list, ns: list, log: list) -> None:
+        """The workers wait for the slowest (Idle), then the barrier's allreduce (Synch); the
+        iteration's rows kept for the trace."""
+        Tw = T[self.widx]
+        self.idle_acc += (Tw.max() - Tw).sum() / self.W
+        self.rec_comp.append(comp)
+        self.rec_n.append(ns)
+        self.rec_span.append(float(Tw.max()))
+        self.moves.append(log)
+        self.sy_acc += self.sy
+
+    def _barrier(self) -> int:
+        """The barrier's global count n(t), kept with the queues; the balancer observes it. Return it."""
+        bal, view, queues = self.bal, self.view, self.queues
         counts = [len(q) for q in queues]
         n_tot = sum(counts)
-        n_series.append(n_tot)
-        q_series.append(counts)
+        self.n_series.append(n_tot)
+        self.q_series.append(counts)
         if bal is not None:
             view.queue = list(counts)  # a copy: hooks write into view.queue, q_series keeps counts
-            view.time = (cp_acc + lb_acc + idle_acc + sy_acc) * _US
-            view.updated_at = [view.time] * p  # every count is fresh at the barrier
+            view.time = (self.cp_acc + self.lb_acc + self.idle_acc + self.sy_acc) * _US
+            view.updated_at = [view.time] * self.p  # every count is fresh at the barrier
             if bal.reads_work:
-                est = workload.estimate
+                est = self.workload.estimate
                 view.work = [float(sum(est(t) for t in q)) for q in queues]
             bal.observe(view)
-        if n_tot == 0:
-            break
-    cp, lb, idle, synch = (float(x) * _US for x in (cp_acc, lb_acc, idle_acc, sy_acc))
-    res = SuperstepResult(total=cp + lb + idle + synch, compute=cp, lb=lb, idle=idle, synch=synch,
-                          iterations=it, nodes=nodes, p=p, workers=W, messages=messages, tasks_moved=moved,
-                          transfers=n_transfers, n_series=np.array(n_series, dtype=np.int64),
-                          queue_series=np.array(q_series, dtype=np.int32), executed=executed,
-                          interval_series=i_series, phase_series=ph_series)
-    biggest = node_cost if uniform else cost.t_c + max(workload.costs) * t_fl  # one node's compute, µs
-    res._raw = (bal.name if bal is not None else "none", seed, sy, rec_comp, rec_n, rec_span, moves,
-                biggest * _US)
-    return res
+        return n_tot
+
+    def _result(self, iterations: int) -> SuperstepResult:
+        """The run's result after *iterations*, with what its trace is built from on first use."""
+        bal, cost = self.bal, self.cost
+        cp, lb, idle, synch = (float(x) * _US for x in (self.cp_acc, self.lb_acc, self.idle_acc, self.sy_acc))
+        res = SuperstepResult(total=cp + lb + idle + synch, compute=cp, lb=lb, idle=idle, synch=synch,
+                              iterations=iterations, nodes=self.nodes, p=self.p, workers=self.W,
+                              messages=self.messages, tasks_moved=self.moved, transfers=self.n_transfers,
+                              n_series=np.array(self.n_series, dtype=np.int64),
+                              queue_series=np.array(self.q_series, dtype=np.int32), executed=self.executed,
+                              interval_series=self.i_series, phase_series=self.ph_series)
+        # one node's compute, µs
+        biggest = self.node_cost if self.uniform else cost.t_c + max(self.workload.costs) * cost.t_fl
+        res._raw = (bal.name if bal is not None else "none", self.seed, self.sy, self.rec_comp, self.rec_n,
+                    self.rec_span, self.moves, biggest * _US)
+        return res
 
 
 def _trace(res: SuperstepResult, balancer: str, seed: int, sy: float, comp, ns, span, moves,
