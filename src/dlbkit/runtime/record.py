@@ -217,10 +217,8 @@ class _Checker:
         return v
 
 
-def trace_from_dict(d: Any, where: str = "") -> Trace:
-    """Rebuild a Trace from the file's JSON object; *where* prefixes field names in errors."""
-    ck = _Checker(f"{where}: " if where else "")
-    d = ck.table(d, "trace")
+def _header(d: dict, ck: _Checker):
+    """The format and version checked; the worker count and each worker's platform node."""
     fmt = ck.get(d, "format", "format")
     if fmt != FORMAT:
         ck.fail("format", fmt, f"{FORMAT!r} (a file written by dlbkit's record/save)")
@@ -230,7 +228,11 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
     P = ck.integer(ck.get(d, "n_workers", "n_workers"), "n_workers", lo=1)
     nodes = ck.array(d.get("worker_nodes", list(range(P))), "worker_nodes", P)
     nodes = [ck.integer(x, f"worker_nodes[{i}]", lo=0) for i, x in enumerate(nodes)]
+    return P, nodes
 
+
+def _workers(d: dict, ck: _Checker, P: int):
+    """Each worker's speed and its recorded availability, realised."""
     workers = ck.array(ck.get(d, "workers", "workers"), "workers", P)
     speeds, avail = [], []
     for i, w in enumerate(workers):
@@ -251,11 +253,19 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
         for k, x in enumerate(levels):
             ck.number(x, f"{f}.availability.levels[{k}]", lo=0.0, lo_open=True, hi=1.0)
         avail.append(Recorded(tuple(float(t) for t in times), tuple(float(x) for x in levels)).realise())
+    return speeds, avail
 
+
+def _item_costs(d: dict, ck: _Checker):
+    """The measured cost of every item, or None (a simulated trace)."""
     costs = d.get("item_cost")
     if costs is not None:
         costs = [ck.number(c, f"item_cost[{i}]", lo=0.0) for i, c in enumerate(ck.array(costs, "item_cost"))]
+    return costs
 
+
+def _chunks(d: dict, ck: _Checker, P: int, costs):
+    """The chunks' columns (worker, first, count, times, round), checked, and their count."""
     chunks = ck.table(ck.get(d, "chunks", "chunks"), "chunks")
     cols: dict[str, list] = {}
     n = None
@@ -277,7 +287,11 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
         if costs is not None and cols["first"][k] + cols["count"][k] > len(costs):
             ck.fail(f"chunks.count[{k}]", cols["count"][k],
                     f"within the {len(costs)} items of item_cost (first = {cols['first'][k]})")
+    return cols, n
 
+
+def _rounds(d: dict, ck: _Checker):
+    """The rounds of a rounds-mechanism run, as tuples of the file's round columns."""
     rounds_d = ck.table(d.get("rounds", {}), "rounds")
     rounds: list[tuple] = []
     if any(rounds_d.get(k) for k in _FILE_ROUND_COLUMNS):
@@ -289,13 +303,21 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
             rcols.append([ck.number(x, f"rounds.{k}[{j}]") for j, x in enumerate(col)])
         rounds = [tuple(int(v) if k in ("round", "worker", "count") else v for k, v in zip(_FILE_ROUND_COLUMNS, row))
                   for row in zip(*rcols)]
+    return rounds
 
+
+def _balancer(d: dict, ck: _Checker):
+    """The balancer's name and parameters."""
     bal = ck.table(ck.get(d, "balancer", "balancer"), "balancer")
     name = ck.get(bal, "name", "balancer.name")
     if not isinstance(name, str):
         ck.fail("balancer.name", name, "a string")
     params = ck.table(bal.get("params", {}), "balancer.params")
+    return name, params
 
+
+def _faults(d: dict, ck: _Checker, P: int):
+    """The faults: (worker, first, count, time) of each."""
     faults = []
     for i, x in enumerate(ck.array(d.get("faults", []), "faults")):
         x = ck.table(x, f"faults[{i}]")
@@ -303,7 +325,11 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
                        ck.integer(ck.get(x, "first", f"faults[{i}].first"), f"faults[{i}].first", lo=0),
                        ck.integer(ck.get(x, "count", f"faults[{i}].count"), f"faults[{i}].count", lo=1),
                        ck.number(ck.get(x, "time", f"faults[{i}].time"), f"faults[{i}].time")))
+    return faults
 
+
+def _totals(d: dict, ck: _Checker, cols: dict, costs):
+    """The run's totals (messages, bytes, events, end time, work) and the raw table."""
     totals = ck.table(d.get("totals", {}), "totals")
     t_end = cols["t_end"]
     tot = {
@@ -315,6 +341,21 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
         "max_item": ck.number(totals.get("max_item", max(costs, default=0.0) if costs else 0.0),
                               "totals.max_item", lo=0.0),
     }
+    return tot, totals
+
+
+def trace_from_dict(d: Any, where: str = "") -> Trace:
+    """Rebuild a Trace from the file's JSON object; *where* prefixes field names in errors."""
+    ck = _Checker(f"{where}: " if where else "")
+    d = ck.table(d, "trace")
+    P, nodes = _header(d, ck)
+    speeds, avail = _workers(d, ck, P)
+    costs = _item_costs(d, ck)
+    cols, n = _chunks(d, ck, P, costs)
+    rounds = _rounds(d, ck)
+    name, params = _balancer(d, ck)
+    faults = _faults(d, ck, P)
+    tot, totals = _totals(d, ck, cols, costs)
     source = d.get("source", "sim")
     if not isinstance(source, str):
         ck.fail("source", source, "a string")
