@@ -21,7 +21,7 @@ SRC = REPO / "src" / "dlbkit"
 #: module → comparisons with a family name it still makes (the command line's replay table and the recording
 #: format's per-family series: not yet declared by the families)
 REMAINING = {
-    "dlbkit/face/cli.py": 5,
+    "dlbkit/face/cli/replay.py": 5,
     "dlbkit/runtime/record.py": 2,
 }
 

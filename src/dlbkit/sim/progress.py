@@ -12,7 +12,7 @@ times a second whatever a completion costs. The engine calls :meth:`Ticker.finis
 (``done == total``), whatever the throttle. The counts passed are non-decreasing; a tree's total
 (tasks created so far) grows as tasks are created.
 
-This layer draws nothing: the CLI turns the callback into a bar (``dlbkit.face.cli``, over
+This layer draws nothing: the CLI turns the callback into a bar (``dlbkit.face.cli.bars``, over
 :class:`dlbkit.runtime.progress.Progress`).
 """
 
