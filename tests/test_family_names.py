@@ -31,8 +31,6 @@ def _names_in(node: ast.AST) -> list[str]:
         return [node.value] if node.value in PACKAGES else []
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
         return [n for elt in node.elts for n in _names_in(elt)]
-    if isinstance(node, ast.JoinedStr):  # f"{'task-graph' if trace.family == 'graph' else ...}" is a Compare inside
-        return []
     return []
 
 

@@ -69,7 +69,7 @@ class _Complete(types.ModuleType):
         self.calls += 1
         reg = self.box[0]
         reg["b"] = 2
-        assert reg.raw_get("a") == 1  # a read during discovery sees what is registered so far
+        assert reg.get("a") == 1 and "b" in reg  # a read during discovery sees what is registered so far
         reg["a"] = 1
 
 
@@ -77,13 +77,14 @@ def test_the_first_read_discovers_once_and_writes_never_do(monkeypatch):
     box: list = []
     mod = _Complete(box)
     monkeypatch.setitem(sys.modules, mod.__name__, mod)
-    reg = Registry(mod.__name__, order=lambda r: ["a", "b"])
+    reg = Registry(mod.__name__, order=lambda r: sorted(r, reverse=True))  # reads the registry: must not recurse
     box.append(reg)
     reg["a"] = 1  # a write: no discovery
     assert mod.calls == 0
-    assert list(reg) == ["a", "b"] and mod.calls == 1  # the order given, not the order written
+    assert list(reg) == ["b", "a"] and mod.calls == 1  # the order given, not the order written
     reg["c"] = 3
-    assert reg.get("c") == 3 and len(reg) == 3 and "b" in reg and dict(reg.items()) == {"a": 1, "b": 2, "c": 3}
+    assert reg.get("c") == 3 and len(reg) == 3 and dict(reg.items()) == {"a": 1, "b": 2, "c": 3}
+    assert list(reg) == ["c", "b", "a"]  # an entry written after discovery is put in order too
     assert mod.calls == 1
 
 
@@ -101,3 +102,23 @@ def test_a_failed_discovery_is_tried_again_on_the_next_read(monkeypatch):
     with pytest.raises(ImportError, match="failed to import"):
         len(reg)
     assert len(reg) == 0 and Failing.calls == 2
+
+
+def test_a_users_family_taking_a_built_in_name_is_refused_at_its_own_registration():
+    """Registered before any read (no built-in family imported yet), a family of the user's named like a built-in one
+    is refused at its own ``register``, and the registries stay whole."""
+    out = _python("""
+        import sys
+        from dlbkit.families.registry import FAMILIES, Family, register
+        assert not any(m.startswith("dlbkit.families.graph") for m in sys.modules)  # nothing discovered yet
+        mine = Family(name="graph", summary="mine", source="me", workloads=(int,), view=object, kind="mapping",
+                      engines=(), runtime=None, metrics=lambda t: {}, metric_names=(), figures=lambda t, r: {},
+                      figure_kinds=(), bar_metrics=(), parse=lambda table, path: None, describe=str)
+        try:
+            register(mine)
+        except TypeError as e:
+            print("refused:", e)
+        print(sorted(FAMILIES), FAMILIES["graph"].summary != "mine")
+    """)
+    assert out.splitlines() == ["refused: workload family 'graph' is registered twice",
+                                "['divisible', 'graph', 'spmd', 'stream', 'tree'] True"]

@@ -45,6 +45,7 @@ class Registry(dict):
             self._state = "complete"
         if self._ordered or self._state != "complete":  # a read during discovery sees the entries as registered
             return
+        self._ordered = True  # before the order is asked: an order that reads the registry does not recurse
         if self._order is not None:
             order = self._order(self)
             items = dict(super().items())

@@ -23,6 +23,7 @@ def advise(trace: Trace | str | Path, *, candidates: list[str] | None = None, ma
     tr = as_trace(trace)
     family = families.FAMILIES.get(tr.family)
     if family is None or family.advise is None:
-        advising = [f"a {f.name} run" for f in families.FAMILIES.values() if f.advise is not None]
-        raise ConfigError("trace family", tr.family, " or ".join(advising) + ": dlbkit advise ranks its balancers")
+        advising = [f"a {f.name} run ({' or '.join(f.kinds)} balancers)" for f in families.FAMILIES.values()
+                    if f.advise is not None]
+        raise ConfigError("trace family", tr.family, " or ".join(advising) + ": dlbkit advise ranks them")
     return family.advise(tr, candidates=candidates, max_items=max_items)

@@ -75,7 +75,7 @@ def replay(trace_or_path: Trace | str | Path, balancer: Balancer | str | None = 
     """
     trace = as_trace(trace_or_path)
     family = replayable_family(trace)
-    options = {"model": model, "latency": latency, "overhead": overhead}
+    options = {"model": model, "overhead": overhead, "latency": latency}
     for name, v in options.items():
         if v is not None and name not in family.replay.options:  # not silently ignored
             takers = [f.replay.noun for f in _replaying() if name in f.replay.options]

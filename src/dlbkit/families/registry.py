@@ -256,6 +256,8 @@ def _listing_order(reg) -> list[str]:
 
 
 def register(family: Family) -> Family:
+    if not getattr(family.parse, "__module__", "").startswith("dlbkit.families."):
+        FAMILIES.discover()  # a family of the user's meets the built-in ones first, whatever was imported before
     if FAMILIES.raw_get(family.name) is not None:
         raise TypeError(f"workload family {family.name!r} is registered twice")
     FAMILIES[family.name] = family

@@ -93,7 +93,8 @@ class UnusedAvailabilityWarning(UserWarning):
 def unused_availability(platform: Platform, trace: Any) -> list[str]:
     """One message per node whose availability (a step, pulse or recorded trace) first changes after
     the run's makespan: what it describes did not happen during the run."""
-    if not families.get(trace.family, "trace.family").availability_on_run_clock:  # e.g. SPMD's loop clock
+    family = families.FAMILIES.get(trace.family)
+    if family is not None and not family.availability_on_run_clock:  # e.g. SPMD's loop clock
         return []
     end = trace.makespan
     out = []
