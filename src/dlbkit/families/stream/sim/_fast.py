@@ -14,7 +14,7 @@ handlers keep them, event by event, in the kernel's order.
 
 **Ties.** The kernel runs the events within its tolerance of the earliest as one instant, in the
 order they were scheduled (:mod:`dlbkit.sim.kernel`). The loop checks each event's neighbours (with
-twice the tolerance: a superset of the kernel's test) and hands a possible tie to :func:`_instant`,
+twice the tolerance: a superset of the kernel's test) and hands a possible tie to :class:`_Instants`,
 which forms the kernel's instant from what the kernel's queue would hold (the next arrival and the
 departure of the task in service at each node) and runs it in the order of scheduling: by where the
 event that scheduled each one (arrival b: arrival b − 1; a departure: the event that started its
@@ -136,8 +136,7 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
     cur = [0.0] * n  # start of the task in service on each node
     out = np.empty(J)  # each job's completion: a block's are appended to done (in job order), then copied here
     done: list = []
-    tied = _Keys()  # the order keys of events scheduled in instants of more than one event
-    st = [0.0, 0.0, 0, 0.0, None, None]  # area, tlast, N, busy, snap_w, snap_e: for _instant
+    st = [0.0, 0.0, 0, 0.0, None, None]  # area, tlast, N, busy, snap_w, snap_e: in and out of the tie resolver
     area = 0.0
     tlast = 0.0
     N = 0.0  # tasks in the system; a float, so N * dt is a float product (the value int * float gives)
@@ -145,8 +144,8 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
     last = J - 1
     mark = w_index if w_index < last else last  # the next arrival whose area is a snapshot
     snap_w = snap_e = None
-    ties = 0
 
+    instants = _Instants(times, origins, demand, h, who, q, upd, qmax, free, cur, done, view, balancer, tol, w_index)
     add = done.append
     for c0 in range(0, J, CHUNK):
         c1 = min(c0 + CHUNK, J)
@@ -205,10 +204,8 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
                     add(D)  # done[b]
                     break
                 # a possible tie: the kernel's instant, in its order
-                ties += 1
                 st[:] = area, tlast, N, busy, snap_w, snap_e
-                took = _instant(b, times, origins, demand, h, who, q, upd, qmax, free, cur, done, tied, st, view,
-                                balancer, n, tol, w_index, last)
+                took = instants.run(b, st)
                 area, tlast, N, busy, snap_w, snap_e = st
                 if took:
                     if b == mark:
@@ -216,15 +213,23 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
                     break
         out[c0:c1] = done  # every arrival of the block ran, each appending its job's completion once, in order
 
-    # the drain after the last arrival
+    st[:] = area, tlast, N, busy, snap_w, snap_e
+    _drain(h, who, q, upd, cur, tol2, instants, st)
+    area, tlast, N, busy, snap_w, snap_e = st
+    return FastRun(out, area, tlast, busy, snap_w, snap_e, 2 * J, instants.count)
+
+
+def _drain(h, who, q, upd, cur, tol2, instants, st) -> None:
+    """The departures after the last arrival (the loop's, as it runs them; *st* holds (area, tlast, N,
+    busy, snap_w, snap_e) in and out)."""
+    area, tlast, N, busy, snap_w, snap_e = st
+    J = len(instants.times)
     while len(h) > 1:
         D = heappop(h)
         if h[0] - D <= tol2:
             heappush(h, D)
-            ties += 1
             st[:] = area, tlast, N, busy, snap_w, snap_e
-            _instant(J, times, origins, demand, h, who, q, upd, qmax, free, cur, done, tied, st, view, balancer, n,
-                     tol, w_index, last)
+            instants.run(J, st)
             area, tlast, N, busy, snap_w, snap_e = st
             continue
         j = who.pop(D)
@@ -237,137 +242,160 @@ def _loop(balancer, view, times, origins, demand, q, upd, qmax, tol, w_index):
         busy += D - cur[j]
         if x:
             cur[j] = D
-    return FastRun(out, area, tlast, busy, snap_w, snap_e, 2 * J, ties)
+    st[:] = area, tlast, N, busy, snap_w, snap_e
 
 
-class _Keys:
-    """Where an event's scheduler ran, for the events scheduled in an instant of more than one event
-    (the others' follows from their parent time: see :func:`_instant`)."""
+class _Instants:
+    """The tie resolver: runs the kernel's next instant when the loop meets a possible tie (:meth:`run`),
+    on the loop's structures (the departure heap *h* and *who*, the queues, each node's last departure
+    *free* and start of the task in service *cur*, the completions *done*), and keeps, for the events
+    scheduled in an instant of more than one event, where their scheduler ran (the others' follows
+    from their parent time): *arrival*, *head*, *firsts*."""
 
-    __slots__ = ("arrival", "head", "firsts")
+    __slots__ = ("times", "origins", "demand", "h", "who", "q", "upd", "qmax", "free", "cur", "done", "view",
+                 "balancer", "tol", "w_index", "last", "arrival", "head", "firsts", "count")
 
-    def __init__(self):
+    def __init__(self, times, origins, demand, h, who, q, upd, qmax, free, cur, done, view, balancer, tol, w_index):
+        self.times, self.origins, self.demand, self.h, self.who = times, origins, demand, h, who
+        self.q, self.upd, self.qmax, self.free, self.cur, self.done = q, upd, qmax, free, cur, done
+        self.view, self.balancer, self.tol, self.w_index, self.last = view, balancer, tol, w_index, len(times) - 1
         self.arrival: dict = {}  # job b -> key of the event that scheduled arrival b
         self.head: dict = {}  # node j -> (start time, key of the event that scheduled the departure of its task)
         self.firsts: set = set()  # first times of the instants of more than one event
+        self.count = 0  # possible ties met (the instants run here)
 
+    def run(self, b: int, st: list) -> bool:
+        """Run the kernel's next instant (the next arrival is job *b*; *b* = J: none): its events in
+        the order they were scheduled, each at its own time, as the kernel's handlers do. *st* holds
+        (area, tlast, N, busy, snap_w, snap_e) in and out. True if arrival *b* ran."""
+        self.count += 1
+        heads, first, members = self._members(b)
+        return self._execute(heads, first, members, st)
 
-def _instant(b, times, origins, demand, h, who, q, upd, qmax, free, cur, done, tied, st, view, balancer, n, tol,
-             w_index, last) -> bool:
-    """Run the kernel's next instant (the next arrival is job *b*; *b* = J: none): its events in
-    the order they were scheduled, each at its own time, as the kernel's handlers do. *st* holds
-    (area, tlast, N, busy, snap_w, snap_e) in and out. True if arrival *b* ran.
+    def _members(self, b: int) -> tuple[dict, float, list]:
+        """The instant's events in the kernel's order: (the pending departure of each node's task in
+        service, the instant's first time, its members as (parent key, explicit, kind, payload): kind 0
+        arrival *b*, 1 a node's departure).
 
-    The kernel orders an instant's events by sequence number, i.e. by when they were scheduled: by
-    the run position of the event that scheduled them (their parent), then, for the two events one
-    arrival schedules, the next arrival before its task's departure. An event's run position is the
-    key (first time of its instant, position in the instant): instants run in order of their first
-    times. An event that ran alone has the key (its time, 0); one that ran in an instant of more than
-    one event has its key in *tied*. A parent key known only by its time (sub-order unknown) that
-    equals another member's parent time, or two instants of one first time, leave the order open:
-    :class:`_Ambiguous`."""
-    J = len(times)
-    # what the kernel's queue holds: arrival b and the departure of the task in service at each node
-    # (the earliest pending departure of that node; the heap also holds the later ones)
-    heads: dict[int, float] = {}
-    for D in h:
-        if D != _INF:
-            j = who[D]
-            if j not in heads or D < heads[j]:
-                heads[j] = D
-    first = min(heads.values(), default=_INF)
-    tb = float(times[b]) if b < J else _INF  # the arrays' items as Python numbers, as the loop reads them
-    if tb < first:  # exact equality: both join the instant, whatever the order
-        first = tb
-    lim = first + tol  # the kernel's test (pop_instant)
-    members = []  # (parent key, explicit, kind, payload): kind 0 arrival, 1 departure
-    if b < J and tb <= lim:
-        k = tied.arrival.get(b)
-        members.append((k, True, 0, b) if k is not None else ((float(times[b - 1]) if b else -_INF, 0, 0), False, 0, b))
-    for j, D in heads.items():
-        if D <= lim:
-            e = tied.head.get(j)
-            if e is not None and e[0] == cur[j]:  # started in an instant of more than one event
-                members.append((e[1], True, 1, j))
-            else:  # by the event at its start time (an arrival: sub-order 1; a departure: 0; unknown)
-                members.append(((cur[j], 0, 0), False, 1, j))
-    many = len(members) > 1
-    if many:
-        if first in tied.firsts:
-            raise _Ambiguous
-        tied.firsts.add(first)
-        a0 = members[0]
-        if a0[2] == 0 and not a0[1] and b:
-            # a task started at arrival b - 1's time (ran alone) was started by it, the only event
-            # then (demands are > 0, and no other arrival then): scheduled after arrival b
-            pt = a0[0][0]
-            same = [i for i, m in enumerate(members) if m[2] == 1 and not m[1] and m[0][0] == pt]
-            if len(same) == 1 and (b < 2 or float(times[b - 2]) != pt):
-                members[0] = (a0[0], True, 0, b)
-                i = same[0]
-                members[i] = ((pt, 0, 1), True, 1, members[i][3])
-        for u in range(len(members)):
-            for v in range(u):
-                a, c = members[u], members[v]
-                if a[0][0] == c[0][0] and not (a[1] and c[1] and a[0] != c[0]):
-                    raise _Ambiguous
-        members.sort(key=lambda m: m[0])
-    area, tlast, N, busy, snap_w, snap_e = st
-    took = removed = False
-    for pos, (_, _, kind, x) in enumerate(members):
-        if kind == 0:  # the arrival handler
-            t = float(times[x])
-            view.time = t
-            view.node = int(origins[x])
-            j = balancer.place(view)
-            if j.__class__ is not int or not 0 <= j < n:
-                j = decide.checked_node(balancer, view, j)
-            area += N * (t - tlast)
-            tlast = t
-            N += 1
-            if x == w_index:
-                snap_w = area
-            if x == last:
-                snap_e = area
-            k = q[j]
-            if k:
-                D = free[j] + float(demand[x])
-            else:
-                D = t + float(demand[x])
-                cur[j] = t
-                if many:
-                    tied.head[j] = (t, (first, pos, 1))
-            k += 1
-            q[j] = k
-            upd[j] = t
-            if k > qmax[j]:
-                qmax[j] = k
-            free[j] = D
-            if D in who:
+        The kernel orders an instant's events by sequence number, i.e. by when they were scheduled: by
+        the run position of the event that scheduled them (their parent), then, for the two events one
+        arrival schedules, the next arrival before its task's departure. An event's run position is the
+        key (first time of its instant, position in the instant): instants run in order of their first
+        times. An event that ran alone has the key (its time, 0); one that ran in an instant of more than
+        one event has its key in :attr:`arrival` or :attr:`head`. A parent key known only by its time
+        (sub-order unknown) that equals another member's parent time, or two instants of one first
+        time, leave the order open: :class:`_Ambiguous`."""
+        times, who, cur = self.times, self.who, self.cur
+        J = len(times)
+        # what the kernel's queue holds: arrival b and the departure of the task in service at each node
+        # (the earliest pending departure of that node; the heap also holds the later ones)
+        heads: dict[int, float] = {}
+        for D in self.h:
+            if D != _INF:
+                j = who[D]
+                if j not in heads or D < heads[j]:
+                    heads[j] = D
+        first = min(heads.values(), default=_INF)
+        tb = float(times[b]) if b < J else _INF  # the arrays' items as Python numbers, as the loop reads them
+        if tb < first:  # exact equality: both join the instant, whatever the order
+            first = tb
+        lim = first + self.tol  # the kernel's test (pop_instant)
+        members = []
+        if b < J and tb <= lim:
+            k = self.arrival.get(b)
+            members.append((k, True, 0, b) if k is not None else
+                           ((float(times[b - 1]) if b else -_INF, 0, 0), False, 0, b))
+        for j, D in heads.items():
+            if D <= lim:
+                e = self.head.get(j)
+                if e is not None and e[0] == cur[j]:  # started in an instant of more than one event
+                    members.append((e[1], True, 1, j))
+                else:  # by the event at its start time (an arrival: sub-order 1; a departure: 0; unknown)
+                    members.append(((cur[j], 0, 0), False, 1, j))
+        if len(members) > 1:
+            if first in self.firsts:
                 raise _Ambiguous
-            who[D] = j
-            heappush(h, D)
-            done.append(D)  # done[x]: arrivals run in job order
-            took = True
-            if many:
-                tied.arrival[x + 1] = (first, pos, 0)
-        else:  # the departure handler of node x's task in service
-            D = heads[x]
-            h.remove(D)
-            removed = True
-            del who[D]
-            area += N * (D - tlast)
-            tlast = D
-            N -= 1
-            k = q[x] - 1
-            q[x] = k
-            upd[x] = D
-            busy += D - cur[x]
-            if k:
-                cur[x] = D
+            self.firsts.add(first)
+            a0 = members[0]
+            if a0[2] == 0 and not a0[1] and b:
+                # a task started at arrival b - 1's time (ran alone) was started by it, the only event
+                # then (demands are > 0, and no other arrival then): scheduled after arrival b
+                pt = a0[0][0]
+                same = [i for i, m in enumerate(members) if m[2] == 1 and not m[1] and m[0][0] == pt]
+                if len(same) == 1 and (b < 2 or float(times[b - 2]) != pt):
+                    members[0] = (a0[0], True, 0, b)
+                    i = same[0]
+                    members[i] = ((pt, 0, 1), True, 1, members[i][3])
+            for u in range(len(members)):
+                for v in range(u):
+                    a, c = members[u], members[v]
+                    if a[0][0] == c[0][0] and not (a[1] and c[1] and a[0] != c[0]):
+                        raise _Ambiguous
+            members.sort(key=lambda m: m[0])
+        return heads, first, members
+
+    def _execute(self, heads: dict, first: float, members: list, st: list) -> bool:
+        """Run the instant's *members* in order, as the kernel's arrival and departure handlers do; *st*
+        in and out. True if an arrival ran."""
+        h, who, q, upd, qmax, free, cur = self.h, self.who, self.q, self.upd, self.qmax, self.free, self.cur
+        view, balancer, n = self.view, self.balancer, self.view.n_nodes
+        many = len(members) > 1
+        area, tlast, N, busy, snap_w, snap_e = st
+        took = removed = False
+        for pos, (_, _, kind, x) in enumerate(members):
+            if kind == 0:  # the arrival handler
+                t = float(self.times[x])
+                view.time = t
+                view.node = int(self.origins[x])
+                j = balancer.place(view)
+                if j.__class__ is not int or not 0 <= j < n:
+                    j = decide.checked_node(balancer, view, j)
+                area += N * (t - tlast)
+                tlast = t
+                N += 1
+                if x == self.w_index:
+                    snap_w = area
+                if x == self.last:
+                    snap_e = area
+                k = q[j]
+                if k:
+                    D = free[j] + float(self.demand[x])
+                else:
+                    D = t + float(self.demand[x])
+                    cur[j] = t
+                    if many:
+                        self.head[j] = (t, (first, pos, 1))
+                k += 1
+                q[j] = k
+                upd[j] = t
+                if k > qmax[j]:
+                    qmax[j] = k
+                free[j] = D
+                if D in who:
+                    raise _Ambiguous
+                who[D] = j
+                heappush(h, D)
+                self.done.append(D)  # done[x]: arrivals run in job order
+                took = True
                 if many:
-                    tied.head[x] = (D, (first, pos, 0))
-    if removed:
-        heapify(h)  # h.remove broke the heap order
-    st[:] = area, tlast, N, busy, snap_w, snap_e
-    return took
+                    self.arrival[x + 1] = (first, pos, 0)
+            else:  # the departure handler of node x's task in service
+                D = heads[x]
+                h.remove(D)
+                removed = True
+                del who[D]
+                area += N * (D - tlast)
+                tlast = D
+                N -= 1
+                k = q[x] - 1
+                q[x] = k
+                upd[x] = D
+                busy += D - cur[x]
+                if k:
+                    cur[x] = D
+                    if many:
+                        self.head[x] = (D, (first, pos, 0))
+        if removed:
+            heapify(h)  # h.remove broke the heap order
+        st[:] = area, tlast, N, busy, snap_w, snap_e
+        return took
