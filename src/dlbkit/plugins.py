@@ -20,15 +20,16 @@ __all__ = ["Registry"]
 
 
 class Registry(dict):
-    """A dict whose first read imports *complete* (a module name) and calls its ``discover()``.
+    """A dict whose first read imports *complete* (a module name) and calls its *hook* (``discover()``).
 
     *order* (optional) is called with the registry once discovery is done and returns the keys in the
     order the registry should list them (a family listing follows its package list, not which family
     happened to be imported first)."""
 
-    def __init__(self, complete: str, order: Callable[["Registry"], list] | None = None):
+    def __init__(self, complete: str, order: Callable[["Registry"], list] | None = None, hook: str = "discover"):
         super().__init__()
         self._complete = complete
+        self._hook = hook
         self._order = order
         self._state = "empty"  # -> "discovering" -> "complete"
         self._ordered = True
@@ -38,7 +39,7 @@ class Registry(dict):
         if self._state == "empty":
             self._state = "discovering"
             try:
-                importlib.import_module(self._complete).discover()
+                getattr(importlib.import_module(self._complete), self._hook)()
             except BaseException:
                 self._state = "empty"
                 raise

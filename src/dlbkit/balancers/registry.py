@@ -10,7 +10,7 @@ from dlbkit.plugins import Registry
 __all__ = ["register", "get", "make", "names", "resolve", "kind_hint", "REGISTRY"]
 
 #: name → balancer class; the family packages fill it (found on first read, :mod:`dlbkit.plugins`)
-REGISTRY: dict[str, type] = Registry("dlbkit.families")
+REGISTRY: dict[str, type] = Registry("dlbkit.families", hook="discover_balancers")
 
 
 def register(cls: type) -> type:

@@ -19,7 +19,14 @@ import importlib
 
 from dlbkit.families.registry import FAMILIES, PACKAGES, Engine, Family, get, names, of, register
 
-__all__ = ["PACKAGES", "discover", "Engine", "Family", "register", "get", "names", "of", "FAMILIES"]
+__all__ = ["PACKAGES", "discover", "discover_balancers", "Engine", "Family", "register", "get", "names", "of", "FAMILIES"]
+
+
+def discover_balancers() -> None:
+    """Import every built-in family's ``balancers`` package (each balancer registers itself): what the balancer
+    registry needs, without the families' engines and declarations."""
+    for name in PACKAGES:
+        importlib.import_module(f"{__name__}.{name}.balancers")
 
 
 def discover() -> None:
