@@ -118,7 +118,7 @@ def simulate_stream(platform: Platform | int, workload: Stream, balancer: Placem
     *converge_maxdiff*: the queue difference at or below which a run started with initial loads has
     converged (``convergence_time`` needs *record* true: with ``record=False`` it is NaN, as for a run
     that never converges)."""
-    options = dict(locals())  # the call's arguments, for the fast loop's conditions (_stream_fast.eligible)
+    options = dict(locals())  # the call's arguments, for the fast loop's conditions (_fast.eligible)
     if not isinstance(workload, Stream):
         raise ConfigError("workload", type(workload).__name__, "a Stream")
     if not isinstance(balancer, PlacementBalancer):

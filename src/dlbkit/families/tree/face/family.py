@@ -86,7 +86,7 @@ def check_balancer(platform: Platform, balancer, path: str, workload=None, optio
     options = options or {}
     with check.within(path):
         balancer.check_nodes(platform.n_nodes, options.get("start_node", 0))
-    # the engine's own refusal (sim/tree_async.py), on the unstarted rule as the engine reads it
+    # the engine's own refusal (the tree engine's check_network, sim/_options.py), on the unstarted rule as the engine reads it
     if (platform.n_nodes > 1 and (balancer.receiver_initiated or balancer.periodic)
             and platform.network.latency == 0 and options.get("control_bytes", CONTROL_BYTES) == 0):
         raise ConfigError("platform.network.latency", 0.0, f"> 0 (or engine.control_bytes > 0) for {balancer.name}, "

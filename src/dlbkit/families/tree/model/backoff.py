@@ -30,7 +30,7 @@ __all__ = ["backoff_delay", "check_backoff", "NO_BACKOFF", "AUTO"]
 
 #: no back-off: an idle node asks again as soon as an empty answer reaches it (M2 of docs/reference-models.md)
 NO_BACKOFF = (0.0, 0.0)
-#: the simulator's default: first and longest delay derived from the run (see tree_async)
+#: the simulator's default: first and longest delay derived from the run (see the tree engine, families.tree.sim.engine)
 AUTO = "auto"
 
 _ALLOWED = ("'auto', 'off', or [first, longest] in seconds with 0 < first <= longest (finite), "

@@ -4,7 +4,7 @@ Same semantics as ``TreeRun.general`` (:mod:`._tree_rules`) on the :class:`~dlbk
 for the case where every message takes the same time and the balancer is receiver-initiated (or none),
 not periodic, not sender-initiated, and reads no loads: messages are then delivered in the order they
 were sent, so they sit in a FIFO queue and only completions need a heap. An empty reply held back by
-the back-off (``tree_async``'s ``backoff``) arrives later than the messages sent after it: it goes into
+the back-off (the tree engine's ``backoff``) arrives later than the messages sent after it: it goes into
 the heap too, as an entry whose node is negative (``~(thief · P + victim)``), handled when popped as the
 general loop's ``on_reply``. Bookkeeping the general loop does in small methods is inlined here, and
 counts that follow from others are derived once at the end instead of kept per event. Simultaneous
@@ -77,7 +77,7 @@ def fast_loop(run, log: list | None = None) -> None:
     prefetch = low > 0  # asks while it still holds up to low waiting tasks
     on_idle, on_request = bal.on_idle, bal.on_request
     pauses, fails = run.pauses, run.fails
-    backoff = len(pauses) > 1  # empty replies are held back (see tree_async's backoff)
+    backoff = len(pauses) > 1  # empty replies are held back (see the tree engine's backoff)
     last_pause = len(pauses) - 1
     view = run.view
     vq, vupd = view.queue, view.updated_at
@@ -101,7 +101,7 @@ def fast_loop(run, log: list | None = None) -> None:
     waiting, remaining = run.waiting, run.remaining
     work, mx = run.work, run.max_cost
     tc = tc_lo = INF  # the next completion's time, and that minus the tolerance
-    # the message budget (tree_async.MAX_MESSAGES): messages = seq − n_done − (completions scheduled
+    # the message budget (engine.MAX_MESSAGES): messages = seq − n_done − (completions scheduled
     # and not yet run, one per busy node), so the budget's poll_floor + poll_step · n_done is
     # seq − sum(busy) <= seq_cap, seq_cap raised at each completion (one comparison per empty reply,
     # the sum only once seq passes seq_cap; one addition per completion)
