@@ -14,6 +14,7 @@ package's ``__init__``).
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
@@ -23,7 +24,7 @@ from dlbkit.model import check
 from dlbkit.model.metrics import METRICS
 from dlbkit.plugins import Registry
 
-__all__ = ["Engine", "Replay", "Family", "register", "get", "names", "of", "FAMILIES", "PACKAGES"]
+__all__ = ["Engine", "Replay", "Family", "deferred", "register", "get", "names", "of", "FAMILIES", "PACKAGES"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,17 @@ class Engine:
         if self.check is not None:
             self.check(d, platform, path)
         return dict(d)
+
+
+def deferred(module: str, name: str) -> Callable[..., Any]:
+    """*module*'s *name*, imported when first called: a family's declaration names its real run, replay and advice
+    without loading the runtime or the replay model when the registry discovers it."""
+    def call(*args, **kwargs):
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"``{module}.{name}``, imported on first call."
+    return call
 
 
 @dataclass(frozen=True)

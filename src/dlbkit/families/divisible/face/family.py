@@ -14,7 +14,7 @@ from dlbkit.families.divisible.model.workload import Divisible
 from dlbkit.families.divisible.sim.engine import MECHANISMS, simulate_divisible
 from dlbkit.families.divisible.sim.engine import MAX_STEPS
 import dlbkit.families.divisible.balancers  # noqa: F401  (registers the family's balancers)
-from dlbkit.families.registry import Engine, Family, Replay, register
+from dlbkit.families.registry import Engine, Family, Replay, deferred, register
 
 __all__ = ["FAMILY", "describe"]
 
@@ -87,22 +87,6 @@ def sample_view() -> LoopView:
     """50 items left on 3 nodes of speeds 1, 2 and 3."""
     return LoopView(50, 3, [1.0, 2.0, 3.0])
 
-def _replay(trace, balancer=None, params=None, seed=None, **options):
-    """A loop recording replayed (imported on first use: the replay model is the face's)."""
-    from dlbkit.families.divisible.face.replay import replay_loop
-    return replay_loop(trace, balancer, params, seed, **options)
-
-
-def _advise(trace, **options):
-    from dlbkit.families.divisible.face.advise import advise
-    return advise(trace, **options)
-
-
-def _run(*args, **kwargs):
-    """The real run, as ``dlbkit.map`` (imported on first use: the runtime starts processes)."""
-    from dlbkit.families.divisible.face.run import map
-    return map(*args, **kwargs)
-
 
 FAMILY = register(Family(
     name="divisible",
@@ -113,7 +97,7 @@ FAMILY = register(Family(
     kind="chunking",
     engines=(Engine("master-worker", "discrete-event master–worker engine (self-scheduling or rounds)",
                     "dlbkit.sim.simulate_divisible", simulate_divisible, OPTIONS, check_options),),
-    run=_run,
+    run=deferred("dlbkit.families.divisible.face.run", "map"),
     runtime="dlbkit.map, dlbkit.run_map",
     metrics=compute,
     metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "chunks", "messages",
@@ -131,7 +115,7 @@ FAMILY = register(Family(
     describe=describe,
     sample_view=sample_view,
     master_worker=True,
-    replay=Replay(_replay, recorded_by="loop (dlbkit.map, run_map, Loop, dlbkit run)", noun="loop",
+    replay=Replay(deferred("dlbkit.families.divisible.face.replay", "replay_loop"), recorded_by="loop (dlbkit.map, run_map, Loop, dlbkit run)", noun="loop",
                   options=("model", "latency", "overhead")),
-    advise=_advise,
+    advise=deferred("dlbkit.families.divisible.face.advise", "advise"),
 ))

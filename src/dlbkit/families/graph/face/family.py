@@ -16,7 +16,7 @@ from dlbkit.families.graph.model.view import GraphView
 from dlbkit.families.graph.sim.static import simulate_graph
 from dlbkit.families.graph.sim.dynamic import simulate_graph_dynamic
 import dlbkit.families.graph.balancers  # noqa: F401  (registers the family's balancers)
-from dlbkit.families.registry import Engine, Family, Replay, register
+from dlbkit.families.registry import Engine, Family, Replay, deferred, register
 
 __all__ = ["FAMILY", "describe", "metrics", "figures"]
 
@@ -100,18 +100,6 @@ def check_balancer(platform: Platform, balancer, path: str, workload: TaskGraph 
         check_graph(workload.n_tasks, sum(n.cores for n in platform.nodes))
 
 
-def _replay(trace, balancer=None, params=None, seed=None, **options):
-    """A graph recording replayed (imported on first use)."""
-    from dlbkit.families.graph.face.replay import replay_graph
-    return replay_graph(trace, balancer, params, seed, **options)
-
-
-def _run(*args, **kwargs):
-    """The real run, as ``dlbkit.graph`` (imported on first use: the runtime starts processes)."""
-    from dlbkit.families.graph.face.run import graph
-    return graph(*args, **kwargs)
-
-
 FAMILY = register(Family(
     name="graph",
     summary="a DAG of tasks with computation and communication weights, mapped once onto the processors "
@@ -127,7 +115,7 @@ FAMILY = register(Family(
                     "an online mapper (pd) placing tasks as they become placeable; several programs may arrive",
                     "dlbkit.families.graph.sim.dynamic.simulate_graph_dynamic", simulate_graph_dynamic,
                     {"cost_model": OPTIONS["cost_model"]}, check_options, kinds=("mapping", "graph-online"))),
-    run=_run,
+    run=deferred("dlbkit.families.graph.face.run", "graph"),
     runtime="dlbkit.graph, dlbkit.run_graph",
     metrics=metrics,
     metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "chunks", "messages",
@@ -153,5 +141,5 @@ FAMILY = register(Family(
     sample_view=sample_view,
     gantt_legend=LEGEND,
     progress_unit="tasks",
-    replay=Replay(_replay, recorded_by="task graph (dlbkit.graph, run_graph)", noun="task-graph", options=("latency",)),
+    replay=Replay(deferred("dlbkit.families.graph.face.replay", "replay_graph"), recorded_by="task graph (dlbkit.graph, run_graph)", noun="task-graph", options=("latency",)),
 ))

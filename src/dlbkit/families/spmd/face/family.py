@@ -13,7 +13,7 @@ from dlbkit.families.spmd.sim.engine import DEFAULT_WINDOW
 from dlbkit.families.spmd.model.metrics import metrics as spmd_metrics
 from dlbkit.families.spmd.sim.platform import simulate_spmd_platform
 import dlbkit.families.spmd.balancers  # noqa: F401  (registers the family's balancers)
-from dlbkit.families.registry import Engine, Family, register
+from dlbkit.families.registry import Engine, Family, deferred, register
 
 __all__ = ["FAMILY", "describe"]
 
@@ -58,11 +58,6 @@ def sample_view() -> SpmdView:
     """3 workstations of speeds 1, 2, 3 holding 100, 200, 300 points."""
     return SpmdView(3, [100, 200, 300], [1.0, 2.0, 3.0], [100.0] * 3, [1e3] * 3, [1e-3] * 3, [1e6] * 3)
 
-def _run(*args, **kwargs):
-    """The real run, as ``dlbkit.spmd`` (imported on first use: the runtime starts processes)."""
-    from dlbkit.families.spmd.face.run import spmd
-    return spmd(*args, **kwargs)
-
 
 FAMILY = register(Family(
     name="spmd",
@@ -75,7 +70,7 @@ FAMILY = register(Family(
     engines=(Engine("pipelined", "vectorised pipelined-SPMD rounds on non-dedicated workstations (CPU noise, "
                     "memory and swap, links, disturbances)",
                     "dlbkit.sim.simulate_spmd_platform", simulate_spmd_platform, OPTIONS, check_options),),
-    run=_run,
+    run=deferred("dlbkit.families.spmd.face.run", "spmd"),
     runtime="dlbkit.spmd, dlbkit.run_spmd",
     metrics=spmd_metrics,
     metric_names=("makespan", "imbalance", "idle_share", "steps_to_balance", "dp_moved", "loops_to_steady"),

@@ -14,7 +14,7 @@ from dlbkit.families.stream.model.workload import Stream, stream_from_dict
 from dlbkit.families.stream.model.view import StreamView
 from dlbkit.families.stream.sim.engine import simulate_stream
 import dlbkit.families.stream.balancers  # noqa: F401  (registers the family's balancers)
-from dlbkit.families.registry import Engine, Family, Replay, register
+from dlbkit.families.registry import Engine, Family, Replay, deferred, register
 
 __all__ = ["FAMILY", "describe", "metrics", "figures"]
 
@@ -163,18 +163,6 @@ def parse(table: Mapping, path: str = "workload") -> Stream:
     return stream_from_dict(table, path)
 
 
-def _replay(trace, balancer=None, params=None, seed=None):
-    """A job-stream recording replayed (imported on first use)."""
-    from dlbkit.families.stream.face.replay import replay_stream
-    return replay_stream(trace, balancer, params, seed)
-
-
-def _run(*args, **kwargs):
-    """The real run, as ``dlbkit.Cluster`` (imported on first use: the runtime starts processes)."""
-    from dlbkit.families.stream.face.cluster import Cluster
-    return Cluster(*args, **kwargs)
-
-
 FAMILY = register(Family(
     name="stream",
     summary="independent jobs (single tasks or parallel batches) arriving at every node over time, each "
@@ -186,7 +174,7 @@ FAMILY = register(Family(
     engines=(Engine("events", "event-driven: arrivals, placement at the origin, transfer, FIFO service per slot "
                     "(or processor sharing) at speed × availability, departures; optional information model",
                     "dlbkit.families.stream.sim.engine.simulate_stream", simulate_stream, OPTIONS, check_options),),
-    run=_run,
+    run=deferred("dlbkit.families.stream.face.cluster", "Cluster"),
     runtime="dlbkit.Cluster",
     metrics=metrics,
     metric_names=("response_mean", "response_p50", "response_p95", "response_p99", "slowdown_mean", "queue_mean",
@@ -211,5 +199,5 @@ FAMILY = register(Family(
     check_balancer=check_balancer,
     file_keys=("trace",),
     sample_view=sample_view,
-    replay=Replay(_replay, recorded_by="job stream (Cluster, dlbkit cluster)", noun="job-stream"),
+    replay=Replay(deferred("dlbkit.families.stream.face.replay", "replay_stream"), recorded_by="job stream (Cluster, dlbkit cluster)", noun="job-stream"),
 ))

@@ -15,7 +15,7 @@ from dlbkit.families.tree.model.view import TreeView
 from dlbkit.families.tree.sim.engine import simulate_tree_async
 from dlbkit.families.tree.sim.engine import CONTROL_BYTES
 import dlbkit.families.tree.balancers  # noqa: F401  (registers the family's balancers)
-from dlbkit.families.registry import Engine, Family, register
+from dlbkit.families.registry import Engine, Family, deferred, register
 
 __all__ = ["FAMILY", "describe"]
 
@@ -97,11 +97,6 @@ def sample_view() -> TreeView:
     """4 nodes, nothing measured yet."""
     return TreeView(4)
 
-def _run(*args, **kwargs):
-    """The real run, as ``dlbkit.tree`` (imported on first use: the runtime starts processes)."""
-    from dlbkit.families.tree.face.run import tree
-    return tree(*args, **kwargs)
-
 
 FAMILY = register(Family(
     name="tree",
@@ -115,7 +110,7 @@ FAMILY = register(Family(
              Engine("superstep", "bulk-synchronous iterations under the Cray T3D cost model of 001 §4 "
                     "(its own cost model, not a Platform: call it directly)",
                     "dlbkit.sim.simulate_superstep", None, on_platform=False)),
-    run=_run,
+    run=deferred("dlbkit.families.tree.face.run", "tree"),
     runtime="dlbkit.tree",
     metrics=compute,
     metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "chunks", "messages",
