@@ -14,6 +14,7 @@ from typing import Any, Mapping
 from dlbkit.balancers.base import Balancer
 from dlbkit.balancers.registry import REGISTRY, resolve
 from dlbkit.errors import ConfigError
+from dlbkit.families import registry
 from dlbkit.families.result import Result
 from dlbkit.model.availability import Piecewise, Recorded
 from dlbkit.model.trace import Trace
@@ -68,11 +69,10 @@ def check_seconds(name: str, v: Any) -> None:
         raise ConfigError(name, v, "a finite number of seconds >= 0")
 
 
-def recorded_balancer(trace: Trace, balancer: Balancer | str | None, params: Mapping | None,
-                      kinds: tuple[str, ...]) -> Balancer:
-    """The balancer of a replay: *balancer* (of *kinds*) with *params*; None or the recorded name: the recorded one with
-    its recorded parameters, updated by *params*."""
-    kind = kinds
+def recorded_balancer(trace: Trace, balancer: Balancer | str | None, params: Mapping | None) -> Balancer:
+    """The balancer of a replay: *balancer* (of a kind the recording's family runs) with *params*; None or the
+    recorded name: the recorded one with its recorded parameters, updated by *params*."""
+    kind = registry.get(trace.family, "trace family").kinds
     recorded = dict(trace.meta.get("balancer_params") or {})
     if balancer is None or (isinstance(balancer, str) and balancer.lower() == trace.balancer):
         if not trace.balancer:

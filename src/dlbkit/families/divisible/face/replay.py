@@ -74,10 +74,8 @@ from dlbkit.model.availability import Recorded
 from dlbkit.model.platform import Network, Node, Platform
 from dlbkit.model.trace import Trace
 
-__all__ = ["estimate", "replay_loop", "ReplayModel", "MODELS", "KINDS"]
+__all__ = ["estimate", "replay_loop", "ReplayModel", "MODELS"]
 
-#: the balancer kinds a loop recording replays under
-KINDS = ("chunking",)
 MODELS = ("measured", "emulated")
 #: the replay network's bandwidth (bytes/s): no replayed message carries bytes
 _BANDWIDTH = 1e9
@@ -173,7 +171,7 @@ def replay_loop(trace: Trace, balancer: Balancer | str | None = None, params: Ma
         m.overhead = float(overhead)
     if seed is None:
         seed = trace.seed if trace.seed is not None else 0
-    b = recorded_balancer(trace, balancer, params, KINDS)
+    b = recorded_balancer(trace, balancer, params)
     P = trace.n_nodes
     nodes = [Node("master")] + [Node(f"w{w}", speed=m.speeds[w], availability=m.availability[w]) for w in m.order]
     platform = Platform(nodes, Network(latency=m.latency, bandwidth=_BANDWIDTH), name="replay")

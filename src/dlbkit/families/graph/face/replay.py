@@ -21,10 +21,8 @@ from dlbkit.model.availability import Recorded
 from dlbkit.model.platform import Network, Node, Platform
 from dlbkit.model.trace import Trace
 
-__all__ = ["replay_graph", "dispatch_latency", "KINDS"]
+__all__ = ["replay_graph", "dispatch_latency"]
 
-#: the balancer kinds a graph recording replays under (a static plan, or an online mapper on the dynamic engine)
-KINDS = ("mapping", "graph-online")
 
 
 def replay_graph(trace: Trace, balancer: Balancer | str | None = None, params: Mapping[str, Any] | None = None,
@@ -57,7 +55,7 @@ def replay_graph(trace: Trace, balancer: Balancer | str | None = None, params: M
     platform = Platform(nodes, Network(latency=float(latency), bandwidth=1.0), name="replay")
     if seed is None:
         seed = trace.seed if trace.seed is not None else 0
-    b = recorded_balancer(trace, balancer, params, KINDS)
+    b = recorded_balancer(trace, balancer, params)
     engine = simulate_graph_dynamic if isinstance(b, OnlineMapping) else simulate_graph
     tr = engine(platform, g, b, seed=seed)
     tr.source = "replay"

@@ -14,10 +14,8 @@ from dlbkit.families.stream.model.workload import Stream
 from dlbkit.model.platform import Network, Node, Platform
 from dlbkit.model.trace import Trace
 
-__all__ = ["replay_stream", "KINDS"]
+__all__ = ["replay_stream"]
 
-#: the balancer kinds a job-stream recording replays under
-KINDS = ("placement",)
 
 
 def replay_stream(trace: Trace, balancer: Balancer | str | None = None, params: Mapping[str, Any] | None = None,
@@ -45,7 +43,7 @@ def replay_stream(trace: Trace, balancer: Balancer | str | None = None, params: 
         info = dict(trace.meta.get("info_params") or {"model": trace.meta.get("info") or "exact"})
     if seed is None:
         seed = trace.seed if trace.seed is not None else 0
-    b = recorded_balancer(trace, balancer, params, KINDS)
+    b = recorded_balancer(trace, balancer, params)
     r = simulate(platform, Stream(trace=rows, name="recorded"), b, seed=seed, info=info)
     r.trace.source = "replay"
     r.trace.meta.update(replay_of=trace.balancer, balancer_params=b.get_params())
