@@ -10,7 +10,7 @@
 - :func:`dlbkit.run_spmd` (local worker processes, at most 3, tiny domains): a valid random case
   equals the serial loop bit for bit; a bad argument is a ConfigError naming it, raised before any
   process starts (none is left behind).
-- :func:`dlbkit.sim.simulate_superstep` (the BSP task-tree engine, reached by ``dlbkit reproduce
+- :func:`dlbkit.families.tree.sim.superstep.simulate_superstep` (the BSP task-tree engine, reached by ``dlbkit reproduce
   haron1998``): random valid small inputs execute every task once with a finite total; bad inputs
   are a ConfigError naming the argument.
 

@@ -57,7 +57,7 @@ def test_dlbkit_families_json_lists_every_registered_family_and_its_engines(caps
 def test_the_plain_listing_names_each_family_and_engine(capsys):
     assert main(["families"]) == 0
     out = capsys.readouterr().out
-    for text in ("dlbkit.sim.simulate_tree_async", "dlbkit.sim.simulate_superstep", "options: window",
+    for text in ("dlbkit.families.tree.sim.engine.simulate_tree_async", "dlbkit.families.tree.sim.superstep.simulate_superstep", "options: window",
                  "real runs: dlbkit.tree"):
         assert text in out
     for fam in families.FAMILIES.values():

@@ -23,7 +23,7 @@ import json, signal, sys, time
 from mpi4py import MPI
 import dlbkit
 from support.signals import signal_when, wait_for
-from dlbkit.balancers.base import ChunkingBalancer, Taxonomy
+from dlbkit import ChunkingBalancer, Taxonomy
 
 r = MPI.COMM_WORLD.Get_rank()
 case = sys.argv[1]

@@ -1,7 +1,7 @@
 """A sweep's figures on disk: the per-balancer bars and each run's plots, by the workload's family.
 
 The plots themselves are :mod:`dlbkit.plots` (they depend only on the model); which plots a run gets
-is its family's declaration (:attr:`dlbkit.families.Family.figures`, ``bar_metrics``). Each PNG
+is its family's declaration (:attr:`dlbkit.families.registry.Family.figures`, ``bar_metrics``). Each PNG
 carries a digest of what it was drawn from (:mod:`.digests`); a resumed sweep redraws only the
 figures whose digest changed or whose file is missing, and removes the figures it drew that the
 sweep no longer has (:func:`_remove_stale`).

@@ -12,7 +12,7 @@ An experiment is platform × workload × balancers × parameter grid × repetiti
     kind = "divisible"
     items = 20000
     cost = {dist = "uniform", low = 0.5, high = 1.5}
-    [engine]                    # optional engine options (see dlbkit.sim.simulate_divisible)
+    [engine]                    # optional engine options (see dlbkit.families.divisible.sim.engine.simulate_divisible)
     name = "master-worker"      # optional: which engine of the family (default its first: dlbkit families)
     mechanism = "self-scheduling"
     master = "master"
@@ -32,7 +32,7 @@ one experiment. Every balancer must be of a kind its engine accepts.
 A task-tree experiment sets ``[workload] kind = "tree"`` with the tree's fields (``shape`` =
 balanced, random or imbalance; depth, fanout, grain, imbalance, min_split_depth, slope, seed,
 order), names migration balancers, and runs on the asynchronous engine
-(:func:`dlbkit.sim.simulate_tree_async`; engine keys ``start_node``, ``control_bytes``,
+(:func:`dlbkit.families.tree.sim.engine.simulate_tree_async`; engine keys ``start_node``, ``control_bytes``,
 ``task_bytes``). The topology over which neighbourhood balancers work is the platform's. A random
 or imbalance tree without a ``seed`` is drawn anew in every repetition (from the repetition's
 seed, so every balancer runs the same trees).

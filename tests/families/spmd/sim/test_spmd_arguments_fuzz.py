@@ -1,4 +1,4 @@
-"""The SPMD engine's run arguments: :func:`dlbkit.sim.simulate_spmd` with loops,
+"""The SPMD engine's run arguments: :func:`dlbkit.families.spmd.sim.engine.simulate_spmd` with loops,
 window, noise and seed drawn from odd values, and an SPMD experiment whose ``loops`` is huge.
 
 The rule: one ConfigError naming the argument, or a run to a finite makespan; never numpy's "array is

@@ -96,7 +96,7 @@ FAMILY = register(Family(
     view=LoopView,
     kind="chunking",
     engines=(Engine("master-worker", "discrete-event master–worker engine (self-scheduling or rounds)",
-                    "dlbkit.sim.simulate_divisible", simulate_divisible, OPTIONS, check_options),),
+                    "dlbkit.families.divisible.sim.engine.simulate_divisible", simulate_divisible, OPTIONS, check_options),),
     run=deferred("dlbkit.families.divisible.face.run", "map"),
     runtime="dlbkit.map, dlbkit.run_map",
     metrics=compute,

@@ -69,7 +69,7 @@ FAMILY = register(Family(
     kind="repartition",
     engines=(Engine("pipelined", "vectorised pipelined-SPMD rounds on non-dedicated workstations (CPU noise, "
                     "memory and swap, links, disturbances)",
-                    "dlbkit.sim.simulate_spmd_platform", simulate_spmd_platform, OPTIONS, check_options),),
+                    "dlbkit.families.spmd.sim.platform.simulate_spmd_platform", simulate_spmd_platform, OPTIONS, check_options),),
     run=deferred("dlbkit.families.spmd.face.run", "spmd"),
     runtime="dlbkit.spmd, dlbkit.run_spmd",
     metrics=spmd_metrics,

@@ -106,10 +106,10 @@ FAMILY = register(Family(
     view=TreeView,
     kind="migration",
     engines=(Engine("async", "event-driven: nodes ask each other for work with messages that take time",
-                    "dlbkit.sim.simulate_tree_async", simulate_tree_async, OPTIONS, check_options),
+                    "dlbkit.families.tree.sim.engine.simulate_tree_async", simulate_tree_async, OPTIONS, check_options),
              Engine("superstep", "bulk-synchronous iterations under the Cray T3D cost model of 001 §4 "
                     "(its own cost model, not a Platform: call it directly)",
-                    "dlbkit.sim.simulate_superstep", None, on_platform=False)),
+                    "dlbkit.families.tree.sim.superstep.simulate_superstep", None, on_platform=False)),
     run=deferred("dlbkit.families.tree.face.run", "tree"),
     runtime="dlbkit.tree",
     metrics=compute,
