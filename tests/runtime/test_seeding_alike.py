@@ -208,7 +208,7 @@ def first_sojourns(availability) -> list[float]:
 def _cluster_availability():
     with dlbkit.Cluster(2, emulate=MARKOV, seed=SEED) as c:
         assert c.submit(job, 1).result(timeout=60) == 2
-    return c._run.family.emulation.availability
+    return c._run.program.emulation.availability
 
 
 REAL_AVAILABILITY = {  # the family's real run with the platform emulated, and its simulation

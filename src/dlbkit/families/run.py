@@ -2,7 +2,7 @@
 ``dlbkit.spmd``/``run_spmd`` and ``dlbkit.graph``/``run_graph``, with their result classes.
 
 Each entry point checks its arguments, resolves the balancer (:func:`dlbkit.balancers.registry.resolve`),
-calls its family's runner (:mod:`dlbkit.runtime.families`) on a backend
+calls its family's program (``dlbkit.families.<family>.runtime.program``) on a backend
 (:mod:`dlbkit.runtime.backends`) and wraps the outcome in a result with metrics and plot methods.
 """
 

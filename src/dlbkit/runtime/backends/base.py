@@ -1,11 +1,11 @@
-"""What the backends and the families share: the transport interface, the family interface, and the
+"""What the backends and the families share: the transport interface, the program interface, and the
 one path from a failure of user code to :class:`~dlbkit.errors.TaskError`.
 
 A **backend** (:mod:`.local`, :mod:`.mpi`) owns everything that is not a family's rule: starting the
 workers, moving messages (a :class:`Transport`), noticing a dead worker (a ``Died`` message),
-fixing run time 0, broadcasting the outcome, aborting, stopping and cleaning up. A **family** (map,
-tree, SPMD: :mod:`dlbkit.runtime.families`) supplies only its coordinator rules and its worker loop,
-as a :class:`Family` object that a backend executes with :func:`dlbkit.runtime.backends.execute`.
+fixing run time 0, broadcasting the outcome, aborting, stopping and cleaning up. A family's **program**
+(``dlbkit.families.<family>.runtime.program``) supplies only its coordinator rules and its worker loop,
+as a :class:`Program` object that a backend executes with :func:`dlbkit.runtime.backends.execute`.
 
 The error path: a worker that catches an exception of the user's code sends :func:`error_message`, an
 :class:`~dlbkit.runtime.messages.Error` (where, the pickled exception or None, the traceback text);
@@ -30,7 +30,7 @@ from dlbkit.runtime.emulation import Emulation
 from dlbkit.runtime.messages import Error
 from dlbkit.runtime.progress import Progress
 
-__all__ = ["COORDINATOR", "Transport", "Family", "drive", "task_error", "error_message", "pickled", "short_repr", "unpicklable",
+__all__ = ["COORDINATOR", "Transport", "Program", "drive", "task_error", "error_message", "pickled", "short_repr", "unpicklable",
            "send_or_report", "user_frame", "UserCode"]
 
 #: ``send_to``'s destination for the coordinator (a worker's index is 0 … n - 1)
@@ -63,7 +63,7 @@ class UserCode:
     reports its failure as the item's or the task's. :attr:`inside` is true exactly within.
 
     The MPI backend gives each worker rank's loop one (``interruptible=``, see
-    :attr:`Family.interruptible`) and reads :attr:`inside` from its signal handlers: Ctrl-C then
+    :attr:`Program.interruptible`) and reads :attr:`inside` from its signal handlers: Ctrl-C then
     interrupts the user's code only, and a user's own handler (a SIGALRM timeout, say) runs at once
     there instead of at the rank's next wait, so what either raises fails that task. Elsewhere (the
     local backend) the loop makes a private one that nobody reads. A class, not a generator-based
@@ -82,8 +82,8 @@ class UserCode:
         self.inside = False
 
 
-class Family(ABC):
-    """One run of a family, as a backend executes it: its coordinator rules and its worker loop.
+class Program(ABC):
+    """One real run of a family's program, as a backend executes it: its coordinator rules and its worker loop.
 
     A backend calls, in this order (``backend`` is ``"local"`` or ``"mpi"``):
 
@@ -169,12 +169,12 @@ class Family(ABC):
         return None
 
 
-def drive(family: Family, transport: Transport, backend: str) -> tuple:
-    """Run *family*'s coordinator on *transport*: whatever fails, no worker is left behind. An
+def drive(program: Program, transport: Transport, backend: str) -> tuple:
+    """Run *program*'s coordinator on *transport*: whatever fails, no worker is left behind. An
     exception of the user's code that runs in the coordinator (a balancer's rule, a tree's *combine*)
     gets a note naming that function, so that it is not taken for a worker's failure."""
     try:
-        return family.coordinate(transport, backend)
+        return program.coordinate(transport, backend)
     except BaseException as e:
         transport.stop(kill=True)
         where = user_frame(e)
@@ -183,8 +183,8 @@ def drive(family: Family, transport: Transport, backend: str) -> tuple:
                        "not in a worker")
         raise
     finally:
-        if family.progress:
-            family.progress.close()
+        if program.progress:
+            program.progress.close()
 
 
 def user_frame(e: BaseException) -> str | None:

@@ -6,10 +6,10 @@ listener is opened; with the ``fork`` start method the workers inherit the user'
 items, so only indices and results cross the pipes), failure detection (a worker that dies is
 reported to the coordinator as a ``Died`` message, after whatever it sent before dying), stop
 and clean-up (no orphan, whatever failed: :func:`~.base.drive`). :func:`run` executes any
-:class:`~.base.Family`.
+:class:`~.base.Program`.
 
 No worker outlives its coordinator, however the coordinator ends (written here once, for every
-family):
+program):
 
 * it fails or is interrupted (Ctrl-C): :func:`~.base.drive` kills every worker before the error
   leaves :func:`run`;
@@ -46,7 +46,7 @@ from typing import Any, Callable
 from dlbkit.errors import ConfigError, DlbkitWarning, caller_level
 from dlbkit.model import check
 from dlbkit.runtime.messages import Died
-from dlbkit.runtime.backends.base import Family, Transport, drive, short_repr, unpicklable
+from dlbkit.runtime.backends.base import Program, Transport, drive, short_repr, unpicklable
 from dlbkit.runtime.backends.local_mesh import MeshConn, close_others, ends_of, mesh_pipes
 
 __all__ = ["LocalTransport", "default_workers", "max_workers", "check_workers", "run", "open_pool", "prepare", "WATCHDOG_S",
@@ -309,54 +309,54 @@ def _on_sigterm(signum, frame) -> None:
     raise _Terminated
 
 
-def prepare(family: Family, workers: int | None, start_method: str | None) -> tuple[int, str]:
+def prepare(program: Program, workers: int | None, start_method: str | None) -> tuple[int, str]:
     """Everything before the workers start, for a run or a persistent pool: the worker count
     checked, the family's problem raised, the user's objects checked for pickling, the
-    oversubscription warning, ``family.setup`` (run time 0 is now); (workers, start method)."""
+    oversubscription warning, ``program.setup`` (run time 0 is now); (workers, start method)."""
     if start_method is not None:  # multiprocessing's own error would be a ValueError with no field
         check.choice(start_method, "start_method", mp.get_all_start_methods())
     if mp.current_process().daemon:  # multiprocessing would only assert, from deep inside Process.start
         raise ConfigError("backend", "local", "used in a process that may start processes: this one is a daemonic "
                           "worker (of a dlbkit run, or of a multiprocessing pool), which cannot have children; "
                           "compute serially inside the worker's function, or call dlbkit from the main process")
-    n = check_workers(workers or family.default_workers(default_workers()), mesh=family.mesh)
-    problem = family.problem(n, "local")
+    n = check_workers(workers or program.default_workers(default_workers()), mesh=program.mesh)
+    problem = program.problem(n, "local")
     if problem is not None:
         raise problem
     if start_method is None:
         start_method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
     if start_method != "fork":  # the workers receive the user's objects pickled: say which cannot be
-        for name, obj in family.sent_to_workers():
+        for name, obj in program.sent_to_workers():
             reason = unpicklable(obj)
             if reason is not None:
                 raise ConfigError(name, short_repr(obj, 80), f"picklable with start method {start_method!r}, which "
                                   f"sends it to every worker (a module-level function or object, not a lambda or "
                                   f"a local one; or use start method 'fork'): {reason}")
-    message = oversubscription_warning(n) if family.warns_oversubscription else None
+    message = oversubscription_warning(n) if program.warns_oversubscription else None
     if message is not None:
         warnings.warn(message, DlbkitWarning, stacklevel=caller_level())
-    family.setup(n, time.perf_counter(), family.shared())
+    program.setup(n, time.perf_counter(), program.shared())
     return n, start_method
 
 
-def open_pool(family: Family, *, workers: int | None = None, start_method: str | None = None) -> LocalTransport:
-    """Start *family*'s workers for a persistent pool (``dlbkit.Loop``) and return the transport; the
+def open_pool(program: Program, *, workers: int | None = None, start_method: str | None = None) -> LocalTransport:
+    """Start *program*'s workers for a persistent pool (``dlbkit.Loop``) and return the transport; the
     caller drives each step and ends the pool with ``transport.stop()`` (``kill=True`` after a failure).
 
     The workers are tied to this process as in :func:`run` (killed with it however it ends: the death
     signal and the watchdog); a pool lives across the caller's code, so SIGTERM keeps whatever action
     the caller set (by default it ends this process, and the death signal then ends the workers)."""
-    n, start_method = prepare(family, workers, start_method)
-    return LocalTransport(n, family.serve, family.worker_args("local"), start_method=start_method, mesh=family.mesh)
+    n, start_method = prepare(program, workers, start_method)
+    return LocalTransport(n, program.serve, program.worker_args("local"), start_method=start_method, mesh=program.mesh)
 
 
-def run(family: Family, *, workers: int | None = None, start_method: str | None = None) -> tuple:
-    """Execute *family* on *workers* local processes (default: the family's choice from the usable
+def run(program: Program, *, workers: int | None = None, start_method: str | None = None) -> tuple:
+    """Execute *program* on *workers* local processes (default: the family's choice from the usable
     CPUs); its outcome."""
-    outcome = family.empty(workers, "local")
+    outcome = program.empty(workers, "local")
     if outcome is not None:
         return outcome
-    n, start_method = prepare(family, workers, start_method)
+    n, start_method = prepare(program, workers, start_method)
     # SIGTERM (a scheduler's time limit) ends the run as Ctrl-C does, workers first; then its default
     # action ends this process. Only from the main thread, and only if nobody else handles SIGTERM.
     catch = (threading.current_thread() is threading.main_thread()
@@ -364,9 +364,9 @@ def run(family: Family, *, workers: int | None = None, start_method: str | None 
     if catch:
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        transport = LocalTransport(n, family.serve, family.worker_args("local"), start_method=start_method,
-                                   mesh=family.mesh)
-        return drive(family, transport, "local")
+        transport = LocalTransport(n, program.serve, program.worker_args("local"), start_method=start_method,
+                                   mesh=program.mesh)
+        return drive(program, transport, "local")
     except _Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         catch = False

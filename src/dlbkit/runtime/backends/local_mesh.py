@@ -1,6 +1,6 @@
 """The local backend's mesh: every pair of workers joined by a pipe of its own (socketpairs, no listener).
 
-For a family whose workers talk to one another (:attr:`~.base.Family.mesh`: the cluster's nodes send
+For a family whose workers talk to one another (:attr:`~.base.Program.mesh`: the cluster's nodes send
 their load messages and forward jobs straight to the node that runs them). :func:`mesh_pipes` makes one
 duplex pipe per pair before the workers start; worker w keeps its n - 1 ends and wraps them, with its
 pipe to the coordinator, in a :class:`MeshConn`.

@@ -1,4 +1,4 @@
-"""The MPI backend: rank 0 coordinates, worker w is rank w + 1; written once for every family.
+"""The MPI backend: rank 0 coordinates, worker w is rank w + 1; written once for every family's program.
 
 Run a script that calls ``dlbkit.map(fn, items, backend="mpi")`` (or ``tree``, ``spmd``) on every
 rank (SPMD)::
@@ -13,11 +13,11 @@ trace**), so every rank returns the same (for a map the worker ranks' trace lack
 ``meta["item_cost"]``, the per-item costs a recording needs: rank 0 writes recordings; and so, under
 ``auto``, the prediction made from them, ``meta["auto"]``).
 
-What this module owns, for every family (:class:`~.base.Family`): the job check and start
+What this module owns, for every family (:class:`~.base.Program`): the job check and start
 (:func:`start_run`), the one coordinate shell (rank 0: run the family's coordinator, then broadcast
 its outcome, or stop the workers and broadcast why the run failed), the one worker shell
 (:func:`serve_rank`: the family's worker loop on a :class:`RankConn`, then rank 0's outcome), and
-abort. :func:`run` executes a family.
+abort. :func:`run` executes a program.
 
 Messages. Rank 0 talks to worker rank r (worker index r - 1) with the family's messages on a
 private duplicate of ``COMM_WORLD`` (the user's own MPI traffic cannot collide with it). The worker
@@ -116,7 +116,7 @@ from dlbkit.errors import ConfigError, DlbkitError, TaskError
 from dlbkit.runtime.emulation import Emulation
 from dlbkit.runtime.messages import Error, Stop
 from dlbkit.runtime import status
-from dlbkit.runtime.backends.base import COORDINATOR, Family, Transport, UserCode, drive, user_frame
+from dlbkit.runtime.backends.base import COORDINATOR, Program, Transport, UserCode, drive, user_frame
 from dlbkit.runtime.backends.deferred import Deferred
 from dlbkit.runtime.backends.mpi_messages import Bye, Failed, Signalled, Succeeded
 
@@ -124,7 +124,7 @@ __all__ = ["GRACE_S", "POLL_FRACTION", "POLL_MAX_S", "POLL_MIN_S", "MPITransport
            "start_run", "emulation_problem", "serve_rank", "coordinate_rank", "agree", "check_workers", "Rejected"]
 
 TAG = 7  # every message of a run between rank 0 and a worker, on the run's own duplicate of COMM_WORLD
-PEER_TAG = 8  # a message between two worker ranks (a family with a mesh: Family.mesh)
+PEER_TAG = 8  # a message between two worker ranks (a family with a mesh: Program.mesh)
 PRUNE_SENDS = 16  # pending send requests kept before the completed ones are dropped from the list
 POLL_MIN_S = 50e-6  # first sleep of a wait (Linux timer slack makes anything shorter pointless)
 POLL_MAX_S = 5e-3  # longest sleep between two polls: the most a message waits to be noticed
@@ -593,34 +593,34 @@ def emulation_problem(emulation: Emulation | None, size: int) -> ConfigError | N
     return None
 
 
-def run(family: Family, *, workers: int | None = None) -> tuple:
+def run(program: Program, *, workers: int | None = None) -> tuple:
     """Every rank calls this; rank 0 coordinates, the others run the family's worker loop; every
     rank returns the outcome. *workers*, if the user gave it, must be the job's worker ranks."""
     if workers is not None:
         check_workers(workers)
     with Deferred() as signals:  # the user's signal handlers run where no rank's conversation is half done
         comm, rank, size, origin, _origin0, shared = start_run(
-            lambda size: emulation_problem(family.emulation, size) or family.problem(size - 1, "mpi"), family.shared())
-        family.setup(size - 1, origin, shared)
-        outcome = family.empty(size - 1, "mpi")
+            lambda size: emulation_problem(program.emulation, size) or program.problem(size - 1, "mpi"), program.shared())
+        program.setup(size - 1, origin, shared)
+        outcome = program.empty(size - 1, "mpi")
         if outcome is not None:
             comm.Free()
             status.done()
             return outcome
         if rank == 0:
-            return coordinate_rank(comm, family, signals)
-        return serve_rank(comm, rank, family, signals)
+            return coordinate_rank(comm, program, signals)
+        return serve_rank(comm, rank, program, signals)
 
 
-def coordinate_rank(comm, family: Family, signals: Deferred | None = None) -> tuple:
+def coordinate_rank(comm, program: Program, signals: Deferred | None = None) -> tuple:
     """Rank 0: the family's coordinator on an :class:`MPITransport`, then the outcome to every rank
     (or, when it failed, every worker stopped and told why, and the error raised here)."""
     global _failed
-    transport = MPITransport(comm, mesh=family.mesh)
+    transport = MPITransport(comm, mesh=program.mesh)
     transport.signals = signals
     status.doing("coordinating the run")
     try:
-        outcome = drive(family, transport, "mpi")
+        outcome = drive(program, transport, "mpi")
         if transport.signalled is not None:  # a worker rank's handler raised after its last unit of work
             raise transport.signalled
     except BaseException as e:
@@ -629,7 +629,7 @@ def coordinate_rank(comm, family: Family, signals: Deferred | None = None) -> tu
         try:
             transport.stop(kill=True)  # no-op when the coordinator has done it
             _quiet_barrier(comm)
-            comm.bcast(Failed(family.failure_reason(e) or _reason(e, transport)), root=0)
+            comm.bcast(Failed(program.failure_reason(e) or _reason(e, transport)), root=0)
             comm.Free()
         except BaseException:  # noqa: BLE001 - any failure here must end the whole job, not hang it
             _abort("could not stop the worker ranks cleanly; aborting the MPI job")
@@ -638,7 +638,7 @@ def coordinate_rank(comm, family: Family, signals: Deferred | None = None) -> tu
     try:
         outcome[-1].meta["ranks"] = comm.Get_size()
         _quiet_barrier(comm)
-        comm.bcast(Succeeded(family.for_workers(outcome)), root=0)
+        comm.bcast(Succeeded(program.for_workers(outcome)), root=0)
         comm.Free()
     except BaseException:  # noqa: BLE001 - ditto
         _abort("could not send the results to the worker ranks; aborting the MPI job")
@@ -663,13 +663,13 @@ class _Interruptible(UserCode):
             raise KeyboardInterrupt
 
 
-def serve_rank(comm, rank: int, family: Family, signals: Deferred | None = None) -> tuple:
-    """A worker rank: ``family.serve(conn, rank - 1, *family.worker_args("mpi"))`` with Ctrl-C
-    ignored, or interrupting only the user's code when ``family.interruptible`` (rank 0 alone
+def serve_rank(comm, rank: int, program: Program, signals: Deferred | None = None) -> tuple:
+    """A worker rank: ``program.serve(conn, rank - 1, *program.worker_args("mpi"))`` with Ctrl-C
+    ignored, or interrupting only the user's code when ``program.interruptible`` (rank 0 alone
     decides how the run ends), then rank 0's outcome. Return it when the run succeeded; otherwise
     leave the job with one line (the error was reported on rank 0)."""
     global _failed
-    guard = _Interruptible() if family.interruptible else None
+    guard = _Interruptible() if program.interruptible else None
     extra = {"interruptible": guard} if guard is not None else {}
     if signals is not None and guard is not None:  # in the user's function a handler runs at once
         signals.inside = lambda: guard.inside
@@ -678,10 +678,10 @@ def serve_rank(comm, rank: int, family: Family, signals: Deferred | None = None)
         old = signal.signal(signal.SIGINT, guard.on_sigint if guard is not None else signal.SIG_IGN)
     try:
         status.doing("waiting for its first work")
-        conn = RankConn(comm, mesh=family.mesh)
+        conn = RankConn(comm, mesh=program.mesh)
         conn.signals = signals
         try:
-            family.serve(conn, rank - 1, *family.worker_args("mpi"), **extra)
+            program.serve(conn, rank - 1, *program.worker_args("mpi"), **extra)
         finally:  # a signal at the very return of UserCode.__enter__ skips __exit__: never left marked
             if guard is not None:
                 guard.inside = False

@@ -42,7 +42,7 @@ from dlbkit.model.availability import Constant
 from dlbkit.model.trace import Trace
 from dlbkit.families.divisible.model.view import LoopView
 from dlbkit.runtime.backends import execute
-from dlbkit.runtime.backends.base import (Family, Transport, UserCode, drive, error_message, send_or_report, short_repr, task_error,
+from dlbkit.runtime.backends.base import (Program, Transport, UserCode, drive, error_message, send_or_report, short_repr, task_error,
                              unpicklable)
 from dlbkit.runtime.emulation import Emulation
 from dlbkit.runtime.messages import Died, Error, Stop
@@ -316,7 +316,7 @@ def empty_trace(balancer: ChunkingBalancer, n: int, backend: str) -> Trace:
                  availability=[Constant().realise()] * n)
 
 
-class MapRun(Family):
+class MapRun(Program):
     """``fn`` over ``items``, chunked by a chunking balancer; the outcome is ``(results, trace)``."""
 
     serve = staticmethod(serve)
@@ -390,7 +390,7 @@ class PoolRun(MapRun):
         return [("fn", self.fn)]
 
 
-class PoolStep(Family):
+class PoolStep(Program):
     """One time step of a local ``dlbkit.Loop`` on its pool's running workers (*pool_run*'s): the
     coordinator of every step (:func:`coordinate_step`), which leaves the workers up; its outcome is
     ``(results, trace, carried)``. :meth:`run` goes through the backends' one failure path

@@ -66,7 +66,7 @@ from dlbkit.families.graph.model.gst import Table
 from dlbkit.families.graph.model.view import GraphOnlineView, GraphView
 from dlbkit.runtime import status
 from dlbkit.runtime.backends import execute
-from dlbkit.runtime.backends.base import (Family, Transport, UserCode, error_message, send_or_report, short_repr, task_error,
+from dlbkit.runtime.backends.base import (Program, Transport, UserCode, error_message, send_or_report, short_repr, task_error,
                              unpicklable)
 from dlbkit.runtime.emulation import Emulation
 from dlbkit.runtime.messages import Died, Error, Stop
@@ -420,7 +420,7 @@ def coordinate_graph(transport: Transport, spec: GraphTasks, balancer: Mapper, *
 def serve_graph(conn, w: int, spec: GraphTasks | None, emulation: Emulation | None, origin: float,
                 interruptible: UserCode | None = None) -> None:
     """The worker loop: run the tasks sent, in the order they arrive, until Stop or the coordinator goes away
-    (*interruptible*: :attr:`~..backends.base.Family.interruptible`)."""
+    (*interruptible*: :attr:`~..backends.base.Program.interruptible`)."""
     send = conn.send
     user = interruptible or UserCode()
     clock = time.perf_counter
@@ -452,7 +452,7 @@ def serve_graph(conn, w: int, spec: GraphTasks | None, emulation: Emulation | No
 
 
 # --- the family, as the backends run it ------------------------------------------------------------
-class GraphRun(Family):
+class GraphRun(Program):
     """*spec*'s DAG placed by a mapping balancer; the outcome is ``(values by task index, trace)``."""
 
     serve = staticmethod(serve_graph)

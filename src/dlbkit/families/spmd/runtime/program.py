@@ -44,7 +44,7 @@ from dlbkit.model.spmd_trace import finish_times, series_from_intervals
 from dlbkit.model.trace import Trace
 from dlbkit.families.spmd.model.view import SpmdView
 from dlbkit.runtime.backends import execute
-from dlbkit.runtime.backends.base import Family, Transport, UserCode, error_message, task_error
+from dlbkit.runtime.backends.base import Program, Transport, UserCode, error_message, task_error
 from dlbkit.runtime.emulation import Emulation
 from dlbkit.runtime.messages import Died, Error, Stop
 from dlbkit.runtime.progress import Progress
@@ -345,7 +345,7 @@ def _step(spec: SpmdSpec, w: int, it: int, block: np.ndarray, lo, hi, send, user
 
 def serve_spmd(conn, w: int, spec: SpmdSpec, interruptible: UserCode | None = None) -> None:
     """Process entry point of an SPMD worker: follow the coordinator's orders until Stop
-    (*interruptible*: :attr:`~..backends.base.Family.interruptible`)."""
+    (*interruptible*: :attr:`~..backends.base.Program.interruptible`)."""
     send = conn.send
     user = interruptible or UserCode()
     h = spec.halo
@@ -394,7 +394,7 @@ def rows_problem(rows: int, halo: int, n: int, backend: str = "local", field: st
                        f"boundary rows at each end, then ≥ {halo} rows per worker for {n} workers)")
 
 
-class SpmdRun(Family):
+class SpmdRun(Program):
     """*iterations* steps of *domain*; the outcome is ``(final domain, trace)``."""
 
     serve = staticmethod(serve_spmd)

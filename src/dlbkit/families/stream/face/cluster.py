@@ -172,7 +172,7 @@ class Cluster(Executor):
             raise SystemExit(0)
         if backend == "local":
             # the nodes start in the client's own thread, where a warning would point at threading.py:
-            # the cluster warns here, at the caller's line, and the backend does not (ClusterFamily)
+            # the cluster warns here, at the caller's line, and the backend does not (ClusterProgram)
             message = oversubscription_warning(n)
             if message is not None:
                 warnings.warn(message, DlbkitWarning, stacklevel=2)

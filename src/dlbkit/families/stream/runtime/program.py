@@ -2,7 +2,7 @@
 
 Where the decisions run: in the nodes (:mod:`.cluster_agent`), each with its own queue, its own
 information model and its own balancer object; a job is handed to its origin node, which places it.
-The nodes talk to one another over the backend's mesh (:attr:`ClusterFamily.mesh`): a forwarded job
+The nodes talk to one another over the backend's mesh (:attr:`ClusterProgram.mesh`): a forwarded job
 and a load message go from node to node, never through here. The client decides nothing and relays
 nothing: it assigns each job an origin (round-robin over the live nodes, or the one the caller
 names if it is alive; a dead one is replaced by round-robin), keeps the futures, and learns where
@@ -38,13 +38,13 @@ import numpy as np
 from dlbkit.errors import RemoteTraceback
 from dlbkit.model.trace import Trace
 from dlbkit.runtime.backends import execute
-from dlbkit.runtime.backends.base import Family, Transport, task_error
+from dlbkit.runtime.backends.base import Program, Transport, task_error
 from dlbkit.runtime.emulation import Emulation
 from dlbkit.runtime.messages import Died, Stop
 from dlbkit.families.stream.runtime.agent import serve
 from dlbkit.families.stream.runtime.messages import Held, NodeDied, Placed, Result, Started, Stats, Submit, SubmitBatch
 
-__all__ = ["ClusterRun", "ClusterFamily", "Job", "SERIES_POINTS"]
+__all__ = ["ClusterRun", "ClusterProgram", "Job", "SERIES_POINTS"]
 
 #: points of the per-node queue and view-age series in the trace (resampled from the nodes' rounds)
 SERIES_POINTS = 200
@@ -106,7 +106,7 @@ class ClusterRun:
         self.asking: dict[int, tuple[list[int], set[int], float]] = {}
         self.end_time = math.nan
         self.origin = time.perf_counter()
-        self.family = ClusterFamily(self, balancer, info, emulation, seed, record_decisions, suspect_after, slots)
+        self.program = ClusterProgram(self, balancer, info, emulation, seed, record_decisions, suspect_after, slots)
         self._started = threading.Event()
         self._start_method = start_method
         self.transport: Transport | None = None
@@ -128,11 +128,11 @@ class ClusterRun:
 
     def serve_rank(self) -> None:
         """A worker rank under MPI: be a node until the client shuts the cluster down."""
-        execute(self.family, "mpi")
+        execute(self.program, "mpi")
 
     @property
     def speeds(self) -> list[float]:
-        return list(self.family.emulation.speeds) if self.family.emulation is not None else [1.0] * self.n
+        return list(self.program.emulation.speeds) if self.program.emulation is not None else [1.0] * self.n
 
     # --- the client's calls ---------------------------------------------------------------------------
     def now(self) -> float:
@@ -207,7 +207,7 @@ class ClusterRun:
 
     def _main(self) -> None:
         try:
-            execute(self.family, self.backend, workers=self.n or None, start_method=self._start_method)
+            execute(self.program, self.backend, workers=self.n or None, start_method=self._start_method)
         except BaseException as e:  # noqa: BLE001 - raised in the caller's thread (at start) or kept
             self.error = e
             self._fail_pending(e)
@@ -472,7 +472,7 @@ class ClusterRun:
         tr.info_messages, tr.info_bytes = float(messages), float(nbytes)
         tr.info_age_mean = age_sum / age_count if age_count else math.nan
         tr.meta.update({"warmup_job": 0, "queue_mean": float(np.mean(node_means)) if node_means else math.nan,
-                        "busy_time": float(sum(j.ended - j.started for j in jobs)), "slots": list(self.family.slots),
+                        "busy_time": float(sum(j.ended - j.started for j in jobs)), "slots": list(self.program.slots),
                         "info": self.info_name, "info_params": {"model": self.info_name, **self.info_params},
                         "balancer_params": self.balancer_params, "tasks_moved": moved, "workload": "cluster",
                         "resubmitted": int(sum(j.resubmitted for j in self.jobs)), "suspected": suspected, "duplicates": self.duplicates,
@@ -480,7 +480,7 @@ class ClusterRun:
         return tr
 
 
-class ClusterFamily(Family):
+class ClusterProgram(Program):
     """The cluster as a backend runs it: the nodes' loop (:func:`.cluster_agent.serve`) and the
     client's (:meth:`ClusterRun.coordinate`)."""
 

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from dlbkit.errors import ConfigError, closest
 from dlbkit.model.topology import KINDS, edge_colouring, given_graph, neighbour_lists, topology_from_dict
 from dlbkit.runtime.backends import execute
-from dlbkit.runtime.backends.base import Family
+from dlbkit.runtime.backends.base import Program
 from dlbkit.runtime.progress import Progress
 from dlbkit.families.tree.runtime.coordinator import coordinate_tree
 from dlbkit.families.tree.runtime.worker import TreeSpec, serve_tree
@@ -91,7 +91,7 @@ def bind_check(spec: TreeSpec, n_workers: int) -> None:
                           "Load Information Server computes nothing); the default -1 is the last worker")
 
 
-class TreeRun(Family):
+class TreeRun(Program):
     """The task tree of *spec*; the outcome is ``(value, best bound or None, trace)``."""
 
     serve = staticmethod(serve_tree)

@@ -329,7 +329,7 @@ class _Worker:
 
 def serve_tree(conn, w: int, spec: TreeSpec, interruptible: UserCode | None = None) -> None:
     """Process entry point of a tree worker: expand, steal and give until Stop (*interruptible*:
-    :attr:`~..backends.base.Family.interruptible`)."""
+    :attr:`~..backends.base.Program.interruptible`)."""
     worker = None
     try:
         worker = _Worker(conn, w, spec, interruptible or UserCode())
