@@ -93,7 +93,7 @@ try:
         execute(SlowToJudge(abs, range(10), dlbkit.make("ss"), emulation=None, progress=False, rng=None), "mpi")
     else:  # rank 1's first item fails; rank 1 then waits for the outcome while rank 2 computes 1.5 s
         if r == 1:  # the signal comes as rank 1 enters that wait (a 0.7 s timer came in the start-up under load)
-            signal_here("serve_rank", "_quiet_barrier")
+            signal_here("serve_rank", "quiet_barrier")
         dlbkit.map(fails_on_rank_1, range(20), backend="mpi", balancer="static", progress=False)
     report(steps=len(steps))
 except SystemExit as e:

@@ -131,7 +131,7 @@ class Program(ABC):
     #: peer (locally queued and written in the order posted; under MPI a pending send, ordered per
     #: destination), ``drain(peer)`` (what a dead peer sent that is not yet taken; nothing under MPI,
     #: where no worker outlives a peer), and its ``poll``/``recv`` take messages from the coordinator
-    #: and from every other worker (:class:`~.local_mesh.MeshConn` locally, :class:`~.mpi.RankConn`)
+    #: and from every other worker (:class:`~.local_mesh.MeshConn` locally, :class:`~.mpi_transport.RankConn`)
     mesh: bool = False
 
     def empty(self, n_workers: int | None, backend: str) -> tuple | None:

@@ -10,7 +10,7 @@ both pipes' buffers are full (a forwarded job's payload can be large). ``send_to
 thread per worker writes, in the order posted, so the worker's own loop always gets back to reading.
 The order is kept across destinations: a message posted after another leaves after it (the cluster
 relies on it: a forwarded job is written to its node before the notice of it goes to the coordinator).
-That is this backend's guarantee; under MPI (:class:`~.mpi.RankConn`) the order holds per destination
+That is this backend's guarantee; under MPI (:class:`~.mpi_transport.RankConn`) the order holds per destination
 only, which is enough there since a rank's death ends the job.
 
 A peer that dies: its pipe ends (end of file on reading, an error on writing) and is dropped

@@ -3,7 +3,7 @@
 A worker keeps its waiting tasks in a deque: it runs the newest (depth-first, LIFO) and migrates the
 oldest (breadth-first, FIFO: nearest the root, likely the largest subtrees), as Haron's kernel does
 (001 §1.3). It talks only to the coordinator and only through ``conn.send`` / ``conn.recv`` (a pipe
-locally, a :class:`~dlbkit.runtime.backends.mpi.RankConn` on MPI), so one loop serves both
+locally, a :class:`~dlbkit.runtime.backends.mpi_transport.RankConn` on MPI), so one loop serves both
 backends. Since it cannot poll, it reads its messages at defined points:
 
 * while busy, every :data:`CHECK_S` seconds between two tasks (a *check point*): it sends
