@@ -182,6 +182,46 @@ def _all_free(lines: Sequence[Timeline], t: float, dur: float) -> float:
         t = t1
 
 
+class _Contended:
+    """One timing's ports and links under contention: a message occupies its sender's send port and its
+    receiver's receive port at once (one-port), or every link of its route (with routes), from the
+    earliest time all are free."""
+
+    def __init__(self, costs: GraphCosts):
+        hosts = set(costs.host)
+        self.costs = costs
+        self.routes = getattr(costs, "routes", None)
+        self.send_port = {h: Port() for h in hosts}
+        self.recv_port = {h: Port() for h in hosts}
+        self.links: dict = {}
+
+    def arrivals(self, succs: Sequence[tuple[int, float]], a: Sequence[int], p: int, f: float):
+        """(successor, time its data has arrived) of each edge out of a task that ended at *f* on *p*."""
+        c = self.costs
+        host = c.host
+        hp = host[p]
+        latp, perp = c.lat[p], c.per[p]
+        out = self.send_port[hp]
+        for j, d in succs:
+            q = a[j]
+            hq = host[q]
+            dur = 0.0 if hq == hp else latp[q] + d * perp[q]
+            t = f
+            if dur > 0 and self.routes is not None:  # link contention: every link of the route at once
+                route = [self.links.setdefault(k, Timeline()) for k in self.routes[(hp, hq)]]
+                t = _all_free(route, f, dur)
+                for line in route:
+                    line.add(t, t + dur)
+                t += dur
+            elif dur > 0:
+                inp = self.recv_port[hq]
+                t = _both_free(out, inp, f, dur)
+                out.add(t, t + dur)
+                inp.add(t, t + dur)
+                t += dur
+            yield j, t
+
+
 def send_order(costs: GraphCosts, prio: Sequence[float]) -> list[list[tuple[int, float]]]:
     """Per task, its successors in the order the thesis model accumulates them: ascending priority
     (so the highest-priority receiver's message is sent first), ties in successor-list order."""
@@ -225,12 +265,7 @@ class Evaluator:
         avail = [0.0] * c.n_nodes
         npred = self.npred0[:]
         prof = self.availability
-        contention = self.contention
-        routes = getattr(c, "routes", None)
-        if contention:
-            send_port = {h: Port() for h in set(host)}
-            recv_port = {h: Port() for h in set(host)}
-            links: dict = {}
+        contended = _Contended(c) if self.contention else None
         push, pop = heapq.heappush, heapq.heappop
         if order is None:
             heap = [(-prio[i], 0.0, i) for i in self.entries]
@@ -285,26 +320,8 @@ class Evaluator:
                     npred[j] -= 1
                     if npred[j] == 0 and it is None:
                         push(heap, (-prio[j], ready[j], j))
-            elif contention:
-                latp = lat[p]
-                out = send_port[hp]
-                for j, d in succs[i]:
-                    q = a[j]
-                    hq = host[q]
-                    dur = 0.0 if hq == hp else latp[q] + d * perp[q]
-                    t = f
-                    if dur > 0 and routes is not None:  # link contention: every link of the route at once
-                        route = [links.setdefault(k, Timeline()) for k in routes[(hp, hq)]]
-                        t = _all_free(route, f, dur)
-                        for line in route:
-                            line.add(t, t + dur)
-                        t += dur
-                    elif dur > 0:
-                        inp = recv_port[hq]
-                        t = _both_free(out, inp, f, dur)
-                        out.add(t, t + dur)
-                        inp.add(t, t + dur)
-                        t += dur
+            elif contended is not None:
+                for j, t in contended.arrivals(succs[i], a, p, f):
                     if t > ready[j]:
                         ready[j] = t
                     npred[j] -= 1
