@@ -161,6 +161,10 @@ class Family:
     metric_text: Mapping[str, str] = field(default_factory=dict)
     #: the terminal table's columns, main metric first (empty: metric_names)
     table_metrics: tuple[str, ...] = ()
+    #: figure kind → (label, caption): the label names a run's image of that kind (its alt text), the caption
+    #: (a sentence or a part of one, `code` in backticks) says in the report what the images of that kind show;
+    #: a kind without an entry is labelled with its own name and has no caption
+    figure_captions: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     #: the real run's entry (``dlbkit.map``'s for a loop: the user's function on real processes), called through
     #: the registry as the user calls it; None: no real run yet (*runtime* names it for the listing)
     run: Callable[..., Any] | None = None
@@ -177,6 +181,9 @@ class Family:
         extra = set(self.gantt_legend) - set(GANTT_PARTS)
         if extra:
             raise TypeError(f"family {self.name!r}: gantt_legend keys {sorted(extra)} are not among {GANTT_PARTS}")
+        unknown = [k for k in self.figure_captions if k not in self.figure_kinds]
+        if unknown:
+            raise TypeError(f"family {self.name!r}: figure_captions names {unknown}, not among its figure_kinds")
         for what, names in (("metric_text", self.metric_text), ("table_metrics", self.table_metrics)):
             unknown = [m for m in names if m not in self.metric_names]
             if unknown:

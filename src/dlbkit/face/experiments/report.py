@@ -31,11 +31,6 @@ img{max-width:100%;border:1px solid #eee;margin:.4em 0}
 details{margin:.4em 0}
 """
 
-#: image kinds the report lays out in a section of their own; any other kind a family declares (job
-#: streams' "queues" and "response_cdf") is shown per run after them, with its caption below if it has one
-_LAID_OUT = {"bars", "gantt", "work", "tasks", "looptime", "points", "auto"}
-_CAPTIONS = {"queues": "tasks in each node's system over time (a heat map: waiting and running)",
-             "response_cdf": "the response-time CDF of the jobs after the warm-up"}
 
 
 def describe_availability(spec) -> str:
@@ -132,9 +127,32 @@ def _comparison_html(summary: Sequence[Stat], family) -> str:
                             "highlighted: best mean per metric.</p>" + legend
 
 
-def _by_run(images: dict[str, list[Path]], kind: str) -> dict[str, Path]:
-    """The figures of one *kind* by run name (a figure is saved as ``<kind>_<run>.png``)."""
-    return {p.stem.removeprefix(kind + "_"): p for p in images.get(kind, [])}
+def _marked(text: str) -> str:
+    """*text* escaped for HTML, its `backticked` parts as code (a family's captions)."""
+    pieces = escape(text, quote=False).split("`")
+    return "".join(f"<code>{s}</code>" if k % 2 else s for k, s in enumerate(pieces))
+
+
+def _runs_html(images: dict[str, list[Path]], family, img) -> str:
+    """The runs' own figures (repetition 0 of each balancer): the family's captions of the kinds drawn, then
+    per run its images in the order of the family's ``figure_kinds`` (any other kind after them), each
+    labelled as the family labels it (:attr:`~dlbkit.families.registry.Family.figure_captions`)."""
+    declared = tuple(getattr(family, "figure_kinds", ()))
+    captions = dict(getattr(family, "figure_captions", {}))
+    kinds = [k for k in declared if images.get(k)] + [k for k in images if k != "bars" and images[k] and
+                                                       k not in declared]
+    if not kinds:
+        return ""
+    runs: dict[str, list[tuple[str, Path]]] = {}
+    for kind in kinds:
+        for p in images[kind]:
+            runs.setdefault(p.stem.removeprefix(kind + "_"), []).append((kind, p))
+    said = " ".join(_marked(captions[k][1]) for k in kinds if k in captions and captions[k][1])
+    out = ["<h2>Runs (repetition 0 of each balancer)</h2>" + (f"<p class=muted>{said}</p>" if said else "")]
+    for name, shown in runs.items():
+        out.append(f"<details open><summary>{escape(name)}</summary>"
+                   + "".join(img(p, f"{captions.get(k, (k, ''))[0]} {name}") for k, p in shown) + "</details>")
+    return "\n".join(out)
 
 
 def write_report(path: str | Path, sweep, summary: Sequence[Stat], images: dict[str, list[Path]], *,
@@ -175,54 +193,9 @@ def write_report(path: str | Path, sweep, summary: Sequence[Stat], images: dict[
     ]
     bars = images.get("bars", [])
     if bars:
-        title = "Makespan and balancing cost" if images.get("looptime") else "Makespan and efficiency"
-        parts.append(f"<h2>{title}</h2>" + "".join(img(p, p.stem) for p in bars))
-    gantts = images.get("gantt", [])
-    if gantts:
-        parts.append("<h2>Runs (repetition 0 of each balancer)</h2><p class=muted>Gantt chart: a bar per chunk; "
-                     "orange = waiting for work, blank = idle, red shade = background load. Below it, items "
-                     "(tasks, for a tree) completed per worker over time.</p>")
-        tasks = _by_run(images, "tasks")
-        if tasks:
-            parts.append("<p class=muted>Task trees: waiting tasks per node over time, and the total n(t) with "
-                         "the three workload phases of Haron 1998 §2.7 (filling until n(t) first reaches p, "
-                         "emptying after it last falls below p); dashed: phase changes a phase-adaptive "
-                         "balancer detected while running.</p>")
-        autos = _by_run(images, "auto")
-        if autos:
-            parts.append("<p class=muted>Time steps under <code>balancer = \"auto\"</code> (repetition 0, "
-                         "its seed in the title): per step the measured makespan, coloured by the rule auto "
-                         "ran, the prediction for that rule made at the last evaluation (×), and the "
-                         "evaluations (dotted, labelled with the rule chosen for the next step).</p>")
-        work = _by_run(images, "work")
-        for g in gantts:  # a family without a work plot (task graphs) still shows its Gantt charts
-            name = g.stem.removeprefix("gantt_")
-            extra = img(tasks[name], "waiting tasks " + name) if name in tasks else ""
-            extra += img(autos[name], "auto choices " + name) if name in autos else ""
-            below = img(work[name], "work over time " + name) if name in work else ""
-            parts.append(f"<details open><summary>{escape(name)}</summary>{img(g, 'Gantt ' + name)}"
-                         f"{below}{extra}</details>")
-    loops, points = images.get("looptime", []), images.get("points", [])
-    if loops:
-        parts.append("<h2>Runs (repetition 0 of each balancer)</h2><p class=muted>Pipelined SPMD: loop time "
-                     "(busy seconds: compute, swap, boundary exchange and transfers) per workstation over the "
-                     "loops, and the data points each holds; dotted lines mark loops that ended in a "
-                     "balancing transfer.</p>")
-        for lt, pt in zip(loops, points):
-            name = lt.stem.removeprefix("looptime_")
-            parts.append(f"<details open><summary>{escape(name)}</summary>{img(lt, 'loop time ' + name)}"
-                         f"{img(pt, 'data points ' + name)}</details>")
-    other = [k for k, paths in images.items() if paths and k not in _LAID_OUT]
-    if other:  # run plots without a layout of their own above (job streams): grouped by run
-        runs: dict[str, list[tuple[str, Path]]] = {}
-        for kind in other:
-            for p in images[kind]:
-                runs.setdefault(p.stem.removeprefix(kind + "_"), []).append((kind, p))
-        said = "; ".join(f"{_CAPTIONS.get(k, k)}" for k in other)
-        parts.append(f"<h2>Runs (repetition 0 of each balancer)</h2><p class=muted>Per run: {escape(said)}.</p>")
-        for name, shown in runs.items():
-            parts.append(f"<details open><summary>{escape(name)}</summary>"
-                         + "".join(img(p, f"{_CAPTIONS.get(k, k)} {name}") for k, p in shown) + "</details>")
+        parts.append("<h2>By balancer: " + escape(", ".join(p.stem for p in bars)) + "</h2>"
+                     + "".join(img(p, p.stem) for p in bars))
+    parts.append(_runs_html(images, exp.family, img))
     fails = sweep.failures
     if fails:
         items = "".join(f"<tr><td class=l>{escape(r['label'])}</td><td class=l>{escape(r['point'])}</td>"

@@ -110,6 +110,13 @@ FAMILY = register(Family(
                  "bytes": "bytes moved with the chunks' items and results"},
     figures=figures,
     figure_kinds=("gantt", "work", "auto"),
+    figure_captions={"gantt": ("Gantt", "Gantt chart: a bar per chunk; orange = waiting for work, blank = idle, red shade = "
+                                        "background load."),
+                     "work": ("work over time", "Below it, items completed per worker over time."),
+                     "auto": ("auto choices", 'Time steps under `balancer = "auto"` (repetition 0, its seed in the title): '
+                              "per step the measured makespan, coloured by the rule auto ran, the prediction for that "
+                              "rule made at the last evaluation (×), and the evaluations (dotted, labelled with the "
+                              "rule chosen for the next step).")},
     bar_metrics=("makespan", "efficiency"),
     parse=Divisible.from_dict,
     describe=describe,

@@ -131,6 +131,8 @@ FAMILY = register(Family(
                  "bytes": "data carried by the edges that cross machines"},
     figures=figures,
     figure_kinds=("gantt",),
+    figure_captions={"gantt": ("Gantt", "Gantt chart: a bar per task; orange = ready, waiting for its turn on the "
+                                        "processor, blank = idle (waiting for inputs), red shade = background load.")},
     bar_metrics=("makespan", "efficiency"),
     parse=graph_from_dict,
     file_keys=("file",),  # a graph file named in an experiment is read from the experiment's folder

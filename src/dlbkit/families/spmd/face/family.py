@@ -80,6 +80,10 @@ FAMILY = register(Family(
                                "up to the makespan"},
     figures=figures,
     figure_kinds=("looptime", "points"),
+    figure_captions={"looptime": ("loop time", "Pipelined SPMD: loop time (busy seconds: compute, swap, boundary "
+                                  "exchange and transfers) per workstation over the loops,"),
+                     "points": ("data points", "and the data points each holds; dotted lines mark loops that ended in a "
+                                "balancing transfer.")},
     bar_metrics=("makespan", "dp_moved", "steps_to_balance"),
     parse=spmd_from_dict,
     describe=describe,

@@ -126,6 +126,13 @@ FAMILY = register(Family(
                    "bytes", "chunks", "idle_share", "info_messages", "lower_bound"),
     figures=figures,
     figure_kinds=("gantt", "work", "tasks"),
+    figure_captions={"gantt": ("Gantt", "Gantt chart: a bar per chunk; orange = waiting for work, blank = idle, red shade = "
+                                        "background load."),
+                     "work": ("work over time", "Below it, tasks completed per worker over time."),
+                     "tasks": ("waiting tasks", "Task trees: waiting tasks per node over time, and the total n(t) with "
+                               "the three workload phases of Haron 1998 §2.7 (filling until n(t) first reaches p, "
+                               "emptying after it last falls below p); dashed: phase changes a phase-adaptive "
+                               "balancer detected while running.")},
     bar_metrics=("makespan", "efficiency", "info_bytes"),
     parse=tree_from_dict,
     describe=describe,
