@@ -39,6 +39,8 @@ def test_a_family_declaring_a_column_or_a_wording_it_does_not_fill_is_refused():
     with pytest.raises(TypeError, match=r"^family 'x': its table's first column is 'chunks'; it must be its main "
                                         r"metric, bar_metrics\[0\] \('makespan'\)$"):
         families.Family(**{**fam.__dict__, "name": "x", "table_metrics": ("chunks", "makespan")})
+    with pytest.raises(TypeError, match=r"^family 'x': figure_captions names \['work'\], not among its figure_kinds$"):
+        families.Family(**{**fam.__dict__, "name": "x", "figure_captions": {"work": ("work", "items done")}})
 
 
 LEGEND = "mean ± 95% CI half-width (Student's t) over repetitions; * best mean per metric"
@@ -289,3 +291,21 @@ def test_simulate_prints_a_stream_table_led_by_response_time_and_says_when_the_b
         mean = next(s.mean for s in summarise(list(csv.DictReader(fh))) if s.metric == "response_mean")
     assert [ln for ln in printed if ln.startswith("all balancers")] == [
         f"all balancers alike on response_mean: {format_cell(mean, math.nan)} s"]
+
+
+def test_the_report_lays_out_a_familys_figures_in_its_order_with_its_labels_and_captions(tmp_path):
+    """The report reads a family's ``figure_kinds`` and ``figure_captions`` (no layout per family of its own): a run's
+    images in the declared order, each labelled as declared, the captions of the kinds drawn once above the runs,
+    `backticks` as code; an undeclared kind after them under its own name."""
+    from dlbkit.face.experiments.report import _runs_html
+
+    fam = families.Family(**{**families.get("graph").__dict__, "name": "x", "figure_kinds": ("b", "a"),
+                             "figure_captions": {"a": ("the a", "A's `x = 1` <shown>."), "b": ("the b", "")}})
+    images = {"a": [tmp_path / "a_r1.png", tmp_path / "a_r2.png"], "b": [tmp_path / "b_r1.png"],
+              "zz": [tmp_path / "zz_r1.png"], "bars": [tmp_path / "makespan.png"]}
+    html = _runs_html(images, fam, lambda p, alt: f"[{p.name}|{alt}]")
+    assert html.split("\n") == [
+        "<h2>Runs (repetition 0 of each balancer)</h2><p class=muted>A's <code>x = 1</code> &lt;shown&gt;.</p>",
+        "<details open><summary>r1</summary>[b_r1.png|the b r1][a_r1.png|the a r1][zz_r1.png|zz r1]</details>",
+        "<details open><summary>r2</summary>[a_r2.png|the a r2]</details>"]
+    assert _runs_html({"bars": images["bars"]}, fam, lambda p, alt: "") == ""
