@@ -46,7 +46,8 @@ from dlbkit.model.gcpause import paused_gc
 from dlbkit.model.platform import Platform
 from dlbkit.model.trace import Trace
 from dlbkit.families.divisible.model.view import LoopView
-from dlbkit.model.seeding import DIVISIBLE, streams
+from dlbkit.families.divisible.model.seeding import DIVISIBLE
+from dlbkit.model.seeding import streams
 from dlbkit.families.divisible.model.steps import join_steps, step_trace
 from dlbkit.families.divisible.model.workload import Divisible
 from dlbkit.families.divisible.sim.auto import after_step

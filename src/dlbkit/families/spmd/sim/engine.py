@@ -44,7 +44,8 @@ from dlbkit.families.spmd.balancers.decide import repartition
 from dlbkit.errors import ConfigError
 from dlbkit.families.spmd.model.hnow import Hnow, check_loops, levels_on_loops
 from dlbkit.families.spmd.model.view import SpmdView
-from dlbkit.model.seeding import SPMD, streams
+from dlbkit.families.spmd.model.seeding import SPMD
+from dlbkit.model.seeding import streams
 from dlbkit.model.spmd_trace import spmd_trace
 from dlbkit.model.trace import Trace
 from dlbkit.sim.costs import message_time
