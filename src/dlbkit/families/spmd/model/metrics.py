@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from dlbkit.families.spmd.model.bounds import Z90, Z95, ci_half_width
-from dlbkit.model.spmd_trace import eq41_time, loops
+from dlbkit.families.spmd.model.trace import eq41_time, loops
 from dlbkit.model.trace import Trace
 
 __all__ = ["metrics", "loop_time_moments", "loops_to_steady", "steps_to_steady", "dp_to_steady", "smoothed",
