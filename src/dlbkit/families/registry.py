@@ -75,6 +75,7 @@ def deferred(module: str, name: str) -> Callable[..., Any]:
         return getattr(importlib.import_module(module), name)(*args, **kwargs)
 
     call.__name__ = call.__qualname__ = name
+    call.__module__ = module  # whose code it runs: a figure's digest covers the module of the family's figures
     call.__doc__ = f"``{module}.{name}``, imported on first call."
     return call
 
@@ -103,7 +104,8 @@ class Family:
     * *parse* ``(table, path)``: an experiment's ``[workload]`` table (``kind`` = the family's name)
       → the workload object, raising ConfigError naming ``path.field``;
     * *metrics* ``(trace)``: the METRICS of one run (NaN where a metric does not apply);
-    * *figures* ``(trace, title)``: the plots of one run, kind → matplotlib Figure;
+    * *figures* ``(trace, title)``: the plots of one run, kind → matplotlib Figure (the report's; a family's
+      are in its ``face/plots.py``, named with :func:`deferred` so that matplotlib is imported only to draw);
     * *describe* ``(workload)``: one sentence for the report;
     * *per_repetition* ``(workload, table, seed)``: the workload of one repetition (a random tree
       without a seed of its own is drawn anew per repetition; others are returned unchanged);
@@ -157,6 +159,9 @@ class Family:
     gantt_legend: Mapping[str, str] = field(default_factory=dict)
     #: what the engines' ``progress(done, total)`` counts, for the bar (items, tasks, loops)
     progress_unit: str = "items"
+    #: the plots a :class:`~dlbkit.families.result.Result` of this family draws besides every family's (its Gantt
+    #: chart and work done): name → ``(trace, ax=None, **kw)`` → Figure, drawn by ``Result.plot_<name>``
+    plots: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     #: metric name → what it means in this family, where METRICS' general wording does not say it
     metric_text: Mapping[str, str] = field(default_factory=dict)
     #: the terminal table's columns, main metric first (empty: metric_names)

@@ -1,7 +1,7 @@
 """A sweep's figures on disk: the per-balancer bars and each run's plots, by the workload's family.
 
-The plots themselves are :mod:`dlbkit.plots` (they depend only on the model); which plots a run gets
-is its family's declaration (:attr:`dlbkit.families.registry.Family.figures`, ``bar_metrics``). Each PNG
+The plots themselves are :mod:`dlbkit.plots` (the shared ones, depending only on the model) and each
+family's ``face/plots.py``; which plots a run gets is its family's declaration (:attr:`dlbkit.families.registry.Family.figures`, ``bar_metrics``). Each PNG
 carries a digest of what it was drawn from (:mod:`.digests`); a resumed sweep redraws only the
 figures whose digest changed or whose file is missing, and removes the figures it drew that the
 sweep no longer has (:func:`_remove_stale`).
@@ -9,6 +9,7 @@ sweep no longer has (:func:`_remove_stale`).
 
 from __future__ import annotations
 
+import importlib
 import math
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -40,9 +41,13 @@ _DRAWING_MODULES = ("dlbkit.plots", __name__, "dlbkit.model.trace", "dlbkit.mode
 
 
 def _figure_modules() -> list[str]:
-    """The modules of every family's ``figures``: one family draws with another's (the tree family's
-    Gantt and work plots are the divisible family's), so a run's digest covers them all."""
-    return sorted({f.figures.__module__ for f in families.FAMILIES.values()})
+    """The modules of every family's ``figures`` (its ``face/plots.py``), imported so that their code is
+    digested: a family's figures draw with the shared plots and may with another module's, so a run's
+    digest covers them all."""
+    out = sorted({f.figures.__module__ for f in families.FAMILIES.values()})
+    for name in out:
+        importlib.import_module(name)
+    return out
 
 
 def _save(fig, path: Path, dpi: int, text: dict[str, str]) -> Path:

@@ -72,17 +72,6 @@ def describe(w: Divisible) -> str:
     return text
 
 
-def figures(trace, run: str) -> dict:
-    """A Gantt chart and the work done per worker over time; for time steps run by ``balancer="auto"``
-    also its choice and the predicted against the measured makespan per step ("auto")."""
-    from dlbkit.plots import auto_records, auto_steps, chunk_figures
-    out = chunk_figures(trace, run)
-    if auto_records(trace):  # only auto records them: every other run's figures are as they were
-        out["auto"] = auto_steps(trace, title=f"auto's choices: {run} (seed {trace.seed})")
-    return out
-
-
-
 def sample_view() -> LoopView:
     """50 items left on 3 nodes of speeds 1, 2 and 3."""
     return LoopView(50, 3, [1.0, 2.0, 3.0])
@@ -108,7 +97,7 @@ FAMILY = register(Family(
                  "chunks": "chunks handed out (scheduling decisions)",
                  "messages": "balancing messages: requests, replies and STOPs",
                  "bytes": "bytes moved with the chunks' items and results"},
-    figures=figures,
+    figures=deferred("dlbkit.families.divisible.face.plots", "figures"),
     figure_kinds=("gantt", "work", "auto"),
     bar_metrics=("makespan", "efficiency"),
     parse=Divisible.from_dict,

@@ -63,13 +63,6 @@ LEGEND = {"busy": "computing (tasks alternate shades)", "wait": "ready, waiting 
           "idle": "idle (waiting for inputs)"}
 
 
-def figures(trace, run: str) -> dict:
-    """The Gantt chart: one bar per task on its processor (orange: ready, waiting for the processor)."""
-    from dlbkit.plots import gantt
-    return {"gantt": gantt(trace, title=f"Schedule: {run}, {trace.n_intervals} tasks, makespan {trace.makespan:.4g}",
-                           legend=LEGEND)}
-
-
 def sample_view() -> GraphView:
     """Topcuoglu 2002's 10-task graph on 3 identical processors."""
     return GraphView(3, costs_for(topcuoglu10(), 3))
@@ -129,7 +122,7 @@ FAMILY = register(Family(
                            "model) paused to transmit",
                  "messages": "edges whose data crosses machines (a message each)",
                  "bytes": "data carried by the edges that cross machines"},
-    figures=figures,
+    figures=deferred("dlbkit.families.graph.face.plots", "figures"),
     figure_kinds=("gantt",),
     bar_metrics=("makespan", "efficiency"),
     parse=graph_from_dict,

@@ -44,16 +44,6 @@ def describe(w: Spmd) -> str:
             "read on the loop clock (time = loop number)")
 
 
-def figures(trace, run: str) -> dict:
-    """Loop time and data points per workstation over the loops (an SPMD run has loops, not chunks)."""
-    from dlbkit.plots import spmd_loop_times, spmd_points
-    return {"looptime": spmd_loop_times(trace, title=f"Loop time per workstation: {run} (seed {trace.seed}), "
-                                                     f"makespan {trace.makespan:.4g} s"),
-            "points": spmd_points(trace, title=f"Data points per workstation: {run}, "
-                                               f"{trace.moved:,} DP moved")}
-
-
-
 def sample_view() -> SpmdView:
     """3 workstations of speeds 1, 2, 3 holding 100, 200, 300 points."""
     return SpmdView(3, [100, 200, 300], [1.0, 2.0, 3.0], [100.0] * 3, [1e3] * 3, [1e-3] * 3, [1e6] * 3)
@@ -78,7 +68,9 @@ FAMILY = register(Family(
                  "imbalance": "max / mean of the nodes' loop times over the last measurement window",
                  "idle_share": "share of node time outside its loops (waiting for a neighbour's boundary), "
                                "up to the makespan"},
-    figures=figures,
+    figures=deferred("dlbkit.families.spmd.face.plots", "figures"),
+    plots={"loop_times": deferred("dlbkit.families.spmd.face.plots", "spmd_loop_times"),
+           "points": deferred("dlbkit.families.spmd.face.plots", "spmd_points")},
     figure_kinds=("looptime", "points"),
     bar_metrics=("makespan", "dp_moved", "steps_to_balance"),
     parse=spmd_from_dict,

@@ -112,36 +112,6 @@ def metrics(trace) -> dict:
     return out
 
 
-def figures(trace, run: str) -> dict:
-    """Queue length per node over time (a heat map) and the response-time CDF of the run."""
-    import matplotlib.pyplot as plt
-    out = {}
-    s = trace.series
-    if "queue" in s and len(s["queue"]) > 1:
-        q = s["queue"].T.astype(float)
-        t = s["queue_time"]
-        fig, ax = plt.subplots(figsize=(10, 4.5))
-        edges = np.concatenate((t, [t[-1] + (t[-1] - t[-2])]))
-        mesh = ax.pcolormesh(edges, np.arange(q.shape[0] + 1) - 0.5, q, shading="flat", cmap="magma_r",
-                             vmin=0, vmax=max(1.0, float(np.percentile(q, 99))))
-        fig.colorbar(mesh, ax=ax, label="tasks in the node's system")
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("node")
-        ax.set_title(f"Queue length per node: {run}")
-        out["queues"] = fig
-    r = np.sort(response_times(trace))
-    if len(r):
-        fig, ax = plt.subplots(figsize=(6, 4))
-        ax.step(r, np.arange(1, len(r) + 1) / len(r), where="post")
-        ax.set_xscale("log" if r[0] > 0 and r[-1] / r[0] > 100 else "linear")
-        ax.set_xlabel("response time (s)")
-        ax.set_ylabel("share of jobs")
-        ax.set_title(f"Response-time CDF: {run}")
-        ax.grid(alpha=0.3)
-        out["response_cdf"] = fig
-    return out
-
-
 def sample_view() -> StreamView:
     """4 nodes with queues 2, 0, 1, 3 as seen from node 0."""
     return StreamView(4, queue=[2, 0, 1, 3])
@@ -190,7 +160,7 @@ FAMILY = register(Family(
                    "info_bytes", "info_age_mean", "throughput", "slowdown_mean", "response_p50", "queue_max",
                    "queue_maxdiff", "convergence_time", "makespan", "messages", "bytes", "info_messages",
                    "info_freshness"),
-    figures=figures,
+    figures=deferred("dlbkit.families.stream.face.plots", "figures"),
     figure_kinds=("queues", "response_cdf"),
     bar_metrics=("response_mean", "queue_mean"),
     parse=parse,
