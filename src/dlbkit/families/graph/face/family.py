@@ -18,7 +18,7 @@ from dlbkit.families.graph.sim.dynamic import simulate_graph_dynamic
 import dlbkit.families.graph.balancers  # noqa: F401  (registers the family's balancers)
 from dlbkit.families.registry import Engine, Family, Replay, deferred, register
 
-__all__ = ["FAMILY", "describe", "metrics", "figures"]
+__all__ = ["FAMILY", "describe", "metrics"]
 
 OPTIONS = {"cost_model": "how transfers cost: 'standard' (latency + data/bandwidth, processors free while "
                          "data flies; default) or 'thesis' (002: both ends busy, data × hops)",

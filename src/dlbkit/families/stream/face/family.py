@@ -16,7 +16,7 @@ from dlbkit.families.stream.sim.engine import simulate_stream
 import dlbkit.families.stream.balancers  # noqa: F401  (registers the family's balancers)
 from dlbkit.families.registry import Engine, Family, Replay, deferred, register
 
-__all__ = ["FAMILY", "describe", "metrics", "figures"]
+__all__ = ["FAMILY", "describe", "metrics"]
 
 OPTIONS = {"info": "the information model: what each origin knows of the others' queues (default exact; "
                    "'gossip', 'neighbour'; 'periodic' is refused: every node decides)",
