@@ -24,7 +24,7 @@ from dlbkit.model import check
 from dlbkit.model.metrics import METRICS
 from dlbkit.plugins import Registry
 
-__all__ = ["Engine", "Replay", "Family", "deferred", "register", "get", "names", "of", "FAMILIES", "PACKAGES"]
+__all__ = ["Engine", "Replay", "Family", "deferred", "register", "get", "names", "of", "FAMILIES", "PACKAGES", "DEFAULT"]
 
 
 @dataclass(frozen=True)
@@ -259,6 +259,9 @@ class Family:
 #: the built-in family packages (``dlbkit.families.<name>``), in the order ``dlbkit families`` lists them; a family is
 #: named as its package. Adding a built-in family is adding its package and its name here.
 PACKAGES = ("divisible", "tree", "spmd", "graph", "stream")
+
+#: the family of an experiment's ``[workload]`` table that names no ``kind`` (experiment files began with loops)
+DEFAULT = "divisible"
 
 #: the parts of a Gantt chart a family may relabel (:data:`dlbkit.plots.GANTT_LEGEND`'s keys)
 GANTT_PARTS = ("busy", "wait", "idle")
