@@ -236,8 +236,11 @@ def work_over_time(trace: Trace, ax=None, *, title: str | None = None, interpola
     return fig
 
 
-def metric_bars(summary: Sequence, metric: str, ax=None, *, title: str | None = None):
-    """Mean *metric* per balancer label with 95% CI error bars; grouped by grid point if several."""
+def metric_bars(summary: Sequence, metric: str, ax=None, *, title: str | None = None,
+                meaning: tuple[str, str] | None = None):
+    """Mean *metric* per balancer label with 95% CI error bars; grouped by grid point if several.
+    *meaning*: the metric's (description, better direction), e.g. a family's own metric's
+    (``dlbkit.families.metrics_table()``); None: METRICS' entry, if any."""
     stats = [s for s in summary if s.metric == metric]
     labels = list(dict.fromkeys(s.label for s in stats))
     points = list(dict.fromkeys(s.point for s in stats))
@@ -255,7 +258,7 @@ def metric_bars(summary: Sequence, metric: str, ax=None, *, title: str | None = 
         ax.bar(pos, means, width * 0.9, yerr=cis, capsize=3, label=p or None,
                color=plt.get_cmap("tab10")(j % 10), ecolor="black", error_kw={"lw": 1})
     ax.set_xticks(x, labels, rotation=45 if rotate else 0, ha="right" if rotate else "center")
-    desc, direction = METRICS.get(metric, (metric, "lower"))
+    desc, direction = meaning or METRICS.get(metric, (metric, "lower"))
     ax.set_ylabel(metric + (" (s)" if desc.endswith("(s)") else ""))
     n = max((s.n for s in stats), default=0)
     ax.set_title(title or f"{metric} ({direction} is better): mean and 95% CI, n = {n} repetitions")

@@ -80,7 +80,8 @@ def test_a_familys_declaration_is_consistent(fam):
     for e in fam.engines:
         assert set(e.options) <= set(e.api_options), e.name
         assert e.on_platform == (e.run is not None)
-    assert set(fam.metric_names) <= set(METRICS)
+    assert set(fam.metric_names) <= set(METRICS) | set(fam.own_metrics)
+    assert set(fam.own_metrics) <= set(families.metrics_table())
     assert set(fam.bar_metrics) <= set(fam.metric_names)
     assert balancer_names(fam.kind)
     for t in fam.workloads:

@@ -2,8 +2,8 @@
 
 The trace's family (``trace.family``, :mod:`dlbkit.families`) says which metrics apply and which
 figures describe a run; every plot method here draws from the trace alone
-(:mod:`dlbkit.plots`, and the family's own plots: ``Family.plots``). A real run's result adds what the user's code produced (:mod:`dlbkit.families.run`:
-``results``, a tree's ``value``, an SPMD ``domain``).
+(:mod:`dlbkit.plots`, and the family's own plots: ``Family.plots``). A real run's result adds what the
+user's code produced (:mod:`dlbkit.families.run`: ``results``, a tree's ``value``, an SPMD ``domain``).
 """
 
 from __future__ import annotations

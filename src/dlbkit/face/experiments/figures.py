@@ -1,8 +1,8 @@
 """A sweep's figures on disk: the per-balancer bars and each run's plots, by the workload's family.
 
 The plots themselves are :mod:`dlbkit.plots` (the shared ones, depending only on the model) and each
-family's ``face/plots.py``; which plots a run gets is its family's declaration (:attr:`dlbkit.families.registry.Family.figures`, ``bar_metrics``). Each PNG
-carries a digest of what it was drawn from (:mod:`.digests`); a resumed sweep redraws only the
+family's ``face/plots.py``; which plots a run gets is its family's declaration
+(:attr:`dlbkit.families.registry.Family.figures`, ``bar_metrics``). Each PNG carries a digest of what it was drawn from (:mod:`.digests`); a resumed sweep redraws only the
 figures whose digest changed or whose file is missing, and removes the figures it drew that the
 sweep no longer has (:func:`_remove_stale`).
 """
@@ -16,7 +16,6 @@ from typing import Any, Iterable, Sequence
 
 from dlbkit import families
 from dlbkit.families import Family
-from dlbkit.model.metrics import METRICS
 from dlbkit.plots import metric_bars, slug
 from dlbkit.face.experiments.digests import DIGEST_KEY, KINDS_KEY, NAME_KEY, code_digest, digest, png_text
 
@@ -122,12 +121,15 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: st
     figure_code = _DRAWING_MODULES
     if summary:
         bars_code = code_digest(figure_code)
+        table = families.metrics_table()
         for m in fam.bar_metrics:
             if any(s.metric == m and math.isfinite(s.mean) and s.mean != 0 for s in summary):
                 path = out_dir / f"{m}.png"
-                d = digest("bars", m, dpi, bars_code, [s for s in summary if s.metric == m])
+                # the metric's wording and direction title the bars: digested, as they are a family's own
+                meaning = table.get(m)
+                d = digest("bars", m, dpi, bars_code, meaning, [s for s in summary if s.metric == m])
                 if png_text(path).get(DIGEST_KEY) != d:
-                    _save(metric_bars(summary, m), path, dpi, {DIGEST_KEY: d})
+                    _save(metric_bars(summary, m, meaning=meaning), path, dpi, {DIGEST_KEY: d})
                 written["bars"].append(path)
     run_code = code_digest((*figure_code, *_figure_modules()))
     results: list[Any] = []
@@ -173,7 +175,7 @@ def _remove_stale(out_dir: Path, current: set[str]) -> None:
             continue
         kinds = text.get(KINDS_KEY)
         if kinds is None:
-            ours = path.stem in METRICS
+            ours = path.stem in families.metrics_table()
         else:
             ours = any(path.stem.startswith(k + "_") for k in kinds.split(",") if k in FIGURE_KINDS)
         if ours:

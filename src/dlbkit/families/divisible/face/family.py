@@ -7,8 +7,8 @@ from typing import Mapping
 
 from dlbkit.errors import ConfigError, closest
 from dlbkit.model import check
-from dlbkit.model.metrics import compute
 from dlbkit.model.platform import Platform
+from dlbkit.families.divisible.model.metrics import OWN_METRICS, metrics
 from dlbkit.families.divisible.model.view import LoopView
 from dlbkit.families.divisible.model.workload import Divisible
 from dlbkit.families.divisible.sim.engine import MECHANISMS, simulate_divisible
@@ -88,7 +88,9 @@ FAMILY = register(Family(
                     "dlbkit.families.divisible.sim.engine.simulate_divisible", simulate_divisible, OPTIONS, check_options),),
     run=deferred("dlbkit.families.divisible.face.run", "map"),
     runtime="dlbkit.map, dlbkit.run_map",
-    metrics=compute,
+    metrics=metrics,
+    own_metrics=OWN_METRICS,
+    own_metrics_after="bytes",  # where rounds_to_balance has always been among results.csv's columns
     metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "chunks", "messages",
                   "bytes", "rounds_to_balance"),
     metric_text={"makespan": "time of the last chunk's completion (s)",

@@ -10,6 +10,7 @@ from dlbkit.model.platform import Platform
 from dlbkit.families.spmd.model.workload import Spmd, hnow_from_platform, spmd_from_dict
 from dlbkit.families.spmd.model.view import SpmdView
 from dlbkit.families.spmd.sim.engine import DEFAULT_WINDOW
+from dlbkit.families.spmd.model.metrics import OWN_METRICS
 from dlbkit.families.spmd.model.metrics import metrics as spmd_metrics
 from dlbkit.families.spmd.sim.platform import simulate_spmd_platform
 import dlbkit.families.spmd.balancers  # noqa: F401  (registers the family's balancers)
@@ -63,6 +64,8 @@ FAMILY = register(Family(
     run=deferred("dlbkit.families.spmd.face.run", "spmd"),
     runtime="dlbkit.spmd, dlbkit.run_spmd",
     metrics=spmd_metrics,
+    own_metrics=OWN_METRICS,
+    own_metrics_after="tasks_moved",  # where they have always been among results.csv's columns
     metric_names=("makespan", "imbalance", "idle_share", "steps_to_balance", "dp_moved", "loops_to_steady"),
     metric_text={"makespan": "time the last loop ended (s)",
                  "imbalance": "max / mean of the nodes' loop times over the last measurement window",

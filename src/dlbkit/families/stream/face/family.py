@@ -70,6 +70,25 @@ def describe(w: Stream) -> str:
             f"of mean {w.demand.mean:g}")
 
 
+#: the family's own metrics (``Family.own_metrics``; job streams, 003): per job after the warm-up, and the queues
+#: over time; name -> (description, which direction is better)
+OWN_METRICS = {
+    "response_mean": ("mean response time of a job: arrival at its origin to its last task's end (s)", "lower"),
+    "response_p50": ("median response time of a job (s)", "lower"),
+    "response_p95": ("95th percentile of a job's response time (s)", "lower"),
+    "response_p99": ("99th percentile of a job's response time (s)", "lower"),
+    "slowdown_mean": ("mean of a job's response time over its longest task's time on its node at full availability",
+                      "lower"),
+    "queue_mean": ("time-average tasks in a node's system (waiting + running), per node, after the warm-up", "lower"),
+    "queue_max": ("most tasks any node held at once", "lower"),
+    "queue_maxdiff": ("largest difference between the longest and the shortest queue at a sampled time", "lower"),
+    "convergence_time": ("from a start with initial (over-)loads: first time the longest and the shortest queue "
+                         "differ by at most the engine's converge_maxdiff (s)", "lower"),
+    "throughput": ("jobs completed per second, up to the last completion", "higher"),
+    "utilisation": ("share of slot time spent serving tasks, up to the last completion", "higher"),
+}
+
+
 def response_times(trace) -> np.ndarray:
     """Response time of every job after the warm-up (completion − arrival)."""
     s = trace.series
@@ -78,10 +97,10 @@ def response_times(trace) -> np.ndarray:
 
 
 def metrics(trace) -> dict:
-    """The stream metrics (METRICS' "job streams" block), the moves and the information layer's cost;
-    the rest NaN."""
+    """The stream metrics (:data:`OWN_METRICS`), the moves and the information layer's cost; the rest of
+    METRICS NaN."""
     from dlbkit.model.metrics import METRICS
-    out = {k: math.nan for k in METRICS}
+    out = {k: math.nan for k in (*METRICS, *OWN_METRICS)}
     s = trace.series
     r = response_times(trace)
     if len(r):
@@ -147,6 +166,7 @@ FAMILY = register(Family(
     run=deferred("dlbkit.families.stream.face.cluster", "Cluster"),
     runtime="dlbkit.Cluster",
     metrics=metrics,
+    own_metrics=OWN_METRICS,
     metric_names=("response_mean", "response_p50", "response_p95", "response_p99", "slowdown_mean", "queue_mean",
                   "queue_max", "queue_maxdiff", "convergence_time", "throughput", "utilisation", "makespan", "tasks_moved",
                   "messages", "bytes", "info_messages", "info_bytes", "info_age_mean", "info_freshness"),
