@@ -139,7 +139,7 @@ class Ticks:
 
 
 def _toy_engine(platform, workload, balancer, *, seed=0, scale: float = 1.0):
-    tr = Trace(n_nodes=platform.n_nodes, node_of=list(range(platform.n_nodes)), seed=seed)
+    tr = Trace(n_nodes=platform.n_nodes, node_of=list(range(platform.n_nodes)), seed=seed, family="ticks")
     for w, node in enumerate(platform.nodes):
         tr.add_interval(w, w * workload.n, workload.n, 0.0, 0.0, scale * workload.n / node.speed)
     tr.speeds = [n.speed for n in platform.nodes]

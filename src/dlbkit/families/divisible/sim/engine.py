@@ -111,7 +111,7 @@ class _Run:
         self.view = LoopView(workload.n_items, len(self.node_of), list(self.speeds))
 
     def trace(self, balancer, seed) -> Trace:
-        return Trace(len(self.node_of), list(self.node_of), balancer=balancer.name, seed=seed,
+        return Trace(len(self.node_of), list(self.node_of), balancer=balancer.name, seed=seed, family="divisible",
                      speeds=list(self.speeds), availability=self.availability,
                      total_work=float(self.costs.sum()), max_item=float(self.costs.max()),
                      meta={"master": self.node_names[self.master], "master_computes": self.master_computes,
