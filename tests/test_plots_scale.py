@@ -38,7 +38,7 @@ def _pixels(fig) -> np.ndarray:
 def _gantt_per_worker(trace):
     """The chart as it was drawn before: one ``broken_barh`` per worker and kind (the reference)."""
     P = trace.n_nodes
-    fig, ax = plots._axes(None, (11, max(3.0, 0.32 * P + 1.5)), margins=(1.35, 0.2, 0.4, 0.85))
+    fig, ax = plots.axes(None, (11, max(3.0, 0.32 * P + 1.5)), margins=(1.35, 0.2, 0.4, 0.85))
     ct = trace.intervals()
     end = trace.makespan or 1.0
     if trace.availability:
@@ -173,7 +173,7 @@ def test_waiting_tasks_heat_map_bands_nodes_beyond_heatmap_rows():
     """A cell per node and sample was 1.2 GB to draw at 16 384 nodes: beyond HEATMAP_ROWS nodes a
     row is a band of k nodes holding their most waiting tasks, on the same node axis."""
     from dlbkit.families.tree.model.workload import tree_from_dict
-    from dlbkit.plots import HEATMAP_ROWS, tasks_over_time
+    from dlbkit.families.tree.face.plots import HEATMAP_ROWS, tasks_over_time
 
     P = HEATMAP_ROWS + 5
     p = Platform.from_dict({"nodes": [{"name": "pe", "count": P, "speed": 5.8e6}],

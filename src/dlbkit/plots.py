@@ -1,4 +1,6 @@
-"""Plots of runs and sweeps (matplotlib). Depends only on the model.
+"""The plots every family draws with (matplotlib): a run's Gantt chart and work done over time, a sweep's
+bars per balancer, and the axes they are drawn on. Depends only on the model. A plot only one family draws is
+that family's (``dlbkit.families.<family>.face.plots``).
 
 Importing this module never chooses a matplotlib backend (the user's stays as it is); the CLI, which
 only writes files, selects Agg itself.
@@ -24,7 +26,8 @@ from dlbkit.model.metrics import METRICS
 from dlbkit.model.names import slug
 from dlbkit.model.trace import Trace
 
-__all__ = ["chunk_figures", "GANTT_LEGEND", "GANTT_ROWS", "HEATMAP_ROWS", "gantt", "work_over_time", "spmd_loop_times", "spmd_points", "tasks_over_time", "workload_phases", "makespan_bars", "efficiency_bars", "metric_bars", "auto_records", "auto_steps", "slug"]
+__all__ = ["chunk_figures", "GANTT_LEGEND", "GANTT_ROWS", "gantt", "work_over_time", "makespan_bars", "efficiency_bars",
+           "metric_bars", "axes", "slug"]
 
 _BUSY = ("#1f77b4", "#5fa2d6")  # alternate shades so consecutive chunks stay distinguishable
 _BUSY_RGBA = np.array([to_rgba(c) for c in _BUSY])
@@ -36,7 +39,7 @@ GANTT_LEGEND = {"busy": "computing (chunks alternate shades)", "wait": "waiting 
                 "idle": "idle"}
 
 
-def _axes(ax, size, margins=(0.9, 0.3, 0.4, 0.65)):
+def axes(ax, size, margins=(0.9, 0.3, 0.4, 0.65)):
     """A new figure of *size* inches with fixed *margins* (left, right, top, bottom, in inches:
     cheaper than a constrained layout), or *ax*'s figure."""
     if ax is None:
@@ -58,9 +61,6 @@ def _worker_labels(trace: Trace) -> list[str]:
         return [f"worker {i} (s={s:g})" for i, s in enumerate(speeds)]
     return [f"{name} (s={s:g})" for name, s in zip(names, speeds)]
 
-
-#: the most rows of a per-node heat map (waiting tasks over time); more nodes share a row
-HEATMAP_ROWS = 1024
 
 #: the most worker rows a Gantt chart grows tall for (more share its height and every k-th is labelled)
 GANTT_ROWS = 256
@@ -119,7 +119,7 @@ def gantt(trace: Trace, ax=None, *, title: str | None = None, show_load: bool = 
     # the figure grows with the rows up to GANTT_ROWS of them, then stays that tall (beyond it the
     # rows get thinner and every k-th is labelled): 0.32 inch per row would be a 2.8 GB image at
     # 16 384 workers
-    fig, ax = _axes(ax, (11, max(3.0, 0.32 * min(P, GANTT_ROWS) + 1.5)), margins=(1.35, 0.2, 0.4, 0.85))
+    fig, ax = axes(ax, (11, max(3.0, 0.32 * min(P, GANTT_ROWS) + 1.5)), margins=(1.35, 0.2, 0.4, 0.85))
     ct = trace.intervals()
     end = trace.makespan or 1.0
     # every rectangle goes into one collection per kind (load, wait, busy), in the order the rows
@@ -168,8 +168,8 @@ def gantt(trace: Trace, ax=None, *, title: str | None = None, show_load: bool = 
 
 
 def chunk_figures(trace: Trace, run: str) -> dict:
-    """The figures of a run made of chunks (a chunk is a task in a task tree): its Gantt chart and the work
-    done per worker over time, kind → Figure (the divisible and task-tree families draw these and add their own)."""
+    """The figures of a run made of chunks (stretches of work on a node): its Gantt chart and the work done per
+    worker over time, kind → Figure (the families whose runs are chunks draw these and add their own)."""
     end = trace.makespan
     return {"gantt": gantt(trace, title=f"Gantt chart: {run} (seed {trace.seed}), {trace.n_intervals} chunks, "
                                       f"makespan {end:.4g} s"),
@@ -184,7 +184,7 @@ def work_over_time(trace: Trace, ax=None, *, title: str | None = None, interpola
     throughput, and background load shows as a flatter stretch); otherwise they count at ``t_end``
     (a step per finished chunk, what the master sees)."""
     P = trace.n_nodes
-    fig, ax = _axes(ax, (10, 5.5), margins=(0.8, 0.2, 0.4, 0.55))
+    fig, ax = axes(ax, (10, 5.5), margins=(0.8, 0.2, 0.4, 0.55))
     ct = trace.intervals()
     speeds = np.asarray(trace.speeds if trace.speeds else [1.0] * P, dtype=float)
     norm = plt.Normalize(speeds.min(), speeds.max() if speeds.max() > speeds.min() else speeds.min() + 1)
@@ -236,49 +236,16 @@ def work_over_time(trace: Trace, ax=None, *, title: str | None = None, interpola
     return fig
 
 
-def _per_workstation(trace: Trace, values: np.ndarray, ax, ylabel: str, title: str):
-    """One line per workstation over the loops, coloured along a colour map; dotted lines at the
-    loops at whose end a transfer was decided."""
-    loops, P = values.shape
-    fig, ax = _axes(ax, (10, 5), margins=(0.9, 1.1, 0.4, 0.55))
-    cmap = plt.get_cmap("viridis" if P > 10 else "tab10")
-    x = np.arange(loops)
-    for i in range(P):
-        colour = cmap(i / max(1, P - 1)) if P > 10 else cmap(i % 10)
-        ax.plot(x, values[:, i], color=colour, lw=1.0, label=f"WS {i}")
-    for k in sorted({t[0] for t in trace.transfers}):
-        ax.axvline(k + 0.5, color="0.6", lw=0.5, ls=":")
-    ax.set_xlim(0, max(1, loops - 1))
-    ax.set_xlabel("loop")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    if P <= 16:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
-    ax.grid(alpha=0.3)
-    return fig
-
-
-def spmd_loop_times(trace: Trace, ax=None, *, title: str | None = None):
-    """Pipelined SPMD (Osman 2003, 000 §8 figures): each workstation's loop time (busy seconds:
-    compute + swap + boundaries + transfers) per loop; dotted: loops ending in a balancing decision."""
-    return _per_workstation(trace, trace.series["loop_time"], ax, "loop time (s)",
-                            title or f"Loop time per workstation: {trace.balancer} (seed {trace.seed})")
-
-
-def spmd_points(trace: Trace, ax=None, *, title: str | None = None):
-    """Pipelined SPMD (000): data points (DP) each workstation holds per loop; they change only by
-    balancing transfers, so flat lines mean no balancing."""
-    return _per_workstation(trace, trace.series["points"], ax, "data points (DP)",
-                            title or f"Data points per workstation: {trace.balancer} (seed {trace.seed})")
-
-
-def metric_bars(summary: Sequence, metric: str, ax=None, *, title: str | None = None):
-    """Mean *metric* per balancer label with 95% CI error bars; grouped by grid point if several."""
+def metric_bars(summary: Sequence, metric: str, ax=None, *, title: str | None = None,
+                meaning: tuple[str, str] | None = None):
+    """Mean *metric* per balancer label with 95% CI error bars; grouped by grid point if several.
+    *meaning*: the metric's (description, better direction), e.g. a family's own metric's
+    (``dlbkit.families.metrics_table()``); None: METRICS' entry, if any."""
     stats = [s for s in summary if s.metric == metric]
     labels = list(dict.fromkeys(s.label for s in stats))
     points = list(dict.fromkeys(s.point for s in stats))
     rotate = len(labels) > 5
-    fig, ax = _axes(ax, (max(6.0, 0.55 * len(labels) * max(1, len(points)) + 2), 4.8 + (0.6 if rotate else 0)),
+    fig, ax = axes(ax, (max(6.0, 0.55 * len(labels) * max(1, len(points)) + 2), 4.8 + (0.6 if rotate else 0)),
                     margins=(0.9, 0.2, 0.4, 1.3 if rotate else 0.5))
     by = {(s.label, s.point): s for s in stats}
     width = 0.8 / max(1, len(points))
@@ -291,7 +258,7 @@ def metric_bars(summary: Sequence, metric: str, ax=None, *, title: str | None = 
         ax.bar(pos, means, width * 0.9, yerr=cis, capsize=3, label=p or None,
                color=plt.get_cmap("tab10")(j % 10), ecolor="black", error_kw={"lw": 1})
     ax.set_xticks(x, labels, rotation=45 if rotate else 0, ha="right" if rotate else "center")
-    desc, direction = METRICS.get(metric, (metric, "lower"))
+    desc, direction = meaning or METRICS.get(metric, (metric, "lower"))
     ax.set_ylabel(metric + (" (s)" if desc.endswith("(s)") else ""))
     n = max((s.n for s in stats), default=0)
     ax.set_title(title or f"{metric} ({direction} is better): mean and 95% CI, n = {n} repetitions")
@@ -311,111 +278,3 @@ def makespan_bars(summary: Sequence, ax=None, **kw):
 def efficiency_bars(summary: Sequence, ax=None, **kw):
     """Mean efficiency (lower bound / makespan) per balancer with 95% CI error bars."""
     return metric_bars(summary, "efficiency", ax, **kw)
-
-
-def workload_phases(times: Sequence[float], waiting: Sequence[int], p: int) -> tuple[float, float]:
-    """The two transition times of 001 §2.7 read off a waiting-task series with c1 = c2 = 1: phase I
-    (filling) lasts until n(t) first reaches p, phase III (emptying) starts when n(t) last falls
-    below p (n(t) is not monotone, so this is known only afterwards). (nan, nan) if n never reaches p."""
-    n = np.asarray(waiting)
-    hit = np.flatnonzero(n >= p)
-    if not len(hit):
-        return math.nan, math.nan
-    last = hit[-1] + 1
-    return float(times[hit[0]]), float(times[last]) if last < len(times) else float(times[-1])
-
-
-def tasks_over_time(trace: Trace, ax=None, *, title: str | None = None):
-    """Waiting tasks per node over time (a heat map, node by node) above the total n(t), with the
-    three workload phases of 001 §2.7 shaded (filling, steady, emptying, read from n(t) against p)
-    and, dashed, the transitions a phase-adaptive balancer detected while running. Needs a trace of
-    the asynchronous tree engine (``meta["queues"]``)."""
-    series = trace.meta.get("waiting") or []
-    queues = trace.meta.get("queues") or []
-    if not series or not queues:
-        raise ValueError("tasks_over_time needs a task-tree trace with meta['waiting'] and meta['queues']")
-    times = np.array([t for t, _ in series], dtype=float)
-    n = np.array([x for _, x in series], dtype=float)
-    q = np.asarray(queues, dtype=float).T  # nodes x samples
-    P = q.shape[0]
-    if ax is None:
-        fig, (ax_q, ax_n) = plt.subplots(2, 1, figsize=(10, 6.5), sharex=True,
-                                         gridspec_kw={"height_ratios": [3, 2]})
-        fig.subplots_adjust(left=0.08, right=0.9, top=0.93, bottom=0.09, hspace=0.08)
-    else:
-        fig, ax_q, ax_n = ax.figure, None, ax
-    if ax_q is not None:
-        edges = np.concatenate((times, [times[-1]]))
-        vmax = max(1.0, float(np.percentile(q, 99)))
-        # beyond HEATMAP_ROWS nodes a row is a band of k nodes (their most waiting tasks), still on
-        # the node axis: a cell per node and sample was 1.2 GB to draw at 16 384 nodes
-        k = -(-P // HEATMAP_ROWS)
-        if k > 1:
-            pad = np.zeros((-P % k, q.shape[1]))
-            q = np.concatenate((q, pad)).reshape(-1, k, q.shape[1]).max(axis=1)
-        rows = np.minimum(np.arange(q.shape[0] + 1) * k, P) - 0.5
-        mesh = ax_q.pcolormesh(edges, rows, q[:, :], shading="flat", cmap="magma_r", vmin=0, vmax=vmax)
-        ax_q.set_ylabel("node" if k == 1 else f"node (bands of {k}: their most waiting tasks)")
-        cax = fig.add_axes((0.915, 0.5, 0.015, 0.43))
-        fig.colorbar(mesh, cax=cax, label="waiting tasks")
-        ax_q.set_title(title or f"Waiting tasks per node: {trace.balancer} (seed {trace.seed})")
-    ax_n.step(times, n, where="post", color="k", lw=1.2, label="n(t): waiting tasks, all nodes")
-    ax_n.axhline(P, color="0.4", lw=0.8, ls=":", label=f"p = {P}")
-    t1, t2 = workload_phases(times, n, P)
-    end = float(times[-1])
-    if not math.isnan(t1):
-        for a, b, c, name in ((0.0, t1, "#cfe8ff", "I filling"), (t1, t2, "#d9f2d0", "II steady"),
-                              (t2, end, "#ffe2c6", "III emptying")):
-            ax_n.axvspan(a, b, color=c, alpha=0.7, lw=0, label=f"phase {name}")
-    for t, ph in trace.meta.get("phases", [])[1:]:
-        ax_n.axvline(t, color="tab:red", ls="--", lw=1.0)
-        ax_n.annotate(f"→ {['', 'I', 'II', 'III'][ph] if ph in (1, 2, 3) else ph}", (t, ax_n.get_ylim()[1]),
-                      xytext=(2, -10), textcoords="offset points", color="tab:red", fontsize=8)
-    ax_n.set_yscale("symlog", linthresh=max(1, P))
-    ax_n.set_xlim(0, end)
-    ax_n.set_xlabel("time (s)")
-    ax_n.set_ylabel("waiting tasks")
-    ax_n.legend(loc="lower left", fontsize=7, ncol=2)
-    ax_n.grid(alpha=0.3)
-    return fig
-
-
-def auto_records(trace: Trace) -> list[tuple[int, dict]]:
-    """(step, record) for each time step of *trace* that ``balancer="auto"`` ran
-    (``meta["time_steps"][k]["auto"]``, docs/loop.md); empty for any other trace."""
-    return [(k, s["auto"]) for k, s in enumerate(trace.meta.get("time_steps") or []) if "auto" in s]
-
-
-def auto_steps(trace: Trace, ax=None, *, title: str | None = None):
-    """A time-stepping run under ``balancer="auto"``: per step the measured makespan (dots coloured by
-    the balancer used), the prediction for that balancer made at the last evaluation (crosses), and
-    the evaluations (dotted lines between steps, labelled with the rule chosen for the next step)."""
-    fig, ax = _axes(ax, (8, 4), margins=(0.8, 0.2, 0.4, 0.55))
-    rows = auto_records(trace)
-    if not rows:
-        ax.text(0.5, 0.5, "no auto record in this trace", ha="center", va="center", transform=ax.transAxes)
-        return fig
-    order = [a["used"] for _, a in rows]
-    used = sorted(set(order), key=order.index)  # first use first: the legend reads in time order
-    colours = {n: plt.cm.tab10(i % 10) for i, n in enumerate(used)}
-    for n in used:
-        ks = [k for k, a in rows if a["used"] == n]
-        ax.plot(ks, [a["measured"] for _, a in rows if a["used"] == n], "o", color=colours[n],
-                label=f"measured ({n})")
-    pk = [(k, a["predicted"]) for k, a in rows if a.get("predicted") is not None and math.isfinite(a["predicted"])]
-    if pk:
-        ax.plot([k for k, _ in pk], [p for _, p in pk], "x", color="black", label="predicted for the balancer used")
-    for k, a in rows:
-        if a.get("evaluated"):
-            ax.axvline(k + 0.5, color="grey", lw=0.6, ls=":")
-            ax.annotate(a["next"], (k + 0.5, ax.get_ylim()[1]), fontsize=7, rotation=90, va="top", ha="right")
-    n_steps = len(trace.meta.get("time_steps") or [])
-    evaluations = sum(1 for _, a in rows if a.get("evaluated"))
-    ax.set_xlabel("time step")
-    ax.set_ylabel("step makespan (s)")
-    ax.set_title((f"{title}: " if title else "balancer auto: ") + f"{n_steps} steps, {evaluations} evaluations",
-                 fontsize=10)
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
-    return fig
-

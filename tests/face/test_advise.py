@@ -51,7 +51,8 @@ def test_a_simulated_step_is_predicted_exactly():
     step is the measured second step (its requests were waiting at the master, as predicted)."""
     tr = _simulated()
     # the costs the steps ran: the workload's draw with seed 0, the same every step
-    from dlbkit.model.seeding import DIVISIBLE, streams
+    from dlbkit.families.divisible.model.seeding import DIVISIBLE
+    from dlbkit.model.seeding import streams
     costs = Divisible(400, cost=CostModel("uniform", low=0.5, high=1.5)).costs(streams(0, DIVISIBLE).rng("costs"))
     tr.meta["item_cost"] = np.tile(costs, 2).tolist()
     rows = advise(tr, candidates=["gss", "static", "awf-c"])
@@ -170,7 +171,8 @@ def _auto_steps_trace():
 
 def test_advise_on_an_auto_run_ranks_the_rule_its_last_step_used():
     tr = _auto_steps_trace()
-    from dlbkit.model.seeding import DIVISIBLE, streams
+    from dlbkit.families.divisible.model.seeding import DIVISIBLE
+    from dlbkit.model.seeding import streams
     costs = Divisible(400, cost=CostModel("linear", first=0.1, last=2.0)).costs(streams(0, DIVISIBLE).rng("costs"))
     tr.meta["item_cost"] = np.tile(costs, 5).tolist()
     last = tr.meta["time_steps"][-1]["auto"]["used"]

@@ -80,7 +80,8 @@ def test_a_familys_declaration_is_consistent(fam):
     for e in fam.engines:
         assert set(e.options) <= set(e.api_options), e.name
         assert e.on_platform == (e.run is not None)
-    assert set(fam.metric_names) <= set(METRICS)
+    assert set(fam.metric_names) <= set(METRICS) | set(fam.own_metrics)
+    assert set(fam.own_metrics) <= set(families.metrics_table())
     assert set(fam.bar_metrics) <= set(fam.metric_names)
     assert balancer_names(fam.kind)
     for t in fam.workloads:
@@ -138,7 +139,7 @@ class Ticks:
 
 
 def _toy_engine(platform, workload, balancer, *, seed=0, scale: float = 1.0):
-    tr = Trace(n_nodes=platform.n_nodes, node_of=list(range(platform.n_nodes)), seed=seed)
+    tr = Trace(n_nodes=platform.n_nodes, node_of=list(range(platform.n_nodes)), seed=seed, family="ticks")
     for w, node in enumerate(platform.nodes):
         tr.add_interval(w, w * workload.n, workload.n, 0.0, 0.0, scale * workload.n / node.speed)
     tr.speeds = [n.speed for n in platform.nodes]

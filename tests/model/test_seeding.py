@@ -5,7 +5,10 @@ import numpy as np
 import pytest
 
 from dlbkit import ConfigError
-from dlbkit.model.seeding import DIVISIBLE, LAYOUTS, SPMD, SPMD_SWEEP, SUPERSTEP, TREE, Layout, streams
+from dlbkit.families.divisible.model.seeding import DIVISIBLE
+from dlbkit.families.spmd.model.seeding import SPMD, SPMD_SWEEP
+from dlbkit.families.tree.model.seeding import SUPERSTEP, TREE
+from dlbkit.model.seeding import Layout, streams
 
 SEEDS = [0, 1, 7, 12345, 2**40 + 3, [3, 1]]
 
@@ -82,10 +85,23 @@ def test_unknown_stream_and_bad_seed_name_what_is_allowed():
 
 
 def test_layouts_are_well_formed():
-    """Every family's engines draw through a layout of the family's name (docs/design.md, "a family" step 3);
-    the others are the SPMD sweep's and the superstep engine's."""
-    from dlbkit import families
-    assert set(LAYOUTS) == set(families.names()) | {"spmd-sweep", "superstep"}
+    """Every family's engines draw through a layout of the family's name, declared in the family's
+    ``model/seeding.py`` (docs/design.md, "a family" step 3); the others there are the SPMD sweep's and the
+    superstep engine's. The emulation's default draws availability where a family's layout puts it second."""
+    import importlib
+
+    from dlbkit.families.registry import PACKAGES
+    from dlbkit.runtime.emulation import EMULATION
+    layouts = {}
+    for name in PACKAGES:
+        module = importlib.import_module(f"dlbkit.families.{name}.model.seeding")
+        own = {x.name: x for x in vars(module).values() if isinstance(x, Layout)}
+        assert name in own, name
+        layouts.update(own)
+    assert set(layouts) == set(PACKAGES) | {"spmd-sweep", "superstep"}
+    for x in layouts.values():
+        if not x.root and "availability" in x.names and x.names.index("availability") == 1:
+            assert same(streams(3, x).seq("availability"), streams(3, EMULATION).seq("availability")), x.name
     with pytest.raises(ValueError):
         Layout("x", ("a", "a"))
     with pytest.raises(ValueError):

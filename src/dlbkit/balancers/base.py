@@ -46,6 +46,8 @@ class Balancer(Parameterised, ABC):
     kind: ClassVar[str] = ""
     source: ClassVar[str] = ""
     taxonomy: ClassVar[Taxonomy]
+    #: how an error names a balancer of this kind where "a <kind> balancer" does not read (set on a kind's base)
+    kind_noun: ClassVar[str] = ""
 
     #: True for rules that learn, in one run of a loop, something worth keeping for the next run of
     #: the same loop (a time step): engines then hand :meth:`carry`'s data to :meth:`resume`.

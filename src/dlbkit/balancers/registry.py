@@ -64,19 +64,16 @@ def make(name: str, params: dict[str, Any] | None = None, field: str = "balancer
     return b
 
 
-#: what a kind's error message suggests (the kinds a family's engines accept)
-_KIND_HINT = {"chunking": "a chunking balancer (dlbkit balancers --kind chunking)",
-              "migration": "a migration balancer (dlbkit balancers --kind migration)",
-              "repartition": "a repartition balancer (dlbkit balancers --kind repartition)",
-              "mapping": "a mapping balancer (dlbkit balancers --kind mapping)",
-              "graph-online": "an online mapping balancer (dlbkit balancers --kind graph-online)",
-              "placement": "a placement balancer (dlbkit balancers --kind placement)"}
-
-
 def kind_hint(kinds: tuple[str, ...]) -> str:
     """What a field that takes balancers of *kinds* says it takes, e.g. "a chunking balancer (dlbkit
-    balancers --kind chunking)"."""
-    return " or ".join(_KIND_HINT.get(k, f"a {k} balancer") for k in kinds)
+    balancers --kind chunking)": each kind as its balancers name it (``Balancer.kind_noun``, else "a <kind>
+    balancer"), with the listing of them when some are registered."""
+    out = []
+    for k in kinds:
+        of_kind = [cls for cls in REGISTRY.values() if cls.kind == k]
+        noun = next((cls.kind_noun for cls in of_kind if cls.kind_noun), f"a {k} balancer")
+        out.append(f"{noun} (dlbkit balancers --kind {k})" if of_kind else noun)
+    return " or ".join(out)
 
 
 def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | tuple[str, ...] | None = None,

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import importlib
 
-from dlbkit.families.registry import FAMILIES, PACKAGES, Engine, Family, get, names, of, register
+from dlbkit.families.registry import FAMILIES, PACKAGES, Engine, Family, get, metrics_table, names, of, register
 
-__all__ = ["PACKAGES", "discover", "discover_balancers", "Engine", "Family", "register", "get", "names", "of", "FAMILIES"]
+__all__ = ["PACKAGES", "discover", "discover_balancers", "Engine", "Family", "register", "get", "names", "of", "FAMILIES", "metrics_table"]
 
 
 def discover_balancers() -> None:

@@ -24,7 +24,7 @@ from dlbkit.model import check
 from dlbkit.model.metrics import METRICS
 from dlbkit.plugins import Registry
 
-__all__ = ["Engine", "Replay", "Family", "deferred", "register", "get", "names", "of", "FAMILIES", "PACKAGES"]
+__all__ = ["Engine", "Replay", "Family", "deferred", "register", "get", "names", "of", "FAMILIES", "PACKAGES", "DEFAULT", "metrics_table"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,7 @@ def deferred(module: str, name: str) -> Callable[..., Any]:
         return getattr(importlib.import_module(module), name)(*args, **kwargs)
 
     call.__name__ = call.__qualname__ = name
+    call.__module__ = module  # whose code it runs: a figure's digest covers the module of the family's figures
     call.__doc__ = f"``{module}.{name}``, imported on first call."
     return call
 
@@ -102,8 +103,10 @@ class Family:
 
     * *parse* ``(table, path)``: an experiment's ``[workload]`` table (``kind`` = the family's name)
       → the workload object, raising ConfigError naming ``path.field``;
-    * *metrics* ``(trace)``: the METRICS of one run (NaN where a metric does not apply);
-    * *figures* ``(trace, title)``: the plots of one run, kind → matplotlib Figure;
+    * *metrics* ``(trace)``: the metrics of one run, those of METRICS it fills and its :attr:`own_metrics`
+      (NaN, or left out, where a metric does not apply);
+    * *figures* ``(trace, title)``: the plots of one run, kind → matplotlib Figure (the report's; a family's
+      are in its ``face/plots.py``, named with :func:`deferred` so that matplotlib is imported only to draw);
     * *describe* ``(workload)``: one sentence for the report;
     * *per_repetition* ``(workload, table, seed)``: the workload of one repetition (a random tree
       without a seed of its own is drawn anew per repetition; others are returned unchanged);
@@ -139,7 +142,7 @@ class Family:
     engines: tuple[Engine, ...]
     runtime: str | None  #: the real-run entry point(s), e.g. "dlbkit.map, dlbkit.run_map"; None: none yet
     metrics: Callable[[Any], dict]
-    metric_names: tuple[str, ...]  #: the METRICS this family fills (the rest are NaN)
+    metric_names: tuple[str, ...]  #: the metrics this family fills, of METRICS and its own (the rest are NaN)
     figures: Callable[[Any, str], dict]
     figure_kinds: tuple[str, ...]
     bar_metrics: tuple[str, ...]  #: metrics the report draws as bars, per balancer
@@ -157,6 +160,15 @@ class Family:
     gantt_legend: Mapping[str, str] = field(default_factory=dict)
     #: what the engines' ``progress(done, total)`` counts, for the bar (items, tasks, loops)
     progress_unit: str = "items"
+    #: the plots a :class:`~dlbkit.families.result.Result` of this family draws besides every family's (its Gantt
+    #: chart and work done): name → ``(trace, ax=None, **kw)`` → Figure, drawn by ``Result.plot_<name>``
+    plots: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    #: the family's own metrics, those no other family fills: name → (description, "lower" or "higher": which
+    #: direction is better), as METRICS holds the shared ones; :func:`metrics_table` holds them all
+    own_metrics: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    #: the metric of METRICS after which the own metrics go in :func:`metrics_table` (the columns of
+    #: results.csv, the rows of summary.csv); empty: after all of them
+    own_metrics_after: str = ""
     #: metric name → what it means in this family, where METRICS' general wording does not say it
     metric_text: Mapping[str, str] = field(default_factory=dict)
     #: the terminal table's columns, main metric first (empty: metric_names)
@@ -184,6 +196,15 @@ class Family:
         unknown = [k for k in self.figure_captions if k not in self.figure_kinds]
         if unknown:
             raise TypeError(f"family {self.name!r}: figure_captions names {unknown}, not among its figure_kinds")
+        clash = sorted(set(self.own_metrics) & set(METRICS))
+        if clash:
+            raise TypeError(f"family {self.name!r}: own_metrics {clash} are among the shared METRICS")
+        if self.own_metrics_after and self.own_metrics_after not in METRICS:
+            raise TypeError(f"family {self.name!r}: own_metrics_after {self.own_metrics_after!r} is not among METRICS")
+        unknown = [m for m in self.metric_names if m not in METRICS and m not in self.own_metrics]
+        if unknown:
+            raise TypeError(f"family {self.name!r}: metric_names {unknown} are neither among METRICS nor its "
+                            "own_metrics")
         for what, names in (("metric_text", self.metric_text), ("table_metrics", self.table_metrics)):
             unknown = [m for m in names if m not in self.metric_names]
             if unknown:
@@ -194,9 +215,9 @@ class Family:
                             f"its main metric, bar_metrics[0] ({self.bar_metrics[0]!r})")
 
     def describe_metric(self, name: str) -> str:
-        """What metric *name* means in this family: its own wording, else METRICS' (the name itself
-        for a metric METRICS does not list)."""
-        return self.metric_text.get(name) or METRICS.get(name, (name, ""))[0]
+        """What metric *name* means in this family: its own wording, else :func:`metrics_table`'s (the name
+        itself for a metric the table does not list)."""
+        return self.metric_text.get(name) or metrics_table().get(name, (name, ""))[0]
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -262,6 +283,9 @@ class Family:
 #: named as its package. Adding a built-in family is adding its package and its name here.
 PACKAGES = ("divisible", "tree", "spmd", "graph", "stream")
 
+#: the family of an experiment's ``[workload]`` table that names no ``kind`` (experiment files began with loops)
+DEFAULT = "divisible"
+
 #: the parts of a Gantt chart a family may relabel (:data:`dlbkit.plots.GANTT_LEGEND`'s keys)
 GANTT_PARTS = ("busy", "wait", "idle")
 
@@ -279,8 +303,29 @@ def register(family: Family) -> Family:
         FAMILIES.discover()  # a family of the user's meets the built-in ones first, whatever was imported before
     if FAMILIES.raw_get(family.name) is not None:
         raise TypeError(f"workload family {family.name!r} is registered twice")
+    for other in dict.values(FAMILIES):
+        clash = sorted(set(family.own_metrics) & set(other.own_metrics))
+        if clash:
+            raise TypeError(f"family {family.name!r}: own_metrics {clash} are the {other.name} family's already")
     FAMILIES[family.name] = family
     return family
+
+
+def metrics_table() -> dict[str, tuple[str, str]]:
+    """Every metric a run may have, name → (description, which direction is better): METRICS (the shared ones)
+    with every registered family's :attr:`~Family.own_metrics` placed after its ``own_metrics_after`` (families
+    in the registry's order). Its order is the columns of results.csv and the rows of summary.csv."""
+    after: dict[str, list[Family]] = {}
+    for fam in FAMILIES.values():
+        after.setdefault(fam.own_metrics_after, []).append(fam)
+    out: dict[str, tuple[str, str]] = {}
+    for name, entry in METRICS.items():
+        out[name] = entry
+        for fam in after.get(name, []):
+            out.update(fam.own_metrics)
+    for fam in after.get("", []):
+        out.update(fam.own_metrics)
+    return out
 
 
 def names() -> list[str]:

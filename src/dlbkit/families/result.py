@@ -2,8 +2,8 @@
 
 The trace's family (``trace.family``, :mod:`dlbkit.families`) says which metrics apply and which
 figures describe a run; every plot method here draws from the trace alone
-(:mod:`dlbkit.plots`). A real run's result adds what the user's code produced (:mod:`dlbkit.families.run`:
-``results``, a tree's ``value``, an SPMD ``domain``).
+(:mod:`dlbkit.plots`, and the family's own plots: ``Family.plots``). A real run's result adds what the
+user's code produced (:mod:`dlbkit.families.run`: ``results``, a tree's ``value``, an SPMD ``domain``).
 """
 
 from __future__ import annotations
@@ -59,18 +59,24 @@ class Result:
 
     def plot_tasks(self, ax=None, **kw):
         """Task trees: waiting tasks per node over time, and n(t) with Haron's three phases."""
-        from dlbkit.plots import tasks_over_time
-        return tasks_over_time(self.trace, ax=ax, **kw)
+        return self._plot("tasks", ax, kw)
 
     def plot_loop_times(self, ax=None, **kw):
         """SPMD: loop time per node over the loops."""
-        from dlbkit.plots import spmd_loop_times
-        return spmd_loop_times(self.trace, ax=ax, **kw)
+        return self._plot("loop_times", ax, kw)
 
     def plot_points(self, ax=None, **kw):
         """SPMD: data points per node over the loops."""
-        from dlbkit.plots import spmd_points
-        return spmd_points(self.trace, ax=ax, **kw)
+        return self._plot("points", ax, kw)
+
+    def _plot(self, name: str, ax, kw: dict):
+        """The family's plot *name* (``Family.plots``) of this run; a ValueError names the families that draw it."""
+        draw = self.family.plots.get(name)
+        if draw is None:
+            have = [f.name for f in families.FAMILIES.values() if name in f.plots]
+            raise ValueError(f"plot_{name} draws a run of the {' or '.join(have) or 'no'} family, not of the "
+                             f"{self.family.name} family")
+        return draw(self.trace, ax=ax, **kw)
 
     def save(self, path: str | Path) -> Path:
         """Record the run to a file (for ``dlbkit replay``; :func:`dlbkit.save_trace`)."""

@@ -1,4 +1,9 @@
-"""Metrics computed from a Trace (simulated or real run alike)."""
+"""The metrics every family may fill, computed from a Trace (simulated or real run alike).
+
+A family's own metrics (a loop's rounds to balance, an SPMD run's data points moved, a job stream's response
+times) are its declaration's (``Family.own_metrics``); ``dlbkit.families.metrics_table()`` is this table with
+every family's own.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +13,12 @@ import numpy as np
 
 from dlbkit.model.trace import Trace
 
-__all__ = ["METRICS", "compute", "lower_bound", "rounds_to_balance", "worker_loads"]
+__all__ = ["METRICS", "compute", "lower_bound", "worker_loads"]
 
-#: name -> (description, which direction is better). The descriptions are worded for any family; a
-#: family whose meaning is narrower says it in its ``metric_text`` (a loop's makespan is its last
-#: chunk's completion, a tree's its last task's), which the report shows (Family.describe_metric).
+#: name -> (description, which direction is better): the metrics several families fill. The descriptions are
+#: worded for any family; a family whose meaning is narrower says it in its ``metric_text`` (a loop's makespan
+#: is its last chunk's completion, a tree's its last task's), which the report shows (Family.describe_metric).
+#: Their order is the columns' of results.csv (a family's own metrics go where its declaration says).
 METRICS: dict[str, tuple[str, str]] = {
     "makespan": ("time the last work ended (s)", "lower"),
     "lower_bound": ("earliest time all work could be done given speeds and availability (s)", "lower"),
@@ -22,35 +28,14 @@ METRICS: dict[str, tuple[str, str]] = {
     "chunks": ("stretches of work in the trace (a node's run of work between waits)", "lower"),
     "messages": ("balancing messages sent between nodes", "lower"),
     "bytes": ("bytes moved with work and results", "lower"),
-    "rounds_to_balance": ("first round whose execution times agree within 10% (round mechanism)", "lower"),
     "tasks_moved": ("tasks moved between nodes by balancing", "lower"),
-    # pipelined SPMD (Osman 2003, 000 §6.3.4.2); NaN for the other families
-    "steps_to_balance": ("balancing actions needed to reach steady state, all nodes (SPMD)", "lower"),
-    "dp_moved": ("data points moved by balancing (SPMD)", "lower"),
-    "loops_to_steady": ("loops until the last transfer before a quiet period (SPMD)", "lower"),
     # the information layer (dlbkit.info): what knowing the loads cost, and how old it was
     "info_messages": ("messages that carried load information to deciders", "lower"),
     "info_bytes": ("bytes of load information sent", "lower"),
     "info_age_mean": ("mean age of the other nodes' loads in the views deciders read (s)", "lower"),
     "info_freshness": ("freshness ε: mean square error of the nodes' views of each other's loads against the truth, "
                        "sampled at the information rounds (003 §4.3.3.4)", "lower"),
-    # job streams (003): per job after the warm-up, and the queues over time
-    "response_mean": ("mean response time of a job: arrival at its origin to its last task's end (s)", "lower"),
-    "response_p50": ("median response time of a job (s)", "lower"),
-    "response_p95": ("95th percentile of a job's response time (s)", "lower"),
-    "response_p99": ("99th percentile of a job's response time (s)", "lower"),
-    "slowdown_mean": ("mean of a job's response time over its longest task's time on its node at full availability",
-                      "lower"),
-    "queue_mean": ("time-average tasks in a node's system (waiting + running), per node, after the warm-up", "lower"),
-    "queue_max": ("most tasks any node held at once", "lower"),
-    "queue_maxdiff": ("largest difference between the longest and the shortest queue at a sampled time", "lower"),
-    "convergence_time": ("from a start with initial (over-)loads: first time the longest and the shortest queue "
-                         "differ by at most the engine's converge_maxdiff (s)", "lower"),
-    "throughput": ("jobs completed per second, up to the last completion", "higher"),
-    "utilisation": ("share of slot time spent serving tasks, up to the last completion", "higher"),
 }
-
-BALANCE_TOLERANCE = 0.10  # 004 §5: "homogeneous execution time ... on third iteration"; within 10%
 
 
 def lower_bound(trace: Trace) -> float:
@@ -112,23 +97,8 @@ def worker_loads(trace: Trace) -> dict[str, np.ndarray]:
     return {"items": items, "busy": busy, "finish": finish}
 
 
-def rounds_to_balance(trace: Trace, tolerance: float = BALANCE_TOLERANCE) -> float:
-    """Index of the first round whose per-worker execution times agree within *tolerance*
-    (max/min ≤ 1 + tolerance), counting rounds from 0; NaN outside the round mechanism or if never."""
-    if not trace.rounds:
-        return math.nan
-    by_round: dict[int, list[float]] = {}
-    for rnd, _w, _n, _s, _send, _calc, exe in trace.rounds:
-        by_round.setdefault(rnd, []).append(exe)
-    for rnd in sorted(by_round):
-        exe = by_round[rnd]
-        if len(exe) > 1 and max(exe) <= (1.0 + tolerance) * min(exe):
-            return float(rnd)
-    return math.nan
-
-
 def compute(trace: Trace) -> dict[str, float]:
-    """Every metric of METRICS for one run."""
+    """The metrics of METRICS that a trace's intervals, counters and information layer give, for one run."""
     makespan = trace.makespan
     bound = lower_bound(trace)
     loads = worker_loads(trace)
@@ -143,9 +113,7 @@ def compute(trace: Trace) -> dict[str, float]:
         "chunks": float(trace.n_intervals),
         "messages": float(trace.messages),
         "bytes": float(trace.bytes),
-        "rounds_to_balance": rounds_to_balance(trace),
         "tasks_moved": float(trace.meta.get("tasks_moved", math.nan)),
-        "steps_to_balance": math.nan, "dp_moved": math.nan, "loops_to_steady": math.nan,
         "info_messages": float(trace.info_messages), "info_bytes": float(trace.info_bytes),
         "info_age_mean": float(trace.info_age_mean),
     }

@@ -6,51 +6,24 @@ experiment's seed here. Each engine declares its *layout* once: the names of its
 order. Stream *k* of a layout is child *k* of ``SeedSequence(seed)`` (``spawn(len(layout))[k]``), so
 streams are independent and a stream does not change when another one is drawn from more or less.
 
-The layouts are the derivations the engines used before this module existed, kept bit for bit so that
-no result changes; that is why the same name sits at different indices in different layouts (the
-divisible engine draws item costs, the tree engine has none) and why the superstep engine's single
-stream is the root itself (it seeded ``default_rng(seed)``):
-
-=================  ===========================================  ======================================
-layout             streams (spawn order)                        used by
-=================  ===========================================  ======================================
-``DIVISIBLE``      costs, availability, balancer                :func:`~dlbkit.families.divisible.sim.engine.simulate_divisible`;
-                                                                the runtime's ``map`` and ``Loop``
-``TREE``           availability, balancer, info                 :func:`~dlbkit.families.tree.sim.engine.simulate_tree_async`;
-                                                                the runtime's ``tree`` (below)
-``SPMD``           noise, availability, balancer                :func:`~dlbkit.families.spmd.sim.engine.simulate_spmd`;
-                                                                the runtime's ``spmd``
-``SPMD_SWEEP``     scenario, run                                :func:`~dlbkit.families.spmd.sim.experiment.run_one`
-                                                                (``run`` is the seed of ``SPMD``)
-``SUPERSTEP``      balancer = the root SeedSequence itself      :func:`~dlbkit.families.tree.sim.superstep.simulate_superstep`
-``GRAPH``          balancer, availability                       :func:`~dlbkit.families.graph.sim.static.simulate_graph`
-                                                                and the dynamic engine; the runtime's
-                                                                ``graph``
-``STREAM``         arrivals, availability, balancer, info        :func:`~dlbkit.families.stream.sim.engine.simulate_stream`;
-                                                                ``dlbkit.Cluster`` (below)
-=================  ===========================================  ======================================
+The layouts are the families' own: each family declares those of its engines in
+``dlbkit.families.<family>.model.seeding`` (one layout of the family's name, and any other an engine
+of it draws through), with a table of which engine and real run uses which. They are the derivations
+the engines used before this module existed, kept bit for bit so that no result changes; that is why
+the same name sits at different indices in different layouts and why a layout may be *root* (its one
+stream is the seed's SeedSequence itself, for an engine that seeded ``default_rng(seed)``).
 
 A stream added at the end of a layout leaves the others as they were (child *k* of a SeedSequence
-does not depend on how many children are spawned), which is how ``TREE`` gained ``info`` (the
-information layer's draws, :mod:`dlbkit.info`) without changing a result.
+does not depend on how many children are spawned), which is how a layout gains a stream (the
+information layer's ``info``, :mod:`dlbkit.info`) without changing a result.
 
 A real run derives its streams with the layout and the stream names of its family's simulator, so
 that a balancer given the same seed gets the same generator in both (its random draws differ only
 where the two runs' decisions do): ``balancer`` for the balancer, ``availability`` for an emulated
 platform's availability (:meth:`dlbkit.runtime.emulation.Emulation.from_platform`), ``info`` for
 an information model. Where a simulator's one balancer object decides for every node but the
-runtime has one per process, each process's stream is a child of the layout's stream:
-
-==================  =====================================================================
-real run            its balancers' streams
-==================  =====================================================================
-``tree``            the coordinator's (central rules): ``streams(seed, TREE).seq("balancer")``
-                    itself; worker *w*'s: ``streams(seed, TREE).seq("balancer").spawn(n)[w]``
-                    (n workers); the coordinator's information model: ``info``
-``dlbkit.Cluster``  node *w*'s: ``streams(seed, STREAM).seq("balancer").spawn(n)[w]`` (n
-                    nodes); every node's copy of the information model: ``info`` itself
-                    (the copies draw alike, so their rounds stay one round of the model)
-==================  =====================================================================
+runtime has one per process, each process's stream is a child of the layout's stream
+(``streams(seed, LAYOUT).seq("balancer").spawn(n)[w]`` for process *w* of *n*).
 
 A seed is anything :class:`~numpy.random.SeedSequence` accepts (an int, a sequence of ints, None for
 fresh entropy) or a SeedSequence (e.g. a stream of another layout). As :meth:`SeedSequence.spawn`
@@ -65,7 +38,7 @@ import numpy as np
 
 from dlbkit.errors import ConfigError
 
-__all__ = ["Layout", "Streams", "streams", "DIVISIBLE", "TREE", "SPMD", "SPMD_SWEEP", "SUPERSTEP", "GRAPH", "STREAM", "LAYOUTS"]
+__all__ = ["Layout", "Streams", "streams"]
 
 
 @dataclass(frozen=True)
@@ -81,17 +54,6 @@ class Layout:
             raise ValueError(f"layout {self.name!r}: stream names must be distinct and at least one")
         if self.root and len(self.names) != 1:
             raise ValueError(f"layout {self.name!r}: a root layout has exactly one stream")
-
-
-DIVISIBLE = Layout("divisible", ("costs", "availability", "balancer"))
-TREE = Layout("tree", ("availability", "balancer", "info"))
-SPMD = Layout("spmd", ("noise", "availability", "balancer"))
-SPMD_SWEEP = Layout("spmd-sweep", ("scenario", "run"))
-SUPERSTEP = Layout("superstep", ("balancer",), root=True)
-GRAPH = Layout("graph", ("balancer", "availability"))
-STREAM = Layout("stream", ("arrivals", "availability", "balancer", "info"))
-#: every layout by name (the table in the module docstring)
-LAYOUTS = {x.name: x for x in (DIVISIBLE, TREE, SPMD, SPMD_SWEEP, SUPERSTEP, GRAPH, STREAM)}
 
 
 class Streams:

@@ -207,7 +207,7 @@ class Trace:
     balancer: str = ""
     seed: int | None = None
     source: str = "sim"  # "sim" or a runtime backend name
-    family: str = "divisible"
+    family: str = ""  # the family's name, set by its engines and real runs ("": none said, a bare trace)
     # the interval columns: array.array (see the module docstring); any sequence assigned is converted
     node: Column = field(default_factory=_ints)
     first: Column = field(default_factory=_ints)

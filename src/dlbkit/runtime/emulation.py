@@ -27,9 +27,14 @@ from dlbkit.errors import ConfigError, DlbkitWarning, caller_level
 from dlbkit.model.availability import Constant, Piecewise
 from dlbkit.model.check import number, renamed
 from dlbkit.model.platform import Platform
-from dlbkit.model.seeding import DIVISIBLE, Layout, streams
+from dlbkit.model.seeding import Layout, streams
 
-__all__ = ["Emulation", "emulation_from", "speed_factors", "MIN_EMULATED_SPEED"]
+__all__ = ["Emulation", "emulation_from", "speed_factors", "MIN_EMULATED_SPEED", "EMULATION"]
+
+#: the streams an emulated platform's availability is drawn from when the caller names no family's layout: the
+#: seed's second child, where most simulators' layouts put ``availability`` after the stream their workload is
+#: drawn from (a family's real run passes its simulator's layout, so that it emulates what its simulation draws)
+EMULATION = Layout("emulation", ("workload", "availability"))
 
 #: The slowest emulated speed factor that runs without a word: below it every item takes over 1 000
 #: times its real time (a millisecond of work, more than a second). A warning (DlbkitWarning), not a
@@ -57,12 +62,13 @@ class Emulation:
 
     @classmethod
     def from_platform(cls, platform: Platform | str | Path, *, seed: int = 0,
-                      master: str | int | None = None, layout: Layout = DIVISIBLE) -> "Emulation":
+                      master: str | int | None = None, layout: Layout = EMULATION) -> "Emulation":
         """One worker per core of every node (but *master*'s), with the node's speed and availability.
 
         The availability is realised from *layout*'s ``availability`` stream of *seed*
         (:mod:`dlbkit.model.seeding`): the layout of the family's simulator, so that a real run
-        emulates the availability its simulation with the same seed draws."""
+        emulates the availability its simulation with the same seed draws (by default
+        :data:`EMULATION`'s)."""
         if not isinstance(platform, Platform):
             platform = Platform.from_toml(platform)
         exclude = platform.index(master) if isinstance(master, str) else master
@@ -103,7 +109,7 @@ class Emulation:
 
 
 def emulation_from(emulate: Any, seed: int = 0, master: str | int | None = None, *,
-                   layout: Layout = DIVISIBLE) -> Emulation | None:
+                   layout: Layout = EMULATION) -> Emulation | None:
     """The emulation an ``emulate=`` argument asks for, checked (``dlbkit.map`` and its siblings, and
     ``dlbkit.Cluster``, take the same argument): None; an :class:`Emulation`; speed factors, one per
     worker; or a :class:`~dlbkit.model.platform.Platform` or platform TOML path (one worker per core,

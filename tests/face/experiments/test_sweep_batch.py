@@ -22,7 +22,7 @@ from dlbkit.face.cli import main
 from dlbkit.face.experiments import load_experiment, run_seed, run_sweep
 from dlbkit.face.experiments import runner as runner_mod
 from dlbkit.face.experiments.batching import BATCH_TARGET_S, FACTOR, batch_size, check_batch, workers_of
-from dlbkit.model.metrics import METRICS
+from dlbkit.families import metrics_table
 
 from support import REPO
 from support.experiment_files import TINY
@@ -110,7 +110,8 @@ def test_auto_sizes_over_a_sweep_one_probe_per_slot_then_time_then_factoring(tmp
     run (2 tasks in flight per worker, nothing measured), then floor(0.1 × 32) = 3 runs per task,
     then ceil(remaining / 4) once fewer than 9 are left (7, 5, 3, 2, 1)."""
     def measured(spec, keep_trace, progress=None):
-        return {"status": "ok", "error": "", "wall_s": 1 / 32, **{m: float(spec.seed % 97) for m in METRICS}}, None
+        return {"status": "ok", "error": "", "wall_s": 1 / 32,
+                **{m: float(spec.seed % 97) for m in metrics_table()}}, None
 
     monkeypatch.setattr(runner_mod, "_execute", measured)
     specs = tiny(tmp_path, repetitions=100).expand()
@@ -162,7 +163,7 @@ def test_a_run_failing_in_the_middle_of_a_batch_is_its_error_row_and_the_others_
         monkeypatch.undo()
         assert len(got) == 3
         assert got[1][0]["status"] == "error" and got[1][0]["error"] == message and got[1][1] is None
-        assert all(math.isnan(got[1][0][m]) for m in METRICS)
+        assert all(math.isnan(got[1][0][m]) for m in metrics_table())
         for (values, trace), (ref, ref_trace) in zip([got[0], got[2]], [want[0], want[2]]):
             assert {k: v for k, v in values.items() if k != "wall_s"} == {k: v for k, v in ref.items() if k != "wall_s"}
             assert (trace is None) == (ref_trace is None)

@@ -11,7 +11,6 @@ import pytest
 from dlbkit import families
 from dlbkit.face.experiments import Experiment, format_table, format_verdict, run_sweep, summarise, write_report
 from dlbkit.face.experiments.summary import TABLE_WIDTH, Stat, format_cell
-from dlbkit.model.metrics import METRICS
 
 
 def stats(table: dict[str, dict[str, tuple[float, float]]], point: str = "", n: int = 3) -> list[Stat]:
@@ -263,7 +262,7 @@ def test_the_report_words_each_metric_as_the_family_means_it(family, tmp_path):
     sweep = run_sweep(exp, tmp_path)
     html = write_report(tmp_path / "report.html", sweep, summarise(sweep.rows), {}).read_text()
     for metric, text in SAID[family].items():
-        said = f"{escape(text)} ({METRICS[metric][1]} is better)"
+        said = f"{escape(text)} ({families.metrics_table()[metric][1]} is better)"
         assert f"<li><b>{metric}</b>: {said}</li>" in html, metric
         assert f"<th title='{said}'>{metric}</th>" in html, metric
     if family != "divisible":

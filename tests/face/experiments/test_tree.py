@@ -78,7 +78,7 @@ def test_trees_differ_between_repetitions_but_not_between_balancers():
 
 
 def test_workload_phases_read_off_the_waiting_series():
-    from dlbkit.plots import workload_phases
+    from dlbkit.families.tree.face.plots import workload_phases
     t = [0, 1, 2, 3, 4, 5, 6, 7]
     n = [1, 2, 4, 5, 3, 4, 1, 0]  # p = 4: first >= 4 at t = 2, last >= 4 at t = 5 -> falls below at 6
     assert workload_phases(t, n, 4) == (2.0, 6.0)

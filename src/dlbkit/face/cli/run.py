@@ -120,11 +120,13 @@ def _launch(args) -> int:
     if isinstance(emulate, str):  # a platform: its workers against the worker ranks, by the job's own check,
         # here, before the job starts (inside it, every rank said so and the command exited 3, not 2)
         from dlbkit.runtime.backends.mpi import emulation_problem
+        from dlbkit.families.divisible.model.seeding import DIVISIBLE
         from dlbkit.runtime.emulation import emulation_from
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # a speed's warning: said once, by the job's rank 0
-                problem = emulation_problem(emulation_from(emulate, args.seed, args.master), args.ranks)
+                problem = emulation_problem(emulation_from(emulate, args.seed, args.master, layout=DIVISIBLE),
+                                            args.ranks)
         except ConfigError as e:
             if e.field == "master":
                 raise ConfigError("--master", e.value, e.allowed) from None

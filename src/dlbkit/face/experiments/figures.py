@@ -1,21 +1,21 @@
 """A sweep's figures on disk: the per-balancer bars and each run's plots, by the workload's family.
 
-The plots themselves are :mod:`dlbkit.plots` (they depend only on the model); which plots a run gets
-is its family's declaration (:attr:`dlbkit.families.registry.Family.figures`, ``bar_metrics``). Each PNG
-carries a digest of what it was drawn from (:mod:`.digests`); a resumed sweep redraws only the
+The plots themselves are :mod:`dlbkit.plots` (the shared ones, depending only on the model) and each
+family's ``face/plots.py``; which plots a run gets is its family's declaration
+(:attr:`dlbkit.families.registry.Family.figures`, ``bar_metrics``). Each PNG carries a digest of what it was drawn from (:mod:`.digests`); a resumed sweep redraws only the
 figures whose digest changed or whose file is missing, and removes the figures it drew that the
 sweep no longer has (:func:`_remove_stale`).
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from dlbkit import families
 from dlbkit.families import Family
-from dlbkit.model.metrics import METRICS
 from dlbkit.plots import metric_bars, slug
 from dlbkit.face.experiments.digests import DIGEST_KEY, KINDS_KEY, NAME_KEY, code_digest, digest, png_text
 
@@ -40,9 +40,13 @@ _DRAWING_MODULES = ("dlbkit.plots", __name__, "dlbkit.model.trace", "dlbkit.mode
 
 
 def _figure_modules() -> list[str]:
-    """The modules of every family's ``figures``: one family draws with another's (the tree family's
-    Gantt and work plots are the divisible family's), so a run's digest covers them all."""
-    return sorted({f.figures.__module__ for f in families.FAMILIES.values()})
+    """The modules of every family's ``figures`` (its ``face/plots.py``), imported so that their code is
+    digested: a family's figures draw with the shared plots and may with another module's, so a run's
+    digest covers them all."""
+    out = sorted({f.figures.__module__ for f in families.FAMILIES.values()})
+    for name in out:
+        importlib.import_module(name)
+    return out
 
 
 def _save(fig, path: Path, dpi: int, text: dict[str, str]) -> Path:
@@ -117,12 +121,15 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: st
     figure_code = _DRAWING_MODULES
     if summary:
         bars_code = code_digest(figure_code)
+        table = families.metrics_table()
         for m in fam.bar_metrics:
             if any(s.metric == m and math.isfinite(s.mean) and s.mean != 0 for s in summary):
                 path = out_dir / f"{m}.png"
-                d = digest("bars", m, dpi, bars_code, [s for s in summary if s.metric == m])
+                # the metric's wording and direction title the bars: digested, as they are a family's own
+                meaning = table.get(m)
+                d = digest("bars", m, dpi, bars_code, meaning, [s for s in summary if s.metric == m])
                 if png_text(path).get(DIGEST_KEY) != d:
-                    _save(metric_bars(summary, m), path, dpi, {DIGEST_KEY: d})
+                    _save(metric_bars(summary, m, meaning=meaning), path, dpi, {DIGEST_KEY: d})
                 written["bars"].append(path)
     run_code = code_digest((*figure_code, *_figure_modules()))
     results: list[Any] = []
@@ -168,7 +175,7 @@ def _remove_stale(out_dir: Path, current: set[str]) -> None:
             continue
         kinds = text.get(KINDS_KEY)
         if kinds is None:
-            ours = path.stem in METRICS
+            ours = path.stem in families.metrics_table()
         else:
             ours = any(path.stem.startswith(k + "_") for k in kinds.split(",") if k in FIGURE_KINDS)
         if ours:

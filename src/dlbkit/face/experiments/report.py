@@ -10,7 +10,6 @@ from html import escape
 from pathlib import Path
 from typing import Sequence
 
-from dlbkit.model.metrics import METRICS
 from dlbkit import families
 from dlbkit.face.experiments.summary import Stat, format_cell
 
@@ -94,11 +93,12 @@ def _platform_html(exp) -> str:
 def _comparison_html(summary: Sequence[Stat], family) -> str:
     """Every metric with a value, per grid point; each one's meaning as *family* words it (a tree's
     makespan is its last task's end, a loop's its last chunk's)."""
-    meaning = {m: family.describe_metric(m) for m in METRICS}
+    table = families.metrics_table()
+    meaning = {m: family.describe_metric(m) for m in table}
     by = {(s.label, s.point, s.metric): s for s in summary}
     keys = list(dict.fromkeys((s.label, s.point) for s in summary))
     points = list(dict.fromkeys(p for _, p in keys))
-    metrics = [m for m in METRICS if any(s.metric == m and math.isfinite(s.mean) for s in summary)]
+    metrics = [m for m in table if any(s.metric == m and math.isfinite(s.mean) for s in summary)]
     parts = []
     for p in points:
         rows = [k for k in keys if k[1] == p]
@@ -106,8 +106,8 @@ def _comparison_html(summary: Sequence[Stat], family) -> str:
         for m in metrics:
             vals = [by[(lbl, p, m)].mean for lbl, _ in rows if (lbl, p, m) in by and math.isfinite(by[(lbl, p, m)].mean)]
             if vals and min(vals) != max(vals):
-                best[m] = (min if METRICS[m][1] == "lower" else max)(vals)
-        head = "".join(f"<th title='{escape(meaning[m])} ({METRICS[m][1]} is better)'>{escape(m)}</th>"
+                best[m] = (min if table[m][1] == "lower" else max)(vals)
+        head = "".join(f"<th title='{escape(meaning[m])} ({table[m][1]} is better)'>{escape(m)}</th>"
                        for m in metrics)
         body = []
         for lbl, _ in rows:
@@ -122,7 +122,7 @@ def _comparison_html(summary: Sequence[Stat], family) -> str:
         title = f"<h3>grid point {escape(p)}</h3>" if p else ""
         parts.append(f"{title}<table><tr><th class=l>balancer</th><th>n</th>{head}</tr>{''.join(body)}</table>")
     legend = "<ul class=muted>" + "".join(
-        f"<li><b>{escape(m)}</b>: {escape(meaning[m])} ({METRICS[m][1]} is better)</li>" for m in metrics) + "</ul>"
+        f"<li><b>{escape(m)}</b>: {escape(meaning[m])} ({table[m][1]} is better)</li>" for m in metrics) + "</ul>"
     return "".join(parts) + "<p class=muted>mean ± 95% confidence half-width (Student's t) over repetitions; " \
                             "highlighted: best mean per metric.</p>" + legend
 

@@ -40,7 +40,6 @@ from typing import Any, Callable
 from dlbkit import families
 from dlbkit.families.simulate import simulate
 from dlbkit.errors import ConfigError
-from dlbkit.model.metrics import METRICS
 from dlbkit.model.trace import Trace
 from dlbkit.face.own_modules import import_own
 from dlbkit.runtime.backends.local import check_workers
@@ -55,14 +54,19 @@ RESULTS_FILE = "results.csv"
 REMOVED_FILE = "results-removed.csv"
 BASE_COLUMNS = ("experiment", "label", "balancer", "params", "point")
 RUN_COLUMNS = ("repetition", "seed", "status", "error", "wall_s", "fingerprint")
-METRIC_COLUMNS = tuple(METRICS)
+
+
+def metric_columns() -> tuple[str, ...]:
+    """The metric columns of results.csv: every metric a run may have (:func:`dlbkit.families.metrics_table`)."""
+    return tuple(families.metrics_table())
+
 
 Progress = Callable[[int, int, dict], None]
 
 
 def columns(experiment: Experiment) -> list[str]:
     """The header of results.csv: run identity, one column per grid key, run status, then metrics."""
-    return [*BASE_COLUMNS, *experiment.grid_keys, *RUN_COLUMNS, *METRIC_COLUMNS]
+    return [*BASE_COLUMNS, *experiment.grid_keys, *RUN_COLUMNS, *metric_columns()]
 
 
 @dataclass
@@ -397,7 +401,7 @@ def _execute(spec: RunSpec, keep_trace: bool, progress=None) -> tuple[dict, Trac
     except Exception as e:
         return _failed(e, time.perf_counter() - t0), None
     values = {"status": "ok", "error": "", "wall_s": time.perf_counter() - t0}
-    values.update({m: float(result.metrics.get(m, math.nan)) for m in METRIC_COLUMNS})
+    values.update({m: float(result.metrics.get(m, math.nan)) for m in metric_columns()})
     if not keep_trace:
         return values, None
     return values, result.trace
@@ -405,7 +409,7 @@ def _execute(spec: RunSpec, keep_trace: bool, progress=None) -> tuple[dict, Trac
 
 def _failed(e: BaseException, wall: float) -> dict:
     msg = " ".join(f"{type(e).__name__}: {e}".split())
-    return {"status": "error", "error": msg, "wall_s": wall, **{m: math.nan for m in METRIC_COLUMNS}}
+    return {"status": "error", "error": msg, "wall_s": wall, **{m: math.nan for m in metric_columns()}}
 
 
 def _row(experiment: Experiment, spec: RunSpec, values: dict) -> dict:
@@ -427,7 +431,6 @@ class _Existing(dict):
 
 
 _INT_COLUMNS = {"repetition", "seed"}
-_FLOAT_COLUMNS = {"wall_s", *METRIC_COLUMNS}
 
 
 def read_results(path: str | Path, cols: list[str] | None = None) -> _Existing:
@@ -451,13 +454,14 @@ def read_results(path: str | Path, cols: list[str] | None = None) -> _Existing:
         raise ConfigError(f"--out {path.parent}", f"results.csv with columns {','.join(header)}",
                           "a fresh directory or one holding results of this same experiment, whose "
                           f"columns are {','.join(cols)} (use another --out, or remove results.csv)")
-    grid_keys = [c for c in header if c not in (*BASE_COLUMNS, *RUN_COLUMNS, *METRIC_COLUMNS)]
+    metrics = metric_columns()
+    grid_keys = [c for c in header if c not in (*BASE_COLUMNS, *RUN_COLUMNS, *metrics)]
     for raw in reader:
         if None in raw or any(v is None for v in raw.values()):
             out.broken = True
             continue
         try:
-            row = _typed(raw, grid_keys)
+            row = _typed(raw, grid_keys, ("wall_s", *metrics))
         except ValueError:
             out.broken = True
             continue
@@ -468,11 +472,11 @@ def read_results(path: str | Path, cols: list[str] | None = None) -> _Existing:
     return out
 
 
-def _typed(raw: dict, grid_keys: list[str]) -> dict:
+def _typed(raw: dict, grid_keys: list[str], floats: tuple[str, ...]) -> dict:
     row: dict[str, Any] = dict(raw)
     for c in _INT_COLUMNS:
         row[c] = int(raw[c])
-    for c in _FLOAT_COLUMNS:
+    for c in floats:
         if c in raw:
             row[c] = float(raw[c]) if raw[c] != "" else math.nan
     for c in grid_keys:
@@ -493,7 +497,7 @@ class _Appender:
 
     def __init__(self, path: Path, cols: list[str]):
         self.path, self.cols = path, cols
-        self.grid = set(cols) - {*BASE_COLUMNS, *RUN_COLUMNS, *METRIC_COLUMNS}
+        self.grid = set(cols) - {*BASE_COLUMNS, *RUN_COLUMNS, *metric_columns()}
 
     def __enter__(self) -> "_Appender":
         if self.path.is_file():
@@ -545,7 +549,7 @@ def _regrid(path: Path, cols: list[str]) -> Path | None:
     if not records or records[0] == cols:
         return None
     header, n = records[0], len(BASE_COLUMNS)
-    keys = cols[n:len(cols) - len(RUN_COLUMNS) - len(METRIC_COLUMNS)]
+    keys = cols[n:len(cols) - len(RUN_COLUMNS) - len(metric_columns())]
     if (len(header) != len(cols) or header[:n] != cols[:n] or header[n + len(keys):] != cols[n + len(keys):]
             or sorted(header[n:n + len(keys)]) != sorted(keys)):
         return None

@@ -69,6 +69,7 @@ from dlbkit import families, info
 from dlbkit.balancers import registry
 from dlbkit.errors import ConfigError, closest
 from dlbkit.families import Engine, Family
+from dlbkit.families.registry import DEFAULT
 from dlbkit.model import check
 from dlbkit.model.names import slug
 from dlbkit.model.platform import Platform, load_toml
@@ -367,9 +368,10 @@ def _files_resolved(d: dict, base_dir: Path | None) -> dict:
 
 
 def _workload(d: Mapping, path: str) -> Any:
-    """The workload of table *d*: its ``kind`` names the family (default divisible), whose parser builds it."""
+    """The workload of table *d*: its ``kind`` names the family (default :data:`~dlbkit.families.registry.DEFAULT`),
+    whose parser builds it."""
     d = check.table(d, path)
-    family = families.get(d.get("kind", "divisible"), f"{path}.kind")
+    family = families.get(d.get("kind", DEFAULT), f"{path}.kind")
     return family.parse(d, path)
 
 

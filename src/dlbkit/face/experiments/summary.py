@@ -14,7 +14,6 @@ import numpy as np
 from scipy import stats
 
 from dlbkit import families
-from dlbkit.model.metrics import METRICS
 
 __all__ = ["Stat", "mean_ci", "summarise", "format_table", "format_verdict", "write_summary_csv", "table_metrics",
            "TABLE_WIDTH"]
@@ -67,7 +66,7 @@ def mean_ci(values: Iterable[float], confidence: float = CONFIDENCE) -> tuple[in
 def summarise(rows: Sequence[dict], metrics: Sequence[str] | None = None) -> list[Stat]:
     """Group successful *rows* (results.csv rows) by (label, point) in order of first appearance and
     summarise each metric."""
-    metrics = list(metrics or METRICS)
+    metrics = list(metrics or families.metrics_table())
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in rows:
         if r.get("status", "ok") != "ok":
@@ -104,10 +103,11 @@ def _worth_a_column(summary: Sequence[Stat], m: str) -> bool:
 
 def table_metrics(summary: Sequence[Stat], family=None) -> list[str]:
     """The metrics worth a column, in *family*'s order of interest (a family or its name:
-    :attr:`~dlbkit.families.Family.columns`, its main metric first; None: every metric of METRICS, in
-    its order): those with at least one finite mean that is not zero everywhere (e.g. ``bytes`` of a
-    loop that moves no data, ``rounds_to_balance`` outside the round mechanism are left out)."""
-    order = families.get(family).columns if family is not None else METRICS
+    :attr:`~dlbkit.families.Family.columns`, its main metric first; None: every metric of
+    :func:`~dlbkit.families.metrics_table`, in its order): those with at least one finite mean that is not
+    zero everywhere (e.g. ``bytes`` of a loop that moves no data, ``rounds_to_balance`` outside the round
+    mechanism are left out)."""
+    order = families.get(family).columns if family is not None else families.metrics_table()
     return [m for m in order if _worth_a_column(summary, m)]
 
 
@@ -141,7 +141,7 @@ def format_table(summary: Sequence[Stat], metrics: Sequence[str] | None = None, 
                  family=None, width: int = TABLE_WIDTH) -> str:
     """Aligned plain-text table: one row per (label, grid point), one column per metric showing
     ``mean ± 95% CI half-width``. With *mark_best*, ``*`` marks the best mean per metric within a grid
-    point (by the metric's direction in METRICS).
+    point (by the metric's direction in :func:`~dlbkit.families.metrics_table`).
 
     Without *metrics* the table chooses its columns: :func:`table_metrics` of *family* (its main metric
     first), a metric equal for every balancer stated once below it, and further columns only while the
@@ -163,13 +163,14 @@ def format_table(summary: Sequence[Stat], metrics: Sequence[str] | None = None, 
     metrics = list(metrics)
     points = list(dict.fromkeys(p for _, p in keys))
     show_point = any(points)
+    table = families.metrics_table()
     best: dict[tuple[str, str], float] = {}
     for p in points:
         for m in metrics:
             means = [by[(lbl, p, m)].mean for lbl, pp in keys if pp == p and (lbl, p, m) in by]
             means = [v for v in means if math.isfinite(v)]
             if means and min(means) != max(means):  # nothing to mark when all agree (e.g. lower_bound)
-                best[(p, m)] = (min if METRICS.get(m, ("", "lower"))[1] == "lower" else max)(means)
+                best[(p, m)] = (min if table.get(m, ("", "lower"))[1] == "lower" else max)(means)
     n_of = {k: max((s.n for s in summary if (s.label, s.point) == k), default=0) for k in keys}
     header = ["balancer"] + (["grid point"] if show_point else []) + ["n"] + metrics
     body = []
@@ -196,7 +197,7 @@ def format_table(summary: Sequence[Stat], metrics: Sequence[str] | None = None, 
         header, body, widths = header[:keep], [r[:keep] for r in body], widths[:keep]
         cut = metrics[keep - fixed:]
         metrics = metrics[:keep - fixed]
-        elsewhere = cut + [m for m in METRICS if m not in metrics + same + cut and _worth_a_column(summary, m)]
+        elsewhere = cut + [m for m in table if m not in metrics + same + cut and _worth_a_column(summary, m)]
 
     def line(cells):
         return "  ".join(c.ljust(w) if i < n_left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
@@ -252,7 +253,7 @@ def format_verdict(summary: Sequence[Stat], metric: str, *, width: int = TABLE_W
     than *width* characters (the table's) goes on in lines indented by two, broken at spaces but not
     inside a balancer's label, a grid point or a value with its unit; the lines are returned one by
     one."""
-    description, direction = METRICS.get(metric, ("", "lower"))
+    description, direction = families.metrics_table().get(metric, ("", "lower"))
     unit = " s" if description.endswith("(s)") else ""
     verdicts = []
     points = list(dict.fromkeys(s.point for s in summary))

@@ -38,7 +38,7 @@ import numpy as np
 from dlbkit.families.simulate import simulate
 from dlbkit.families.divisible.balancers import Sanchez, Static
 from dlbkit.model.availability import Recorded, Step
-from dlbkit.model.metrics import BALANCE_TOLERANCE, rounds_to_balance
+from dlbkit.families.divisible.model.metrics import BALANCE_TOLERANCE, rounds_to_balance
 from dlbkit.model.platform import Platform
 from dlbkit.model.trace import Trace
 from dlbkit.families.divisible.model.view import LoopView

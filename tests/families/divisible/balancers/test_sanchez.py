@@ -9,7 +9,7 @@ import pytest
 from dlbkit import ConfigError, Divisible, LoopView, Network, Node, Platform, make, simulate
 from dlbkit.families.divisible.balancers import Sanchez
 from dlbkit.families.divisible.balancers.sanchez import eq1, eq1_comm_aware
-from dlbkit.model.metrics import rounds_to_balance
+from dlbkit.families.divisible.model.metrics import rounds_to_balance
 
 # notes/004_sanchez.md §6.7
 EXE, CALC, UNITS = [2.0, 3.0, 6.0], [1.5, 2.5, 5.5], [10, 10, 10]

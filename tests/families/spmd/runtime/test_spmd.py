@@ -239,9 +239,9 @@ def test_mpi_step_error_ends_the_job_with_a_message(tmp_path):
 
 
 def test_real_transfers_are_rows_of_the_loop_they_were_decided_after():
-    """As in the simulator (dlbkit.model.spmd_trace): a move made before iteration it was decided at the
+    """As in the simulator (dlbkit.families.spmd.model.trace): a move made before iteration it was decided at the
     end of loop it - 1, and its time is when that loop ended on the sender."""
-    from dlbkit.model.spmd_trace import finish_times
+    from dlbkit.families.spmd.model.trace import finish_times
     r = dlbkit.run_spmd(_mean3, np.linspace(0.0, 1.0, 62), iterations=40, window=5, workers=3, balancer="dlah",
                         emulate=[1.0, 0.25, 1.0])
     assert r.trace.transfers and r.metrics["dp_moved"] == sum(t[4] for t in r.trace.transfers) > 0

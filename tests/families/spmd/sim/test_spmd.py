@@ -32,7 +32,7 @@ from dlbkit.families.spmd.model.metrics import (
     smoothed,
     steps_to_steady,
 )
-from dlbkit.model.spmd_trace import eq41_time, loops, pipeline_finish_times, spmd_trace
+from dlbkit.families.spmd.model.trace import eq41_time, loops, pipeline_finish_times, spmd_trace
 from dlbkit.families.spmd.sim.engine import simulate_spmd
 from dlbkit.families.spmd.sim.experiment import run_many
 

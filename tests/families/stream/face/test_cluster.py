@@ -25,7 +25,8 @@ from dlbkit.balancers.registry import make, resolve
 from dlbkit.errors import ConfigError, RemoteTraceback
 from dlbkit.info import resolve as resolve_info
 from dlbkit.info.base import InfoMessage
-from dlbkit.model.seeding import STREAM, streams
+from dlbkit.families.stream.model.seeding import STREAM
+from dlbkit.model.seeding import streams
 from dlbkit.runtime.backends.base import COORDINATOR
 from dlbkit.families.stream.runtime.agent import Agent
 from dlbkit.families.stream.runtime.messages import Forward, Submit
@@ -357,7 +358,7 @@ def test_nezha_avoids_a_slow_node():
 @pytest.mark.parametrize("balancer", ["nezha", "power-of-d", "random-place"])
 def test_a_balancer_decides_the_same_on_the_same_view(balancer):
     """The decisions a node made in the cluster, fed to a fresh balancer with that node's stream
-    (child *node* of the stream simulator's balancer stream: dlbkit.model.seeding) through
+    (child *node* of the stream simulator's balancer stream: dlbkit.families.stream.model.seeding) through
     ``decide.place`` (the call the stream simulator and the cluster share), come out the same."""
     seed = 5
     with dlbkit.Cluster(3, balancer=balancer, seed=seed, record_decisions=True) as c:

@@ -179,7 +179,8 @@ def test_jobs_are_conserved_and_each_node_keeps_its_order_under_both_services(se
 
 def _work(tr, w, p):
     """Every task's work: the jobs' from the series, the initial tasks' drawn again as the engine does."""
-    from dlbkit.model.seeding import STREAM, streams
+    from dlbkit.families.stream.model.seeding import STREAM
+    from dlbkit.model.seeding import streams
     rng = streams(tr.seed, STREAM).rng("arrivals")
     w.arrivals([nd.name for nd in p.nodes], rng)
     return tr.series["demand"].tolist() + w.initial_tasks(p.n_nodes, rng)[1]

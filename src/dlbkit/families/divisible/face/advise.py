@@ -95,9 +95,9 @@ def format_advice(rows: list[dict], source: str = "") -> str:
 def plot_auto(trace: Trace | str | Path, ax: Any = None):
     """A time-stepping run under ``balancer="auto"``: per step the measured makespan (dots coloured by
     the balancer used), the prediction for that balancer (crosses), evaluations (vertical lines).
-    The drawing is :func:`dlbkit.plots.auto_steps` (also an experiment's ``auto_<label>.png``);
-    this returns the Axes."""
-    from dlbkit.plots import auto_steps
+    The drawing is :func:`dlbkit.families.divisible.face.plots.auto_steps` (also an experiment's
+    ``auto_<label>.png``); this returns the Axes."""
+    from dlbkit.families.divisible.face.plots import auto_steps
 
     fig = auto_steps(as_trace(trace), ax)
     return ax if ax is not None else fig.axes[0]

@@ -7,8 +7,8 @@ from typing import Mapping
 
 from dlbkit.errors import ConfigError, closest
 from dlbkit.model import check
-from dlbkit.model.metrics import compute
 from dlbkit.model.platform import Platform
+from dlbkit.families.divisible.model.metrics import OWN_METRICS, metrics
 from dlbkit.families.divisible.model.view import LoopView
 from dlbkit.families.divisible.model.workload import Divisible
 from dlbkit.families.divisible.sim.engine import MECHANISMS, simulate_divisible
@@ -72,17 +72,6 @@ def describe(w: Divisible) -> str:
     return text
 
 
-def figures(trace, run: str) -> dict:
-    """A Gantt chart and the work done per worker over time; for time steps run by ``balancer="auto"``
-    also its choice and the predicted against the measured makespan per step ("auto")."""
-    from dlbkit.plots import auto_records, auto_steps, chunk_figures
-    out = chunk_figures(trace, run)
-    if auto_records(trace):  # only auto records them: every other run's figures are as they were
-        out["auto"] = auto_steps(trace, title=f"auto's choices: {run} (seed {trace.seed})")
-    return out
-
-
-
 def sample_view() -> LoopView:
     """50 items left on 3 nodes of speeds 1, 2 and 3."""
     return LoopView(50, 3, [1.0, 2.0, 3.0])
@@ -99,7 +88,9 @@ FAMILY = register(Family(
                     "dlbkit.families.divisible.sim.engine.simulate_divisible", simulate_divisible, OPTIONS, check_options),),
     run=deferred("dlbkit.families.divisible.face.run", "map"),
     runtime="dlbkit.map, dlbkit.run_map",
-    metrics=compute,
+    metrics=metrics,
+    own_metrics=OWN_METRICS,
+    own_metrics_after="bytes",  # where rounds_to_balance has always been among results.csv's columns
     metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "chunks", "messages",
                   "bytes", "rounds_to_balance"),
     metric_text={"makespan": "time of the last chunk's completion (s)",
@@ -108,7 +99,7 @@ FAMILY = register(Family(
                  "chunks": "chunks handed out (scheduling decisions)",
                  "messages": "balancing messages: requests, replies and STOPs",
                  "bytes": "bytes moved with the chunks' items and results"},
-    figures=figures,
+    figures=deferred("dlbkit.families.divisible.face.plots", "figures"),
     figure_kinds=("gantt", "work", "auto"),
     figure_captions={"gantt": ("Gantt", "Gantt chart: a bar per chunk; orange = waiting for work, blank = idle, red shade = "
                                         "background load."),

@@ -18,7 +18,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError, DlbkitError
-from dlbkit.model.seeding import DIVISIBLE, streams
+from dlbkit.families.divisible.model.seeding import DIVISIBLE
+from dlbkit.model.seeding import streams
 from dlbkit.families.divisible.model.steps import join_steps, step_trace
 from dlbkit.model.trace import Trace
 from dlbkit.families.result import Result

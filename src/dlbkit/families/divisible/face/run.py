@@ -26,7 +26,8 @@ from dlbkit.families.run import (
     check_record,
     coordinates,
 )
-from dlbkit.model.seeding import DIVISIBLE, streams
+from dlbkit.families.divisible.model.seeding import DIVISIBLE
+from dlbkit.model.seeding import streams
 from dlbkit.runtime.emulation import Emulation
 from dlbkit.runtime.emulation import emulation_from as _emulation
 

@@ -121,7 +121,7 @@ class _Step:
         speeds = list(emulation.speeds) if emulation else [1.0] * P
         self.view = LoopView(N, P, speeds)
         start_step(balancer, self.view, rng, state)
-        self.trace = Trace(P, list(range(P)), balancer=balancer.name, source=backend, speeds=speeds,
+        self.trace = Trace(P, list(range(P)), balancer=balancer.name, source=backend, family="divisible", speeds=speeds,
                            availability=list(emulation.availability) if emulation else [Constant().realise()] * P)
         self.results: list[Any] = [_MISSING] * N
         self.item_cost = [0.0] * N  # measured seconds per item (this machine, before emulation)
@@ -312,7 +312,7 @@ def serve(conn, w: int, fn: Callable, items: Sequence | None, emulation: Emulati
 # --- the family, as the backends run it ------------------------------------------------------------
 def empty_trace(balancer: ChunkingBalancer, n: int, backend: str) -> Trace:
     """The trace of a run with no items: *n* workers that did nothing."""
-    return Trace(n, list(range(n)), balancer=balancer.name, source=backend, speeds=[1.0] * n,
+    return Trace(n, list(range(n)), balancer=balancer.name, source=backend, family="divisible", speeds=[1.0] * n,
                  availability=[Constant().realise()] * n)
 
 

@@ -46,7 +46,8 @@ from dlbkit.model.gcpause import paused_gc
 from dlbkit.model.platform import Platform
 from dlbkit.model.trace import Trace
 from dlbkit.families.divisible.model.view import LoopView
-from dlbkit.model.seeding import DIVISIBLE, streams
+from dlbkit.families.divisible.model.seeding import DIVISIBLE
+from dlbkit.model.seeding import streams
 from dlbkit.families.divisible.model.steps import join_steps, step_trace
 from dlbkit.families.divisible.model.workload import Divisible
 from dlbkit.families.divisible.sim.auto import after_step
@@ -110,7 +111,7 @@ class _Run:
         self.view = LoopView(workload.n_items, len(self.node_of), list(self.speeds))
 
     def trace(self, balancer, seed) -> Trace:
-        return Trace(len(self.node_of), list(self.node_of), balancer=balancer.name, seed=seed,
+        return Trace(len(self.node_of), list(self.node_of), balancer=balancer.name, seed=seed, family="divisible",
                      speeds=list(self.speeds), availability=self.availability,
                      total_work=float(self.costs.sum()), max_item=float(self.costs.max()),
                      meta={"master": self.node_names[self.master], "master_computes": self.master_computes,

@@ -71,6 +71,7 @@ class OnlineMapping(Balancer):
     """
 
     kind = "graph-online"
+    kind_noun = "an online mapping balancer"
     online: ClassVar[bool] = True
     preemptive: bool = False
     local_order: str = "priority"

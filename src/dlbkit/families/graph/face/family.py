@@ -18,7 +18,7 @@ from dlbkit.families.graph.sim.dynamic import simulate_graph_dynamic
 import dlbkit.families.graph.balancers  # noqa: F401  (registers the family's balancers)
 from dlbkit.families.registry import Engine, Family, Replay, deferred, register
 
-__all__ = ["FAMILY", "describe", "metrics", "figures"]
+__all__ = ["FAMILY", "describe", "metrics"]
 
 OPTIONS = {"cost_model": "how transfers cost: 'standard' (latency + data/bandwidth, processors free while "
                          "data flies; default) or 'thesis' (002: both ends busy, data × hops)",
@@ -61,13 +61,6 @@ def metrics(trace) -> dict:
 #: for the inputs of its next task
 LEGEND = {"busy": "computing (tasks alternate shades)", "wait": "ready, waiting for its turn on the processor",
           "idle": "idle (waiting for inputs)"}
-
-
-def figures(trace, run: str) -> dict:
-    """The Gantt chart: one bar per task on its processor (orange: ready, waiting for the processor)."""
-    from dlbkit.plots import gantt
-    return {"gantt": gantt(trace, title=f"Schedule: {run}, {trace.n_intervals} tasks, makespan {trace.makespan:.4g}",
-                           legend=LEGEND)}
 
 
 def sample_view() -> GraphView:
@@ -129,7 +122,7 @@ FAMILY = register(Family(
                            "model) paused to transmit",
                  "messages": "edges whose data crosses machines (a message each)",
                  "bytes": "data carried by the edges that cross machines"},
-    figures=figures,
+    figures=deferred("dlbkit.families.graph.face.plots", "figures"),
     figure_kinds=("gantt",),
     figure_captions={"gantt": ("Gantt", "Gantt chart: a bar per task; orange = ready, waiting for its turn on the "
                                         "processor, blank = idle (waiting for inputs), red shade = background load.")},

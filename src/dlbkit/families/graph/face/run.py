@@ -20,7 +20,8 @@ from dlbkit.families.run import (
     check_record,
     coordinates,
 )
-from dlbkit.model.seeding import GRAPH, streams
+from dlbkit.families.graph.model.seeding import GRAPH
+from dlbkit.model.seeding import streams
 from dlbkit.runtime.emulation import emulation_from as _emulation
 
 __all__ = ["DEFAULT_GRAPH_BALANCER", "GraphResult", "run_graph", "graph"]

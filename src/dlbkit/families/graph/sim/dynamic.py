@@ -64,7 +64,8 @@ from dlbkit.families.graph.model.view import GraphOnlineView
 from dlbkit.families.graph.model.workload import TaskGraph
 from dlbkit.model import check
 from dlbkit.model.platform import Platform
-from dlbkit.model.seeding import GRAPH, streams
+from dlbkit.families.graph.model.seeding import GRAPH
+from dlbkit.model.seeding import streams
 from dlbkit.model.trace import Trace
 from dlbkit.sim.costs import finish_time
 from dlbkit.sim.kernel import NORMAL, Kernel

@@ -17,7 +17,8 @@ from dlbkit.families.graph.model.evaluate import Evaluator, evaluate, send_order
 from dlbkit.families.graph.model.view import GraphView
 from dlbkit.families.graph.model.workload import TaskGraph
 from dlbkit.model.platform import Platform
-from dlbkit.model.seeding import GRAPH, streams
+from dlbkit.families.graph.model.seeding import GRAPH
+from dlbkit.model.seeding import streams
 from dlbkit.model.trace import Trace
 from dlbkit.sim.progress import ticker
 

@@ -10,6 +10,7 @@ from dlbkit.model.platform import Platform
 from dlbkit.families.spmd.model.workload import Spmd, hnow_from_platform, spmd_from_dict
 from dlbkit.families.spmd.model.view import SpmdView
 from dlbkit.families.spmd.sim.engine import DEFAULT_WINDOW
+from dlbkit.families.spmd.model.metrics import OWN_METRICS
 from dlbkit.families.spmd.model.metrics import metrics as spmd_metrics
 from dlbkit.families.spmd.sim.platform import simulate_spmd_platform
 import dlbkit.families.spmd.balancers  # noqa: F401  (registers the family's balancers)
@@ -44,16 +45,6 @@ def describe(w: Spmd) -> str:
             "read on the loop clock (time = loop number)")
 
 
-def figures(trace, run: str) -> dict:
-    """Loop time and data points per workstation over the loops (an SPMD run has loops, not chunks)."""
-    from dlbkit.plots import spmd_loop_times, spmd_points
-    return {"looptime": spmd_loop_times(trace, title=f"Loop time per workstation: {run} (seed {trace.seed}), "
-                                                     f"makespan {trace.makespan:.4g} s"),
-            "points": spmd_points(trace, title=f"Data points per workstation: {run}, "
-                                               f"{trace.moved:,} DP moved")}
-
-
-
 def sample_view() -> SpmdView:
     """3 workstations of speeds 1, 2, 3 holding 100, 200, 300 points."""
     return SpmdView(3, [100, 200, 300], [1.0, 2.0, 3.0], [100.0] * 3, [1e3] * 3, [1e-3] * 3, [1e6] * 3)
@@ -73,12 +64,16 @@ FAMILY = register(Family(
     run=deferred("dlbkit.families.spmd.face.run", "spmd"),
     runtime="dlbkit.spmd, dlbkit.run_spmd",
     metrics=spmd_metrics,
+    own_metrics=OWN_METRICS,
+    own_metrics_after="tasks_moved",  # where they have always been among results.csv's columns
     metric_names=("makespan", "imbalance", "idle_share", "steps_to_balance", "dp_moved", "loops_to_steady"),
     metric_text={"makespan": "time the last loop ended (s)",
                  "imbalance": "max / mean of the nodes' loop times over the last measurement window",
                  "idle_share": "share of node time outside its loops (waiting for a neighbour's boundary), "
                                "up to the makespan"},
-    figures=figures,
+    figures=deferred("dlbkit.families.spmd.face.plots", "figures"),
+    plots={"loop_times": deferred("dlbkit.families.spmd.face.plots", "spmd_loop_times"),
+           "points": deferred("dlbkit.families.spmd.face.plots", "spmd_points")},
     figure_kinds=("looptime", "points"),
     figure_captions={"looptime": ("loop time", "Pipelined SPMD: loop time (busy seconds: compute, swap, boundary "
                                   "exchange and transfers) per workstation over the loops,"),

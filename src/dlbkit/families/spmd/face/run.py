@@ -24,7 +24,8 @@ from dlbkit.families.run import (
 from dlbkit.families.spmd.balancers.base import RepartitionBalancer
 from dlbkit.families.spmd.runtime import program as _spmd_family
 from dlbkit.families.spmd.runtime.program import SpmdSpec
-from dlbkit.model.seeding import SPMD, streams
+from dlbkit.families.spmd.model.seeding import SPMD
+from dlbkit.model.seeding import streams
 from dlbkit.runtime.emulation import emulation_from as _emulation
 
 __all__ = ["DEFAULT_SPMD_BALANCER", "DEFAULT_WINDOW", "SpmdResult", "run_spmd", "spmd"]

@@ -20,11 +20,19 @@ import math
 import numpy as np
 
 from dlbkit.families.spmd.model.bounds import Z90, Z95, ci_half_width
-from dlbkit.model.spmd_trace import eq41_time, loops
+from dlbkit.families.spmd.model.trace import eq41_time, loops
 from dlbkit.model.trace import Trace
 
-__all__ = ["metrics", "loop_time_moments", "loops_to_steady", "steps_to_steady", "dp_to_steady", "smoothed",
-           "summary", "half_width", "confidence", "QUIET_WINDOWS", "Z"]
+__all__ = ["OWN_METRICS", "metrics", "loop_time_moments", "loops_to_steady", "steps_to_steady", "dp_to_steady",
+           "smoothed", "summary", "half_width", "confidence", "QUIET_WINDOWS", "Z"]
+
+#: the family's own metrics (``Family.own_metrics``; pipelined SPMD, Osman 2003, 000 §6.3.4.2):
+#: name -> (description, which direction is better)
+OWN_METRICS = {
+    "steps_to_balance": ("balancing actions needed to reach steady state, all nodes (SPMD)", "lower"),
+    "dp_moved": ("data points moved by balancing (SPMD)", "lower"),
+    "loops_to_steady": ("loops until the last transfer before a quiet period (SPMD)", "lower"),
+}
 
 #: windows without any transfer that count as steady (the note §8 leaves k open; 3 windows = 30 loops
 #: by default, longer than a transfer's reset plus a fresh window, so a pending reaction shows up)
@@ -167,7 +175,8 @@ def summary(trace: Trace, *, since: int = 0) -> dict:
 
 
 def metrics(trace: Trace) -> dict[str, float]:
-    """The METRICS of one SPMD run, simulated or real; NaN for those that do not apply to the family.
+    """The metrics of one SPMD run, simulated or real (METRICS and :data:`OWN_METRICS`); NaN for those of
+    METRICS that do not apply to the family.
 
     * ``makespan``: when the last loop ended (the pipelined wall clock in simulation, 000 §4.4);
     * ``imbalance``: max / mean of the nodes' loop times averaged over the last measurement
@@ -180,8 +189,8 @@ def metrics(trace: Trace) -> dict[str, float]:
     * ``dp_moved``: DP moved by balancing in the whole run (000's "load exchange");
     * ``loops_to_steady``: loops until the last transfer, if a quiet period follows (NaN if none does).
 
-    lower_bound / efficiency, chunks, messages, bytes, rounds_to_balance, tasks_moved and the
-    information layer's metrics belong to other families: NaN.
+    lower_bound / efficiency, chunks, messages, bytes, tasks_moved and the information layer's metrics
+    belong to other families: NaN.
     """
     nan = math.nan
     makespan = trace.makespan
@@ -196,7 +205,7 @@ def metrics(trace: Trace) -> dict[str, float]:
         "lower_bound": nan, "efficiency": nan,
         "imbalance": float(np.max(tail)) / mean_tail if mean_tail > 0 else nan,
         "idle_share": 1.0 - float(lt.sum()) / (trace.n_nodes * makespan) if makespan > 0 else nan,
-        "chunks": nan, "messages": nan, "bytes": nan, "rounds_to_balance": nan, "tasks_moved": nan,
+        "chunks": nan, "messages": nan, "bytes": nan, "tasks_moved": nan,
         "steps_to_balance": float(steps_to_steady(trace).sum()),
         "dp_moved": float(trace.moved),
         "loops_to_steady": loops_to_steady(trace),

@@ -40,7 +40,7 @@ from dlbkit.balancers.base import Transfer
 from dlbkit.families.spmd.balancers.decide import repartition
 from dlbkit.errors import ConfigError, DlbkitError, TaskError
 from dlbkit.model.availability import Constant
-from dlbkit.model.spmd_trace import finish_times, series_from_intervals
+from dlbkit.families.spmd.model.trace import finish_times, series_from_intervals
 from dlbkit.model.trace import Trace
 from dlbkit.families.spmd.model.view import SpmdView
 from dlbkit.runtime.backends import execute
@@ -260,10 +260,10 @@ class _Run:
         tr.total_work = self.work
         tr.max_item = 0.0
         tr.events = len(tr.node)
-        # the SPMD family's per-loop series, as the simulator records them (dlbkit.model.spmd_trace)
+        # the SPMD family's per-loop series, as the simulator records them (dlbkit.families.spmd.model.trace)
         series_from_intervals(tr, self.iterations)
         # a move recorded before iteration `it` was decided at the end of loop it - 1 (the simulator's
-        # convention, dlbkit.model.spmd_trace); its time: when that loop ended on the sender
+        # convention, dlbkit.families.spmd.model.trace); its time: when that loop ended on the sender
         ends = finish_times(tr) if self.iterations else None
         moved = [(it - 1, src, dst, k) for it, src, dst, _asked, k in self.transfers if k > 0]
         tr.transfers = [(k_loop, float(ends[k_loop, src]) if k_loop >= 0 else 0.0, src, dst, k)

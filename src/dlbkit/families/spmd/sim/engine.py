@@ -12,7 +12,7 @@ busy time in that loop, after eqs 4.1–4.4 and the note §3.4::
 
 where a link's bandwidth is the slower end's and its latency the larger one. Idle time waiting for a
 neighbour's boundary is not busy time: 000's plotted loop times differ between neighbours (note §5.6);
-the wall clock follows from the pipeline recurrence in :func:`~dlbkit.model.spmd_trace.pipeline_finish_times`.
+the wall clock follows from the pipeline recurrence in :func:`~dlbkit.families.spmd.model.trace.pipeline_finish_times`.
 
 Balancing (000 §7.3, note §6.2): a workstation measures ``window`` loops; its mean loop time becomes
 its ``loop_time`` in the :class:`~dlbkit.families.spmd.model.view.SpmdView` (with its measured effective power
@@ -44,8 +44,9 @@ from dlbkit.families.spmd.balancers.decide import repartition
 from dlbkit.errors import ConfigError
 from dlbkit.families.spmd.model.hnow import Hnow, check_loops, levels_on_loops
 from dlbkit.families.spmd.model.view import SpmdView
-from dlbkit.model.seeding import SPMD, streams
-from dlbkit.model.spmd_trace import spmd_trace
+from dlbkit.families.spmd.model.seeding import SPMD
+from dlbkit.model.seeding import streams
+from dlbkit.families.spmd.model.trace import spmd_trace
 from dlbkit.model.trace import Trace
 from dlbkit.sim.costs import message_time
 from dlbkit.sim.progress import ticker
@@ -122,7 +123,7 @@ def simulate_spmd(hnow: Hnow, balancer: RepartitionBalancer | None, *, loops: in
     *record_decisions* keeps every decision with a copy of its view in ``trace.decisions``.
     *progress* ``(done, total)``: called now and then with the loops done out of *loops*, ending with
     ``(loops, loops)`` (:mod:`dlbkit.sim.progress`; None: no calls, no cost).
-    Returns the run's :class:`~dlbkit.model.trace.Trace` (:func:`~dlbkit.model.spmd_trace.spmd_trace`).
+    Returns the run's :class:`~dlbkit.model.trace.Trace` (:func:`~dlbkit.families.spmd.model.trace.spmd_trace`).
     Raise :exc:`~dlbkit.errors.ConfigError` for bad arguments or a balancer's transfer between
     non-neighbours or of a negative amount.
     """

@@ -4,7 +4,7 @@
 heterogeneity is part of the seed), runs a fresh clone of the balancer on it and keeps only what
 *measure* extracts from the trace (traces of thousands of runs are not shipped between processes).
 Seeds are independent streams: seed s gives the ``SPMD_SWEEP`` streams (scenario, run) of
-:mod:`dlbkit.model.seeding`, and ``run`` seeds the run's own ``SPMD`` streams.
+:mod:`dlbkit.families.spmd.model.seeding`, and ``run`` seeds the run's own ``SPMD`` streams.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from dlbkit.families.spmd.model.hnow import Hnow
-from dlbkit.model.seeding import SPMD_SWEEP, streams
+from dlbkit.families.spmd.model.seeding import SPMD_SWEEP
+from dlbkit.model.seeding import streams
 from dlbkit.families.spmd.sim.engine import DEFAULT_WINDOW, simulate_spmd
 from dlbkit.families.spmd.model.metrics import summary
 

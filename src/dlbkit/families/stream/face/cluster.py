@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Mapping
 from dlbkit.balancers.registry import resolve
 from dlbkit.errors import ConfigError, DlbkitWarning
 from dlbkit.model.check import number
-from dlbkit.model.seeding import STREAM
+from dlbkit.families.stream.model.seeding import STREAM
 from dlbkit.info import names as info_names
 from dlbkit.info import resolve as resolve_info
 from dlbkit.families.result import Result

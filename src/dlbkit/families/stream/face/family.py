@@ -16,7 +16,7 @@ from dlbkit.families.stream.sim.engine import simulate_stream
 import dlbkit.families.stream.balancers  # noqa: F401  (registers the family's balancers)
 from dlbkit.families.registry import Engine, Family, Replay, deferred, register
 
-__all__ = ["FAMILY", "describe", "metrics", "figures"]
+__all__ = ["FAMILY", "describe", "metrics"]
 
 OPTIONS = {"info": "the information model: what each origin knows of the others' queues (default exact; "
                    "'gossip', 'neighbour'; 'periodic' is refused: every node decides)",
@@ -70,6 +70,25 @@ def describe(w: Stream) -> str:
             f"of mean {w.demand.mean:g}")
 
 
+#: the family's own metrics (``Family.own_metrics``; job streams, 003): per job after the warm-up, and the queues
+#: over time; name -> (description, which direction is better)
+OWN_METRICS = {
+    "response_mean": ("mean response time of a job: arrival at its origin to its last task's end (s)", "lower"),
+    "response_p50": ("median response time of a job (s)", "lower"),
+    "response_p95": ("95th percentile of a job's response time (s)", "lower"),
+    "response_p99": ("99th percentile of a job's response time (s)", "lower"),
+    "slowdown_mean": ("mean of a job's response time over its longest task's time on its node at full availability",
+                      "lower"),
+    "queue_mean": ("time-average tasks in a node's system (waiting + running), per node, after the warm-up", "lower"),
+    "queue_max": ("most tasks any node held at once", "lower"),
+    "queue_maxdiff": ("largest difference between the longest and the shortest queue at a sampled time", "lower"),
+    "convergence_time": ("from a start with initial (over-)loads: first time the longest and the shortest queue "
+                         "differ by at most the engine's converge_maxdiff (s)", "lower"),
+    "throughput": ("jobs completed per second, up to the last completion", "higher"),
+    "utilisation": ("share of slot time spent serving tasks, up to the last completion", "higher"),
+}
+
+
 def response_times(trace) -> np.ndarray:
     """Response time of every job after the warm-up (completion − arrival)."""
     s = trace.series
@@ -78,10 +97,10 @@ def response_times(trace) -> np.ndarray:
 
 
 def metrics(trace) -> dict:
-    """The stream metrics (METRICS' "job streams" block), the moves and the information layer's cost;
-    the rest NaN."""
+    """The stream metrics (:data:`OWN_METRICS`), the moves and the information layer's cost; the rest of
+    METRICS NaN."""
     from dlbkit.model.metrics import METRICS
-    out = {k: math.nan for k in METRICS}
+    out = {k: math.nan for k in (*METRICS, *OWN_METRICS)}
     s = trace.series
     r = response_times(trace)
     if len(r):
@@ -109,36 +128,6 @@ def metrics(trace) -> dict:
     out["info_messages"], out["info_bytes"], out["info_age_mean"] = (trace.info_messages, trace.info_bytes,
                                                                      trace.info_age_mean)
     out["info_freshness"] = float(trace.meta.get("info_freshness", math.nan))
-    return out
-
-
-def figures(trace, run: str) -> dict:
-    """Queue length per node over time (a heat map) and the response-time CDF of the run."""
-    import matplotlib.pyplot as plt
-    out = {}
-    s = trace.series
-    if "queue" in s and len(s["queue"]) > 1:
-        q = s["queue"].T.astype(float)
-        t = s["queue_time"]
-        fig, ax = plt.subplots(figsize=(10, 4.5))
-        edges = np.concatenate((t, [t[-1] + (t[-1] - t[-2])]))
-        mesh = ax.pcolormesh(edges, np.arange(q.shape[0] + 1) - 0.5, q, shading="flat", cmap="magma_r",
-                             vmin=0, vmax=max(1.0, float(np.percentile(q, 99))))
-        fig.colorbar(mesh, ax=ax, label="tasks in the node's system")
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("node")
-        ax.set_title(f"Queue length per node: {run}")
-        out["queues"] = fig
-    r = np.sort(response_times(trace))
-    if len(r):
-        fig, ax = plt.subplots(figsize=(6, 4))
-        ax.step(r, np.arange(1, len(r) + 1) / len(r), where="post")
-        ax.set_xscale("log" if r[0] > 0 and r[-1] / r[0] > 100 else "linear")
-        ax.set_xlabel("response time (s)")
-        ax.set_ylabel("share of jobs")
-        ax.set_title(f"Response-time CDF: {run}")
-        ax.grid(alpha=0.3)
-        out["response_cdf"] = fig
     return out
 
 
@@ -177,6 +166,7 @@ FAMILY = register(Family(
     run=deferred("dlbkit.families.stream.face.cluster", "Cluster"),
     runtime="dlbkit.Cluster",
     metrics=metrics,
+    own_metrics=OWN_METRICS,
     metric_names=("response_mean", "response_p50", "response_p95", "response_p99", "slowdown_mean", "queue_mean",
                   "queue_max", "queue_maxdiff", "convergence_time", "throughput", "utilisation", "makespan", "tasks_moved",
                   "messages", "bytes", "info_messages", "info_bytes", "info_age_mean", "info_freshness"),
@@ -190,7 +180,7 @@ FAMILY = register(Family(
                    "info_bytes", "info_age_mean", "throughput", "slowdown_mean", "response_p50", "queue_max",
                    "queue_maxdiff", "convergence_time", "makespan", "messages", "bytes", "info_messages",
                    "info_freshness"),
-    figures=figures,
+    figures=deferred("dlbkit.families.stream.face.plots", "figures"),
     figure_kinds=("queues", "response_cdf"),
     figure_captions={"queues": ("queues", "Per run: tasks in each node's system over time (a heat map: waiting and "
                                 "running);"),

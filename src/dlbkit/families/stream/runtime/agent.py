@@ -44,7 +44,8 @@ import numpy as np
 
 
 from dlbkit.families.stream.balancers import decide
-from dlbkit.model.seeding import STREAM, streams
+from dlbkit.families.stream.model.seeding import STREAM
+from dlbkit.model.seeding import streams
 from dlbkit.families.stream.model.view import StreamView
 from dlbkit.runtime.backends.base import COORDINATOR, error_message, pickled
 from dlbkit.runtime.messages import Error, Stop
@@ -71,7 +72,7 @@ class Agent:
         self.speeds = speeds
         self.emulation = emulation
         self.lock = threading.Lock()  # the runner and the agent both send
-        # the stream simulator's streams (dlbkit.model.seeding.STREAM): its one balancer decides for
+        # the stream simulator's streams (dlbkit.families.stream.model.seeding.STREAM): its one balancer decides for
         # every origin from the "balancer" stream; here each node's balancer draws from its child w
         st = streams(int(seed), STREAM)
         rng_balancer = np.random.default_rng(st.seq("balancer").spawn(n)[w])

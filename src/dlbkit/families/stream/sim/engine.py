@@ -83,7 +83,8 @@ from dlbkit.families.stream.sim._service import DISCIPLINES
 from dlbkit.info.registry import resolve as resolve_info
 from dlbkit.model import check
 from dlbkit.model.platform import Platform
-from dlbkit.model.seeding import STREAM, streams
+from dlbkit.families.stream.model.seeding import STREAM
+from dlbkit.model.seeding import streams
 from dlbkit.model.trace import Trace
 from dlbkit.sim.timebase import SIMULTANEITY_TOLERANCE
 

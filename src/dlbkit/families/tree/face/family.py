@@ -69,16 +69,6 @@ def per_repetition(w, table: Mapping, seed: int):
     return w
 
 
-def figures(trace, run: str) -> dict:
-    """The chunk plots (a chunk is a task here), and waiting tasks per node with n(t)'s phases."""
-    from dlbkit.plots import chunk_figures, tasks_over_time
-    out = chunk_figures(trace, run)
-    if trace.meta.get("queues"):
-        out["tasks"] = tasks_over_time(trace, title=f"Waiting tasks per node: {run}")
-    return out
-
-
-
 def check_balancer(platform: Platform, balancer, path: str, workload=None, options: Mapping | None = None) -> None:
     """A migration rule's own checks against the node count and the engine's ``start_node`` (default
     0): ``ldsv``'s ``server`` below the node count and not the root's node, two nodes at least), so an
@@ -124,7 +114,8 @@ FAMILY = register(Family(
     # efficiency + idle_share = 1 here (the fluid bound is the work over the capacity): idle_share late
     table_metrics=("makespan", "efficiency", "imbalance", "tasks_moved", "messages", "info_bytes", "info_age_mean",
                    "bytes", "chunks", "idle_share", "info_messages", "lower_bound"),
-    figures=figures,
+    figures=deferred("dlbkit.families.tree.face.plots", "figures"),
+    plots={"tasks": deferred("dlbkit.families.tree.face.plots", "tasks_over_time")},
     figure_kinds=("gantt", "work", "tasks"),
     figure_captions={"gantt": ("Gantt", "Gantt chart: a bar per chunk; orange = waiting for work, blank = idle, red shade = "
                                         "background load."),

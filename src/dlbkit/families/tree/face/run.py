@@ -13,7 +13,7 @@ from dlbkit.families.tree.balancers.base import MigrationBalancer
 from dlbkit.families.tree.runtime import program as _tree_family
 from dlbkit.families.tree.runtime.worker import TreeSpec
 from dlbkit.info import resolve as resolve_info
-from dlbkit.model.seeding import TREE
+from dlbkit.families.tree.model.seeding import TREE
 from dlbkit.runtime.emulation import emulation_from as _emulation
 
 __all__ = ["DEFAULT_TREE_BALANCER", "TreeResult", "run_tree", "tree"]

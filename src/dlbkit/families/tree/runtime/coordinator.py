@@ -43,7 +43,8 @@ import numpy as np
 from dlbkit.errors import DlbkitError, RemoteTraceback, TaskError
 from dlbkit.model.availability import Constant
 from dlbkit.families.tree.model.backoff import backoff_delay
-from dlbkit.model.seeding import TREE, streams
+from dlbkit.families.tree.model.seeding import TREE
+from dlbkit.model.seeding import streams
 from dlbkit.model.trace import Trace
 from dlbkit.families.tree.model.view import TreeView
 from dlbkit.families.tree.balancers.decide import transfers

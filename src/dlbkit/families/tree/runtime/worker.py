@@ -39,7 +39,8 @@ import numpy as np
 from dlbkit.families.tree.balancers.base import MigrationBalancer
 from dlbkit.families.tree.balancers.decide import given, placements, victims
 from dlbkit.errors import DlbkitError
-from dlbkit.model.seeding import TREE, streams
+from dlbkit.families.tree.model.seeding import TREE
+from dlbkit.model.seeding import streams
 from dlbkit.families.tree.model.view import TreeView
 from dlbkit.runtime.backends.base import UserCode, error_message, send_or_report, short_repr
 from dlbkit.runtime.emulation import Emulation
@@ -85,7 +86,7 @@ class TreeSpec:
 
     def seeds(self) -> list[np.random.SeedSequence]:
         """The balancers' random streams, from the simulated tree engine's (the ``balancer`` stream of
-        :data:`~dlbkit.model.seeding.TREE`): [0] the coordinator's, that stream itself (a central rule
+        :data:`~dlbkit.families.tree.model.seeding.TREE`): [0] the coordinator's, that stream itself (a central rule
         draws as in the simulator), [1 + w] worker w's, its child w (each process draws its own)."""
         balancer = streams(self.seed, TREE).seq("balancer")
         return [balancer, *balancer.spawn(self.n_workers)]

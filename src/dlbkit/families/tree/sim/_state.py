@@ -10,7 +10,8 @@ from typing import Any, NamedTuple
 from dlbkit.families.tree.balancers.decide import checked_requests
 from dlbkit.errors import ConfigError
 from dlbkit.families.tree.model.backoff import backoff_delay
-from dlbkit.model.seeding import TREE, streams
+from dlbkit.families.tree.model.seeding import TREE
+from dlbkit.model.seeding import streams
 from dlbkit.families.tree.model.view import TreeView
 from dlbkit.families.tree.sim._options import check_arguments, check_network, resolve_backoff, root_places
 from dlbkit.sim.costs import constant_rates, finish_ticks, finish_time, message_time, ticks

@@ -58,7 +58,8 @@ from dlbkit.families.tree.balancers.decide import given, placements, victims
 from dlbkit.families.tree.balancers.decide import transfers as decided_transfers
 from dlbkit.balancers.registry import resolve
 from dlbkit.errors import ConfigError
-from dlbkit.model.seeding import SUPERSTEP, streams
+from dlbkit.families.tree.model.seeding import SUPERSTEP
+from dlbkit.model.seeding import streams
 from dlbkit.model.topology import build, dims_create, edge_colouring, given_graph, is_networkx, kary_ncube, neighbour_lists
 from dlbkit.model.availability import Constant
 from dlbkit.model.platform import MAX_NODES
