@@ -2,29 +2,18 @@
 dispatched through the registry (``dlbkit.families``), so a new family needs no edit of a shared module.
 
 The check reads the source (every ``==``, ``!=``, ``in``, ``not in`` with a family's name as a string constant,
-alone or in a literal tuple, list or set). The comparisons that still stand are listed in ``REMAINING`` with
-their count per module, to be moved into the families one by one: a new comparison fails the test, and so does
-a listed one that is gone (take it off the list, so it cannot come back unnoticed).
+alone or in a literal tuple, list or set); there is none left to allow.
 """
 
 from __future__ import annotations
 
 import ast
-from collections import Counter
 
 from support import REPO
 
 from dlbkit.families.registry import PACKAGES
 
 SRC = REPO / "src" / "dlbkit"
-
-#: module → comparisons with a family name it still makes (the command line's replay table and the recording
-#: format's per-family series: not yet declared by the families)
-REMAINING = {
-    "dlbkit/face/cli/replay.py": 5,
-    "dlbkit/runtime/record.py": 2,
-}
-
 
 def _names_in(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -51,17 +40,14 @@ def _owner(rel: str) -> str | None:
 
 
 def test_no_module_compares_with_another_familys_name():
-    found: Counter = Counter()
     where: dict[str, list] = {}
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC.parent).as_posix()
         hits = [(line, name) for line, name in family_comparisons(path.read_text(encoding="utf-8"))
                 if name != _owner(rel)]
         if hits:
-            found[rel] = len(hits)
             where[rel] = hits
-    assert dict(found) == REMAINING, {k: where.get(k) for k in set(found) | set(REMAINING)
-                                      if found.get(k) != REMAINING.get(k)}
+    assert where == {}
 
 
 def test_the_check_sees_a_comparison_in_every_form():

@@ -68,13 +68,14 @@ from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError
 from dlbkit.families.divisible.model.workload import Divisible
 from dlbkit.families.divisible.sim.auto import round_trip_latency
-from dlbkit.families.replay import ReplayResult, check_seconds, pieces, recorded_balancer
+from dlbkit.families.replay import (ReplayReport, ReplayResult, check_seconds, makespan_report, pieces,
+                                    recorded_balancer, speeds_text)
 from dlbkit.families.simulate import simulate
 from dlbkit.model.availability import Recorded
 from dlbkit.model.platform import Network, Node, Platform
 from dlbkit.model.trace import Trace
 
-__all__ = ["estimate", "replay_loop", "ReplayModel", "MODELS"]
+__all__ = ["estimate", "replay_loop", "report", "ReplayModel", "MODELS"]
 
 MODELS = ("measured", "emulated")
 #: the replay network's bandwidth (bytes/s): no replayed message carries bytes
@@ -197,3 +198,17 @@ def replay_loop(trace: Trace, balancer: Balancer | str | None = None, params: Ma
     tr.meta.update(replay_of=trace.balancer, replay_model=m.as_dict(), item_cost=m.costs.tolist(),
                    balancer_params=b.get_params())
     return ReplayResult(tr, b, platform=platform, recorded=trace, model=m)
+
+
+def report(trace: Trace, named, *, seed: int | None, source: str, label, model: str | None = None) -> ReplayReport:
+    """``dlbkit replay`` of a loop (the family's ``Replay.report``): the makespan table, under the line of the
+    replay model (*model*, ``--model``: measured or emulated speeds)."""
+    m = estimate(trace, model or "measured").as_dict()
+    line = (f"model: {m['model']} speeds {speeds_text(m['speeds'])}; latency {m['latency'] * 1e3:.3g} ms; master "
+            f"overhead {m['overhead'] * 1e3:.3g} ms; startup {m['startup'] * 1e3:.3g} ms")
+
+    def replay(t, b, params, s):
+        return replay_loop(t, b, params, s, model=model)
+
+    return makespan_report(trace, named, replay, seed=seed, source=source, label=label, model=m, model_line=line,
+                           unit="items")

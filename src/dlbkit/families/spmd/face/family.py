@@ -14,6 +14,8 @@ from dlbkit.families.spmd.model.metrics import metrics as spmd_metrics
 from dlbkit.families.spmd.sim.platform import simulate_spmd_platform
 import dlbkit.families.spmd.balancers  # noqa: F401  (registers the family's balancers)
 from dlbkit.families.registry import Engine, Family, deferred, register
+from dlbkit.families.spmd.runtime import recording
+from dlbkit.runtime.record import Recording
 
 __all__ = ["FAMILY", "describe"]
 
@@ -88,4 +90,5 @@ FAMILY = register(Family(
     sample_view=sample_view,
     progress_unit="loops",
     availability_on_run_clock=False,  # an SPMD run reads availability on its loop clock
+    recording=Recording(legacy_mechanisms=("spmd",), restore=recording.restore),
 ))

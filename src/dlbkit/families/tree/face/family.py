@@ -16,6 +16,7 @@ from dlbkit.families.tree.sim.engine import simulate_tree_async
 from dlbkit.families.tree.sim.engine import CONTROL_BYTES
 import dlbkit.families.tree.balancers  # noqa: F401  (registers the family's balancers)
 from dlbkit.families.registry import Engine, Family, deferred, register
+from dlbkit.runtime.record import Recording
 
 __all__ = ["FAMILY", "describe"]
 
@@ -133,4 +134,5 @@ FAMILY = register(Family(
     check_balancer=check_balancer,
     sample_view=sample_view,
     progress_unit="tasks",
+    recording=Recording(legacy_mechanisms=("tree", "tree-async")),  # the real run's, the simulator's
 ))
