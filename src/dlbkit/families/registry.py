@@ -88,7 +88,7 @@ class Replay:
 
     *run* ``(trace, balancer, params, seed, **options)`` returns a :class:`~dlbkit.families.replay.ReplayResult`;
     *options* are the keywords of :func:`dlbkit.replay` it takes (a keyword it does not take, given, is a
-    ConfigError naming the families that do); *recorded_by* says what records such a run and *noun* how an
+    ConfigError naming the families that do); *recorded_by* says what records such a run (with its article: "a loop (dlbkit.map, ...)") and *noun* how an
     error names the recording ("loop", "task-graph"), for the errors that list what can be replayed.
 
     *report* ``(trace, named, *, seed, source, label, **flags)`` is ``dlbkit replay``'s body for the family: the

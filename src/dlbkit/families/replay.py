@@ -24,7 +24,7 @@ from dlbkit.model.trace import Trace
 from dlbkit.runtime.record import load_trace
 
 __all__ = ["ReplayResult", "ReplayReport", "as_trace", "pieces", "recorded_balancer", "check_seconds", "compare_rows",
-           "makespan_report", "speeds_text"]
+           "makespan_report", "speeds_text", "measured_speed"]
 
 
 class ReplayResult(Result):
@@ -65,6 +65,22 @@ def pieces(a: Any, until: float) -> Recorded:
         times, levels = a.segments_until(until)
         return Recorded(tuple(float(t) for t in times), tuple(float(x) for x in levels))
     raise ConfigError("trace.availability", a, "realised availabilities (Piecewise)")
+
+
+def measured_speed(speed: float, availability: Recorded, runs) -> float:
+    """A worker's replay speed from its recorded stretches of work: its *speed* factor times the ratio of the time
+    the *runs* should have taken (each ``(work, t0, t1)``: seconds of measured cost, started at t0, ended at t1;
+    the work at *speed* under the recorded *availability*) to the time they did take; *speed* itself if either
+    is 0. It folds in what the per-task timers miss: the emulation's oversleep, the costs between two tasks
+    (messages, results), contention for the CPU."""
+    pw = availability.realise()
+    expected = taken = 0.0
+    for work, t0, t1 in runs:
+        expected += pw.finish(t0, work / speed) - t0
+        taken += t1 - t0
+    if expected > 0 and taken > 0:
+        speed *= expected / taken
+    return speed
 
 
 def check_seconds(name: str, v: Any) -> None:
@@ -143,12 +159,13 @@ def speeds_text(speeds: Sequence[float]) -> str:
 
 def makespan_report(trace: Trace, named: Sequence[tuple[str, dict]], replay: Callable[..., ReplayResult], *,
                     seed: int | None, source: str, label: Callable[[str, dict], str], model: dict,
-                    model_line: str, unit: str) -> ReplayReport:
+                    model_line: str, count: int, unit: str, efficiency: bool = True) -> ReplayReport:
     """The report of a family whose replay is judged by its makespan (a loop, a task graph, a task tree, an SPMD
     run): the recorded balancer and each of *named* replayed by *replay* (:func:`compare_rows`), one row each
-    with its makespan, efficiency and, for the recorded one, replay/real; then the real run. The heading counts
-    the recording's *unit* ("items", "tasks"); *model* (the family's replay model, as data) and *model_line*
-    (it, as the line under the heading) are the family's."""
+    with its makespan, efficiency and, for the recorded one, replay/real; then the real run. The heading says
+    *count* of the recording's *unit* ("items", "tasks"; ``items`` in the JSON); *model* (the family's replay model, as data) and *model_line*
+    (it, as the line under the heading) are the family's. *efficiency* False: a family without a lower bound
+    (SPMD), whose table has no efficiency column (its JSON rows say NaN)."""
     from dlbkit.balancers.registry import make
 
     rows = compare_rows(replay, trace, [make(n, p) for n, p in named], seed=seed)
@@ -157,7 +174,7 @@ def makespan_report(trace: Trace, named: Sequence[tuple[str, dict]], replay: Cal
     real_eff = bound / real if real > 0 else math.nan
     data = {"trace": str(source), "balancer": trace.balancer,
             "params": dict(trace.meta.get("balancer_params") or {}), "workers": trace.n_nodes,
-            "items": int(model.get("items", len(trace.meta.get("item_cost") or ()))),
+            "items": int(count),
             "backend": trace.meta.get("backend", trace.source),
             "real_makespan": real, "real_efficiency": real_eff, "model": model, "rows": rows}
     heading = (f"replay of {source}: {trace.balancer} on {trace.n_nodes} workers ({data['backend']}), "
@@ -170,5 +187,10 @@ def makespan_report(trace: Trace, named: Sequence[tuple[str, dict]], replay: Cal
     table = [[cell(r), f"{r['makespan']:.4g}", f"{r['efficiency']:.3f}",
               f"{r['ratio']:.3f}" if r["ratio"] is not None else ""] for r in rows]
     table.append([f"real run ({trace.balancer})", f"{real:.4g}", f"{real_eff:.3f}", ""])
-    return ReplayReport(data, lines, ["balancer", "makespan (s)", "efficiency", "replay/real"], table,
-                        [60, 14, 10, 11])
+    keep = (0, 1, 2, 3) if efficiency else (0, 1, 3)  # the efficiency is the third column
+
+    def pick(r: list) -> list:
+        return [r[j] for j in keep]
+
+    return ReplayReport(data, lines, pick(["balancer", "makespan (s)", "efficiency", "replay/real"]),
+                        [pick(r) for r in table], pick([60, 14, 10, 11]))

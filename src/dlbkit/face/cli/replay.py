@@ -20,9 +20,10 @@ DESCRIPTION = ("Simulate the loads of a run recorded with 'dlbkit run --record' 
                "the measured item costs on the measured worker speeds. Print, for the recorded balancer "
                "and each --balancer, the simulated makespan and efficiency; for the recorded one also the "
                "real makespan and the replay/real ratio. Efficiencies are against the replayed platform's "
-               "lower bound, the same for every row. A task graph's recording (dlbkit.graph(record=)) "
-               "replays in the graph simulator, a job stream's (dlbkit cluster --record) in the stream "
-               "simulator, which prints response times.")
+               "lower bound, the same for every row. A task tree's recording (run_tree(...).save) replays in "
+               "the tree simulator, an SPMD run's (dlbkit.spmd(record=)) in the SPMD simulator, a task graph's "
+               "(dlbkit.graph(record=)) in the graph simulator, a job stream's (dlbkit cluster --record) in the "
+               "stream simulator, which prints response times.")
 
 
 def arguments(rp: argparse.ArgumentParser) -> None:
@@ -31,8 +32,8 @@ def arguments(rp: argparse.ArgumentParser) -> None:
 
     rp.add_argument("trace", metavar="TRACE.json", help="a recorded trace")
     add_candidates(rp, "another balancer to try (repeatable, or comma-separated), of the recording's kind: "
-                       "chunking for a loop, mapping for a task graph (dlbkit.graph), placement for a job "
-                       "stream (dlbkit cluster)")
+                       "chunking for a loop, migration for a task tree, repartition for an SPMD run, mapping for a "
+                       "task graph (dlbkit.graph), placement for a job stream (dlbkit cluster)")
     rp.add_argument("--param", "-p", metavar="KEY=VALUE", action="append", default=[],
                     help="a parameter of the --balancer balancers (repeatable); the recorded one keeps its own")
     add_seed(rp, "seed of random balancers (default: the recorded one, or 0)", default=None)

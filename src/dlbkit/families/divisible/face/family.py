@@ -117,7 +117,7 @@ FAMILY = register(Family(
     sample_view=sample_view,
     master_worker=True,
     replay=Replay(deferred("dlbkit.families.divisible.face.replay", "replay_loop"),
-                  recorded_by="loop (dlbkit.map, run_map, Loop, dlbkit run)", noun="loop",
+                  recorded_by="a loop (dlbkit.map, run_map, Loop, dlbkit run)", noun="loop",
                   report=deferred("dlbkit.families.divisible.face.replay", "report"),
                   options=("model", "latency", "overhead"), cli_flags=("model",)),
     advise=deferred("dlbkit.families.divisible.face.advise", "advise"),

@@ -68,8 +68,8 @@ from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError
 from dlbkit.families.divisible.model.workload import Divisible
 from dlbkit.families.divisible.sim.auto import round_trip_latency
-from dlbkit.families.replay import (ReplayReport, ReplayResult, check_seconds, makespan_report, pieces,
-                                    recorded_balancer, speeds_text)
+from dlbkit.families.replay import (ReplayReport, ReplayResult, check_seconds, makespan_report, measured_speed,
+                                    pieces, recorded_balancer, speeds_text)
 from dlbkit.families.simulate import simulate
 from dlbkit.model.availability import Recorded
 from dlbkit.model.platform import Network, Node, Platform
@@ -136,14 +136,8 @@ def estimate(trace: Trace, model: str = "measured") -> ReplayModel:
         if rows:
             first_start = min(first_start, trace.t_start[rows[0]])
         if model == "measured" and rows:
-            pw = a.realise()
-            expected = taken = 0.0
-            for k in rows:
-                f, n, t0 = trace.first[k], trace.count[k], trace.t_start[k]
-                expected += pw.finish(t0, float(cum[f + n] - cum[f]) / s) - t0
-                taken += trace.t_end[k] - t0
-            if expected > 0 and taken > 0:
-                s *= expected / taken
+            s = measured_speed(s, a, ((float(cum[trace.first[k] + trace.count[k]] - cum[trace.first[k]]),
+                                       trace.t_start[k], trace.t_end[k]) for k in rows))
         speeds.append(float(s))
         avail.append(a)
     latency = round_trip_latency(trace)  # within a time step: a gap across steps is the step's barrier
@@ -211,4 +205,4 @@ def report(trace: Trace, named, *, seed: int | None, source: str, label, model: 
         return replay_loop(t, b, params, s, model=model)
 
     return makespan_report(trace, named, replay, seed=seed, source=source, label=label, model=m, model_line=line,
-                           unit="items")
+                           count=m["items"], unit="items")

@@ -142,6 +142,6 @@ FAMILY = register(Family(
     gantt_legend=LEGEND,
     progress_unit="tasks",
     replay=Replay(deferred("dlbkit.families.graph.face.replay", "replay_graph"),
-                  recorded_by="task graph (dlbkit.graph, run_graph)", noun="task-graph",
+                  recorded_by="a task graph (dlbkit.graph, run_graph)", noun="task-graph",
                   report=deferred("dlbkit.families.graph.face.replay", "report"), options=("latency",)),
 ))

@@ -85,4 +85,4 @@ def report(trace: Trace, named, *, seed: int | None, source: str, label) -> Repl
     model = {"model": "recorded", "speeds": [float(s) for s in trace.speeds], "latency": dispatch_latency(trace)}
     line = f"model: recorded speeds {speeds_text(model['speeds'])}; dispatch latency {model['latency'] * 1e3:.3g} ms"
     return makespan_report(trace, named, replay_graph, seed=seed, source=source, label=label, model=model,
-                           model_line=line, unit="tasks")
+                           model_line=line, count=len(trace.meta.get("item_cost") or ()), unit="tasks")

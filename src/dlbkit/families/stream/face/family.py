@@ -202,7 +202,7 @@ FAMILY = register(Family(
     file_keys=("trace",),
     sample_view=sample_view,
     replay=Replay(deferred("dlbkit.families.stream.face.replay", "replay_stream"),
-                  recorded_by="job stream (Cluster, dlbkit cluster)", noun="job-stream",
+                  recorded_by="a job stream (Cluster, dlbkit cluster)", noun="job-stream",
                   report=deferred("dlbkit.families.stream.face.replay", "report"), cli_flags=("info",)),
     recording=Recording(restore=recording.restore),
 ))
