@@ -3,9 +3,7 @@ core names a family at all: what a family offers is dispatched through the regis
 new family needs no edit of a shared module.
 
 The check reads the source (every ``==``, ``!=``, ``in``, ``not in`` with a family's name as a string constant,
-alone or in a literal tuple, list or set). The comparisons that still stand are listed in ``REMAINING`` with
-their count per module, to be moved into the families one by one: a new comparison fails the test, and so does
-a listed one that is gone (take it off the list, so it cannot come back unnoticed).
+alone or in a literal tuple, list or set); there is none left to allow.
 """
 
 from __future__ import annotations
@@ -19,23 +17,12 @@ from dlbkit.families.registry import PACKAGES
 
 SRC = REPO / "src" / "dlbkit"
 
-#: module → comparisons with a family name it still makes (the command line's replay table and the recording
-#: format's per-family series: not yet declared by the families)
-REMAINING = {
-    "dlbkit/face/cli/replay.py": 5,
-    "dlbkit/runtime/record.py": 2,
-}
-
-
 #: the shared core (below the families and the face)
 CORE = ("dlbkit/model/", "dlbkit/balancers/", "dlbkit/info/", "dlbkit/sim/", "dlbkit/runtime/", "dlbkit/plots.py",
         "dlbkit/params.py", "dlbkit/plugins.py", "dlbkit/errors.py")
 
 #: core module → string constants equal to a family's name it still holds, and why
 CORE_REMAINING = {
-    # the recording format's per-family parts (old recordings' families by mechanism, the stream's and SPMD's
-    # series): the comparisons of REMAINING and the table they read, to move into the families with them
-    "dlbkit/runtime/record.py": 8,
     # "stream" there is the field a ConfigError names, a random stream of a layout, not the job-stream family
     "dlbkit/model/seeding.py": 1,
 }
@@ -66,17 +53,14 @@ def _owner(rel: str) -> str | None:
 
 
 def test_no_module_compares_with_another_familys_name():
-    found: Counter = Counter()
     where: dict[str, list] = {}
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC.parent).as_posix()
         hits = [(line, name) for line, name in family_comparisons(path.read_text(encoding="utf-8"))
                 if name != _owner(rel)]
         if hits:
-            found[rel] = len(hits)
             where[rel] = hits
-    assert dict(found) == REMAINING, {k: where.get(k) for k in set(found) | set(REMAINING)
-                                      if found.get(k) != REMAINING.get(k)}
+    assert where == {}
 
 
 def family_constants(source: str) -> list[tuple[int, str]]:

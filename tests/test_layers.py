@@ -1,7 +1,8 @@
 """The layers of src/dlbkit, read from the source (every import, also those inside functions).
 
 * the runtime (``dlbkit.runtime``) imports only ``dlbkit.model``, ``dlbkit.balancers``,
-  ``dlbkit.errors``, ``dlbkit.params`` and itself: never the simulator, the face layer
+  ``dlbkit.errors``, ``dlbkit.params``, ``dlbkit.plugins`` (the registries the families complete: the
+  recording rules of :data:`dlbkit.runtime.record.RECORDINGS`) and itself: never the simulator, the face layer
   (``dlbkit.families.simulate``, ``run_api``, ``replay``, ``cli``, ``plots``), experiments or reproductions;
 * no module of the runtime or of the real-run face imports another module's private name;
 * no import cycle anywhere (a cycle through imports inside functions counts too).
@@ -18,7 +19,8 @@ from support import REPO
 
 SRC = REPO / "src"
 PACKAGE = "dlbkit"
-RUNTIME_MAY_IMPORT = ("dlbkit.runtime", "dlbkit.model", "dlbkit.balancers", "dlbkit.errors", "dlbkit.params")
+RUNTIME_MAY_IMPORT = ("dlbkit.runtime", "dlbkit.model", "dlbkit.balancers", "dlbkit.errors", "dlbkit.params",
+                      "dlbkit.plugins")
 #: modules whose imports of private names are checked (the runtime and the real-run face)
 NO_PRIVATE_IMPORTS = ("dlbkit.runtime", "dlbkit.families.run", "dlbkit.face.replay")
 
@@ -82,7 +84,7 @@ def _imports(module: str) -> list[tuple[str, str | None, int]]:
 GRAPH = {m: _imports(m) for m in MODULES}
 
 
-def test_the_runtime_imports_only_the_model_the_balancers_the_errors_the_params_and_itself():
+def test_the_runtime_imports_only_the_model_the_balancers_the_errors_the_params_the_plugins_and_itself():
     bad = [f"{m}:{line} imports {t}" for m in GRAPH if _within(m, "dlbkit.runtime")
            for t, _, line in GRAPH[m] if not any(_within(t, p) for p in RUNTIME_MAY_IMPORT)]
     assert not bad, "\n".join(bad)

@@ -347,17 +347,19 @@ def _mean3(u):
     return (u[:-2] + u[1:-1] + u[2:]) / 3.0
 
 
-def test_an_spmd_recording_is_refused_by_replay_naming_what_can_be_replayed(tmp_path, capsys):
-    """dlbkit.spmd(record=) keeps a real run for its plots; replay said "a simulated trace cannot be
-    replayed" of it. Now one line names the trace's family and the recordings replay takes."""
-    import numpy as np
-
+def test_a_recording_of_a_family_that_does_not_replay_is_refused_naming_what_can_be_replayed(tmp_path, capsys):
+    """replay said "a simulated trace cannot be replayed" of a recording it had no replay for (an SPMD run's,
+    before SPMD runs replayed). One line names the trace's family and the recordings replay takes."""
     from dlbkit.face.cli import main
 
-    path = tmp_path / "spmd.json"
-    dlbkit.run_spmd(_mean3, np.linspace(0.0, 1.0, 32), iterations=8, window=4, workers=2, record=path)
+    d = json.loads((_saved(tmp_path, dlbkit.simulate(Platform([Node("m"), Node("a")]), Divisible(10), "gss",
+                                                     master="m"), "x.json")[1]).read_text())
+    d["family"] = "elsewhere"  # a family this dlbkit does not know
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps(d))
     allowed = ("trace family must be a recording dlbkit replays: a loop (dlbkit.map, run_map, Loop, dlbkit run), a "
-               "task graph (dlbkit.graph, run_graph) or a job stream (Cluster, dlbkit cluster); got 'spmd'")
+               "task tree (dlbkit.tree, run_tree), an SPMD run (dlbkit.spmd, run_spmd), a task graph (dlbkit.graph, "
+               "run_graph) or a job stream (Cluster, dlbkit cluster); got 'elsewhere'")
     with pytest.raises(ConfigError) as e:
         dlbkit.replay(path)
     assert str(e.value) == allowed

@@ -17,19 +17,20 @@ from typing import Any, Mapping, Sequence
 from dlbkit import families
 from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError
-from dlbkit.families.replay import ReplayResult, as_trace
+from dlbkit.families.replay import ReplayResult, as_trace, compare_rows
 from dlbkit.model.trace import Trace
 
-# the command line's replay still prints per family (its table is not yet declared by the families)
+# the families' replay functions under the names callers have imported from here (dispatch is the registry's)
 from dlbkit.families.divisible.face.replay import MODELS, ReplayModel, estimate  # noqa: E402
 from dlbkit.families.graph.face.replay import dispatch_latency, replay_graph  # noqa: E402
 from dlbkit.families.stream.face.replay import replay_stream  # noqa: E402
 
-__all__ = ["replay", "compare", "check_replayable", "replayable_family", "replay_kinds", "ReplayResult",
+__all__ = ["replay", "compare", "check_replayable", "replayable_family", "replaying", "replay_kinds", "ReplayResult",
            "estimate", "replay_graph", "replay_stream", "dispatch_latency", "ReplayModel", "MODELS"]
 
 
-def _replaying() -> list:
+def replaying() -> list:
+    """The families that replay their recordings, in the registry's order."""
     return [f for f in families.FAMILIES.values() if f.replay is not None]
 
 
@@ -37,7 +38,7 @@ def replayable_family(trace: Trace):
     """The family of *trace*, if it replays its recordings; else a ConfigError naming what can be replayed."""
     family = families.FAMILIES.get(trace.family)
     if family is None or family.replay is None:  # e.g. dlbkit.spmd(record=): kept for its plots, not replayable
-        kinds = [f"a {f.replay.recorded_by}" for f in _replaying()]
+        kinds = [f.replay.recorded_by for f in replaying()]
         listing = ", ".join(kinds[:-1]) + " or " + kinds[-1] if len(kinds) > 1 else "".join(kinds)
         raise ConfigError("trace family", trace.family, "a recording dlbkit replays: " + listing)
     return family
@@ -78,7 +79,7 @@ def replay(trace_or_path: Trace | str | Path, balancer: Balancer | str | None = 
     options = {"model": model, "overhead": overhead, "latency": latency}
     for name, v in options.items():
         if v is not None and name not in family.replay.options:  # not silently ignored
-            takers = [f.replay.noun for f in _replaying() if name in f.replay.options]
+            takers = [f.replay.noun for f in replaying() if name in f.replay.options]
             raise ConfigError(name, v, f"absent for a {family.replay.noun} recording (a {' or '.join(takers)} "
                               f"recording's option: a {family.name} replays on its recorded speeds)")
     return family.replay.run(trace, balancer, params, seed, **{k: v for k, v in options.items() if k in family.replay.options})
@@ -96,21 +97,8 @@ def compare(trace_or_path: Trace | str | Path, balancers: Sequence[str | Balance
     with no *params* is the recorded row and is not repeated.
     """
     trace = as_trace(trace_or_path)
-    rows = []
-    seen: list = []
-    for b in [None, *balancers]:
-        if b is None:
-            r = replay(trace, None, None, seed, model=model)
-        else:
-            if isinstance(b, str) and b.lower() == trace.balancer and not params:
-                continue
-            r = replay(trace, b, params, seed, model=model)
-        key = (r.balancer.name, sorted(r.balancer.get_params().items(), key=lambda kv: kv[0]))
-        if key in seen:
-            continue
-        seen.append(key)
-        rows.append({"balancer": r.balancer.name, "params": r.balancer.get_params(), "makespan": r.makespan,
-                     "efficiency": r.metrics["efficiency"], "recorded": b is None,
-                     "real_makespan": r.real_makespan if b is None else None,
-                     "ratio": r.ratio if b is None else None})
-    return rows
+
+    def run(t, b, p, s):
+        return replay(t, b, p, s, model=model)
+
+    return compare_rows(run, trace, balancers, params, seed)

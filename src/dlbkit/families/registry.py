@@ -17,14 +17,18 @@ from __future__ import annotations
 import importlib
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from dlbkit.errors import ConfigError, closest
 from dlbkit.model import check
 from dlbkit.model.metrics import METRICS
 from dlbkit.plugins import Registry
 
-__all__ = ["Engine", "Replay", "Family", "deferred", "register", "get", "names", "of", "FAMILIES", "PACKAGES", "DEFAULT", "metrics_table"]
+if TYPE_CHECKING:
+    from dlbkit.runtime.record import Recording
+
+__all__ = ["Engine", "Replay", "Family", "deferred", "register", "get", "names", "of", "FAMILIES", "PACKAGES", "DEFAULT",
+           "metrics_table"]
 
 
 @dataclass(frozen=True)
@@ -82,17 +86,27 @@ def deferred(module: str, name: str) -> Callable[..., Any]:
 
 @dataclass(frozen=True)
 class Replay:
-    """How a family replays its real runs' recordings in its simulator (:func:`dlbkit.replay`).
+    """How a family replays its real runs' recordings in its simulator (:func:`dlbkit.replay`, ``dlbkit replay``).
 
     *run* ``(trace, balancer, params, seed, **options)`` returns a :class:`~dlbkit.families.replay.ReplayResult`;
     *options* are the keywords of :func:`dlbkit.replay` it takes (a keyword it does not take, given, is a
-    ConfigError naming the families that do); *recorded_by* says what records such a run and *noun* how an
-    error names the recording ("loop", "task-graph"), for the errors that list what can be replayed."""
+    ConfigError naming the families that do); *recorded_by* says what records such a run (with its article: "a loop (dlbkit.map, ...)") and *noun* how an
+    error names the recording ("loop", "task-graph"), for the errors that list what can be replayed.
+
+    *report* ``(trace, named, *, seed, source, label, **flags)`` is ``dlbkit replay``'s body for the family: the
+    recorded balancer and each ``(name, params)`` of *named* replayed, as a
+    :class:`~dlbkit.families.replay.ReplayReport` (the ``--json`` object, and the lines and table of the text);
+    *source* is the recording as the user named it, *label* ``(name, params)`` how the command line writes a
+    balancer. *cli_flags* are the command's family-specific flags it takes, by their keyword in *flags*
+    (``"model"`` for ``--model``): one given for a recording whose family does not declare it is a ConfigError
+    naming the recordings it applies to."""
 
     run: Callable[..., Any]
     recorded_by: str
     noun: str
+    report: Callable[..., Any]
     options: tuple[str, ...] = ()
+    cli_flags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -182,6 +196,9 @@ class Family:
     run: Callable[..., Any] | None = None
     #: how its recordings replay in its simulator (:func:`dlbkit.replay`); None: they do not
     replay: Replay | None = None
+    #: how its recordings are read: its own fields checked, what older ones lack rebuilt, the mechanisms they
+    #: named before recordings named their family (:class:`dlbkit.runtime.record.Recording`); None: as any trace
+    recording: Recording | None = None
     #: ``(trace, **options)`` → the balancers ranked for another run of a recording (:func:`dlbkit.advise`);
     #: None: the family gives no advice
     advise: Callable[..., Any] | None = None
@@ -308,6 +325,10 @@ def register(family: Family) -> Family:
         if clash:
             raise TypeError(f"family {family.name!r}: own_metrics {clash} are the {other.name} family's already")
     FAMILIES[family.name] = family
+    if family.recording is not None:  # the recording reader, below the families, reads the family's rules there
+        from dlbkit.runtime.record import RECORDINGS
+
+        RECORDINGS[family.name] = family.recording
     return family
 
 

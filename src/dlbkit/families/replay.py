@@ -1,15 +1,18 @@
-"""What every family's replay shares: the Result of a replay, reading a recording, and the recorded balancer.
+"""What every family's replay shares: the Result of a replay, reading a recording, the recorded balancer, the rows
+of a comparison (:func:`compare_rows`) and ``dlbkit replay``'s report (:class:`ReplayReport`), with the makespan
+table the families whose main metric is the makespan print (:func:`makespan_report`).
 
-A family replays its recordings with its own hook (``Family.replay``: the divisible family's
-:mod:`dlbkit.families.divisible.face.replay`, the task-graph and job-stream families' likewise);
-:func:`dlbkit.replay` dispatches by the recording's family.
+A family replays its recordings with its own hooks (``Family.replay``, a :class:`~dlbkit.families.registry.Replay`:
+the divisible family's :mod:`dlbkit.families.divisible.face.replay`, the other families' likewise);
+:func:`dlbkit.replay` and ``dlbkit replay`` dispatch by the recording's family.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from dlbkit.balancers.base import Balancer
 from dlbkit.balancers.registry import REGISTRY, resolve
@@ -20,7 +23,8 @@ from dlbkit.model.availability import Piecewise, Recorded
 from dlbkit.model.trace import Trace
 from dlbkit.runtime.record import load_trace
 
-__all__ = ["ReplayResult", "as_trace", "pieces", "recorded_balancer", "check_seconds"]
+__all__ = ["ReplayResult", "ReplayReport", "as_trace", "pieces", "recorded_balancer", "check_seconds", "compare_rows",
+           "makespan_report", "speeds_text", "measured_speed"]
 
 
 class ReplayResult(Result):
@@ -63,6 +67,22 @@ def pieces(a: Any, until: float) -> Recorded:
     raise ConfigError("trace.availability", a, "realised availabilities (Piecewise)")
 
 
+def measured_speed(speed: float, availability: Recorded, runs) -> float:
+    """A worker's replay speed from its recorded stretches of work: its *speed* factor times the ratio of the time
+    the *runs* should have taken (each ``(work, t0, t1)``: seconds of measured cost, started at t0, ended at t1;
+    the work at *speed* under the recorded *availability*) to the time they did take; *speed* itself if either
+    is 0. It folds in what the per-task timers miss: the emulation's oversleep, the costs between two tasks
+    (messages, results), contention for the CPU."""
+    pw = availability.realise()
+    expected = taken = 0.0
+    for work, t0, t1 in runs:
+        expected += pw.finish(t0, work / speed) - t0
+        taken += t1 - t0
+    if expected > 0 and taken > 0:
+        speed *= expected / taken
+    return speed
+
+
 def check_seconds(name: str, v: Any) -> None:
     """A replay's time option (*latency*, *overhead*): a finite number of seconds >= 0, or a ConfigError naming it."""
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
@@ -88,3 +108,89 @@ def recorded_balancer(trace: Trace, balancer: Balancer | str | None, params: Map
             raise
     return resolve(balancer, params, kind=kind)
 
+
+
+def compare_rows(run: Callable[..., ReplayResult], trace: Trace, balancers: Sequence[str | Balancer] = (),
+                 params: Mapping[str, Any] | None = None, seed: int | None = None) -> list[dict]:
+    """The rows of :func:`dlbkit.compare`: *run* ``(trace, balancer, params, seed)`` (a replay) of the recorded
+    balancer as recorded, then of each of *balancers* with *params*; the recorded one first, a balancer that
+    repeats one already replayed (same name and parameters) left out.
+
+    Each row: ``balancer``, ``params``, ``makespan`` (simulated), ``efficiency`` (its lower bound / makespan),
+    ``recorded`` (True for the balancer the run used), and for that row ``real_makespan`` and ``ratio`` (replay /
+    real; None on the other rows)."""
+    rows = []
+    seen: list = []
+    for b in [None, *balancers]:
+        if b is None:
+            r = run(trace, None, None, seed)
+        else:
+            if isinstance(b, str) and b.lower() == trace.balancer and not params:
+                continue
+            r = run(trace, b, params, seed)
+        key = (r.balancer.name, sorted(r.balancer.get_params().items(), key=lambda kv: kv[0]))
+        if key in seen:
+            continue
+        seen.append(key)
+        rows.append({"balancer": r.balancer.name, "params": r.balancer.get_params(), "makespan": r.makespan,
+                     "efficiency": r.metrics["efficiency"], "recorded": b is None,
+                     "real_makespan": r.real_makespan if b is None else None,
+                     "ratio": r.ratio if b is None else None})
+    return rows
+
+
+@dataclass
+class ReplayReport:
+    """What ``dlbkit replay`` prints of a recording (a family's ``Replay.report``): *data*, the ``--json``
+    object; else the *lines* above the table, and the table (*header*, *rows* of text cells, the columns'
+    widest cells *widths*, past which a cell wraps)."""
+
+    data: dict
+    lines: list[str]
+    header: list[str]
+    rows: list[list[str]]
+    widths: list[int]
+
+
+def speeds_text(speeds: Sequence[float]) -> str:
+    """A replay model's speeds as the report's model line writes them."""
+    return " ".join(f"{s:.3g}" for s in speeds)
+
+
+def makespan_report(trace: Trace, named: Sequence[tuple[str, dict]], replay: Callable[..., ReplayResult], *,
+                    seed: int | None, source: str, label: Callable[[str, dict], str], model: dict,
+                    model_line: str, count: int, unit: str, efficiency: bool = True) -> ReplayReport:
+    """The report of a family whose replay is judged by its makespan (a loop, a task graph, a task tree, an SPMD
+    run): the recorded balancer and each of *named* replayed by *replay* (:func:`compare_rows`), one row each
+    with its makespan, efficiency and, for the recorded one, replay/real; then the real run. The heading says
+    *count* of the recording's *unit* ("items", "tasks"; ``items`` in the JSON); *model* (the family's replay model, as data) and *model_line*
+    (it, as the line under the heading) are the family's. *efficiency* False: a family without a lower bound
+    (SPMD), whose table has no efficiency column (its JSON rows say NaN)."""
+    from dlbkit.balancers.registry import make
+
+    rows = compare_rows(replay, trace, [make(n, p) for n, p in named], seed=seed)
+    real = rows[0]["real_makespan"]
+    bound = rows[0]["makespan"] * rows[0]["efficiency"]
+    real_eff = bound / real if real > 0 else math.nan
+    data = {"trace": str(source), "balancer": trace.balancer,
+            "params": dict(trace.meta.get("balancer_params") or {}), "workers": trace.n_nodes,
+            "items": int(count),
+            "backend": trace.meta.get("backend", trace.source),
+            "real_makespan": real, "real_efficiency": real_eff, "model": model, "rows": rows}
+    heading = (f"replay of {source}: {trace.balancer} on {trace.n_nodes} workers ({data['backend']}), "
+               f"{data['items']} {unit}; real makespan {real:.4g} s")
+    lines = [heading, model_line, ""]
+
+    def cell(row) -> str:
+        return label(row["balancer"], row["params"]) + (" [recorded]" if row["recorded"] else "")
+
+    table = [[cell(r), f"{r['makespan']:.4g}", f"{r['efficiency']:.3f}",
+              f"{r['ratio']:.3f}" if r["ratio"] is not None else ""] for r in rows]
+    table.append([f"real run ({trace.balancer})", f"{real:.4g}", f"{real_eff:.3f}", ""])
+    keep = (0, 1, 2, 3) if efficiency else (0, 1, 3)  # the efficiency is the third column
+
+    def pick(r: list) -> list:
+        return [r[j] for j in keep]
+
+    return ReplayReport(data, lines, pick(["balancer", "makespan (s)", "efficiency", "replay/real"]),
+                        [pick(r) for r in table], pick([60, 14, 10, 11]))

@@ -41,6 +41,12 @@ chunk's end, or when it became ready), the chunk arrived and started at ``t_star
 
 :func:`load_trace` checks everything it reads and raises :class:`~dlbkit.errors.ConfigError` naming
 the file and the field (e.g. ``run.json: chunks.t_end``) for a file that is not a valid trace.
+
+What is a family's own (its series checked, what its older recordings lack rebuilt, the mechanisms its
+recordings named before they named their family) the family declares: a :class:`Recording` in its
+``Family.recording``, which the family registry puts in :data:`RECORDINGS` when the family registers. The table
+is here, below the families, so that every reader of a recording (:func:`load_trace`, whoever calls it) gets
+the same Trace; like the balancer registry it is complete when first read (:mod:`dlbkit.plugins`).
 """
 
 from __future__ import annotations
@@ -49,23 +55,43 @@ import gzip
 import json
 import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from dlbkit.errors import ConfigError
 from dlbkit.model.availability import Piecewise, Recorded
-from dlbkit.model.spmd_trace import series_from_intervals
 from dlbkit.model.trace import Trace
+from dlbkit.plugins import Registry
 
-__all__ = ["save_trace", "load_trace", "trace_to_dict", "trace_from_dict", "FORMAT", "FORMAT_VERSION"]
+__all__ = ["save_trace", "load_trace", "trace_to_dict", "trace_from_dict", "Recording", "RECORDINGS", "Checker",
+           "FORMAT", "FORMAT_VERSION"]
 
 FORMAT = "dlbkit-trace"
 FORMAT_VERSION = 1
 
-#: the family a recording written before traces named their family belongs to, by its mechanism
-_FAMILY_OF_MECHANISM = {"spmd": "spmd", "tree": "tree", "tree-async": "tree"}
+
+@dataclass(frozen=True)
+class Recording:
+    """How a family's recordings are read (its ``Family.recording``).
+
+    *legacy_mechanisms*: the mechanisms its recordings named before recordings named their family (a file
+    without a ``family`` field and with one of them is the family's); *legacy_default* True: the family of such
+    a file whose mechanism no family declares (the loops': dlbkit recorded nothing else then). *restore*
+    ``(trace, d, ck)`` returns the Trace read from the file's object *d* with the family's own fields checked
+    (errors through *ck*, a :class:`Checker`, which names the file and the field) and what its older recordings
+    lack rebuilt."""
+
+    legacy_mechanisms: tuple[str, ...] = ()
+    legacy_default: bool = False
+    restore: Callable[[Trace, dict, Checker], Trace] | None = None
+
+
+#: family name → how its recordings are read; filled by the family registry from each ``Family.recording``,
+#: complete when first read
+RECORDINGS: dict[str, Recording] = Registry("dlbkit.families")
 
 #: meta keys stored in their own fields of the file (everything else goes to "meta")
 _OWN_META = ("item_cost", "faults", "balancer_params", "backend", "mechanism")
@@ -170,8 +196,9 @@ def save_trace(trace: Trace, path: str | Path) -> Path:
 
 
 # --- reading --------------------------------------------------------------------------------------
-class _Checker:
-    """Field checks that name the file and the field in every error."""
+class Checker:
+    """Field checks that name the file and the field in every error (a family's ``Recording.restore`` checks its
+    own fields with them)."""
 
     def __init__(self, where: str):
         self.where = where
@@ -217,7 +244,7 @@ class _Checker:
         return v
 
 
-def _header(d: dict, ck: _Checker):
+def _header(d: dict, ck: Checker):
     """The format and version checked; the worker count and each worker's platform node."""
     fmt = ck.get(d, "format", "format")
     if fmt != FORMAT:
@@ -231,7 +258,7 @@ def _header(d: dict, ck: _Checker):
     return P, nodes
 
 
-def _workers(d: dict, ck: _Checker, P: int):
+def _workers(d: dict, ck: Checker, P: int):
     """Each worker's speed and its recorded availability, realised."""
     workers = ck.array(ck.get(d, "workers", "workers"), "workers", P)
     speeds, avail = [], []
@@ -256,7 +283,7 @@ def _workers(d: dict, ck: _Checker, P: int):
     return speeds, avail
 
 
-def _item_costs(d: dict, ck: _Checker):
+def _item_costs(d: dict, ck: Checker):
     """The measured cost of every item, or None (a simulated trace)."""
     costs = d.get("item_cost")
     if costs is not None:
@@ -264,7 +291,7 @@ def _item_costs(d: dict, ck: _Checker):
     return costs
 
 
-def _chunks(d: dict, ck: _Checker, P: int, costs):
+def _chunks(d: dict, ck: Checker, P: int, costs):
     """The chunks' columns (worker, first, count, times, round), checked, and their count."""
     chunks = ck.table(ck.get(d, "chunks", "chunks"), "chunks")
     cols: dict[str, list] = {}
@@ -290,7 +317,7 @@ def _chunks(d: dict, ck: _Checker, P: int, costs):
     return cols, n
 
 
-def _rounds(d: dict, ck: _Checker):
+def _rounds(d: dict, ck: Checker):
     """The rounds of a rounds-mechanism run, as tuples of the file's round columns."""
     rounds_d = ck.table(d.get("rounds", {}), "rounds")
     rounds: list[tuple] = []
@@ -306,7 +333,7 @@ def _rounds(d: dict, ck: _Checker):
     return rounds
 
 
-def _balancer(d: dict, ck: _Checker):
+def _balancer(d: dict, ck: Checker):
     """The balancer's name and parameters."""
     bal = ck.table(ck.get(d, "balancer", "balancer"), "balancer")
     name = ck.get(bal, "name", "balancer.name")
@@ -316,7 +343,7 @@ def _balancer(d: dict, ck: _Checker):
     return name, params
 
 
-def _faults(d: dict, ck: _Checker, P: int):
+def _faults(d: dict, ck: Checker, P: int):
     """The faults: (worker, first, count, time) of each."""
     faults = []
     for i, x in enumerate(ck.array(d.get("faults", []), "faults")):
@@ -328,7 +355,7 @@ def _faults(d: dict, ck: _Checker, P: int):
     return faults
 
 
-def _totals(d: dict, ck: _Checker, cols: dict, costs):
+def _totals(d: dict, ck: Checker, cols: dict, costs):
     """The run's totals (messages, bytes, events, end time, work) and the raw table."""
     totals = ck.table(d.get("totals", {}), "totals")
     t_end = cols["t_end"]
@@ -346,7 +373,7 @@ def _totals(d: dict, ck: _Checker, cols: dict, costs):
 
 def trace_from_dict(d: Any, where: str = "") -> Trace:
     """Rebuild a Trace from the file's JSON object; *where* prefixes field names in errors."""
-    ck = _Checker(f"{where}: " if where else "")
+    ck = Checker(f"{where}: " if where else "")
     d = ck.table(d, "trace")
     P, nodes = _header(d, ck)
     speeds, avail = _workers(d, ck, P)
@@ -376,21 +403,15 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
     if costs is not None:
         meta["item_cost"] = costs
 
-    # files written before traces named their family say it with their mechanism
-    family = d.get("family", _FAMILY_OF_MECHANISM.get(d.get("mechanism"), "divisible"))
+    family = d["family"] if "family" in d else _legacy_family(d.get("mechanism"))
     if not isinstance(family, str):
         ck.fail("family", family, "a workload family's name")
     series_d = ck.table(d.get("series", {}), "series")
     for k, v in series_d.items():
         ck.array(v, f"series.{k}")
-    if family == "stream" and (source != "sim" or any(k in series_d for k in _JOB_SERIES)):
-        _check_job_series(series_d, ck, P)  # a real stream recording is its jobs
     series = {k: np.asarray(_non_finite(v)) for k, v in series_d.items()}
     transfers = [tuple(float(x) if j == 1 else int(x) for j, x in enumerate(row))
                  for row in ck.array(d.get("transfers", []), "transfers")]
-    for k in ("steps", "decided"):  # the SPMD family's per-node counts
-        if k in meta:
-            meta[k] = np.asarray(meta[k])
     info = {k: _number_or_nan(totals.get(k, "nan"), f"totals.{k}", ck) for k in
             ("info_messages", "info_bytes", "info_age_mean")}
     trace = Trace(P, nodes, balancer=name, seed=seed, source=source, family=family, series=series,
@@ -400,16 +421,24 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
                  messages=tot["messages"], bytes=tot["bytes"], events=tot["events"], end_time=tot["end_time"],
                  speeds=speeds, availability=avail, total_work=tot["total_work"], max_item=tot["max_item"],
                  meta=meta)
-    if family == "spmd" and "loop_time" not in trace.series:  # written before traces kept their series
-        series_from_intervals(trace)
-    return trace
+    rules = RECORDINGS.get(family)
+    return rules.restore(trace, d, ck) if rules is not None and rules.restore is not None else trace
+
+
+def _legacy_family(mechanism: Any) -> str | None:
+    """The family of a file written before traces named their family: the one that declares its *mechanism*
+    (``Recording.legacy_mechanisms``), else the one declared for the rest (``legacy_default``)."""
+    for name, rules in RECORDINGS.items():
+        if mechanism in rules.legacy_mechanisms:
+            return name
+    return next((name for name, rules in RECORDINGS.items() if rules.legacy_default), None)
 
 
 #: numbers a recording's meta may hold that replays and metrics read ("nan" and "inf" as written)
 _META_NUMBERS = ("queue_mean", "convergence_time", "busy_time", "tasks_moved", "info_freshness", "lower_bound")
 
 
-def _check_meta(meta: dict, ck: _Checker, P: int, n_chunks: int) -> None:
+def _check_meta(meta: dict, ck: Checker, P: int, n_chunks: int) -> None:
     """The meta fields that replay, advise and the metrics read, checked as the rest of the file is (a
     hand-edited recording is then one line naming the field, not a TypeError deep in a replay)."""
     for key in _META_NUMBERS:
@@ -436,25 +465,6 @@ def _check_meta(meta: dict, ck: _Checker, P: int, n_chunks: int) -> None:
                 if hi < lo or (key == "chunks" and hi > n_chunks):
                     ck.fail(f"{f}.{key}", pair, "[lo, hi] with lo <= hi" + (f" <= {n_chunks} (the chunks)"
                                                                              if key == "chunks" else ""))
-
-
-#: a job stream's per-job series (dlbkit.Cluster's recording), one value per job, all of one length
-_JOB_SERIES = ("job_time", "job_origin", "job_done", "job_ideal", "demand")
-
-
-def _check_job_series(series: dict, ck: _Checker, P: int) -> None:
-    n = None
-    for key in _JOB_SERIES:
-        f = f"series.{key}"
-        col = ck.array(ck.get(series, key, f), f, n)
-        n = len(col)
-        for j, x in enumerate(col):
-            if key == "job_origin":
-                ck.integer(x, f"{f}[{j}]", lo=0, hi=P - 1)
-            elif x in ("nan", "inf", "-inf"):
-                continue  # non-finite, as written (e.g. a job that never finished)
-            else:
-                ck.number(x, f"{f}[{j}]")
 
 
 def _non_finite(v: Any) -> Any:

@@ -1,11 +1,10 @@
-"""``dlbkit replay TRACE.json``: a recorded run in the simulator with its own balancer and others, by
-the recording's family (a loop, a task graph, a job stream: :mod:`dlbkit.face.replay`)."""
+"""``dlbkit replay TRACE.json``: a recorded run in the simulator with its own balancer and others, reported by the
+recording's family (its ``Replay.report``, found through the registry: :mod:`dlbkit.face.replay`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 from typing import Sequence
 
 from dlbkit.errors import ConfigError
@@ -21,9 +20,10 @@ DESCRIPTION = ("Simulate the loads of a run recorded with 'dlbkit run --record' 
                "the measured item costs on the measured worker speeds. Print, for the recorded balancer "
                "and each --balancer, the simulated makespan and efficiency; for the recorded one also the "
                "real makespan and the replay/real ratio. Efficiencies are against the replayed platform's "
-               "lower bound, the same for every row. A task graph's recording (dlbkit.graph(record=)) "
-               "replays in the graph simulator, a job stream's (dlbkit cluster --record) in the stream "
-               "simulator, which prints response times.")
+               "lower bound, the same for every row. A task tree's recording (run_tree(...).save) replays in "
+               "the tree simulator, an SPMD run's (dlbkit.spmd(record=)) in the SPMD simulator, a task graph's "
+               "(dlbkit.graph(record=)) in the graph simulator, a job stream's (dlbkit cluster --record) in the "
+               "stream simulator, which prints response times.")
 
 
 def arguments(rp: argparse.ArgumentParser) -> None:
@@ -32,8 +32,8 @@ def arguments(rp: argparse.ArgumentParser) -> None:
 
     rp.add_argument("trace", metavar="TRACE.json", help="a recorded trace")
     add_candidates(rp, "another balancer to try (repeatable, or comma-separated), of the recording's kind: "
-                       "chunking for a loop, mapping for a task graph (dlbkit.graph), placement for a job "
-                       "stream (dlbkit cluster)")
+                       "chunking for a loop, migration for a task tree, repartition for an SPMD run, mapping for a "
+                       "task graph (dlbkit.graph), placement for a job stream (dlbkit cluster)")
     rp.add_argument("--param", "-p", metavar="KEY=VALUE", action="append", default=[],
                     help="a parameter of the --balancer balancers (repeatable); the recorded one keeps its own")
     add_seed(rp, "seed of random balancers (default: the recorded one, or 0)", default=None)
@@ -66,87 +66,43 @@ def _named_balancers(names: Sequence[str], params: dict, kinds: tuple[str, ...])
     return [(c.name, {k: v for k, v in params.items() if k in c.param_names()}) for c in classes]
 
 
+def _check_flags(args, family) -> None:
+    """A family-specific flag (``--model``, ``--info``) given for a recording whose family does not take it is a
+    ConfigError naming the recordings it applies to (the families that declare it in ``Replay.cli_flags``)."""
+    from dlbkit.face.replay import replaying
+
+    takers: dict[str, list[str]] = {}
+    for f in replaying():
+        for flag in f.replay.cli_flags:
+            takers.setdefault(flag, []).append(f.replay.noun)
+    for flag, nouns in takers.items():
+        value = getattr(args, flag)
+        if value not in (None, [], ()) and flag not in family.replay.cli_flags:
+            raise ConfigError(f"--{flag}", value, "used with a " + " or ".join(f"{n} recording" for n in nouns)
+                              + f" (a {family.replay.noun} recording does not take it)")
+
+
 def command(args) -> int:
-    """``dlbkit replay``: the recording's balancer and each --balancer replayed, as a table or JSON."""
-    from dlbkit.balancers.registry import make
-    from dlbkit.face.replay import check_replayable, compare, dispatch_latency, estimate, replay_kinds
+    """``dlbkit replay``: the recording's balancer and each --balancer replayed, as the recording's family
+    reports them (``Replay.report``): a table, or JSON."""
+    from dlbkit.face.replay import replayable_family
     from dlbkit.runtime.record import load_trace
 
     trace = load_trace(args.trace)
     check_seed(args.seed)
-    check_replayable(trace)
+    family = replayable_family(trace)
     names = [n.strip() for b in args.balancer for n in b.split(",") if n.strip()]
     params = parse_params(args.param)
     if params and not names:
         raise ConfigError("--param", args.param, "used with --balancer (the recorded balancer is replayed as recorded)")
-    named = _named_balancers(names, params, replay_kinds(trace))
-    if args.model is not None and trace.family != "divisible":
-        raise ConfigError("--model", args.model, "used with a loop recording (a task graph replays on its recorded "
-                          "speeds, a job stream on its emulated speeds)")
-    if trace.family == "stream":
-        return _replay_stream_cmd(args, trace, named)
-    if args.info:
-        raise ConfigError("--info", args.info, "used with a job-stream recording (dlbkit cluster --record)")
-    if trace.family == "graph":  # measured task costs on the recorded speeds; the --model of loops does not apply
-        model = {"model": "recorded", "speeds": [float(s) for s in trace.speeds], "latency": dispatch_latency(trace)}
-    else:
-        model = estimate(trace, args.model or "measured").as_dict()
-    rows = compare(trace, [make(n, p) for n, p in named], seed=args.seed, model=args.model)
-    real = rows[0]["real_makespan"]
-    bound = rows[0]["makespan"] * rows[0]["efficiency"]
-    real_eff = bound / real if real > 0 else math.nan
-    info = {"trace": str(args.trace), "balancer": trace.balancer,
-            "params": dict(trace.meta.get("balancer_params") or {}), "workers": trace.n_nodes,
-            "items": int(model.get("items", len(trace.meta.get("item_cost") or ()))),
-            "backend": trace.meta.get("backend", trace.source),
-            "real_makespan": real, "real_efficiency": real_eff, "model": model, "rows": rows}
+    named = _named_balancers(names, params, family.kinds)
+    _check_flags(args, family)
+    report = family.replay.report(trace, named, seed=args.seed, source=str(args.trace), label=balancer_label,
+                                  **{flag: getattr(args, flag) for flag in family.replay.cli_flags})
     if args.json:
-        print(json.dumps(jsonable(info), indent=2))
+        print(json.dumps(jsonable(report.data), indent=2))
         return 0
-    print(f"replay of {args.trace}: {trace.balancer} on {trace.n_nodes} workers ({info['backend']}), "
-          f"{info['items']} {'tasks' if trace.family == 'graph' else 'items'}; real makespan {real:.4g} s")
-    speeds = " ".join(f"{s:.3g}" for s in model["speeds"])
-    if trace.family == "graph":  # no master, no startup: a transfer's latency is the coordinator's dispatch
-        print(f"model: recorded speeds {speeds}; dispatch latency {model['latency'] * 1e3:.3g} ms")
-    else:
-        print(f"model: {model['model']} speeds {speeds}; latency {model['latency'] * 1e3:.3g} ms; master overhead "
-              f"{model['overhead'] * 1e3:.3g} ms; startup {model['startup'] * 1e3:.3g} ms")
-    print()
-
-    def label(row) -> str:
-        return balancer_label(row["balancer"], row["params"]) + (" [recorded]" if row["recorded"] else "")
-
-    header = ["balancer", "makespan (s)", "efficiency", "replay/real"]
-    table = [[label(r), f"{r['makespan']:.4g}", f"{r['efficiency']:.3f}",
-              f"{r['ratio']:.3f}" if r["ratio"] is not None else ""] for r in rows]
-    table.append([f"real run ({trace.balancer})", f"{real:.4g}", f"{real_eff:.3f}", ""])
-    print(wrapped_table(header, table, [60, 14, 10, 11]))
-    return 0
-
-
-def _replay_stream_cmd(args, trace, named: list[tuple[str, dict]]) -> int:
-    """``dlbkit replay`` of a job stream recorded by ``dlbkit cluster --record``: the recorded jobs in the
-    stream simulator under the recorded balancer and information model, each --balancer and each --info."""
-    from dlbkit.face.replay import replay_stream
-    from dlbkit.families.result import Result
-
-    real = Result(trace, trace.balancer).metrics
-    recorded_info = dict(trace.meta.get("info_params") or {"model": trace.meta.get("info") or "exact"})
-    runs = [(None, None, None)] + [(b, p, None) for b, p in named] + [(None, None, {"model": m}) for m in args.info]
-    rows = []
-    for b, params, info in runs:
-        r = replay_stream(trace, b, params, args.seed, info=info)
-        rows.append({"balancer": r.balancer.name, "info": (info or recorded_info)["model"],
-                     "response_mean": r.metrics["response_mean"], "response_p95": r.metrics["response_p95"]})
-    out = {"trace": str(args.trace), "balancer": trace.balancer, "info": recorded_info, "jobs": len(trace.series["job_time"]),
-           "real_response_mean": real["response_mean"], "real_response_p95": real["response_p95"], "rows": rows}
-    if args.json:
-        print(json.dumps(jsonable(out), indent=2))
-        return 0
-    print(f"replay of {args.trace}: a job stream of {out['jobs']} jobs on {trace.n_nodes} nodes "
-          f"({trace.balancer}, {recorded_info['model']}); real response (submit to the job's end on its node) mean "
-          f"{real['response_mean'] * 1e3:.4g} ms, p95 {real['response_p95'] * 1e3:.4g} ms")
-    table = [[r["balancer"], r["info"], f"{r['response_mean'] * 1e3:.4g}", f"{r['response_p95'] * 1e3:.4g}"]
-             for r in rows]
-    print(wrapped_table(["balancer", "info", "mean response (ms)", "p95 (ms)"], table, [24, 10, 18, 10]))
+    for line in report.lines:
+        print(line)
+    print(wrapped_table(report.header, report.rows, report.widths))
     return 0

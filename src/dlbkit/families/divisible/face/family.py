@@ -15,6 +15,7 @@ from dlbkit.families.divisible.sim.engine import MECHANISMS, simulate_divisible
 from dlbkit.families.divisible.sim.engine import MAX_STEPS
 import dlbkit.families.divisible.balancers  # noqa: F401  (registers the family's balancers)
 from dlbkit.families.registry import Engine, Family, Replay, deferred, register
+from dlbkit.runtime.record import Recording
 
 __all__ = ["FAMILY", "describe"]
 
@@ -113,7 +114,11 @@ FAMILY = register(Family(
     describe=describe,
     sample_view=sample_view,
     master_worker=True,
-    replay=Replay(deferred("dlbkit.families.divisible.face.replay", "replay_loop"), recorded_by="loop (dlbkit.map, run_map, Loop, dlbkit run)", noun="loop",
-                  options=("model", "latency", "overhead")),
+    replay=Replay(deferred("dlbkit.families.divisible.face.replay", "replay_loop"),
+                  recorded_by="a loop (dlbkit.map, run_map, Loop, dlbkit run)", noun="loop",
+                  report=deferred("dlbkit.families.divisible.face.replay", "report"),
+                  options=("model", "latency", "overhead"), cli_flags=("model",)),
     advise=deferred("dlbkit.families.divisible.face.advise", "advise"),
+    # dlbkit recorded only loops before recordings named their family
+    recording=Recording(legacy_default=True),
 ))

@@ -68,13 +68,14 @@ from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError
 from dlbkit.families.divisible.model.workload import Divisible
 from dlbkit.families.divisible.sim.auto import round_trip_latency
-from dlbkit.families.replay import ReplayResult, check_seconds, pieces, recorded_balancer
+from dlbkit.families.replay import (ReplayReport, ReplayResult, check_seconds, makespan_report, measured_speed,
+                                    pieces, recorded_balancer, speeds_text)
 from dlbkit.families.simulate import simulate
 from dlbkit.model.availability import Recorded
 from dlbkit.model.platform import Network, Node, Platform
 from dlbkit.model.trace import Trace
 
-__all__ = ["estimate", "replay_loop", "ReplayModel", "MODELS"]
+__all__ = ["estimate", "replay_loop", "report", "ReplayModel", "MODELS"]
 
 MODELS = ("measured", "emulated")
 #: the replay network's bandwidth (bytes/s): no replayed message carries bytes
@@ -135,14 +136,8 @@ def estimate(trace: Trace, model: str = "measured") -> ReplayModel:
         if rows:
             first_start = min(first_start, trace.t_start[rows[0]])
         if model == "measured" and rows:
-            pw = a.realise()
-            expected = taken = 0.0
-            for k in rows:
-                f, n, t0 = trace.first[k], trace.count[k], trace.t_start[k]
-                expected += pw.finish(t0, float(cum[f + n] - cum[f]) / s) - t0
-                taken += trace.t_end[k] - t0
-            if expected > 0 and taken > 0:
-                s *= expected / taken
+            s = measured_speed(s, a, ((float(cum[trace.first[k] + trace.count[k]] - cum[trace.first[k]]),
+                                       trace.t_start[k], trace.t_end[k]) for k in rows))
         speeds.append(float(s))
         avail.append(a)
     latency = round_trip_latency(trace)  # within a time step: a gap across steps is the step's barrier
@@ -197,3 +192,17 @@ def replay_loop(trace: Trace, balancer: Balancer | str | None = None, params: Ma
     tr.meta.update(replay_of=trace.balancer, replay_model=m.as_dict(), item_cost=m.costs.tolist(),
                    balancer_params=b.get_params())
     return ReplayResult(tr, b, platform=platform, recorded=trace, model=m)
+
+
+def report(trace: Trace, named, *, seed: int | None, source: str, label, model: str | None = None) -> ReplayReport:
+    """``dlbkit replay`` of a loop (the family's ``Replay.report``): the makespan table, under the line of the
+    replay model (*model*, ``--model``: measured or emulated speeds)."""
+    m = estimate(trace, model or "measured").as_dict()
+    line = (f"model: {m['model']} speeds {speeds_text(m['speeds'])}; latency {m['latency'] * 1e3:.3g} ms; master "
+            f"overhead {m['overhead'] * 1e3:.3g} ms; startup {m['startup'] * 1e3:.3g} ms")
+
+    def replay(t, b, params, s):
+        return replay_loop(t, b, params, s, model=model)
+
+    return makespan_report(trace, named, replay, seed=seed, source=source, label=label, model=m, model_line=line,
+                           count=m["items"], unit="items")

@@ -136,5 +136,7 @@ FAMILY = register(Family(
     sample_view=sample_view,
     gantt_legend=LEGEND,
     progress_unit="tasks",
-    replay=Replay(deferred("dlbkit.families.graph.face.replay", "replay_graph"), recorded_by="task graph (dlbkit.graph, run_graph)", noun="task-graph", options=("latency",)),
+    replay=Replay(deferred("dlbkit.families.graph.face.replay", "replay_graph"),
+                  recorded_by="a task graph (dlbkit.graph, run_graph)", noun="task-graph",
+                  report=deferred("dlbkit.families.graph.face.replay", "report"), options=("latency",)),
 ))

@@ -16,13 +16,13 @@ import numpy as np
 
 from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError
-from dlbkit.families.replay import ReplayResult, check_seconds, pieces, recorded_balancer
+from dlbkit.families.replay import (ReplayReport, ReplayResult, check_seconds, makespan_report, pieces,
+                                    recorded_balancer, speeds_text)
 from dlbkit.model.availability import Recorded
 from dlbkit.model.platform import Network, Node, Platform
 from dlbkit.model.trace import Trace
 
-__all__ = ["replay_graph", "dispatch_latency"]
-
+__all__ = ["replay_graph", "dispatch_latency", "report"]
 
 
 def replay_graph(trace: Trace, balancer: Balancer | str | None = None, params: Mapping[str, Any] | None = None,
@@ -76,3 +76,13 @@ def dispatch_latency(trace: Trace) -> float:
         last[w] = trace.t_end[k]
     return float(np.median(waits)) if waits else 0.0
 
+
+
+def report(trace: Trace, named, *, seed: int | None, source: str, label) -> ReplayReport:
+    """``dlbkit replay`` of a task graph (the family's ``Replay.report``): the makespan table, under the line of
+    its model: the measured task costs on the recorded speeds; no master and no startup, a transfer's latency
+    the coordinator's dispatch (the loops' ``--model`` does not apply)."""
+    model = {"model": "recorded", "speeds": [float(s) for s in trace.speeds], "latency": dispatch_latency(trace)}
+    line = f"model: recorded speeds {speeds_text(model['speeds'])}; dispatch latency {model['latency'] * 1e3:.3g} ms"
+    return makespan_report(trace, named, replay_graph, seed=seed, source=source, label=label, model=model,
+                           model_line=line, count=len(trace.meta.get("item_cost") or ()), unit="tasks")

@@ -14,7 +14,9 @@ from dlbkit.families.spmd.model.metrics import OWN_METRICS
 from dlbkit.families.spmd.model.metrics import metrics as spmd_metrics
 from dlbkit.families.spmd.sim.platform import simulate_spmd_platform
 import dlbkit.families.spmd.balancers  # noqa: F401  (registers the family's balancers)
-from dlbkit.families.registry import Engine, Family, deferred, register
+from dlbkit.families.registry import Engine, Family, Replay, deferred, register
+from dlbkit.families.spmd.runtime import recording
+from dlbkit.runtime.record import Recording
 
 __all__ = ["FAMILY", "describe"]
 
@@ -87,4 +89,8 @@ FAMILY = register(Family(
     sample_view=sample_view,
     progress_unit="loops",
     availability_on_run_clock=False,  # an SPMD run reads availability on its loop clock
+    recording=Recording(legacy_mechanisms=("spmd",), restore=recording.restore),
+    replay=Replay(deferred("dlbkit.families.spmd.face.replay", "replay_spmd"),
+                  recorded_by="an SPMD run (dlbkit.spmd, run_spmd)", noun="SPMD",
+                  report=deferred("dlbkit.families.spmd.face.replay", "report"), options=("latency",)),
 ))

@@ -15,6 +15,8 @@ from dlbkit.families.stream.model.view import StreamView
 from dlbkit.families.stream.sim.engine import simulate_stream
 import dlbkit.families.stream.balancers  # noqa: F401  (registers the family's balancers)
 from dlbkit.families.registry import Engine, Family, Replay, deferred, register
+from dlbkit.families.stream.runtime import recording
+from dlbkit.runtime.record import Recording
 
 __all__ = ["FAMILY", "describe", "metrics"]
 
@@ -192,5 +194,8 @@ FAMILY = register(Family(
     check_balancer=check_balancer,
     file_keys=("trace",),
     sample_view=sample_view,
-    replay=Replay(deferred("dlbkit.families.stream.face.replay", "replay_stream"), recorded_by="job stream (Cluster, dlbkit cluster)", noun="job-stream"),
+    replay=Replay(deferred("dlbkit.families.stream.face.replay", "replay_stream"),
+                  recorded_by="a job stream (Cluster, dlbkit cluster)", noun="job-stream",
+                  report=deferred("dlbkit.families.stream.face.replay", "report"), cli_flags=("info",)),
+    recording=Recording(restore=recording.restore),
 ))

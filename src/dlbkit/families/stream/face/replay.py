@@ -1,4 +1,5 @@
-"""Replay a job stream recorded by :class:`dlbkit.Cluster` in the job-stream family's simulator (its ``Family.replay``)."""
+"""Replay a job stream recorded by :class:`dlbkit.Cluster` in the job-stream family's simulator (its ``Family.replay``:
+:func:`replay_stream`, and ``dlbkit replay``'s table of response times, :func:`report`)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ import numpy as np
 
 from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError
-from dlbkit.families.replay import ReplayResult, recorded_balancer
+from dlbkit.families.replay import ReplayReport, ReplayResult, recorded_balancer
+from dlbkit.families.result import Result
 from dlbkit.families.simulate import simulate
 from dlbkit.families.stream.model.workload import Stream
 from dlbkit.model.platform import Network, Node, Platform
 from dlbkit.model.trace import Trace
 
-__all__ = ["replay_stream"]
-
+__all__ = ["replay_stream", "report"]
 
 
 def replay_stream(trace: Trace, balancer: Balancer | str | None = None, params: Mapping[str, Any] | None = None,
@@ -49,3 +50,28 @@ def replay_stream(trace: Trace, balancer: Balancer | str | None = None, params: 
     r.trace.meta.update(replay_of=trace.balancer, balancer_params=b.get_params())
     return ReplayResult(r.trace, b, platform=platform, recorded=trace)
 
+
+
+def report(trace: Trace, named, *, seed: int | None, source: str, label, info=()) -> ReplayReport:
+    """``dlbkit replay`` of a job stream recorded by ``dlbkit cluster --record`` (the family's ``Replay.report``):
+    the recorded jobs in the stream simulator under the recorded balancer and information model, each of
+    *named* under the recorded model, and the recorded balancer under each information model of *info*
+    (``--info``); mean and p95 response times, against the real ones."""
+    real = Result(trace, trace.balancer).metrics
+    recorded_info = dict(trace.meta.get("info_params") or {"model": trace.meta.get("info") or "exact"})
+    runs = [(None, None, None)] + [(b, p, None) for b, p in named] + [(None, None, {"model": m}) for m in info]
+    rows = []
+    for b, params, model in runs:
+        r = replay_stream(trace, b, params, seed, info=model)
+        rows.append({"balancer": r.balancer.name, "info": (model or recorded_info)["model"],
+                     "response_mean": r.metrics["response_mean"], "response_p95": r.metrics["response_p95"]})
+    data = {"trace": str(source), "balancer": trace.balancer, "info": recorded_info,
+            "jobs": len(trace.series["job_time"]), "real_response_mean": real["response_mean"],
+            "real_response_p95": real["response_p95"], "rows": rows}
+    heading = (f"replay of {source}: a job stream of {data['jobs']} jobs on {trace.n_nodes} nodes "
+               f"({trace.balancer}, {recorded_info['model']}); real response (submit to the job's end on its node) "
+               f"mean {real['response_mean'] * 1e3:.4g} ms, p95 {real['response_p95'] * 1e3:.4g} ms")
+    lines = [heading]
+    table = [[r["balancer"], r["info"], f"{r['response_mean'] * 1e3:.4g}", f"{r['response_p95'] * 1e3:.4g}"]
+             for r in rows]
+    return ReplayReport(data, lines, ["balancer", "info", "mean response (ms)", "p95 (ms)"], table, [24, 10, 18, 10])

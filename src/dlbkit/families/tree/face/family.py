@@ -15,7 +15,8 @@ from dlbkit.families.tree.model.view import TreeView
 from dlbkit.families.tree.sim.engine import simulate_tree_async
 from dlbkit.families.tree.sim.engine import CONTROL_BYTES
 import dlbkit.families.tree.balancers  # noqa: F401  (registers the family's balancers)
-from dlbkit.families.registry import Engine, Family, deferred, register
+from dlbkit.families.registry import Engine, Family, Replay, deferred, register
+from dlbkit.runtime.record import Recording
 
 __all__ = ["FAMILY", "describe"]
 
@@ -131,4 +132,8 @@ FAMILY = register(Family(
     check_balancer=check_balancer,
     sample_view=sample_view,
     progress_unit="tasks",
+    recording=Recording(legacy_mechanisms=("tree", "tree-async")),  # the real run's, the simulator's
+    replay=Replay(deferred("dlbkit.families.tree.face.replay", "replay_tree"),
+                  recorded_by="a task tree (dlbkit.tree, run_tree)", noun="task-tree",
+                  report=deferred("dlbkit.families.tree.face.replay", "report"), options=("latency",)),
 ))

@@ -33,7 +33,10 @@ class TreeResult(RunResult):
     ``t_end``, when the stretch began and ended (seconds since the run began). ``trace.meta`` holds
     ``tasks``, ``expanded`` per worker, ``steal_requests``, ``steals`` (successful), ``tasks_moved``,
     ``transfers`` (ordered by a periodic rule), ``load_updates`` (fresh loads sent to sleeping
-    workers of a receiver-initiated rule) and ``topology`` (its name or table, or a graph's edges).
+    workers of a receiver-initiated rule), ``topology`` (its name or table, or a graph's edges) and
+    ``task_tree``, what a replay needs (:mod:`dlbkit.families.tree.face.replay`): per task expanded, worker by
+    worker in the order each expanded them, its ``worker``, ``id`` (the root's 0; a worker w's k-th task created
+    1 + w + workers·k), measured ``cost`` (seconds, before emulation's stretch) and number of ``children``.
     ``results`` is the same object as ``value`` (the name :class:`RunResult` uses).
     """
 

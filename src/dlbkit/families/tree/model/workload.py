@@ -38,7 +38,7 @@ import numpy as np
 from dlbkit.errors import ConfigError
 from dlbkit.model import check
 
-__all__ = ["TaskTree", "FlatTasks", "TreeSize", "tree_from_dict", "KINDS", "ORDERS", "task_id", "task_depth",
+__all__ = ["TaskTree", "FlatTasks", "RecordedTree", "TreeSize", "tree_from_dict", "KINDS", "ORDERS", "task_id", "task_depth",
            "MAX_TREE_NODES"]
 
 
@@ -265,6 +265,51 @@ class FlatTasks:
     def count(self) -> TreeSize:
         """``TreeSize(nodes, internal)``: every task, none of which splits."""
         return TreeSize(len(self.costs), 0)
+
+
+class RecordedTree:
+    """A task tree given task by task: task k's *costs*[k] and its *children*[k] (task indices, in creation
+    order); task 0 is the root, queued on node 0. A real run's recorded tree
+    (:mod:`dlbkit.families.tree.face.replay`). A task's :meth:`estimate` is its subtree's exact size."""
+
+    def __init__(self, costs: Sequence[float], children: Sequence[Sequence[int]], order: str = "df"):
+        check.choice(order, "workload.order", ORDERS)
+        if len(costs) < 1 or len(children) != len(costs):
+            raise ConfigError("workload.children", f"{len(children)} lists", f"one per task ({len(costs)})")
+        self.costs = [float(c) for c in costs]
+        self.kids = [list(c) for c in children]
+        self.order = order
+        size = [1] * len(costs)
+        for k in reversed(self._preorder()):  # children before parents
+            size[k] += sum(size[c] for c in self.kids[k])
+        self.sizes = size
+
+    def _preorder(self) -> list[int]:
+        out, stack = [], [0]
+        while stack:
+            k = stack.pop()
+            out.append(k)
+            stack.extend(self.kids[k])
+        return out
+
+    def roots(self) -> list[int]:
+        return [0]
+
+    def splits(self, task: int) -> bool:
+        return bool(self.kids[task])
+
+    def children(self, task: int) -> list[int]:
+        return self.kids[task]
+
+    def cost(self, task: int) -> float:
+        return self.costs[task]
+
+    def estimate(self, task: int) -> float:
+        return float(self.sizes[task])
+
+    def count(self) -> TreeSize:
+        """``TreeSize(nodes, internal)``: every task, and the tasks that have children."""
+        return TreeSize(len(self.costs), sum(1 for c in self.kids if c))
 
 
 def tree_from_dict(d: Any, field: str = "workload") -> TaskTree:

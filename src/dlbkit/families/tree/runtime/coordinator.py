@@ -422,8 +422,14 @@ def _trace(finals: dict, P: int, balancer, spec: TreeSpec, emulation, counts: di
     expanded = []
     work = 0.0
     max_task = 0.0
+    tree: dict[str, list] = {"worker": [], "id": [], "cost": [], "children": []}
     for w in range(P):
         f = finals[w]
+        ids, costs, n_children = f.tasks
+        tree["worker"] += [w] * len(ids)
+        tree["id"] += ids.tolist()
+        tree["cost"] += costs.tolist()
+        tree["children"] += n_children.tolist()
         expanded.append(f.expanded)
         work += f.work
         max_task = max(max_task, f.max_task)
@@ -438,7 +444,8 @@ def _trace(finals: dict, P: int, balancer, spec: TreeSpec, emulation, counts: di
                       tasks=sum(expanded), expanded=expanded, steal_requests=counts["steal_requests"],
                       steals=counts["steals"], tasks_moved=counts["tasks_moved"], transfers=counts["transfers"],
                       bound=best if spec.branch_and_bound else None, check_s=CHECK_S,
-                      load_updates=counts["load_updates"], topology=_topology_record(spec.topology, spec.neighbours))
+                      load_updates=counts["load_updates"], topology=_topology_record(spec.topology, spec.neighbours),
+                      task_tree=tree)
     return trace
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import operator
 import time
+from array import array
 import traceback
 from collections import deque
 from dataclasses import dataclass, field
@@ -113,9 +114,11 @@ class _Worker:
                              neighbours=[list(nb) for nb in spec.neighbours], colours=list(spec.colours))
         self.balancer = spec.balancer.clone()
         self.balancer.start(self.view, np.random.default_rng(spec.seeds()[1 + w]))
+        # waiting tasks as (id, task): the id travels with the task, so that the recording keeps the tree's
+        # shape (task_tree: which task created which) however the tasks moved
         self.dq: deque = deque()
         if w == 0:
-            self.dq.append(spec.root)
+            self.dq.append((0, spec.root))
         self.bound = spec.bound
         self.acc: Any = _NOTHING
         self.created = 0
@@ -126,6 +129,8 @@ class _Worker:
         self.announced = False  # this idle period's Idle or Steal is sent
         self.seen = 0  # Mail and Post messages read
         self.rows: list[tuple] = []
+        # per task expanded, in order: its id, its measured seconds (before emulation's stretch), its children
+        self.tasks = (array("q"), array("d"), array("q"))
         self.work = 0.0
         self.max_task = 0.0
 
@@ -140,7 +145,7 @@ class _Worker:
         bound) is reported as the user's failure, naming the task, and ends this worker."""
         def parts():
             yield "the bound", "the bound", self.bound
-            for t in (rest[1] if kind is Give else ()):
+            for _, t in (rest[1] if kind is Give else ()):
                 yield short_repr(t), "a task created by expand", t
 
         if not send_or_report(self.conn.send, kind(self.state(), self.bound, *rest), parts):
@@ -248,8 +253,10 @@ class _Worker:
         emu = spec.emulation
         b = self.balancer
         next_check = clock() + CHECK_S
+        ids, costs, n_children = self.tasks
+        P = spec.n_workers
         while self.dq:
-            task = self.dq.pop()
+            tid, task = self.dq.pop()
             if status.ON:  # a launched MPI job: the launcher names this task if the rank dies
                 status.doing("running task %d of worker %d (%s)", self.completed + 1, self.w, short_repr(task, 80))
             t0 = clock()
@@ -260,6 +267,11 @@ class _Worker:
             self.work += busy
             if busy > self.max_task:
                 self.max_task = busy
+            ids.append(tid)
+            costs.append(busy)
+            n_children.append(len(children))
+            # the k-th task a worker creates has id 1 + w + P·k: unique across workers, the root's is 0
+            children = [(1 + self.w + P * k, c) for k, c in enumerate(children, self.created)]
             self.completed += 1
             self.created += len(children)
             if value is not None:
@@ -323,7 +335,7 @@ class _Worker:
         has = self.acc is not _NOTHING
         acc = self.acc if has else None
         send_or_report(self.conn.send, Final(has, acc, self.bound, self.rows, self.completed, self.work,
-                                             self.max_task),
+                                             self.max_task, self.tasks),
                        lambda: [(("value", self.w), f"the value folded from worker {self.w}'s tasks", acc),
                                 (("bound", self.w), "the bound", self.bound)])
 

@@ -1,0 +1,37 @@
+"""How a job stream's recordings are read (the family's ``Family.recording``): a real stream's recording is its
+jobs, whose series :func:`restore` checks field by field."""
+
+from __future__ import annotations
+
+from dlbkit.model.trace import Trace
+from dlbkit.runtime.record import Checker
+
+__all__ = ["JOB_SERIES", "restore"]
+
+#: a job stream's per-job series (dlbkit.Cluster's recording), one value per job, all of one length
+JOB_SERIES = ("job_time", "job_origin", "job_done", "job_ideal", "demand")
+
+
+def restore(trace: Trace, d: dict, ck: Checker) -> Trace:
+    """*trace* as read, once the per-job series of a real stream's file *d* (or of any that holds one) are
+    checked: the replay reads them (a hand-edited file is then one error naming the field, not a TypeError deep
+    in the replay)."""
+    series = d.get("series", {})
+    if trace.source != "sim" or any(k in series for k in JOB_SERIES):
+        _check_jobs(series, ck, trace.n_nodes)
+    return trace
+
+
+def _check_jobs(series: dict, ck: Checker, P: int) -> None:
+    n = None
+    for key in JOB_SERIES:
+        f = f"series.{key}"
+        col = ck.array(ck.get(series, key, f), f, n)
+        n = len(col)
+        for j, x in enumerate(col):
+            if key == "job_origin":
+                ck.integer(x, f"{f}[{j}]", lo=0, hi=P - 1)
+            elif x in ("nan", "inf", "-inf"):
+                continue  # non-finite, as written (e.g. a job that never finished)
+            else:
+                ck.number(x, f"{f}[{j}]")
