@@ -8,8 +8,8 @@ computed by ``dst`` from loop + 1 on and its cost is paid by both ends in loop +
 ``meta["steps"][i]`` counts the balancing actions node i initiated (decisions that moved DP),
 ``meta["decided"][i]`` every time its balancer was asked.
 
-:func:`series_from_intervals` is listed here with the rest but is still defined in the core
-(:mod:`dlbkit.model.spmd_trace`), whose loading of old recordings calls it.
+:func:`series_from_intervals` sets those series from a trace's intervals: a real run builds them so, and the
+family's recording rules (:mod:`dlbkit.families.spmd.runtime.recording`) so rebuild an old recording's.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from dlbkit.model.spmd_trace import series_from_intervals
 from dlbkit.model.trace import Column, Trace
 
 __all__ = ["spmd_trace", "series_from_intervals", "pipeline_finish_times", "loops", "finish_times", "eq41_time",
@@ -115,3 +114,18 @@ def ownership(trace: Trace, loop: int) -> np.ndarray:
     start moves when the wrap-around pair (P−1, 0) exchanges DP.
     """
     return trace.series["starts"][loop]
+
+
+def series_from_intervals(trace: Trace, n_loops: int | None = None) -> Trace:
+    """Set an SPMD trace's series from its intervals (one per loop and node, in any order): loop time
+    ``t_end − t_start``, points ``count`` and block starts ``first`` (loops × P); return the trace.
+    A real run builds its series so, and so does a recording written before traces kept them."""
+    ct = trace.intervals()
+    n = n_loops if n_loops is not None else (int(ct["round"].max()) + 1 if len(ct["round"]) else 0)
+    shape = (n, trace.n_nodes)
+    loop_time, points, starts = np.zeros(shape), np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64)
+    loop_time[ct["round"], ct["node"]] = ct["t_end"] - ct["t_start"]
+    points[ct["round"], ct["node"]] = ct["count"]
+    starts[ct["round"], ct["node"]] = ct["first"]
+    trace.series = {"loop_time": loop_time, "points": points, "starts": starts}
+    return trace

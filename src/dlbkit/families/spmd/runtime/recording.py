@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dlbkit.model.spmd_trace import series_from_intervals
+from dlbkit.families.spmd.model.trace import series_from_intervals
 from dlbkit.model.trace import Trace
 from dlbkit.runtime.record import Checker
 
