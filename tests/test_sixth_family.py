@@ -163,7 +163,6 @@ def test_dlbkit_balancers_lists_the_kind_after_the_import():
     assert "bag-least-loaded  [bagging]" in done.stdout and "bag-round-robin" in done.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="gap: dlbkit families takes no --import")
 def test_dlbkit_families_lists_the_family_with_its_engine_and_metric():
     done = dlbkit_cli("families", "--import", DECLARATION)
     assert done.returncode == 0, done.stderr
