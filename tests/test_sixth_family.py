@@ -200,7 +200,6 @@ def test_the_familys_own_metric_reaches_summary_csv_and_the_report(swept):
     assert "finish_spread" in (swept / "report.html").read_text()
 
 
-@pytest.mark.xfail(strict=True, reason="gap: FIGURE_KINDS is read once, when the face's figures module is imported")
 def test_a_family_registered_after_the_face_was_imported_gets_its_figures(tmp_path):
     """A script that imports the experiments first (or a family registered later) still has its own plots saved."""
     code = ("import sys; from dlbkit.face.experiments import load_experiment, run_sweep, save_all, summarise; "
