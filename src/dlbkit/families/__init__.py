@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import importlib
 
-from dlbkit.families.registry import FAMILIES, PACKAGES, Engine, Family, get, names, of, register
+from dlbkit.families.registry import FAMILIES, PACKAGES, Engine, Family, declared_in, get, names, of, register
 
-__all__ = ["PACKAGES", "discover", "discover_balancers", "Engine", "Family", "register", "get", "names", "of", "FAMILIES"]
+__all__ = ["PACKAGES", "discover", "discover_balancers", "Engine", "Family", "register", "get", "names", "of",
+           "declared_in", "FAMILIES"]
 
 
 def discover_balancers() -> None:

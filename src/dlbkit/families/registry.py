@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -24,7 +25,8 @@ from dlbkit.model import check
 from dlbkit.model.metrics import METRICS
 from dlbkit.plugins import Registry
 
-__all__ = ["Engine", "Replay", "Family", "deferred", "register", "get", "names", "of", "FAMILIES", "PACKAGES"]
+__all__ = ["Engine", "Replay", "Family", "deferred", "register", "get", "names", "of", "declared_in", "FAMILIES",
+           "PACKAGES"]
 
 
 @dataclass(frozen=True)
@@ -267,13 +269,29 @@ def _listing_order(reg) -> list[str]:
     return [name for name in PACKAGES if dict.__contains__(reg, name)]
 
 
+#: name → the module that registered a family declared outside dlbkit (:func:`declared_in`)
+_DECLARED_IN: dict[str, str] = {}
+
+
 def register(family: Family) -> Family:
-    if not getattr(family.parse, "__module__", "").startswith("dlbkit.families."):
+    builtin = getattr(family.parse, "__module__", "").startswith("dlbkit.families.")
+    if not builtin:
         FAMILIES.discover()  # a family of the user's meets the built-in ones first, whatever was imported before
     if FAMILIES.raw_get(family.name) is not None:
         raise TypeError(f"workload family {family.name!r} is registered twice")
     FAMILIES[family.name] = family
+    if not builtin:  # the module whose import made this call (FAMILY = register(Family(...)) at its top level)
+        _DECLARED_IN[family.name] = sys._getframe(1).f_globals.get("__name__", "")
     return family
+
+
+def declared_in(name: str) -> str | None:
+    """The module that registered family *name* when it is declared outside dlbkit (a user's, the test-only
+    one), which a process that did not fork from the caller (a sweep's spawned, MPI or Dask worker) imports
+    to have it registered, as it imports the module of a balancer of the user's own; None for a built-in
+    family (discovery finds it) or one registered from ``__main__`` (no other process can import that)."""
+    module = _DECLARED_IN.get(name)
+    return None if not module or module == "__main__" else module
 
 
 def names() -> list[str]:
