@@ -190,6 +190,7 @@ def test_an_experiment_file_runs_through_the_cli(swept):
     rows = _summary(swept)
     assert rows[("bag-least-loaded", "makespan")] == 3.0 and rows[("bag-round-robin", "makespan")] == 6.0
     report = (swept / "report.html").read_text()
+    assert "tasks stacked in the order it ran them" in report  # the family's caption of its plot
     for name in ("bag-least-loaded", "bag-round-robin"):
         assert f"stack_{name}.png" in report and (swept / f"stack_{name}.png").exists()
         assert (swept / f"gantt_{name}.png").exists()

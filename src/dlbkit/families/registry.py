@@ -159,6 +159,9 @@ class Family:
     gantt_legend: Mapping[str, str] = field(default_factory=dict)
     #: what the engines' ``progress(done, total)`` counts, for the bar (items, tasks, loops)
     progress_unit: str = "items"
+    #: figure kind → the report's caption for it, for a kind the report lays out in no section of its own
+    #: (a stream's "queues"); absent: the kind's name
+    figure_captions: Mapping[str, str] = field(default_factory=dict)
     #: metric name → what it means in this family, where METRICS' general wording does not say it
     metric_text: Mapping[str, str] = field(default_factory=dict)
     #: the terminal table's columns, main metric first (empty: metric_names)
@@ -176,6 +179,9 @@ class Family:
     availability_on_run_clock: bool = True
 
     def __post_init__(self):
+        unknown = sorted(set(self.figure_captions) - set(self.figure_kinds))
+        if unknown:
+            raise TypeError(f"family {self.name!r}: figure_captions names {unknown}, not among its figure_kinds")
         extra = set(self.gantt_legend) - set(GANTT_PARTS)
         if extra:
             raise TypeError(f"family {self.name!r}: gantt_legend keys {sorted(extra)} are not among {GANTT_PARTS}")

@@ -4,7 +4,7 @@ makes ``dlbkit.simulate``, experiment files, the report and ``dlbkit families`` 
 from __future__ import annotations
 
 import sixth.balancers  # noqa: F401  (registers the family's balancers)
-from sixth.face.plots import LEGEND, figures
+from sixth.face.plots import LEGEND, STACK_CAPTION, figures
 from sixth.model.metrics import OWN_METRICS, metrics
 from sixth.model.view import BagView
 from sixth.model.workload import Bag
@@ -47,6 +47,7 @@ FAMILY = register(Family(
     table_metrics=("makespan", "efficiency", "finish_spread", "imbalance"),
     figures=figures,
     figure_kinds=("gantt", "stack"),
+    figure_captions={"stack": STACK_CAPTION},
     bar_metrics=("makespan", "finish_spread"),
     parse=Bag.from_dict,
     describe=describe,

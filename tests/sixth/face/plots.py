@@ -6,9 +6,11 @@ import numpy as np
 
 from dlbkit.model.trace import Trace
 
-__all__ = ["LEGEND", "figures", "task_stack"]
+__all__ = ["LEGEND", "STACK_CAPTION", "figures", "task_stack"]
 
 #: the Gantt chart's labels as this family's trace means them (``Family.gantt_legend``)
+#: the report's caption of the task stack (``Family.figure_captions``)
+STACK_CAPTION = "each node's tasks stacked in the order it ran them (busy seconds)"
 LEGEND = {"wait": "placed, waiting for its node", "busy": "computing (tasks alternate shades)"}
 
 

@@ -32,10 +32,9 @@ details{margin:.4em 0}
 """
 
 #: image kinds the report lays out in a section of their own; any other kind a family declares (job
-#: streams' "queues" and "response_cdf") is shown per run after them, with its caption below if it has one
+#: streams' "queues" and "response_cdf") is shown per run after them, with the family's caption for it
+#: (``Family.figure_captions``) if it has one
 _LAID_OUT = {"bars", "gantt", "work", "tasks", "looptime", "points", "auto"}
-_CAPTIONS = {"queues": "tasks in each node's system over time (a heat map: waiting and running)",
-             "response_cdf": "the response-time CDF of the jobs after the warm-up"}
 
 
 def describe_availability(spec) -> str:
@@ -218,11 +217,12 @@ def write_report(path: str | Path, sweep, summary: Sequence[Stat], images: dict[
         for kind in other:
             for p in images[kind]:
                 runs.setdefault(p.stem.removeprefix(kind + "_"), []).append((kind, p))
-        said = "; ".join(f"{_CAPTIONS.get(k, k)}" for k in other)
+        captions = exp.family.figure_captions
+        said = "; ".join(f"{captions.get(k, k)}" for k in other)
         parts.append(f"<h2>Runs (repetition 0 of each balancer)</h2><p class=muted>Per run: {escape(said)}.</p>")
         for name, shown in runs.items():
             parts.append(f"<details open><summary>{escape(name)}</summary>"
-                         + "".join(img(p, f"{_CAPTIONS.get(k, k)} {name}") for k, p in shown) + "</details>")
+                         + "".join(img(p, f"{captions.get(k, k)} {name}") for k, p in shown) + "</details>")
     fails = sweep.failures
     if fails:
         items = "".join(f"<tr><td class=l>{escape(r['label'])}</td><td class=l>{escape(r['point'])}</td>"

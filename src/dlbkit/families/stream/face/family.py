@@ -192,6 +192,8 @@ FAMILY = register(Family(
                    "info_freshness"),
     figures=figures,
     figure_kinds=("queues", "response_cdf"),
+    figure_captions={"queues": "tasks in each node's system over time (a heat map: waiting and running)",
+                     "response_cdf": "the response-time CDF of the jobs after the warm-up"},
     bar_metrics=("response_mean", "queue_mean"),
     parse=parse,
     describe=describe,
