@@ -225,3 +225,12 @@ def test_a_real_run_is_reached_through_the_registry():
         assert (fam.run is None) == (fam.runtime is None), fam.name
     out = families.get("divisible").run(lambda x: x * x, range(6), workers=2, balancer="ss", seed=3)
     assert list(out) == [0, 1, 4, 9, 16, 25]
+
+
+def test_a_figure_caption_of_a_kind_the_family_does_not_draw_is_refused():
+    """The report captions a family's own plots with its ``figure_captions`` (the stream's heat map), kind by kind."""
+    assert set(families.get("stream").figure_captions) == {"queues", "response_cdf"}
+    with pytest.raises(TypeError, match=r"figure_captions names \['heat'\]"):
+        Family(name="x", summary="", source="", workloads=(Ticks,), view=LoopView, kind="chunking", engines=(),
+               runtime=None, metrics=compute, metric_names=(), figures=lambda t, r: {}, figure_kinds=("gantt",),
+               bar_metrics=(), parse=_parse, describe=str, figure_captions={"heat": "?"})

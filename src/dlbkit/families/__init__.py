@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import importlib
 
-from dlbkit.families.registry import FAMILIES, PACKAGES, Engine, Family, get, metrics_table, names, of, register
+from dlbkit.families.registry import (FAMILIES, PACKAGES, Engine, Family, declared_in, get, metrics_table, names, of,
+                                      register)
 
-__all__ = ["PACKAGES", "discover", "discover_balancers", "Engine", "Family", "register", "get", "names", "of", "FAMILIES", "metrics_table"]
+__all__ = ["PACKAGES", "discover", "discover_balancers", "Engine", "Family", "register", "get", "names", "of",
+           "declared_in", "FAMILIES", "metrics_table"]
 
 
 def discover_balancers() -> None:

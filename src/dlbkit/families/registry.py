@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from dlbkit.runtime.record import Recording
 
 __all__ = ["Engine", "Replay", "Family", "deferred", "register", "get", "names", "of", "FAMILIES", "PACKAGES", "DEFAULT",
-           "metrics_table"]
+           "metrics_table", "declared_in"]
 
 
 @dataclass(frozen=True)
@@ -207,6 +208,9 @@ class Family:
     availability_on_run_clock: bool = True
 
     def __post_init__(self):
+        unknown = sorted(set(self.figure_captions) - set(self.figure_kinds))
+        if unknown:
+            raise TypeError(f"family {self.name!r}: figure_captions names {unknown}, not among its figure_kinds")
         extra = set(self.gantt_legend) - set(GANTT_PARTS)
         if extra:
             raise TypeError(f"family {self.name!r}: gantt_legend keys {sorted(extra)} are not among {GANTT_PARTS}")
@@ -315,8 +319,13 @@ def _listing_order(reg) -> list[str]:
     return [name for name in PACKAGES if dict.__contains__(reg, name)]
 
 
+#: name → the module that registered a family declared outside dlbkit (:func:`declared_in`)
+_DECLARED_IN: dict[str, str] = {}
+
+
 def register(family: Family) -> Family:
-    if not getattr(family.parse, "__module__", "").startswith("dlbkit.families."):
+    builtin = getattr(family.parse, "__module__", "").startswith("dlbkit.families.")
+    if not builtin:
         FAMILIES.discover()  # a family of the user's meets the built-in ones first, whatever was imported before
     if FAMILIES.raw_get(family.name) is not None:
         raise TypeError(f"workload family {family.name!r} is registered twice")
@@ -329,6 +338,8 @@ def register(family: Family) -> Family:
         from dlbkit.runtime.record import RECORDINGS
 
         RECORDINGS[family.name] = family.recording
+    if not builtin:  # the module whose import made this call (FAMILY = register(Family(...)) at its top level)
+        _DECLARED_IN[family.name] = sys._getframe(1).f_globals.get("__name__", "")
     return family
 
 
@@ -347,6 +358,15 @@ def metrics_table() -> dict[str, tuple[str, str]]:
     for fam in after.get("", []):
         out.update(fam.own_metrics)
     return out
+
+
+def declared_in(name: str) -> str | None:
+    """The module that registered family *name* when it is declared outside dlbkit (a user's, the test-only
+    one), which a process that did not fork from the caller (a sweep's spawned, MPI or Dask worker) imports
+    to have it registered, as it imports the module of a balancer of the user's own; None for a built-in
+    family (discovery finds it) or one registered from ``__main__`` (no other process can import that)."""
+    module = _DECLARED_IN.get(name)
+    return None if not module or module == "__main__" else module
 
 
 def names() -> list[str]:

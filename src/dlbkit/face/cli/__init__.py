@@ -6,7 +6,7 @@ Subcommands (one module each, named for the command; the flags several take in
     dlbkit simulate EXPERIMENT.toml [--out DIR] [--jobs N] [--batch N|auto]   run a sweep; table, CSVs, plots, report
     mpiexec -n N dlbkit simulate EXPERIMENT.toml --executor mpi   the same sweep's runs on N-1 MPI ranks
     dlbkit balancers [--json] [--kind KIND]                  the registered balancers
-    dlbkit families [--json]                                  the workload families, their engines and kinds
+    dlbkit families [--json] [--import MODULE]                the workload families, their engines and kinds
     dlbkit bench m1|m2 --workers P --tasks N [--seed S] [--json] a reference model's makespan and speed
     dlbkit bench supermarket --servers N --load RHO --choices D --jobs J [--seed S] [--replace] [--json]
     dlbkit reproduce NAME [--json]                            a document's claims, theirs vs ours

@@ -1,12 +1,14 @@
-"""``dlbkit families [--json]``: every registered workload family, its workload class, balancer kinds,
-engines (their options; the first is the default), real-run entry point, metrics and plots."""
+"""``dlbkit families [--json] [--import MODULE]``: every registered workload family, its workload class,
+balancer kinds, engines (their options; the first is the default), real-run entry point, metrics and plots;
+``--import`` first imports a module that registers a family of the user's own, as ``dlbkit balancers`` and
+``dlbkit simulate`` do."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-from dlbkit.face.cli.options import add_json
+from dlbkit.face.cli.options import add_import, add_json
 
 __all__ = ["HELP", "DESCRIPTION", "arguments", "command"]
 
@@ -21,6 +23,7 @@ DESCRIPTION = ("Every registered workload family: its workload class, the balanc
 def arguments(f: argparse.ArgumentParser) -> None:
     """``families``' arguments."""
     add_json(f, "a JSON list of objects")
+    add_import(f)  # a family declared outside dlbkit registers when its module is imported
     f.set_defaults(func=command)
 
 

@@ -23,14 +23,19 @@ __all__ = ["save_all", "FIGURE_KINDS"]
 
 
 def _figure_kinds() -> tuple[str, ...]:
+    """Every kind of figure a sweep can write: "bars" and each registered family's run plots."""
     kinds = ["bars"]
     for fam in families.FAMILIES.values():
         kinds += [k for k in fam.figure_kinds if k not in kinds]
     return tuple(kinds)
 
 
-#: every kind of figure a sweep can write ("bars" and each family's run plots)
-FIGURE_KINDS = _figure_kinds()
+def __getattr__(name: str):
+    # FIGURE_KINDS is read from the registry when asked, not fixed when this module is imported: a family
+    # registered later (a user's, imported after the face) has its plots saved and its stale ones removed
+    if name == "FIGURE_KINDS":
+        return _figure_kinds()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: the modules whose code draws (or names) any figure: the plots, this module, and what the plots
@@ -103,7 +108,7 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: st
     """Write the bars of *family*'s ``bar_metrics`` (those with a finite, non-zero value: a cost nobody
     paid needs no chart) and, per (label, grid
     point) in *traces*, the family's run figures into *out_dir* (on *jobs* processes); return the paths
-    by kind (:data:`FIGURE_KINDS`).
+    by kind (``FIGURE_KINDS``: every registered family's, read when asked).
 
     A figure whose PNG already carries the digest of what it would be drawn from (:mod:`.digests`:
     the same data, names, dpi and drawing code) is kept as it is, so resuming a sweep whose runs are
@@ -117,7 +122,7 @@ def save_all(out_dir: str | Path, summary: Sequence, traces: dict, *, family: st
     fam = families.get(family)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    written: dict[str, list[Path]] = {k: [] for k in FIGURE_KINDS}
+    written: dict[str, list[Path]] = {k: [] for k in _figure_kinds()}
     figure_code = _DRAWING_MODULES
     if summary:
         bars_code = code_digest(figure_code)
@@ -167,6 +172,7 @@ def _remove_stale(out_dir: Path, current: set[str]) -> None:
     them), and carries this file's name (:data:`NAME_KEY`: a copy the user made of a figure, even
     one named ``gantt_ss-before.png``, names the file it was copied from); anything else, a picture
     of the user's own under any name or a figure drawn before names were written included, stays."""
+    known = _figure_kinds()
     for path in sorted(out_dir.glob("*.png")):
         if path.name in current:
             continue
@@ -177,6 +183,6 @@ def _remove_stale(out_dir: Path, current: set[str]) -> None:
         if kinds is None:
             ours = path.stem in families.metrics_table()
         else:
-            ours = any(path.stem.startswith(k + "_") for k in kinds.split(",") if k in FIGURE_KINDS)
+            ours = any(path.stem.startswith(k + "_") for k in kinds.split(",") if k in known)
         if ours:
             path.unlink()

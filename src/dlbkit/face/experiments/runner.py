@@ -391,11 +391,13 @@ def _execute(spec: RunSpec, keep_trace: bool, progress=None) -> tuple[dict, Trac
     """Simulate one run; never raises for a failing run (the error becomes the row's status).
     With *keep_trace* also return the Trace. *progress*: the engine's ``progress(done, total)``."""
     t0 = time.perf_counter()
-    takes = families.of(spec.workload).engine_named(spec.engine_name).api_options
-    extra = {} if progress is None or "progress" not in takes else {"progress": progress}
     try:
+        if spec.family_module is not None:  # see RunSpec.family_module: before the family is looked up
+            import_own(spec.family_module, spec.family_module_file)
         if spec.module is not None:  # see RunSpec.module
             import_own(spec.module, spec.module_file)
+        takes = families.of(spec.workload).engine_named(spec.engine_name).api_options
+        extra = {} if progress is None or "progress" not in takes else {"progress": progress}
         result = simulate(spec.platform, spec.workload, spec.balancer, params=spec.params, seed=spec.seed,
                           engine_name=spec.engine_name, **spec.engine, **extra)
     except Exception as e:

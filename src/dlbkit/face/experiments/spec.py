@@ -141,6 +141,10 @@ class RunSpec:
     #: the file *module* was executed from when its name cannot be imported elsewhere (a ``--import``
     #: file named like another module runs under a private name: :mod:`dlbkit.face.own_modules`), else None
     module_file: str | None = None
+    #: the module that registered the workload's family when it is declared outside dlbkit (None: a built-in
+    #: family), imported by such a worker before *module*, and the file it loads it from (as *module_file*)
+    family_module: str | None = None
+    family_module_file: str | None = None
 
     @property
     def point_text(self) -> str:
@@ -280,6 +284,7 @@ class Experiment:
         """Every run, ordered by grid point, then repetition, then balancer (so an interrupted sweep
         has compared all balancers on the first repetitions)."""
         specs = []
+        family_module = _loadable(families.declared_in(self.family.name))
         for point, (platform, workload, engine, pd, wd, it) in self._points:
             for r in range(self.repetitions):
                 seed = run_seed(self.seed, r)
@@ -294,7 +299,7 @@ class Experiment:
                         eng["info"] = dict(chosen)
                     fp = _fingerprint(pd, wd, eng if name is None else {**eng, ENGINE_NAME: name}, b, seed)
                     specs.append(RunSpec(b.label, b.name, dict(b.params), point, r, seed, platform, work,
-                                         eng, fp, name, *_own_module(b.name)))
+                                         eng, fp, name, *_own_module(b.name), *family_module))
         return specs
 
     @property
@@ -306,8 +311,13 @@ def _own_module(name: str) -> tuple[str | None, str | None]:
     """The module that registered balancer *name*, unless it is dlbkit's own (or *name* is "none",
     no balancing), and the file a worker loads it from when the name is a private one (else None)."""
     cls = registry.REGISTRY.get(name.lower())
-    module = "dlbkit" if cls is None else cls.__module__
-    if module == "dlbkit" or module.startswith("dlbkit."):
+    return _loadable(None if cls is None else cls.__module__)
+
+
+def _loadable(module: str | None) -> tuple[str | None, str | None]:
+    """*module* (None unless it is the user's: not dlbkit's own) and the file a worker loads it from when its
+    name is a private one (:mod:`dlbkit.face.own_modules`), else None."""
+    if module is None or module == "dlbkit" or module.startswith("dlbkit."):
         return None, None
     if not module.startswith(PRIVATE_PREFIX):
         return module, None

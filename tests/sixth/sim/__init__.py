@@ -1,0 +1,1 @@
+"""The bags family's simulated engine."""
