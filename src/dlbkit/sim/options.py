@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from numbers import Integral
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping
 
 from dlbkit.errors import ConfigError
 from dlbkit.model import check
@@ -76,7 +76,7 @@ def _same(value: Any, default: Any) -> bool:
         return True
     try:
         return type(value) is type(default) and bool(value == default)
-    except Exception:  # an array compared element-wise
+    except (TypeError, ValueError):  # an array compared element-wise
         return False
 
 
@@ -172,5 +172,3 @@ class EngineOptions:
         for an experiment file and :func:`dlbkit.simulate` (a directly called engine checks them as it
         starts, in its own words)."""
 
-
-Checker = Callable[[Any, str], None]

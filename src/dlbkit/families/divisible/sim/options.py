@@ -46,7 +46,8 @@ class DivisibleOptions(EngineOptions):
     record_decisions: bool = option(False)
     progress: Any = option(None)
     steps: int = option(1, "time steps: the loop run that many times in a row, the balancer carrying what it "
-                        "learned (default 1; balancer \"auto\" chooses between steps)", Interval(Integral, 1, MAX_STEPS))
+                        "learned (default 1; balancer \"auto\" chooses between steps)",
+                        Interval(Integral, 1, MAX_STEPS))
     state: dict | None = option(None)
     requests_waiting: bool = option(False)
 
