@@ -24,6 +24,7 @@ from dlbkit.errors import ConfigError, closest
 from dlbkit.model import check
 from dlbkit.model.metrics import METRICS
 from dlbkit.plugins import Registry
+from dlbkit.sim.options import EngineOptions
 
 if TYPE_CHECKING:
     from dlbkit.runtime.record import Recording
@@ -37,27 +38,45 @@ class Engine:
     """One simulation engine of a family.
 
     *run* ``(platform, workload, balancer, seed=..., **options)`` returns the run's trace; *kinds* are
-    the balancer kinds it runs (empty: the family's :attr:`Family.kind`; :meth:`Family.kinds_of`); *options*
-    documents the keys an experiment file's ``[engine]`` table may set (name → meaning), and *check*
-    ``(options, platform, path)`` validates them against the platform, raising a ConfigError that
-    names ``path.key``. Python callers of :func:`dlbkit.simulate` may pass any keyword of *run* (e.g.
-    an explicit cost array); :attr:`api_options` lists them. *on_platform* False marks an engine with a
-    cost model of its own that does not take a :class:`~dlbkit.model.platform.Platform` (the Cray T3D
-    superstep model of 001): it is listed, and called directly, but not from simulate or experiments.
+    the balancer kinds it runs (empty: the family's :attr:`Family.kind`; :meth:`Family.kinds_of`).
+    *options* is the engine's options class (a :class:`~dlbkit.sim.options.EngineOptions`, the one
+    declaration of them), from which follow :attr:`schema` (that class), the keys an experiment file's
+    ``[engine]`` table may set with their meaning (*options* then reads as that mapping, name → meaning),
+    *check* ``(options, platform, path)`` (the class's :meth:`~dlbkit.sim.options.EngineOptions.check_dict`,
+    a ConfigError naming ``path.key``) and :attr:`api_options`, every keyword :func:`dlbkit.simulate` passes
+    to *run* (the Python-only ones too, e.g. an explicit cost array). An engine declared elsewhere may
+    still give *options* as a mapping and *check* as a function; its keywords are then *run*'s.
+    *on_platform* False marks an engine with a cost model of its own that does not take a
+    :class:`~dlbkit.model.platform.Platform` (the Cray T3D superstep model of 001): it is listed, and
+    called directly, but not from simulate or experiments.
     """
 
     name: str
     summary: str
     entry: str  #: the engine's public function, for the docs and ``dlbkit families``
     run: Callable[..., Any] | None
-    options: Mapping[str, str] = field(default_factory=dict)
+    options: Mapping[str, str] | type[EngineOptions] = field(default_factory=dict)
     check: Callable[[Mapping, Any, str], None] | None = None
     on_platform: bool = True
     kinds: tuple[str, ...] = ()  #: the balancer kinds it accepts; empty: the family's kind
+    #: the options class (given as *options*); None: an engine whose options are a mapping and *run*'s keywords
+    schema: type[EngineOptions] | None = None
+
+    def __post_init__(self):
+        if isinstance(self.options, type):
+            if not issubclass(self.options, EngineOptions):
+                raise TypeError(f"engine {self.name!r}: options must be an EngineOptions class or a mapping")
+            object.__setattr__(self, "schema", self.options)
+        if self.schema is not None:
+            object.__setattr__(self, "options", self.schema.help())
+            if self.check is None:
+                object.__setattr__(self, "check", self.schema.check_dict)
 
     @property
     def api_options(self) -> list[str]:
         """Keywords :func:`dlbkit.simulate` passes through to this engine."""
+        if self.schema is not None:
+            return self.schema.names()
         if self.run is None:
             return []
         sig = inspect.signature(self.run)

@@ -8,7 +8,7 @@ from sixth.face.plots import CAPTIONS, LEGEND, figures
 from sixth.model.metrics import OWN_METRICS, metrics
 from sixth.model.view import BagView
 from sixth.model.workload import Bag
-from sixth.sim.engine import OPTIONS, check_options, simulate_bags
+from sixth.sim.engine import BagsOptions, simulate_bags
 
 from dlbkit.families import Engine, Family, register
 from dlbkit.families.registry import deferred
@@ -34,7 +34,7 @@ FAMILY = register(Family(
     view=BagView,
     kind="bagging",
     engines=(Engine("dispatch", "discrete-event dispatcher and per-node FIFO queues, on the core kernel",
-                    "sixth.sim.engine.simulate_bags", simulate_bags, OPTIONS, check_options),),
+                    "sixth.sim.engine.simulate_bags", simulate_bags, BagsOptions),),
     runtime="sixth.face.run.bags, sixth.face.run.run_bags",
     run=deferred("sixth.face.run", "bags"),
     metrics=metrics,

@@ -14,6 +14,9 @@ node of each task.
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
+from numbers import Real
+from typing import Any
 
 from sixth.balancers import decide
 from sixth.model.seeding import BAGS
@@ -21,32 +24,35 @@ from sixth.model.view import BagView
 from sixth.model.workload import Bag
 
 from dlbkit.errors import ConfigError
-from dlbkit.model import check
 from dlbkit.model.seeding import streams
 from dlbkit.model.trace import Trace
 from dlbkit.sim.costs import finish_time
 from dlbkit.sim.kernel import URGENT, Kernel
+from dlbkit.sim.options import EngineOptions, Interval, option
 from dlbkit.sim.progress import ticker
 from dlbkit.sim.timebase import SIMULTANEITY_TOLERANCE
 
-__all__ = ["OPTIONS", "check_options", "simulate_bags"]
-
-#: the engine's options an experiment's ``[engine]`` table may set
-OPTIONS = {"dispatch_time": "seconds the dispatcher spends per placement (default 0: every task placed at time 0)"}
+__all__ = ["BagsOptions", "simulate_bags"]
 
 
-def check_options(d, platform, path: str) -> None:
-    if "dispatch_time" in d:
-        check.number(d["dispatch_time"], f"{path}.dispatch_time", lo=0.0)
+@dataclass(frozen=True)
+class BagsOptions(EngineOptions):
+    """The dispatch engine's options, declared once (:mod:`dlbkit.sim.options`): the experiment file's
+    ``[engine]`` keys, their help and their checks follow from these fields. Python-only: *progress*,
+    *record_decisions*."""
+
+    dispatch_time: float = option(0.0, "seconds the dispatcher spends per placement (default 0: every task "
+                                       "placed at time 0)", Interval(Real, 0.0, None))
+    progress: Any = option(None)
+    record_decisions: bool = option(False)
 
 
-def simulate_bags(platform, workload: Bag, balancer, *, seed=0, dispatch_time: float = 0.0, progress=None,
-                  record_decisions: bool = False) -> Trace:
+def simulate_bags(platform, workload: Bag, balancer, *, seed=0, options: BagsOptions | None = None, **kwargs) -> Trace:
     """The trace of *workload*'s tasks placed by *balancer* (a bagging balancer) on *platform*'s nodes."""
     if not isinstance(workload, Bag):
         raise ConfigError("workload", type(workload).__name__, "a Bag")
-    dispatch_time = check.number(dispatch_time, "dispatch_time", lo=0.0)
-    return _Run(platform, workload, balancer, seed, dispatch_time, ticker(progress), record_decisions).run()
+    o = BagsOptions.of(options, kwargs, "simulate_bags")
+    return _Run(platform, workload, balancer, seed, o.dispatch_time, ticker(o.progress), o.record_decisions).run()
 
 
 class _Run:

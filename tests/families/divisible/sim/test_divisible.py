@@ -163,9 +163,9 @@ def test_unknown_mechanism_and_bad_master():
 
 
 def test_a_mistyped_master_name_in_an_experiment_gets_the_closest_node():
-    from dlbkit.families.divisible.face.family import check_options
+    from dlbkit.families.divisible.sim.options import DivisibleOptions
     with pytest.raises(ConfigError) as e:
-        check_options({"master": "mastr"}, Platform([Node("master"), Node("a")]), "engine")
+        DivisibleOptions.check_dict({"master": "mastr"}, Platform([Node("master"), Node("a")]), "engine")
     assert str(e.value) == "engine.master must be a node name (master, a) or index; got 'mastr' (did you mean 'master'?)"
 
 

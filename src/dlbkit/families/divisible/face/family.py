@@ -2,61 +2,15 @@
 
 from __future__ import annotations
 
-from numbers import Integral
-from typing import Mapping
-
-from dlbkit.errors import ConfigError, closest
-from dlbkit.model import check
-from dlbkit.model.platform import Platform
 from dlbkit.families.divisible.model.metrics import OWN_METRICS, metrics
 from dlbkit.families.divisible.model.view import LoopView
 from dlbkit.families.divisible.model.workload import Divisible
-from dlbkit.families.divisible.sim.engine import MECHANISMS, simulate_divisible
-from dlbkit.families.divisible.sim.engine import MAX_STEPS
+from dlbkit.families.divisible.sim.engine import DivisibleOptions, simulate_divisible
 import dlbkit.families.divisible.balancers  # noqa: F401  (registers the family's balancers)
 from dlbkit.families.registry import Engine, Family, Replay, deferred, register
 from dlbkit.runtime.record import Recording
 
 __all__ = ["FAMILY", "describe"]
-
-OPTIONS = {
-    "mechanism": "self-scheduling (an idle worker asks the master) or rounds (Sánchez et al., 004 §2.2)",
-    "master": "the master node, by name or index (default 0)",
-    "master_computes": "true if the master also computes (default false: it only hands out work)",
-    "master_overhead": "seconds the master spends per scheduling decision (default 0)",
-    "master_cost_per_byte": "master work units per byte it sends, with blocking sends (default 0)",
-    "request_bytes": "bytes of a work request (default 0)",
-    "broadcast_bytes": "bytes of shared read-only data sent to every worker before any work (004's INIT; default 0)",
-    "steps": "time steps: the loop run that many times in a row, the balancer carrying what it learned "
-             "(default 1; balancer \"auto\" chooses between steps)",
-}
-
-
-def check_options(d: Mapping, platform: Platform, path: str) -> None:
-    """The master–worker engine's options against *platform* (a master that exists, numbers ≥ 0)."""
-    if "mechanism" in d:
-        check.choice(d["mechanism"], f"{path}.mechanism", MECHANISMS)
-    if "master" in d:
-        m = d["master"]
-        names = [n.name for n in platform.nodes]
-        if isinstance(m, str):
-            if m not in names:
-                raise ConfigError(f"{path}.master", m, "a node name (" + ", ".join(names) + ") or index",
-                                  suggest=closest(m, names))
-        elif isinstance(m, Integral) and not isinstance(m, bool):
-            check.integer(m, f"{path}.master", lo=0, hi=platform.n_nodes - 1)
-        else:
-            raise ConfigError(f"{path}.master", m, "a node name or a node index")
-    if "master_computes" in d and not isinstance(d["master_computes"], bool):
-        raise ConfigError(f"{path}.master_computes", d["master_computes"], "true or false")
-    for k in ("master_overhead", "master_cost_per_byte", "request_bytes", "broadcast_bytes"):
-        if k in d:
-            check.number(d[k], f"{path}.{k}", lo=0.0)
-    if "steps" in d:
-        check.integer(d["steps"], f"{path}.steps", lo=1, hi=MAX_STEPS)
-    if not d.get("master_computes", False) and platform.n_nodes == 1:
-        raise ConfigError(f"{path}.master_computes", d.get("master_computes", False),
-                          "true when the platform has only the master node")
 
 
 def describe(w: Divisible) -> str:
@@ -86,7 +40,7 @@ FAMILY = register(Family(
     view=LoopView,
     kind="chunking",
     engines=(Engine("master-worker", "discrete-event master–worker engine (self-scheduling or rounds)",
-                    "dlbkit.families.divisible.sim.engine.simulate_divisible", simulate_divisible, OPTIONS, check_options),),
+                    "dlbkit.families.divisible.sim.engine.simulate_divisible", simulate_divisible, DivisibleOptions),),
     run=deferred("dlbkit.families.divisible.face.run", "map"),
     runtime="dlbkit.map, dlbkit.run_map",
     metrics=metrics,

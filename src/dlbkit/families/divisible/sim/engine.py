@@ -30,7 +30,6 @@ selects the kernel), and both write the kernel's event log, which tests compare 
 
 from __future__ import annotations
 
-import math
 from heapq import heappop, heappush
 from operator import itemgetter
 from typing import Any
@@ -51,16 +50,14 @@ from dlbkit.model.seeding import streams
 from dlbkit.families.divisible.model.steps import join_steps, step_trace
 from dlbkit.families.divisible.model.workload import Divisible
 from dlbkit.families.divisible.sim.auto import after_step
+from dlbkit.families.divisible.sim.options import MAX_STEPS, MECHANISMS, DivisibleOptions
 from dlbkit.sim.costs import constant_rates, finish_time, message_time
 from dlbkit.sim.kernel import NORMAL, Kernel, pop_instant
 from dlbkit.sim.progress import ticker
 from dlbkit.sim.timebase import SIMULTANEITY_TOLERANCE
 
-__all__ = ["simulate_divisible", "MECHANISMS", "MAX_STEPS"]
+__all__ = ["simulate_divisible", "DivisibleOptions", "MECHANISMS", "MAX_STEPS"]
 
-MECHANISMS = ("self-scheduling", "rounds")
-#: the most time steps one simulated run may have (a bound checked before any work)
-MAX_STEPS = 100_000
 _WORKER = itemgetter(1)  # the fast loop's heap holds (time, worker): an instant runs by worker index
 
 
@@ -119,15 +116,13 @@ class _Run:
 
 
 def simulate_divisible(platform: Platform, workload: Divisible, balancer: ChunkingBalancer, *, seed=0,
-                       mechanism: str = "self-scheduling", master: int | str = 0,
-                       master_computes: bool = False, master_overhead: float = 0.0,
-                       master_cost_per_byte: float = 0.0, request_bytes: float = 0.0,
-                       broadcast_bytes: float = 0.0, costs: Any = None, startup: float = 0.0,
-                       fast_path: bool | None = None, log_events: bool = False,
-                       record_decisions: bool = False, progress: Any = None, steps: int = 1,
-                       state: dict | None = None, requests_waiting: bool = False) -> Trace:
+                       options: DivisibleOptions | None = None, **kwargs: Any) -> Trace:
     """Run *workload* on *platform* with a chunking *balancer*; return the Trace.
 
+    The options are a :class:`~dlbkit.families.divisible.sim.options.DivisibleOptions` (*options*), or
+    its fields as keywords (over *options*, if both): *mechanism* "self-scheduling" or "rounds";
+    *master* (a node name or index) hands out work and computes only with *master_computes*;
+    *master_overhead*, *master_cost_per_byte*, *request_bytes* and *broadcast_bytes* (module doc).
     *costs* overrides the workload's drawn item costs (e.g. replaying measured costs). *startup*:
     seconds the master spends starting the workers before its first decision (no messages).
     Self-scheduling runs in the specialised loop unless *fast_path* is False (then on the kernel; same
@@ -147,47 +142,37 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
     first step (None: nothing, a fresh start). *requests_waiting*: every worker's first request is
     already at the master at time 0 (a later step of a persistent pool; self-scheduling only).
     """
-    if mechanism not in MECHANISMS:
-        raise ConfigError("engine.mechanism", mechanism, "one of " + ", ".join(repr(m) for m in MECHANISMS))
-    for fld, v in (("engine.master_overhead", master_overhead), ("engine.master_cost_per_byte", master_cost_per_byte),
-                   ("engine.request_bytes", request_bytes), ("engine.broadcast_bytes", broadcast_bytes),
-                   ("engine.startup", startup)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
-            raise ConfigError(fld, v, "a finite number >= 0")
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or not 1 <= steps <= MAX_STEPS:
-        raise ConfigError("engine.steps", steps, f"an integer in [1, {MAX_STEPS}] (time steps of the loop)")
-    steps = int(steps)
-    tick = ticker(progress)
+    o = DivisibleOptions.of(options, kwargs, "simulate_divisible")
+    steps = int(o.steps)
+    tick = ticker(o.progress)
     if tick is not None:
         tick(0, workload.n_items * steps)
-    run = _Run(platform, workload, balancer, seed, master, master_computes, costs, master_cost_per_byte)
+    run = _Run(platform, workload, balancer, seed, o.master, o.master_computes, o.costs, o.master_cost_per_byte)
     if run.step_costs is not None and len(run.step_costs) != steps:
         raise ConfigError("costs", run.step_costs.shape, f"one row of item costs per time step ({steps})")
-    ready, master_free = _broadcast(run, broadcast_bytes, startup)
+    ready, master_free = _broadcast(run, o.broadcast_bytes, o.startup)
+    # the specialised self-scheduling loop, unless told not to or decisions are recorded (the kernel then)
+    fast = o.fast_path is not False and not o.record_decisions
     if steps > 1:
-        return _time_steps(run, balancer, seed, mechanism, steps, state, ready, master_free, master_overhead,
-                           request_bytes, workload, fast_path is not False and not record_decisions,
-                           record_decisions, broadcast_bytes, tick)
-    start_step(balancer, run.view, run.rng_balancer, state)
+        return _time_steps(run, balancer, seed, o, steps, ready, master_free, workload, fast, tick)
+    start_step(balancer, run.view, run.rng_balancer, o.state)
     # The hot loop creates millions of short-lived tuples and no reference cycles: the cyclic
     # collector only costs time here (about 25% at a million events, BENCHMARKS.md).
-    log: list | None = [] if log_events and mechanism != "rounds" else None
+    log: list | None = [] if o.log_events and o.mechanism != "rounds" else None
     with paused_gc():
-        if mechanism == "rounds":
-            trace = _rounds(run, balancer, seed, master_overhead, request_bytes, workload, master_free,
-                            record_decisions, tick)
+        if o.mechanism == "rounds":
+            trace = _rounds(run, balancer, seed, o, workload, master_free, tick)
         else:
-            trace = _self_scheduling(run, balancer, seed, master_overhead, request_bytes, workload, ready,
-                                     master_free, fast_path is not False and not record_decisions, log,
-                                     record_decisions, tick, master_free if requests_waiting else None)
+            trace = _self_scheduling(run, balancer, seed, o, workload, ready, master_free, fast, log, tick,
+                                     master_free if o.requests_waiting else None)
     if tick is not None:
         tick.finish(workload.n_items)
     if log is not None:
         trace.meta["event_log"] = log
-    if broadcast_bytes:
+    if o.broadcast_bytes:
         sent = sum(1 for x in run.inv_bw if x)
         trace.messages += sent
-        trace.bytes += sent * broadcast_bytes
+        trace.bytes += sent * o.broadcast_bytes
     return trace
 
 
@@ -306,14 +291,14 @@ class _Master:
         return t_end + self.latency[w] + n * self.b_out[w] + self.req[w]
 
 
-def _self_scheduling(run: _Run, balancer, seed, overhead, request_bytes, workload, ready, master_free,
-                     fast: bool, log: list | None, record_decisions: bool = False, tick=None,
-                     waiting_at: float | None = None) -> Trace:
+def _self_scheduling(run: _Run, balancer, seed, o: DivisibleOptions, workload, ready, master_free, fast: bool,
+                     log: list | None, tick=None, waiting_at: float | None = None) -> Trace:
     trace = run.trace(balancer, seed)
-    m = _Master(run, balancer, trace, overhead, request_bytes, workload, ready, master_free)
+    request_bytes = o.request_bytes
+    m = _Master(run, balancer, trace, o.master_overhead, request_bytes, workload, ready, master_free)
     if waiting_at is not None:  # a later time step: every worker's request is already at the master
         m.first = [(waiting_at, w) for w in range(m.P)]
-    m.record = trace.decisions if record_decisions else None
+    m.record = trace.decisions if o.record_decisions else None
     m.tick = tick
     if fast:
         _fast_self_scheduling(m, log)
@@ -444,10 +429,10 @@ def _ask_times(w: np.ndarray, e: np.ndarray) -> np.ndarray:
     return out
 
 
-def _rounds(run: _Run, balancer, seed, overhead, request_bytes, workload, t0, record_decisions=False,
-            tick=None) -> Trace:
+def _rounds(run: _Run, balancer, seed, o: DivisibleOptions, workload, t0, tick=None) -> Trace:
     trace = run.trace(balancer, seed)
-    record = trace.decisions if record_decisions else None
+    overhead, request_bytes = o.master_overhead, o.request_bytes
+    record = trace.decisions if o.record_decisions else None
     view = run.view
     P = view.n_nodes
     cum = np.concatenate(([0.0], np.cumsum(run.costs)))
@@ -517,9 +502,10 @@ def _rounds(run: _Run, balancer, seed, overhead, request_bytes, workload, t0, re
     return trace
 
 
-def _time_steps(run: _Run, balancer, seed, mechanism, steps, state, ready, master_free, overhead, request_bytes,
-                workload, fast, record_decisions, broadcast_bytes, tick) -> Trace:
+def _time_steps(run: _Run, balancer, seed, o: DivisibleOptions, steps: int, ready, master_free, workload, fast,
+                tick) -> Trace:
     """*steps* runs of the loop in a row on the global clock (see :func:`simulate_divisible`)."""
+    state = o.state
     N, P = workload.n_items, len(run.node_of)
     parts, carried = [], []
     t = master_free
@@ -529,11 +515,11 @@ def _time_steps(run: _Run, balancer, seed, mechanism, steps, state, ready, maste
                 run.costs = run.step_costs[k]
             run.view = LoopView(N, P, list(run.speeds))
             start_step(balancer, run.view, run.rng_balancer, state)
-            if mechanism == "rounds":
-                tr = _rounds(run, balancer, seed, overhead, request_bytes, workload, t, record_decisions)
+            if o.mechanism == "rounds":
+                tr = _rounds(run, balancer, seed, o, workload, t)
             else:
-                tr = _self_scheduling(run, balancer, seed, overhead, request_bytes, workload, ready, master_free,
-                                      fast, None, record_decisions, None, None if k == 0 else t)
+                tr = _self_scheduling(run, balancer, seed, o, workload, ready, master_free, fast, None, None,
+                                      None if k == 0 else t)
             start = 0.0 if k == 0 else t
             if k:  # a worker's first chunk of the step was asked for when the step began
                 tr.t_ask = [a if a > start else start for a in tr.t_ask]
@@ -553,8 +539,8 @@ def _time_steps(run: _Run, balancer, seed, mechanism, steps, state, ready, maste
     if tick is not None:
         tick.finish(N * steps)
     trace = join_steps(parts, carried=carried)
-    if broadcast_bytes:
+    if o.broadcast_bytes:
         sent = sum(1 for x in run.inv_bw if x)
         trace.messages += sent
-        trace.bytes += sent * broadcast_bytes
+        trace.bytes += sent * o.broadcast_bytes
     return trace

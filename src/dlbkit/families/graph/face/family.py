@@ -5,39 +5,20 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from dlbkit.errors import ConfigError
 from dlbkit.model import check
 from dlbkit.families.graph.model.workload import TaskGraph
-from dlbkit.families.graph.model.costs import COST_MODELS, costs_for
+from dlbkit.families.graph.model.costs import costs_for
 from dlbkit.families.graph.model.generate import graph_from_dict, topcuoglu10
 from dlbkit.model.metrics import compute
 from dlbkit.model.platform import Platform
 from dlbkit.families.graph.model.view import GraphView
 from dlbkit.families.graph.sim.static import simulate_graph
 from dlbkit.families.graph.sim.dynamic import simulate_graph_dynamic
+from dlbkit.families.graph.sim.options import GraphDynamicOptions, GraphOptions
 import dlbkit.families.graph.balancers  # noqa: F401  (registers the family's balancers)
 from dlbkit.families.registry import Engine, Family, Replay, deferred, register
 
 __all__ = ["FAMILY", "describe", "metrics"]
-
-OPTIONS = {"cost_model": "how transfers cost: 'standard' (latency + data/bandwidth, processors free while "
-                         "data flies; default) or 'thesis' (002: both ends busy, data × hops)",
-           "contention": "true: the standard model with one message at a time per machine's send and receive "
-                         "port (the one-port model); \"link\": one message at a time per directed link of the "
-                         "platform's routed topology (Sinnen & Sousa 2005); default false"}
-
-
-def check_options(d: Mapping, platform: Platform, path: str) -> None:
-    if "cost_model" in d:
-        check.choice(d["cost_model"], f"{path}.cost_model", COST_MODELS)
-    if "contention" in d:
-        c = d["contention"]
-        if not isinstance(c, bool) and c != "link":
-            raise ConfigError(f"{path}.contention", c, "true (one-port), \"link\" (link contention) or false")
-        if c and d.get("cost_model", "standard") != "standard":
-            raise ConfigError(f"{path}.contention", c, "false with cost_model 'thesis' (an option of 'standard')")
-        if c == "link" and not isinstance(platform, Platform):
-            raise ConfigError(f"{path}.contention", c, "a platform (links are its topology's), not a node count")
 
 
 def describe(g: TaskGraph) -> str:
@@ -102,12 +83,12 @@ FAMILY = register(Family(
     view=GraphView,
     kind="mapping",
     engines=(Engine("static", "the mapping balancer's plan timed by the evaluator (standard or thesis cost model; "
-                    "availability stretches tasks)", "dlbkit.families.graph.sim.static.simulate_graph", simulate_graph, OPTIONS,
-                    check_options),
+                    "availability stretches tasks)", "dlbkit.families.graph.sim.static.simulate_graph", simulate_graph,
+                    GraphOptions),
              Engine("dynamic", "the graph run on the kernel while availability changes: a static plan replayed, or "
                     "an online mapper (pd) placing tasks as they become placeable; several programs may arrive",
                     "dlbkit.families.graph.sim.dynamic.simulate_graph_dynamic", simulate_graph_dynamic,
-                    {"cost_model": OPTIONS["cost_model"]}, check_options, kinds=("mapping", "graph-online"))),
+                    GraphDynamicOptions, kinds=("mapping", "graph-online"))),
     run=deferred("dlbkit.families.graph.face.run", "graph"),
     runtime="dlbkit.graph, dlbkit.run_graph",
     metrics=metrics,

@@ -57,7 +57,7 @@ from typing import Any
 from dlbkit.errors import ConfigError
 from dlbkit.families.graph.balancers import decide
 from dlbkit.families.graph.balancers.base import MappingBalancer, OnlineMapping
-from dlbkit.families.graph.model.costs import COST_MODELS, costs_for, critical_path_bound, upward_rank
+from dlbkit.families.graph.model.costs import costs_for, critical_path_bound, upward_rank
 from dlbkit.families.graph.model.evaluate import plan_order, send_order
 from dlbkit.families.graph.model.gst import Table
 from dlbkit.families.graph.model.view import GraphOnlineView
@@ -67,6 +67,7 @@ from dlbkit.model.platform import Platform
 from dlbkit.families.graph.model.seeding import GRAPH
 from dlbkit.model.seeding import streams
 from dlbkit.model.trace import Trace
+from dlbkit.families.graph.sim.options import GraphDynamicOptions
 from dlbkit.sim.costs import finish_time
 from dlbkit.sim.kernel import NORMAL, Kernel
 from dlbkit.sim.progress import ticker
@@ -118,16 +119,16 @@ def programs_of(workload: Any) -> tuple[TaskGraph, list[int], list[float]]:
 
 
 def simulate_graph_dynamic(platform: Platform | int, workload: Any, balancer: MappingBalancer | OnlineMapping, *,
-                           seed: Any = 0,
-                           cost_model: str = "standard", record_decisions: bool = False,
-                           progress: Any = None) -> Trace:
+                           seed: Any = 0, options: GraphDynamicOptions | None = None, **kwargs: Any) -> Trace:
     """Run *workload* (a TaskGraph, or a list of ``(TaskGraph, arrival)`` for an online mapper) on
     *platform* (a Platform, or a processor count) under *balancer*: a static plan replayed, or an
     online mapper asked as tasks become placeable (module docstring). Returns the run's Trace.
     *progress* ``(done, total)``: tasks finished of all tasks, reported on completions
-    (:mod:`dlbkit.sim.progress`)."""
-    if cost_model not in COST_MODELS:
-        raise ConfigError("engine.cost_model", cost_model, "one of " + ", ".join(repr(k) for k in COST_MODELS))
+    (:mod:`dlbkit.sim.progress`). The options are a
+    :class:`~dlbkit.families.graph.sim.options.GraphDynamicOptions` (*options*), or its fields as keywords
+    (*cost_model*, *record_decisions*, *progress*)."""
+    o = GraphDynamicOptions.of(options, kwargs, "simulate_graph_dynamic")
+    cost_model = o.cost_model
     if not isinstance(balancer, (MappingBalancer, OnlineMapping)):
         raise ConfigError("balancer", type(balancer).__name__, "a mapping balancer (static plan or online)")
     graph, prog, arrivals = programs_of(workload)
@@ -135,10 +136,10 @@ def simulate_graph_dynamic(platform: Platform | int, workload: Any, balancer: Ma
     if not online and len(arrivals) > 1:
         raise ConfigError("workload", f"{len(arrivals)} programs", f"one TaskGraph for the static mapper "
                           f"{balancer.name!r} (staggered programs need an online mapper such as 'pd')")
-    tick = ticker(progress)
+    tick = ticker(o.progress)
     costs = costs_for(graph, platform, cost_model)
     st = streams(seed, GRAPH)
-    return _Run(platform, graph, prog, arrivals, costs, balancer, online, st, seed, record_decisions, tick).run()
+    return _Run(platform, graph, prog, arrivals, costs, balancer, online, st, seed, o.record_decisions, tick).run()
 
 
 class _Run:

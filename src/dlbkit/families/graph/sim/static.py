@@ -12,7 +12,7 @@ from typing import Any
 from dlbkit.errors import ConfigError
 from dlbkit.families.graph.balancers import decide
 from dlbkit.families.graph.balancers.base import MappingBalancer, OnlineMapping
-from dlbkit.families.graph.model.costs import COST_MODELS, costs_for, critical_path_bound
+from dlbkit.families.graph.model.costs import costs_for, critical_path_bound
 from dlbkit.families.graph.model.evaluate import Evaluator, evaluate, send_order
 from dlbkit.families.graph.model.view import GraphView
 from dlbkit.families.graph.model.workload import TaskGraph
@@ -20,14 +20,14 @@ from dlbkit.model.platform import Platform
 from dlbkit.families.graph.model.seeding import GRAPH
 from dlbkit.model.seeding import streams
 from dlbkit.model.trace import Trace
+from dlbkit.families.graph.sim.options import GraphOptions
 from dlbkit.sim.progress import ticker
 
 __all__ = ["evaluate", "Evaluator", "simulate_graph", "send_order"]
 
 
 def simulate_graph(platform: Platform | int, workload: TaskGraph, balancer: MappingBalancer, *, seed: Any = 0,
-                   cost_model: str = "standard", contention: bool | str = False, record_decisions: bool = False,
-                   progress: Any = None) -> Trace:
+                   options: GraphOptions | None = None, **kwargs: Any) -> Trace:
     """Ask *balancer* for a plan of *workload* on *platform* (a Platform, or a processor count:
     identical nodes of speed 1, a transfer takes its data), check it (:func:`decide.plan`), time it
     with :func:`evaluate` under *cost_model* ("standard" or "thesis"; *contention*: the standard model's
@@ -37,16 +37,17 @@ def simulate_graph(platform: Platform | int, workload: TaskGraph, balancer: Mapp
     one interval per task (``first`` = the task's index, ``t_ask`` = when its data was ready), the
     plan in ``meta``. Seeding: layout ``GRAPH`` (balancer, availability). *progress* ``(done, total)``:
     called with 0 tasks timed once the plan is made and with all of them at the end (the evaluator
-    times the plan in one call)."""
-    if cost_model not in COST_MODELS:
-        raise ConfigError("engine.cost_model", cost_model, "one of " + ", ".join(repr(k) for k in COST_MODELS))
+    times the plan in one call). The options are a :class:`~dlbkit.families.graph.sim.options.GraphOptions`
+    (*options*), or its fields as keywords (*cost_model*, *contention*, *record_decisions*, *progress*)."""
+    o = GraphOptions.of(options, kwargs, "simulate_graph")
+    cost_model, contention, record_decisions = o.cost_model, o.contention, o.record_decisions
     if not isinstance(workload, TaskGraph):
         raise ConfigError("workload", type(workload).__name__, "a TaskGraph")
     if isinstance(balancer, OnlineMapping):
         raise ConfigError("balancer", balancer.name, "a static mapping balancer for the 'static' engine; "
                           f"{balancer.name!r} places tasks during the run: use the graph family's 'dynamic' engine "
                           "(dlbkit.families.graph.sim.dynamic.simulate_graph_dynamic)")
-    tick = ticker(progress)
+    tick = ticker(o.progress)
     costs = costs_for(workload, platform, cost_model, contention=contention)
     st = streams(seed, GRAPH)
     view = GraphView(costs.n_nodes, costs)

@@ -2,30 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Mapping
-
 from dlbkit.errors import ConfigError
-from dlbkit.model import check
 from dlbkit.model.platform import Platform
 from dlbkit.families.spmd.model.workload import Spmd, hnow_from_platform, spmd_from_dict
 from dlbkit.families.spmd.model.view import SpmdView
-from dlbkit.families.spmd.sim.engine import DEFAULT_WINDOW
 from dlbkit.families.spmd.model.metrics import OWN_METRICS
 from dlbkit.families.spmd.model.metrics import metrics as spmd_metrics
-from dlbkit.families.spmd.sim.platform import simulate_spmd_platform
+from dlbkit.families.spmd.sim.platform import SpmdOptions, simulate_spmd_platform
 import dlbkit.families.spmd.balancers  # noqa: F401  (registers the family's balancers)
 from dlbkit.families.registry import Engine, Family, Replay, deferred, register
 from dlbkit.families.spmd.runtime import recording
 from dlbkit.runtime.record import Recording
 
 __all__ = ["FAMILY", "describe"]
-
-OPTIONS = {"window": f"loops per measurement window, after which a node may act (000 §7.3; default {DEFAULT_WINDOW})"}
-
-
-def check_options(d: Mapping, platform: Platform, path: str) -> None:
-    if "window" in d:
-        check.integer(d["window"], f"{path}.window", lo=1)
 
 
 def check_fit(platform: Platform, workload: Spmd) -> None:
@@ -62,7 +51,7 @@ FAMILY = register(Family(
     kind="repartition",
     engines=(Engine("pipelined", "vectorised pipelined-SPMD rounds on non-dedicated workstations (CPU noise, "
                     "memory and swap, links, disturbances)",
-                    "dlbkit.families.spmd.sim.platform.simulate_spmd_platform", simulate_spmd_platform, OPTIONS, check_options),),
+                    "dlbkit.families.spmd.sim.platform.simulate_spmd_platform", simulate_spmd_platform, SpmdOptions),),
     run=deferred("dlbkit.families.spmd.face.run", "spmd"),
     runtime="dlbkit.spmd, dlbkit.run_spmd",
     metrics=spmd_metrics,

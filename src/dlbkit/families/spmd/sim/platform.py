@@ -9,24 +9,28 @@ same seed, transfer for transfer.
 
 from __future__ import annotations
 
+from typing import Any
+
 from dlbkit.families.spmd.balancers.base import RepartitionBalancer
 from dlbkit.errors import ConfigError
 from dlbkit.families.spmd.model.workload import Spmd, hnow_from_platform
-from dlbkit.families.spmd.sim.engine import DEFAULT_WINDOW, simulate_spmd
+from dlbkit.families.spmd.sim.engine import simulate_spmd
+from dlbkit.families.spmd.sim.options import SpmdOptions
 from dlbkit.model.trace import Trace
 
-__all__ = ["simulate_spmd_platform"]
-
+__all__ = ["simulate_spmd_platform", "SpmdOptions"]
 
 
 def simulate_spmd_platform(platform, workload: Spmd, balancer: RepartitionBalancer | None, *, seed=0,
-                           window: int = DEFAULT_WINDOW, record_decisions: bool = False,
-                           progress=None) -> Trace:
-    """Run *workload* on *platform* under a repartition *balancer* (None: no balancing); see the module."""
+                           options: SpmdOptions | None = None, **kwargs: Any) -> Trace:
+    """Run *workload* on *platform* under a repartition *balancer* (None: no balancing); see the module.
+    The options are a :class:`~dlbkit.families.spmd.sim.options.SpmdOptions` (*options*), or its fields as
+    keywords (*window*, *record_decisions*, *progress*: :func:`~dlbkit.families.spmd.sim.engine.simulate_spmd`'s)."""
+    o = SpmdOptions.of(options, kwargs, "simulate_spmd_platform")
     if balancer is not None and not isinstance(balancer, RepartitionBalancer):
         raise ConfigError("balancer", getattr(balancer, "name", balancer),
                           "a repartition balancer for an SPMD workload (dlah, homogeneous-diffusion, "
                           "processor-only, optimal-chain)")
     hnow = hnow_from_platform(platform, workload)
-    return simulate_spmd(hnow, balancer, loops=workload.loops, window=window, seed=seed,
-                         record_decisions=record_decisions, progress=progress)
+    return simulate_spmd(hnow, balancer, loops=workload.loops, window=o.window, seed=seed,
+                         record_decisions=o.record_decisions, progress=o.progress)

@@ -7,60 +7,17 @@ from typing import Mapping
 
 import numpy as np
 
-from dlbkit.errors import ConfigError
 from dlbkit.model import check
 from dlbkit.model.platform import Platform
 from dlbkit.families.stream.model.workload import Stream, stream_from_dict
 from dlbkit.families.stream.model.view import StreamView
-from dlbkit.families.stream.sim.engine import simulate_stream
+from dlbkit.families.stream.sim.engine import StreamOptions, simulate_stream
 import dlbkit.families.stream.balancers  # noqa: F401  (registers the family's balancers)
 from dlbkit.families.registry import Engine, Family, Replay, deferred, register
 from dlbkit.families.stream.runtime import recording
 from dlbkit.runtime.record import Recording
 
 __all__ = ["FAMILY", "describe", "metrics"]
-
-OPTIONS = {"info": "the information model: what each origin knows of the others' queues (default exact; "
-                   "'gossip', 'neighbour'; 'periodic' is refused: every node decides)",
-           "task_bytes": "bytes a task carries to another node (default 0: the transfer takes the latency)",
-           "warmup": "share of the jobs whose arrivals open the queue statistics and response times (default 0.1)",
-           "samples": "snapshots of every node's queue, evenly spaced up to the last arrival (default 200)",
-           "batch_update": "a decider counts its own placements within a batch (default true; false shows the "
-                           "herd effect of 003 Table 15)",
-           "service": "a node's service discipline: 'fifo' (default: one task per slot, first in, first out) or "
-                      "'ps' (processor sharing: k tasks on c slots each at min(1, c/k) of a slot)",
-           "converge_maxdiff": "queue difference (tasks) at or below which a run started with initial loads has "
-                               "converged (default 2; the convergence_time metric)"}
-
-
-def check_options(d: Mapping, platform: Platform, path: str) -> None:
-    if "task_bytes" in d:
-        check.number(d["task_bytes"], f"{path}.task_bytes", lo=0.0)
-    if "warmup" in d:
-        check.number(d["warmup"], f"{path}.warmup", lo=0.0, hi=1.0, hi_open=True)
-    if "samples" in d:
-        check.integer(d["samples"], f"{path}.samples", lo=0, hi=100_000)
-    if "service" in d:
-        from dlbkit.families.stream.sim.engine import SERVICES
-        check.choice(d["service"], f"{path}.service", SERVICES)
-    if "converge_maxdiff" in d:
-        check.number(d["converge_maxdiff"], f"{path}.converge_maxdiff", lo=0.0)
-    if "batch_update" in d and not isinstance(d["batch_update"], bool):
-        raise ConfigError(f"{path}.batch_update", d["batch_update"], "true or false")
-    if "info" in d:
-        check_info(d["info"], platform, f"{path}.info")
-
-
-def check_info(spec, platform: Platform, field: str) -> None:
-    """An information model for a stream on *platform*, checked as the engine will (a model the engine
-    refuses, a size or node index beyond the platform), so an experiment is refused on load rather
-    than every run failing."""
-    from dlbkit.info import resolve_for
-    from dlbkit.families.stream.sim.engine import INFO_REFUSED
-    model = resolve_for(spec, field, platform.n_nodes)
-    if model.name in INFO_REFUSED:
-        raise ConfigError(f"{field}.model", model.name, "a model that tells every node the loads: "
-                          + INFO_REFUSED[model.name])
 
 
 def describe(w: Stream) -> str:
@@ -164,7 +121,7 @@ FAMILY = register(Family(
     kind="placement",
     engines=(Engine("events", "event-driven: arrivals, placement at the origin, transfer, FIFO service per slot "
                     "(or processor sharing) at speed × availability, departures; optional information model",
-                    "dlbkit.families.stream.sim.engine.simulate_stream", simulate_stream, OPTIONS, check_options),),
+                    "dlbkit.families.stream.sim.engine.simulate_stream", simulate_stream, StreamOptions),),
     run=deferred("dlbkit.families.stream.face.cluster", "Cluster"),
     runtime="dlbkit.Cluster",
     metrics=metrics,

@@ -53,11 +53,12 @@ _OPTIONS = {"platform": None, "workload": None, "balancer": None, "seed": None, 
 def eligible(engine, options: dict, *, exact: bool, slots, rates, speeds, widths, demands,
              zero_transfer: bool) -> str | None:
     """None if the loop implements this run, else why not (the first condition that fails).
-    *engine*: the engine function (its signature gives the defaults of options the loop does not
-    know); *options*: the call's arguments; *exact*: exact information; *slots*, *rates*, *speeds*
-    (nominal): per node;
+    *engine*: the engine's options class (its :meth:`~dlbkit.sim.options.EngineOptions.defaults`) or
+    function (its signature) gives the defaults of options the loop does not know; *options*: the call's
+    options, by name; *exact*: exact information; *slots*, *rates*, *speeds* (nominal): per node;
     *widths*: tasks per job, *demands*: per task (arrays)."""
-    defaults = {k: p.default for k, p in inspect.signature(engine).parameters.items()}
+    defaults = engine.defaults() if hasattr(engine, "defaults") else {  # an EngineOptions class: its table
+        k: p.default for k, p in inspect.signature(engine).parameters.items()}
     for k, v in options.items():
         if k in _OPTIONS:
             allowed = _OPTIONS[k]

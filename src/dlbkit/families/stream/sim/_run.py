@@ -39,9 +39,10 @@ __all__ = ["StreamRun"]
 class StreamRun:
     """One run of *workload* on *platform* (a Platform, or a checked node count: the supermarket
     model's servers) with the placement *balancer* and the information *model* (resolved), drawing
-    from the named random streams *st* (layout ``STREAM``); the other keywords are
-    :func:`~dlbkit.families.stream.sim.engine.simulate_stream`'s checked options, *tolerance* the kernel's. Build it,
-    then :meth:`run` returns the Trace."""
+    from the named random streams *st* (layout ``STREAM``); *options* are
+    :func:`~dlbkit.families.stream.sim.engine.simulate_stream`'s checked options (a
+    :class:`~dlbkit.families.stream.sim.options.StreamOptions`), *tolerance* the kernel's. Build it, then
+    :meth:`run` returns the Trace."""
 
     __slots__ = (
         # the servers and the network
@@ -62,9 +63,10 @@ class StreamRun:
         "job_of", "launched", "res_job", "res_at",
     )
 
-    def __init__(self, platform: Platform | int, workload, balancer, model, st, *, seed, task_bytes: float,
-                 warmup: float, samples: int, batch_update: bool, record: bool, record_decisions: bool,
-                 inline: bool, service: str, converge_maxdiff: float, tolerance: float):
+    def __init__(self, platform: Platform | int, workload, balancer, model, st, *, seed, options, tolerance: float):
+        o = options
+        task_bytes, warmup, samples = float(o.task_bytes), float(o.warmup), int(o.samples)
+        service, record_decisions = o.service, o.record_decisions
         self.balancer, self.model, self.st, self.workload = balancer, model, st, workload
         self._servers(platform)
         n = self.n
@@ -87,10 +89,10 @@ class StreamRun:
             model.start(n, self.neighbours, [0] * n, st.rng("info"))
         self.kernel = Kernel(tolerance=tolerance)
         self.decisions = tr.decisions if record_decisions else None
-        self.inline = inline and self.decisions is None  # the arrival's inlined decision (module docstring)
+        self.inline = o.inline and self.decisions is None  # the arrival's inlined decision (module docstring)
         self.exact_view = model.exact or not balancer.reads_loads
-        self.batch_update, self.record, self.samples = batch_update, record, samples
-        self.converge_maxdiff = converge_maxdiff
+        self.batch_update, self.record, self.samples = o.batch_update, o.record, samples
+        self.converge_maxdiff = float(o.converge_maxdiff)
         self.N = 0  # tasks in the system, all nodes
         self.area = 0.0  # ∫ N dt up to tlast
         self.tlast = 0.0
@@ -158,9 +160,9 @@ class StreamRun:
     # --- running ---------------------------------------------------------------------------------------
 
     def run(self, engine, options: dict) -> Trace:
-        """Run on the fast loop if it implements this run (*engine* and *options*, the engine function
-        and its call's arguments, are what :func:`_stream_fast.eligible` reads), else on the kernel;
-        return the Trace."""
+        """Run on the fast loop if it implements this run (*engine* and *options*, the engine's options
+        class, whose signature gives the defaults, and this call's options by name, are what
+        :func:`_stream_fast.eligible` reads), else on the kernel; return the Trace."""
         why = self.why_not_fast(engine, options)
         arr = self.arr
         fr = _stream_fast.run(self.balancer, self.view, arr.time, arr.origin, arr.demand, self.q, self.upd, self.qmax,

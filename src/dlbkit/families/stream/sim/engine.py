@@ -79,7 +79,7 @@ from dlbkit.errors import ConfigError
 from dlbkit.families.stream.balancers.base import PlacementBalancer
 from dlbkit.families.stream.model.workload import Stream
 from dlbkit.families.stream.sim._run import StreamRun
-from dlbkit.families.stream.sim._service import DISCIPLINES
+from dlbkit.families.stream.sim.options import CONVERGE_MAXDIFF, INFO_REFUSED, SERVICES, StreamOptions
 from dlbkit.info.registry import resolve as resolve_info
 from dlbkit.model import check
 from dlbkit.model.platform import Platform
@@ -88,59 +88,36 @@ from dlbkit.model.seeding import streams
 from dlbkit.model.trace import Trace
 from dlbkit.sim.timebase import SIMULTANEITY_TOLERANCE
 
-__all__ = ["simulate_stream", "INFO_REFUSED", "SERVICES", "CONVERGE_MAXDIFF", "MAX_SERVERS"]
+__all__ = ["simulate_stream", "StreamOptions", "INFO_REFUSED", "SERVICES", "CONVERGE_MAXDIFF", "MAX_SERVERS"]
 
 #: the most servers a job stream given as a count (the supermarket model's) may have
 MAX_SERVERS = 1_000_000
 
-#: service disciplines of a node: name -> what it does
-SERVICES = {name: cls.summary for name, cls in DISCIPLINES.items()}
-#: default convergence threshold: largest queue difference (tasks) counted as converged (003 §3.4.3.4 sets
-#: "a certain threshold" without its value; 2 is ours: at most one task each way off the mean on a pair)
-CONVERGE_MAXDIFF = 2.0
-
-#: information models that do not fit this family, and why
-INFO_REFUSED = {"periodic": "only its centre learns the loads, and in a job stream every node decides "
-                            "(use 'gossip' or 'neighbour')"}
-
-
 def simulate_stream(platform: Platform | int, workload: Stream, balancer: PlacementBalancer, *, seed: Any = 0,
-                    info: Any = None, task_bytes: float = 0.0, warmup: float = 0.1, samples: int = 200,
-                    batch_update: bool = True, record: bool = True, record_decisions: bool = False,
-                    inline: bool = True, service: str = "fifo", converge_maxdiff: float = CONVERGE_MAXDIFF) -> Trace:
+                    options: StreamOptions | None = None, **kwargs: Any) -> Trace:
     """Run *workload* on *platform* (a Platform, or a node count: identical nodes of speed 1 with one
     slot, full availability and no transfer time, the supermarket model's servers) with the placement
-    *balancer*; return the Trace (module docstring). *info*: an information model (name, table or
-    object; None: exact). *task_bytes*: bytes a task carries to another node. *warmup*: the share of
-    jobs whose arrival opens the queue statistics. *samples*: queue snapshots. *batch_update*: a
-    decider counts its own placements within a batch. *record*: one interval per task in the trace
-    (off for benchmarks). *inline*: the hot loop's inlined decision (off: always through
-    :func:`decide.place`; the two give the same trace). *service*: "fifo" or "ps" (module docstring).
-    *converge_maxdiff*: the queue difference at or below which a run started with initial loads has
-    converged (``convergence_time`` needs *record* true: with ``record=False`` it is NaN, as for a run
-    that never converges)."""
-    options = dict(locals())  # the call's arguments, for the fast loop's conditions (_fast.eligible)
+    *balancer*; return the Trace (module docstring). The options are a
+    :class:`~dlbkit.families.stream.sim.options.StreamOptions` (*options*), or its fields as keywords
+    (over *options*, if both): *info*: an information model (name, table or object; None: exact).
+    *task_bytes*: bytes a task carries to another node. *warmup*: the share of jobs whose arrival opens
+    the queue statistics. *samples*: queue snapshots. *batch_update*: a decider counts its own placements
+    within a batch. *record*: one interval per task in the trace (off for benchmarks). *inline*: the hot
+    loop's inlined decision (off: always through :func:`decide.place`; the two give the same trace).
+    *service*: "fifo" or "ps" (module docstring). *converge_maxdiff*: the queue difference at or below
+    which a run started with initial loads has converged (``convergence_time`` needs *record* true: with
+    ``record=False`` it is NaN, as for a run that never converges)."""
+    o = StreamOptions.of(options, kwargs, "simulate_stream")
     if not isinstance(workload, Stream):
         raise ConfigError("workload", type(workload).__name__, "a Stream")
     if not isinstance(balancer, PlacementBalancer):
         raise ConfigError("balancer", getattr(balancer, "name", balancer), "a placement balancer")
-    task_bytes = check.number(task_bytes, "engine.task_bytes", lo=0.0)
-    warmup = check.number(warmup, "engine.warmup", lo=0.0, hi=1.0, hi_open=True)
-    samples = check.integer(samples, "engine.samples", lo=0, hi=100_000)
-    service = check.choice(service, "engine.service", SERVICES)
-    converge_maxdiff = check.number(converge_maxdiff, "engine.converge_maxdiff", lo=0.0)
-    for name, v in (("batch_update", batch_update), ("record", record), ("record_decisions", record_decisions)):
-        if not isinstance(v, bool):
-            raise ConfigError(f"engine.{name}", v, "true or false")
-    model = resolve_info(info)
+    model = resolve_info(o.info)
     if model.name in INFO_REFUSED:
         raise ConfigError("info.model", model.name, "a model that tells every node the loads: "
                           + INFO_REFUSED[model.name])
     st = streams(seed, STREAM)
     if not isinstance(platform, Platform):
         platform = check.size(platform, "platform", MAX_SERVERS, "servers of a job stream")
-    run = StreamRun(platform, workload, balancer, model, st, seed=seed, task_bytes=task_bytes, warmup=warmup,
-                    samples=samples, batch_update=batch_update, record=record, record_decisions=record_decisions,
-                    inline=inline, service=service, converge_maxdiff=converge_maxdiff,
-                    tolerance=SIMULTANEITY_TOLERANCE)
-    return run.run(simulate_stream, options)
+    run = StreamRun(platform, workload, balancer, model, st, seed=seed, options=o, tolerance=SIMULTANEITY_TOLERANCE)
+    return run.run(StreamOptions, {name: getattr(o, name) for name in o.names()})

@@ -7,44 +7,16 @@ from typing import Mapping
 
 from dlbkit.errors import ConfigError
 from dlbkit.model import check
-from dlbkit.families.tree.model.backoff import check_backoff
 from dlbkit.model.metrics import compute
 from dlbkit.model.platform import Platform
 from dlbkit.families.tree.model.workload import FlatTasks, TaskTree, tree_from_dict
 from dlbkit.families.tree.model.view import TreeView
-from dlbkit.families.tree.sim.engine import simulate_tree_async
-from dlbkit.families.tree.sim.engine import CONTROL_BYTES
+from dlbkit.families.tree.sim.engine import CONTROL_BYTES, TreeOptions, simulate_tree_async
 import dlbkit.families.tree.balancers  # noqa: F401  (registers the family's balancers)
 from dlbkit.families.registry import Engine, Family, Replay, deferred, register
 from dlbkit.runtime.record import Recording
 
 __all__ = ["FAMILY", "describe"]
-
-OPTIONS = {
-    "start_node": "the node holding the root (default 0)",
-    "control_bytes": "bytes of a control message: request, reply header, order (default 32)",
-    "task_bytes": "bytes per task moved (default 16)",
-    "backoff": "an idle node's wait after its k-th empty reply in a row, min(first·2^(k-1), longest) seconds: "
-               "[first, longest], \"off\" (ask again at once, as M2) or \"auto\" (default: first = one "
-               "round trip, longest = a sixteenth of the mean task's time)",
-}
-
-
-def check_options(d: Mapping, platform: Platform, path: str) -> None:
-    # the engine refuses a node of several cores when it starts; an experiment is refused on load instead
-    # (each of its runs would otherwise be recorded as failed)
-    for n in platform.nodes:
-        if n.cores != 1:
-            raise ConfigError("platform.nodes.cores", f"{n.cores} (node {n.name!r})",
-                              "1 for a task tree on the asynchronous engine (one worker per node: give each "
-                              "core a node, e.g. count = k)")
-    if "start_node" in d:
-        check.integer(d["start_node"], f"{path}.start_node", lo=0, hi=platform.n_nodes - 1)
-    for k in ("control_bytes", "task_bytes"):
-        if k in d:
-            check.number(d[k], f"{path}.{k}", lo=0.0)
-    if "backoff" in d:
-        check_backoff(d["backoff"], f"{path}.backoff")
 
 
 def describe(w) -> str:
@@ -97,7 +69,7 @@ FAMILY = register(Family(
     view=TreeView,
     kind="migration",
     engines=(Engine("async", "event-driven: nodes ask each other for work with messages that take time",
-                    "dlbkit.families.tree.sim.engine.simulate_tree_async", simulate_tree_async, OPTIONS, check_options),
+                    "dlbkit.families.tree.sim.engine.simulate_tree_async", simulate_tree_async, TreeOptions),
              Engine("superstep", "bulk-synchronous iterations under the Cray T3D cost model of 001 §4 "
                     "(its own cost model, not a Platform: call it directly)",
                     "dlbkit.families.tree.sim.superstep.simulate_superstep", None, on_platform=False)),

@@ -29,10 +29,10 @@ __all__ = ["AUTO_LONGEST_TASKS", "check_arguments", "check_network", "root_place
 AUTO_LONGEST_TASKS = 0.0625
 
 
-def check_arguments(platform: Platform, workload: Any, balancer: Any, control_bytes: Any, task_bytes: Any,
-                    tps: Any) -> str:
-    """Check the rule (a migration balancer), the workload (a task tree with an order), the nodes (one
-    core each), the message sizes and the time base; return the workload's order ("df" or "bf")."""
+def check_arguments(platform: Platform, workload: Any, balancer: Any) -> str:
+    """Check the rule (a migration balancer), the workload (a task tree with an order) and the nodes (one
+    core each; the message sizes and the time base are options, checked with them:
+    :class:`~dlbkit.families.tree.sim.options.TreeOptions`); return the workload's order ("df" or "bf")."""
     if not isinstance(balancer, MigrationBalancer):
         raise ConfigError("balancer", getattr(balancer, "name", balancer),
                           "a migration balancer for a task-tree workload")
@@ -47,11 +47,6 @@ def check_arguments(platform: Platform, workload: Any, balancer: Any, control_by
         if n.cores != 1:
             raise ConfigError(f"nodes[{i}].cores", n.cores,
                               "1 in the asynchronous tree engine (one worker per node: give each core a node)")
-    for fld, v in (("control_bytes", control_bytes), ("task_bytes", task_bytes)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
-            raise ConfigError(fld, v, "a finite number >= 0")
-    if tps is not None and (isinstance(tps, bool) or not isinstance(tps, Integral) or tps < 1):
-        raise ConfigError("ticks_per_second", tps, "None or an integer >= 1")
     return order
 
 

@@ -33,17 +33,20 @@ class Limits(NamedTuple):
 class TreeState:
     """One run's state, shared by the general and the specialised loop, and their shared helpers."""
 
-    def __init__(self, platform, workload, balancer, seed, rng, start_node, record, tps, control_bytes,
-                 task_bytes, info, backoff, limits: Limits):
-        order = check_arguments(platform, workload, balancer, control_bytes, task_bytes, tps)
-        self._settings(platform, workload, balancer, seed, record, tps, order, control_bytes, task_bytes)
+    def __init__(self, platform, workload, balancer, seed, options, info, limits: Limits):
+        """*options*: the run's :class:`~dlbkit.families.tree.sim.options.TreeOptions` (checked); *info*:
+        its information model, resolved."""
+        o = options
+        control_bytes, task_bytes, tps = o.control_bytes, o.task_bytes, o.ticks_per_second
+        order = check_arguments(platform, workload, balancer)
+        self._settings(platform, workload, balancer, seed, o.record, tps, order, control_bytes, task_bytes)
         check_network(platform, balancer, control_bytes)
         self._network()
-        self._draws(seed, rng, info)
+        self._draws(seed, o.rng, info)
         self._view()
         roots = list(workload.roots())
-        places = root_places(roots, start_node, self.P)
-        self._backoff(backoff, roots, limits)
+        places = root_places(roots, o.start_node, self.P)
+        self._backoff(o.backoff, roots, limits)
         self._nodes(roots, places)
         self._counters(len(roots))
         self._samples(len(roots), limits.samples)

@@ -99,12 +99,11 @@ completions need a heap (*fast_path*; tests compare its event log with the kerne
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 from dlbkit.families.tree.balancers.base import MigrationBalancer
 from dlbkit.errors import ConfigError
 from dlbkit.info import resolve as resolve_info
-from dlbkit.families.tree.model.backoff import AUTO
 from dlbkit.model.gcpause import paused_gc
 from dlbkit.model.platform import Platform
 from dlbkit.model.trace import Trace
@@ -113,15 +112,12 @@ from dlbkit.families.tree.sim._options import AUTO_LONGEST_TASKS, resolve_backof
 from dlbkit.families.tree.sim._rules import TreeRun
 from dlbkit.families.tree.sim._state import Limits
 from dlbkit.families.tree.sim._trace import tree_trace
+from dlbkit.families.tree.sim.options import CONTROL_BYTES, TASK_BYTES, TreeOptions
 from dlbkit.sim.progress import ticker
 
-__all__ = ["simulate_tree_async", "CONTROL_BYTES", "TASK_BYTES", "WAITING_SAMPLES", "AUTO_LONGEST_TASKS",
+__all__ = ["simulate_tree_async", "TreeOptions", "CONTROL_BYTES", "TASK_BYTES", "WAITING_SAMPLES", "AUTO_LONGEST_TASKS",
            "resolve_backoff", "MAX_MESSAGES", "MAX_MESSAGES_PER_NODE_TASK"]
 
-#: bytes of a control message (request, reply header, order): a type tag, two node ids and counts
-CONTROL_BYTES = 32
-#: bytes per task carried: a task descriptor (TaskTree packs a task in one 64-bit int) plus framing
-TASK_BYTES = 16
 #: the ``waiting`` series (and ``queues``, waiting tasks per node at the same instants) keeps between
 #: this many and twice as many points (decimated as it grows)
 WAITING_SAMPLES = 512
@@ -144,19 +140,16 @@ MAX_MESSAGES_PER_NODE_TASK = 100
 
 
 def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBalancer, *,
-                        seed: int | None = None, rng: Any = None, start_node: int | Sequence[int] = 0,
-                        record: bool = True, ticks_per_second: int | None = None,
-                        control_bytes: float = CONTROL_BYTES, task_bytes: float = TASK_BYTES,
-                        fast_path: bool | None = None, log_events: bool = False, info: Any = None,
-                        record_decisions: bool = False, backoff: Any = AUTO, progress: Any = None) -> Trace:
+                        seed: int | None = None, options: TreeOptions | None = None, **kwargs: Any) -> Trace:
     """Run task-tree *workload* (:class:`~dlbkit.families.tree.model.workload.TaskTree`, :class:`FlatTasks` or any
     object with ``roots()``, ``children(task)``, ``cost(task)``, ``estimate(task)`` and ``order``)
     on *platform* with migration *balancer*, asynchronously; return the Trace.
 
-    *seed* seeds the availability draws and the balancer's Generator (None: fresh entropy); *rng*
-    replaces that Generator (any object with the ``integers`` the balancer calls). *start_node* is
-    the node holding the roots, or one node per root. *record* False skips the chunk rows and the
-    ``waiting`` series. *ticks_per_second* switches to exact integer time (see the module doc).
+    *seed* seeds the availability draws and the balancer's Generator (None: fresh entropy). The options
+    are a :class:`~dlbkit.families.tree.sim.options.TreeOptions` (*options*), or its fields as keywords
+    (over *options*, if both): *rng* replaces that Generator (any object with the ``integers`` the
+    balancer calls). *start_node* is the node holding the roots, or one node per root. *record* False
+    skips the chunk rows and the ``waiting`` series. *ticks_per_second* switches to exact integer time (see the module doc).
     *fast_path* None picks the specialised loop when it applies; False forces the general loop;
     True requires the specialised one. *log_events* keeps the kernel's event log (the specialised
     loop writes the same one) in ``trace.meta["event_log"]``: (time, priority, rank, sequence,
@@ -173,15 +166,15 @@ def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBa
     disconnected topology, messages that take no time with a rule that polls, or a hook answer that
     is not allowed (a victim that is not another node, a destination out of range).
     """
+    o = TreeOptions.of(options, kwargs, "simulate_tree_async")
     limits = Limits(MAX_MESSAGES, MAX_MESSAGES_PER_NODE_TASK, WAITING_SAMPLES)
-    run = TreeRun(platform, workload, balancer, seed, rng, start_node, record, ticks_per_second,
-                  control_bytes, task_bytes, resolve_info(info, "info"), backoff, limits)
-    if record_decisions:
+    run = TreeRun(platform, workload, balancer, seed, o, resolve_info(o.info, "info"), limits)
+    if o.record_decisions:
         run.decided = []
-    run.tick = ticker(progress)
+    run.tick = ticker(o.progress)
     if run.tick is not None:
         run.tick(0, run.remaining)
-    fast = _takes_fast_loop(run, fast_path)
+    fast = _takes_fast_loop(run, o.fast_path)
     balancer.start(run.view, run.rng)
     run.start_info()
     server = balancer.reserved_node()
@@ -190,12 +183,12 @@ def simulate_tree_async(platform: Platform, workload: Any, balancer: MigrationBa
         raise ConfigError("start_node", server, f"a node other than {balancer.name}'s server node {server} "
                           "(its Load Information Server computes nothing)")
     # millions of short-lived tuples and no reference cycles: the cyclic collector only costs time
-    log: list | None = [] if log_events else None
+    log: list | None = [] if o.log_events else None
     with paused_gc():
         if fast:
             fast_loop(run, log)
         else:
-            k = run.general(log_events)
+            k = run.general(o.log_events)
             log = k.log
     if run.tick is not None:
         run.tick.finish(run.n_done)
