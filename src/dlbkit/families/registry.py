@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from dlbkit.runtime.record import Recording
 
 __all__ = ["Engine", "Replay", "Family", "deferred", "register", "get", "names", "of", "FAMILIES", "PACKAGES", "DEFAULT",
-           "metrics_table", "declared_in"]
+           "metrics_table", "declared_in", "GANTT_CAPTION"]
 
 
 @dataclass(frozen=True)
@@ -325,6 +325,11 @@ PACKAGES = ("divisible", "tree", "spmd", "graph", "stream")
 
 #: the family of an experiment's ``[workload]`` table that names no ``kind`` (experiment files began with loops)
 DEFAULT = "divisible"
+
+#: the report's label and caption of the shared Gantt chart (:func:`dlbkit.plots.gantt`) with its default legend, for a
+#: family's ``figure_captions``
+GANTT_CAPTION = ("Gantt", "Gantt chart: a bar per chunk; orange = waiting for work, blank = idle, red shade = "
+                          "background load.")
 
 #: the parts of a Gantt chart a family may relabel (:data:`dlbkit.plots.GANTT_LEGEND`'s keys)
 GANTT_PARTS = ("busy", "wait", "idle")

@@ -7,7 +7,7 @@ from dlbkit.families.divisible.model.view import LoopView
 from dlbkit.families.divisible.model.workload import Divisible
 from dlbkit.families.divisible.sim.engine import DivisibleOptions, simulate_divisible
 import dlbkit.families.divisible.balancers  # noqa: F401  (registers the family's balancers)
-from dlbkit.families.registry import Engine, Family, Replay, deferred, register
+from dlbkit.families.registry import GANTT_CAPTION, Engine, Family, Replay, deferred, register
 from dlbkit.runtime.record import Recording
 
 __all__ = ["FAMILY", "describe"]
@@ -56,8 +56,7 @@ FAMILY = register(Family(
                  "bytes": "bytes moved with the chunks' items and results"},
     figures=deferred("dlbkit.families.divisible.face.plots", "figures"),
     figure_kinds=("gantt", "work", "auto"),
-    figure_captions={"gantt": ("Gantt", "Gantt chart: a bar per chunk; orange = waiting for work, blank = idle, red shade = "
-                                        "background load."),
+    figure_captions={"gantt": GANTT_CAPTION,
                      "work": ("work over time", "Below it, items completed per worker over time."),
                      "auto": ("auto choices", 'Time steps under `balancer = "auto"` (repetition 0, its seed in the title): '
                               "per step the measured makespan, coloured by the rule auto ran, the prediction for that "

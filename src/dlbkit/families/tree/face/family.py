@@ -13,7 +13,7 @@ from dlbkit.families.tree.model.workload import FlatTasks, TaskTree, tree_from_d
 from dlbkit.families.tree.model.view import TreeView
 from dlbkit.families.tree.sim.engine import CONTROL_BYTES, TreeOptions, simulate_tree_async
 import dlbkit.families.tree.balancers  # noqa: F401  (registers the family's balancers)
-from dlbkit.families.registry import Engine, Family, Replay, deferred, register
+from dlbkit.families.registry import GANTT_CAPTION, Engine, Family, Replay, deferred, register
 from dlbkit.runtime.record import Recording
 
 __all__ = ["FAMILY", "describe"]
@@ -90,8 +90,7 @@ FAMILY = register(Family(
     figures=deferred("dlbkit.families.tree.face.plots", "figures"),
     plots={"tasks": deferred("dlbkit.families.tree.face.plots", "tasks_over_time")},
     figure_kinds=("gantt", "work", "tasks"),
-    figure_captions={"gantt": ("Gantt", "Gantt chart: a bar per chunk; orange = waiting for work, blank = idle, red shade = "
-                                        "background load."),
+    figure_captions={"gantt": GANTT_CAPTION,
                      "work": ("work over time", "Below it, tasks completed per worker over time."),
                      "tasks": ("waiting tasks", "Task trees: waiting tasks per node over time, and the total n(t) with "
                                "the three workload phases of Haron 1998 §2.7 (filling until n(t) first reaches p, "
