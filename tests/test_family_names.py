@@ -3,7 +3,8 @@ core names a family at all: what a family offers is dispatched through the regis
 new family needs no edit of a shared module.
 
 The check reads the source (every ``==``, ``!=``, ``in``, ``not in`` with a family's name as a string constant,
-alone or in a literal tuple, list or set); there is none left to allow.
+alone or in a literal tuple, list or set); there is none left to allow. The core's check reads every string
+constant but docstrings: a family's name, or a dotted path into its package.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ CORE = ("dlbkit/model/", "dlbkit/balancers/", "dlbkit/info/", "dlbkit/sim/", "dl
 CORE_REMAINING = {
     # "stream" there is the field a ConfigError names, a random stream of a layout, not the job-stream family
     "dlbkit/model/seeding.py": 1,
+    # the copyreg extension codes of the frequent message kinds, by module name: the wire protocol's one table,
+    # which every process must hold alike whatever it imported (runtime/messages.py's COMPACT says why)
+    "dlbkit/runtime/messages.py": 23,
 }
 
 
@@ -63,11 +67,25 @@ def test_no_module_compares_with_another_familys_name():
     assert where == {}
 
 
+def _docstrings(tree: ast.AST) -> set[int]:
+    return {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
+            and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+
+
 def family_constants(source: str) -> list[tuple[int, str]]:
-    """(line, family name) of every string constant in *source* that is a family's name (docstrings and text
-    that only mention one are longer strings, not such constants)."""
-    return [(node.lineno, node.value) for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in PACKAGES]
+    """(line, family name) of every string constant in *source* that is a family's name or names a module of its
+    package (``"dlbkit.families.tree.runtime.messages"``); docstrings, which may mention one, are not read."""
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            if node.value in PACKAGES:
+                out.append((node.lineno, node.value))
+            else:
+                out += [(node.lineno, name) for name in PACKAGES if f"dlbkit.families.{name}" in node.value]
+    return out
 
 
 def test_no_core_module_names_a_family():
@@ -94,3 +112,11 @@ def test_the_check_sees_a_comparison_in_every_form():
     assert [n for _, n in family_comparisons(src)] == ["graph", "stream", "tree", "spmd"]
     assert _owner("dlbkit/families/graph/face/replay.py") == "graph" and _owner("dlbkit/face/cli.py") is None
     assert [n for _, n in family_constants('"""The tree family."""\nX = {"tree": 1}\nf(kind="spmd")\n')] == ["tree", "spmd"]
+
+
+def test_the_core_check_sees_a_name_and_a_module_path_but_not_a_docstring():
+    src = ('"""The tree family\'s module is dlbkit.families.tree.face.family."""\n'
+           'A = "tree"\n'
+           'B = ("dlbkit.families.stream.runtime.messages", "Submit")\n'
+           'C = "trees"\n')
+    assert family_constants(src) == [(2, "tree"), (3, "stream")]

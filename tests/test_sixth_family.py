@@ -23,6 +23,7 @@ from support.profiles import examples
 import dlbkit
 from dlbkit import ConfigError, Network, Node, Platform, families
 from dlbkit.balancers.registry import REGISTRY, register
+from dlbkit.families import registry
 
 DECLARATION = "sixth.face.family"  #: the module whose import registers the family (the CLI's --import)
 EXPERIMENT = """\
@@ -54,6 +55,7 @@ def bags():
         register(cls)
     yield declared.FAMILY
     del families.FAMILIES["bags"]
+    registry._DECLARED_IN.pop("bags", None)
     for cls in mine:
         del REGISTRY[cls.name]
 
@@ -199,6 +201,17 @@ def test_an_experiment_file_runs_through_the_cli(swept):
 def test_the_familys_own_metric_reaches_summary_csv_and_the_report(swept):
     assert _summary(swept)[("bag-round-robin", "finish_spread")] == 4.5
     assert "finish_spread" in (swept / "report.html").read_text()
+
+
+def test_its_own_metric_is_a_column_of_its_experiments_only():
+    """results.csv's columns for a shipped family's experiment are the same whether or not this family is
+    registered (a resumed sweep compares them); its own experiments add its own metric."""
+    from dlbkit.face.experiments.runner import metric_columns
+
+    shipped = metric_columns(families.get("divisible"))
+    assert "finish_spread" not in shipped and "finish_spread" in metric_columns(families.get("bags"))
+    assert metric_columns(families.get("bags")) == (*shipped, "finish_spread")
+    assert "finish_spread" in metric_columns()  # every registered family's: to tell metric columns from grid keys
 
 
 def test_a_family_registered_after_the_face_was_imported_gets_its_figures(tmp_path):

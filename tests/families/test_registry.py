@@ -139,7 +139,8 @@ class Ticks:
 
 
 def _toy_engine(platform, workload, balancer, *, seed=0, scale: float = 1.0):
-    tr = Trace(n_nodes=platform.n_nodes, node_of=list(range(platform.n_nodes)), seed=seed, family="ticks")
+    # the trace's family left unnamed: dlbkit.simulate names the family it ran for
+    tr = Trace(n_nodes=platform.n_nodes, node_of=list(range(platform.n_nodes)), seed=seed)
     for w, node in enumerate(platform.nodes):
         tr.add_interval(w, w * workload.n, workload.n, 0.0, 0.0, scale * workload.n / node.speed)
     tr.speeds = [n.speed for n in platform.nodes]
@@ -167,6 +168,7 @@ def toy_family():
 
 def test_a_registered_family_runs_through_simulate_and_experiment_files(toy_family, platform, tmp_path):
     r = dlbkit.simulate(platform, Ticks(8), "static", scale=2.0)
+    assert r.trace.family == "ticks"
     assert r.makespan == pytest.approx(2.0 * 8 / 1.0)  # the slowest node: speed 1 (the master node's default)
     exp = Experiment.from_dict({"platform": {"nodes": [{"name": "a", "speed": 2.0}, {"name": "b", "speed": 1.0}]},
                                 "workload": {"kind": "ticks", "n": 4}, "engine": {"scale": 3.0},
@@ -233,4 +235,8 @@ def test_a_figure_caption_of_a_kind_the_family_does_not_draw_is_refused():
     with pytest.raises(TypeError, match=r"figure_captions names \['heat'\]"):
         Family(name="x", summary="", source="", workloads=(Ticks,), view=LoopView, kind="chunking", engines=(),
                runtime=None, metrics=compute, metric_names=(), figures=lambda t, r: {}, figure_kinds=("gantt",),
-               bar_metrics=(), parse=_parse, describe=str, figure_captions={"heat": "?"})
+               bar_metrics=(), parse=_parse, describe=str, figure_captions={"heat": ("heat", "?")})
+    with pytest.raises(TypeError, match=r"figure_captions of \['gantt'\] must each be a \(label, caption\) pair"):
+        Family(name="x", summary="", source="", workloads=(Ticks,), view=LoopView, kind="chunking", engines=(),
+               runtime=None, metrics=compute, metric_names=(), figures=lambda t, r: {}, figure_kinds=("gantt",),
+               bar_metrics=(), parse=_parse, describe=str, figure_captions={"gantt": "a caption alone"})

@@ -37,7 +37,7 @@ def replaying() -> list:
 def replayable_family(trace: Trace):
     """The family of *trace*, if it replays its recordings; else a ConfigError naming what can be replayed."""
     family = families.FAMILIES.get(trace.family)
-    if family is None or family.replay is None:  # e.g. dlbkit.spmd(record=): kept for its plots, not replayable
+    if family is None or family.replay is None:  # a family that declares no replay, or none registered
         kinds = [f.replay.recorded_by for f in replaying()]
         listing = ", ".join(kinds[:-1]) + " or " + kinds[-1] if len(kinds) > 1 else "".join(kinds)
         raise ConfigError("trace family", trace.family, "a recording dlbkit replays: " + listing)

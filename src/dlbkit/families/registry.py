@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from dlbkit.runtime.record import Recording
 
 __all__ = ["Engine", "Replay", "Family", "deferred", "register", "get", "names", "of", "FAMILIES", "PACKAGES", "DEFAULT",
-           "metrics_table", "declared_in", "GANTT_CAPTION"]
+           "metrics_table", "declared_in", "declaring_module",
+           "GANTT_CAPTION"]
 
 
 @dataclass(frozen=True)
@@ -233,9 +234,11 @@ class Family:
         extra = set(self.gantt_legend) - set(GANTT_PARTS)
         if extra:
             raise TypeError(f"family {self.name!r}: gantt_legend keys {sorted(extra)} are not among {GANTT_PARTS}")
-        unknown = [k for k in self.figure_captions if k not in self.figure_kinds]
-        if unknown:
-            raise TypeError(f"family {self.name!r}: figure_captions names {unknown}, not among its figure_kinds")
+        odd = [k for k, v in self.figure_captions.items()
+               if not (isinstance(v, tuple) and len(v) == 2 and all(isinstance(s, str) for s in v))]
+        if odd:
+            raise TypeError(f"family {self.name!r}: figure_captions of {odd} must each be a (label, caption) pair of "
+                            "strings")
         clash = sorted(set(self.own_metrics) & set(METRICS))
         if clash:
             raise TypeError(f"family {self.name!r}: own_metrics {clash} are among the shared METRICS")
@@ -343,12 +346,18 @@ def _listing_order(reg) -> list[str]:
     return [name for name in PACKAGES if dict.__contains__(reg, name)]
 
 
-#: name → the module that registered a family declared outside dlbkit (:func:`declared_in`)
+#: name → the module that registered each family (:func:`declared_in`, :func:`declaring_module`)
 _DECLARED_IN: dict[str, str] = {}
 
 
-def register(family: Family) -> Family:
-    builtin = getattr(family.parse, "__module__", "").startswith("dlbkit.families.")
+def register(family: Family, module: str | None = None) -> Family:
+    """Add *family* to the registry and return it. *module* is the module that declares it, which a process
+    that did not fork from this one imports to have it registered (:func:`declared_in`); by default the
+    caller's, as when ``FAMILY = register(Family(...))`` stands at a module's top level (a helper that calls
+    ``register`` for its caller passes the caller's module)."""
+    if module is None:
+        module = sys._getframe(1).f_globals.get("__name__", "")
+    builtin = module.startswith(f"{__package__}.")
     if not builtin:
         FAMILIES.discover()  # a family of the user's meets the built-in ones first, whatever was imported before
     if FAMILIES.raw_get(family.name) is not None:
@@ -362,17 +371,21 @@ def register(family: Family) -> Family:
         from dlbkit.runtime.record import RECORDINGS
 
         RECORDINGS[family.name] = family.recording
-    if not builtin:  # the module whose import made this call (FAMILY = register(Family(...)) at its top level)
-        _DECLARED_IN[family.name] = sys._getframe(1).f_globals.get("__name__", "")
+    _DECLARED_IN[family.name] = module
     return family
 
 
-def metrics_table() -> dict[str, tuple[str, str]]:
+def metrics_table(family: Family | None = None) -> dict[str, tuple[str, str]]:
     """Every metric a run may have, name → (description, which direction is better): METRICS (the shared ones)
     with every registered family's :attr:`~Family.own_metrics` placed after its ``own_metrics_after`` (families
-    in the registry's order). Its order is the columns of results.csv and the rows of summary.csv."""
+    in the registry's order). With *family*: the metrics of that family's experiments, whose order is the
+    columns of results.csv and the rows of summary.csv: the built-in families' and, for a family declared
+    elsewhere, its own — not another such family's, so a built-in experiment's columns do not depend on what
+    else the process imported."""
     after: dict[str, list[Family]] = {}
     for fam in FAMILIES.values():
+        if family is not None and fam is not family and fam.name not in PACKAGES:
+            continue
         after.setdefault(fam.own_metrics_after, []).append(fam)
     out: dict[str, tuple[str, str]] = {}
     for name, entry in METRICS.items():
@@ -390,7 +403,13 @@ def declared_in(name: str) -> str | None:
     to have it registered, as it imports the module of a balancer of the user's own; None for a built-in
     family (discovery finds it) or one registered from ``__main__`` (no other process can import that)."""
     module = _DECLARED_IN.get(name)
-    return None if not module or module == "__main__" else module
+    return None if not module or module == "__main__" or module.startswith(f"{__package__}.") else module
+
+
+def declaring_module(name: str) -> str | None:
+    """The module that registered family *name* (a built-in family's ``face/family.py`` too), e.g. for a
+    digest of the code its figures read."""
+    return _DECLARED_IN.get(name)
 
 
 def names() -> list[str]:

@@ -79,6 +79,8 @@ def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer 
     if b is not None:
         family.check_kind(eng, b.kind, b.name)
     trace = eng.run(platform, workload, b, seed=int(seed), **engine)
+    if not trace.family:  # an engine of a family declared elsewhere that left it unnamed: the family it ran for
+        trace.family = family.name
     trace.name_nodes(platform)
     for message in unused_availability(platform, trace):
         warnings.warn(message, UnusedAvailabilityWarning, stacklevel=2)

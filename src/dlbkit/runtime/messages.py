@@ -5,9 +5,8 @@ Every message is a small named tuple whose type is its kind: a receiver dispatch
 worker: leave the loop), :class:`Error` (worker → coordinator: the user's code raised; built by
 :func:`~dlbkit.runtime.backends.base.error_message`) and :class:`Died` (made by the local transport
 when a worker process ends); the backends' stop, drain and failure handling rely on them. Each
-family defines its own kinds next to its rules: :mod:`.families.map_messages`,
-:mod:`.families.tree_messages`, :mod:`.families.spmd_messages`, :mod:`.families.graph_messages`,
-:mod:`.families.cluster_messages`.
+family defines its own kinds next to its rules, in its runtime room's ``messages`` module
+(``dlbkit.families.<family>.runtime.messages``).
 
 Messages cross processes pickled (a pipe, MPI), so every kind is a top-level class. A named tuple
 pickles as a reference to its class (its module's and its own name) and its fields, and the
@@ -30,7 +29,11 @@ __all__ = ["Stop", "Error", "Died", "COMPACT", "FIRST_CODE"]
 #: the first of the extension codes of :data:`COMPACT` (192–239: copyreg's range for third parties)
 FIRST_CODE = 192
 #: the frequent kinds, by module and class name (registered by name: this module imports no family),
-#: each pickled by the extension code FIRST_CODE + its index (append only: a code names one kind)
+#: each pickled by the extension code FIRST_CODE + its index (append only: a code names one kind). The one
+#: place of the shared runtime that names families' modules, on purpose: the codes are the wire protocol's
+#: table, which every process of a run must hold alike whatever it imported; a table filled by each family
+#: as it is imported could give one code to two kinds in processes that imported the families in another
+#: order. A new family's kinds need no code (they are pickled by name), or take the next ones here.
 COMPACT = (
     ("dlbkit.families.divisible.runtime.messages", "Work"),
     ("dlbkit.families.divisible.runtime.messages", "Done"),

@@ -82,11 +82,13 @@ class Recording:
     a file whose mechanism no family declares (the loops': dlbkit recorded nothing else then). *restore*
     ``(trace, d, ck)`` returns the Trace read from the file's object *d* with the family's own fields checked
     (errors through *ck*, a :class:`Checker`, which names the file and the field) and what its older recordings
-    lack rebuilt."""
+    lack rebuilt. *check* ``(d, ck, n_nodes, source)`` checks the family's own fields of *d* before the trace is
+    built from them (a hand-edited file is then one error naming the field, not numpy's on a ragged array)."""
 
     legacy_mechanisms: tuple[str, ...] = ()
     legacy_default: bool = False
     restore: Callable[[Trace, dict, Checker], Trace] | None = None
+    check: Callable[[dict, Checker, int, str], None] | None = None
 
 
 #: family name → how its recordings are read; filled by the family registry from each ``Family.recording``,
@@ -406,6 +408,9 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
     family = d["family"] if "family" in d else _legacy_family(d.get("mechanism"))
     if not isinstance(family, str):
         ck.fail("family", family, "a workload family's name")
+    rules = RECORDINGS.get(family)
+    if rules is not None and rules.check is not None:
+        rules.check(d, ck, P, source)
     series_d = ck.table(d.get("series", {}), "series")
     for k, v in series_d.items():
         ck.array(v, f"series.{k}")
@@ -421,7 +426,6 @@ def trace_from_dict(d: Any, where: str = "") -> Trace:
                  messages=tot["messages"], bytes=tot["bytes"], events=tot["events"], end_time=tot["end_time"],
                  speeds=speeds, availability=avail, total_work=tot["total_work"], max_item=tot["max_item"],
                  meta=meta)
-    rules = RECORDINGS.get(family)
     return rules.restore(trace, d, ck) if rules is not None and rules.restore is not None else trace
 
 

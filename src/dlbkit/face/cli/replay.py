@@ -76,7 +76,7 @@ def _check_flags(args, family) -> None:
         for flag in f.replay.cli_flags:
             takers.setdefault(flag, []).append(f.replay.noun)
     for flag, nouns in takers.items():
-        value = getattr(args, flag)
+        value = getattr(args, flag, None)  # a flag this command lacks is never given
         if value not in (None, [], ()) and flag not in family.replay.cli_flags:
             raise ConfigError(f"--{flag}", value, "used with a " + " or ".join(f"{n} recording" for n in nouns)
                               + f" (a {family.replay.noun} recording does not take it)")
@@ -98,7 +98,7 @@ def command(args) -> int:
     named = _named_balancers(names, params, family.kinds)
     _check_flags(args, family)
     report = family.replay.report(trace, named, seed=args.seed, source=str(args.trace), label=balancer_label,
-                                  **{flag: getattr(args, flag) for flag in family.replay.cli_flags})
+                                  **{flag: getattr(args, flag, None) for flag in family.replay.cli_flags})
     if args.json:
         print(json.dumps(jsonable(report.data), indent=2))
         return 0

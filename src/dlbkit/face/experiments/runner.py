@@ -56,9 +56,10 @@ BASE_COLUMNS = ("experiment", "label", "balancer", "params", "point")
 RUN_COLUMNS = ("repetition", "seed", "status", "error", "wall_s", "fingerprint")
 
 
-def metric_columns() -> tuple[str, ...]:
-    """The metric columns of results.csv: every metric a run may have (:func:`dlbkit.families.metrics_table`)."""
-    return tuple(families.metrics_table())
+def metric_columns(family=None) -> tuple[str, ...]:
+    """The metric columns of results.csv for an experiment of *family* (:func:`dlbkit.families.metrics_table`);
+    None: every metric a registered family has (to tell a header's metric columns from its grid keys)."""
+    return tuple(families.metrics_table(family))
 
 
 Progress = Callable[[int, int, dict], None]
@@ -66,7 +67,7 @@ Progress = Callable[[int, int, dict], None]
 
 def columns(experiment: Experiment) -> list[str]:
     """The header of results.csv: run identity, one column per grid key, run status, then metrics."""
-    return [*BASE_COLUMNS, *experiment.grid_keys, *RUN_COLUMNS, *metric_columns()]
+    return [*BASE_COLUMNS, *experiment.grid_keys, *RUN_COLUMNS, *metric_columns(experiment.family)]
 
 
 @dataclass
@@ -403,7 +404,7 @@ def _execute(spec: RunSpec, keep_trace: bool, progress=None) -> tuple[dict, Trac
     except Exception as e:
         return _failed(e, time.perf_counter() - t0), None
     values = {"status": "ok", "error": "", "wall_s": time.perf_counter() - t0}
-    values.update({m: float(result.metrics.get(m, math.nan)) for m in metric_columns()})
+    values.update({m: float(result.metrics.get(m, math.nan)) for m in metric_columns(families.get(result.trace.family))})
     if not keep_trace:
         return values, None
     return values, result.trace

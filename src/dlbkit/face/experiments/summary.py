@@ -75,6 +75,8 @@ def summarise(rows: Sequence[dict], metrics: Sequence[str] | None = None) -> lis
     out = []
     for (label, point), rs in groups.items():
         for m in metrics:
+            if m not in rs[0]:  # another family's own metric: not a column of this experiment's results
+                continue
             n, mean, std, h = mean_ci(float(r[m]) for r in rs)
             out.append(Stat(label, rs[0]["balancer"], point, m, n, mean, std, h))
     return out

@@ -13,12 +13,12 @@ the local backend only: under MPI a dead rank ends the job). An exception in the
 stops every worker and is raised as :class:`TaskError` with the item's index and the worker's
 traceback; so is a result that cannot be pickled (the item and the pickling problem named).
 
-The worker (:func:`serve`) asks for work by reporting (:class:`~.map_messages.Ready` first, then
-each :class:`~.map_messages.Done` doubles as the next request), times every item with
+The worker (:func:`serve`) asks for work by reporting (:class:`~.messages.Ready` first, then
+each :class:`~.messages.Done` doubles as the next request), times every item with
 ``time.perf_counter`` and, when emulating a slower node, sleeps so that the chunk takes as long as it
 would there. It never decides anything: chunk sizes come from the coordinator.
 
-Messages (:mod:`.map_messages`): coordinator → worker ``Work``, ``Stop()``; worker → coordinator
+Messages (:mod:`.messages`): coordinator → worker ``Work``, ``Stop()``; worker → coordinator
 ``Ready`` once at start, ``Done`` after each chunk, an ``Error`` (index = the item's) when the
 user's function raised; the local transport adds ``Died``.
 

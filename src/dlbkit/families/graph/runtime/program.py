@@ -33,7 +33,7 @@ of the living workers and places the lost tasks again. A result is kept once (a 
 ignored). An exception in ``fn`` stops every worker and is a :class:`~dlbkit.errors.TaskError` naming
 the task's key, with the worker's traceback; so is a result that cannot be pickled.
 
-Messages (:mod:`.graph_messages`): coordinator → worker ``Run`` (a task with its inputs), ``Stop()``;
+Messages (:mod:`.messages`): coordinator → worker ``Run`` (a task with its inputs), ``Stop()``;
 worker → coordinator ``Result`` (its value and times), an ``Error`` (index = the task's); the local
 transport adds ``Died``.
 

@@ -19,7 +19,7 @@ k rows of *i* that touch *j* (contiguity kept), clamped so that *i* keeps at lea
 then the next window's measurement starts afresh (000 §6.2: reset after a transfer).
 
 A worker holds its block between iterations and does only what the coordinator asks; it decides
-nothing. Messages (:mod:`.spmd_messages`): coordinator → worker ``Init`` (its first rows), ``Step``
+nothing. Messages (:mod:`.messages`): coordinator → worker ``Init`` (its first rows), ``Step``
 (an iteration, with the halo rows), ``Ship`` and ``Take`` (a transfer's two halves), ``Gather`` and
 ``Stop()``; worker → coordinator ``Stepped`` (an iteration done, with the block's new edges and its
 measured time), ``Shipped``, ``Took``, ``Block``, and an ``Error`` (index = the iteration) when

@@ -154,5 +154,5 @@ FAMILY = register(Family(
     replay=Replay(deferred("dlbkit.families.stream.face.replay", "replay_stream"),
                   recorded_by="a job stream (Cluster, dlbkit cluster)", noun="job-stream",
                   report=deferred("dlbkit.families.stream.face.replay", "report"), cli_flags=("info",)),
-    recording=Recording(restore=recording.restore),
+    recording=Recording(check=recording.check),
 ))

@@ -21,7 +21,7 @@ The load a node reports is its jobs in the system (queued + running), the superm
 (``StreamView.queue``). The agent thread keeps answering (gossip, forwards) while a job runs: the
 runner is a second thread, so a long job does not silence the node's load monitor.
 
-Messages (:mod:`.cluster_messages`). From the client: :class:`Submit` a job submitted here,
+Messages (:mod:`.messages`). From the client: :class:`Submit` a job submitted here,
 :class:`SubmitBatch` several; :class:`NodeDied` a node died, and the client asks which of the jobs it
 still has at the dead node as their origin were forwarded here; ``Stop()``. From another node, over
 the mesh: :class:`Forward` a job its origin placed here; :class:`Info` load entries. To the client:

@@ -6,7 +6,7 @@ The nodes talk to one another over the backend's mesh (:attr:`ClusterProgram.mes
 and a load message go from node to node, never through here. The client decides nothing and relays
 nothing: it assigns each job an origin (round-robin over the live nodes, or the one the caller
 names if it is alive; a dead one is replaced by round-robin), keeps the futures, and learns where
-each job went from its origin's placement notice (:class:`~.cluster_messages.Placed`, sent after the
+each job went from its origin's placement notice (:class:`~.messages.Placed`, sent after the
 job itself), which is what fault recovery needs:
 
 * a node that dies (its pipe ends: the transport's ``Died``, after every message it sent before) is

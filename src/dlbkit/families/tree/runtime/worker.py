@@ -15,7 +15,7 @@ Decisions are the balancer's (a clone in every worker, with its own random strea
 when the worker runs dry (or falls to ``low_water``), ``on_request`` when asked for work (with the
 exact length of its own deque), ``on_spawn`` after an expansion when the rule is sender-initiated.
 
-Protocol (:mod:`.tree_messages`): a worker sends :class:`Report` (answered by :class:`Mail`),
+Protocol (:mod:`.messages`): a worker sends :class:`Report` (answered by :class:`Mail`),
 :class:`Steal` (each victim answers with a :class:`Loot` item), :class:`Idle`, :class:`Give` (tasks
 for another worker), each with its :class:`WorkerState` and best bound; :class:`Final` after Stop;
 an ``Error`` (index = the task's repr) when the user's code raised, or when a task, the bound or the
