@@ -11,6 +11,7 @@ import argparse
 from concurrent.futures import ProcessPoolExecutor
 
 import dlbkit
+from dlbkit.families.divisible.face.run import DEFAULT_BALANCER
 from timing import best_of
 
 
@@ -27,7 +28,7 @@ def main():
     items = list(range(a.items))
     expect = [trivial(x) for x in items]
     rows = []
-    for name in (dlbkit.families.divisible.face.run.DEFAULT_BALANCER + " (default)", "fac2", "gss", "static"):
+    for name in (DEFAULT_BALANCER + " (default)", "fac2", "gss", "static"):
         bal = name.split()[0]
         assert dlbkit.map(trivial, items, workers=a.workers, balancer=bal) == expect
         rows.append((f"dlbkit.map balancer={name}",
