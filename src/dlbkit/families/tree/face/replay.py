@@ -26,7 +26,8 @@ The replay model:
   **answer delay** (:func:`answer_delay`, per worker from its recorded stretches: its check points rebuilt
   from its tasks' measured costs and its stretches' measured times) is most of a steal's time, where the
   simulator's victim answers when the request arrives. The **relay** (both ways through the coordinator) is
-  the shortest recorded wait for a next stretch. The replay's one-way latency is half of relay + the mean
+  the shortest recorded wait for a next stretch (at most: that wait had its own victim's delay in it, about
+  3 ms under random stealing, where a rule that pushes tasks to a reading worker records 0.01-0.02 ms). The replay's one-way latency is half of relay + the mean
   answer delay over the workers (a random victim; ``latency=`` overrides it), on a network with no byte cost
   (the pipes' bytes are not measured). Empty answers back off as the runtime's coordinator does
   (:data:`~dlbkit.families.tree.runtime.coordinator.STEAL_BACKOFF_S`) in the simulator too, so the recorded
