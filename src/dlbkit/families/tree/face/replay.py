@@ -19,20 +19,29 @@ The replay model:
   stretches should have taken (their tasks' costs at that speed under the recorded availability) to the time
   they took, which folds in what the per-task timers miss (the check points' reports and mail between two
   tasks, answering steals, the emulation's oversleep). The recorded availability is kept.
-* **Network**: a worker that ran dry waited ``t_start - t_ask`` for its next stretch: a request through the
-  coordinator to a victim, which reads it at its next check point (every
-  :data:`~dlbkit.families.tree.runtime.worker.CHECK_S`), and the answer back. The median of these waits (every
-  stretch but a worker's first) is one steal's round trip; half of it is the replay's latency (``latency=``
-  overrides it), on a network with no byte cost (the pipes' bytes are not measured). Empty answers back off as
-  the runtime's coordinator does (:data:`~dlbkit.families.tree.runtime.coordinator.STEAL_BACKOFF_S`); the
-  recorded topology and information model are kept.
+* **Network**: a steal is a request through the coordinator to a victim and the answer back. A busy victim
+  reads its requests only at its check points (the first task end past every
+  :data:`~dlbkit.families.tree.runtime.worker.CHECK_S`), and a request waits at the coordinator for the Mail
+  that replies to the victim's next check point's Report, read at the check point after: the victim's
+  **answer delay** (:func:`answer_delay`, per worker from its recorded stretches: its check points rebuilt
+  from its tasks' measured costs and its stretches' measured times) is most of a steal's time, where the
+  simulator's victim answers when the request arrives. The **relay** (both ways through the coordinator) is
+  the shortest recorded wait for a next stretch (at most: that wait had its own victim's delay in it, about
+  3 ms under random stealing, where a rule that pushes tasks to a reading worker records 0.01-0.02 ms). The replay's one-way latency is half of relay + the mean
+  answer delay over the workers (a random victim; ``latency=`` overrides it), on a network with no byte cost
+  (the pipes' bytes are not measured). Empty answers back off as the runtime's coordinator does
+  (:data:`~dlbkit.families.tree.runtime.coordinator.STEAL_BACKOFF_S`) in the simulator too, so the recorded
+  waits (which count those back-offs) are not the latency (their median halved was, before: 7 ms for a
+  steal whose round trip is about 5). The recorded topology and information model are kept.
+* **Startup**: the replay's root starts when the recorded one did (worker 0's first stretch), its times
+  shifted by it, so replay/real compares like with like.
 
-Why this model, and what it misses: the simulator answers a request the moment it arrives, the runtime at the
-victim's next check point, and the runtime's messages all pass the coordinator (two hops) where the simulator's
-travel one; the latency estimate folds both into one number, right on average and not per message. Replaying a
-run with equal task costs on equal speeds gives back its makespan within the stretches' startup and the
-steals' spread (tests/families/tree/face/test_replay.py states the tolerance). Not replayed: the time to start
-the workers (the replay starts them at 0) and faults.
+What it misses: the answer delay is one mean, where a slow victim's is longer than a fast one's (15 against
+5 ms on speeds 1, 1, 0.5, 0.25 with 1-4 ms tasks); the runtime's load information is as old as the last check
+point's Report, the simulator's (exact information) is the truth, so a rule that reads loads (RID) diffuses
+sooner in the replay; the workers other than 0 start together with the root, where the real ones started up to
+tens of ms later on a loaded machine; faults. A random rule's replay is one draw of the simulator's random
+choices and the real run another (tests/families/tree/face/test_replay.py states the tolerances).
 """
 
 from __future__ import annotations
@@ -48,9 +57,9 @@ from dlbkit.families.replay import (ReplayReport, ReplayResult, check_seconds, m
 from dlbkit.families.tree.model.workload import RecordedTree
 from dlbkit.model.availability import Recorded
 from dlbkit.model.platform import Network, Node, Platform
-from dlbkit.model.trace import Trace
+from dlbkit.model.trace import Column, Trace
 
-__all__ = ["recorded_tree", "estimate", "replay_tree", "steal_latency", "report"]
+__all__ = ["recorded_tree", "estimate", "replay_tree", "steal_latency", "answer_delay", "report"]
 
 #: the replay network's bandwidth (bytes/s): the runtime's messages cross pipes whose bytes are not measured
 _BANDWIDTH = 1e12
@@ -95,12 +104,53 @@ def recorded_tree(trace: Trace) -> tuple[RecordedTree, list[list[float]]]:
 
 def steal_latency(trace: Trace) -> float:
     """Half the median wait of a worker that ran dry for its next busy stretch (every stretch but its first):
-    one steal's round trip through the coordinator, halved (0 if no worker ever waited)."""
+    one steal's round trip through the coordinator, halved (0 if no worker ever waited). The estimate before
+    :func:`answer_delay` (kept for comparison): a wait counts every empty answer and its back-off, which the
+    replay's engine adds again."""
+    waits = _waits(trace)
+    return float(np.median(waits)) / 2 if waits else 0.0
+
+
+def _waits(trace: Trace) -> list[float]:
     by_worker: dict[int, list[int]] = {}
     for k in sorted(range(trace.n_intervals), key=trace.t_start.__getitem__):
         by_worker.setdefault(int(trace.node[k]), []).append(k)
-    waits = [trace.t_start[k] - trace.t_ask[k] for rows in by_worker.values() for k in rows[1:]]
-    return float(np.median(waits)) / 2 if waits else 0.0
+    return [trace.t_start[k] - trace.t_ask[k] for rows in by_worker.values() for k in rows[1:]]
+
+
+def answer_delay(trace: Trace, per_worker: list[list[float]], check_s: float) -> list[float]:
+    """Per worker, the mean time a steal request that reaches the coordinator while it is busy waits for its
+    answer: the coordinator hands the request over with the Mail that replies to the worker's next check
+    point's Report, which the worker reads at the check point after (:mod:`dlbkit.families.tree.runtime.worker`:
+    a check point is the end of the first task past every *check_s*; the end of a stretch reads the pending
+    Mail and then answers at once). The check points are rebuilt from the recording: each stretch's tasks
+    fill its measured time in proportion to their measured costs. A request arriving at a uniformly random
+    moment of the worker's busy time, between check points p_j and p_j+1, is answered at p_j+2 (the stretch's
+    end at the latest); the mean is Σ (L_j²/2 + L_j·(p_j+2 − p_j+1)) / Σ L_j over its stretches (0 for a worker
+    that was never busy)."""
+    P = trace.n_nodes
+    cum = [np.concatenate(([0.0], np.cumsum(c))) for c in per_worker]
+    num, den = [0.0] * P, [0.0] * P
+    for k in range(trace.n_intervals):
+        w, first, count = int(trace.node[k]), int(trace.first[k]), int(trace.count[k])
+        t0, t1 = float(trace.t_start[k]), float(trace.t_end[k])
+        if count <= 0 or t1 <= t0 or first + count >= len(cum[w]):
+            continue
+        costs = np.asarray(per_worker[w][first:first + count])
+        total = float(costs.sum())
+        ends = t0 + (np.cumsum(costs) / total * (t1 - t0) if total > 0 else np.linspace(t1 - t0, t1 - t0, count))
+        points, nxt = [t0], t0 + check_s
+        for e in ends[:-1]:
+            if e >= nxt:
+                points.append(float(e))
+                nxt = e + check_s
+        points.append(t1)
+        for j in range(len(points) - 1):
+            L = points[j + 1] - points[j]
+            answer = points[j + 2] if j + 2 < len(points) else t1
+            num[w] += L * L / 2 + L * (answer - points[j + 1])
+            den[w] += L
+    return [n / d if d > 0 else 0.0 for n, d in zip(num, den)]
 
 
 def _speeds(trace: Trace, per_worker: list[list[float]], until: float) -> tuple[list[float], list[Recorded]]:
@@ -134,19 +184,27 @@ def _topology(recorded: Any) -> Any:
 
 def estimate(trace: Trace, latency: float | None = None) -> tuple[RecordedTree, dict]:
     """The replay model of a recorded real tree run: its tree, and as data its measured speeds (and the nominal
-    ones), availabilities, one-way latency (*latency*, else :func:`steal_latency`) and the steals' back-off."""
+    ones), availabilities, ``relay`` and per worker ``answer_delay`` (s), the one-way ``latency`` (*latency*,
+    else half of relay + the mean answer delay), ``startup`` (the root's start) and the steals' back-off."""
     from dlbkit.families.tree.runtime.coordinator import STEAL_BACKOFF_S
 
     tree, per_worker = recorded_tree(trace)
+    from dlbkit.families.tree.runtime.worker import CHECK_S
+
+    delays = answer_delay(trace, per_worker, float(trace.meta.get("check_s", CHECK_S)))
+    waits = _waits(trace)
+    relay = max(0.0, float(min(waits))) if waits else 0.0
     if latency is None:
-        latency = steal_latency(trace)
+        latency = (relay + float(np.mean(delays))) / 2
     else:
         check_seconds("latency", latency)
     until = max([float(trace.end_time)] + [float(t) for t in trace.t_end])
     speeds, avail = _speeds(trace, per_worker, until)
+    root = [k for k in range(trace.n_intervals) if int(trace.node[k]) == 0 and int(trace.first[k]) == 0]
+    startup = float(trace.t_start[root[0]]) if root else 0.0
     return tree, {"model": "measured", "speeds": speeds, "nominal_speeds": [float(s) for s in trace.speeds],
-                  "availability": avail, "latency": float(latency), "backoff": list(STEAL_BACKOFF_S),
-                  "tasks": len(tree.costs)}
+                  "availability": avail, "latency": float(latency), "relay": relay, "answer_delay": delays,
+                  "startup": startup, "backoff": list(STEAL_BACKOFF_S), "tasks": len(tree.costs)}
 
 
 def replay_tree(trace: Trace, balancer: Balancer | str | None = None, params: Mapping[str, Any] | None = None,
@@ -166,6 +224,13 @@ def replay_tree(trace: Trace, balancer: Balancer | str | None = None, params: Ma
     info = trace.meta.get("info")
     info = {k: v for k, v in info.items() if k != "rounds"} if isinstance(info, Mapping) else None
     tr = simulate_tree_async(platform, tree, b, seed=seed, info=info, backoff=model["backoff"])
+    s = model["startup"]  # the replay's root starts when the recorded run's did
+    tr.t_ask = Column("d", [t + s for t in tr.t_ask])
+    tr.t_start = Column("d", [t + s for t in tr.t_start])
+    tr.t_end = Column("d", [t + s for t in tr.t_end])
+    tr.end_time = float(tr.end_time) + s
+    if "makespan" in tr.meta:
+        tr.meta["makespan"] = tr.end_time
     tr.source = "replay"
     kept = {k: v for k, v in model.items() if k != "availability"}
     tr.meta.update(replay_of=trace.balancer, replay_model=kept, balancer_params=b.get_params())
@@ -178,6 +243,7 @@ def report(trace: Trace, named, *, seed: int | None, source: str, label) -> Repl
     tree, model = estimate(trace)
     model = {k: v for k, v in model.items() if k != "availability"}
     line = (f"model: measured speeds {speeds_text(model['speeds'])}; latency {model['latency'] * 1e3:.3g} ms "
-            "(half a steal's round trip)")
+            f"(half a steal's round trip: relay {model['relay'] * 1e3:.3g} ms + victim's answer delay); startup "
+            f"{model['startup'] * 1e3:.3g} ms")
     return makespan_report(trace, named, replay_tree, seed=seed, source=source, label=label, model=model,
                            model_line=line, count=len(tree.costs), unit="tasks")
