@@ -160,12 +160,21 @@ def test_replaying_a_real_run_with_a_deterministic_rule_is_within_10_percent(tmp
     Measured (15 runs, load average 1.7-5 on the 2 shared cores): 0.927, 0.976, 0.969, 1.014, 0.949, 0.913,
     0.980, 0.983, 0.980, 0.955, 0.994, 0.948, 0.999, 0.951, 0.992 (and 0.929-1.022 on 255-task trees). The
     replay sits low by the first and third terms, 0-9% here; 10% holds them with a little room for the
-    machine's load (their size grows with the check interval and the startup spread)."""
-    r, t = _napping_run("rid", tmp_path)
-    rep = dlbkit.replay(t)
-    assert rep.balancer.name == "rid" and rep.real_makespan == pytest.approx(r.makespan, rel=1e-12)
-    print(f"\nrid: real {r.makespan:.4f} s, replay {rep.makespan:.4f} s, ratio {rep.ratio:.3f}")
-    assert abs(rep.ratio - 1.0) <= 0.10, (r.makespan, rep.makespan, estimate(t)[1])
+    machine's load (their size grows with the check interval and the startup spread).
+
+    The claim is on the median of three recorded runs, each replayed: one run's ratio also carries the load of
+    the moment it ran (a start-up spread, wake-ups delayed by whatever else runs), which no recording holds. A
+    single run asserted alone read 0.881 once in CI (the whole suite beside it on 2 cores); under two busy
+    loops, single runs read 0.945-1.003 (6 runs)."""
+    ratios = []
+    for k in range(3):
+        (tmp_path / str(k)).mkdir()
+        r, t = _napping_run("rid", tmp_path / str(k))
+        rep = dlbkit.replay(t)
+        assert rep.balancer.name == "rid" and rep.real_makespan == pytest.approx(r.makespan, rel=1e-12)
+        ratios.append(rep.ratio)
+    print(f"\nrid: replay/real {' '.join(f'{x:.3f}' for x in ratios)}")
+    assert abs(float(np.median(ratios)) - 1.0) <= 0.10, (ratios, estimate(t)[1])
 
 
 RANDOM_SEEDS = 10
