@@ -46,8 +46,8 @@ _DRAWING_MODULES = ("dlbkit.plots", __name__, "dlbkit.model.trace", "dlbkit.mode
 
 def _figure_modules() -> list[str]:
     """The modules of every family's ``figures`` (its ``face/plots.py``) and of its declaration, imported so
-    that their code is digested: a family's figures draw with the shared plots and may with another module's, so a run's
-    digest covers them all."""
+    that their code is digested: a family's figures draw with the shared plots and may with another module's,
+    so a run's digest covers them all."""
     from dlbkit.families.registry import declaring_module
 
     # the figures' module and the family's declaration, which the figures may read (a stream's response times)
