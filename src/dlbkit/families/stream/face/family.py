@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Mapping
 
 import numpy as np
 
 from dlbkit.model import check
 from dlbkit.model.platform import Platform
+from dlbkit.families.stream.model.swf import SwfLog, check_width
 from dlbkit.families.stream.model.workload import Stream, stream_from_dict
 from dlbkit.families.stream.model.view import StreamView
 from dlbkit.families.stream.sim.engine import StreamOptions, simulate_stream
@@ -21,6 +23,10 @@ __all__ = ["FAMILY", "describe", "metrics"]
 
 
 def describe(w: Stream) -> str:
+    if isinstance(w.source, SwfLog):
+        procs = f", MaxProcs {w.source.max_procs}" if w.source.max_procs is not None else ""
+        return (f"{len(w.trace):,} jobs of the SWF log {Path(w.source.path).name} (width {w.source.width!r}"
+                f"{procs}; {w.source.dropped:,} left out for no work)")
     if w.trace is not None:
         return f"a recorded stream of {len(w.trace):,} jobs"
     rate = f"{w.rates:g} jobs/s per node" if not isinstance(w.rates, tuple) else f"{sum(w.rates):g} jobs/s in all"
@@ -96,8 +102,10 @@ def sample_view() -> StreamView:
 
 
 def check_fit(platform: Platform, workload: Stream) -> None:
-    """Rates (one per node) and a trace's origins must name the platform's nodes."""
+    """Rates (one per node) and a trace's origins must name the platform's nodes; an SWF log's jobs must
+    fit in the platform's slots."""
     workload.check_fit([n.name for n in platform.nodes])
+    check_width(workload, sum(n.cores for n in platform.nodes))
 
 
 def check_balancer(platform: Platform, balancer, path: str, workload=None, options=None) -> None:
@@ -149,7 +157,7 @@ FAMILY = register(Family(
     describe=describe,
     check_fit=check_fit,
     check_balancer=check_balancer,
-    file_keys=("trace",),
+    file_keys=("trace", "swf"),  # read from the experiment file's folder
     sample_view=sample_view,
     replay=Replay(deferred("dlbkit.families.stream.face.replay", "replay_stream"),
                   recorded_by="a job stream (Cluster, dlbkit cluster)", noun="job-stream",

@@ -131,7 +131,8 @@ class Stream:
     :class:`Demand`; *bursts*: :class:`Burst` windows; *trace*: recorded rows (time, origin, demand,
     width) instead of Poisson arrivals (then *rates* and *jobs* are not given); *initial*: tasks in
     each node's system at time 0 (one count per platform node, empty: none), each of work drawn from
-    *initial_demand* (a :class:`Demand`); *name*: for reports.
+    *initial_demand* (a :class:`Demand`); *name*: for reports; *source*: where a recorded trace came
+    from (set by :meth:`read`: the SWF log's header and lines).
 
     Raise :exc:`~dlbkit.errors.ConfigError` naming the field (``workload.rates[2]``,
     ``workload.trace[5].time``) for a bad value.
@@ -146,6 +147,16 @@ class Stream:
     name: str = "stream"
     initial: tuple = ()
     initial_demand: Demand = field(default_factory=Demand)
+    #: where a recorded trace came from (an :class:`~dlbkit.families.stream.model.swf.SwfLog`), or None
+    source: Any = None
+
+    @classmethod
+    def read(cls, path: str | Path, **keywords) -> "Stream":
+        """A recorded stream of the Standard Workload Format log at *path* (the Parallel Workloads
+        Archive's format): :func:`dlbkit.families.stream.model.swf.read_swf` documents the keywords
+        (``statuses``, ``start``, ``end``, ``load_scale``, ``width``, ``origin``, ``name``)."""
+        from dlbkit.families.stream.model.swf import read_swf  # swf builds a Stream: imported when used
+        return read_swf(path, **keywords)
 
     def __post_init__(self):
         f = "workload"
@@ -332,10 +343,13 @@ def read_arrivals_csv(path: str | Path) -> tuple:
 def stream_from_dict(table: Mapping, path: str = "workload", base_dir: Path | None = None) -> Stream:
     """A :class:`Stream` from an experiment's ``[workload]`` table (``kind = "stream"``): ``rates``,
     ``jobs``, ``width``, ``demand = {kind, mean, sigma, values}``, ``bursts = [[start, end, factor], …]``,
-    ``initial = [counts]`` and ``initial_demand = {…}``, or ``trace`` (a CSV file name, relative to *base_dir*, or a list of rows). Errors name ``path.field``."""
+    ``initial = [counts]`` and ``initial_demand = {…}``, or ``trace`` (a CSV file name, relative to *base_dir*, or a list of rows),
+    or ``swf`` (a Standard Workload Format log, relative to *base_dir*) with ``statuses``, ``start``, ``end``,
+    ``load_scale``, ``origin`` and ``width = "processors" | "one"`` (:func:`~dlbkit.families.stream.model.swf.read_swf`).
+    Errors name ``path.field``."""
     d = check.table(table, path)
     check.known_keys(d, path, {"kind", "rates", "jobs", "width", "demand", "bursts", "trace", "name", "initial",
-                               "initial_demand"})
+                               "initial_demand", *SWF_KEYS})
     demands = {}
     for key in ("demand", "initial_demand"):
         dem = check.table(d.get(key, {}), f"{path}.{key}")
@@ -353,6 +367,11 @@ def stream_from_dict(table: Mapping, path: str = "workload", base_dir: Path | No
             raise ConfigError(f"{path}.bursts[{k}]", b, "[start, end, factor]")
         with check.renamed("bursts", f"{path}.bursts[{k}]"):
             bursts.append(Burst(*b))
+    if "swf" in d:
+        return _swf_from_dict(d, path, base_dir, demands["initial_demand"])
+    for k in SWF_KEYS:
+        if k in d:
+            raise ConfigError(f"{path}.{k}", d[k], "absent without swf (a filter of an SWF log's jobs)")
     trace = d.get("trace")
     if isinstance(trace, str):
         p = Path(trace)
@@ -361,3 +380,24 @@ def stream_from_dict(table: Mapping, path: str = "workload", base_dir: Path | No
         return Stream(rates=d.get("rates"), jobs=d.get("jobs"), width=d.get("width", 1), demand=demand,
                       bursts=tuple(bursts), trace=trace, name=d.get("name", "stream"),
                       initial=d.get("initial", ()), initial_demand=demands["initial_demand"])
+
+
+#: the [workload] keys of a stream read from an SWF log (besides swf itself and width, name, initial)
+SWF_KEYS = ("swf", "statuses", "start", "end", "load_scale", "origin")
+
+
+def _swf_from_dict(d: Mapping, path: str, base_dir: Path | None, initial_demand: Demand) -> Stream:
+    """``swf = "log.swf"`` and its filter keywords (a Poisson stream's or a trace's keys are refused)."""
+    from dlbkit.families.stream.model.swf import read_swf
+    for k in ("rates", "jobs", "trace", "bursts", "demand"):
+        if k in d:
+            raise ConfigError(f"{path}.{k}", d[k], "absent with swf (the log gives the jobs, their times and work)")
+    f = d["swf"]
+    if not isinstance(f, str) or not f:
+        raise ConfigError(f"{path}.swf", f, "the file name of an SWF log (relative to the experiment's folder)")
+    p = Path(f)
+    kw = {k: d[k] for k in ("statuses", "start", "end", "load_scale", "width", "origin", "name") if k in d}
+    if "statuses" in kw and isinstance(kw["statuses"], str) and kw["statuses"] == "any":
+        kw["statuses"] = None  # TOML has no null: "any" keeps every status
+    return read_swf(p if p.is_absolute() or base_dir is None else base_dir / p, field=path,
+                    initial=d.get("initial", ()), initial_demand=initial_demand, **kw)
