@@ -10,7 +10,7 @@ job per line of 18 whitespace-separated numbers, -1 meaning unknown:
  (1 completed, 0 failed, 5 cancelled, 2-4 partial executions, -1 unknown), 12 user, 13 group,
  14 executable, 15 queue, 16 partition, 17 preceding job, 18 think time.
 
-:func:`read_swf` (``Stream.read``) makes a recorded :class:`~dlbkit.families.stream.model.workload.Stream`
+:func:`read_swf` reads its rows and ``Stream.read`` makes a recorded :class:`~dlbkit.families.stream.model.workload.Stream`
 of it. The mapping (a stream's trace rows are (time, origin, demand, width); a task of demand w takes
 w / s seconds on one slot of a node of speed s):
 
@@ -207,19 +207,19 @@ def _keywords(statuses, start, end, load_scale, width, origin, f: str):
 
 def read_swf(path: str | Path, *, statuses: Sequence[int] | int | None = (1,), start: float | None = None,
              end: float | None = None, load_scale: float = 1.0, width: str = "processors", origin: Any = 0,
-             name: str | None = None, initial: Sequence[int] = (), initial_demand=None, field: str = "workload"):
-    """A recorded :class:`~dlbkit.families.stream.model.workload.Stream` of the SWF log at *path*
-    (module docstring for the mapping).
+             max_width: int = 100_000, field: str = "workload") -> tuple[tuple, SwfLog]:
+    """The trace rows (time, origin, demand, width) of the SWF log at *path* and its :class:`SwfLog`
+    (module docstring for the mapping); :meth:`Stream.read <dlbkit.families.stream.model.workload.Stream.read>`
+    makes the stream of them.
 
     *statuses*: the SWF statuses kept (default ``(1,)``: completed jobs; None: every job); *start*,
     *end*: the window of submit times kept, in seconds of the log's clock (end excluded; None: open);
     *load_scale*: > 0, divides every arrival time (> 1: more load); *width*: ``"processors"`` (a job
     is one task per processor) or ``"one"`` (one task of all its work); *origin*: the node every job
-    arrives at (an index or a name; default 0), or a list of nodes taken in turn; *name*: for reports
-    (default the file's stem); *initial*, *initial_demand*: as :class:`Stream`'s. Errors name
-    ``{field}.swf {path} line {k} field {j} ({name})`` (a keyword: ``{field}.{keyword}``).
+    arrives at (an index or a name; default 0), or a list of nodes taken in turn; *max_width*: the
+    most tasks of a job (the stream's limit). Errors name ``{field}.swf {path} line {k} field {j}
+    ({name})`` (a keyword: ``{field}.{keyword}``).
     """
-    from dlbkit.families.stream.model.workload import MAX_WIDTH, Demand, Stream
     f = field
     statuses, lo, hi, scale, origins = _keywords(statuses, start, end, load_scale, width, origin, f)
     p = Path(path)
@@ -246,12 +246,12 @@ def read_swf(path: str | Path, *, statuses: Sequence[int] | int | None = (1,), s
     t = (submit[idx] - submit[idx[0]]) / scale
     p_k, r_k = procs[idx].astype(np.int64), run[idx]
     if width == "processors":
-        wide = p_k > MAX_WIDTH
+        wide = p_k > max_width
         if wide.any():
             i = int(idx[np.flatnonzero(wide)[0]])
             col = _ALLOC if a[i, _ALLOC] > 0 else _REQ
             raise ConfigError(_where(f"{f}.swf", p, int(lines[i]), col), int(procs[i]),
-                              f"at most {MAX_WIDTH:,} processors with width 'processors' (dlbkit's limit on tasks "
+                              f"at most {max_width:,} processors with width 'processors' (dlbkit's limit on tasks "
                               "of one job; width = 'one' makes it one task)")
         w_k, d_k = p_k, r_k
     else:
@@ -262,8 +262,7 @@ def read_swf(path: str | Path, *, statuses: Sequence[int] | int | None = (1,), s
     log = SwfLog(str(p), header.get("MaxProcs"), header.get("MaxNodes"), header.get("MaxJobs"),
                  header.get("MaxRecords"), header.get("UnixStartTime"), records=len(a), kept=n,
                  dropped=chosen - n, width=width, lines=tuple(lines[idx].tolist()))
-    return Stream(trace=trace, name=p.stem if name is None else name, initial=initial, source=log,
-                  initial_demand=Demand() if initial_demand is None else initial_demand)
+    return trace, log
 
 
 def check_width(stream, slots: int) -> None:

@@ -36,6 +36,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from dlbkit.errors import ConfigError
+from dlbkit.families.stream.model.swf import read_swf
 from dlbkit.model import check
 
 __all__ = ["Stream", "Demand", "Burst", "Arrivals", "stream_from_dict", "read_arrivals_csv", "DEMANDS", "MAX_JOBS",
@@ -151,12 +152,16 @@ class Stream:
     source: Any = None
 
     @classmethod
-    def read(cls, path: str | Path, **keywords) -> "Stream":
+    def read(cls, path: str | Path, *, name: str | None = None, initial: Sequence[int] = (),
+             initial_demand: Demand | None = None, field: str = "workload", **filters) -> "Stream":
         """A recorded stream of the Standard Workload Format log at *path* (the Parallel Workloads
-        Archive's format): :func:`dlbkit.families.stream.model.swf.read_swf` documents the keywords
-        (``statuses``, ``start``, ``end``, ``load_scale``, ``width``, ``origin``, ``name``)."""
-        from dlbkit.families.stream.model.swf import read_swf  # swf builds a Stream: imported when used
-        return read_swf(path, **keywords)
+        Archive's format): *filters* are :func:`~dlbkit.families.stream.model.swf.read_swf`'s keywords
+        (``statuses=(1,)``, ``start``, ``end``, ``load_scale=1.0``, ``width="processors"`` or ``"one"``,
+        ``origin=0``: that module documents the mapping); *name*: for reports (default the file's stem);
+        *initial*, *initial_demand*: as the constructor's."""
+        trace, log = read_swf(path, max_width=MAX_WIDTH, field=field, **filters)
+        return cls(trace=trace, name=Path(path).stem if name is None else name, initial=initial, source=log,
+                   initial_demand=Demand() if initial_demand is None else initial_demand)
 
     def __post_init__(self):
         f = "workload"
@@ -388,7 +393,6 @@ SWF_KEYS = ("swf", "statuses", "start", "end", "load_scale", "origin")
 
 def _swf_from_dict(d: Mapping, path: str, base_dir: Path | None, initial_demand: Demand) -> Stream:
     """``swf = "log.swf"`` and its filter keywords (a Poisson stream's or a trace's keys are refused)."""
-    from dlbkit.families.stream.model.swf import read_swf
     for k in ("rates", "jobs", "trace", "bursts", "demand"):
         if k in d:
             raise ConfigError(f"{path}.{k}", d[k], "absent with swf (the log gives the jobs, their times and work)")
@@ -396,8 +400,9 @@ def _swf_from_dict(d: Mapping, path: str, base_dir: Path | None, initial_demand:
     if not isinstance(f, str) or not f:
         raise ConfigError(f"{path}.swf", f, "the file name of an SWF log (relative to the experiment's folder)")
     p = Path(f)
-    kw = {k: d[k] for k in ("statuses", "start", "end", "load_scale", "width", "origin", "name") if k in d}
+    kw = {k: d[k] for k in ("statuses", "start", "end", "load_scale", "width", "origin") if k in d}
     if "statuses" in kw and isinstance(kw["statuses"], str) and kw["statuses"] == "any":
         kw["statuses"] = None  # TOML has no null: "any" keeps every status
-    return read_swf(p if p.is_absolute() or base_dir is None else base_dir / p, field=path,
-                    initial=d.get("initial", ()), initial_demand=initial_demand, **kw)
+    with check.renamed("workload", path):  # the constructor's fields (name, initial) under the table's path
+        return Stream.read(p if p.is_absolute() or base_dir is None else base_dir / p, field=path,
+                           name=d.get("name"), initial=d.get("initial", ()), initial_demand=initial_demand, **kw)
