@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 import dlbkit
 from dlbkit import ConfigError, Node, Platform
 from dlbkit.face.cli import main
-from dlbkit.families.stream.face.family import check_fit
+from dlbkit.families.stream.face.family import check_fit, describe
 from dlbkit.families.stream.model.swf import SwfLog
 from dlbkit.families.stream.model.workload import Stream, stream_from_dict
 
@@ -77,6 +77,13 @@ def test_a_job_wider_than_the_platform_names_its_line(tmp_path):
     with pytest.raises(ConfigError, match=r"line 11 \(processors\) must be at most the platform's 4 slots"):
         check_fit(p, Stream.read(write(tmp_path), statuses=None))
     check_fit(p, Stream.read(write(tmp_path), statuses=None, width="one"))
+    with pytest.raises(ConfigError, match="workload.origin must be a node of the platform"):
+        check_fit(p, Stream.read(write(tmp_path), origin=[0, "zz"]))
+
+
+def test_the_description_says_the_log_and_its_header(tmp_path):
+    assert describe(Stream.read(write(tmp_path))) == ("2 jobs of the SWF log log.swf (width 'processors', MaxProcs 8; "
+                                                      "2 left out for no work)")
 
 
 def _bad(jobs=JOBS, header=HEADER):

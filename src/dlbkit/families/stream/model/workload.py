@@ -36,7 +36,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from dlbkit.errors import ConfigError
-from dlbkit.families.stream.model.swf import read_swf
+from dlbkit.families.stream.model.swf import SwfLog, read_swf
 from dlbkit.model import check
 
 __all__ = ["Stream", "Demand", "Burst", "Arrivals", "stream_from_dict", "read_arrivals_csv", "DEMANDS", "MAX_JOBS",
@@ -233,7 +233,9 @@ class Stream:
             for k, row in enumerate(self.trace):
                 o = row[1]
                 if (isinstance(o, str) and o not in index) or (not isinstance(o, str) and not 0 <= o < n):
-                    raise ConfigError(f"workload.trace[{k}].origin", o, "a node of the platform: an index below "
+                    # an SWF stream's origins are its origin keyword's, not rows a user wrote
+                    where = "workload.origin" if isinstance(self.source, SwfLog) else f"workload.trace[{k}].origin"
+                    raise ConfigError(where, o, "a node of the platform: an index below "
                                       f"{n} or one of " + ", ".join(names[:8]) + (", …" if n > 8 else ""))
 
     def arrivals(self, names: Sequence[str], rng: np.random.Generator) -> Arrivals:
