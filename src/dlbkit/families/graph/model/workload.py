@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from numbers import Real
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -96,6 +97,10 @@ class TaskGraph:
     preds: list = field(init=False, repr=False)  #: preds[i] = [(p, data), ...]
     succs: list = field(init=False, repr=False)  #: succs[i] = [(s, data), ...]
     topo: tuple = field(init=False, repr=False)  #: a topological order (smallest index first among ready)
+    #: what a reader kept from its file beyond the graph (a WfFormat workflow's machines and recorded
+    #: makespan: :mod:`.wfformat`); a plain class attribute, not a field, so it is in no equality,
+    #: digest or writer, and a graph built otherwise has this empty mapping
+    meta = MappingProxyType({})
 
     def __post_init__(self):
         with paused_gc():  # a large graph is millions of tuples and lists, and no cycle
@@ -258,9 +263,10 @@ class TaskGraph:
 
     # --- files ---------------------------------------------------------------------------------
     @classmethod
-    def read(cls, path) -> "TaskGraph":
-        """Read a ``.json``, Kasahara ``.stg`` or thesis ``.adg`` file (by suffix; :func:`read`)."""
-        return read(path)
+    def read(cls, path, *, reference_mhz: float | None = None) -> "TaskGraph":
+        """Read a ``.json`` (dlbkit's or a WfCommons WfFormat workflow, by content), Kasahara ``.stg``
+        or thesis ``.adg`` file (by suffix; :func:`read`)."""
+        return read(path, reference_mhz=reference_mhz)
 
     def write(self, path) -> None:
         """Write a ``.json``, ``.stg`` or ``.adg`` file (by suffix; :func:`write`)."""
@@ -577,8 +583,10 @@ def to_adg(g: TaskGraph) -> str:
 _SUFFIXES = (".json", ".stg", ".adg")
 
 
-def read(path) -> TaskGraph:
-    """A ``.json``, ``.stg`` or ``.adg`` file (by suffix)."""
+def read(path, *, reference_mhz: float | None = None) -> TaskGraph:
+    """A ``.json``, ``.stg`` or ``.adg`` file (by suffix). A ``.json`` whose top level has
+    ``schemaVersion`` and ``workflow`` is a WfCommons WfFormat workflow
+    (:func:`dlbkit.families.graph.model.wfformat.from_wfformat`, which alone takes *reference_mhz*)."""
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in _SUFFIXES:
@@ -589,7 +597,26 @@ def read(path) -> TaskGraph:
         raise ConfigError("graph file", str(p), "an existing .json, .stg or .adg file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError("graph file", str(p), f"a readable UTF-8 text file ({e})") from None
-    return {".json": from_json, ".stg": from_stg, ".adg": from_adg}[suffix](text, str(p))
+    if suffix == ".json":
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"JSON in {p}", str(e), "valid JSON") from None
+        from .wfformat import from_wfformat, is_wfformat  # it imports this module: imported when read
+
+        if is_wfformat(doc):  # by content: both are .json
+            return from_wfformat(doc, str(p), reference_mhz=reference_mhz)
+        _no_reference(reference_mhz, p)
+        return TaskGraph.from_dict(doc, str(p))
+    _no_reference(reference_mhz, p)
+    return {".stg": from_stg, ".adg": from_adg}[suffix](text, str(p))
+
+
+def _no_reference(reference_mhz, p: Path) -> None:
+    # a reference speed means nothing to a file of loads: say so rather than ignore it
+    if reference_mhz is not None:
+        raise ConfigError("reference_mhz", reference_mhz, f"absent: only a WfFormat workflow has machine "
+                          f"speeds to normalise ({p} is not one)")
 
 
 def write(g: TaskGraph, path) -> None:
