@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from dlbkit.errors import ConfigError
 from dlbkit.families.graph.model import workload
-from dlbkit.families.graph.model.wfformat import from_wfformat, read_wfformat
+from dlbkit.families.graph.model.workload import from_wfformat, read_wfformat
 from dlbkit.families.graph.model.workload import TaskGraph
 
 # One workflow, by hand: a (split) writes f1 (100 B) and f2 (200 B); b reads f1, c reads f1 and f2;

@@ -27,29 +27,27 @@ What the graph gets:
 * **edges**: the declared ``parents`` (and ``children``: their union, once per pair), parent → child,
   ``data`` = the total ``sizeInBytes`` of the files the child reads that the parent writes, 0 when
   none. Files never add an edge: a workflow's dependencies are the ones it declares;
-* :attr:`TaskGraph.meta <dlbkit.families.graph.model.workload.TaskGraph.meta>` (not a dataclass field:
+* ``TaskGraph.meta`` (a plain attribute, not a dataclass field:
   in no equality, digest or writer): ``format``, ``schemaVersion``, ``name``, ``makespan`` (seconds,
   or None), ``machines`` ({nodeName: {"speedInMHz", "coreCount"}}), ``task_machines`` ({task id:
   node names}), ``reference_mhz``.
 
-Bad input is one :class:`~dlbkit.errors.ConfigError` whose field names the file and the place in it
+The graph is built by :func:`dlbkit.families.graph.model.workload.read` (a ``.json`` with ``schemaVersion``
+and ``workflow`` at its top level), :func:`~dlbkit.families.graph.model.workload.read_wfformat` and
+:func:`~dlbkit.families.graph.model.workload.from_wfformat`. Bad input is one :class:`~dlbkit.errors.ConfigError` whose field names the file and the place in it
 (``wf.json workflow.specification.tasks[3].parents[0]``).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from numbers import Real
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from dlbkit.errors import ConfigError
-from dlbkit.model.check import renamed
 
-from .workload import TaskGraph
-
-__all__ = ["read_wfformat", "from_wfformat", "is_wfformat", "VERSIONS"]
+__all__ = ["parse", "read_text", "is_wfformat", "Parsed", "VERSIONS"]
 
 #: the schemaVersions read; 1.0–1.2 (``workflow.jobs``) are migrated to these by WfCommons' own
 #: ``tools/wfcommons-migrate-instance.py``
@@ -62,22 +60,30 @@ def is_wfformat(doc: Any) -> bool:
     return isinstance(doc, Mapping) and "schemaVersion" in doc and "workflow" in doc
 
 
-def read_wfformat(path, *, reference_mhz: float | None = None) -> TaskGraph:
-    """The TaskGraph of WfFormat file *path* (see the module's docstring for the normalisation)."""
+def read_text(path) -> tuple[str, str]:
+    """(the text of file *path*, its name as errors give it); a missing or unreadable file, or bytes that
+    are not UTF-8, is a ConfigError naming the file."""
     p = Path(path)
     try:
-        text = p.read_bytes().decode("utf-8")
+        return p.read_bytes().decode("utf-8"), str(p)
     except FileNotFoundError:
         raise ConfigError("graph file", str(p), "an existing WfFormat .json file") from None
     except UnicodeDecodeError as e:
         raise ConfigError("graph file", str(p), f"UTF-8 text (bytes at offset {e.start} are not)") from None
     except OSError as e:
         raise ConfigError("graph file", str(p), f"a readable file ({e})") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"JSON in {p}", str(e), "valid JSON") from None
-    return from_wfformat(doc, str(p), reference_mhz=reference_mhz)
+
+
+class Parsed(NamedTuple):
+    """What :func:`parse` finds: the TaskGraph's arguments, its ``meta``, and *where* (the file's
+    place of the tasks, for a cycle the graph's constructor finds). :mod:`.workload` builds the graph
+    (this module does not import it: it imports this one, to read a ``.json`` by content)."""
+    ids: list
+    loads: list
+    edges: list
+    name: str
+    meta: dict
+    where: str
 
 
 # --- typed access: each names the place in the file ------------------------------------------------
@@ -246,8 +252,9 @@ def _machines(raw, where: str, keys: tuple, at: _At) -> dict:
 
 
 # --- the graph -----------------------------------------------------------------------------------
-def from_wfformat(doc: Any, path: str = "workflow.json", *, reference_mhz: float | None = None) -> TaskGraph:
-    """The TaskGraph of a parsed WfFormat document *doc* (*path* names it in errors)."""
+def parse(doc: Any, path: str = "workflow.json", *, reference_mhz: float | None = None) -> Parsed:
+    """The graph in parsed WfFormat document *doc* (*path* names it in errors); every check but the
+    cycle's (the graph's constructor's)."""
     at = _At(path)
     if reference_mhz is not None:
         reference_mhz = at.num(reference_mhz, "reference_mhz", what="a CPU speed in MHz > 0")
@@ -298,13 +305,8 @@ def from_wfformat(doc: Any, path: str = "workflow.json", *, reference_mhz: float
         else:
             loads.append(t.runtime)
     name = doc.get("name")
-    where = "workflow.specification.tasks" if version == "1.5" else "workflow.tasks"
-    # the only edge error TaskGraph can still find is a cycle: name the file's tasks, not our list
-    with renamed("edges", f"{path} {where} (parents/children)"), renamed("tasks", f"{path} {where}"):
-        g = TaskGraph(ids, loads=loads, edges=edges,
-                      name=name if isinstance(name, str) and name else Path(path).stem)
-    object.__setattr__(g, "meta", {
-        "format": "WfFormat", "schemaVersion": version, "name": name, "makespan": makespan,
-        "machines": machines, "task_machines": {t.id: t.machines for t in tasks if t.machines},
-        "reference_mhz": reference_mhz})
-    return g
+    meta = {"format": "WfFormat", "schemaVersion": version, "name": name, "makespan": makespan,
+            "machines": machines, "task_machines": {t.id: t.machines for t in tasks if t.machines},
+            "reference_mhz": reference_mhz}
+    return Parsed(ids, loads, edges, name if isinstance(name, str) and name else Path(path).stem, meta,
+                  "workflow.specification.tasks" if version == "1.5" else "workflow.tasks")

@@ -52,10 +52,12 @@ from dlbkit.model.check import renamed
 from dlbkit.model.gcpause import paused_gc
 from dlbkit.model.topology import is_networkx
 
+from . import wfformat
+
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["TaskGraph", "read", "write", "from_stg", "to_stg", "from_json", "to_json", "from_adg", "to_adg",
+__all__ = ["TaskGraph", "read", "write", "read_wfformat", "from_wfformat", "from_stg", "to_stg", "from_json", "to_json", "from_adg", "to_adg",
            "MAX_TASKS"]
 
 #: the most tasks a graph may have, generated (:mod:`.graph_gen`) or a real run's
@@ -586,7 +588,7 @@ _SUFFIXES = (".json", ".stg", ".adg")
 def read(path, *, reference_mhz: float | None = None) -> TaskGraph:
     """A ``.json``, ``.stg`` or ``.adg`` file (by suffix). A ``.json`` whose top level has
     ``schemaVersion`` and ``workflow`` is a WfCommons WfFormat workflow
-    (:func:`dlbkit.families.graph.model.wfformat.from_wfformat`, which alone takes *reference_mhz*)."""
+    (:func:`from_wfformat`, which alone takes *reference_mhz*: :mod:`.wfformat`)."""
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in _SUFFIXES:
@@ -602,14 +604,34 @@ def read(path, *, reference_mhz: float | None = None) -> TaskGraph:
             doc = json.loads(text)
         except json.JSONDecodeError as e:
             raise ConfigError(f"JSON in {p}", str(e), "valid JSON") from None
-        from .wfformat import from_wfformat, is_wfformat  # it imports this module: imported when read
-
-        if is_wfformat(doc):  # by content: both are .json
+        if wfformat.is_wfformat(doc):  # by content: both are .json
             return from_wfformat(doc, str(p), reference_mhz=reference_mhz)
         _no_reference(reference_mhz, p)
         return TaskGraph.from_dict(doc, str(p))
     _no_reference(reference_mhz, p)
     return {".stg": from_stg, ".adg": from_adg}[suffix](text, str(p))
+
+
+def read_wfformat(path, *, reference_mhz: float | None = None) -> TaskGraph:
+    """The TaskGraph of WfCommons WfFormat file *path*, whatever its suffix (:mod:`.wfformat` says how
+    runtimes become loads at *reference_mhz* and files become the edges' data)."""
+    text, name = wfformat.read_text(path)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"JSON in {name}", str(e), "valid JSON") from None
+    return from_wfformat(doc, name, reference_mhz=reference_mhz)
+
+
+def from_wfformat(doc: Any, path: str = "workflow.json", *, reference_mhz: float | None = None) -> TaskGraph:
+    """The TaskGraph of a parsed WfFormat document (*path* names it in errors), with :attr:`TaskGraph.meta`
+    the machines, the recorded makespan and the version."""
+    p = wfformat.parse(doc, path, reference_mhz=reference_mhz)
+    # the only error the constructor can still find is a cycle: name the file's tasks, not our list
+    with renamed("edges", f"{path} {p.where} (parents/children)"), renamed("tasks", f"{path} {p.where}"):
+        g = TaskGraph(p.ids, loads=p.loads, edges=p.edges, name=p.name)
+    object.__setattr__(g, "meta", p.meta)  # frozen: set once, here, as __post_init__ sets the derived fields
+    return g
 
 
 def _no_reference(reference_mhz, p: Path) -> None:
