@@ -14,7 +14,9 @@ edges between known tasks, data ≥ 0, no self-loop, no duplicate edge, no cycle
 
 Readers and writers: JSON (``{"tasks": [{"id": "a", "load": 3} | {"id": "a", "costs": [14, 16, 9]}],
 "edges": [{"from": "a", "to": "b", "data": 18}]}``), the Kasahara Standard Task Graph format ``.stg``
-(below), and networkx (:meth:`TaskGraph.to_networkx`,
+(below), WfCommons' WfFormat workflows (a ``.json`` with ``schemaVersion`` and ``workflow`` at its top
+level: :func:`read_wfformat`, parsed by :mod:`dlbkit.families.graph.model.wfformat`), and networkx
+(:meth:`TaskGraph.to_networkx`,
 :meth:`TaskGraph.from_networkx`). Generators live in :mod:`dlbkit.families.graph.model.generate`.
 
 **STG** (Kasahara laboratory, Waseda University, "Standard Task Graph Set", format page): the first
