@@ -188,8 +188,10 @@ def test_bad_files(tmp_path):
     for fn in (TaskGraph.read, read_wfformat):
         with pytest.raises(ConfigError, match="wf.json"):
             fn(p)
-    with pytest.raises(ConfigError, match="reference_mhz"):
-        read_wfformat(_write(tmp_path, wf15()), reference_mhz=0)
+    for bad in (0, -1, "fast", float("nan")):
+        with pytest.raises(ConfigError) as e:
+            read_wfformat(_write(tmp_path, wf15()), reference_mhz=bad)
+        assert e.value.field == "reference_mhz"
 
 
 def test_experiment_file_and_cli(tmp_path, capsys):
@@ -203,6 +205,10 @@ def test_experiment_file_and_cli(tmp_path, capsys):
                    '[[balancers]]\nname = "heft"\n', encoding="utf-8")
     g = load_experiment(exp).workload
     assert isinstance(g, TaskGraph) and g.loads == (20.0, 4.0, 12.0, 2.0)
+    exp.write_text(exp.read_text().replace("1000", "0"))
+    with pytest.raises(ConfigError) as e:
+        load_experiment(exp)
+    assert e.value.field == "workload.reference_mhz"
     assert main(["schedule", str(tmp_path / "wf.json"), "--nodes", "3"]) == 0
     capsys.readouterr()
     _write(tmp_path, _mut(wf15, lambda d: S(d)["tasks"][3]["parents"].__setitem__(0, "zz")), "bad.json")

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Mapping, NamedTuple
 
 from dlbkit.errors import ConfigError
+from dlbkit.model import check
 
 __all__ = ["parse", "read_text", "is_wfformat", "Parsed", "VERSIONS"]
 
@@ -109,10 +110,10 @@ class _At:
 
     def strs(self, v, where: str) -> list:
         for k, s in enumerate(self.lst(v, where)):
-            self.str(s, f"{where}[{k}]")
+            self.text(s, f"{where}[{k}]")
         return v
 
-    def str(self, v, where: str) -> str:
+    def text(self, v, where: str) -> str:
         if not isinstance(v, str) or not v:
             raise self.err(where, v, "a non-empty string")
         return v
@@ -151,15 +152,15 @@ def _layout_15(wf: Mapping, at: _At) -> tuple[list, dict, float | None]:
     for k, f in enumerate(at.lst(spec.get("files", []), "workflow.specification.files")):
         w = f"workflow.specification.files[{k}]"
         at.obj(f, w)
-        fid = at.str(f.get("id"), f"{w}.id")
-        sizes[fid] = at.num(f.get("sizeInBytes"), f"{w}.sizeInBytes", what="a whole number of bytes >= 0")
+        fid = at.text(f.get("id"), f"{w}.id")
+        sizes[fid] = at.num(f.get("sizeInBytes"), f"{w}.sizeInBytes", what="a size in bytes >= 0")
     tasks = []
     for k, t in enumerate(raw):
         w = f"workflow.specification.tasks[{k}]"
         at.obj(t, w)
-        task = _Task(at.str(t.get("id"), f"{w}.id"), w)
+        task = _Task(at.text(t.get("id"), f"{w}.id"), w)
         if "name" in t:
-            at.str(t["name"], f"{w}.name")
+            at.text(t["name"], f"{w}.name")
         task.parents = at.strs(t.get("parents", []), f"{w}.parents")
         task.children = at.strs(t.get("children", []), f"{w}.children")
         for key, into in (("inputFiles", task.inputs), ("outputFiles", task.outputs)):
@@ -173,7 +174,7 @@ def _layout_15(wf: Mapping, at: _At) -> tuple[list, dict, float | None]:
     for k, e in enumerate(at.lst(ex.get("tasks"), "workflow.execution.tasks")):
         w = f"workflow.execution.tasks[{k}]"
         at.obj(e, w)
-        tid = at.str(e.get("id"), f"{w}.id")
+        tid = at.text(e.get("id"), f"{w}.id")
         task = by_id.get(tid)
         if task is None:
             raise at.err(f"{w}.id", tid, "the id of a task in workflow.specification.tasks")
@@ -199,25 +200,25 @@ def _layout_14(wf: Mapping, at: _At, version: str) -> tuple[list, dict, float | 
     for k, t in enumerate(raw):
         w = f"workflow.tasks[{k}]"
         at.obj(t, w)
-        task = _Task(at.str(t.get("name"), f"{w}.name"), w)
+        task = _Task(at.text(t.get("name"), f"{w}.name"), w)
         if "id" in t:
-            at.str(t["id"], f"{w}.id")
+            at.text(t["id"], f"{w}.id")
         task.parents = at.strs(t.get("parents", []), f"{w}.parents")
         task.children = at.strs(t.get("children", []), f"{w}.children")
         for j, f in enumerate(at.lst(t.get("files", []), f"{w}.files")):
             fw = f"{w}.files[{j}]"
             at.obj(f, fw)
             # the file's key: its path and name, as WfCommons' 1.4 → 1.5 migration makes its id
-            fname, fpath = at.str(f.get("name"), f"{fw}.name"), f.get("path")
+            fname, fpath = at.text(f.get("name"), f"{fw}.name"), f.get("path")
             key = fpath + fname if isinstance(fpath, str) else fname
-            size = at.num(f.get(size_key), f"{fw}.{size_key}", what="a whole number of bytes >= 0")
+            size = at.num(f.get(size_key), f"{fw}.{size_key}", what="a size in bytes >= 0")
             link = f.get("link")
             if link not in ("input", "output"):
                 raise at.err(f"{fw}.link", link, '"input" or "output"')
             (task.inputs if link == "input" else task.outputs)[key] = size
         task.runtime = at.num(t.get(runtime_key), f"{w}.{runtime_key}")
         if "machine" in t:
-            task.machines = (at.str(t["machine"], f"{w}.machine"),)
+            task.machines = (at.text(t["machine"], f"{w}.machine"),)
         tasks.append(task)
     _unique(tasks, "name", at)
     machines = _machines(wf.get("machines", []), "workflow.machines", ("count", "speed"), at)
@@ -241,7 +242,7 @@ def _machines(raw, where: str, keys: tuple, at: _At) -> dict:
     for k, m in enumerate(at.lst(raw, where)):
         w = f"{where}[{k}]"
         at.obj(m, w)
-        name = at.str(m.get("nodeName"), f"{w}.nodeName")
+        name = at.text(m.get("nodeName"), f"{w}.nodeName")
         cpu = at.obj(m.get("cpu", {}), f"{w}.cpu")
         cores, speed = (cpu.get(key) for key in keys)
         out[name] = {"coreCount": None if cores is None else at.num(cores, f"{w}.cpu.{keys[0]}"),
@@ -256,10 +257,8 @@ def parse(doc: Any, path: str = "workflow.json", *, reference_mhz: float | None 
     """The graph in parsed WfFormat document *doc* (*path* names it in errors); every check but the
     cycle's (the graph's constructor's)."""
     at = _At(path)
-    if reference_mhz is not None:
-        reference_mhz = at.num(reference_mhz, "reference_mhz", what="a CPU speed in MHz > 0")
-        if reference_mhz <= 0:
-            raise ConfigError("reference_mhz", reference_mhz, "a CPU speed in MHz > 0")
+    if reference_mhz is not None:  # a keyword, not the file's: named alone (an experiment renames it)
+        reference_mhz = check.number(reference_mhz, "reference_mhz", lo=0.0, lo_open=True)
     at.obj(doc, "(top level)")
     version = doc.get("schemaVersion")
     if not isinstance(version, str) or version not in VERSIONS:
@@ -270,13 +269,11 @@ def parse(doc: Any, path: str = "workflow.json", *, reference_mhz: float | None 
 
     ids, loads = [], []
     index = {t.id: t for t in tasks}  # unique: each layout checked
-    if version != "1.5":  # a reference that is no task's name may be a task's id (converted instances)
-        alias = {}
-        for k, t in enumerate(wf["tasks"]):
-            if "id" in t and t["id"] not in index:
-                alias.setdefault(t["id"], tasks[k].id)
-    else:
-        alias = {}
+    alias: dict = {}  # 1.3/1.4: a reference that is no task's name may be a task's id (converted instances)
+    if version != "1.5":
+        for raw, t in zip(wf["tasks"], tasks):
+            if "id" in raw and raw["id"] not in index:
+                alias.setdefault(raw["id"], t.id)
     pairs: dict = {}  # (parent id, child id) -> None, in first-seen order: parents, then children
     for t in tasks:
         for key, refs in (("parents", t.parents), ("children", t.children)):
