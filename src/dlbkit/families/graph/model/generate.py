@@ -293,7 +293,8 @@ GENERATORS = {"layered": layered, "gaussian": gaussian_elimination, "fft": fft, 
 
 
 def graph_from_dict(d, path: str = "workload"):
-    """An experiment's ``[workload]`` table (``kind = "graph"``) → TaskGraph: ``file = "g.json"|"g.stg"``,
+    """An experiment's ``[workload]`` table (``kind = "graph"``) → TaskGraph: ``file = "g.json"|"g.stg"``
+    (a WfFormat workflow's ``.json`` with an optional ``reference_mhz``: :func:`.workload.read_wfformat`),
     or ``generator = NAME`` with that generator's keywords (:data:`GENERATORS`), or inline ``tasks``
     and ``edges`` (the JSON form)."""
     d = dict(check.table(d, path))

@@ -34,7 +34,8 @@ What the graph gets:
 
 The graph is built by :func:`dlbkit.families.graph.model.workload.read` (a ``.json`` with ``schemaVersion``
 and ``workflow`` at its top level), :func:`~dlbkit.families.graph.model.workload.read_wfformat` and
-:func:`~dlbkit.families.graph.model.workload.from_wfformat`. Bad input is one :class:`~dlbkit.errors.ConfigError` whose field names the file and the place in it
+:func:`~dlbkit.families.graph.model.workload.from_wfformat`. Bad input is one
+:class:`~dlbkit.errors.ConfigError` whose field names the file and the place in it
 (``wf.json workflow.specification.tasks[3].parents[0]``).
 """
 
