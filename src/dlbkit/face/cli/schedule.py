@@ -24,7 +24,8 @@ DESCRIPTION = ("Read a task graph (.json, Kasahara .stg or the thesis's .adg), m
 
 def arguments(sc: argparse.ArgumentParser) -> None:
     """``schedule``'s arguments."""
-    sc.add_argument("graph", metavar="GRAPH", help="a task graph file: .json, .stg or .adg")
+    sc.add_argument("graph", metavar="GRAPH", help="a task graph file: .json (dlbkit's, or a WfCommons WfFormat "
+                    "workflow), .stg or .adg")
     where = sc.add_mutually_exclusive_group(required=True)
     where.add_argument("--nodes", metavar="M", type=int, help="M identical nodes of speed 1")
     where.add_argument("--platform", metavar="P.toml", help="a platform TOML file (or a thesis .ntp network file)")

@@ -293,7 +293,8 @@ GENERATORS = {"layered": layered, "gaussian": gaussian_elimination, "fft": fft, 
 
 
 def graph_from_dict(d, path: str = "workload"):
-    """An experiment's ``[workload]`` table (``kind = "graph"``) → TaskGraph: ``file = "g.json"|"g.stg"``,
+    """An experiment's ``[workload]`` table (``kind = "graph"``) → TaskGraph: ``file = "g.json"|"g.stg"``
+    (a WfFormat workflow's ``.json`` with an optional ``reference_mhz``: :func:`.workload.read_wfformat`),
     or ``generator = NAME`` with that generator's keywords (:data:`GENERATORS`), or inline ``tasks``
     and ``edges`` (the JSON form)."""
     d = dict(check.table(d, path))
@@ -303,12 +304,12 @@ def graph_from_dict(d, path: str = "workload"):
         raise ConfigError(path, ", ".join(ways) or "none of file, generator, tasks",
                           "exactly one of file = PATH, generator = NAME (with its keywords), or tasks/edges")
     if "file" in d:
-        check.known_keys(d, path, {"file"})
+        check.known_keys(d, path, {"file", "reference_mhz"})  # reference_mhz: a WfFormat workflow's
         f = d["file"]
         if not isinstance(f, str) or not f:
             raise ConfigError(f"{path}.file", f, "the path of a .json, .stg or .adg task-graph file")
-        with check.renamed("graph file", f"{path}.file"):
-            return TaskGraph.read(f)
+        with check.renamed("graph file", f"{path}.file"), check.renamed("reference_mhz", f"{path}.reference_mhz"):
+            return TaskGraph.read(f, reference_mhz=d.get("reference_mhz"))
     if "tasks" in d:
         return TaskGraph.from_dict({k: v for k, v in d.items()}, path)
     name = d.pop("generator")

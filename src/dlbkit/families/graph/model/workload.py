@@ -14,7 +14,9 @@ edges between known tasks, data ≥ 0, no self-loop, no duplicate edge, no cycle
 
 Readers and writers: JSON (``{"tasks": [{"id": "a", "load": 3} | {"id": "a", "costs": [14, 16, 9]}],
 "edges": [{"from": "a", "to": "b", "data": 18}]}``), the Kasahara Standard Task Graph format ``.stg``
-(below), and networkx (:meth:`TaskGraph.to_networkx`,
+(below), WfCommons' WfFormat workflows (a ``.json`` with ``schemaVersion`` and ``workflow`` at its top
+level: :func:`read_wfformat`, parsed by :mod:`dlbkit.families.graph.model.wfformat`), and networkx
+(:meth:`TaskGraph.to_networkx`,
 :meth:`TaskGraph.from_networkx`). Generators live in :mod:`dlbkit.families.graph.model.generate`.
 
 **STG** (Kasahara laboratory, Waseda University, "Standard Task Graph Set", format page): the first
@@ -41,6 +43,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from numbers import Real
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -51,10 +54,12 @@ from dlbkit.model.check import renamed
 from dlbkit.model.gcpause import paused_gc
 from dlbkit.model.topology import is_networkx
 
+from . import wfformat
+
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["TaskGraph", "read", "write", "from_stg", "to_stg", "from_json", "to_json", "from_adg", "to_adg",
+__all__ = ["TaskGraph", "read", "write", "read_wfformat", "from_wfformat", "from_stg", "to_stg", "from_json", "to_json", "from_adg", "to_adg",
            "MAX_TASKS"]
 
 #: the most tasks a graph may have, generated (:mod:`.graph_gen`) or a real run's
@@ -96,6 +101,10 @@ class TaskGraph:
     preds: list = field(init=False, repr=False)  #: preds[i] = [(p, data), ...]
     succs: list = field(init=False, repr=False)  #: succs[i] = [(s, data), ...]
     topo: tuple = field(init=False, repr=False)  #: a topological order (smallest index first among ready)
+    #: what a reader kept from its file beyond the graph (a WfFormat workflow's machines and recorded
+    #: makespan: :mod:`.wfformat`); a plain class attribute, not a field, so it is in no equality,
+    #: digest or writer, and a graph built otherwise has this empty mapping
+    meta = MappingProxyType({})
 
     def __post_init__(self):
         with paused_gc():  # a large graph is millions of tuples and lists, and no cycle
@@ -258,9 +267,10 @@ class TaskGraph:
 
     # --- files ---------------------------------------------------------------------------------
     @classmethod
-    def read(cls, path) -> "TaskGraph":
-        """Read a ``.json``, Kasahara ``.stg`` or thesis ``.adg`` file (by suffix; :func:`read`)."""
-        return read(path)
+    def read(cls, path, *, reference_mhz: float | None = None) -> "TaskGraph":
+        """Read a ``.json`` (dlbkit's or a WfCommons WfFormat workflow, by content), Kasahara ``.stg``
+        or thesis ``.adg`` file (by suffix; :func:`read`)."""
+        return read(path, reference_mhz=reference_mhz)
 
     def write(self, path) -> None:
         """Write a ``.json``, ``.stg`` or ``.adg`` file (by suffix; :func:`write`)."""
@@ -577,8 +587,10 @@ def to_adg(g: TaskGraph) -> str:
 _SUFFIXES = (".json", ".stg", ".adg")
 
 
-def read(path) -> TaskGraph:
-    """A ``.json``, ``.stg`` or ``.adg`` file (by suffix)."""
+def read(path, *, reference_mhz: float | None = None) -> TaskGraph:
+    """A ``.json``, ``.stg`` or ``.adg`` file (by suffix). A ``.json`` whose top level has
+    ``schemaVersion`` and ``workflow`` is a WfCommons WfFormat workflow
+    (:func:`from_wfformat`, which alone takes *reference_mhz*: :mod:`.wfformat`)."""
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in _SUFFIXES:
@@ -589,7 +601,46 @@ def read(path) -> TaskGraph:
         raise ConfigError("graph file", str(p), "an existing .json, .stg or .adg file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError("graph file", str(p), f"a readable UTF-8 text file ({e})") from None
-    return {".json": from_json, ".stg": from_stg, ".adg": from_adg}[suffix](text, str(p))
+    if suffix == ".json":
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"JSON in {p}", str(e), "valid JSON") from None
+        if wfformat.is_wfformat(doc):  # by content: both are .json
+            return from_wfformat(doc, str(p), reference_mhz=reference_mhz)
+        _no_reference(reference_mhz, p)
+        return TaskGraph.from_dict(doc, str(p))
+    _no_reference(reference_mhz, p)
+    return {".stg": from_stg, ".adg": from_adg}[suffix](text, str(p))
+
+
+def read_wfformat(path, *, reference_mhz: float | None = None) -> TaskGraph:
+    """The TaskGraph of WfCommons WfFormat file *path*, whatever its suffix (:mod:`.wfformat` says how
+    runtimes become loads at *reference_mhz* and files become the edges' data)."""
+    text, name = wfformat.read_text(path)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"JSON in {name}", str(e), "valid JSON") from None
+    return from_wfformat(doc, name, reference_mhz=reference_mhz)
+
+
+def from_wfformat(doc: Any, path: str = "workflow.json", *, reference_mhz: float | None = None) -> TaskGraph:
+    """The TaskGraph of a parsed WfFormat document (*path* names it in errors), with :attr:`TaskGraph.meta`
+    the machines, the recorded makespan and the version."""
+    p = wfformat.parse(doc, path, reference_mhz=reference_mhz)
+    # the only error the constructor can still find is a cycle: name the file's tasks, not our list
+    with renamed("edges", f"{path} {p.where} (parents/children)"), renamed("tasks", f"{path} {p.where}"):
+        g = TaskGraph(p.ids, loads=p.loads, edges=p.edges, name=p.name)
+    object.__setattr__(g, "meta", p.meta)  # frozen: set once, here, as __post_init__ sets the derived fields
+    return g
+
+
+def _no_reference(reference_mhz, p: Path) -> None:
+    # a reference speed means nothing to a file of loads: say so rather than ignore it
+    if reference_mhz is not None:
+        raise ConfigError("reference_mhz", reference_mhz, f"absent: only a WfFormat workflow has machine "
+                          f"speeds to normalise ({p} is not one)")
 
 
 def write(g: TaskGraph, path) -> None:
