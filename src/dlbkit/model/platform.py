@@ -255,9 +255,9 @@ class Platform:
 
     @classmethod
     def read(cls, path: str | Path, *, speed_unit: float | str | None = None) -> "Platform":
-        """A platform file by its suffix: ``.toml`` dlbkit's own (:meth:`from_toml`), ``.xml``
-        SimGrid's (:mod:`dlbkit.model.simgrid`; *speed_unit* flop/s are one work unit per second,
-        1 Gf by default)."""
+        """A platform file by its suffix: ``.xml`` SimGrid's (:mod:`dlbkit.model.simgrid`;
+        *speed_unit* flop/s are one work unit per second, 1 Gf by default), any other (``.toml``)
+        dlbkit's own (:meth:`from_toml`: files of other names were read as TOML before)."""
         path = Path(path)
         suffix = path.suffix.lower()
         if suffix == ".xml":
@@ -267,9 +267,7 @@ class Platform:
             return from_table(simgrid.read_table(path, speed_unit=unit), path)
         if speed_unit is not None:
             raise ConfigError("speed_unit", speed_unit, "absent for a TOML platform (its speeds are work units/s)")
-        if suffix == ".toml":
-            return cls.from_toml(path)
-        raise ConfigError("file", str(path), "a platform file named .toml (dlbkit's) or .xml (SimGrid's)")
+        return cls.from_toml(path)
 
     def write(self, path: str | Path, *, speed_unit: float | None = None) -> None:
         """Write the platform as SimGrid 4.1 XML (a ``.xml`` *path*; :func:`dlbkit.model.simgrid.write`)."""
@@ -286,7 +284,12 @@ def from_table(table: dict, path: Path) -> Platform:
     try:
         return Platform.from_dict(table, base_dir=path.parent, name=path.stem)
     except ConfigError as e:
-        raise ConfigError(f"{path}: {e.field}", e.value, e.allowed) from None
+        field = e.field
+        if field.startswith("nodes["):  # named as the file names it: the host's id, not dlbkit's index
+            i, _, rest = field[len("nodes["):].partition("]")
+            if i.isdigit() and int(i) < len(table.get("nodes", ())):
+                field = f"<host id={table['nodes'][int(i)]['name']!r}>{rest}"
+        raise ConfigError(f"{path}: {field}", e.value, e.allowed) from None
 
 
 def load_toml(path: str | Path) -> dict:

@@ -55,6 +55,11 @@ __all__ = ["read_table", "write", "parse_speed", "parse_bandwidth", "parse_time"
 #: has speed 1, the speed of dlbkit's default node)
 DEFAULT_SPEED_UNIT = 1e9
 
+#: the most numbers a cluster's radical expands to: dlbkit's limit on nodes
+#: (:data:`dlbkit.model.platform.MAX_NODES`, which a test keeps equal: platform imports this module,
+#: so it cannot import platform), checked before a range is expanded
+MAX_RADICAL = 100_000
+
 
 def _scale(unit: str, base: float, prefixes: str, mult: float) -> dict[str, float]:
     out, value = {unit: base}, base
@@ -98,8 +103,9 @@ def _value(text: Any, units: dict[str, float], field: str, what: str, example: s
     if unit and unit not in units:
         from dlbkit.errors import closest
 
-        raise ConfigError(field, text, f"a {what} in one of SimGrid's units ({', '.join(sorted(units, key=units.get)[:12])}, ...)",
-                          suggest=closest(unit, units))
+        names = sorted(units, key=units.get)
+        shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+        raise ConfigError(field, text, f"a {what} in one of SimGrid's units ({shown})", suggest=closest(unit, units))
     x = float(number) * (units[unit] if unit else 1.0)  # unit-less: SimGrid's base unit
     if not math.isfinite(x):
         raise ConfigError(field, text, f"a finite {what}")
@@ -135,10 +141,8 @@ def parse_radical(text: Any, field: str) -> list[int]:
         hi = int(m.group(2)) if m.group(2) is not None else lo
         if hi < lo:
             raise ConfigError(field, text, allowed + f" (a range low-high with low <= high; got {part.strip()!r})")
-        from dlbkit.model.platform import MAX_NODES
-
-        if len(out) + hi - lo + 1 > MAX_NODES:  # checked before the list is made: "0-99999999999"
-            raise ConfigError(field, text, f"at most {MAX_NODES:,} numbers (dlbkit's limit on nodes)")
+        if len(out) + hi - lo + 1 > MAX_RADICAL:  # checked before the list is made: "0-99999999999"
+            raise ConfigError(field, text, f"at most {MAX_RADICAL:,} numbers (dlbkit's limit on nodes)")
         out.extend(range(lo, hi + 1))
     return out
 
