@@ -280,3 +280,30 @@ def test_radical_limit_is_dlbkits_node_limit():
     from dlbkit.model.platform import MAX_NODES
 
     assert simgrid.MAX_RADICAL == MAX_NODES
+
+
+def test_a_large_cluster_is_read_without_its_pairs(tmp_path):
+    # 20 000 hosts: 2·10⁸ pairs, all alike, never listed one by one
+    p = read(put(tmp_path, CLUSTER.replace('"0-1,5,7"', '"0-19999"')))
+    assert p.n_nodes == 20_000 and p.complete and p.network.latency == pytest.approx(25e-6)
+
+
+def test_uniform_values_are_kept_exactly(tmp_path):
+    text = HEAD + """<platform version="4.1"><zone id="z" routing="Full">
+      <host id="a" speed="1Gf"/><host id="b" speed="1Gf"/><host id="c" speed="1Gf"/>
+      <link id="l" bandwidth="125MBps" latency="1ms"/>
+      <route src="a" dst="b"><link_ctn id="l"/></route><route src="a" dst="c"><link_ctn id="l"/></route>
+      <route src="b" dst="c"><link_ctn id="l"/></route></zone></platform>"""
+    p = read(put(tmp_path, text))
+    assert (p.network.latency, p.network.bandwidth) == (1e-3, 125e6)  # not a mean's last-bit error
+
+
+def test_asymmetric_routes_average_both_directions(tmp_path):
+    text = HEAD + """<platform version="4.1"><zone id="z" routing="Full">
+      <host id="a" speed="1Gf"/><host id="b" speed="1Gf"/>
+      <link id="fast" bandwidth="200MBps" latency="1ms"/><link id="slow" bandwidth="50MBps" latency="3ms"/>
+      <route src="a" dst="b" symmetrical="NO"><link_ctn id="fast"/></route>
+      <route src="b" dst="a" symmetrical="NO"><link_ctn id="slow"/></route></zone></platform>"""
+    p = read(put(tmp_path, text))
+    # one pair: latency (1 + 3) / 2 ms; bandwidth 2 / (1/200 + 1/50) MB/s = 80 MB/s
+    assert p.network.latency == pytest.approx(2e-3) and p.network.bandwidth == pytest.approx(80e6)

@@ -156,6 +156,9 @@ class _Reader:
         self.hosts: dict[str, dict] = {}  # id → node table, in file order
         self.links: dict[str, tuple[float, float]] = {}  # id → (latency s, bandwidth B/s)
         self.pairs: dict[tuple[str, str], tuple[float, float]] = {}  # (src, dst) → route (latency, bandwidth)
+        #: clusters: (their hosts, the one route cost between any two), kept whole: a cluster of 10⁵ hosts
+        #: has 10¹⁰ pairs, all alike
+        self.clusters: list[tuple[list[str], tuple[float, float]]] = []
         self.ignored: set[str] = set()
 
     def where(self, el, attr: str | None = None) -> str:
@@ -294,11 +297,7 @@ class _Reader:
             self.add_host(nm, speed, cores, el)
         self.ignored.update(f"cluster <{c.tag}>" for c in el if isinstance(c.tag, str))
         # SimGrid's flat cluster: source's private link, the backbone, destination's private link
-        cost = (2 * link[0] + backbone[0], min(link[1], backbone[1]))
-        for a in names:
-            for b in names:
-                if a != b:
-                    self.pairs[(a, b)] = cost
+        self.clusters.append((names, (2 * link[0] + backbone[0], min(link[1], backbone[1]))))
 
 
 def _through_routers(edges: dict, hosts: list[str]) -> dict:
@@ -376,30 +375,49 @@ def _parse_xml(data: bytes, path: Path):
 
 def _network(r: _Reader, path: Path) -> dict:
     names = list(r.hosts)
-    if len(names) == 1:
-        return {"topology": "complete"}
-    index = {n: i for i, n in enumerate(names)}
-    pairs = {}
-    for (a, b), cost in r.pairs.items():
-        pairs.setdefault((min(index[a], index[b]), max(index[a], index[b])), []).append(cost)
-    if not pairs:
-        raise ConfigError(f"{path}: routes", "none between hosts", "a <route> (or a <cluster>) joining the hosts")
-    lats = [c[0] for cs in pairs.values() for c in cs]
-    bws = [c[1] for cs in pairs.values() for c in cs]
-    if any(math.isinf(b) for b in bws):
-        raise ConfigError(f"{path}: <route>", "a route with no link", "a route through at least one <link_ctn>")
-    latency = math.fsum(lats) / len(lats)
-    # the harmonic mean: with the mean latency, the mean over the routes of a message's time
-    bandwidth = len(bws) / math.fsum(1.0 / b for b in bws)
-    if max(lats) - min(lats) > 1e-12 * max(lats) or max(bws) - min(bws) > 1e-12 * max(bws):
-        warnings.warn(f"{path}: routes differ (latency {min(lats):g} to {max(lats):g} s, bandwidth {min(bws):g} to "
-                      f"{max(bws):g} B/s); dlbkit's network holds one of each: the mean latency {latency:g} s and "
-                      f"the harmonic-mean bandwidth {bandwidth:g} B/s", DlbkitWarning, stacklevel=caller_level())
     n = len(names)
-    if len(pairs) == n * (n - 1) // 2:
+    if n == 1:
+        return {"topology": "complete"}
+    index = {h: i for i, h in enumerate(names)}
+    group = {h: g for g, (hs, _) in enumerate(r.clusters) for h in hs}
+    # per pair of hosts (unordered) the costs of its routes, one per direction written
+    pairs: dict[tuple[int, int], list[tuple[float, float]]] = {}
+    for (a, b), cost in r.pairs.items():
+        if a in group and group[a] == group.get(b):
+            continue  # a route inside a cluster: the cluster's own route holds (SimGrid refuses one)
+        pairs.setdefault((min(index[a], index[b]), max(index[a], index[b])), []).append(cost)
+    # (latency, 1/bandwidth, how many pairs): a pair's directions averaged, a cluster's pairs at once
+    samples = []
+    for cs in pairs.values():
+        lat, inv = math.fsum(c[0] for c in cs) / len(cs), math.fsum(1 / c[1] for c in cs) / len(cs)
+        samples.append((lat, inv, 1, cs[0] if len(set(cs)) == 1 else (lat, 1 / inv)))
+    samples += [(cost[0], 1 / cost[1], len(hs) * (len(hs) - 1) // 2, cost) for hs, cost in r.clusters if len(hs) > 1]
+    if not samples:
+        raise ConfigError(f"{path}: routes", "none between hosts", "a <route> (or a <cluster>) joining the hosts")
+    if any(x[1] == 0 for x in samples):
+        raise ConfigError(f"{path}: <route>", "a route with no link", "a route through at least one <link_ctn>")
+    lats = [x[0] for x in samples]
+    invs = [x[1] for x in samples]
+    routed = sum(x[2] for x in samples)
+    if max(lats) - min(lats) <= 1e-12 * max(lats) and max(invs) - min(invs) <= 1e-12 * max(invs):
+        # one value everywhere: kept as written (a mean of equal floats can be off in its last bit)
+        latency, bandwidth = samples[0][3]
+    else:
+        latency = math.fsum(x[0] * x[2] for x in samples) / routed
+        # the harmonic mean: with the mean latency, the mean over the routed pairs of a message's time
+        bandwidth = routed / math.fsum(x[1] * x[2] for x in samples)
+        warnings.warn(f"{path}: routes differ (latency {min(lats):g} to {max(lats):g} s, bandwidth "
+                      f"{1 / max(invs):g} to {1 / min(invs):g} B/s); dlbkit's network holds one of each: the mean "
+                      f"latency {latency:g} s and the harmonic-mean bandwidth {bandwidth:g} B/s over the "
+                      f"{routed:,} routed pairs", DlbkitWarning, stacklevel=caller_level())
+    if routed == n * (n - 1) // 2:
         topology: Any = "complete"
     else:
-        topology = {"kind": "edges", "edges": [list(p) for p in sorted(pairs)]}
+        edges = set(pairs)
+        for hs, _ in r.clusters:
+            ids = [index[h] for h in hs]
+            edges.update((a, b) for i, a in enumerate(ids) for b in ids[i + 1:])
+        topology = {"kind": "edges", "edges": [list(e) for e in sorted(edges)]}
     return {"latency": latency, "bandwidth": bandwidth, "topology": topology}
 
 
