@@ -399,14 +399,15 @@ def _network(r: _Reader, path: Path) -> dict:
     lats = [x[0] for x in samples]
     invs = [x[1] for x in samples]
     routed = sum(x[2] for x in samples)
-    if max(lats) - min(lats) <= 1e-12 * max(lats) and max(invs) - min(invs) <= 1e-12 * max(invs):
+    one_way = any(len(set(cs)) > 1 for cs in pairs.values())  # a pair's two directions differ
+    if not one_way and max(lats) - min(lats) <= 1e-12 * max(lats) and max(invs) - min(invs) <= 1e-12 * max(invs):
         # one value everywhere: kept as written (a mean of equal floats can be off in its last bit)
         latency, bandwidth = samples[0][3]
     else:
         latency = math.fsum(x[0] * x[2] for x in samples) / routed
         # the harmonic mean: with the mean latency, the mean over the routed pairs of a message's time
         bandwidth = routed / math.fsum(x[1] * x[2] for x in samples)
-        warnings.warn(f"{path}: routes differ (latency {min(lats):g} to {max(lats):g} s, bandwidth "
+        warnings.warn(f"{path}: routes differ{' (also by direction)' if one_way else ''} (latency {min(lats):g} to {max(lats):g} s, bandwidth "
                       f"{1 / max(invs):g} to {1 / min(invs):g} B/s); dlbkit's network holds one of each: the mean "
                       f"latency {latency:g} s and the harmonic-mean bandwidth {bandwidth:g} B/s over the "
                       f"{routed:,} routed pairs", DlbkitWarning, stacklevel=caller_level())
