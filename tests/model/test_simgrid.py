@@ -308,3 +308,22 @@ def test_asymmetric_routes_average_both_directions(tmp_path):
         p = Platform.read(put(tmp_path, text))
     # one pair: latency (1 + 3) / 2 ms; bandwidth 2 / (1/200 + 1/50) MB/s = 80 MB/s
     assert p.network.latency == pytest.approx(2e-3) and p.network.bandwidth == pytest.approx(80e6)
+
+
+def test_a_grid_varies_a_simgrid_platform(tmp_path):
+    from dlbkit.face.experiments.spec import load_experiment
+
+    exp = experiment(tmp_path, SMALL)
+    exp.write_text(exp.read_text() + '\n[grid]\n"platform.network.latency" = [1e-3, 2e-3]\n"platform.nodes[1].speed" = [3.0]\n')
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DlbkitWarning)
+        e = load_experiment(exp)
+        runs = e.expand()
+    assert sorted({r.platform.network.latency for r in runs}) == [1e-3, 2e-3]
+    assert {r.platform.nodes[1].speed for r in runs} == {3.0}
+
+
+def test_other_keys_with_a_simgrid_file_are_refused(tmp_path, capsys):
+    exp = experiment(tmp_path, SMALL, "nodes = []")
+    assert main(["simulate", str(exp), "--out", str(tmp_path / "out")]) == 2
+    assert "platform.nodes" in capsys.readouterr().err

@@ -350,7 +350,7 @@ def _platform_table(d: Any, base_dir: Path | None) -> tuple[dict, Path | None, s
         extra = sorted(set(d) - with_file)[0]
         raise ConfigError(f"platform.{extra}", "<given with platform.file>",
                           "absent when platform.file is given (a platform is a file or inline tables"
-                          + (")" if xml else "; speed_unit is for a SimGrid .xml file)"))
+                          + ("; speed_unit is for a SimGrid .xml file)" if extra == "speed_unit" and not xml else ")"))
     p = Path(f)
     if base_dir is not None and not p.is_absolute():
         p = base_dir / p
