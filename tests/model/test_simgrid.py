@@ -189,6 +189,10 @@ BAD = {
     "no routes": (HEAD + '<platform version="4.1"><zone id="z" routing="Full"><host id="a" speed="1Gf"/>'
                   '<host id="b" speed="1Gf"/></zone></platform>', "routes"),
     "too many cores": (SMALL.replace('core="4"', 'core="100000"'), "<host id='a'>.cores"),
+    "zero bandwidth": (SMALL.replace('"125MBps"', '"0MBps"'), "<link id='l1'>.bandwidth"),
+    "negative latency": (SMALL.replace('"50us"', '"-50us"'), "<link id='l1'>.latency"),
+    "zero speed": (SMALL.replace('"2Gf"', '"0Gf"'), "<host id='a'>.speed"),
+    "zero cluster bw": (CLUSTER.replace('bw="1.25GBps"', 'bw="0Bps"'), "<cluster id='c'>.bw"),
     "not XML": ("this is not < xml", "file"),
     "external entity": ('<?xml version="1.0"?>\n<!DOCTYPE platform [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n'
                         '<platform version="4.1"><zone id="&x;" routing="Full"/></platform>', "file"),

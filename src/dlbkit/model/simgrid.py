@@ -186,6 +186,7 @@ class _Reader:
         if not state.strip().isdigit() or int(state) >= len(parts):
             raise ConfigError(self.where(el, "pstate"), state, f"a pstate index in [0, {len(parts) - 1}]")
         flops = parse_speed(parts[int(state)], self.where(el, "speed"))
+        self._positive(flops, el, "speed", strict=True)
         try:
             n_cores = int(cores)
         except ValueError:
@@ -197,7 +198,14 @@ class _Reader:
             raise ConfigError(self.where(el, "id"), name, "an id used once in the file")
         bandwidth = parse_bandwidth(self.need(el, "bandwidth"), self.where(el, "bandwidth"))
         latency = parse_time(el.get("latency", "0s"), self.where(el, "latency"))
+        self._positive(bandwidth, el, "bandwidth", strict=True)
+        self._positive(latency, el, "latency", strict=False)
         self.links[name] = (latency, bandwidth)
+
+    def _positive(self, x: float, el, attr: str, *, strict: bool) -> None:
+        # named at the element: past here a bad value would be named as dlbkit's network field
+        if x < 0 or (strict and x == 0):
+            raise ConfigError(self.where(el, attr), el.get(attr), "a value > 0" if strict else "a value >= 0")
 
     def route_cost(self, el) -> tuple[float, float]:
         lat, bw = 0.0, math.inf
@@ -288,6 +296,8 @@ class _Reader:
         speed, cores = self.need(el, "speed"), el.get("core", "1")
         bw, lat = self.need(el, "bw"), self.need(el, "lat")
         link = parse_time(lat, self.where(el, "lat")), parse_bandwidth(bw, self.where(el, "bw"))
+        self._positive(link[0], el, "lat", strict=False)
+        self._positive(link[1], el, "bw", strict=True)
         backbone = (0.0, math.inf)
         if el.get("bb_bw") is not None or el.get("bb_lat") is not None:
             backbone = (parse_time(el.get("bb_lat", "0s"), self.where(el, "bb_lat")),
