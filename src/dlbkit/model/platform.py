@@ -270,13 +270,13 @@ class Platform:
         return cls.from_toml(path)
 
     def write(self, path: str | Path, *, speed_unit: float | None = None) -> None:
-        """Write the platform as SimGrid 4.1 XML (a ``.xml`` *path*; :func:`dlbkit.model.simgrid.write`)."""
+        """Write the platform as SimGrid 4.1 XML (a ``.xml`` *path*; :func:`dlbkit.model.simgrid_write.write`)."""
         path = Path(path)
         if path.suffix.lower() != ".xml":
             raise ConfigError("file", str(path), "a .xml file (SimGrid's platform format)")
-        from dlbkit.model import simgrid
+        from dlbkit.model import simgrid_write
 
-        simgrid.write(self, path, speed_unit=simgrid.DEFAULT_SPEED_UNIT if speed_unit is None else speed_unit)
+        simgrid_write.write(self, path, **({} if speed_unit is None else {"speed_unit": speed_unit}))
 
 
 def from_table(table: dict, path: Path) -> Platform:
