@@ -59,9 +59,9 @@ def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer 
     1.0
     """
     if isinstance(platform, (str, Path)):
-        platform = Platform.from_toml(platform)
+        platform = Platform.read(platform)
     if not isinstance(platform, Platform):
-        raise ConfigError("platform", platform, "a Platform or the path of a platform TOML file")
+        raise ConfigError("platform", platform, "a Platform or the path of a platform file (TOML, or SimGrid XML)")
     if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
         raise ConfigError("seed", seed, "an integer >= 0")
     family = families.of(workload)

@@ -253,6 +253,44 @@ class Platform:
         path = Path(path)
         return cls.from_dict(load_toml(path), base_dir=path.parent, name=path.stem)
 
+    @classmethod
+    def read(cls, path: str | Path, *, speed_unit: float | str | None = None) -> "Platform":
+        """A platform file by its suffix: ``.xml`` SimGrid's (:mod:`dlbkit.model.simgrid`;
+        *speed_unit* flop/s are one work unit per second, 1 Gf by default), any other (``.toml``)
+        dlbkit's own (:meth:`from_toml`: files of other names were read as TOML before)."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix == ".xml":
+            from dlbkit.model import simgrid
+
+            unit = simgrid.DEFAULT_SPEED_UNIT if speed_unit is None else speed_unit
+            return from_table(simgrid.read_table(path, speed_unit=unit), path)
+        if speed_unit is not None:
+            raise ConfigError("speed_unit", speed_unit, "absent for a TOML platform (its speeds are work units/s)")
+        return cls.from_toml(path)
+
+    def write(self, path: str | Path, *, speed_unit: float | None = None) -> None:
+        """Write the platform as SimGrid 4.1 XML (a ``.xml`` *path*; :func:`dlbkit.model.simgrid_write.write`)."""
+        path = Path(path)
+        if path.suffix.lower() != ".xml":
+            raise ConfigError("file", str(path), "a .xml file (SimGrid's platform format)")
+        from dlbkit.model import simgrid_write
+
+        simgrid_write.write(self, path, **({} if speed_unit is None else {"speed_unit": speed_unit}))
+
+
+def from_table(table: dict, path: Path) -> Platform:
+    """A platform from the table a foreign file was read into, errors naming the file."""
+    try:
+        return Platform.from_dict(table, base_dir=path.parent, name=path.stem)
+    except ConfigError as e:
+        field = e.field
+        if field.startswith("nodes["):  # named as the file names it: the host's id, not dlbkit's index
+            i, _, rest = field[len("nodes["):].partition("]")
+            if i.isdigit() and int(i) < len(table.get("nodes", ())):
+                field = f"<host id={table['nodes'][int(i)]['name']!r}>{rest}"
+        raise ConfigError(f"{path}: {field}", e.value, e.allowed) from None
+
 
 def load_toml(path: str | Path) -> dict:
     """Read a TOML file; a missing file or a syntax error becomes a ConfigError naming the file."""

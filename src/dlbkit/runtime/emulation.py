@@ -70,7 +70,7 @@ class Emulation:
         emulates the availability its simulation with the same seed draws (by default
         :data:`EMULATION`'s)."""
         if not isinstance(platform, Platform):
-            platform = Platform.from_toml(platform)
+            platform = Platform.read(platform)
         exclude = platform.index(master) if isinstance(master, str) else master
         rng = streams(seed, layout).rng("availability")
         realised = platform.realise_availability(rng, limited=False)
@@ -130,7 +130,7 @@ def emulation_from(emulate: Any, seed: int = 0, master: str | int | None = None,
     if platform:
         if isinstance(emulate, (str, Path)):
             with renamed("file", "emulate"):  # a missing file is named as the caller's argument
-                emulate = Platform.from_toml(emulate)
+                emulate = Platform.read(emulate)
         if isinstance(master, int) and not 0 <= master < emulate.n_nodes:
             raise ConfigError("master", master, f"a node index in [0, {emulate.n_nodes - 1}] or a node name")
         if isinstance(master, str):

@@ -156,9 +156,10 @@ def platform_file(path: str, flag: str) -> str:
 
     if not path.lower().endswith(".ntp"):  # a thesis network file (schedule --platform): its own reader, any case
         try:
-            Platform.from_toml(path)
+            Platform.read(path)
         except ConfigError as e:
-            if e.field == "file" or e.field.startswith("TOML syntax"):  # these name the file already
+            named = str(Path(path))
+            if e.field == "file" or e.field.startswith(("TOML syntax", named, f"file {named}")):  # these name the file
                 raise
             raise ConfigError(f"{flag} {path}: {e.field}", e.value, e.allowed) from None
     return path

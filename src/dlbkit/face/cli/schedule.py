@@ -54,7 +54,7 @@ def command(args) -> int:
     check_count(args.nodes, "--nodes")
     if args.platform is not None:
         if not Path(args.platform).is_file():
-            raise ConfigError("--platform", args.platform, "an existing platform TOML file or a thesis .ntp network file")
+            raise ConfigError("--platform", args.platform, "an existing platform file (TOML, or SimGrid .xml) or a thesis .ntp network file")
         platform_file(args.platform, "--platform")
     check_seed(args.seed)
     params = parse_params(args.param, example="insertion=false")

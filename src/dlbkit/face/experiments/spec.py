@@ -81,7 +81,7 @@ __all__ = ["BalancerSpec", "Experiment", "RunSpec", "load_experiment", "run_seed
 TOP_KEYS = {"name", "description", "repetitions", "seed", "platform", "workload", "engine", "info", "balancers",
             "grid"}
 BALANCER_KEYS = {"name", "label", "params", "engine", "info"}
-PLATFORM_KEYS = {"file", "name", "nodes", "network"}
+PLATFORM_KEYS = {"file", "speed_unit", "name", "nodes", "network"}
 ENGINE_NAME = "name"  #: the ``[engine]`` key that chooses the family's engine (not an engine option)
 NO_BALANCING = "none"  #: a family's unbalanced reference (``name = "none"``, where the family allows it)
 GRID_ROOTS = ("platform", "workload", "engine", "info")
@@ -338,21 +338,33 @@ def _platform_table(d: Any, base_dir: Path | None) -> tuple[dict, Path | None, s
     d = check.table(d, "platform")
     check.known_keys(d, "platform", PLATFORM_KEYS)
     if "file" not in d:
+        if "speed_unit" in d:
+            raise ConfigError("platform.speed_unit", d["speed_unit"], "given only with a SimGrid platform.file (.xml)")
         return dict(d), base_dir, "inline"
-    if set(d) - {"file"}:
-        extra = sorted(set(d) - {"file"})[0]
-        raise ConfigError(f"platform.{extra}", "<given with platform.file>",
-                          "absent when platform.file is given (a platform is a file or inline tables)")
     f = d["file"]
     if not isinstance(f, str) or not f:
-        raise ConfigError("platform.file", f, "a path to a platform TOML file")
+        raise ConfigError("platform.file", f, "a path to a platform file (TOML, or SimGrid XML)")
+    xml = f.lower().endswith(".xml")
+    with_file = {"file", "speed_unit"} if xml else {"file"}  # speed_unit: SimGrid's flop/s per work unit
+    if set(d) - with_file:
+        extra = sorted(set(d) - with_file)[0]
+        raise ConfigError(f"platform.{extra}", "<given with platform.file>",
+                          "absent when platform.file is given (a platform is a file or inline tables"
+                          + ("; speed_unit is for a SimGrid .xml file)" if extra == "speed_unit" and not xml else ")"))
     p = Path(f)
     if base_dir is not None and not p.is_absolute():
         p = base_dir / p
     if not p.is_file():
-        raise ConfigError("platform.file", f, f"an existing platform TOML file (looked for {p})")
+        raise ConfigError("platform.file", f, f"an existing platform file (looked for {p})")
     p = p.resolve()
-    table = load_toml(p)
+    if xml:
+        from dlbkit.model import simgrid
+
+        # the SimGrid file becomes a platform table, so that a grid may vary it as a TOML platform's
+        with check.renamed("speed_unit", "platform.speed_unit"):
+            table = simgrid.read_table(p, speed_unit=d.get("speed_unit", simgrid.DEFAULT_SPEED_UNIT))
+    else:
+        table = load_toml(p)
     table.setdefault("name", p.stem)
     return table, p.parent, str(p)
 

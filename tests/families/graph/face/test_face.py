@@ -166,8 +166,8 @@ def test_cli_schedule_table_and_gantt(t10, tmp_path, capsys):
     (["--nodes", "3", "-b", "tabu", "-p", "tenure=0"], "parameter 'tenure' of tabu must be"),
     (["--nodes", "3", "--seed", "-1"], "--seed must be an integer >= 0; got -1"),
     (["--nodes", "3", "--gantt", "plan.1"], "--gantt must be a file name ending in an image format: .avif, .eps,"),
-    (["--platform", "no/such/p.toml"], "--platform must be an existing platform TOML file or a thesis .ntp "
-                                       "network file; got 'no/such/p.toml'"),
+    (["--platform", "no/such/p.toml"], "--platform must be an existing platform file (TOML, or SimGrid .xml) "
+                                       "or a thesis .ntp network file; got 'no/such/p.toml'"),
     (["--nodes", "3", "--cost-model", "bogus"], "invalid choice"),
     (["--nodes", "3", "--cost-model", "thesis", "--contention"], "--contention must be false with the thesis"),
     (["--nodes", "3", "--contention", "link"], "--contention must be 'port' (or the bare flag) with --nodes: 'link' "

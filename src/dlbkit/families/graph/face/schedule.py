@@ -66,7 +66,7 @@ def schedule(graph: Any, nodes: Any, balancer: Any = "heft", *, params: Mapping[
         raise ConfigError("graph", type(graph).__name__, "a TaskGraph, a .json/.stg/.adg path or a networkx.DiGraph")
     if isinstance(nodes, (str, Path)):
         from dlbkit.families.graph.model.costs import platform_from_ntp
-        nodes = platform_from_ntp(nodes) if str(nodes).lower().endswith(".ntp") else Platform.from_toml(nodes)
+        nodes = platform_from_ntp(nodes) if str(nodes).lower().endswith(".ntp") else Platform.read(nodes)
     b = resolve(balancer, dict(params or {}), kind="mapping")
     trace = simulate_graph(nodes, graph, b, seed=seed, cost_model=cost_model, contention=contention)
     if not isinstance(nodes, Platform):  # M identical nodes: numbers are their names
