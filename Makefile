@@ -7,8 +7,10 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 
 # pytest-xdist: one test process per core; a module's tests that share an expensive fixture or a file
-# are kept on one process by their xdist_group mark (--dist loadgroup)
+# are kept on one process by their xdist_group mark (--dist loadgroup). Tests marked `alone` measure a
+# claim in real time, which a test running beside them would change: they run after, one at a time.
 PYTEST := $(BIN)/pytest -n auto --dist loadgroup
+ALONE  := $(BIN)/pytest -n 0
 
 .PHONY: demo test test-all bench clean
 
@@ -25,11 +27,13 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(BIN)/lint-imports --no-cache
-	$(PYTEST) -q -m "not full" --hypothesis-profile=fast
+	$(PYTEST) -q -m "not full and not alone" --hypothesis-profile=fast
+	$(ALONE) -q -m "alone and not full" --hypothesis-profile=fast
 
 test-all: $(VENV)/.installed
 	$(BIN)/lint-imports --no-cache
-	$(PYTEST) -q -m "full or not full" --hypothesis-profile=full
+	$(PYTEST) -q -m "(full or not full) and not alone" --hypothesis-profile=full
+	$(ALONE) -q -m "alone" --hypothesis-profile=full
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_m1.py

@@ -280,6 +280,7 @@ def test_replay_errors():
 
 
 # --- replay of real runs: within 10% of the real makespan ----------------------------------------
+@pytest.mark.alone  # a real run's time: no other test beside it (docs/design.md, Tests)
 @pytest.mark.parametrize("balancer", BALANCERS)
 def test_replaying_a_real_run_with_its_balancer_is_within_10_percent(balancer, tmp_path):
     """The replay model's claim: from what a run measured (each item's cost, each worker's speed over

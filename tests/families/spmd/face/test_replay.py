@@ -85,6 +85,7 @@ def napping(u):
     return u[1:-1]
 
 
+@pytest.mark.alone  # a real run's time: no other test beside it (docs/design.md, Tests)
 @pytest.mark.parametrize("balancer", ["dlah", "homogeneous-diffusion"])
 def test_replaying_a_real_run_with_its_rule_is_within_10_percent(balancer, tmp_path):
     """The replay model's claim, as for loops: from what a run measured (each worker's rows per second of

@@ -139,6 +139,7 @@ def _napping_run(balancer, tmp_path):
     return r, dlbkit.load_trace(r.save(tmp_path / f"{balancer}.json"))
 
 
+@pytest.mark.alone  # a real run's time: no other test beside it (docs/design.md, Tests)
 def test_replaying_a_real_run_with_a_deterministic_rule_is_within_10_percent(tmp_path):
     """The replay model's claim, as for loops: from what a run measured (the tree and its tasks' costs, each
     worker's speed over its stretches, its check points, the relay, the root's start) the simulator's run
@@ -165,7 +166,12 @@ def test_replaying_a_real_run_with_a_deterministic_rule_is_within_10_percent(tmp
     The claim is on the median of three recorded runs, each replayed: one run's ratio also carries the load of
     the moment it ran (a start-up spread, wake-ups delayed by whatever else runs), which no recording holds. A
     single run asserted alone read 0.881 once in CI (the whole suite beside it on 2 cores); under two busy
-    loops, single runs read 0.945-1.003 (6 runs)."""
+    loops, single runs read 0.945-1.003 (6 runs). The median of three then read 0.877 (0.869, 0.877, 0.911) in
+    CI with the suite beside it: the real runs had 5-13 stretches a worker against the replay's 1-3, their
+    workers waited 2-4 times as long (stale loads and a slower relay under load send RID's requests where
+    little is left), which grows with what else runs, not with the run. So the test is ``alone`` (the Makefile
+    runs it with no other test beside it); under three busy loops (its own 4 workers on 2 cores besides) it
+    read 0.844-0.999, median 0.915 (10 runs)."""
     ratios = []
     for k in range(3):
         (tmp_path / str(k)).mkdir()
@@ -181,6 +187,7 @@ RANDOM_SEEDS = 10
 RANDOM_TOLERANCE = 0.20
 
 
+@pytest.mark.alone  # a real run's time: no other test beside it (docs/design.md, Tests)
 def test_replaying_a_real_run_with_random_stealing_is_within_20_percent_of_its_mean(tmp_path):
     """Random stealing's run is one draw of its victims, so the claim is weaker than the deterministic rule's
     10%, for two reasons the model cannot remove:
