@@ -5,7 +5,9 @@ its ``wfcommons-schema.json`` per release; real instances in github.com/wfcommon
 reader was written from the schemas of releases 1.3, 1.4 and 1.5 and their migration notes, not from
 WfCommons' code. Two layouts:
 
-* **1.5**: ``workflow.specification.tasks`` (``id``, ``name``, ``parents``, ``children``, ``inputFiles``,
+* **1.5** (and **1.6**, as the ``wfcommons`` 1.6 package writes it: 1.5's layout with ``metrics``
+  objects beside the task lists, and ``makespanInSeconds`` 0 for a generated instance, read as no
+  recorded makespan): ``workflow.specification.tasks`` (``id``, ``name``, ``parents``, ``children``, ``inputFiles``,
   ``outputFiles``: file ids), ``workflow.specification.files`` (``id``, ``sizeInBytes``),
   ``workflow.execution.tasks`` (``id``, ``runtimeInSeconds``, ``machines``: node names),
   ``workflow.execution.machines`` (``nodeName``, ``cpu: {coreCount, speedInMHz}``),
@@ -53,7 +55,10 @@ __all__ = ["parse", "read_text", "is_wfformat", "Parsed", "VERSIONS"]
 
 #: the schemaVersions read; 1.0–1.2 (``workflow.jobs``) are migrated to these by WfCommons' own
 #: ``tools/wfcommons-migrate-instance.py``
-VERSIONS = ("1.3", "1.4", "1.5")
+VERSIONS = ("1.3", "1.4", "1.5", "1.6")
+#: the versions in the specification/execution layout (1.6, as the ``wfcommons`` 1.6 package writes it, is
+#: 1.5's layout with ``metrics`` objects added beside ``tasks``, which this reader does not need)
+_SPLIT = ("1.5", "1.6")
 
 
 def is_wfformat(doc: Any) -> bool:
@@ -266,12 +271,16 @@ def parse(doc: Any, path: str = "workflow.json", *, reference_mhz: float | None 
         raise at.err("schemaVersion", version, "one of the WfFormat versions read: " + ", ".join(VERSIONS)
                      + " (older files: WfCommons' tools/wfcommons-migrate-instance.py)")
     wf = at.obj(doc.get("workflow"), "workflow")
-    tasks, machines, makespan = _layout_15(wf, at) if version == "1.5" else _layout_14(wf, at, version)
+    tasks, machines, makespan = _layout_15(wf, at) if version in _SPLIT else _layout_14(wf, at, version)
+    if makespan == 0.0:
+        # WfCommons' generators write 0 for a synthetic instance, which never ran: no recorded makespan
+        # (a run of tasks with runtimes takes time)
+        makespan = None
 
     ids, loads = [], []
     index = {t.id: t for t in tasks}  # unique: each layout checked
     alias: dict = {}  # 1.3/1.4: a reference that is no task's name may be a task's id (converted instances)
-    if version != "1.5":
+    if version not in _SPLIT:
         for raw, t in zip(wf["tasks"], tasks):
             if "id" in raw and raw["id"] not in index:
                 alias.setdefault(raw["id"], t.id)
@@ -282,7 +291,7 @@ def parse(doc: Any, path: str = "workflow.json", *, reference_mhz: float | None 
                 other = r if r in index else alias.get(r)
                 if other is None:
                     raise at.err(f"{t.where}.{key}[{j}]", r, "the id of a task of the workflow"
-                                 if version == "1.5" else "the name (or id) of a task of the workflow")
+                                 if version in _SPLIT else "the name (or id) of a task of the workflow")
                 if other == t.id:
                     raise at.err(f"{t.where}.{key}[{j}]", r, "a task other than itself (no self-loop)")
                 pairs.setdefault((other, t.id) if key == "parents" else (t.id, other), None)
@@ -307,4 +316,4 @@ def parse(doc: Any, path: str = "workflow.json", *, reference_mhz: float | None 
             "machines": machines, "task_machines": {t.id: t.machines for t in tasks if t.machines},
             "reference_mhz": reference_mhz}
     return Parsed(ids, loads, edges, name if isinstance(name, str) and name else Path(path).stem, meta,
-                  "workflow.specification.tasks" if version == "1.5" else "workflow.tasks")
+                  "workflow.specification.tasks" if version in _SPLIT else "workflow.tasks")
