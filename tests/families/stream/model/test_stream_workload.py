@@ -1,11 +1,16 @@
 """The Stream workload: validated constructors and the [workload] parser name the field; an experiment
 file runs the family; bad input on the command line is one line and exit status 2."""
 
+import re
+
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
+from support.profiles import examples
 
 from dlbkit import ConfigError
 from dlbkit.face.cli import main
+from dlbkit.families.stream.model import workload
 from dlbkit.families.stream.model.workload import Burst, Demand, Stream, read_arrivals_csv, stream_from_dict
 
 
@@ -165,3 +170,33 @@ def test_d_equal_to_n_without_replacement_and_d_above_n_with_replacement_run(tmp
         Experiment.from_dict({"platform": {"nodes": [{"name": x, "speed": 1.0} for x in "abc"]},
                               "workload": {"kind": "stream", "rates": 1.0, "jobs": 10},
                               "balancers": [{"name": "power-of-d", "params": params}]})
+
+
+# --- a recorded trace checked as columns (the fast path) and row by row agree ------------------------
+_value = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3), st.just(0), st.just(1e-31),
+                   st.just(2 ** 70), st.just(10 ** 400), st.booleans(), st.just("a"))
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.lists(st.tuples(_value, _value, _value, _value), min_size=1, max_size=6),
+       st.lists(st.tuples(st.floats(0, 10), st.integers(0, 3), st.floats(0.1, 5), st.integers(1, 4)), min_size=1,
+                max_size=6))
+def test_the_columns_check_accepts_and_returns_what_the_row_by_row_check_does(drawn, good):
+    """Rows checked as columns (4-tuples of plain ints and floats) give the same tuples as the row-by-row
+    check, and every row the row-by-row check refuses falls back to it (so its error names the first bad row):
+    over drawn rows, good ones (sorted) and ones with nan, inf, bools, strings, huge ints, negatives."""
+    for rows in (drawn, sorted(good)):  # sorted: a new list, never drawn itself
+        try:
+            slow = workload._check_trace_rows(rows, "workload.trace")
+        except ConfigError as e:
+            slow = e
+        fast = workload._checked_columns(rows)
+        if isinstance(slow, ConfigError):
+            assert fast is None
+            with pytest.raises(ConfigError, match=re.escape(slow.field)):
+                workload._check_trace(rows, "workload.trace")
+        else:
+            assert fast is not None or rows is drawn  # the plain good rows take the columns' path
+            assert fast is None or (fast == slow and [tuple(map(type, r)) for r in fast]
+                                    == [tuple(map(type, r)) for r in slow])
+            assert workload._check_trace(rows, "workload.trace") == slow

@@ -298,6 +298,12 @@ def _check_trace(rows, f: str) -> tuple:
                           "a non-empty list of (time, origin, demand, width) rows")
     if len(rows) > MAX_JOBS:
         raise ConfigError(f, f"{len(rows)} rows", f"at most {MAX_JOBS:,} rows (dlbkit's limit)")
+    fast = _checked_columns(rows)
+    return fast if fast is not None else _check_trace_rows(rows, f)
+
+
+def _check_trace_rows(rows, f: str) -> tuple:
+    """The rows checked one by one: the first bad one named."""
     out = []
     last = 0.0
     for k, row in enumerate(rows):
@@ -317,6 +323,31 @@ def _check_trace(rows, f: str) -> tuple:
         w = check.size(row[3] if len(row) == 4 else 1, f"{p}.width", MAX_WIDTH, "tasks of one job")
         out.append((t, o, d, w))
     return tuple(out)
+
+
+def _checked_columns(rows) -> tuple | None:
+    """The rows checked as columns, when each is a 4-tuple of plain ints and floats (as an SWF log's or a CSV
+    file's are): the same tuples and the same acceptance as the row-by-row checks below, which cost ~10 µs a
+    row in ``check``'s isinstance tests against the numbers ABCs (1 s for 100 000 jobs). None for anything
+    else, and for rows that fail a check: the row-by-row pass then names the first bad one."""
+    if not all(type(r) is tuple and len(r) == 4 for r in rows):
+        return None
+    ts, os_, ds, ws = zip(*rows)
+    real, whole = {float, int}, {int}
+    if not (set(map(type, ts)) <= real and set(map(type, ds)) <= real and set(map(type, os_)) <= whole
+            and set(map(type, ws)) <= whole):
+        return None
+    try:
+        t, d = np.array(ts, dtype=float), np.array(ds, dtype=float)
+        o, w = np.array(os_, dtype=np.int64), np.array(ws, dtype=np.int64)
+    except OverflowError:  # an int beyond float or int64: the row's own check names it
+        return None
+    ok = (np.isfinite(t).all() and (t >= 0).all() and (t <= check.HUGE).all() and (np.diff(t) >= 0).all()
+          and np.isfinite(d).all() and (d >= check.TINY).all() and (d <= check.HUGE).all()
+          and (o >= 0).all() and (w >= 1).all() and (w <= MAX_WIDTH).all())
+    if not ok:
+        return None
+    return tuple(zip(t.tolist(), os_, d.tolist(), ws))
 
 
 def read_arrivals_csv(path: str | Path) -> tuple:
