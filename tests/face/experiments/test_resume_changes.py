@@ -242,3 +242,27 @@ def test_save_all_on_some_runs_leaves_the_other_figures_unless_asked_to_remove_t
     assert pngs(sweep.out_dir) == before
     written = save_all(sweep.out_dir, summary, one, family=exp.family, remove_stale=True)
     assert set(pngs(sweep.out_dir)) == {q.name for paths in written.values() for q in paths} and len(pngs(sweep.out_dir)) == 4
+
+
+def test_a_workload_file_edited_in_place_is_not_taken_for_the_same_runs(tmp_path, capsys):
+    """A workload file named by the experiment (a stream's arrivals CSV) is part of its runs' fingerprint by
+    its bytes, not its name: edited in place, the sweep's rows are from a different configuration, which
+    resuming refuses as it does for an edited experiment file (one line, exit 2; before, the old rows were
+    reused as if nothing had changed); the same bytes again resume the sweep. One job of demand 2 on one
+    node of speed 1 ends at 2 s (exact)."""
+    arrivals = tmp_path / "jobs.csv"
+    arrivals.write_text("time,origin,demand\n0.0,a,2.0\n")
+    text = ('name = "s"\n[platform]\nnodes = [{name = "a", speed = 1.0}]\n[workload]\nkind = "stream"\n'
+            'trace = "jobs.csv"\n[[balancers]]\nname = "local"\n')
+    out = tmp_path / "o"
+    assert simulate(tmp_path, capsys, text, out)[0] == 0
+    before = rows(out)
+    (_, first), = before[1].items()
+    assert float(first["makespan"]) == 2.0
+    arrivals.write_text("time,origin,demand\n0.0,a,3.0\n")
+    code, _, err = simulate(tmp_path, capsys, text, out)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "from a different configuration" in err, err
+    assert rows(out) == before  # nothing lost
+    arrivals.write_text("time,origin,demand\n0.0,a,2.0\n")  # the same bytes again: the sweep resumes
+    code, o, _ = simulate(tmp_path, capsys, text, out)
+    assert code == 0 and "1 reused" in o and rows(out) == before

@@ -285,6 +285,7 @@ class Experiment:
         has compared all balancers on the first repetitions)."""
         specs = []
         family_module = _loadable(families.declared_in(self.family.name))
+        read: dict = {}  # path -> digest of its bytes: each workload file hashed once
         for point, (platform, workload, engine, pd, wd, it) in self._points:
             for r in range(self.repetitions):
                 seed = run_seed(self.seed, r)
@@ -297,7 +298,8 @@ class Experiment:
                     chosen = it if b.info is None else b.info
                     if chosen:  # absent: the engine's default (exact), and the fingerprint of before
                         eng["info"] = dict(chosen)
-                    fp = _fingerprint(pd, wd, eng if name is None else {**eng, ENGINE_NAME: name}, b, seed)
+                    fp = _fingerprint(pd, wd, eng if name is None else {**eng, ENGINE_NAME: name}, b, seed,
+                                      _file_digests(wd, self.family.file_keys, read))
                     specs.append(RunSpec(b.label, b.name, dict(b.params), point, r, seed, platform, work,
                                          eng, fp, name, *_own_module(b.name), *family_module))
         return specs
@@ -571,12 +573,34 @@ def _set_dotted(tables: dict, key: str, value: Any) -> None:
     cur[last] = value
 
 
-def _fingerprint(platform: dict, workload: dict, engine: dict, b: BalancerSpec, seed: int) -> str:
+def _fingerprint(platform: dict, workload: dict, engine: dict, b: BalancerSpec, seed: int,
+                 files: dict | None = None) -> str:
     """A short hash of everything that determines one run's outcome (guards resumed sweeps against
-    reusing rows produced by a different configuration)."""
-    blob = json.dumps({"platform": platform, "workload": workload, "engine": engine, "balancer": b.name,
-                       "params": b.params, "seed": seed}, sort_keys=True, default=_jsonable)
+    reusing rows produced by a different configuration): with *files*, the digests of the workload's files
+    (a platform file is already in *platform*, read into its table)."""
+    d = {"platform": platform, "workload": workload, "engine": engine, "balancer": b.name, "params": b.params,
+         "seed": seed}
+    if files:  # absent without files: an experiment without one keeps its fingerprints of before
+        d["files"] = files
+    blob = json.dumps(d, sort_keys=True, default=_jsonable)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _file_digests(workload: dict, keys: tuple, read: dict) -> dict:
+    """{key: sha256 of the file's bytes} for the workload's file keys that name a file (a workflow, a log), so
+    that a file edited in place between two runs of a sweep gives its rows a new fingerprint (its name alone
+    would not); *read* caches a path's digest."""
+    out = {}
+    for key in keys:
+        f = workload.get(key)
+        if isinstance(f, str) and f:
+            if f not in read:
+                try:
+                    read[f] = hashlib.sha256(Path(f).read_bytes()).hexdigest()
+                except OSError:  # a missing file was named when the experiment was read
+                    read[f] = None
+            out[key] = read[f]
+    return out
 
 
 def _jsonable(x: Any) -> Any:
