@@ -78,6 +78,7 @@ def simulate(platform: Platform | str | Path, workload: Any, balancer: Balancer 
     b = resolve(balancer, params, kind=family.kinds, allow_none=family.allow_none)
     if b is not None:
         family.check_kind(eng, b.kind, b.name)
+    family.check_fit(platform, workload)  # as an experiment file's: e.g. an SWF job wider than the platform
     trace = eng.run(platform, workload, b, seed=int(seed), **engine)
     if not trace.family:  # an engine of a family declared elsewhere that left it unnamed: the family it ran for
         trace.family = family.name

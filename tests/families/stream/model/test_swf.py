@@ -79,6 +79,9 @@ def test_a_job_wider_than_the_platform_names_its_line(tmp_path):
     check_fit(p, Stream.read(write(tmp_path), statuses=None, width="one"))
     with pytest.raises(ConfigError, match="workload.origin must be a node of the platform"):
         check_fit(p, Stream.read(write(tmp_path), origin=[0, "zz"]))
+    # the Python API checks as an experiment file does, before the run
+    with pytest.raises(ConfigError, match=r"line 11 \(processors\) must be at most the platform's 4 slots"):
+        dlbkit.simulate(p, Stream.read(write(tmp_path), statuses=None), "nezha")
 
 
 def test_the_description_says_the_log_and_its_header(tmp_path):
