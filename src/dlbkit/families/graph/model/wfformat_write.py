@@ -72,8 +72,8 @@ def to_wfformat(g: _TaskGraph, version: str = "1.5") -> dict:
                   "files": [{"name": f, "sizeInBytes": s, "link": "input"} for f, s in inputs[i]]
                   + [{"name": f, "sizeInBytes": s, "link": "output"} for f, s in outputs[i]]}
                  for i, t in enumerate(ids)]
-        return {**head, "workflow": {"makespanInSeconds": makespan, "executedAt": _EPOCH, "machines": [],
-                                     "tasks": tasks}}
+        # no "machines": 1.4's schema wants the list non-empty when it is there
+        return {**head, "workflow": {"makespanInSeconds": makespan, "executedAt": _EPOCH, "tasks": tasks}}
     spec = [{"name": t, "id": t, "parents": parents[i], "children": children[i],
              "inputFiles": [f for f, _ in inputs[i]], "outputFiles": [f for f, _ in outputs[i]]}
             for i, t in enumerate(ids)]
