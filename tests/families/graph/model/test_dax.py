@@ -148,6 +148,17 @@ def test_unsafe_or_non_utf8_files_are_refused():
         read_dax("/nonexistent/wf.dax")
 
 
+def test_an_experiment_file_names_a_dax(tmp_path):
+    from dlbkit.face.experiments.spec import load_experiment
+
+    (tmp_path / "wf.dax").write_text(dax(), encoding="utf-8")
+    exp = tmp_path / "exp.toml"
+    exp.write_text('name = "dax"\n[platform]\nnodes = [{name = "n0", speed = 1.0}, {name = "n1", speed = 2.0}]\n'
+                   '[workload]\nkind = "graph"\nfile = "wf.dax"\n[[balancers]]\nname = "heft"\n', encoding="utf-8")
+    g = load_experiment(exp).workload
+    assert isinstance(g, TaskGraph) and g.loads == (10.0, 4.0, 6.0, 2.0) and _edges(g) == EDGES
+
+
 def test_cli_schedules_a_dax_and_a_bad_one_is_one_line(tmp_path, capsys):
     from dlbkit.face.cli import main
 
