@@ -10,13 +10,12 @@ LIGO and SIPHT workflows, as WorkflowSim ships them in ``config/dax/``), not fro
 * ``<adag version name>``: the root; ``version`` 2.x or 3.x (the schemas require it; a hand-written
   DAX without one is read, its version None);
 * ``<job id name ... runtime=...>``: a task (a ``cores`` attribute is not used: a dlbkit task runs on
-  one node). The schemas have no runtime; the generated DAXes carry
-  it as the attribute ``runtime`` (seconds), and Pegasus' own profile ``<profile namespace="pegasus"
-  key="runtime">`` (the expected runtime in seconds, Pegasus' docs) says the same: the attribute is
-  read, else that profile;
+  one node). The schemas have no runtime; the generated DAXes carry it as the attribute ``runtime``
+  (seconds), and Pegasus' own profile ``<profile namespace="pegasus" key="runtime">`` (the expected
+  runtime in seconds, Pegasus' docs) says the same: the attribute is read, else that profile;
 * ``<uses file=... link=... size=...>`` in a job (DAX 2.x names the file ``file``, 3.x ``name``):
-  ``link`` ``input``, ``output`` or ``inout`` (both); ``none`` and ``checkpoint`` carry no data
-  between jobs. ``size`` (bytes) is optional in the schema: absent, the file counts 0 bytes;
+  ``link`` ``input``, ``output`` or ``inout`` (both); ``none``, ``checkpoint`` or no link carry no
+  data between jobs. ``size`` (bytes) is optional in the schema: absent, the file counts 0 bytes;
 * ``<child ref><parent ref/>...</child>``: the dependencies, parent → child.
 
 What the graph gets: tasks = the jobs, in file order, ids = their ``id``; **loads** = the runtimes
