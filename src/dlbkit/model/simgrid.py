@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from dlbkit.errors import ConfigError, DlbkitWarning, caller_level
-from dlbkit.model import check
+from dlbkit.model import check, safexml
 
 __all__ = ["read_table", "parse_speed", "parse_bandwidth", "parse_time", "DEFAULT_SPEED_UNIT"]
 
@@ -349,7 +349,9 @@ def read_table(path: str | Path, *, speed_unit: float | str = DEFAULT_SPEED_UNIT
     except OSError as e:
         raise ConfigError("file", str(path), f"a readable SimGrid platform file ({e.strerror})") from None
     check.decode(data, path)  # these files are UTF-8 (SimGrid's examples); other bytes named here
-    root = _parse_xml(data, path)
+    # these files come from elsewhere: entity declarations and external references refused; a DOCTYPE
+    # naming SimGrid's DTD, as every example has, is allowed
+    root = safexml.parse(data, path, "a SimGrid platform in XML")
     if root.tag != "platform":
         raise ConfigError(f"{path}: root element", f"<{root.tag}>", "<platform version=\"4.1\">")
     version = root.get("version", "")
@@ -364,22 +366,6 @@ def read_table(path: str | Path, *, speed_unit: float | str = DEFAULT_SPEED_UNIT
         warnings.warn(f"{path}: not modelled by dlbkit, ignored: {', '.join(sorted(r.ignored))}", DlbkitWarning,
                       stacklevel=caller_level())
     return {"name": path.stem, "nodes": list(r.hosts.values()), "network": _network(r, path)}
-
-
-def _parse_xml(data: bytes, path: Path):
-    import defusedxml
-    import defusedxml.ElementTree as DET
-    from xml.etree.ElementTree import ParseError
-
-    try:
-        # defusedxml refuses entity declarations and external references (billion laughs, XXE: these
-        # files come from elsewhere); a DOCTYPE naming SimGrid's DTD, as every example has, is allowed
-        return DET.fromstring(data)
-    except defusedxml.DefusedXmlException as e:
-        raise ConfigError(f"file {path}", type(e).__name__, "XML without entity declarations or external "
-                          "references (refused for safety)") from None
-    except ParseError as e:
-        raise ConfigError(f"file {path}", f"XML syntax: {e}", "a SimGrid platform in XML") from None
 
 
 def _network(r: _Reader, path: Path) -> dict:

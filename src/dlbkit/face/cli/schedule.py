@@ -16,7 +16,7 @@ __all__ = ["HELP", "DESCRIPTION", "arguments", "command"]
 
 #: the command's line in ``dlbkit --help``, and the head of ``dlbkit schedule --help``
 HELP = "map a task graph onto nodes with a mapping balancer and time the plan"
-DESCRIPTION = ("Read a task graph (.json, Kasahara .stg or the thesis's .adg), map it onto --nodes M "
+DESCRIPTION = ("Read a task graph (.json, Kasahara .stg, the thesis's .adg or a Pegasus DAX .dax/.xml), map it onto --nodes M "
                "identical nodes (speed 1, a transfer takes its data) or a --platform, with a mapping "
                "balancer (dlbkit balancers --kind mapping), and time the plan with the graph "
                "family's evaluator. --json prints {makespan, assignment, start, finish}.")
@@ -25,7 +25,7 @@ DESCRIPTION = ("Read a task graph (.json, Kasahara .stg or the thesis's .adg), m
 def arguments(sc: argparse.ArgumentParser) -> None:
     """``schedule``'s arguments."""
     sc.add_argument("graph", metavar="GRAPH", help="a task graph file: .json (dlbkit's, or a WfCommons WfFormat "
-                    "workflow), .stg or .adg")
+                    "workflow), .stg, .adg, or a Pegasus DAX (.dax, .xml)")
     where = sc.add_mutually_exclusive_group(required=True)
     where.add_argument("--nodes", metavar="M", type=int, help="M identical nodes of speed 1")
     where.add_argument("--platform", metavar="P.toml", help="a platform TOML file (or a thesis .ntp network file)")

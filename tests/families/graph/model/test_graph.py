@@ -108,7 +108,7 @@ def test_bad_stg_is_one_config_error(text, field):
 
 
 def test_reading_an_unknown_suffix_or_missing_file_is_a_config_error(tmp_path):
-    with pytest.raises(ConfigError, match=r"graph file must be a .json, .stg or .adg file"):
+    with pytest.raises(ConfigError, match=r"graph file must be a .json, .stg, .adg, .dax or .xml file"):
         TaskGraph.read(tmp_path / "g.txt")
     with pytest.raises(ConfigError, match=r"an existing .json, .stg or .adg file"):
         TaskGraph.read(tmp_path / "g.json")

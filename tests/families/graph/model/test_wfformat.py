@@ -1,5 +1,6 @@
-"""WfCommons WfFormat workflows read as TaskGraphs (issue 33): layouts 1.3, 1.4 and 1.5, bad input,
-the experiment file and the CLI, and a property (random DAGs written as WfFormat read back)."""
+"""WfCommons WfFormat workflows read as TaskGraphs (issue 33): layouts 1.3, 1.4, 1.5 and 1.6 (as the
+``wfcommons`` 1.6 package writes it), bad input, the experiment file and the CLI, and a property (random
+DAGs written as WfFormat read back)."""
 
 import copy
 import json
@@ -7,11 +8,11 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.profiles import examples
 
 from dlbkit.errors import ConfigError
 from dlbkit.families.graph.model import workload
-from dlbkit.families.graph.model.workload import from_wfformat, read_wfformat
-from dlbkit.families.graph.model.workload import TaskGraph
+from dlbkit.families.graph.model.workload import TaskGraph, from_wfformat, read_wfformat
 
 # One workflow, by hand: a (split) writes f1 (100 B) and f2 (200 B); b reads f1, c reads f1 and f2;
 # d reads b's f3 (50 B) and c's f4 (25 B) and the input f0 (7 B, written by nobody); c also lists an
@@ -87,6 +88,76 @@ def test_the_toy_workflow_by_hand(tmp_path, make):
                                   "slow": {"coreCount": 4.0, "speedInMHz": 1000.0}}
     assert g.meta["task_machines"] == {"a": ("fast",), "b": ("slow",), "c": ("fast",)}
     assert g.meta["schemaVersion"] == make()["schemaVersion"]
+
+
+# WfFormat 1.6 as the wfcommons 1.6 package writes a generated instance (its MontageRecipe output read
+# for the layout): 1.5's specification/execution, plus a "metrics" object in each, tasks' coreCount and
+# command, no machines, makespanInSeconds 0.0. By hand: split (12.5 s) reads in.dat (1000 B) and writes
+# p1.dat (400 B) and p2.dat (600 B); proc1 (40 s) turns p1.dat into r1.dat (30 B), proc2 (35.25 s)
+# p2.dat into r2.dat (70 B); merge (3 s) reads both and writes final.dat (100 B).
+#   edges: split→proc1 400, split→proc2 600, proc1→merge 30, proc2→merge 70: 4 edges, 1100 B.
+#   loads: the seconds (no machine: no speed, whatever reference_mhz), 12.5 + 40 + 35.25 + 3 = 90.75.
+#   metrics (checked here, not read): 6 files, 1000 + 400 + 600 + 30 + 70 + 100 = 2200 B.
+WF16 = {
+    "name": "Split-synthetic-instance", "description": "Instance generated with WfCommons - https://wfcommons.org",
+    "createdAt": "2026-12-02T13:36:38.596250+00:00", "schemaVersion": "1.6",
+    "author": {"name": "someone", "email": "someone@example.org"},
+    "runtimeSystem": {"name": "wfcommons", "version": "1.6", "url": "https://docs.wfcommons.org/en/v1.6/"},
+    "workflow": {
+        "specification": {
+            "tasks": [
+                {"name": "split", "id": "split_00000001", "parents": [], "children": ["proc_00000002", "proc_00000003"],
+                 "inputFiles": ["in.dat"], "outputFiles": ["p1.dat", "p2.dat"]},
+                {"name": "proc", "id": "proc_00000002", "parents": ["split_00000001"], "children": ["merge_00000004"],
+                 "inputFiles": ["p1.dat"], "outputFiles": ["r1.dat"]},
+                {"name": "proc", "id": "proc_00000003", "parents": ["split_00000001"], "children": ["merge_00000004"],
+                 "inputFiles": ["p2.dat"], "outputFiles": ["r2.dat"]},
+                {"name": "merge", "id": "merge_00000004", "parents": ["proc_00000002", "proc_00000003"],
+                 "children": [], "inputFiles": ["r1.dat", "r2.dat"], "outputFiles": ["final.dat"]}],
+            "files": [{"id": f, "sizeInBytes": b} for f, b in
+                      (("in.dat", 1000), ("p1.dat", 400), ("p2.dat", 600), ("r1.dat", 30), ("r2.dat", 70),
+                       ("final.dat", 100))],
+            "metrics": {"numberOfTasks": 4, "numberOfFiles": 6, "sumOfFileSizesInBytes": 2200, "numberOfLevels": 3,
+                        "minimumWidth": 1, "maximumWidth": 2}},
+        "execution": {
+            "makespanInSeconds": 0.0, "executedAt": "2026-12-02T13:36:38.596295+00:00",
+            "tasks": [{"id": t, "runtimeInSeconds": r, "coreCount": 1, "command": {"program": t.split("_")[0]}}
+                      for t, r in (("split_00000001", 12.5), ("proc_00000002", 40.0), ("proc_00000003", 35.25),
+                                   ("merge_00000004", 3.0))],
+            "metrics": {"sumTaskRuntimesInSeconds": 90.75}}}}
+EDGES16 = {("split_00000001", "proc_00000002"): 400.0, ("split_00000001", "proc_00000003"): 600.0,
+           ("proc_00000002", "merge_00000004"): 30.0, ("proc_00000003", "merge_00000004"): 70.0}
+
+
+def test_a_1_6_instance_by_hand(tmp_path):
+    spec = WF16["workflow"]["specification"]
+    assert spec["metrics"]["sumOfFileSizesInBytes"] == sum(f["sizeInBytes"] for f in spec["files"]) == 2200
+    g = TaskGraph.read(_write(tmp_path, WF16), reference_mhz=1000)
+    assert g.ids == ("split_00000001", "proc_00000002", "proc_00000003", "merge_00000004")
+    assert g.name == "Split-synthetic-instance" and g.n_tasks == 4 and g.n_edges == 4
+    assert _edges(g) == EDGES16 and sum(_edges(g).values()) == 1100
+    assert g.loads == (12.5, 40.0, 35.25, 3.0) and sum(g.loads) == 90.75
+    assert sum(g.loads) == WF16["workflow"]["execution"]["metrics"]["sumTaskRuntimesInSeconds"]
+    assert g.meta["schemaVersion"] == "1.6" and g.meta["machines"] == {} and g.meta["task_machines"] == {}
+
+
+def test_a_makespan_of_0_is_none_recorded_and_any_other_is_kept():
+    assert from_wfformat(WF16).meta["makespan"] is None  # a generated instance never ran
+    ran = copy.deepcopy(WF16)
+    ran["workflow"]["execution"]["makespanInSeconds"] = 61.25
+    assert from_wfformat(ran).meta["makespan"] == 61.25
+    old = wf14()  # the rule is the reader's, whatever the version: 1.4's 0 as well
+    old["workflow"]["makespanInSeconds"] = 0
+    assert from_wfformat(old).meta["makespan"] is None
+
+
+def test_1_6_bad_input_names_the_field_as_1_5_does():
+    bad = copy.deepcopy(WF16)
+    bad["workflow"]["specification"]["tasks"][3]["parents"][1] = "proc_9"
+    _bad(bad, "workflow.specification.tasks[3].parents[1]")
+    bad = copy.deepcopy(WF16)
+    bad["workflow"]["execution"]["tasks"][2]["runtimeInSeconds"] = -35.25
+    _bad(bad, "workflow.execution.tasks[2].runtimeInSeconds")
 
 
 def test_1_4_and_1_5_layouts_give_the_same_graph(tmp_path):
@@ -227,7 +298,7 @@ def dags(draw):
     return n, sizes, runtimes
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(dags(), st.booleans())
 def test_random_dags_round_trip(dag, old):
     n, sizes, runtimes = dag

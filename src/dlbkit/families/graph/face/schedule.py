@@ -42,7 +42,7 @@ def schedule(graph: Any, nodes: Any, balancer: Any = "heft", *, params: Mapping[
              cost_model: str = "standard", contention: bool | str = False, seed: int = 0) -> Schedule:
     """Map task *graph* onto *nodes* with a mapping balancer and time the plan; return a :class:`Schedule`.
 
-    *graph* is a :class:`~dlbkit.families.graph.model.workload.TaskGraph`, a ``.json`` (dlbkit's or WfFormat)/``.stg``/``.adg`` path or a
+    *graph* is a :class:`~dlbkit.families.graph.model.workload.TaskGraph`, a ``.json`` (dlbkit's or WfFormat)/``.stg``/``.adg``/``.dax`` path or a
     ``networkx.DiGraph`` (node ``load`` or ``costs``, edge ``data``). *nodes* is a processor count M
     (identical nodes of speed 1; a transfer takes exactly its data), a Platform, a platform TOML path
     or a thesis ``.ntp`` network file. *cost_model* is ``"standard"`` or ``"thesis"`` (002's both-ends-busy model);
@@ -63,7 +63,7 @@ def schedule(graph: Any, nodes: Any, balancer: Any = "heft", *, params: Mapping[
     elif is_networkx(graph, "DiGraph"):
         graph = TaskGraph.from_networkx(graph)
     elif not isinstance(graph, TaskGraph):
-        raise ConfigError("graph", type(graph).__name__, "a TaskGraph, a .json/.stg/.adg path or a networkx.DiGraph")
+        raise ConfigError("graph", type(graph).__name__, "a TaskGraph, a .json/.stg/.adg/.dax/.xml path or a networkx.DiGraph")
     if isinstance(nodes, (str, Path)):
         from dlbkit.families.graph.model.costs import platform_from_ntp
         nodes = platform_from_ntp(nodes) if str(nodes).lower().endswith(".ntp") else Platform.read(nodes)

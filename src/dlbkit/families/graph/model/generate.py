@@ -294,7 +294,8 @@ GENERATORS = {"layered": layered, "gaussian": gaussian_elimination, "fft": fft, 
 
 def graph_from_dict(d, path: str = "workload"):
     """An experiment's ``[workload]`` table (``kind = "graph"``) → TaskGraph: ``file = "g.json"|"g.stg"``
-    (a WfFormat workflow's ``.json`` with an optional ``reference_mhz``: :func:`.workload.read_wfformat`),
+    (a WfFormat workflow's ``.json`` with an optional ``reference_mhz``: :func:`.workload.read_wfformat`;
+    a Pegasus DAX ``.dax``: :func:`.workload.read_dax`),
     or ``generator = NAME`` with that generator's keywords (:data:`GENERATORS`), or inline ``tasks``
     and ``edges`` (the JSON form)."""
     d = dict(check.table(d, path))
@@ -307,7 +308,7 @@ def graph_from_dict(d, path: str = "workload"):
         check.known_keys(d, path, {"file", "reference_mhz"})  # reference_mhz: a WfFormat workflow's
         f = d["file"]
         if not isinstance(f, str) or not f:
-            raise ConfigError(f"{path}.file", f, "the path of a .json, .stg or .adg task-graph file")
+            raise ConfigError(f"{path}.file", f, "the path of a .json, .stg, .adg, .dax or .xml task-graph file")
         with check.renamed("graph file", f"{path}.file"), check.renamed("reference_mhz", f"{path}.reference_mhz"):
             return TaskGraph.read(f, reference_mhz=d.get("reference_mhz"))
     if "tasks" in d:

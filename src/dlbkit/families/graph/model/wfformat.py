@@ -82,15 +82,17 @@ def read_text(path) -> tuple[str, str]:
 
 
 class Parsed(NamedTuple):
-    """What :func:`parse` finds: the TaskGraph's arguments, its ``meta``, and *where* (the file's
-    place of the tasks, for a cycle the graph's constructor finds). :mod:`.workload` builds the graph
-    (this module does not import it: it imports this one, to read a ``.json`` by content)."""
+    """What :func:`parse` (and :func:`.dax.parse`) finds: the TaskGraph's arguments, its ``meta``,
+    *where* (the file's place of the tasks) and *deps* (what declares its edges), for the errors the
+    graph's constructor still finds (a cycle). :mod:`.workload` builds the graph (this module does not
+    import it: it imports this one, to read a ``.json`` by content)."""
     ids: list
     loads: list
     edges: list
     name: str
     meta: dict
     where: str
+    deps: str = "parents/children"
 
 
 # --- typed access: each names the place in the file ------------------------------------------------

@@ -15,7 +15,10 @@ edges between known tasks, data ≥ 0, no self-loop, no duplicate edge, no cycle
 Readers and writers: JSON (``{"tasks": [{"id": "a", "load": 3} | {"id": "a", "costs": [14, 16, 9]}],
 "edges": [{"from": "a", "to": "b", "data": 18}]}``), the Kasahara Standard Task Graph format ``.stg``
 (below), WfCommons' WfFormat workflows (a ``.json`` with ``schemaVersion`` and ``workflow`` at its top
-level: :func:`read_wfformat`, parsed by :mod:`dlbkit.families.graph.model.wfformat`), and networkx
+level: :func:`read_wfformat`, parsed by :mod:`dlbkit.families.graph.model.wfformat`; written by
+:func:`write_wfformat`, :mod:`dlbkit.families.graph.model.wfformat_write`), Pegasus DAX workflows (a
+``.dax``, or an ``.xml`` whose root is ``<adag>``: :func:`read_dax`, parsed by
+:mod:`dlbkit.families.graph.model.dax`), and networkx
 (:meth:`TaskGraph.to_networkx`,
 :meth:`TaskGraph.from_networkx`). Generators live in :mod:`dlbkit.families.graph.model.generate`.
 
@@ -54,12 +57,14 @@ from dlbkit.model.check import renamed
 from dlbkit.model.gcpause import paused_gc
 from dlbkit.model.topology import is_networkx
 
-from . import wfformat
+from . import dax, wfformat
+from .wfformat_write import to_wfformat, write_wfformat
 
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["TaskGraph", "read", "write", "read_wfformat", "from_wfformat", "from_stg", "to_stg", "from_json", "to_json", "from_adg", "to_adg",
+__all__ = ["TaskGraph", "read", "write", "read_wfformat", "from_wfformat", "to_wfformat", "write_wfformat",
+           "read_dax", "from_dax", "from_stg", "to_stg", "from_json", "to_json", "from_adg", "to_adg",
            "MAX_TASKS"]
 
 #: the most tasks a graph may have, generated (:mod:`.graph_gen`) or a real run's
@@ -268,12 +273,13 @@ class TaskGraph:
     # --- files ---------------------------------------------------------------------------------
     @classmethod
     def read(cls, path, *, reference_mhz: float | None = None) -> "TaskGraph":
-        """Read a ``.json`` (dlbkit's or a WfCommons WfFormat workflow, by content), Kasahara ``.stg``
-        or thesis ``.adg`` file (by suffix; :func:`read`)."""
+        """Read a ``.json`` (dlbkit's or a WfCommons WfFormat workflow, by content), Kasahara ``.stg``,
+        thesis ``.adg`` or Pegasus DAX (``.dax``, ``.xml``) file (by suffix; :func:`read`)."""
         return read(path, reference_mhz=reference_mhz)
 
     def write(self, path) -> None:
-        """Write a ``.json``, ``.stg`` or ``.adg`` file (by suffix; :func:`write`)."""
+        """Write a ``.json`` (dlbkit's), ``.stg`` or ``.adg`` file (by suffix; :func:`write`); WfFormat:
+        :func:`write_wfformat`."""
         write(self, path)
 
     def __repr__(self) -> str:
@@ -584,17 +590,23 @@ def to_adg(g: TaskGraph) -> str:
     return "\n".join(out) + "\n"
 
 
-_SUFFIXES = (".json", ".stg", ".adg")
+_SUFFIXES = (".json", ".stg", ".adg", ".dax", ".xml")
+#: the suffixes of Pegasus DAX files: a ``.dax``, or an ``.xml`` (whose root must then be ``<adag>``)
+_XML = (".dax", ".xml")
 
 
 def read(path, *, reference_mhz: float | None = None) -> TaskGraph:
-    """A ``.json``, ``.stg`` or ``.adg`` file (by suffix). A ``.json`` whose top level has
-    ``schemaVersion`` and ``workflow`` is a WfCommons WfFormat workflow
-    (:func:`from_wfformat`, which alone takes *reference_mhz*: :mod:`.wfformat`)."""
+    """A ``.json``, ``.stg``, ``.adg``, ``.dax`` or ``.xml`` file (by suffix). A ``.json`` whose top level
+    has ``schemaVersion`` and ``workflow`` is a WfCommons WfFormat workflow (:func:`from_wfformat`,
+    which alone takes *reference_mhz*: :mod:`.wfformat`); a ``.dax`` or ``.xml`` is a Pegasus DAX
+    (:func:`read_dax`; an ``.xml`` whose root is not ``<adag>`` is refused)."""
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in _SUFFIXES:
-        raise ConfigError("graph file", str(p), "a .json, .stg or .adg file")
+        raise ConfigError("graph file", str(p), "a .json, .stg, .adg, .dax or .xml file")
+    if suffix in _XML:  # read as bytes: the XML parser reads its declaration
+        _no_reference(reference_mhz, p)
+        return read_dax(p)
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -628,9 +640,32 @@ def read_wfformat(path, *, reference_mhz: float | None = None) -> TaskGraph:
 def from_wfformat(doc: Any, path: str = "workflow.json", *, reference_mhz: float | None = None) -> TaskGraph:
     """The TaskGraph of a parsed WfFormat document (*path* names it in errors), with :attr:`TaskGraph.meta`
     the machines, the recorded makespan and the version."""
-    p = wfformat.parse(doc, path, reference_mhz=reference_mhz)
+    return _built(wfformat.parse(doc, path, reference_mhz=reference_mhz), path)
+
+
+def read_dax(path) -> TaskGraph:
+    """The TaskGraph of Pegasus DAX file *path*, whatever its suffix (:mod:`.dax` says how runtimes
+    become loads and files the edges' data)."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError("graph file", str(p), "an existing Pegasus DAX file") from None
+    except OSError as e:
+        raise ConfigError("graph file", str(p), f"a readable file ({e})") from None
+    return from_dax(data, str(p))
+
+
+def from_dax(data: bytes | str, path: str = "workflow.dax") -> TaskGraph:
+    """The TaskGraph of DAX document *data* (the file's bytes, or its text; *path* names it in errors),
+    with :attr:`TaskGraph.meta` its format, version and name."""
+    return _built(dax.parse(data.encode("utf-8") if isinstance(data, str) else data, path), path)
+
+
+def _built(p: wfformat.Parsed, path: str) -> TaskGraph:
+    """The graph of a reader's parts, :attr:`TaskGraph.meta` set."""
     # the only error the constructor can still find is a cycle: name the file's tasks, not our list
-    with renamed("edges", f"{path} {p.where} (parents/children)"), renamed("tasks", f"{path} {p.where}"):
+    with renamed("edges", f"{path} {p.where} ({p.deps})"), renamed("tasks", f"{path} {p.where}"):
         g = TaskGraph(p.ids, loads=p.loads, edges=p.edges, name=p.name)
     object.__setattr__(g, "meta", p.meta)  # frozen: set once, here, as __post_init__ sets the derived fields
     return g
