@@ -4,7 +4,7 @@ mean over hosts and the capacity over cores, the topology's kind however it was 
 import networkx as nx
 import pytest
 
-from dlbkit import Network, Node, Platform
+from dlbkit import Network, Node, Platform, Pulse, Step
 from dlbkit.model.platform_facts import SHORT, platform_facts
 
 
@@ -37,3 +37,14 @@ def test_a_given_graph_is_named_so():
     """A path a - b - c given as a networkx graph: 2 links, kind 'a given graph'."""
     f = facts(Platform([Node(x) for x in "abc"], Network(topology=nx.path_graph(3))))
     assert (f["topology"], f["links"]) == ("a given graph", 2)
+
+
+def test_hosts_that_other_users_share_are_counted_with_their_kinds_of_availability():
+    """a at level 1 (full), b at a constant 0.5, c with a step, d with a pulse: 3 not fully available, of kinds
+    Constant, Pulse, Step; a platform of full hosts says 0 and lists none."""
+    p = Platform([Node("a"), Node("b", availability=0.5), Node("c", availability=Step(at=5.0, level=0.2)),
+                  Node("d", availability=Pulse(start=1.0, duration=2.0, level=0.5))])
+    f = facts(p)
+    assert f["shared_hosts"] == 3 and f["availability_kinds"] == ["Constant", "Pulse", "Step"]
+    full = facts(Platform([Node("a"), Node("b")]))
+    assert full["shared_hosts"] == 0 and "availability_kinds" not in full

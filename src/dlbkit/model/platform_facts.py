@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from dlbkit.model.availability import Constant
 from dlbkit.model.description import Fact
 from dlbkit.model.platform import Platform
 from dlbkit.model.topology import is_networkx
@@ -22,7 +23,9 @@ def platform_facts(p: Platform, *, speed_scale: float = 1.0, speed_unit: str = "
     *speed_unit*: a SimGrid file's flop/s are speed × its speed unit (1 Gf by default). The mean speed is over
     hosts (each counted once, whatever its cores); the capacity is the sum of speed × cores. Latency and
     bandwidth are the one pair dlbkit's network holds (a SimGrid file's routes averaged:
-    :mod:`dlbkit.model.simgrid`)."""
+    :mod:`dlbkit.model.simgrid`). A host is not fully available when its availability is anything but a
+    constant 1 (a lower level, a step, pulses, a Markov chain, a recorded trace: :mod:`dlbkit.model.availability`),
+    and the kinds of those availabilities are listed."""
     speeds = [n.speed * speed_scale for n in p.nodes]
     cores = sum(n.cores for n in p.nodes)
     facts = [Fact("hosts", "hosts", p.n_nodes),
@@ -37,6 +40,11 @@ def platform_facts(p: Platform, *, speed_scale: float = 1.0, speed_unit: str = "
               Fact("bandwidth", "network bandwidth", p.network.bandwidth, bandwidth_unit),
               Fact("topology", "topology", _kind(p.network.topology)),
               Fact("links", "links", p.n_links)]
+    # the share of a host's CPU the job gets (other users share it): anything but a constant 1 is named
+    shared = [n.availability for n in p.nodes if not (isinstance(n.availability, Constant) and n.availability.level == 1.0)]
+    facts.append(Fact("shared_hosts", "hosts not fully available (availability)", len(shared)))
+    if shared:
+        facts.append(Fact("availability_kinds", "their availability", sorted({type(a).__name__ for a in shared})))
     return tuple(facts)
 
 
