@@ -104,6 +104,24 @@ def test_a_wfformat_workflow_worked_by_hand(tmp_path, capsys):
     assert text["recorded makespan of the real run"] == "13.5 s" and d["recorded_makespan"] == 13.5
 
 
+def test_a_wfformat_1_4_workflow_gives_the_same_facts(tmp_path, capsys):
+    """The chain in 1.4's layout (workflow.tasks with files by name, runtimeInSeconds, machines with cpu.speed):
+    the same 12 s, 3 kB, 2400 MHz and 13.5 s recorded."""
+    doc = {"name": "chain", "schemaVersion": "1.4", "workflow": {
+        "makespanInSeconds": 13.5, "machines": [{"nodeName": "m1", "cpu": {"count": 8, "speed": 2400}}],
+        "tasks": [{"name": "a", "parents": [], "runtimeInSeconds": 4, "machine": "m1",
+                   "files": [{"name": "f1", "sizeInBytes": 1000, "link": "output"}]},
+                  {"name": "b", "parents": ["a"], "runtimeInSeconds": 2, "machine": "m1",
+                   "files": [{"name": "f1", "sizeInBytes": 1000, "link": "input"},
+                             {"name": "f2", "sizeInBytes": 2000, "link": "output"}]},
+                  {"name": "c", "parents": ["b"], "runtimeInSeconds": 6, "machine": "m1",
+                   "files": [{"name": "f2", "sizeInBytes": 2000, "link": "input"}]}]}}
+    head, _, d = describe(put(tmp_path, "wf14.json", doc), capsys)
+    assert head.endswith("task graph (WfCommons WfFormat 1.4), read by TaskGraph.read")
+    assert (d["total_work"], d["critical_path"], d["total_data"], d["machines"], d["machine_mhz"],
+            d["recorded_makespan"], d["schema_version"]) == (12.0, 12.0, 3000.0, 1, [2400.0], 13.5, "1.4")
+
+
 def test_a_workflow_that_never_ran_says_none_recorded(tmp_path, capsys):
     """WfCommons writes a makespan of 0 for a generated instance: read as none (wfformat.py)."""
     _, text, d = describe(put(tmp_path, "gen.json", chain_wfformat(makespan=0)), capsys)
