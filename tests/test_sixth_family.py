@@ -5,6 +5,7 @@ no edit of a shared module for the family itself. The shared code's gaps it foun
 from __future__ import annotations
 
 import csv
+import json
 import math
 import os
 import subprocess
@@ -262,3 +263,60 @@ def test_a_real_local_run_returns_every_tasks_result_once():
 
 def test_a_real_run_is_reached_through_the_registry(bags):
     assert bags.run(abs, [-1, -2, 3], workers=2, balancer="bag-round-robin") == [1, 2, 3]
+
+
+# --- dlbkit describe: the kinds of file a family declares ------------------------------------------------------
+def _bag_file(path: Path):
+    """A ``.bag`` file (one task size a line) described, or None for one that opens with ``#`` (not a bag)."""
+    from dlbkit.model.description import Description, Fact
+
+    text = path.read_text(encoding="utf-8")
+    if text.startswith("#"):
+        return None
+    b = Bag([float(x) for x in text.split()])
+    return Description(str(path), "bag of tasks", "sixth's reader",
+                       (Fact("tasks", "tasks", b.n_tasks), Fact("total_size", "total size", sum(b.sizes), "work units")))
+
+
+def test_a_family_that_declares_no_files_is_skipped_by_describe(bags, tmp_path, capsys):
+    """bags declares no ``Family.files``: ``dlbkit describe`` of a .bag file is no kind it reads, the kinds it
+    lists (the shipped ones) name no .bag, and the shipped kinds still work beside the family."""
+    from dlbkit.face.cli import main
+
+    assert bags.files == ()
+    p = tmp_path / "four.bag"
+    p.write_text("4\n2\n2\n1\n", encoding="utf-8")
+    assert main(["describe", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert "a file of a kind dlbkit reads" in err and err.count(".bag") == 1  # the file's own name only
+    g = tmp_path / "g.json"
+    g.write_text('{"tasks": [{"id": "a", "load": 2}]}', encoding="utf-8")
+    assert main(["describe", str(g), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["total_work"] == 2.0
+
+
+def test_describe_dispatches_to_the_files_a_family_declares(bags, tmp_path, capsys, monkeypatch):
+    """The family declaring a kind (.bag) is what ``dlbkit describe`` calls, through the registry alone: sizes 4,
+    2, 2, 1 are 4 tasks of 9 work units; a .bag its reader passes on (``#`` first) is no kind, and the error lists
+    the family's kind with the shipped ones."""
+    import dataclasses
+
+    from dlbkit.face.cli import main
+    from dlbkit.model.description import FileKind
+
+    declared = dataclasses.replace(bags, files=(FileKind("bag of tasks", (".bag",), _bag_file),))
+    monkeypatch.setitem(families.FAMILIES, "bags", declared)
+    p = tmp_path / "four.BAG"  # a suffix matches in any case
+    p.write_text("4\n2\n2\n1\n", encoding="utf-8")
+    assert main(["describe", str(p), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert (d["kind"], d["tasks"], d["total_size"], d["units"]) == ("bag of tasks", 4, 9.0, {"total_size": "work units"})
+    assert main(["describe", str(p)]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == ["  tasks       4", "  total size  9 work units"]
+    other = tmp_path / "notes.bag"
+    other.write_text("# not a bag\n", encoding="utf-8")
+    assert main(["describe", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert "bag of tasks (.bag)" in err and "job stream (SWF log) (.swf)" in err
+    assert main(["families"]) == 0
+    assert "files:     bag of tasks (.bag)" in capsys.readouterr().out

@@ -240,3 +240,13 @@ def test_a_figure_caption_of_a_kind_the_family_does_not_draw_is_refused():
         Family(name="x", summary="", source="", workloads=(Ticks,), view=LoopView, kind="chunking", engines=(),
                runtime=None, metrics=compute, metric_names=(), figures=lambda t, r: {}, figure_kinds=("gantt",),
                bar_metrics=(), parse=_parse, describe=str, figure_captions={"gantt": "a caption alone"})
+
+
+def test_a_familys_files_must_be_file_kinds():
+    """``Family.files`` holds FileKind objects (what ``dlbkit describe`` dispatches to), checked when declared."""
+    import dataclasses
+
+    fam = families.get("graph")
+    assert fam.files and fam.as_dict()["files"][0] == "task graph (dlbkit JSON or WfCommons WfFormat) (.json)"
+    with pytest.raises(TypeError, match="files must be FileKind objects"):
+        dataclasses.replace(fam, files=(".json",))

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from dlbkit.errors import ConfigError, closest
 from dlbkit.model import check
+from dlbkit.model.description import FileKind
 from dlbkit.model.metrics import METRICS
 from dlbkit.plugins import Registry
 from dlbkit.sim.options import EngineOptions
@@ -153,7 +154,10 @@ class Family:
       (``ldsv``'s ``server`` not the tree's ``start_node``), so they are one line and exit 2 rather than
       a failed run;
     * *sample_view* ``()``: a small view of the family (a few nodes), on which the balancer contract
-      tests start every balancer of its kind (``tests/balancers/test_contract.py``).
+      tests start every balancer of its kind (``tests/balancers/test_contract.py``);
+    * *files*: the kinds of file its readers read, each a :class:`~dlbkit.model.description.FileKind` (a name,
+      its suffixes and ``describe(path)`` → what ``dlbkit describe FILE`` prints, or None for a file of such a
+      suffix that is not of that kind); empty: ``dlbkit describe`` reads no file of the family's.
 
     *metric_text*: the family's wording of the METRICS whose meaning it narrows (a tree's makespan is
     when its last task ended, not a chunk); the report reads :meth:`describe_metric`, which falls back
@@ -223,6 +227,8 @@ class Family:
     #: ``(trace, **options)`` → the balancers ranked for another run of a recording (:func:`dlbkit.advise`);
     #: None: the family gives no advice
     advise: Callable[..., Any] | None = None
+    #: the kinds of file the family reads, for ``dlbkit describe`` (:mod:`dlbkit.face.describe`); empty: none
+    files: tuple[FileKind, ...] = ()
     #: the trace's times are on the clock the platform's availabilities are read on, so an availability that
     #: changes only after the makespan had no effect (warned); False: read on another clock (SPMD's loops)
     availability_on_run_clock: bool = True
@@ -244,6 +250,9 @@ class Family:
             raise TypeError(f"family {self.name!r}: own_metrics {clash} are among the shared METRICS")
         if self.own_metrics_after and self.own_metrics_after not in METRICS:
             raise TypeError(f"family {self.name!r}: own_metrics_after {self.own_metrics_after!r} is not among METRICS")
+        odd = [k for k in self.files if not isinstance(k, FileKind)]
+        if odd:
+            raise TypeError(f"family {self.name!r}: files must be FileKind objects (got {odd})")
         unknown = [m for m in self.metric_names if m not in METRICS and m not in self.own_metrics]
         if unknown:
             raise TypeError(f"family {self.name!r}: metric_names {unknown} are neither among METRICS nor its "
@@ -319,7 +328,8 @@ class Family:
                              "balancer_kinds": list(self.kinds_of(e)),
                              "on_platform": e.on_platform, "options": dict(e.options),
                              "api_options": e.api_options} for i, e in enumerate(self.engines)],
-                "runtime": self.runtime, "metrics": list(self.metric_names), "plots": list(self.figure_kinds)}
+                "runtime": self.runtime, "metrics": list(self.metric_names), "plots": list(self.figure_kinds),
+                "files": [k.listed for k in self.files]}
 
 
 #: the built-in family packages (``dlbkit.families.<name>``), in the order ``dlbkit families`` lists them; a family is

@@ -15,6 +15,7 @@ Subcommands (one module each, named for the command; the flags several take in
     dlbkit cluster MODULE:FUNCTION --jobs N [--rate R] ...     a stream of real jobs on a decentralised Cluster
     dlbkit schedule GRAPH (--nodes M | --platform P.toml) [--balancer B] ...   a task graph mapped and timed
     dlbkit advise RUN.json [--balancer B ...] [--json]         the chunking balancers ranked for a recorded loop
+    dlbkit describe FILE [--json]                             what dlbkit reads from a workload or platform file
 
 Bad input prints one line, ``dlbkit: error: <message>``, on stderr and exits with status 2 (no
 traceback). Ctrl-C exits with status 130; runs already finished stay in results.csv.
@@ -31,7 +32,8 @@ import sys
 from typing import Sequence
 
 from dlbkit.errors import DlbkitError
-from dlbkit.face.cli import advise, balancers, bench, cluster, families, replay, reproduce, run, schedule, simulate
+from dlbkit.face.cli import (advise, balancers, bench, cluster, describe, families, replay, reproduce, run, schedule,
+                             simulate)
 from dlbkit.face.cli.loading import load_module
 from dlbkit.face.cli.output import one_line
 from dlbkit.face.cli.parser import Parser, add_command
@@ -48,7 +50,8 @@ __all__ = ["main", "build_parser"]
 
 #: each command's module (its HELP, DESCRIPTION, arguments and command), in the order ``dlbkit --help`` lists them
 COMMANDS = {"simulate": simulate, "balancers": balancers, "families": families, "bench": bench, "reproduce": reproduce,
-            "run": run, "replay": replay, "cluster": cluster, "schedule": schedule, "advise": advise}
+            "run": run, "replay": replay, "cluster": cluster, "schedule": schedule, "advise": advise,
+            "describe": describe}
 
 
 def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:

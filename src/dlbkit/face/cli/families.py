@@ -1,5 +1,6 @@
 """``dlbkit families [--json] [--import MODULE]``: every registered workload family, its workload class,
-balancer kinds, engines (their options; the first is the default), real-run entry point, metrics and plots;
+balancer kinds, engines (their options; the first is the default), real-run entry point, metrics, plots and the
+kinds of file it reads (``dlbkit describe``);
 ``--import`` first imports a module that registers a family of the user's own, as ``dlbkit balancers`` and
 ``dlbkit simulate`` do."""
 
@@ -54,4 +55,6 @@ def command(args) -> int:
         print(f"{pad}  real runs: {i['runtime'] or 'none yet'}")
         print(f"{pad}  metrics:   {', '.join(i['metrics'])}")
         print(f"{pad}  plots:     {', '.join(i['plots'])}")
+        if i["files"]:  # the files `dlbkit describe` reads for the family
+            print(f"{pad}  files:     {'; '.join(i['files'])}")
     return 0

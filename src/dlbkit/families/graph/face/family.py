@@ -17,6 +17,7 @@ from dlbkit.families.graph.sim.dynamic import simulate_graph_dynamic
 from dlbkit.families.graph.sim.options import GraphDynamicOptions, GraphOptions
 import dlbkit.families.graph.balancers  # noqa: F401  (registers the family's balancers)
 from dlbkit.families.registry import Engine, Family, Replay, deferred, register
+from dlbkit.families.graph.face.describe import FILES
 
 __all__ = ["FAMILY", "describe", "metrics"]
 
@@ -111,6 +112,7 @@ FAMILY = register(Family(
     parse=graph_from_dict,
     file_keys=("file",),  # a graph file named in an experiment is read from the experiment's folder
     describe=describe,
+    files=FILES,
     per_repetition=per_repetition,
     check_fit=check_fit,
     check_balancer=check_balancer,

@@ -16,6 +16,7 @@ from dlbkit.families.stream.model.view import StreamView
 from dlbkit.families.stream.sim.engine import StreamOptions, simulate_stream
 import dlbkit.families.stream.balancers  # noqa: F401  (registers the family's balancers)
 from dlbkit.families.registry import Engine, Family, Replay, deferred, register
+from dlbkit.families.stream.face.describe import FILES
 from dlbkit.families.stream.runtime import recording
 from dlbkit.runtime.record import Recording
 
@@ -155,6 +156,7 @@ FAMILY = register(Family(
     bar_metrics=("response_mean", "queue_mean"),
     parse=parse,
     describe=describe,
+    files=FILES,
     check_fit=check_fit,
     check_balancer=check_balancer,
     file_keys=("trace", "swf"),  # read from the experiment file's folder
