@@ -36,3 +36,16 @@ def test_bad_syntax_says_what_the_file_should_be():
         safexml.parse(b"<r><s></r>", "f.xml", "an r file")
     assert e.value.field == "file f.xml" and e.value.allowed == "an r file"
     assert "mismatched tag" in e.value.value and "line 1" in e.value.value
+
+
+def test_the_root_name_is_read_without_its_namespace(tmp_path):
+    """The local name of the root element, namespace dropped; None for a file that is not XML up to its root
+    (the reader of its kind then names the fault) or that is missing."""
+    cases = {"p.xml": ('<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                       '<platform version="4.1"></platform>', "platform"),
+             "d.xml": ('<adag xmlns="http://pegasus.isi.edu/schema/DAX" version="3.6"><job id="a"/></adag>', "adag"),
+             "bad.xml": ("<platform", None), "text.xml": ("not xml at all", None)}
+    for name, (text, root) in cases.items():
+        (tmp_path / name).write_text(text)
+        assert safexml.root_name(tmp_path / name) == root, name
+    assert safexml.root_name(tmp_path / "missing.xml") is None

@@ -31,12 +31,16 @@ def _toml(path: Path) -> Description | None:
     return Description(str(path), "platform (dlbkit TOML)", "Platform.read", platform_facts(p))
 
 
-def _xml(path: Path) -> Description:
+def _xml(path: Path) -> Description | None:
     """A SimGrid platform file: speeds in flop/s as the file gives them (dlbkit's work units times the default
-    speed unit, :data:`~dlbkit.model.simgrid.DEFAULT_SPEED_UNIT`)."""
-    from dlbkit.model import simgrid
+    speed unit, :data:`~dlbkit.model.simgrid.DEFAULT_SPEED_UNIT`); None for an ``.xml`` whose root is another
+    element (a Pegasus DAX's ``<adag>``: the graph family's)."""
+    from dlbkit.model import safexml, simgrid
     from dlbkit.model.platform import Platform
     from dlbkit.model.platform_facts import platform_facts
+
+    if safexml.root_name(path) not in (None, "platform"):  # None: not XML up to its root, Platform.read says so
+        return None
 
     p = Platform.read(path)
     return Description(str(path), "platform (SimGrid XML)", "Platform.read",

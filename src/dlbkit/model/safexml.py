@@ -14,7 +14,7 @@ from typing import Any
 
 from dlbkit.errors import ConfigError
 
-__all__ = ["parse"]
+__all__ = ["parse", "root_name"]
 
 
 def parse(data: bytes, path: str | Path, what: str, *, dtd: bool = True) -> Any:
@@ -34,3 +34,20 @@ def parse(data: bytes, path: str | Path, what: str, *, dtd: bool = True) -> Any:
         raise ConfigError(f"file {path}", type(e).__name__, f"XML without {refused} (refused for safety)") from None
     except ParseError as e:
         raise ConfigError(f"file {path}", f"XML syntax: {e}", what) from None
+
+
+def root_name(path: str | Path) -> str | None:
+    """The local name of the root element of the XML file *path* (``platform``, ``adag``: its namespace
+    dropped), read up to that element only; None for a file that is not readable XML up to there, whose
+    reader then names what is wrong. For the choice between readers of one suffix (``.xml``)."""
+    import defusedxml
+    import defusedxml.ElementTree as DET
+    from xml.etree.ElementTree import ParseError
+
+    try:
+        with open(path, "rb") as f:
+            for _, el in DET.iterparse(f, events=("start",), forbid_dtd=False):
+                return el.tag.rpartition("}")[2]
+    except (OSError, ParseError, defusedxml.DefusedXmlException):
+        return None
+    return None

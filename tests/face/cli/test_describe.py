@@ -128,6 +128,32 @@ def test_a_workflow_that_never_ran_says_none_recorded(tmp_path, capsys):
     assert text["recorded makespan of the real run"] == "none recorded" and d["recorded_makespan"] is None
 
 
+DAX = """<?xml version="1.0" encoding="UTF-8"?>
+<adag xmlns="http://pegasus.isi.edu/schema/DAX" version="2.1" name="fork">
+  <job id="a" name="a" runtime="2"><uses file="f" link="output" size="1000"/></job>
+  <job id="b" name="b" runtime="3"><uses file="f" link="input" size="1000"/></job>
+  <job id="c" name="c" runtime="1"/>
+  <child ref="b"><parent ref="a"/></child>
+  <child ref="c"><parent ref="a"/></child>
+</adag>
+"""
+
+
+@pytest.mark.parametrize("name", ["fork.dax", "fork.xml"])
+def test_a_pegasus_dax_worked_by_hand(tmp_path, capsys, name):
+    """a (2 s) → b (3 s) through file f of 1000 B, a → c (1 s) with no file: 3 tasks, 2 edges, work 6,
+    critical path a b = 5; with communication on the default network a b = 2 + 1e-4 + 1000 / 125e6 + 3 =
+    5.000108 s (a c: 3.0001); levels {a}, {b, c}: width 2; data 1000 B. An ``.xml`` whose root is <adag> is
+    a DAX, not a SimGrid platform (both are .xml)."""
+    p = put(tmp_path, name, DAX)
+    head, text, d = describe(p, capsys)
+    assert head == f"{p}: task graph (Pegasus DAX), read by TaskGraph.read"
+    assert (d["tasks"], d["edges"], d["total_work"], d["critical_path"], d["levels"], d["width"],
+            d["total_data"]) == (3, 2, 6.0, 5.0, 2, 2, 1000.0)
+    assert d["critical_path_with_communication"] == pytest.approx(5.000108, abs=1e-12)
+    assert text["name"] == "fork" and text["DAX version"] == "2.1" and text["total data (over the edges)"] == "1 kB"
+
+
 def test_an_stg_graph_worked_by_hand(tmp_path, capsys):
     """Tasks 1 (2), 2 (3), 3 (4) between the dummies 0 and 4: edges 0→1, 0→2, 1→3, 2→3, 3→4 (5); work 9;
     critical path 0 2 3 4 = 3 + 4 = 7; levels {0}, {1, 2}, {3}, {4}: 4, width 2; no data, so no critical

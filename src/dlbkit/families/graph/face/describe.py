@@ -28,7 +28,7 @@ from dlbkit.model.description import Description, Fact, FileKind
 from dlbkit.model.platform import Network
 from dlbkit.model.platform_facts import platform_facts
 
-__all__ = ["FILES", "describe_json", "describe_ntp", "describe_text_graph", "graph_facts"]
+__all__ = ["FILES", "describe_dax", "describe_json", "describe_ntp", "describe_text_graph", "graph_facts"]
 
 #: each text format's name in a description, by suffix
 _FORMATS = {".stg": "Kasahara STG", ".adg": "thesis ADG (002)"}
@@ -105,6 +105,19 @@ def describe_json(path: Path) -> Description | None:
     return Description(str(path), kind, "TaskGraph.read", tuple(facts))
 
 
+def describe_dax(path: Path) -> Description | None:
+    """A Pegasus DAX (``.dax``, or an ``.xml`` whose root is ``<adag>``; None for another ``.xml``, a SimGrid
+    platform's): its sizes are bytes, costed as a WfFormat workflow's."""
+    from dlbkit.model import safexml
+
+    if path.suffix.lower() == ".xml" and safexml.root_name(path) != "adag":
+        return None
+    g = TaskGraph.read(path)
+    facts = graph_facts(g, network=Network()) + [Fact("version", "DAX version", g.meta.get("version"),
+                                                      none="not given")]
+    return Description(str(path), "task graph (Pegasus DAX)", "TaskGraph.read", tuple(facts))
+
+
 def describe_text_graph(path: Path) -> Description:
     """A Kasahara ``.stg`` or thesis ``.adg`` task graph."""
     suffix = path.suffix.lower()
@@ -126,4 +139,5 @@ def describe_ntp(path: Path) -> Description:
 #: the family's kinds of file, in the order ``dlbkit describe`` tries them
 FILES = (FileKind("task graph (dlbkit JSON or WfCommons WfFormat)", (".json",), describe_json),
          FileKind("task graph (Kasahara STG, thesis ADG)", (".stg", ".adg"), describe_text_graph),
+         FileKind("task graph (Pegasus DAX)", (".dax", ".xml"), describe_dax),
          FileKind("platform (thesis network file)", (".ntp",), describe_ntp))
