@@ -14,9 +14,13 @@ writes one file of 1000 B that its children read, so every edge carries 1000 B i
 from __future__ import annotations
 
 import json
+import os
 import statistics
+import sys
+import textwrap
 
 import pytest
+from support.mpi import run_job
 
 import dlbkit
 from dlbkit import ConfigError, Network, Node, Platform, TaskGraph
@@ -181,3 +185,37 @@ def test_the_replay_of_a_sleeping_workflow_against_its_run(workflow, balancer, t
     raw, after = _claim_reading(workflow, balancer, tmp_path)
     print(f"\n{balancer}: replay / real {raw:.3f}, after the first task's start {after:.3f}")
     assert 0.6 <= after <= 1.05
+
+
+MPI_JOB = """
+import json, sys, dlbkit
+from mpi4py import MPI
+
+out = {}
+r = dlbkit.run_workflow(sys.argv[1], scale=0.001, balancer="heft", backend="mpi", record="run.json")
+out["run"] = [r.trace.source, r.trace.n_nodes, sorted(r.trace.first), r.trace.meta["workflow"]]
+try:
+    dlbkit.run_workflow(sys.argv[1], scale=0, backend="mpi")
+except dlbkit.ConfigError as e:
+    out["bad"] = e.field
+with open(f"report-{MPI.COMM_WORLD.Get_rank()}.json", "w") as f:
+    json.dump(out, f)
+"""
+
+
+@pytest.mark.full  # the MPI matrix beyond its smoke case (a graph on ranks: runtime/test_graph.py)
+def test_every_rank_runs_the_workflow_and_refuses_a_bad_scale(workflow, tmp_path):
+    """3 ranks: rank 0 coordinates, 2 compute the 30 tasks; every rank gets the run, rank 0 alone writes
+    the recording; a scale of 0 is the same ConfigError on every rank (checked on all, none left waiting)."""
+    pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py")
+    script = tmp_path / "job.py"
+    script.write_text(textwrap.dedent(MPI_JOB))
+    env = dict(os.environ)
+    env.pop("PYTHONSTARTUP", None)
+    p = run_job([sys.executable, script, workflow], 3, cwd=tmp_path, timeout=120, env=env)
+    assert p.returncode == 0, p.stderr
+    for k in range(3):
+        rep = json.loads((tmp_path / f"report-{k}.json").read_text())
+        assert rep["run"] == ["mpi", 2, list(range(30)), {"name": "forkjoin", "work": "sleep", "scale": SCALE}]
+        assert rep["bad"] == "scale"
+    assert dlbkit.load_trace(tmp_path / "run.json").meta["workflow"]["scale"] == SCALE
