@@ -18,7 +18,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     # running
-    "simulate", "Result", "schedule", "Schedule", "map", "run_map", "RunResult", "tree", "run_tree", "TreeResult", "spmd", "run_spmd", "SpmdResult", "graph", "run_graph", "GraphResult", "Emulation",
+    "simulate", "Result", "schedule", "Schedule", "map", "run_map", "RunResult", "tree", "run_tree", "TreeResult", "spmd", "run_spmd", "SpmdResult", "graph", "run_graph", "run_workflow", "GraphResult", "Emulation",
     "Loop", "advise", "replay", "save_trace", "load_trace", "Cluster",
     "run_experiment",
     # model
@@ -58,7 +58,7 @@ _SOURCE = {
     **dict.fromkeys(["Demand", "Stream"], "families.stream.model.workload"),
     "StreamView": "families.stream.model.view",
     "replay": "face.replay",
-    **dict.fromkeys(["GraphResult", "graph", "run_graph"], "families.graph.face.run"),
+    **dict.fromkeys(["GraphResult", "graph", "run_graph", "run_workflow"], "families.graph.face.run"),
     "RunResult": "families.run",
     **dict.fromkeys(["SpmdResult", "run_spmd", "spmd"], "families.spmd.face.run"),
     **dict.fromkeys(["TreeResult", "run_tree", "tree"], "families.tree.face.run"),
@@ -108,7 +108,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see: the names themselves
     from dlbkit.families.stream.model.workload import Demand, Stream
     from dlbkit.families.stream.model.view import StreamView
     from dlbkit.face.replay import replay
-    from dlbkit.families.graph.face.run import GraphResult, graph, run_graph
+    from dlbkit.families.graph.face.run import GraphResult, graph, run_graph, run_workflow
     from dlbkit.families.run import RunResult
     from dlbkit.families.spmd.face.run import SpmdResult, run_spmd, spmd
     from dlbkit.families.tree.face.run import TreeResult, run_tree, tree

@@ -67,10 +67,10 @@ def test_the_plain_listing_names_each_family_and_engine(capsys):
 
 def test_the_graph_family_names_its_real_run(capsys):
     """(A family without one prints "none yet": the listing test above checks every family's line.)"""
-    assert families.get("graph").as_dict()["runtime"] == "dlbkit.graph, dlbkit.run_graph"
+    assert families.get("graph").as_dict()["runtime"] == "dlbkit.graph, dlbkit.run_graph, dlbkit.run_workflow"
     assert main(["families"]) == 0
     out = capsys.readouterr().out
-    assert "real runs: dlbkit.graph, dlbkit.run_graph" in out[out.index("\ngraph "):]
+    assert "real runs: dlbkit.graph, dlbkit.run_graph, dlbkit.run_workflow" in out[out.index("\ngraph "):]
 
 
 @pytest.mark.parametrize("fam", list(families.FAMILIES.values()), ids=lambda f: f.name)

@@ -91,7 +91,7 @@ FAMILY = register(Family(
                     "dlbkit.families.graph.sim.dynamic.simulate_graph_dynamic", simulate_graph_dynamic,
                     GraphDynamicOptions, kinds=("mapping", "graph-online"))),
     run=deferred("dlbkit.families.graph.face.run", "graph"),
-    runtime="dlbkit.graph, dlbkit.run_graph",
+    runtime="dlbkit.graph, dlbkit.run_graph, dlbkit.run_workflow",
     metrics=metrics,
     metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "chunks", "messages",
                   "bytes"),

@@ -1,4 +1,5 @@
-"""The task-graph family's real run: ``dlbkit.graph`` and ``dlbkit.run_graph`` on the user's tasks."""
+"""The task-graph family's real run: ``dlbkit.graph`` and ``dlbkit.run_graph`` on the user's tasks, and
+``dlbkit.run_workflow`` on a recorded workflow's tasks made runnable (sleeps or busy loops)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ from typing import Any, Mapping
 
 from dlbkit.balancers.base import Balancer
 from dlbkit.balancers.registry import resolve
+from dlbkit.errors import ConfigError
+from dlbkit.families.graph.model.workload import TaskGraph
+from dlbkit.families.graph.runtime.benchmark_tasks import benchmark_tasks, check_scale, check_work
 from dlbkit.families.graph.runtime import program as _graph_family
 from dlbkit.families.graph.runtime.tasks import parse_tasks
 from dlbkit.families.run import (
@@ -24,7 +28,7 @@ from dlbkit.families.graph.model.seeding import GRAPH
 from dlbkit.model.seeding import streams
 from dlbkit.runtime.emulation import emulation_from as _emulation
 
-__all__ = ["DEFAULT_GRAPH_BALANCER", "GraphResult", "run_graph", "graph"]
+__all__ = ["DEFAULT_GRAPH_BALANCER", "GraphResult", "run_graph", "graph", "run_workflow"]
 
 #: Pseudo-Dynamic placement (002 §5): places each task when its inputs exist, on the node of best
 #: score, so it needs no load estimates up front (a static plan from the default unit loads is a guess)
@@ -109,3 +113,50 @@ def graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, para
     """
     return run_graph(tasks, balancer=balancer, params=params, backend=backend, workers=workers, progress=progress,
                      emulate=emulate, seed=seed, record=record).results
+
+
+def run_workflow(workflow: Any, *, work: str = "sleep", scale: float = 1.0,
+                 balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, params: Mapping | None = None,
+                 backend: str = "local", workers: int | None = None, progress: bool | None = None,
+                 emulate: Any = None, seed: int = 0, record: str | Path | None = None,
+                 start_method: str | None = None, record_decisions: bool = False) -> GraphResult:
+    """Run a recorded workflow for real: every task a sleep or a busy loop of its load × *scale* seconds,
+    placed by *balancer* on worker processes as :func:`run_graph` places a DAG of functions; a
+    :class:`GraphResult` (its ``results`` every task's id → None).
+
+    *workflow*: a :class:`~dlbkit.families.graph.model.workload.TaskGraph` with one load per task (a
+    WfCommons WfFormat workflow read by ``TaskGraph.read``, whose loads are its recorded runtimes), or
+    the path of a file ``TaskGraph.read`` reads. *work*: ``"sleep"`` (the core left free) or ``"spin"``
+    (a busy loop); *scale*: seconds of run per second of load (0.001 runs a task recorded at 2 s for
+    2 ms). The tasks' estimates are the same seconds, so a static mapper plans with what the workers
+    then do; the edges keep the dependencies, not the data volumes (data is not emulated:
+    :mod:`dlbkit.families.graph.runtime.benchmark_tasks`). The other arguments are :func:`run_graph`'s;
+    ``trace.meta["workflow"]`` records the graph's name, *work* and *scale*, and ``record=`` saves the
+    run for :func:`dlbkit.replay`.
+
+    Raise :class:`~dlbkit.errors.ConfigError` for an unknown *work*, a *scale* that is not a finite
+    number > 0, a file that cannot be read as a task graph, or a graph with a cost table.
+    """
+    _backend(backend)
+
+    def checks():
+        check_work(work)  # the arguments before the file, as run_graph checks its own first
+        check_scale(scale)
+        check_record(record, backend)  # before the run, which would otherwise be lost
+        if isinstance(workflow, (str, Path)):
+            g = TaskGraph.read(workflow)
+        elif isinstance(workflow, TaskGraph):
+            g = workflow
+        else:
+            raise ConfigError("workflow", type(workflow).__name__, "a TaskGraph or the path of a task-graph file "
+                              "(a WfFormat .json, dlbkit's .json, .stg or .adg)")
+        return g, benchmark_tasks(g, work=work, scale=scale)
+
+    g, tasks = agreed(backend, checks)  # under MPI every rank reads the file; one verdict for all
+    r = run_graph(tasks, balancer=balancer, params=params, backend=backend, workers=workers, progress=progress,
+                  emulate=emulate, seed=seed, record=None, start_method=start_method,
+                  record_decisions=record_decisions)
+    r.trace.meta["workflow"] = {"name": g.name, "work": work, "scale": float(scale)}
+    if record is not None and coordinates(backend):
+        r.save(record)
+    return r
