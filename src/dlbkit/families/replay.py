@@ -20,11 +20,11 @@ from dlbkit.errors import ConfigError
 from dlbkit.families import registry
 from dlbkit.families.result import Result
 from dlbkit.model.availability import Piecewise, Recorded
-from dlbkit.model.trace import Trace
+from dlbkit.model.trace import Column, Trace
 from dlbkit.runtime.record import load_trace
 
 __all__ = ["ReplayResult", "ReplayReport", "as_trace", "pieces", "recorded_balancer", "check_seconds", "compare_rows",
-           "makespan_report", "speeds_text", "measured_speed"]
+           "makespan_report", "shift", "speeds_text", "measured_speed"]
 
 
 class ReplayResult(Result):
@@ -81,6 +81,18 @@ def measured_speed(speed: float, availability: Recorded, runs) -> float:
     if expected > 0 and taken > 0:
         speed *= expected / taken
     return speed
+
+
+def shift(trace: Trace, s: float) -> None:
+    """Move a replay's times *s* seconds later, in place (its asks, starts, ends, end time and recorded
+    makespan): a replay that starts when the recorded run's work did, so replay/real compares like with like
+    (the recorded process start is no part of the model)."""
+    trace.t_ask = Column("d", [t + s for t in trace.t_ask])
+    trace.t_start = Column("d", [t + s for t in trace.t_start])
+    trace.t_end = Column("d", [t + s for t in trace.t_end])
+    trace.end_time = float(trace.end_time) + s
+    if "makespan" in trace.meta:
+        trace.meta["makespan"] = trace.end_time
 
 
 def check_seconds(name: str, v: Any) -> None:

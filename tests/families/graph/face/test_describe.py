@@ -20,7 +20,7 @@ def facts(g, **kw):
 
 def test_the_family_declares_its_files():
     assert FAMILY.files == FILES
-    assert [k.suffixes for k in FILES] == [(".json",), (".stg", ".adg"), (".ntp",)]
+    assert [k.suffixes for k in FILES] == [(".json",), (".stg", ".adg"), (".dax", ".xml"), (".ntp",)]
 
 
 def test_a_cost_tables_work_is_the_mean_of_each_row():

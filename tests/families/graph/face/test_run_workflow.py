@@ -153,38 +153,35 @@ def test_a_missing_file_or_a_workflow_of_another_type_is_named(tmp_path):
     assert "cost table" in str(e.value)
 
 
-def _claim_reading(path, balancer: str, tmp_path) -> tuple[float, float]:
-    """The median over 3 runs of (replay ÷ real makespan, replay ÷ real makespan after the first task's start)."""
-    raw, after = [], []
-    for k in range(3):
-        rec = tmp_path / f"{balancer}{k}.json"
-        r = dlbkit.run_workflow(path, scale=SCALE, balancer=balancer, workers=2, record=rec)
-        rep = dlbkit.replay(rec)
-        raw.append(rep.ratio)
-        after.append(rep.makespan / (r.makespan - min(r.trace.t_start)))
-    return statistics.median(raw), statistics.median(after)
+CLAIM_SCALE = 0.005  # tasks of 5–20 ms: the docstring below says why not SCALE's 1–4 ms
+REPLAY_TOLERANCE = 0.10  # every family's replay claim (loops, SPMD, task trees): within 10% of the real run
 
 
 @pytest.mark.alone  # a real run's time: no other test beside it (docs/design.md, Tests)
 @pytest.mark.parametrize("balancer", ["heft", "pd"])
-def test_the_replay_of_a_sleeping_workflow_against_its_run(workflow, balancer, tmp_path):
-    """The replay (the measured costs on the recorded speeds, the median dispatch wait as a transfer's
-    latency) has no worker start: its makespan is read against the real one after the first task's start,
-    the median of 3 runs; it must lie in [0.6, 1.05].
+def test_the_replay_of_a_sleeping_workflow_is_within_10_percent_of_its_run(workflow, balancer, tmp_path):
+    """The replay model's claim, as for the other families: from what the run measured (each task's cost, the
+    workers' speeds, the median dispatch wait as a transfer's latency, the first task's start as the startup:
+    :mod:`dlbkit.families.graph.face.replay`) the simulator's run of the same plan or rule takes as long as the
+    real one, within 10%; the median of 3 recorded runs, each replayed (one run alone also carries the load
+    of its moment, as in the task trees' claim).
 
-    Measured first (2026-12-02, 2 cores shared with other work; each figure a median of 3, per balancer):
-    by a script, twelve per balancer quiet (heft 0.856–0.965, pd 0.815–0.952) and twelve beside two
-    ``while :; do :; done`` busy loops (heft 0.751–0.962, pd 0.661–0.971); by this test, ten runs quiet
-    (heft 0.681–0.976, pd 0.857–0.974) and six beside the busy loops (heft 0.849–0.893, pd 0.782–0.914):
-    80 readings in 0.661–0.976. The replay is shorter: what it misses is the coordinator's, e.g. 4.5 ms in
-    one run between the first task's end and its result read, while the second worker was starting.
-    Against the whole real makespan (``ReplayResult.ratio``, what ``dlbkit replay`` prints) the same runs
-    read 0.437–0.792: the workers' start, 14–64 ms, is as long as the work (printed, not asserted). Busy
-    loops (``work="spin"``, twelve quiet medians per balancer) read 0.49–0.65 after the first start: the
-    coordinator then waits for a core beside two spinning workers (not asserted)."""
-    raw, after = _claim_reading(workflow, balancer, tmp_path)
-    print(f"\n{balancer}: replay / real {raw:.3f}, after the first task's start {after:.3f}")
-    assert 0.6 <= after <= 1.05
+    At SCALE (tasks of 1–4 ms) the coordinator's own delays between a task's end and its result read (a few
+    ms, which the model has no term for) are a large share of each task, and the replay reads low: medians of
+    3 read 0.82–0.94 (8, beside three helpers' work on the 2 cores) and, before the startup was modelled,
+    0.661–0.976 after the first task's start (80 medians). At CLAIM_SCALE (5–20 ms) they read 0.962–0.988
+    (8 medians, load average 3.2–3.6) and 0.931–0.958 beside two more busy loops (8 medians), 2026-12-02.
+    The replay sits low by the coordinator's delays, which grow as the machine's load does."""
+    ratios = []
+    for k in range(3):
+        rec = tmp_path / f"{balancer}{k}.json"
+        r = dlbkit.run_workflow(workflow, scale=CLAIM_SCALE, balancer=balancer, workers=2, record=rec)
+        rep = dlbkit.replay(rec)
+        assert rep.real_makespan == pytest.approx(r.makespan, rel=1e-12)
+        assert rep.trace.meta["replay_startup"] == min(r.trace.t_start)
+        ratios.append(rep.ratio)
+    print(f"\n{balancer}: replay / real {' '.join(f'{x:.3f}' for x in ratios)}")
+    assert abs(statistics.median(ratios) - 1.0) <= REPLAY_TOLERANCE, ratios
 
 
 MPI_JOB = """

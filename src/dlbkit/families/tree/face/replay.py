@@ -53,11 +53,11 @@ import numpy as np
 from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError
 from dlbkit.families.replay import (ReplayReport, ReplayResult, check_seconds, makespan_report, measured_speed,
-                                    pieces, recorded_balancer, speeds_text)
+                                    pieces, recorded_balancer, shift, speeds_text)
 from dlbkit.families.tree.model.workload import RecordedTree
 from dlbkit.model.availability import Recorded
 from dlbkit.model.platform import Network, Node, Platform
-from dlbkit.model.trace import Column, Trace
+from dlbkit.model.trace import Trace
 
 __all__ = ["recorded_tree", "estimate", "replay_tree", "steal_latency", "answer_delay", "report"]
 
@@ -224,13 +224,7 @@ def replay_tree(trace: Trace, balancer: Balancer | str | None = None, params: Ma
     info = trace.meta.get("info")
     info = {k: v for k, v in info.items() if k != "rounds"} if isinstance(info, Mapping) else None
     tr = simulate_tree_async(platform, tree, b, seed=seed, info=info, backoff=model["backoff"])
-    s = model["startup"]  # the replay's root starts when the recorded run's did
-    tr.t_ask = Column("d", [t + s for t in tr.t_ask])
-    tr.t_start = Column("d", [t + s for t in tr.t_start])
-    tr.t_end = Column("d", [t + s for t in tr.t_end])
-    tr.end_time = float(tr.end_time) + s
-    if "makespan" in tr.meta:
-        tr.meta["makespan"] = tr.end_time
+    shift(tr, model["startup"])  # the replay's root starts when the recorded run's did
     tr.source = "replay"
     kept = {k: v for k, v in model.items() if k != "availability"}
     tr.meta.update(replay_of=trace.balancer, replay_model=kept, balancer_params=b.get_params())
