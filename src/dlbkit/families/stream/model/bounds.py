@@ -54,6 +54,21 @@ def _inverse(seg, y: np.ndarray) -> np.ndarray:
     return t[k] + (y - cum[k]) / lv[k]
 
 
+def _platform(segs, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The platform's capacity C(t) = Σ_i weight_i · A_i(t) as one piecewise-linear function: its slope
+    changes by weight_i × (the step of node i's level) at each of node i's knots (a sweep over the knots
+    sorted once, so many nodes with many changes cost their number of knots, not nodes × knots)."""
+    t = np.concatenate([g[0] for g in segs])
+    step = np.concatenate([w * np.diff(g[2], prepend=0.0) for w, g in zip(weight, segs)])
+    order = np.argsort(t, kind="stable")
+    t, slope = t[order], np.cumsum(step[order])
+    last = np.ones(len(t), dtype=bool)  # the slope after every change at one time
+    last[:-1] = t[1:] != t[:-1]
+    knots, levels = t[last], slope[last]
+    cum = np.concatenate(([0.0], np.cumsum(levels[:-1] * np.diff(knots))))
+    return knots, cum, levels
+
+
 def stream_lower_bound(trace) -> float:
     """The earliest time the stream in *trace* could end (the module docstring's bounds; 0.0 for a run
     with no work, NaN for a trace without the simulator's availability profiles or slots)."""
@@ -69,13 +84,7 @@ def stream_lower_bound(trace) -> float:
     horizon = float(trace.end_time) if math.isfinite(trace.end_time) and trace.end_time > 0 else 0.0
     segs = [_segments(p, horizon) for p in profiles]
     speed = np.asarray(speeds, dtype=float)
-    weight = speed * np.asarray(slots, dtype=float)
-    # the platform's capacity C(t): piecewise linear with every node's knots
-    knots = np.unique(np.concatenate([g[0] for g in segs]))
-    cum = sum(w * _at(g, knots) for w, g in zip(weight, segs))
-    last = sum(w * g[2][-1] for w, g in zip(weight, segs))
-    levels = np.append(np.diff(cum) / np.diff(knots), last) if len(knots) > 1 else np.array([last])
-    platform = (knots, cum, levels)
+    platform = _platform(segs, speed * np.asarray(slots, dtype=float))
 
     bounds = [float(_inverse(platform, np.array([total]))[0])]  # all the work from t = 0
     one = np.array([0.0])
@@ -90,8 +99,16 @@ def stream_lower_bound(trace) -> float:
         a, w = arrive[order], work[order]
         suffix = np.cumsum(w[::-1])[::-1]  # work arriving at or after each arrival
         bounds.append(float(_inverse(platform, _at(platform, a) + suffix).max()))
+        # a constant node finishes at a + d / (s · level): of those, the fastest rate decides; a node whose
+        # availability changes is integrated on its own
+        steady = [k for k, p in enumerate(profiles) if getattr(p, "constant", None) is not None]
         alone = np.full(len(arrive), np.inf)
-        for g, v in zip(segs, speed):
-            alone = np.minimum(alone, _inverse(g, _at(g, arrive) + largest / v))
+        if steady:
+            alone = arrive + largest / max(speed[k] * profiles[k].constant for k in steady)
+        varying = {}  # nodes of one speed and one realised availability finish alike: one pass for each kind
+        for k in sorted(set(range(n)) - set(steady)):
+            varying.setdefault((speed[k], segs[k][0].tobytes(), segs[k][2].tobytes()), k)
+        for k in varying.values():
+            alone = np.minimum(alone, _inverse(segs[k], _at(segs[k], arrive) + largest / speed[k]))
         bounds.append(float(alone.max()))
     return max(bounds)
