@@ -2,8 +2,9 @@
 
 Run it from anywhere (``python src/dlbkit/data/logs/make_synthetic64.py``, or with ``--out PATH``): it
 writes the same bytes every time (seeded; every number written is an integer, so no float formatting
-enters), and ``tests/families/stream/model/test_synthetic_swf.py`` checks that it reproduces the
-committed file byte for byte. Only numpy and the standard library are used.
+enters), and ``tests/data/logs/test_make_synthetic64.py`` checks that it reproduces the
+committed file byte for byte. Only numpy and the standard library are used (numpy does not promise
+a Generator's stream across its versions, NEP 19; the file was written with numpy 2.4.6).
 
 The model (none of it is measured from a real machine; it is shaped like the Parallel Workloads
 Archive's logs, Feitelson et al., https://www.cs.huji.ac.il/labs/parallel/workload/swf.html):
