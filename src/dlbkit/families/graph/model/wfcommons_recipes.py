@@ -29,9 +29,9 @@ follows the string hash seed of the process, so no seed reproduces it (two proce
 seed and different ``PYTHONHASHSEED`` wrote different files).
 
 **Tasks** is WfCommons' ``num_tasks``: an upper bound; the graph has at most that many tasks (the base
-graph's entry and exit nodes count; 189–198 tasks for 200 asked in wfcommons 1.6). The least it
-takes is the recipe's smallest base graph (:func:`min_tasks`: 60 for montage), below which WfCommons
-raises.
+graph's entry and exit nodes count; 194–198 tasks for 200 asked in wfcommons 1.6, at the shipped
+experiment's seeds). The least it takes is the recipe's smallest base graph (:func:`min_tasks`: 60 for
+montage), below which WfCommons raises.
 """
 
 from __future__ import annotations
