@@ -8,6 +8,7 @@ An experiment is platform × workload × balancers × parameter grid × repetiti
     seed = 1                    # base seed (common random numbers, see run_seed)
     [platform]
     file = "../platforms/demo16.toml"     # relative to the experiment file, or inline nodes/network
+    availability = { n3 = 0.5 }           # optional, with a file: background load on its nodes, by name
     [workload]
     kind = "divisible"
     items = 20000
@@ -81,7 +82,7 @@ __all__ = ["BalancerSpec", "Experiment", "RunSpec", "load_experiment", "run_seed
 TOP_KEYS = {"name", "description", "repetitions", "seed", "platform", "workload", "engine", "info", "balancers",
             "grid"}
 BALANCER_KEYS = {"name", "label", "params", "engine", "info"}
-PLATFORM_KEYS = {"file", "speed_unit", "name", "nodes", "network"}
+PLATFORM_KEYS = {"file", "speed_unit", "availability", "name", "nodes", "network"}
 ENGINE_NAME = "name"  #: the ``[engine]`` key that chooses the family's engine (not an engine option)
 NO_BALANCING = "none"  #: a family's unbalanced reference (``name = "none"``, where the family allows it)
 GRID_ROOTS = ("platform", "workload", "engine", "info")
@@ -342,12 +343,16 @@ def _platform_table(d: Any, base_dir: Path | None) -> tuple[dict, Path | None, s
     if "file" not in d:
         if "speed_unit" in d:
             raise ConfigError("platform.speed_unit", d["speed_unit"], "given only with a SimGrid platform.file (.xml)")
+        if "availability" in d:
+            raise ConfigError("platform.availability", "<given without platform.file>",
+                              "given only with platform.file (inline nodes state their own availability)")
         return dict(d), base_dir, "inline"
     f = d["file"]
     if not isinstance(f, str) or not f:
         raise ConfigError("platform.file", f, "a path to a platform file (TOML, or SimGrid XML)")
     xml = f.lower().endswith(".xml")
-    with_file = {"file", "speed_unit"} if xml else {"file"}  # speed_unit: SimGrid's flop/s per work unit
+    # speed_unit: SimGrid's flop/s per work unit; availability: background load on the file's nodes
+    with_file = {"file", "speed_unit", "availability"} if xml else {"file", "availability"}
     if set(d) - with_file:
         extra = sorted(set(d) - with_file)[0]
         raise ConfigError(f"platform.{extra}", "<given with platform.file>",
@@ -368,7 +373,24 @@ def _platform_table(d: Any, base_dir: Path | None) -> tuple[dict, Path | None, s
     else:
         table = load_toml(p)
     table.setdefault("name", p.stem)
+    if "availability" in d:
+        _overlay_availability(table, d["availability"], str(p))
     return table, p.parent, str(p)
+
+
+def _overlay_availability(table: dict, given: Any, source: str) -> None:
+    """Set the availability of the nodes of platform *table* (read from file *source*) that *given*
+    names (``{node name: availability}``): a SimGrid file has no dlbkit availability, and a load
+    study may keep one platform file under several loads. The value is checked with the platform."""
+    given = check.table(given, "platform.availability")
+    nodes = table.get("nodes")
+    by_name = {n.get("name"): n for n in nodes if isinstance(n, dict)} if isinstance(nodes, list) else {}
+    for name, value in given.items():
+        if name not in by_name:
+            raise ConfigError(f"platform.availability.{name}", name,
+                              f"the name of a node of {source}: " + ", ".join(str(k) for k in by_name),
+                              suggest=closest(name, [str(k) for k in by_name]))
+        by_name[name]["availability"] = value
 
 
 def _build_platform(d: dict, base_dir: Path | None, source: str) -> Platform:

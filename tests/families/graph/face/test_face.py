@@ -1,5 +1,6 @@
 """The graph family through the face layer: families, simulate, experiment files, the CLI, reproduce."""
 
+import importlib.util
 import json
 import re
 
@@ -129,6 +130,19 @@ def test_a_layered_graph_without_a_seed_is_drawn_anew_per_repetition(tmp_path):
     rows = run_sweep(exp, tmp_path).rows
     heft = [r["makespan"] for r in rows if r["balancer"] == "heft"]
     assert len(heft) == 2 and heft[0] != heft[1]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("wfcommons") is None, reason="the wfcommons extra is not installed")
+def test_a_wfcommons_graph_is_drawn_per_repetition_unless_it_has_a_seed():
+    """Repetition r's graph is generate(app, tasks, run seed r) without a seed, the file's seed's with one."""
+    from dlbkit.families.graph.model import wfcommons_recipes as wfr
+
+    fam = families.get("graph")
+    table = {"kind": "graph", "generator": "wfcommons", "app": "cycles", "tasks": 80}
+    base = wfr.generate("cycles", 80, 0)
+    drawn = fam.per_repetition(base, table, 12345)
+    assert drawn.edges == wfr.generate("cycles", 80, 12345).edges and drawn.edges != base.edges
+    assert fam.per_repetition(base, {**table, "seed": 0}, 12345) is base
 
 
 def test_schedule_accepts_a_path_a_networkx_graph_and_a_platform_file(t10, tmp_path):

@@ -177,7 +177,7 @@ def test_a_wrong_generator_is_one_error_listing_them(name, end):
     with pytest.raises(ConfigError) as e:
         graph_from_dict({"kind": "graph", "generator": name})
     assert str(e.value) == ("workload.generator must be one of layered, gaussian, fft, in-tree, atmospheric, "
-                            "sinclair-3.5.2, sinclair-3.4.1, topcuoglu2002; " + end)
+                            "sinclair-3.5.2, sinclair-3.4.1, topcuoglu2002, wfcommons; " + end)
 
 ATMOS_ADG_HEAD = "1 1 0 1.0 24.0 (2,1.0) (3,1.0) (4,1.0) (5,1.0) (6,1.0) (7,1.0) (8,1.0) (9,1.0)"
 

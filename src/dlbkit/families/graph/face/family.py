@@ -8,7 +8,7 @@ from typing import Mapping
 from dlbkit.model import check
 from dlbkit.families.graph.model.workload import TaskGraph
 from dlbkit.families.graph.model.costs import costs_for
-from dlbkit.families.graph.model.generate import graph_from_dict, topcuoglu10
+from dlbkit.families.graph.model.generate import SEEDED, graph_from_dict, topcuoglu10
 from dlbkit.model.metrics import compute
 from dlbkit.model.platform import Platform
 from dlbkit.families.graph.model.view import GraphView
@@ -51,9 +51,10 @@ def sample_view() -> GraphView:
 
 
 def per_repetition(g: TaskGraph, table: Mapping, seed: int) -> TaskGraph:
-    """A random layered graph without a seed of its own is drawn anew in every repetition, from the
-    repetition's seed, the same for every balancer (common random numbers); other graphs are fixed."""
-    if table.get("generator") == "layered" and "seed" not in table:
+    """A random graph (a layered or a WfCommons one: :data:`~dlbkit.families.graph.model.generate.SEEDED`)
+    without a seed of its own is drawn anew in every repetition, from the repetition's seed, the same
+    for every balancer (common random numbers); other graphs are fixed."""
+    if table.get("generator") in SEEDED and "seed" not in table:
         return graph_from_dict({**table, "seed": seed})
     return g
 

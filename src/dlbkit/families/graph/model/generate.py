@@ -1,9 +1,11 @@
 """Task-graph generators: random layered DAGs, Gaussian elimination, FFT, the worst-case in-tree of
-002 §10, and the graphs the note gives in full (the atmospheric graph, Appendix A.1; the Max (k-1)
-Sum examples of §3.4.1 and §3.5.2, Appendix B; Topcuoglu, Hariri & Wu 2002's Fig. 2 example).
+002 §10, WfCommons' synthetic scientific workflows (:mod:`.wfcommons_recipes`), and the graphs the
+note gives in full (the atmospheric graph, Appendix A.1; the Max (k-1) Sum examples of §3.4.1 and
+§3.5.2, Appendix B; Topcuoglu, Hariri & Wu 2002's Fig. 2 example).
 
-Every generator returns a :class:`~dlbkit.families.graph.model.workload.TaskGraph`; the random one draws from
-``numpy.random.default_rng(seed)`` only, so a seed gives one graph.
+Every generator returns a :class:`~dlbkit.families.graph.model.workload.TaskGraph`; the layered one
+draws from ``numpy.random.default_rng(seed)`` only, the WfCommons one from WfCommons' own random
+sources seeded from its seed, so a seed gives one graph.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from dlbkit.errors import ConfigError, closest
 from dlbkit.model import check
 from dlbkit.model.gcpause import paused_gc
 from dlbkit.families.graph.model.workload import MAX_TASKS, TaskGraph  # a generator past MAX_TASKS would run for hours before a run
+from dlbkit.families.graph.model import wfcommons_recipes
 
 __all__ = ["layered", "gaussian_elimination", "fft", "in_tree", "atmospheric", "sinclair_kmeans9",
-           "sinclair_equal5", "topcuoglu10", "GENERATORS"]
+           "sinclair_equal5", "topcuoglu10", "wfcommons", "GENERATORS", "SEEDED"]
 
 
 #: entries of a generated cost table (n × nodes): 800 MB of floats, as a divisible loop's item costs
@@ -286,10 +289,19 @@ def topcuoglu10() -> TaskGraph:
     return TaskGraph(list(w), costs=list(w.values()), edges=e, name="topcuoglu2002")
 
 
+def wfcommons(app: str, tasks: int, *, seed: int = 0) -> TaskGraph:
+    """A synthetic WfCommons workflow of application *app* (montage, epigenomics, …) with at most
+    *tasks* tasks, drawn from *seed*: :func:`.wfcommons_recipes.generate` (the optional extra
+    ``dlbkit[wfcommons]``)."""
+    return wfcommons_recipes.generate(app, tasks, seed)
+
+
 #: name → generator, for an experiment file's ``[workload] generator = ...``
 GENERATORS = {"layered": layered, "gaussian": gaussian_elimination, "fft": fft, "in-tree": in_tree,
               "atmospheric": atmospheric, "sinclair-3.5.2": sinclair_kmeans9, "sinclair-3.4.1": sinclair_equal5,
-              "topcuoglu2002": topcuoglu10}
+              "topcuoglu2002": topcuoglu10, "wfcommons": wfcommons}
+#: the generators that draw from a ``seed`` keyword: without one in the file, a new graph per repetition
+SEEDED = ("layered", "wfcommons")
 
 
 def graph_from_dict(d, path: str = "workload"):
@@ -300,7 +312,8 @@ def graph_from_dict(d, path: str = "workload"):
     and ``edges`` (the JSON form)."""
     d = dict(check.table(d, path))
     d.pop("kind", None)
-    ways = [k for k in ("file", "generator", "tasks") if k in d]
+    # beside a generator, ``tasks`` is its keyword (wfcommons: how many tasks), not an inline graph
+    ways = [k for k in ("file", "generator") if k in d] or [k for k in ("tasks",) if k in d]
     if len(ways) != 1:
         raise ConfigError(path, ", ".join(ways) or "none of file, generator, tasks",
                           "exactly one of file = PATH, generator = NAME (with its keywords), or tasks/edges")
@@ -311,7 +324,7 @@ def graph_from_dict(d, path: str = "workload"):
             raise ConfigError(f"{path}.file", f, "the path of a .json, .stg, .adg, .dax or .xml task-graph file")
         with check.renamed("graph file", f"{path}.file"), check.renamed("reference_mhz", f"{path}.reference_mhz"):
             return TaskGraph.read(f, reference_mhz=d.get("reference_mhz"))
-    if "tasks" in d:
+    if ways == ["tasks"]:
         return TaskGraph.from_dict({k: v for k, v in d.items()}, path)
     name = d.pop("generator")
     if not isinstance(name, str) or name not in GENERATORS:  # a list or a table is not a name (nor hashable)
@@ -329,6 +342,6 @@ def graph_from_dict(d, path: str = "workload"):
         return fn(**d)
     except ConfigError as e:  # a generator names its keyword; the file names it under [workload]
         head = re.split(r"[\[., ]", e.field, maxsplit=1)[0]
-        if head in sig:
+        if head in sig or head == "generator":  # "generator": an optional extra not installed
             raise ConfigError(f"{path}.{e.field}", e.value, e.allowed) from None
         raise
