@@ -195,6 +195,9 @@ class Family:
     #: keys of an experiment's ``[workload]`` table that name a file, read relative to the experiment
     #: file's folder as ``platform.file`` is (a stream's ``trace``)
     file_keys: tuple[str, ...] = ()
+    #: ``(table) -> {name: version}``: what else than the table and its files decides the workload an
+    #: experiment's ``[workload]`` table gives (a generator library's version), for the runs' fingerprints
+    inputs: Callable[[Mapping], Mapping] = lambda table: {}
     sample_view: Callable[[], Any] | None = None
     gantt_legend: Mapping[str, str] = field(default_factory=dict)
     #: what the engines' ``progress(done, total)`` counts, for the bar (items, tasks, loops)

@@ -24,7 +24,7 @@ from dlbkit.model.trace import Column, Trace
 from dlbkit.runtime.record import load_trace
 
 __all__ = ["ReplayResult", "ReplayReport", "as_trace", "pieces", "recorded_balancer", "check_seconds", "compare_rows",
-           "makespan_report", "shift", "speeds_text", "measured_speed"]
+           "makespan_report", "earlier", "shift", "speeds_text", "measured_speed"]
 
 
 class ReplayResult(Result):
@@ -93,6 +93,17 @@ def shift(trace: Trace, s: float) -> None:
     trace.end_time = float(trace.end_time) + s
     if "makespan" in trace.meta:
         trace.meta["makespan"] = trace.end_time
+
+
+def earlier(a: Recorded, s: float) -> Recorded:
+    """Recorded availability *a* as seen from *s* seconds into the recording: its level at *s* from 0 on, its
+    later changes *s* seconds sooner. A replay simulated from 0 and then :func:`shift`-ed by *s* meets the
+    availability the recorded run met at the same instants."""
+    if s <= 0:
+        return a
+    k = max(i for i, t in enumerate(a.times) if t <= s)
+    times = (0.0,) + tuple(t - s for t in a.times[k + 1:])
+    return Recorded(times, (a.levels[k],) + tuple(a.levels[k + 1:]), source=a.source)
 
 
 def check_seconds(name: str, v: Any) -> None:

@@ -36,16 +36,19 @@ def parse(data: bytes, path: str | Path, what: str, *, dtd: bool = True) -> Any:
         raise ConfigError(f"file {path}", f"XML syntax: {e}", what) from None
 
 
-def root_name(path: str | Path) -> str | None:
-    """The local name of the root element of the XML file *path* (``platform``, ``adag``: its namespace
-    dropped), read up to that element only; None for a file that is not readable XML up to there, whose
-    reader then names what is wrong. For the choice between readers of one suffix (``.xml``)."""
+def root_name(source: str | Path | bytes) -> str | None:
+    """The local name of the root element of the XML file *source* (a path, or its bytes: ``platform``,
+    ``adag``, its namespace dropped), read up to that element only; None for a file that is not readable XML
+    up to there, whose reader then names what is wrong. For the choice between readers of one suffix
+    (``.xml``), and to name a file of the wrong kind as that before a check of its own kind (a DOCTYPE)."""
+    import io
+
     import defusedxml
     import defusedxml.ElementTree as DET
     from xml.etree.ElementTree import ParseError
 
     try:
-        with open(path, "rb") as f:
+        with (io.BytesIO(source) if isinstance(source, bytes) else open(source, "rb")) as f:
             for _, el in DET.iterparse(f, events=("start",), forbid_dtd=False):
                 return el.tag.rpartition("}")[2]
     except (OSError, ParseError, defusedxml.DefusedXmlException):

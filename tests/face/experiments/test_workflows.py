@@ -83,3 +83,18 @@ def test_every_app_runs_and_no_makespan_is_below_its_lower_bound(tmp_path, monke
     for r in rows:
         assert 0 < float(r["lower_bound"]) <= float(r["makespan"]), (r["label"], r["workload.app"])
     assert (out / "report.html").is_file()
+
+
+def test_the_wfcommons_version_is_part_of_every_runs_fingerprint(monkeypatch):
+    """Another wfcommons release may draw another workflow from the same seed: its version is in the runs'
+    fingerprints (a resumed sweep then refuses the old rows), and the same version gives the same ones."""
+    from dlbkit.families.graph.model import wfcommons_recipes
+
+    d = {"platform": {"nodes": [{"name": "a", "speed": 1.0}, {"name": "b", "speed": 2.0}]},
+         "workload": {"kind": "graph", "generator": "wfcommons", "app": "montage", "tasks": 60, "seed": 1},
+         "balancers": [{"name": "heft"}]}
+    before = [s.fingerprint for s in experiments.Experiment.from_dict(d).expand()]
+    assert before == [s.fingerprint for s in experiments.Experiment.from_dict(d).expand()]
+    monkeypatch.setattr(wfcommons_recipes, "version", lambda: "99.0")
+    after = [s.fingerprint for s in experiments.Experiment.from_dict(d).expand()]
+    assert len(after) == len(before) == 1 and after != before

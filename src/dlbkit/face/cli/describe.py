@@ -13,7 +13,7 @@ __all__ = ["DESCRIPTION", "HELP", "arguments", "command", "shown"]
 
 #: the command's line in ``dlbkit --help``, and the head of ``dlbkit describe --help``
 HELP = "say what dlbkit reads from a workload or platform file"
-DESCRIPTION = ("Read FILE as dlbkit would (a task graph: .json, WfFormat .json, .stg, .adg; a job stream: .swf, "
+DESCRIPTION = ("Read FILE as dlbkit would (a task graph: .json, WfFormat .json, .stg, .adg, a Pegasus .dax or .xml; a job stream: .swf, "
                "arrivals .csv; a platform: .toml, SimGrid .xml, the thesis's .ntp) and print what it holds: "
                "counts, totals, critical path and width of a graph, span and offered load of a stream, hosts, "
                "speeds and network of a platform. --json prints the same facts as one JSON object.")

@@ -300,7 +300,7 @@ class Experiment:
                     if chosen:  # absent: the engine's default (exact), and the fingerprint of before
                         eng["info"] = dict(chosen)
                     fp = _fingerprint(pd, wd, eng if name is None else {**eng, ENGINE_NAME: name}, b, seed,
-                                      _file_digests(wd, self.family.file_keys, read))
+                                      {**_file_digests(wd, self.family.file_keys, read), **self.family.inputs(wd)})
                     specs.append(RunSpec(b.label, b.name, dict(b.params), point, r, seed, platform, work,
                                          eng, fp, name, *_own_module(b.name), *family_module))
         return specs
@@ -599,7 +599,8 @@ def _fingerprint(platform: dict, workload: dict, engine: dict, b: BalancerSpec, 
                  files: dict | None = None) -> str:
     """A short hash of everything that determines one run's outcome (guards resumed sweeps against
     reusing rows produced by a different configuration): with *files*, the digests of the workload's files
-    (a platform file is already in *platform*, read into its table)."""
+    (a platform file is already in *platform*, read into its table) and the family's other inputs (a
+    generator library's version: :attr:`~dlbkit.families.registry.Family.inputs`)."""
     d = {"platform": platform, "workload": workload, "engine": engine, "balancer": b.name, "params": b.params,
          "seed": seed}
     if files:  # absent without files: an experiment without one keeps its fingerprints of before

@@ -195,3 +195,13 @@ def test_random_dags_read_back(dag, version):
     assert g.ids == tuple(ids)
     assert g.loads == tuple(map(float, runtimes))
     assert _edges(g) == {(ids[i], ids[j]): float(s) for (i, j), s in sizes.items()}
+
+
+def test_a_simgrid_platform_given_as_a_dax_is_named_by_its_root(tmp_path):
+    """A SimGrid platform (which carries a DOCTYPE, refused in a DAX) given where a DAX is read: the error
+    says it is not a DAX (its root), not that its DOCTYPE is unsafe."""
+    p = tmp_path / "p.xml"
+    p.write_text('<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                 '<platform version="4.1"><zone id="z" routing="Full"><host id="a" speed="1Gf"/></zone></platform>\n')
+    with pytest.raises(ConfigError, match=r"root element must be <adag> .*got '<platform>'"):
+        TaskGraph.read(p)

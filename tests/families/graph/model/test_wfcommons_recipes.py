@@ -161,3 +161,18 @@ def test_without_the_extra_the_cli_says_what_to_install(tmp_path, monkeypatch, c
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
     assert "wf.toml" in err[0] and "workload.generator" in err[0] and "pip install 'dlbkit[wfcommons]'" in err[0]
+
+
+def test_the_author_is_dlbkit_whoever_runs_it(tmp_path, monkeypatch):
+    """WfCommons names the file's author by ``getpass.getuser()``, which raises KeyError for a uid without a
+    name (some containers): in the seeded block the author is ``dlbkit``, and getpass is put back after."""
+    import getpass
+
+    def nameless():
+        raise KeyError("getpwuid(): uid not found: 12345")
+
+    monkeypatch.setattr(getpass, "getuser", nameless)
+    path = wfr.write(tmp_path / "m.json", "montage", 60, seed=3)
+    assert json.loads(path.read_text())["author"]["name"] == "dlbkit"
+    from wfcommons.common import workflow
+    assert workflow.getpass is getpass

@@ -35,7 +35,23 @@ def metrics(trace) -> dict:
     lb = float(trace.meta.get("lower_bound", math.nan))
     out["lower_bound"] = lb
     out["efficiency"] = lb / out["makespan"] if out["makespan"] > 0 else math.nan
+    out["recorded_makespan"] = float(trace.meta.get("recorded_makespan", math.nan))
     return out
+
+
+def inputs(table: Mapping) -> dict:
+    """A WfCommons-generated workload's wfcommons version (another release may draw another workflow from
+    the same seed), for the runs' fingerprints; nothing for any other ``[workload]`` table."""
+    if table.get("generator") != "wfcommons":
+        return {}
+    from dlbkit.families.graph.model import wfcommons_recipes
+
+    return {"wfcommons": wfcommons_recipes.version()}
+
+
+#: the family's own metrics (``Family.own_metrics``)
+OWN_METRICS = {"recorded_makespan": ("the makespan a workflow file records of its real run, on the machines it ran "
+                                     "on (s; none for a generated or a dlbkit graph)", "lower")}
 
 
 #: what a graph trace's Gantt chart shows: ``t_ask`` is when a task's inputs are all on its processor, so
@@ -94,7 +110,8 @@ FAMILY = register(Family(
     run=deferred("dlbkit.families.graph.face.run", "graph"),
     runtime="dlbkit.graph, dlbkit.run_graph, dlbkit.run_workflow",
     metrics=metrics,
-    metric_names=("makespan", "lower_bound", "efficiency", "imbalance", "idle_share", "chunks", "messages",
+    own_metrics=OWN_METRICS,
+    metric_names=("makespan", "lower_bound", "recorded_makespan", "efficiency", "imbalance", "idle_share", "chunks", "messages",
                   "bytes"),
     metric_text={"makespan": "time the last task ended (s)",
                  "lower_bound": "the longest path with every task at its fastest time, or the fastest times' "
@@ -112,6 +129,7 @@ FAMILY = register(Family(
     bar_metrics=("makespan", "efficiency"),
     parse=graph_from_dict,
     file_keys=("file",),  # a graph file named in an experiment is read from the experiment's folder
+    inputs=inputs,
     describe=describe,
     files=FILES,
     per_repetition=per_repetition,

@@ -20,7 +20,7 @@ import numpy as np
 
 from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError
-from dlbkit.families.replay import (ReplayReport, ReplayResult, check_seconds, makespan_report, pieces,
+from dlbkit.families.replay import (ReplayReport, ReplayResult, check_seconds, earlier, makespan_report, pieces,
                                     recorded_balancer, shift, speeds_text)
 from dlbkit.model.availability import Recorded
 from dlbkit.model.platform import Network, Node, Platform
@@ -53,8 +53,10 @@ def replay_graph(trace: Trace, balancer: Balancer | str | None = None, params: M
         check_seconds("latency", latency)
     P = trace.n_nodes
     until = max([float(trace.end_time)] + [float(t) for t in trace.t_end])
+    startup = graph_startup(trace)
     nodes = [Node(f"w{w}", speed=float(trace.speeds[w]) if trace.speeds else 1.0,
-                  availability=pieces(trace.availability[w], until) if trace.availability else Recorded((0.0,), (1.0,)))
+                  availability=earlier(pieces(trace.availability[w], until), startup) if trace.availability
+                  else Recorded((0.0,), (1.0,)))
              for w in range(P)]
     platform = Platform(nodes, Network(latency=float(latency), bandwidth=1.0), name="replay")
     if seed is None:
@@ -62,8 +64,7 @@ def replay_graph(trace: Trace, balancer: Balancer | str | None = None, params: M
     b = recorded_balancer(trace, balancer, params)
     engine = simulate_graph_dynamic if isinstance(b, OnlineMapping) else simulate_graph
     tr = engine(platform, g, b, seed=seed)
-    startup = graph_startup(trace)
-    shift(tr, startup)
+    shift(tr, startup)  # the simulated plan from 0 is the recorded one from its first task's start
     tr.source = "replay"
     tr.meta.update(replay_of=trace.balancer, replay_latency=float(latency), replay_startup=startup,
                    balancer_params=b.get_params())

@@ -149,7 +149,7 @@ def run_workflow(workflow: Any, *, work: str = "sleep", scale: float = 1.0,
             g = workflow
         else:
             raise ConfigError("workflow", type(workflow).__name__, "a TaskGraph or the path of a task-graph file "
-                              "(a WfFormat .json, dlbkit's .json, .stg or .adg)")
+                              "(a WfFormat .json, dlbkit's .json, .stg, .adg, or a Pegasus .dax or .xml)")
         return g, benchmark_tasks(g, work=work, scale=scale)
 
     g, tasks = agreed(backend, checks)  # under MPI every rank reads the file; one verdict for all

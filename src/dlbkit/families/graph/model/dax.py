@@ -122,6 +122,9 @@ def parse(data: bytes, path: str = "workflow.dax") -> Parsed:
     """The graph in DAX file contents *data* (*path* names it in errors); every check but the cycle's
     (the graph's constructor's)."""
     check.decode(data, path)  # DAXes are UTF-8 (every generator writes it); other bytes named here
+    other = safexml.root_name(data)
+    if other is not None and other != "adag":  # a SimGrid platform (with its DOCTYPE) is named as that first
+        raise ConfigError(f"{path}: root element", f"<{other}>", f"<adag> (a Pegasus DAX, namespace {NAMESPACE})")
     root = safexml.parse(data, path, "a Pegasus DAX (XML)", dtd=False)  # a DAX has no DOCTYPE: none allowed
     if _local(root.tag) != "adag":
         raise ConfigError(f"{path}: root element", f"<{root.tag}>", f"<adag> (a Pegasus DAX, namespace {NAMESPACE})")
@@ -167,8 +170,11 @@ def parse(data: bytes, path: str = "workflow.dax") -> Parsed:
             pairs.setdefault((ref, child), None)
     edges = []
     for p, c in pairs:
-        outs = jobs[p].outputs
-        edges.append((p, c, float(sum(size for f, size in jobs[c].inputs.items() if f in outs))))
+        outs, ins = jobs[p].outputs, jobs[c].inputs
+        # over the smaller of the two (a merge job reads thousands of files, one from each parent), the size
+        # the child declares
+        few = outs if len(outs) < len(ins) else ins
+        edges.append((p, c, float(sum(ins[f] for f in few if f in outs and f in ins))))
     name = root.get("name")
     meta = {"format": "DAX", "version": version, "name": name, "makespan": None}
     return Parsed([j.id for j in jobs.values()], [j.runtime for j in jobs.values()], edges,

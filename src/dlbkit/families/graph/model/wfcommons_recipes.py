@@ -21,7 +21,13 @@ those two modules, and puts all three back afterwards (under a lock, since they 
 the same (app, tasks, seed, wfcommons version) gives the same workflow file byte for byte but its two
 timestamps (``createdAt``, ``executedAt``), whatever ``PYTHONHASHSEED`` is
 (``tests/families/graph/model/test_wfcommons_recipes.py``). Another wfcommons release may draw other
-workflows from the same seed: the version is kept in the graph's meta.
+workflows from the same seed: the version is kept in the graph's meta and in an experiment's run
+fingerprints. The author's name, which WfCommons takes from ``getpass.getuser()`` (a ``KeyError`` for a
+process whose uid has no name, as in some containers), is ``dlbkit`` in the block. What is not isolated:
+another thread of the same process drawing from ``random`` or numpy's global generator during a
+generation would change the workflow (and lose its own draws to the restore); dlbkit itself draws from
+neither (its streams are its own Generators), and an experiment builds its workflows in the main thread
+before any run starts.
 
 **Apps** are named as WfCommons names them (:data:`APPS`). Its ``RnaseqRecipe`` is left out: its base
 graphs have no microstructures, and its fallback duplicates a Python ``set`` of node names, whose order
@@ -52,7 +58,7 @@ from dlbkit.errors import ConfigError, closest
 from dlbkit.families.graph.model.workload import TaskGraph, from_wfformat
 from dlbkit.model import check
 
-__all__ = ["APPS", "EXTRA", "generate", "min_tasks", "write"]
+__all__ = ["APPS", "EXTRA", "generate", "min_tasks", "version", "write"]
 
 #: app name (as WfCommons names it) → its recipe class in ``wfcommons.wfchef.recipes``
 APPS = {"montage": "MontageRecipe", "epigenomics": "EpigenomicsRecipe", "blast": "BlastRecipe",
@@ -98,6 +104,7 @@ def min_tasks(app: str) -> int:
 @contextmanager
 def _seeded(seed: int) -> Iterator[None]:
     """WfCommons' three random sources seeded from *seed* for the block, and put back after it."""
+    from wfcommons.common import workflow
     from wfcommons.wfchef import duplicate
     from wfcommons.wfgen import abstract_recipe
 
@@ -108,17 +115,18 @@ def _seeded(seed: int) -> Iterator[None]:
         return uuid.UUID(int=ids.getrandbits(128), version=4)
 
     with _LOCK:
-        kept = (random.getstate(), np.random.get_state(), duplicate.uuid4, abstract_recipe.uuid)
+        kept = (random.getstate(), np.random.get_state(), duplicate.uuid4, abstract_recipe.uuid, workflow.getpass)
         random.seed(seed)
         np.random.seed(np.random.SeedSequence(seed).generate_state(4))  # any seed ≥ 0, not only < 2**32
         duplicate.uuid4 = uuid4  # ``from uuid import uuid4`` there
         abstract_recipe.uuid = types.SimpleNamespace(uuid4=uuid4)  # ``uuid.uuid4()`` there
+        workflow.getpass = types.SimpleNamespace(getuser=lambda: "dlbkit")  # ``getpass.getuser()`` there
         try:
             yield
         finally:
             random.setstate(kept[0])
             np.random.set_state(kept[1])
-            duplicate.uuid4, abstract_recipe.uuid = kept[2], kept[3]
+            duplicate.uuid4, abstract_recipe.uuid, workflow.getpass = kept[2], kept[3], kept[4]
 
 
 def _workflow(app, tasks, seed):
@@ -135,7 +143,9 @@ def _workflow(app, tasks, seed):
         return WorkflowGenerator(cls.from_num_tasks(num_tasks=tasks)).build_workflow()
 
 
-def _version() -> str:
+def version() -> str:
+    """The installed wfcommons' version (what draws a seed's workflow)."""
+    _wfcommons()
     return getattr(importlib.import_module("wfcommons.version"), "__version__", "unknown")
 
 
@@ -147,7 +157,7 @@ def generate(app: str = "montage", tasks: int = 200, seed: int = 0) -> TaskGraph
     wf = _workflow(app, tasks, seed)
     wf.generate_json()
     g = from_wfformat(wf.workflow_json, f"wfcommons {app}")
-    g.meta["generator"] = {"app": app, "tasks": tasks, "seed": seed, "wfcommons": _version()}
+    g.meta["generator"] = {"app": app, "tasks": tasks, "seed": seed, "wfcommons": version()}
     return g
 
 

@@ -688,3 +688,11 @@ def write(g: TaskGraph, path) -> None:
         p.write_text(to_adg(g), encoding="utf-8")
     else:
         raise ConfigError("graph file", str(p), "a .json, .stg or .adg file name")
+
+
+def recorded_makespan(g: Any) -> dict:
+    """``{"recorded_makespan": seconds}`` when graph *g* was read from a file that records its real run's
+    makespan (a WfFormat workflow's ``makespanInSeconds``), else ``{}``: what the engines put in a trace's
+    meta, for the family's ``recorded_makespan`` metric (the real run's, on the machines it ran on)."""
+    m = (getattr(g, "meta", None) or {}).get("makespan")
+    return {"recorded_makespan": float(m)} if m is not None else {}

@@ -61,7 +61,7 @@ from dlbkit.families.graph.model.costs import costs_for, critical_path_bound, up
 from dlbkit.families.graph.model.evaluate import plan_order, send_order
 from dlbkit.families.graph.model.gst import Table
 from dlbkit.families.graph.model.view import GraphOnlineView
-from dlbkit.families.graph.model.workload import TaskGraph
+from dlbkit.families.graph.model.workload import TaskGraph, recorded_makespan
 from dlbkit.model import check
 from dlbkit.model.platform import Platform
 from dlbkit.families.graph.model.seeding import GRAPH
@@ -534,6 +534,6 @@ class _Run:
                         **({"stalls": self.stalls} if self.plan_mode else {}),
                         "cost_model": c.kind, "ids": list(g.ids), "graph": g.name, "engine": "dynamic",
                         "programs": {"program_of": list(self.prog), "arrivals": list(self.arrivals)},
-                        "lower_bound": critical_path_bound(c)})
+                        "lower_bound": critical_path_bound(c), **recorded_makespan(g)})
         tr.meta.setdefault("order", None)
         return tr

@@ -15,7 +15,7 @@ from dlbkit.families.graph.balancers.base import MappingBalancer, OnlineMapping
 from dlbkit.families.graph.model.costs import costs_for, critical_path_bound
 from dlbkit.families.graph.model.evaluate import Evaluator, evaluate, send_order
 from dlbkit.families.graph.model.view import GraphView
-from dlbkit.families.graph.model.workload import TaskGraph
+from dlbkit.families.graph.model.workload import TaskGraph, recorded_makespan
 from dlbkit.model.platform import Platform
 from dlbkit.families.graph.model.seeding import GRAPH
 from dlbkit.model.seeding import streams
@@ -78,7 +78,8 @@ def simulate_graph(platform: Platform | int, workload: TaskGraph, balancer: Mapp
     tr.events = workload.n_tasks
     tr.meta.update({"assignment": list(a), "order": list(plan.order) if plan.order is not None else None,
                     "cost_model": cost_model, "contention": contention, "ids": list(workload.ids), "graph": workload.name,
-                    "lower_bound": critical_path_bound(costs), "plan_info": dict(plan.info or {})})
+                    "lower_bound": critical_path_bound(costs), "plan_info": dict(plan.info or {}),
+                    **recorded_makespan(workload)})
     if tick is not None:
         tick.finish(workload.n_tasks)
     return tr

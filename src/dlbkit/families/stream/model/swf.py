@@ -175,6 +175,8 @@ def _check_columns(a: np.ndarray, lines: np.ndarray, path: Path, field: str) -> 
         _first_bad((x < 0) & (x != -1), a, lines, col, path, field, what)
     for col in (_ALLOC, _REQ):
         _first_bad(a[:, col] != np.floor(a[:, col]), a, lines, col, path, field, "an integer count of processors")
+        # beyond 2^53 a float holds no exact integer (and int64 overflows): no machine has that many
+        _first_bad(a[:, col] > 2.0 ** 53, a, lines, col, path, field, "a count of processors at most 2^53")
 
 
 def _keywords(statuses, start, end, load_scale, width, origin, f: str):

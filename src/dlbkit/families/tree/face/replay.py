@@ -52,7 +52,7 @@ import numpy as np
 
 from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError
-from dlbkit.families.replay import (ReplayReport, ReplayResult, check_seconds, makespan_report, measured_speed,
+from dlbkit.families.replay import (ReplayReport, ReplayResult, check_seconds, earlier, makespan_report, measured_speed,
                                     pieces, recorded_balancer, shift, speeds_text)
 from dlbkit.families.tree.model.workload import RecordedTree
 from dlbkit.model.availability import Recorded
@@ -214,8 +214,9 @@ def replay_tree(trace: Trace, balancer: Balancer | str | None = None, params: Ma
     from dlbkit.families.tree.sim.engine import simulate_tree_async
 
     tree, model = estimate(trace, latency)
-    nodes = [Node(f"w{w}", speed=s, availability=a) for w, (s, a) in enumerate(zip(model["speeds"],
-                                                                                 model["availability"]))]
+    # the availability as the replay meets it: simulated from 0, then shifted by the startup
+    nodes = [Node(f"w{w}", speed=s, availability=earlier(a, model["startup"]))
+             for w, (s, a) in enumerate(zip(model["speeds"], model["availability"]))]
     platform = Platform(nodes, Network(latency=model["latency"], bandwidth=_BANDWIDTH,
                                        topology=_topology(trace.meta.get("topology"))), name="replay")
     if seed is None:
