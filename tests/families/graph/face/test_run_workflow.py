@@ -171,17 +171,23 @@ def test_the_replay_of_a_sleeping_workflow_is_within_10_percent_of_its_run(workf
     3 read 0.82–0.94 (8, beside three helpers' work on the 2 cores) and, before the startup was modelled,
     0.661–0.976 after the first task's start (80 medians). At CLAIM_SCALE (5–20 ms) they read 0.962–0.988
     (8 medians, load average 3.2–3.6) and 0.931–0.958 beside two more busy loops (8 medians), 2026-12-02.
-    The replay sits low by the coordinator's delays, which grow as the machine's load does."""
-    ratios = []
+    The replay sits low by the coordinator's delays, which grow as the machine's load does.
+
+    The startup both makespans share would pull their ratio towards 1 when it is a large share of the run,
+    so the claim is read after it: (replay − startup) / (real − startup). On a quiet machine the two
+    readings agree within 0.005 (startup a few ms): after the start 0.965–0.993 (10 medians, heft and pd),
+    and 0.945–0.986 beside two busy loops (8 medians)."""
+    after = []
     for k in range(3):
         rec = tmp_path / f"{balancer}{k}.json"
         r = dlbkit.run_workflow(workflow, scale=CLAIM_SCALE, balancer=balancer, workers=2, record=rec)
         rep = dlbkit.replay(rec)
+        start = min(r.trace.t_start)
         assert rep.real_makespan == pytest.approx(r.makespan, rel=1e-12)
-        assert rep.trace.meta["replay_startup"] == min(r.trace.t_start)
-        ratios.append(rep.ratio)
-    print(f"\n{balancer}: replay / real {' '.join(f'{x:.3f}' for x in ratios)}")
-    assert abs(statistics.median(ratios) - 1.0) <= REPLAY_TOLERANCE, ratios
+        assert rep.trace.meta["replay_startup"] == start == min(rep.trace.t_start)
+        after.append((rep.makespan - start) / (r.makespan - start))
+    print(f"\n{balancer}: replay / real after the start {' '.join(f'{x:.3f}' for x in after)}")
+    assert abs(statistics.median(after) - 1.0) <= REPLAY_TOLERANCE, after
 
 
 MPI_JOB = """
