@@ -265,16 +265,21 @@ def test_replay_of_a_graph_recording_counts_tasks_not_items(capsys, tmp_path):
     code, out, err = cli(capsys, "replay", str(rec))
     assert code == 0, err
     assert out.splitlines()[0].startswith(f"replay of {rec}: pd on 1 workers (local), 2 tasks; real makespan ")
-    # the model the graph replay uses (replay_graph): recorded speeds and the dispatch latency; no master
-    # overhead or startup (a loop's), and the loop's measured-speed estimate is not printed as if used
+    # the model the graph replay uses (replay_graph): recorded speeds, the dispatch latency and the startup
+    # (the recorded first task's start); no master overhead (a loop's), and the loop's measured-speed
+    # estimate is not printed as if used
     from dlbkit.face.replay import dispatch_latency
+    from dlbkit.families.graph.face.replay import graph_startup
     from dlbkit.runtime.record import load_trace
-    lat = dispatch_latency(load_trace(rec))
-    assert out.splitlines()[1] == f"model: recorded speeds 1; dispatch latency {lat * 1e3:.3g} ms"
+    lat, start = dispatch_latency(load_trace(rec)), graph_startup(load_trace(rec))
+    assert start == min(load_trace(rec).t_start) > 0
+    assert out.splitlines()[1] == (f"model: recorded speeds 1; dispatch latency {lat * 1e3:.3g} ms; "
+                                   f"startup {start * 1e3:.3g} ms")
     code, out, err = cli(capsys, "replay", str(rec), "--json")
     assert code == 0, err
     got = json.loads(out)
-    assert got["items"] == 2 and got["model"] == {"model": "recorded", "speeds": [1.0], "latency": lat}
+    assert got["items"] == 2 and got["model"] == {"model": "recorded", "speeds": [1.0], "latency": lat,
+                                                  "startup": start}
     code, out, err = cli(capsys, "replay", str(rec), "--model", "emulated")  # was silently ignored
     assert code == 2 and err.count("\n") == 1 and "--model" in err and "loop recording" in err
     from dlbkit.errors import ConfigError
