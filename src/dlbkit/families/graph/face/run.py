@@ -12,7 +12,7 @@ from dlbkit.errors import ConfigError
 from dlbkit.families.graph.model.workload import TaskGraph
 from dlbkit.families.graph.runtime.benchmark_tasks import benchmark_tasks, check_scale, check_work
 from dlbkit.families.graph.runtime import program as _graph_family
-from dlbkit.families.graph.runtime.tasks import parse_tasks
+from dlbkit.families.graph.runtime.tasks import is_dask_collection, parse_tasks
 from dlbkit.families.run import (
     RunResult,
     _backend,
@@ -54,9 +54,11 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
               start_method: str | None = None, record_decisions: bool = False) -> GraphResult:
     """Execute a DAG of Python functions on worker processes (or MPI ranks); a :class:`GraphResult`.
 
-    *tasks*: a dict ``key → (fn, *arguments)`` (Dask's graph spec: an argument equal to a key is that
-    task's result, lists are searched, a tuple ``(callable, ...)`` inside is a nested call, anything
-    else is passed as it is), or a networkx DiGraph whose nodes carry ``fn`` and optionally ``load``
+    *tasks*: a dict ``key → (fn, *arguments)`` (Dask's legacy graph spec: an argument equal to a key is
+    that task's result, lists are searched, a tuple ``(callable, ...)`` inside is a nested call, anything
+    else is passed as it is), a dict ``key → dask._task_spec`` node (``Task``, ``Alias``, ``DataNode``, …;
+    what current Dask builds, legacy tuples allowed beside them), a Dask collection (its graph: the
+    results are every task's value; :func:`graph` gives the collection's computed value), or a networkx DiGraph whose nodes carry ``fn`` and optionally ``load``
     (its estimated time at speed 1; default 1), a node being called with its predecessors' results
     in networkx's order (:mod:`dlbkit.families.graph.runtime.tasks`). Functions, arguments and
     results must be picklable: they cross processes, and every result passes through the coordinator.
@@ -110,9 +112,24 @@ def graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, para
     >>> import operator, dlbkit
     >>> dlbkit.graph({"a": (abs, -2), "b": (operator.add, "a", 10), "c": (operator.mul, "a", "b")}, workers=2)
     {'a': 2, 'b': 12, 'c': 24}
+
+    A Dask collection (a ``dask.array``, ``dask.delayed``, ``dask.bag``, …) gives its computed value
+    instead, as ``dask.compute(collection)[0]`` would: its graph's tasks are run, its keys' values
+    handed to its ``__dask_postcompute__``.
     """
-    return run_graph(tasks, balancer=balancer, params=params, backend=backend, workers=workers, progress=progress,
-                     emulate=emulate, seed=seed, record=record).results
+    results = run_graph(tasks, balancer=balancer, params=params, backend=backend, workers=workers,
+                        progress=progress, emulate=emulate, seed=seed, record=record).results
+    if isinstance(tasks, Mapping) or not is_dask_collection(tasks):
+        return results
+    finalize, extra = tasks.__dask_postcompute__()
+    return finalize(_pack(tasks.__dask_keys__(), results), *extra)
+
+
+def _pack(keys: Any, results: dict) -> Any:
+    """Dask's nested lists of keys with each key replaced by its value."""
+    if isinstance(keys, list):
+        return [_pack(k, results) for k in keys]
+    return results[keys]
 
 
 def run_workflow(workflow: Any, *, work: str = "sleep", scale: float = 1.0,

@@ -2,12 +2,19 @@
 and turned into a :class:`~dlbkit.families.graph.model.workload.TaskGraph` (what the mapping balancers read) plus what
 the workers need to call each function.
 
-Two forms are accepted (:func:`parse_tasks`):
+The forms accepted (:func:`parse_tasks`):
 
-* **Dask's graph spec**: a dict ``key → (fn, *arguments)``. An argument equal to a key of the dict is
+* **Dask's legacy graph spec**: a dict ``key → (fn, *arguments)``. An argument equal to a key of the dict is
   that task's result (a dependency); a list is searched element by element; a tuple whose first element
   is callable is a nested call, made on the worker; anything else is passed as it is (a literal). As
   in Dask, a value that merely looks like a key but is not one of the dict's keys is a literal.
+* **Dask's task-spec graph** (what current Dask collections build): a dict ``key → GraphNode`` of
+  ``dask._task_spec`` objects (``Task``, ``Alias``, ``DataNode``, the ``List``/``Dict``/``Tuple``/``Set``
+  containers, arguments that are ``TaskRef``), legacy tuples allowed beside them (converted by Dask's
+  ``convert_legacy_graph``, so there a value that is not a task is data). A node's ``dependencies``
+  are its task's; the worker calls the node with a dict of their values, as Dask does. A dependency
+  that is not a key of the dict is an error. Dask is only used when such a node is seen.
+* **a Dask collection** (anything with ``__dask_graph__`` and ``__dask_keys__``): its graph, as above.
 * **a networkx DiGraph**: every node carries ``fn`` (a callable) and optionally ``load``; an edge
   u → v makes v depend on u, and v is called as ``fn(*results of its predecessors)``, in the order
   networkx lists them (insertion order). An edge's ``data`` attribute, if any, is its data volume for
@@ -19,6 +26,7 @@ for the dict form): the static mappers plan with it, and the online ``pd`` score
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any, Hashable, Mapping, NamedTuple
 
@@ -26,10 +34,10 @@ from dlbkit.errors import ConfigError
 from dlbkit.families.graph.model.workload import MAX_TASKS, TaskGraph
 from dlbkit.runtime.backends.base import short_repr
 
-__all__ = ["Ref", "Call", "GraphTasks", "parse_tasks", "resolve", "MAX_TASKS"]
+__all__ = ["Ref", "Call", "DaskNode", "GraphTasks", "is_dask_collection", "parse_tasks", "resolve", "MAX_TASKS"]
 
-_ALLOWED = ("a dict key → (callable, *arguments) (Dask's graph spec) or a networkx DiGraph whose nodes carry "
-            "'fn' (a callable) and optionally 'load'")
+_ALLOWED = ("a dict key → (callable, *arguments) (Dask's graph spec) or key → a dask._task_spec node, a Dask "
+            "collection, or a networkx DiGraph whose nodes carry 'fn' (a callable) and optionally 'load'")
 
 
 class Ref(NamedTuple):
@@ -61,6 +69,65 @@ class GraphTasks:
     @property
     def n_tasks(self) -> int:
         return len(self.keys)
+
+
+class DaskNode:
+    """A ``dask._task_spec`` node as a task's function: called with its dependencies' values (in the
+    order of *deps*, the keys), it calls the node with the dict ``key → value``, as Dask runs it."""
+
+    __slots__ = ("node", "deps")
+
+    def __init__(self, node: Any, deps: tuple):
+        self.node, self.deps = node, deps
+
+    def __call__(self, *values: Any) -> Any:
+        return self.node(dict(zip(self.deps, values)))
+
+    def __reduce__(self):
+        return DaskNode, (self.node, self.deps)
+
+    def __repr__(self) -> str:
+        return f"DaskNode({short_repr(self.node, 60)})"
+
+
+def _task_spec(tasks: Mapping) -> Any:
+    """``dask._task_spec`` if a value of *tasks* is one of its nodes, else None (Dask not imported:
+    such a node exists only if Dask's module is loaded)."""
+    ts = sys.modules.get("dask._task_spec")
+    if ts is None or not any(isinstance(v, ts.GraphNode) for v in tasks.values()):
+        return None
+    return ts
+
+
+def is_dask_collection(obj: Any) -> bool:
+    """Whether *obj* is a Dask collection (it has ``__dask_graph__`` and ``__dask_keys__``)."""
+    return not isinstance(obj, type) and hasattr(obj, "__dask_graph__") and hasattr(obj, "__dask_keys__")
+
+
+def _dask_tasks(tasks: Mapping, ts: Any, keys: list, index: Mapping, fns: list, args: list, deps: list) -> None:
+    """*tasks* (Dask nodes and legacy tuples) as DaskNode functions, one Ref per dependency."""
+    try:
+        nodes = ts.convert_legacy_graph(tasks)
+    except Exception as e:  # noqa: BLE001 - Dask's own check of a node
+        raise ConfigError("tasks", short_repr(e, 120), "a graph Dask's convert_legacy_graph accepts") from None
+    for i, k in enumerate(keys):
+        field = f"tasks[{short_repr(k, 60)}]"
+        node = nodes.get(k)
+        if node is None:  # Dask drops an alias of the key to itself
+            raise ConfigError(field, short_repr(tasks[k], 80), "a task that does not depend on itself")
+        try:
+            d = sorted({index[j] for j in node.dependencies})
+        except KeyError:
+            missing = [j for j in node.dependencies if j not in index]
+            raise ConfigError(field, f"depends on {short_repr(missing[0], 60)}, not a key of tasks",
+                              "dependencies that are keys of tasks") from None
+        except TypeError:
+            raise ConfigError(field, short_repr(node, 80), "dependencies that are keys of tasks") from None
+        if i in d:
+            raise ConfigError(field, short_repr(tasks[k], 80), "a task that does not depend on itself")
+        fns.append(DaskNode(node, tuple(keys[j] for j in d)))
+        args.append(tuple(Ref(p) for p in range(len(d))))
+        deps.append(d)
 
 
 def resolve(template: Any, values: tuple) -> Any:
@@ -119,7 +186,24 @@ def parse_tasks(tasks: Any) -> GraphTasks:
     deps: list = []
     loads: list[float] = []
     data: dict[tuple[int, int], float] = {}
-    if isinstance(tasks, Mapping):
+    ts = None
+    if is_dask_collection(tasks) and not isinstance(tasks, Mapping):
+        import importlib
+        try:  # a collection's graph is Dask's, legacy tuples or not (importlib: dask stays optional)
+            ts = importlib.import_module("dask._task_spec")
+        except ImportError:
+            raise ConfigError("tasks", type(tasks).__name__, "a Dask collection with Dask installed") from None
+        tasks = dict(tasks.__dask_graph__())
+    elif isinstance(tasks, Mapping):
+        ts = _task_spec(tasks)
+    if ts is not None:
+        keys = list(tasks)
+        if len(keys) > MAX_TASKS:
+            raise ConfigError("tasks", f"{len(keys):,} tasks", f"at most {MAX_TASKS:,}")
+        index = {k: i for i, k in enumerate(keys)}
+        _dask_tasks(tasks, ts, keys, index, fns, args, deps)
+        loads = [1.0] * len(keys)
+    elif isinstance(tasks, Mapping):
         keys = list(tasks)
         if len(keys) > MAX_TASKS:
             raise ConfigError("tasks", f"{len(keys):,} tasks", f"at most {MAX_TASKS:,}")
