@@ -143,3 +143,22 @@ def test_legacy_graphs_without_dask_nodes_keep_their_rules():
                         workers=2) == {"a": 3, "b": [3, "zz"]}
     with pytest.raises(ConfigError):
         dlbkit.graph({"a": 42}, workers=2)
+
+
+def test_a_high_level_graph_with_raw_arrays_beside_tasks():
+    # from_array's graph: raw ndarrays and legacy tuples beside Task nodes; the HighLevelGraph is a Mapping
+    x = da.from_array(np.arange(16.0).reshape(4, 4), chunks=2)
+    y = (x @ x.T).mean(axis=0)
+    want = dask.compute(y, scheduler="sync")[0]
+    np.testing.assert_allclose(dlbkit.graph(y, workers=2), want)
+    r = dlbkit.graph(y.__dask_graph__(), workers=2)
+    np.testing.assert_allclose(np.concatenate([r[k] for k in y.__dask_keys__()]), want)
+
+
+def test_a_legacy_graph_does_not_import_dask():
+    import subprocess
+    import sys
+    code = ("import sys, operator\nfrom dlbkit.families.graph.runtime.tasks import parse_tasks\n"
+            "parse_tasks({'a': (abs, -1), 'b': (operator.add, 'a', 1)})\nprint('dask' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
