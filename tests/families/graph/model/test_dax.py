@@ -4,6 +4,7 @@ bad input named at its element, the CLI, and a property (random DAGs written as 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.graphs import dags
 from support.profiles import examples
 
 from dlbkit.errors import ConfigError
@@ -169,16 +170,6 @@ def test_cli_schedules_a_dax_and_a_bad_one_is_one_line(tmp_path, capsys):
     assert main(["schedule", str(tmp_path / "bad.dax"), "--nodes", "2"]) == 2
     err = capsys.readouterr().err
     assert "child[0].parent[0].ref" in err and len(err.strip().splitlines()) == 1
-
-
-@st.composite
-def dags(draw):
-    n = draw(st.integers(1, 12))
-    pairs = draw(st.sets(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)).filter(lambda e: e[0] < e[1]),
-                         max_size=30))
-    runtimes = draw(st.lists(st.integers(0, 10 ** 6), min_size=n, max_size=n))
-    sizes = {e: draw(st.integers(0, 10 ** 9)) for e in sorted(pairs)}
-    return n, sizes, runtimes
 
 
 @settings(max_examples=examples(60), deadline=None)

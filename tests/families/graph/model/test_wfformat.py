@@ -8,6 +8,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.graphs import dags
 from support.profiles import examples
 
 from dlbkit.errors import ConfigError
@@ -286,16 +287,6 @@ def test_experiment_file_and_cli(tmp_path, capsys):
     assert main(["schedule", str(tmp_path / "bad.json"), "--nodes", "3"]) == 2
     err = capsys.readouterr().err
     assert "workflow.specification.tasks[3].parents[0]" in err and len(err.strip().splitlines()) == 1
-
-
-@st.composite
-def dags(draw):
-    n = draw(st.integers(1, 12))
-    pairs = draw(st.sets(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)).filter(lambda e: e[0] < e[1]),
-                         max_size=30))
-    runtimes = draw(st.lists(st.integers(0, 10 ** 6), min_size=n, max_size=n))
-    sizes = {e: draw(st.integers(0, 10 ** 9)) for e in sorted(pairs)}
-    return n, sizes, runtimes
 
 
 @settings(max_examples=examples(60), deadline=None)

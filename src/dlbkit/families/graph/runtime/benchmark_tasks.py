@@ -49,13 +49,29 @@ __all__ = ["WORK", "Sleep", "Spin", "benchmark_tasks", "check_scale", "check_wor
 WORK = ("sleep", "spin")
 
 
-class Sleep:
-    """A task that sleeps *seconds* of ``time.perf_counter()`` and returns None (its inputs ignored)."""
+class _Timed:
+    """A benchmark task of *seconds* of ``time.perf_counter()`` (its inputs ignored, None returned): what
+    :class:`Sleep` and :class:`Spin` share, all but how they spend the time."""
 
     __slots__ = ("seconds",)
 
     def __init__(self, seconds: float):
         self.seconds = seconds
+
+    def __getstate__(self):
+        return self.seconds
+
+    def __setstate__(self, seconds):
+        self.seconds = seconds
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.seconds!r})"
+
+
+class Sleep(_Timed):
+    """A task that sleeps *seconds* of ``time.perf_counter()`` and returns None (its inputs ignored)."""
+
+    __slots__ = ()
 
     def __call__(self, *inputs) -> None:
         end = time.perf_counter() + self.seconds
@@ -63,38 +79,17 @@ class Sleep:
         while (left := end - time.perf_counter()) > 0:
             time.sleep(left)
 
-    def __getstate__(self):
-        return self.seconds
 
-    def __setstate__(self, seconds):
-        self.seconds = seconds
-
-    def __repr__(self) -> str:
-        return f"Sleep({self.seconds!r})"
-
-
-class Spin:
+class Spin(_Timed):
     """A task that keeps its core busy for *seconds* of ``time.perf_counter()`` and returns None."""
 
-    __slots__ = ("seconds",)
-
-    def __init__(self, seconds: float):
-        self.seconds = seconds
+    __slots__ = ()
 
     def __call__(self, *inputs) -> None:
         end = time.perf_counter() + self.seconds
         clock = time.perf_counter
         while clock() < end:
             pass
-
-    def __getstate__(self):
-        return self.seconds
-
-    def __setstate__(self, seconds):
-        self.seconds = seconds
-
-    def __repr__(self) -> str:
-        return f"Spin({self.seconds!r})"
 
 
 _KIND = {"sleep": Sleep, "spin": Spin}
