@@ -4,7 +4,8 @@ Usage: python benchmarks/bench_graph_overhead.py [--tasks 10000] [--workers 2] [
 The graph: *tasks* tasks in chains of 10 (task i of a chain adds 1 to task i-1's value), so every
 task but a chain's first has one input passed along an edge. Prints the best wall time of each way
 to compute every task's value, and the time per task: dlbkit.graph with pd (the default) and heft,
-and dask.get with the synchronous, threaded and process schedulers (when dask is installed).
+and dask.get with the synchronous, threaded and process schedulers, and with dlbkit.dask.scheduler as
+Dask's scheduler (pd, heft), when dask is installed.
 """
 
 import argparse
@@ -42,10 +43,15 @@ def main():
     except ImportError:
         print("dask is not installed: dlbkit's figures alone")
     else:
+        from dlbkit import dask as dlbkit_dask
         for name, get, kw in (("dask.get (synchronous)", dask.get, {}),
                               (f"dask.threaded.get, {a.workers} threads", dask.threaded.get, {"num_workers": a.workers}),
                               (f"dask.multiprocessing.get, {a.workers} processes", dask.multiprocessing.get,
-                               {"num_workers": a.workers})):
+                               {"num_workers": a.workers}),
+                              (f"dlbkit.dask.scheduler pd, {a.workers} workers",
+                               dlbkit_dask.scheduler(workers=a.workers), {}),
+                              (f"dlbkit.dask.scheduler heft, {a.workers} workers",
+                               dlbkit_dask.scheduler(workers=a.workers, balancer="heft"), {})):
             t, out = best_of(lambda: get(tasks, keys, **kw), a.repeat)
             assert dict(zip(keys, out)) == expect
             rows.append((name, t))
