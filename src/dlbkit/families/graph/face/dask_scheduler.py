@@ -23,7 +23,7 @@ from typing import Any, Mapping
 
 from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError
-from dlbkit.families.graph.face.run import DEFAULT_GRAPH_BALANCER, GraphResult, run_graph
+from dlbkit.families.graph.face.run import DEFAULT_GRAPH_BALANCER, GraphResult, pack, run_graph
 from dlbkit.families.run import _backend
 
 __all__ = ["DaskScheduler", "scheduler"]
@@ -38,41 +38,23 @@ class DaskScheduler:
         self.last: GraphResult | None = None
 
     def __call__(self, dsk: Any, keys: Any, **kwargs: Any) -> Any:
-        # Dask passes its own options too (for its schedulers: num_workers, pool, …): none is ours.
-        # dask.compute hands over its optimized expression, a hand-made call a dict (as to dask.threaded.get)
-        # (legacy tuples and bare literal values in it made Dask's task-spec nodes by Dask's own converter,
-        # as dask.threaded.get does: a literal is then a DataNode, which dlbkit's own tuple spec refuses)
+        # *kwargs*: Dask's options for its own schedulers (num_workers, pool, …), none of them ours
         from dask._task_spec import convert_legacy_graph
+        from dask.core import flatten
 
+        # dask.compute hands over its optimized expression; a hand-made call, a dict
         graph = dsk if isinstance(dsk, Mapping) else dsk.__dask_graph__()
-        missing = next((k for k in _flat(keys) if k not in graph), _NONE)
-        if missing is not _NONE:  # before any worker starts
-            raise ConfigError("keys", missing, f"one of the graph's {len(graph)} keys")
+        missing = [k for k in (flatten(keys) if isinstance(keys, list) else [keys]) if k not in graph]
+        if missing:  # before any worker starts
+            raise ConfigError("keys", missing[0], f"one of the graph's {len(graph)} keys")
+        # Dask's converter makes legacy tuples and bare literals task-spec nodes, as dask.threaded.get does
+        # (a literal a DataNode: dlbkit's own tuple spec refuses one)
         self.last = run_graph(convert_legacy_graph(dict(graph)), **self.options)
-        return _pack(keys, self.last.results)
+        return pack(keys, self.last.results, tuple)
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v!r}" for k, v in self.options.items() if v is not None)
         return f"dlbkit.dask.scheduler({shown})"
-
-
-_NONE = object()
-
-
-def _flat(keys: Any):
-    if isinstance(keys, list):
-        for k in keys:
-            yield from _flat(k)
-    else:
-        yield keys
-
-
-def _pack(keys: Any, results: Mapping) -> Any:
-    """Dask's nested lists of keys, each key replaced by its value and each list a tuple (as
-    ``dask.threaded.get`` answers)."""
-    if isinstance(keys, list):
-        return tuple(_pack(k, results) for k in keys)
-    return results[keys]
 
 
 def scheduler(*, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, params: Mapping | None = None,

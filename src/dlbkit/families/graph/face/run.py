@@ -122,13 +122,14 @@ def graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, para
     if isinstance(tasks, Mapping) or not is_dask_collection(tasks):
         return results
     finalize, extra = tasks.__dask_postcompute__()
-    return finalize(_pack(tasks.__dask_keys__(), results), *extra)
+    return finalize(pack(tasks.__dask_keys__(), results), *extra)
 
 
-def _pack(keys: Any, results: dict) -> Any:
-    """Dask's nested lists of keys with each key replaced by its value."""
+def pack(keys: Any, results: Mapping, seq: type = list) -> Any:
+    """Dask's nested lists of keys with each key replaced by its value, each list made a *seq*
+    (a list for a collection's ``__dask_postcompute__``, a tuple as ``dask.threaded.get`` answers)."""
     if isinstance(keys, list):
-        return [_pack(k, results) for k in keys]
+        return seq(pack(k, results, seq) for k in keys)
     return results[keys]
 
 
