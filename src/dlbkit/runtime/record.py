@@ -12,7 +12,7 @@ Format (version 1), one JSON object; times are seconds since the run's origin::
       "format": "dlbkit-trace",        # always this string
       "version": 1,                    # the format version (FORMAT_VERSION)
       "dlbkit": "0.1.0",               # the dlbkit version that wrote the file (information only)
-      "source": "local",               # "sim" or the runtime backend ("local", "mpi")
+      "source": "local",               # "sim" or the runtime backend ("local", "mpi", "dask")
       "backend": "local",              # the runtime backend (null for a simulation)
       "mechanism": "self-scheduling",  # how work was handed out
       "balancer": {"name": "awf-c", "params": {...}},   # the balancer and its parameters

@@ -46,7 +46,10 @@ def arguments(ru: argparse.ArgumentParser) -> None:
                      help="the items: a JSON list (a .json file) or one string per non-empty line")
     add_balancer(ru, "chunking", DEFAULT_BALANCER)
     add_workers(ru, "worker processes (local backend; default: the usable CPUs, or one per emulated worker)")
-    ru.add_argument("--backend", choices=BACKENDS, default="local", help="local processes (default) or MPI ranks")
+    ru.add_argument("--backend", choices=BACKENDS, default="local",
+                    help="local processes (default), MPI ranks, or the workers of a Dask cluster (with --client)")
+    ru.add_argument("--client", metavar="ADDRESS",
+                    help="with --backend dask: the Dask scheduler's address, such as tcp://127.0.0.1:8786")
     ru.add_argument("--ranks", type=int, metavar="N",
                     help="with --backend mpi: start the MPI job here, mpiexec -n N (rank 0 coordinates, N-1 "
                          "compute); a rank that dies is named in the last line")
@@ -159,6 +162,10 @@ def _checked(args) -> dict:
         if args.backend == "mpi":
             raise ConfigError("--workers", args.workers, "omitted with --backend mpi (the workers are the "
                               "mpiexec ranks but rank 0)")
+    if args.client is not None and args.backend != "dask":
+        raise ConfigError("--client", args.client, "used with --backend dask")
+    if args.backend == "dask" and args.client is None:
+        raise ConfigError("--client", None, "the Dask scheduler's address with --backend dask (tcp://HOST:PORT)")
     if args.master is not None and args.emulate is None:
         raise ConfigError("--master", args.master, "used with --emulate PLATFORM.toml")
     params = parse_params(args.param)
@@ -193,7 +200,7 @@ def _run(args, rank: int) -> int:
     try:
         with warnings_in_one_line(rank):
             r = run_map(fn, items, balancer=args.balancer, params=params, backend=args.backend, workers=args.workers,
-                        progress=args.progress, emulate=emulate, master=args.master, seed=args.seed)
+                        client=args.client, progress=args.progress, emulate=emulate, master=args.master, seed=args.seed)
     except ConfigError as e:
         raise _as_flag(e) from None
     except SystemExit as e:

@@ -1,7 +1,7 @@
 """What the backends and the families share: the transport interface, the program interface, and the
 one path from a failure of user code to :class:`~dlbkit.errors.TaskError`.
 
-A **backend** (:mod:`.local`, :mod:`.mpi`) owns everything that is not a family's rule: starting the
+A **backend** (:mod:`.local`, :mod:`.mpi`, :mod:`.dask`) owns everything that is not a family's rule: starting the
 workers, moving messages (a :class:`Transport`), noticing a dead worker (a ``Died`` message),
 fixing run time 0, broadcasting the outcome, aborting, stopping and cleaning up. A family's **program**
 (``dlbkit.families.<family>.runtime.program``) supplies only its coordinator rules and its worker loop,
@@ -85,7 +85,8 @@ class UserCode:
 class Program(ABC):
     """One real run of a family's program, as a backend executes it: its coordinator rules and its worker loop.
 
-    A backend calls, in this order (``backend`` is ``"local"`` or ``"mpi"``):
+    A backend calls, in this order (``backend`` is ``"local"``, ``"mpi"`` or ``"dask"``; the Dask
+    backend calls steps 1, 3 and 4, then :attr:`answer` on the workers instead of ``serve``):
 
     1. ``empty(n)`` (local: before anything starts, with the workers asked for or None): the
        outcome of a run with nothing to do, or None. Under MPI it is asked after step 4.
@@ -133,6 +134,22 @@ class Program(ABC):
     #: where no worker outlives a peer), and its ``poll``/``recv`` take messages from the coordinator
     #: and from every other worker (:class:`~.local_mesh.MeshConn` locally, :class:`~.mpi_transport.RankConn`)
     mesh: bool = False
+    #: run time 0, a ``time.perf_counter()`` reading on the coordinator (set by :meth:`setup`)
+    origin: float = 0.0
+    #: the worker as one answer per message, for a backend that runs each message to a worker as a task
+    #: of its own (:mod:`.dask`): a module-level function ``answer(send, msg, w, origin, *answer_args(backend))``
+    #: that calls ``send`` with each reply (nothing kept from one message to the next); *msg* None first,
+    #: for what the worker says when it starts; *origin* run time 0 on that worker's clock. None: the
+    #: family's workers keep state between messages and run only as the loop :attr:`serve`
+    answer: Callable[..., None] | None = None
+
+    def answer_args(self, backend: str) -> tuple:
+        """The arguments of :attr:`answer` after ``(send, msg, w, origin)``, sent to every worker once."""
+        raise NotImplementedError
+
+    def task_name(self, msg: tuple) -> str:
+        """What *msg* asks, in words a user reads on a Dask dashboard (the chunk's or the task's name)."""
+        return type(msg).__name__
 
     def empty(self, n_workers: int | None, backend: str) -> tuple | None:
         return None

@@ -55,7 +55,10 @@ class Loop:
 
     The workers are tied to the process that created the loop (killed when it ends, however it
     ends: :mod:`dlbkit.runtime.backends.local`); on Linux they are tied to the creating *thread*,
-    so create the loop in the thread that will use it. Under ``backend="mpi"`` (run the script with
+    so create the loop in the thread that will use it. Under ``backend="dask"`` (*client*: a
+    ``distributed.Client``, a scheduler's address, or None for the Client running here) the pool is
+    the Dask cluster's workers (the first *workers*, default all), each chunk a Dask task pinned to
+    the worker the balancer chose; ``close()`` leaves the cluster running. Under ``backend="mpi"`` (run the script with
     ``mpiexec -n N``; every rank makes the same Loop and calls ``map`` with the same items) the job's
     ranks are the pool: each step is one run of the MPI backend on them (rank 0 coordinates, every
     rank gets the results), on one clock from the first step, the balancer's state carried on rank 0.
@@ -70,7 +73,7 @@ class Loop:
                  params: Mapping | None = None, workers: int | None = None, backend: str = "local",
                  emulate: Any = None, master: str | int | None = None, seed: int = 0,
                  record: str | Path | None = None, start_method: str | None = None,
-                 record_decisions: bool = False):
+                 record_decisions: bool = False, client: Any = None):
         self._transport = None
         # one step at a time: two steps at once would share the workers' pipes and wait for each
         # other's replies forever; calls from several threads take turns (the order they come in)
@@ -81,7 +84,7 @@ class Loop:
         self._rank_step = None  # under MPI, the step running now (a RankStep)
         self._closing: DlbkitError | None = None  # the error a close() during an MPI step ends it with
         def checks():
-            setup = map_setup(fn, balancer, params, backend, seed, emulate, master, workers)
+            setup = map_setup(fn, balancer, params, backend, seed, emulate, master, workers, client)
             if not isinstance(record_decisions, bool):
                 raise ConfigError("record_decisions", record_decisions, "True or False")
             check_record(record, backend)
@@ -103,7 +106,11 @@ class Loop:
             self._transport = _Ranks()
             return
         self._family = PoolRun(fn, emulation=self.emulation)
-        self._transport = open_pool(self._family, workers=n or default_workers(), start_method=start_method)
+        if backend == "dask":  # the Dask cluster's workers are the pool; they run on after close()
+            from dlbkit.runtime.backends.dask import open_pool as open_dask_pool
+            self._transport = open_dask_pool(self._family, workers=n, client=client)
+        else:
+            self._transport = open_pool(self._family, workers=n or default_workers(), start_method=start_method)
         self.n_workers = self._transport.n_workers
         self._pool = Pool(self.n_workers)
 
@@ -150,7 +157,7 @@ class Loop:
                         rng=self._rng, record_decisions=self.record_decisions, state=self._state)
         transport = self._transport  # a signal handler's close() may clear the attribute mid-step
         try:
-            results, trace, state = step.run(transport)  # on failure: no worker left, the bar closed
+            results, trace, state = step.run(transport, self.backend)  # on failure: no worker left, the bar closed
         except BaseException as e:
             self._failed(e)
             raise

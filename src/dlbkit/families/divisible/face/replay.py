@@ -110,7 +110,7 @@ def estimate(trace: Trace, model: str = "measured") -> ReplayModel:
     if trace.family != "divisible":  # the model is a loop's: chunks of items
         raise ConfigError("trace family", trace.family, "a loop recording (dlbkit.map, run_map, Loop, dlbkit run)")
     costs = trace.meta.get("item_cost")
-    if costs is None and trace.source in ("local", "mpi") and trace.n_intervals == 0:  # a real run of no items
+    if costs is None and trace.source in ("local", "mpi", "dask") and trace.n_intervals == 0:  # a real run of no items
         raise ConfigError("trace chunks", 0, "a run that computed at least one item")
     if costs is None:
         raise ConfigError("trace item_cost", "<missing>",

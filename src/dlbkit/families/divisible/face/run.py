@@ -43,7 +43,7 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
             params: Mapping | None = None, backend: str = "local", workers: int | None = None,
             progress: bool | None = None, emulate: Any = None, master: str | int | None = None,
             seed: int = 0, record: str | Path | None = None, start_method: str | None = None,
-            record_decisions: bool = False) -> RunResult:
+            record_decisions: bool = False, client: Any = None) -> RunResult:
     """Apply *fn* to every item on worker processes (or MPI ranks), balanced by a chunking balancer.
 
     Returns a :class:`RunResult`. *emulate* slows workers down as the nodes of a platform would
@@ -53,7 +53,7 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
     ``trace.decisions`` (to replay them; memory grows with the run; run_tree and run_spmd take it too:
     a tree's periodic decisions, an SPMD run's repartitions). See :func:`map`.
     """
-    _backend(backend)
+    _backend(backend, client)
 
     def checks():
         check_record(record, backend)
@@ -70,7 +70,7 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
     rng = streams(seed, DIVISIBLE).rng("balancer")  # the divisible simulator's: the same draws for the same seed
     results, trace = _map_family.run_map(fn, items, b, backend=backend,
                                          workers=asked if backend == "mpi" else workers, emulation=emulation,
-                                         progress=progress, rng=rng, start_method=start_method,
+                                         progress=progress, rng=rng, start_method=start_method, client=client,
                                          record_decisions=_flag("record_decisions", record_decisions))
     trace.seed = seed  # the balancer's generator came from it: a replay can repeat its draws
     # auto ran its default; predict the next run's best from the measured item costs, which under MPI
@@ -96,10 +96,10 @@ def auto_after_step(auto, state: dict, step) -> dict:
 
 
 def map_setup(fn: Any, balancer: Any, params: Mapping | None, backend: str, seed: Any, emulate: Any,
-              master: Any, workers: Any) -> tuple[ChunkingBalancer, Emulation | None, int | None, int]:
+              master: Any, workers: Any, client: Any = None) -> tuple[ChunkingBalancer, Emulation | None, int | None, int]:
     """The checks of a map's arguments, for a persistent pool (:class:`dlbkit.Loop`) as for
     :func:`run_map`: (the resolved chunking balancer, the emulation, the worker count, the seed)."""
-    _backend(backend)
+    _backend(backend, client)
     seed = _seed(seed)
     _callable("fn", fn, optional=False)
     b: ChunkingBalancer = resolve(balancer, params, kind="chunking")
@@ -123,15 +123,17 @@ def check_items(items: Any, field: str = "items") -> Sequence:
 def map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | str = DEFAULT_BALANCER,
         params: Mapping | None = None, backend: str = "local", workers: int | None = None,
         progress: bool | None = None, emulate: Any = None, master: str | int | None = None,
-        seed: int = 0, record: str | Path | None = None) -> list:
+        seed: int = 0, record: str | Path | None = None, client: Any = None) -> list:
     """``[fn(x) for x in items]``, computed in parallel and balanced; results in input order.
 
     *balancer*: any chunking balancer (name or object; default ``"awf-c"``, adaptive weighted
     factoring; ``dlbkit balancers --kind chunking`` lists them), with its *params* (a dict).
     *backend*: ``"local"`` (worker processes on this machine, the default) or ``"mpi"`` (run the
     script with ``mpiexec -n N python script.py``: every rank calls ``map`` with the same *fn* and
-    *items*; rank 0 coordinates; every rank gets the results). *workers*: processes (default: the
-    usable CPUs, or one per emulated worker). *progress*: a progress bar (default: when stderr is a
+    *items*; rank 0 coordinates; every rank gets the results) or ``"dask"`` (each chunk a Dask task on
+    the worker the balancer gave it, of *client*: a ``distributed.Client``, a scheduler's address, or
+    None for the Client running here). *workers*: processes (default: the usable CPUs, one per
+    emulated worker, or every Dask worker). *progress*: a progress bar (default: when stderr is a
     terminal). *emulate*: slow the workers down as a heterogeneous cluster would be (a list of speed
     factors such as ``[1, 1, 0.5, 0.25]``, a Platform or a platform TOML path, whose *master* node, if
     named, coordinates); *seed*: of emulated background load and random balancers; *record*: a path
@@ -147,4 +149,5 @@ def map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | str =
     [3, 1, 2]
     """
     return run_map(fn, items, balancer=balancer, params=params, backend=backend, workers=workers,
-                   progress=progress, emulate=emulate, master=master, seed=seed, record=record).results
+                   progress=progress, emulate=emulate, master=master, seed=seed, record=record,
+                   client=client).results

@@ -309,6 +309,24 @@ def serve(conn, w: int, fn: Callable, items: Sequence | None, emulation: Emulati
         return  # the coordinator ended the run
 
 
+def answer(send: Callable, msg: Work | None, w: int, origin: float, fn: Callable, emulation: Emulation | None) -> None:
+    """The worker as one answer per message (:attr:`~..backends.base.Program.answer`, the Dask
+    backend): at start a ``Ready``, then for each ``Work`` its chunk computed and reported, as
+    :func:`serve` does (the items travel with the chunk)."""
+    if msg is None:
+        send(Ready(time.perf_counter() - origin))
+        return
+    first, count, payload = msg
+    run_chunk(fn, None, payload, first, count, w, emulation, origin, send, UserCode())
+
+
+def chunk_name(fn: Callable, msg: Work) -> str:
+    """A chunk in words, for a Dask dashboard: ``"square items 0–99"``."""
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    first, count = msg.first, msg.count
+    return f"{name} item {first}" if count == 1 else f"{name} items {first}–{first + count - 1}"
+
+
 # --- the family, as the backends run it ------------------------------------------------------------
 def empty_trace(balancer: ChunkingBalancer, n: int, backend: str) -> Trace:
     """The trace of a run with no items: *n* workers that did nothing."""
@@ -320,6 +338,7 @@ class MapRun(Program):
     """``fn`` over ``items``, chunked by a chunking balancer; the outcome is ``(results, trace)``."""
 
     serve = staticmethod(serve)
+    answer = staticmethod(answer)
     interruptible = True  # under MPI, Ctrl-C and the user's signal handlers interrupt the user's function
 
     def __init__(self, fn: Callable, items: Sequence, balancer: ChunkingBalancer, *,
@@ -347,6 +366,12 @@ class MapRun(Program):
         # under MPI the items travel with each work order: only rank 0's items matter
         return (self.fn, self.items if backend == "local" else None, self.emulation, self.origin)
 
+    def answer_args(self, backend):
+        return (self.fn, self.emulation)
+
+    def task_name(self, msg):
+        return chunk_name(self.fn, msg)
+
     def coordinate(self, transport, backend):
         return coordinate(transport, self.balancer, self.items, origin=self.origin, emulation=self.emulation,
                           progress=self.progress, rng=self.rng, backend=backend,
@@ -364,14 +389,15 @@ class MapRun(Program):
 
 def run_map(fn: Callable[[Any], Any], items: Sequence, balancer: ChunkingBalancer, *, backend: str = "local",
             workers: int | None = None, emulation: Emulation | None = None, progress: bool | None = None,
-            rng=None, start_method: str | None = None, record_decisions: bool = False) -> tuple[list, Trace]:
+            rng=None, start_method: str | None = None, record_decisions: bool = False,
+            client=None) -> tuple[list, Trace]:
     """The map family's runner: ``[fn(x) for x in items]`` on *backend*; ``(results, trace)``.
 
     *balancer* is a resolved, validated chunking balancer; *workers* None means the usable CPUs
-    (local) or the job's worker ranks (MPI)."""
+    (local), the job's worker ranks (MPI) or the Dask cluster's workers (*client*'s)."""
     run = MapRun(fn, items, balancer, emulation=emulation, progress=progress, rng=rng,
                  record_decisions=record_decisions)
-    return execute(run, backend, workers=workers, start_method=start_method)
+    return execute(run, backend, workers=workers, start_method=start_method, client=client)
 
 
 class PoolRun(MapRun):
@@ -391,7 +417,7 @@ class PoolRun(MapRun):
 
 
 class PoolStep(Program):
-    """One time step of a local ``dlbkit.Loop`` on its pool's running workers (*pool_run*'s): the
+    """One time step of a local (or Dask) ``dlbkit.Loop`` on its pool's running workers (*pool_run*'s): the
     coordinator of every step (:func:`coordinate_step`), which leaves the workers up; its outcome is
     ``(results, trace, carried)``. :meth:`run` goes through the backends' one failure path
     (:func:`~..backends.base.drive`), as ``dlbkit.map`` does: whatever fails, every worker is killed and
@@ -414,8 +440,8 @@ class PoolStep(Program):
                                record_decisions=self.record_decisions, pool=self.pool, state=self.state,
                                send_items=True)
 
-    def run(self, transport: Transport) -> tuple:
-        return drive(self, transport, "local")
+    def run(self, transport: Transport, backend: str = "local") -> tuple:
+        return drive(self, transport, backend)
 
 
 class RankStep(MapRun):

@@ -5,7 +5,8 @@ collection's ``compute``, or ``dask.config.set(scheduler=...)``): a callable ``g
 that returns the values of *keys*, nested as *keys* is, each list a tuple (Dask's own
 ``dask.threaded.get`` is one).
 :func:`scheduler` makes one that runs *dsk* with :func:`~dlbkit.families.graph.face.run.run_graph`: every
-task a dlbkit task, placed by a mapping balancer on local processes or MPI ranks, with emulated speeds if
+task a dlbkit task, placed by a mapping balancer on local processes, MPI ranks or a Dask cluster's
+workers (``backend="dask"``), with emulated speeds if
 asked. Dask then finalizes the values as with any scheduler, so ``x.compute(scheduler=s)`` equals
 ``x.compute()``.
 
@@ -59,7 +60,7 @@ class DaskScheduler:
 
 def scheduler(*, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, params: Mapping | None = None,
               backend: str = "local", workers: int | None = None, emulate: Any = None, seed: int = 0,
-              progress: bool | None = None, record: str | Path | None = None) -> DaskScheduler:
+              progress: bool | None = None, record: str | Path | None = None, client: Any = None) -> DaskScheduler:
     """A Dask scheduler (``scheduler=`` of ``dask.compute``) that runs each graph with :func:`dlbkit.run_graph`.
 
     >>> import dask, operator, dlbkit.dask
@@ -68,13 +69,15 @@ def scheduler(*, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, params: Mapp
     12
 
     The arguments are :func:`dlbkit.run_graph`'s: *balancer* a mapping balancer (``pd`` default,
-    ``heft``, ``cpop``, …, every task's load 1), *backend* ``"local"`` or ``"mpi"``, *workers*,
+    ``heft``, ``cpop``, …, every task's load 1), *backend* ``"local"``, ``"mpi"`` or ``"dask"`` (each task
+    a Dask task on the worker the balancer chose, of *client*: a Client, an address or None for the
+    running Client), *workers*,
     *emulate* (a platform's speeds), *seed*, *progress*, *record* (each compute overwrites it). Bad
     arguments are refused here, before any graph (a :class:`~dlbkit.errors.ConfigError` naming the field);
     a graph's own errors (a cycle, a missing key) when it is computed.
     """
-    _backend(backend)
+    _backend(backend, client)
     from dlbkit.balancers.registry import resolve
     resolve(balancer, params, kind=("mapping", "graph-online"))  # a wrong name or parameter now, not at compute
     return DaskScheduler(balancer=balancer, params=params, backend=backend, workers=workers, emulate=emulate,
-                         seed=seed, progress=progress, record=record)
+                         seed=seed, progress=progress, record=record, client=client)

@@ -51,7 +51,7 @@ class GraphResult(RunResult):
 def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, params: Mapping | None = None,
               backend: str = "local", workers: int | None = None, progress: bool | None = None,
               emulate: Any = None, seed: int = 0, record: str | Path | None = None,
-              start_method: str | None = None, record_decisions: bool = False) -> GraphResult:
+              start_method: str | None = None, record_decisions: bool = False, client: Any = None) -> GraphResult:
     """Execute a DAG of Python functions on worker processes (or MPI ranks); a :class:`GraphResult`.
 
     *tasks*: a dict ``key → (fn, *arguments)`` (Dask's legacy graph spec: an argument equal to a key is
@@ -66,9 +66,11 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
     *balancer*: a mapping balancer, name or object (*params* its parameters). A static mapper
     (``heft``, ``cpop``, ``round-robin``, ``metis``, …) plans once from the loads and the workers'
     speeds; an online one (``pd``, the default) places each task when its inputs exist
-    (:mod:`dlbkit.families.graph.runtime.program`). *backend*: ``"local"`` or ``"mpi"`` (every rank calls
-    with the same tasks; rank 0 coordinates; every rank gets the results). *workers*: processes
-    (default: the usable CPUs, or the emulated platform's workers). *emulate*: slow workers down as a
+    (:mod:`dlbkit.families.graph.runtime.program`). *backend*: ``"local"``, ``"mpi"`` (every rank calls
+    with the same tasks; rank 0 coordinates; every rank gets the results) or ``"dask"`` (each task a
+    Dask task on the worker the balancer chose, of *client*: a ``distributed.Client``, a scheduler's
+    address, or None for the Client running here). *workers*: processes (default: the usable CPUs,
+    the emulated platform's workers, or every Dask worker). *emulate*: slow workers down as a
     platform's nodes would (a Platform, a platform TOML path or a list of speed factors); the plan
     then sees those speeds. *record* saves the trace for :func:`dlbkit.replay` (into the graph
     simulator). *seed* seeds the balancer's random stream and a platform emulation.
@@ -78,7 +80,7 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
     the task's key; the worker's traceback is its cause), after every worker is stopped;
     :class:`~dlbkit.errors.ConfigError` for bad input (a cycle, a non-callable, …).
     """
-    _backend(backend)
+    _backend(backend, client)
 
     def checks():
         check_record(record, backend)
@@ -95,7 +97,7 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
     rng = streams(seed, GRAPH).rng("balancer")  # the graph simulators': the same draws for the same seed
     values, trace = _graph_family.run_graph(spec, b, backend=backend, workers=asked if backend == "mpi" else workers,
                                             emulation=emulation, progress=progress, rng=rng,
-                                            start_method=start_method,
+                                            start_method=start_method, client=client,
                                             record_decisions=_flag("record_decisions", record_decisions))
     trace.seed = seed
     result = GraphResult(dict(zip(spec.keys, values)), trace, b)
@@ -106,7 +108,7 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
 
 def graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, params: Mapping | None = None,
           backend: str = "local", workers: int | None = None, progress: bool | None = None, emulate: Any = None,
-          seed: int = 0, record: str | Path | None = None) -> dict:
+          seed: int = 0, record: str | Path | None = None, client: Any = None) -> dict:
     """Every task's value, computed in parallel: a dict key → value; see :func:`run_graph`.
 
     >>> import operator, dlbkit
@@ -118,7 +120,7 @@ def graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, para
     handed to its ``__dask_postcompute__``.
     """
     results = run_graph(tasks, balancer=balancer, params=params, backend=backend, workers=workers,
-                        progress=progress, emulate=emulate, seed=seed, record=record).results
+                        progress=progress, emulate=emulate, seed=seed, record=record, client=client).results
     if isinstance(tasks, Mapping) or not is_dask_collection(tasks):
         return results
     finalize, extra = tasks.__dask_postcompute__()
@@ -137,7 +139,7 @@ def run_workflow(workflow: Any, *, work: str = "sleep", scale: float = 1.0,
                  balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, params: Mapping | None = None,
                  backend: str = "local", workers: int | None = None, progress: bool | None = None,
                  emulate: Any = None, seed: int = 0, record: str | Path | None = None,
-                 start_method: str | None = None, record_decisions: bool = False) -> GraphResult:
+                 start_method: str | None = None, record_decisions: bool = False, client: Any = None) -> GraphResult:
     """Run a recorded workflow for real: every task a sleep or a busy loop of its load × *scale* seconds,
     placed by *balancer* on worker processes as :func:`run_graph` places a DAG of functions; a
     :class:`GraphResult` (its ``results`` every task's id → None).
@@ -155,7 +157,7 @@ def run_workflow(workflow: Any, *, work: str = "sleep", scale: float = 1.0,
     Raise :class:`~dlbkit.errors.ConfigError` for an unknown *work*, a *scale* that is not a finite
     number > 0, a file that cannot be read as a task graph, or a graph with a cost table.
     """
-    _backend(backend)
+    _backend(backend, client)
 
     def checks():
         check_work(work)  # the arguments before the file, as run_graph checks its own first
@@ -173,7 +175,7 @@ def run_workflow(workflow: Any, *, work: str = "sleep", scale: float = 1.0,
     g, tasks = agreed(backend, checks)  # under MPI every rank reads the file; one verdict for all
     r = run_graph(tasks, balancer=balancer, params=params, backend=backend, workers=workers, progress=progress,
                   emulate=emulate, seed=seed, record=None, start_method=start_method,
-                  record_decisions=record_decisions)
+                  record_decisions=record_decisions, client=client)
     r.trace.meta["workflow"] = {"name": g.name, "work": work, "scale": float(scale)}
     if record is not None and coordinates(backend):
         r.save(record)

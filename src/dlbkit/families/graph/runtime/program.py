@@ -77,7 +77,7 @@ from dlbkit.families.graph.runtime.tasks import GraphTasks, resolve
 #: what the coordinator runs: a static mapper's plan or an online mapper (the two graph kinds)
 Mapper = MappingBalancer | OnlineMapping
 
-__all__ = ["coordinate_graph", "serve_graph", "GraphRun", "run_graph", "DEPTH"]
+__all__ = ["coordinate_graph", "serve_graph", "answer_graph", "run_task", "GraphRun", "run_graph", "DEPTH"]
 
 #: tasks a worker holds, sent and not returned: one computing and one waiting, so that the coordinator's
 #: round trip (about 0.1 ms locally) hides behind the work; more would commit tasks to a worker early
@@ -413,42 +413,54 @@ def coordinate_graph(transport: Transport, spec: GraphTasks, balancer: Mapper, *
                      backend: str = "local", record_decisions: bool = False) -> tuple[list, Trace]:
     """Drive *transport*'s workers through *spec*'s DAG with *balancer*; return (values by task index, trace)."""
     return _Coordinator(transport, spec, balancer, origin=origin, emulation=emulation, progress=progress, rng=rng,
-                        backend=backend, record=record_decisions, send_jobs=backend != "local").run()
+                        backend=backend, record=record_decisions, send_jobs=backend == "mpi").run()
 
 
 # --- the worker ------------------------------------------------------------------------------------
+def run_task(msg: Run, spec: GraphTasks | None, w: int, emulation: Emulation | None, origin: float, send,
+             user: UserCode) -> bool:
+    """Run one task and report it; False if the user's function raised (reported as an Error) or its
+    result cannot be pickled (reported so)."""
+    i, inputs, job = msg
+    fn, templates = job if job is not None else (spec.fns[i], spec.args[i])
+    if status.ON:  # a launched MPI job: the launcher names this task if the rank dies
+        status.doing("computing task %d", i)
+    clock = time.perf_counter
+    t0 = clock()
+    try:
+        with user:  # a template's nested Call is the user's function too (Dask's task in a task)
+            value = fn(*[resolve(a, inputs) for a in templates])
+    except BaseException as e:  # noqa: BLE001 - every failure of user code goes to the caller
+        send(error_message(i, e))
+        return False
+    t1 = clock()
+    if emulation is not None:
+        emulation.stretch(w, origin, t0, t1)
+    name = getattr(fn, "__qualname__", None) or short_repr(fn, 60)
+    return send_or_report(send, Result(i, value, t0 - origin, clock() - origin, t1 - t0),
+                          lambda: ((i, f"the result of {name}", value),))
+
+
 def serve_graph(conn, w: int, spec: GraphTasks | None, emulation: Emulation | None, origin: float,
                 interruptible: UserCode | None = None) -> None:
     """The worker loop: run the tasks sent, in the order they arrive, until Stop or the coordinator goes away
     (*interruptible*: :attr:`~..backends.base.Program.interruptible`)."""
     send = conn.send
     user = interruptible or UserCode()
-    clock = time.perf_counter
     try:
         while True:
             msg = conn.recv()
-            if type(msg) is Stop:
-                return
-            i, inputs, job = msg  # a Run
-            fn, templates = job if job is not None else (spec.fns[i], spec.args[i])
-            if status.ON:  # a launched MPI job: the launcher names this task if the rank dies
-                status.doing("computing task %d", i)
-            t0 = clock()
-            try:
-                with user:  # a template's nested Call is the user's function too (Dask's task in a task)
-                    value = fn(*[resolve(a, inputs) for a in templates])
-            except BaseException as e:  # noqa: BLE001 - every failure of user code goes to the caller
-                send(error_message(i, e))
-                return
-            t1 = clock()
-            if emulation is not None:
-                emulation.stretch(w, origin, t0, t1)
-            name = getattr(fn, "__qualname__", None) or short_repr(fn, 60)
-            if not send_or_report(send, Result(i, value, t0 - origin, clock() - origin, t1 - t0),
-                                  lambda: ((i, f"the result of {name}", value),)):
+            if type(msg) is Stop or not run_task(msg, spec, w, emulation, origin, send, user):
                 return
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the coordinator ended the run
+
+
+def answer_graph(send, msg: Run | None, w: int, origin: float, spec: GraphTasks, emulation: Emulation | None) -> None:
+    """The worker as one answer per message (:attr:`~..backends.base.Program.answer`, the Dask
+    backend): each ``Run`` as :func:`serve_graph` runs it; nothing to say at start."""
+    if msg is not None:
+        run_task(msg, spec, w, emulation, origin, send, UserCode())
 
 
 # --- the family, as the backends run it ------------------------------------------------------------
@@ -456,6 +468,7 @@ class GraphRun(Program):
     """*spec*'s DAG placed by a mapping balancer; the outcome is ``(values by task index, trace)``."""
 
     serve = staticmethod(serve_graph)
+    answer = staticmethod(answer_graph)
     interruptible = True  # under MPI, Ctrl-C and the user's signal handlers interrupt the task's function
 
     def __init__(self, spec: GraphTasks, balancer: Mapper, *, emulation: Emulation | None,
@@ -474,6 +487,12 @@ class GraphRun(Program):
         # under MPI each task's function and arguments travel with it: only rank 0's tasks matter
         return (self.spec if backend == "local" else None, self.emulation, self.origin)
 
+    def answer_args(self, backend):
+        return (self.spec, self.emulation)  # sent once to every Dask worker: each Run carries only its inputs
+
+    def task_name(self, msg):
+        return short_repr(self.spec.keys[msg.task], 60)
+
     def coordinate(self, transport, backend):
         return coordinate_graph(transport, self.spec, self.balancer, origin=self.origin, emulation=self.emulation,
                                 progress=self.progress, rng=self.rng, backend=backend,
@@ -486,13 +505,13 @@ class GraphRun(Program):
 
 def run_graph(spec: GraphTasks, balancer: Mapper, *, backend: str = "local", workers: int | None = None,
               emulation: Emulation | None = None, progress: bool | None = None, rng=None,
-              start_method: str | None = None, record_decisions: bool = False) -> tuple[list, Trace]:
+              start_method: str | None = None, record_decisions: bool = False, client=None) -> tuple[list, Trace]:
     """The graph family's runner: every task of *spec* on *backend*; ``(values by task index, trace)``.
 
     *balancer* is a resolved mapping balancer (static or online); *workers* None means the usable
-    CPUs (local) or the job's worker ranks (MPI)."""
+    CPUs (local), the job's worker ranks (MPI) or the Dask cluster's workers (*client*'s)."""
     if rng is None:
         rng = np.random.default_rng(0)
     run = GraphRun(spec, balancer, emulation=emulation, progress=progress, rng=rng,
                    record_decisions=record_decisions)
-    return execute(run, backend, workers=workers, start_method=start_method)
+    return execute(run, backend, workers=workers, start_method=start_method, client=client)

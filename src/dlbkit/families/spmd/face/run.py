@@ -12,6 +12,7 @@ from dlbkit.balancers.registry import resolve
 from dlbkit.errors import ConfigError
 from dlbkit.families.run import (
     RunResult,
+    LOOP_BACKENDS,
     _backend,
     _flag,
     _int,
@@ -157,7 +158,7 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
     cause carries the worker's traceback; every worker is stopped first and none is left behind.
     Under MPI the worker ranks then exit with a one-line message and ``mpiexec`` exits non-zero.
     """
-    _backend(backend)
+    _backend(backend, allowed=LOOP_BACKENDS)
 
     def checks():
         check_record(record, backend)

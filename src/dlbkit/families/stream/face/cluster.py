@@ -27,7 +27,7 @@ from dlbkit.info import resolve as resolve_info
 from dlbkit.families.result import Result
 from dlbkit.families.stream.sim.engine import INFO_REFUSED
 from dlbkit.runtime.backends.base import short_repr, unpicklable
-from dlbkit.runtime.backends import BACKENDS
+from dlbkit.runtime.backends import LOOP_BACKENDS
 from dlbkit.runtime.backends.local import check_workers, default_workers, oversubscription_warning
 from dlbkit.runtime.emulation import emulation_from
 from dlbkit.runtime.backends.mpi import agree
@@ -111,8 +111,9 @@ class Cluster(Executor):
                  params: Mapping[str, Any] | None = None, info: Any = "gossip", emulate: Any = None, seed: int = 0,
                  record: Any = None, start_method: str | None = None, record_decisions: bool = False,
                  suspect_after: float | None = None, slots: int | Iterable[int] | None = None):
-        if backend not in BACKENDS:
-            raise ConfigError("backend", backend, "one of " + ", ".join(map(repr, BACKENDS)))
+        if backend not in LOOP_BACKENDS:
+            raise ConfigError("backend", backend, "one of " + ", ".join(map(repr, LOOP_BACKENDS)) +
+                              " (a job cluster's nodes keep state between messages, which Dask's tasks do not)")
 
         def checks():
             if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:

@@ -8,7 +8,7 @@ from typing import Any, Callable, Mapping
 from dlbkit.balancers.base import Balancer
 from dlbkit.balancers.registry import resolve
 from dlbkit.errors import ConfigError
-from dlbkit.families.run import RunResult, _backend, _callable, _flag, _progress, _seed, _worker_count, agreed
+from dlbkit.families.run import LOOP_BACKENDS, RunResult, _backend, _callable, _flag, _progress, _seed, _worker_count, agreed
 from dlbkit.families.tree.balancers.base import MigrationBalancer
 from dlbkit.families.tree.runtime import program as _tree_family
 from dlbkit.families.tree.runtime.worker import TreeSpec
@@ -122,7 +122,7 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
     "combine (its name) of worker w's value failed", ``what`` "combine"); every worker is stopped
     first and none is left behind.
     """
-    _backend(backend)
+    _backend(backend, allowed=LOOP_BACKENDS)
 
     def checks():
         _callable("expand", expand, optional=False)
