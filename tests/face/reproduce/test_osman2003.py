@@ -15,6 +15,7 @@ import pytest
 
 from dlbkit.face.reproduce import REPRODUCTIONS
 from dlbkit.face.reproduce import osman2003 as repro
+from support.reproductions import full_claims
 
 # its module fixtures (the reduced reproduction) are made once: every test of the module on one xdist worker
 pytestmark = pytest.mark.xdist_group("osman2003")
@@ -246,7 +247,7 @@ FULL_TIMEOUT = 1800
 
 @pytest.fixture(scope="module")
 def full_rows():
-    return repro.claims()
+    return full_claims("osman2003")
 
 
 @pytest.mark.full
