@@ -169,40 +169,55 @@ class DaskTransport(Transport):
             if wait <= 0:
                 return None
             try:
-                fut = self._done.get(timeout=wait)
+                self._take([self._done.get(timeout=wait)])
             except queue.Empty:
-                fut = None
-            if fut is not None:
-                self._take(fut)
+                pass
             if time.monotonic() - self._polled >= MEMBERSHIP_S:
                 self._poll()
         return self._ready.pop(0)
 
-    def _take(self, fut) -> None:
-        with self._lock:
-            w = self._pending.pop(fut, None)
-        if w is None or w in self._dead or fut.status == "cancelled":
-            return
-        if fut.status == "error":
-            exc = fut.exception()
-            raise DlbkitError(f"the Dask task {fut.key!r} on worker {w} ({self.addrs[w]}) failed in Dask, "
-                              f"outside the user's code: {type(exc).__name__}: {exc}") from exc
-        self._ready.extend((w, pickle.loads(b)) for b in fut.result())
+    def _take(self, futs: list) -> None:
+        """The replies of *futs* and of every other task finished by now. A result stays on its worker
+        until fetched, and a worker that dies after finishing takes it along: a fetch that has not
+        answered after :data:`MEMBERSHIP_S` asks whether the worker is still there, and a departed
+        worker's result is dropped (its ``Died``, reported by :meth:`_poll`, requeues the work)."""
+        while True:
+            try:
+                futs.append(self._done.get_nowait())
+            except queue.Empty:
+                break
+        for fut in futs:
+            with self._lock:
+                w = self._pending.pop(fut, None)
+            if w is None or w in self._dead or fut.status == "cancelled":
+                continue
+            if fut.status == "error":
+                exc = fut.exception()
+                raise DlbkitError(f"the Dask task {fut.key!r} on worker {w} ({self.addrs[w]}) failed in Dask, "
+                                  f"outside the user's code: {type(exc).__name__}: {exc}") from exc
+            while True:
+                try:
+                    out = fut.result(timeout=MEMBERSHIP_S)
+                    break
+                except TimeoutError:
+                    if self.addrs[w] not in self._live():
+                        out = []
+                        break
+            self._ready.extend((w, pickle.loads(b)) for b in out)
+
+    def _live(self) -> set[str]:
+        try:
+            return set(self.client.scheduler_info(n_workers=-1)["workers"])
+        except (OSError, TimeoutError) as e:
+            raise DlbkitError(f"the Dask scheduler cannot be reached: {e}") from e
 
     def _poll(self) -> None:
         """Report every worker that left the scheduler as dead, after the replies it sent."""
         self._polled = time.monotonic()
-        try:
-            live = set(self.client.scheduler_info(n_workers=-1)["workers"])
-        except (OSError, TimeoutError) as e:
-            raise DlbkitError(f"the Dask scheduler cannot be reached: {e}") from e
+        live = self._live()
         for w, a in enumerate(self.addrs):
             if w not in self._dead and a not in live:
-                while True:  # what it finished before leaving is kept
-                    try:
-                        self._take(self._done.get_nowait())
-                    except queue.Empty:
-                        break
+                self._take([])  # what it finished before leaving is kept
                 self._dead.add(w)
                 with self._lock:
                     lost = [f for f, x in self._pending.items() if x == w]
