@@ -1,6 +1,7 @@
 # make demo  — create .venv, install dlbkit, run the main job (simulated comparison + report in out/demo)
 # make test  — create .venv, install dlbkit with test extras, check the import layers, run the fast tier
-# make test-all — the same over every test, both tiers, hypothesis at full counts (what CI runs)
+# make test-all — the same over every test, both tiers, hypothesis at full counts (what CI runs; it
+#                 prints the 40 slowest tests, to keep the tier's time in view)
 # make bench — run the benchmark scripts (figures go in BENCHMARKS.md by hand)
 PYTHON ?= python3
 VENV   ?= .venv
@@ -32,7 +33,7 @@ test: $(VENV)/.installed
 
 test-all: $(VENV)/.installed
 	$(BIN)/lint-imports --no-cache
-	$(PYTEST) -q -m "(full or not full) and not alone" --hypothesis-profile=full
+	$(PYTEST) -q -m "(full or not full) and not alone" --hypothesis-profile=full --durations=40
 	$(ALONE) -q -m "alone" --hypothesis-profile=full
 
 bench: $(VENV)/.installed
