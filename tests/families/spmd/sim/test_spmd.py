@@ -177,6 +177,24 @@ def test_pipeline_waits_for_slow_neighbours():
     np.testing.assert_allclose(pipeline_finish_times(lt, "line"), [[1, 3, 1], [4, 4, 4]])
 
 
+@settings(max_examples=examples(200), deadline=None)
+@given(P=st.integers(1, 9), loops=st.integers(1, 6), layout=st.sampled_from(["ring", "line"]), data=st.data())
+def test_pipeline_is_the_recurrence_over_each_node_and_its_neighbours(P, loops, layout, data):
+    """end[k, i] = max(end[k-1, j] for j in {i} ∪ N(i)) + loop_time[k, i], exactly (max and one sum
+    per loop), the ends of a ring of more than two nodes being neighbours."""
+    lt = np.array(data.draw(st.lists(st.lists(st.floats(0, 1e3), min_size=P, max_size=P), min_size=loops,
+                                     max_size=loops)), dtype=float).reshape(loops, P)
+    end = [0.0] * P
+    want = []
+    for k in range(loops):
+        near = [{i, i - 1, i + 1} & set(range(P)) for i in range(P)]
+        if layout == "ring" and P > 2:
+            near = [{i, (i - 1) % P, (i + 1) % P} for i in range(P)]
+        end = [max(end[j] for j in near[i]) + lt[k, i] for i in range(P)]
+        want.append(end)
+    assert pipeline_finish_times(lt, layout).tolist() == want
+
+
 # --- balancing mechanics --------------------------------------------------------------------------------
 def test_transfer_cost_next_loop_and_window_reset():
     """A transfer decided at the end of loop 9 costs both ends latency + dp/BW in loop 10, and their

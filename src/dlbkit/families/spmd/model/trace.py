@@ -40,12 +40,11 @@ def pipeline_finish_times(loop_time: np.ndarray, layout: str) -> np.ndarray:
     for k in range(loops):
         ready = end.copy()
         if P > 1:
-            if ring:
-                np.maximum(ready, np.roll(end, 1), out=ready)
-                np.maximum(ready, np.roll(end, -1), out=ready)
-            else:
-                np.maximum(ready[1:], end[:-1], out=ready[1:])
-                np.maximum(ready[:-1], end[1:], out=ready[:-1])
+            np.maximum(ready[1:], end[:-1], out=ready[1:])
+            np.maximum(ready[:-1], end[1:], out=ready[:-1])
+            if ring:  # the two ends are neighbours too (np.roll would copy both arrays every loop)
+                ready[0] = max(ready[0], end[-1])
+                ready[-1] = max(ready[-1], end[0])
         end = ready + loop_time[k]
         out[k] = end
     return out
