@@ -13,6 +13,7 @@ import os
 import pickle
 import signal
 import sys
+import threading
 import time
 
 import pytest
@@ -129,6 +130,27 @@ def test_graph_on_dask(dask_client, balancer):
     assert r.trace.source == "dask" and sorted(r.trace.first) == [0, 1, 2, 3]
 
 
+def test_no_live_worker_is_taken_for_dead_while_the_clients_cached_identity_is_refreshed(dask_client):
+    """The Client refreshes its cached identity of the scheduler every 2 s with no per-worker part; the
+    backend read that cache for the workers and once reported every worker of a 10 000-task graph dead.
+    Here a thread refreshes it so all the time, and the run must see its workers alive throughout."""
+    stop = threading.Event()
+
+    def refresh():
+        while not stop.is_set():
+            dask_client.scheduler_info(n_workers=0)
+
+    t = threading.Thread(target=refresh, daemon=True)
+    t.start()
+    try:
+        tasks = {f"t{i}": (operator.add, f"t{i - 1}", 1) if i % 10 else (abs, 0) for i in range(200)}
+        r = dlbkit.run_graph(tasks, backend="dask", client=dask_client)
+    finally:
+        stop.set()
+        t.join()
+    assert r.results == {f"t{i}": i % 10 for i in range(200)} and r.trace.meta["faults"] == []
+
+
 def test_dask_collection_on_the_dask_backend_equals_dasks_own(dask_client):
     da = pytest.importorskip("dask.array")
     import dask
@@ -226,7 +248,7 @@ def process_cluster(tmp_path):
     """A cluster of two worker processes, and a file naming the second one's pid."""
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as lc, \
             distributed.Client(lc, set_as_default=False) as c:
-        victim = list(c.scheduler_info(n_workers=-1)["workers"])[1]
+        victim = list(c.nthreads())[1]
         pidfile = tmp_path / "victim.pid"
         pidfile.write_text(str(c.run(os.getpid, workers=[victim])[victim]))
         yield c, str(pidfile)

@@ -89,11 +89,19 @@ def _addresses(client: Any, workers: int | None) -> list[str]:
     try:
         client.wait_for_workers(need, timeout=CONNECT_S)
     except (TimeoutError, OSError) as e:
-        have = len(client.scheduler_info(n_workers=-1)["workers"])
+        have = len(_workers(client))
         raise ConfigError("workers", workers, f"at most the Dask cluster's workers ({have} after waiting "
                           f"{CONNECT_S:g} s for {need})") from e
-    addrs = list(client.scheduler_info(n_workers=-1)["workers"])
+    addrs = _workers(client)
     return addrs[:workers] if workers else addrs
+
+
+def _workers(client: Any) -> list[str]:
+    """The scheduler's workers now, in its order. Not ``Client.scheduler_info()``: it returns the
+    Client's cached identity, which the Client's own periodic refresh (every 2 s, with no per-worker
+    part) can overwrite between the fetch and the return, so that a live cluster reads as empty
+    (seen: every worker of a 10 000-task graph reported dead)."""
+    return list(client.nthreads())
 
 
 def _boot() -> str:
@@ -207,7 +215,7 @@ class DaskTransport(Transport):
 
     def _live(self) -> set[str]:
         try:
-            return set(self.client.scheduler_info(n_workers=-1)["workers"])
+            return set(_workers(self.client))
         except (OSError, TimeoutError) as e:
             raise DlbkitError(f"the Dask scheduler cannot be reached: {e}") from e
 
