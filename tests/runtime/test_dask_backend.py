@@ -82,6 +82,13 @@ def test_map_error_names_the_item(dask_client):
     assert e.value.index == 7 and "ValueError: seven" in str(e.value)
 
 
+def test_graph_error_names_the_task(dask_client):
+    g = {"a": (abs, -7), "b": (fails_at_7, "a"), "c": (operator.neg, "b")}
+    with pytest.raises(TaskError) as e:
+        dlbkit.graph(g, backend="dask", client=dask_client)
+    assert e.value.index == "b" and "ValueError: seven" in str(e.value)
+
+
 def test_map_unpicklable_result_is_named(dask_client):
     with pytest.raises(TaskError) as e:
         dlbkit.map(lambda_result, range(5), backend="dask", client=dask_client, balancer="ss")
