@@ -129,7 +129,7 @@ def test_a_sweep_run_in_parallel_or_resumed_has_the_fresh_rows_once(name, grid, 
 
 
 @pytest.mark.full
-@settings(FUZZ, max_examples=examples(150))
+@settings(FUZZ, max_examples=examples(75))  # halved 2026-12-03 (the full tier near 30 min on CI's 2 cores); the full profile draws fresh examples each run
 @given(data=st.data(), name=st.sampled_from(["tiny", "graph_inline", "streams_hetero"]), mode=st.sampled_from(MODES),
        reps=st.integers(1, 2), seed=st.integers(0, 2**16))
 def test_drawn_sweeps_run_in_parallel_or_resumed_have_the_fresh_rows_once(data, name, mode, reps, seed, workdir,
