@@ -144,8 +144,9 @@ class Program(ABC):
     answer: Callable[..., None] | None = None
 
     def answer_args(self, backend: str) -> tuple:
-        """The arguments of :attr:`answer` after ``(send, msg, w, origin)``, sent to every worker once."""
-        raise NotImplementedError
+        """The arguments of :attr:`answer` after ``(send, msg, w, origin)``, sent to every worker once
+        (none by default: a family with an ``answer`` that needs some names them here)."""
+        return ()
 
     def task_name(self, msg: tuple) -> str:
         """What *msg* asks, in words a user reads on a Dask dashboard (the chunk's or the task's name)."""
