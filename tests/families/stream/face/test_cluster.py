@@ -196,8 +196,8 @@ def test_exactly_once_when_a_node_is_killed_mid_run():
         assert sizes[-1] == 2 and sorted(sizes, reverse=True) == sizes
 
 
-# gossip every 50 ms measured in real time: beside another test's processes a node's view went unrefreshed
-# for 0.5 s (CI, stop 43), so it runs alone (Makefile)
+# gossip every 50 ms measured in real time: beside other tests' processes the views' median age was
+# 0.507 s (a clean-clone .ci/run of stop 43), so it runs alone (Makefile)
 @pytest.mark.alone
 def test_views_age_and_are_refreshed():
     period = 0.05
@@ -341,7 +341,7 @@ def test_emulated_speeds_stretch_the_jobs():
 
 
 # arrivals on a real-time schedule against an emulated 1/8-speed node: under a loaded full run every
-# node was slow alike and node 2 kept up (CI, stop 43: 49, 49, 52), so it runs alone (Makefile)
+# node was slow alike and node 2 kept up (a clean-clone .ci/run of stop 43: 49, 49, 52), so it runs alone (Makefile)
 @pytest.mark.alone
 def test_nezha_avoids_a_slow_node():
     # node 2 runs at 1/8 speed: its queue grows, it leaves the window of nodes not over-loaded
