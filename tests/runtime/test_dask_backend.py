@@ -158,6 +158,59 @@ def test_no_live_worker_is_taken_for_dead_while_the_clients_cached_identity_is_r
     assert r.results == {f"t{i}": i % 10 for i in range(200)} and r.trace.meta["faults"] == []
 
 
+class Canceller(threading.Thread):
+    """Cancels, through the run's own Client as Dask itself would (a lost scheduler connection, lost
+    data), the tasks whose key's name is in *names*, each the first *times* it appears."""
+
+    def __init__(self, client, names, times=1):
+        super().__init__(daemon=True)
+        self.client, self.names, self.times = client, set(names), times
+        self.done: dict = {}  # name -> times cancelled
+        self.seen: set = set()
+        self.halt = threading.Event()
+
+    def run(self):
+        while not self.halt.is_set():
+            for key in list(self.client.futures):
+                name = key[0] if isinstance(key, tuple) else key
+                if name in self.names and key not in self.seen and self.done.get(name, 0) < self.times:
+                    self.seen.add(key)
+                    self.done[name] = self.done.get(name, 0) + 1
+                    self.client.cancel([distributed.Future(key, self.client)])
+            time.sleep(0.001)
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.halt.set()
+        self.join()
+
+
+def slow_abs(x):
+    time.sleep(0.05)  # long enough for the canceller to find the task pending
+    return abs(x)
+
+
+def test_tasks_dask_cancels_are_submitted_again_and_nothing_is_lost_or_done_twice(dask_client):
+    g = {f"t{i}": (slow_abs, -i) for i in range(12)}
+    names = [f"dlbkit 't{i}'" for i in (1, 4, 7)]
+    with Canceller(dask_client, names) as c:
+        r = dlbkit.run_graph(g, backend="dask", client=dask_client, balancer="round-robin")
+    assert c.done == {n: 1 for n in names}  # each of the three was cancelled once, while pending
+    assert r.results == {f"t{i}": i for i in range(12)}
+    assert sorted(r.trace.first) == list(range(12))  # every task's result taken once
+
+
+def test_a_task_dask_keeps_cancelling_ends_the_run_with_the_reason(dask_client):
+    g = {f"t{i}": (slow_abs, -i) for i in range(4)}
+    with Canceller(dask_client, ["dlbkit 't2'"], times=dask_backend.RESUBMITS + 1) as c:
+        with pytest.raises(dlbkit.DlbkitError, match=r"cancelled the task .*'t2'.* 4 times, .*reason"):
+            dlbkit.run_graph(g, backend="dask", client=dask_client)
+    assert c.done == {"dlbkit 't2'": dask_backend.RESUBMITS + 1}
+
+
 def test_dask_collection_on_the_dask_backend_equals_dasks_own(dask_client):
     da = pytest.importorskip("dask.array")
     import dask

@@ -19,6 +19,8 @@ What a backend owns, here:
   the coordinator waits; a worker that left it is reported as ``Died`` after every reply it sent (its
   pending tasks cancelled), and the family requeues what it held, as on the local backend. A worker
   that rejoins (a nanny's restart) has a new address and is not taken back into the run;
+* **a task Dask cancels** (the Client lost its scheduler for a moment, or data the task needs was
+  lost): its message is submitted again, at most :data:`RESUBMITS` times, its result taken once;
 * **stop**: nothing to stop on the workers (no loop runs there); every pending task is cancelled and the
   scattered data released.
 
@@ -40,13 +42,16 @@ from dlbkit.errors import ConfigError, DlbkitError
 from dlbkit.runtime.backends.base import Program, Transport, drive
 from dlbkit.runtime.messages import Died, Stop
 
-__all__ = ["DaskTransport", "connect", "run", "open_pool", "MEMBERSHIP_S", "CONNECT_S"]
+__all__ = ["DaskTransport", "connect", "run", "open_pool", "MEMBERSHIP_S", "CONNECT_S", "RESUBMITS"]
 
 #: seconds between two readings of the scheduler's workers while the coordinator waits (the longest a
 #: dead worker's chunk waits before it is requeued, beyond Dask's own heartbeat)
 MEMBERSHIP_S = 0.25
 #: seconds to connect to a scheduler address, or to wait for the workers asked for
 CONNECT_S = 10.0
+#: times one message is submitted again after Dask itself cancelled its task (the Client lost the
+#: scheduler for a moment, or the scattered data the task needs was lost) before the run gives up
+RESUBMITS = 3
 _INSTALL = "installed: pip install 'dlbkit[dask]' (Dask's distributed scheduler)"
 
 
@@ -144,11 +149,10 @@ class DaskTransport(Transport):
         self.client, self.addrs, self.program, self.owned = client, addrs, program, owned
         self.n_workers = len(addrs)
         self._origins = [origin + d for d in _offsets(client, addrs)]
-        self._args = client.scatter([tuple(program.answer_args("dask"))], broadcast=True, hash=False,
-                                    workers=addrs)[0]
+        self._args = self._scatter()
         self._token = uuid.uuid4().hex[:8]
         self._seq = itertools.count()
-        self._pending: dict[Any, int] = {}  # future -> worker
+        self._pending: dict[Any, tuple[int, Any, str, int]] = {}  # future -> (worker, message, name, resubmits)
         self._done: queue.Queue = queue.Queue()  # finished futures, from Dask's callback thread
         self._ready: list[tuple[int, tuple]] = []  # replies taken, not yet returned
         self._dead: set[int] = set()
@@ -157,13 +161,37 @@ class DaskTransport(Transport):
         for w in range(self.n_workers):
             self._submit(w, None, "start")
 
-    def _submit(self, w: int, msg: Any, name: str) -> None:
+    def _scatter(self) -> Any:
+        return self.client.scatter([tuple(self.program.answer_args("dask"))], broadcast=True, hash=False,
+                                   workers=self.addrs)[0]
+
+    def _submit(self, w: int, msg: Any, name: str, resubmits: int = 0) -> None:
         key = (f"dlbkit {name}", self._token, next(self._seq))
         fut = self.client.submit(_answer_task, self.program.answer, msg, w, self._origins[w], self._args,
                                  key=key, workers=[self.addrs[w]], allow_other_workers=False, pure=False)
         with self._lock:
-            self._pending[fut] = w
+            self._pending[fut] = (w, msg, name, resubmits)
         fut.add_done_callback(self._done.put)
+
+    def _resubmit(self, fut: Any, sent: tuple[int, Any, str, int]) -> None:
+        """Submit *fut*'s message again: Dask cancelled its task, not this transport (which forgets a
+        future before cancelling it), so its reply will never come. Its result was never taken, so the
+        message's work is still delivered once; the user's function may run twice for it, as when a
+        worker dies."""
+        w, msg, name, resubmits = sent
+        why = getattr(getattr(fut, "_state", None), "exception", None)  # Dask's FutureCancelledError
+        if resubmits >= RESUBMITS:
+            raise DlbkitError(f"Dask cancelled the task {fut.key!r} on worker {w} ({self.addrs[w]}) "
+                              f"{resubmits + 1} times, the last for this reason: {why}")
+        deadline = time.monotonic() + CONNECT_S
+        while self.client.status != "running":  # reconnecting to the scheduler
+            if self.client.status == "closed" or time.monotonic() > deadline:
+                raise DlbkitError(f"the Dask Client lost its scheduler and is {self.client.status!r} "
+                                  f"({why})")
+            time.sleep(0.05)
+        if self._args.cancelled():  # the scattered data went with it: scatter it again
+            self._args = self._scatter()
+        self._submit(w, msg, name, resubmits + 1)
 
     def send(self, w: int, msg: tuple) -> None:
         if type(msg) is Stop or w in self._dead:
@@ -196,8 +224,12 @@ class DaskTransport(Transport):
                 break
         for fut in futs:
             with self._lock:
-                w = self._pending.pop(fut, None)
-            if w is None or w in self._dead or fut.status == "cancelled":
+                sent = self._pending.pop(fut, None)
+            if sent is None or sent[0] in self._dead:
+                continue
+            w = sent[0]
+            if fut.cancelled():
+                self._resubmit(fut, sent)
                 continue
             if fut.status == "error":
                 exc = fut.exception()
@@ -211,6 +243,14 @@ class DaskTransport(Transport):
                     if self.addrs[w] not in self._live():
                         out = []
                         break
+                except Exception:
+                    # cancelled by Dask while its result was fetched (distributed's sync() then raises
+                    # UnboundLocalError, not CancelledError: seen in CI)
+                    if not fut.cancelled():
+                        raise
+                    self._resubmit(fut, sent)
+                    out = []
+                    break
             self._ready.extend((w, pickle.loads(b)) for b in out)
 
     def _live(self) -> set[str]:
@@ -228,7 +268,7 @@ class DaskTransport(Transport):
                 self._take([])  # what it finished before leaving is kept
                 self._dead.add(w)
                 with self._lock:
-                    lost = [f for f, x in self._pending.items() if x == w]
+                    lost = [f for f, x in self._pending.items() if x[0] == w]
                     for f in lost:
                         del self._pending[f]
                 self.client.cancel(lost)
