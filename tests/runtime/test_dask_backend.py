@@ -246,13 +246,17 @@ def test_no_client_and_none_running_is_refused():
         dlbkit.map(abs, [1], backend="dask")
 
 
-def test_client_without_dask_backend_and_dask_for_a_stateful_family(dask_client):
-    with pytest.raises(ConfigError, match=r"client.*None unless backend='dask'"):
-        dlbkit.map(abs, [1], client=dask_client)
-    with pytest.raises(ConfigError, match=r"backend.*one of 'local', 'mpi' \(this family's workers keep state"):
-        dlbkit.tree(lambda t: [], [1], backend="dask")
-    with pytest.raises(ConfigError, match=r"backend.*one of 'local', 'mpi'"):
-        dlbkit.Cluster(2, backend="dask")
+def test_a_client_without_the_dask_backend_is_refused_by_every_family(dask_client):
+    calls = [lambda: dlbkit.map(abs, [1], client=dask_client),
+             lambda: dlbkit.graph({"a": (abs, -1)}, client=dask_client),
+             lambda: dlbkit.tree(lambda t: ([], 1), 0, client=dask_client),
+             lambda: dlbkit.spmd(lambda u: u[1:-1], [0.0, 1.0, 2.0], iterations=1, client=dask_client),
+             lambda: dlbkit.Cluster(2, client=dask_client)]
+    for call in calls:
+        with pytest.raises(ConfigError, match=r"client.*None unless backend='dask'"):
+            call()
+    with pytest.raises(ConfigError, match=r"backend must be one of 'local', 'mpi', 'dask'; got 'ray'"):
+        dlbkit.Cluster(2, backend="ray")
 
 
 def test_more_workers_than_the_cluster_has(dask_client, monkeypatch):

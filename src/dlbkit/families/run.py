@@ -17,11 +17,11 @@ import numpy as np
 from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError
 from dlbkit.families.result import Result
-from dlbkit.runtime.backends import BACKENDS, LOOP_BACKENDS
+from dlbkit.runtime.backends import BACKENDS
 from dlbkit.runtime.backends.local import check_workers
 from dlbkit.runtime.emulation import Emulation
 
-__all__ = ["RunResult", "check_record", "agreed", "coordinates", "BACKENDS", "LOOP_BACKENDS"]
+__all__ = ["RunResult", "check_record", "agreed", "coordinates", "BACKENDS"]
 
 
 class RunResult(Result):
@@ -71,12 +71,10 @@ def _worker_count(workers: int | None, emulation: Emulation | None, backend: str
     return workers
 
 
-def _backend(backend: str, client: Any = None, allowed: tuple[str, ...] = BACKENDS) -> None:
-    """*backend* one of *allowed* (a family whose workers keep state between messages: :data:`LOOP_BACKENDS`),
-    and a Dask *client* only with ``backend="dask"``."""
-    if backend not in allowed:
-        why = "" if allowed == BACKENDS else " (this family's workers keep state between messages, which Dask's tasks do not)"
-        raise ConfigError("backend", backend, "one of " + ", ".join(repr(b) for b in allowed) + why)
+def _backend(backend: str, client: Any = None) -> None:
+    """*backend* one of :data:`BACKENDS`, and a Dask *client* only with ``backend="dask"``."""
+    if backend not in BACKENDS:
+        raise ConfigError("backend", backend, "one of " + ", ".join(repr(b) for b in BACKENDS))
     if client is not None and backend != "dask":
         raise ConfigError("client", type(client).__name__, "None unless backend='dask' (a Dask Client or address)")
 

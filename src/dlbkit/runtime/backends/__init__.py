@@ -1,7 +1,9 @@
 """The runtime's backends, written once for every family's program: ``local`` (worker processes on this
 machine, the default), ``mpi`` (ranks of an ``mpiexec`` job) and ``dask`` (the workers of a Dask
-cluster, for a family whose worker answers each message on its own: the map's, the graph's). See
-:mod:`.base` for what a backend owns and what a family supplies."""
+cluster: one Dask task per message for a family whose worker answers each message on its own, the
+map's and the graph's, :mod:`.dask`; one long-running task per worker for a family whose workers keep
+state, the tree's, the SPMD domain's and the job cluster's, :mod:`.dask_loop`). See :mod:`.base` for
+what a backend owns and what a family supplies."""
 
 from __future__ import annotations
 
@@ -9,12 +11,11 @@ from typing import Any
 
 from dlbkit.runtime.backends.base import Program
 
-__all__ = ["BACKENDS", "LOOP_BACKENDS", "execute"]
+__all__ = ["BACKENDS", "execute"]
 
-#: every backend, for a family whose worker answers each message on its own (Program.answer)
+#: every backend, for every family (on Dask a family's worker loop, Program.serve, is one long-running
+#: task per worker; a family with Program.answer has one task per message)
 BACKENDS = ("local", "mpi", "dask")
-#: the backends of a family whose workers keep state between messages (a worker loop, Program.serve)
-LOOP_BACKENDS = ("local", "mpi")
 
 
 def execute(program: Program, backend: str, *, workers: int | None = None, start_method: str | None = None,

@@ -86,7 +86,8 @@ class Program(ABC):
     """One real run of a family's program, as a backend executes it: its coordinator rules and its worker loop.
 
     A backend calls, in this order (``backend`` is ``"local"``, ``"mpi"`` or ``"dask"``; the Dask
-    backend calls steps 1, 3 and 4, then :attr:`answer` on the workers instead of ``serve``):
+    backend calls steps 1, 3 and 4, then :attr:`answer` on the workers, or where there is none
+    ``serve`` as one Dask task per worker with :meth:`worker_args_at` that worker's clock):
 
     1. ``empty(n)`` (local: before anything starts, with the workers asked for or None): the
        outcome of a run with nothing to do, or None. Under MPI it is asked after step 4.
@@ -142,6 +143,12 @@ class Program(ABC):
     #: for what the worker says when it starts; *origin* run time 0 on that worker's clock. None: the
     #: family's workers keep state between messages and run only as the loop :attr:`serve`
     answer: Callable[..., None] | None = None
+
+    def worker_args_at(self, backend: str, origin: float) -> tuple:
+        """:meth:`worker_args` for a worker whose clock reads *origin* at run time 0 (the Dask backend's
+        worker on another machine). A family whose worker arguments hold run time 0 moves it here; by
+        default the arguments hold none."""
+        return self.worker_args(backend)
 
     def answer_args(self, backend: str) -> tuple:
         """The arguments of :attr:`answer` after ``(send, msg, w, origin)``, sent to every worker once

@@ -25,7 +25,8 @@ What a backend owns, here:
   scattered data released.
 
 A family whose workers keep state from one message to the next (a tree's, an SPMD domain's, a job
-cluster's nodes) has no ``answer`` and does not run here (:data:`~dlbkit.runtime.backends.BACKENDS`).
+cluster's nodes) has no ``answer``: its worker loops run as one long-running task each
+(:mod:`.dask_loop`).
 """
 
 from __future__ import annotations
@@ -287,10 +288,7 @@ class DaskTransport(Transport):
             self.client.close()
 
 
-def _start(program: Program, client: Any, workers: int | None) -> DaskTransport:
-    if program.answer is None:  # pragma: no cover - the entry points refuse such a family first
-        raise ConfigError("backend", "dask", "one of 'local', 'mpi' for this family: its workers keep state "
-                          "between messages")
+def _start(program: Program, client: Any, workers: int | None) -> Transport:
     client, owned = connect(client)
     try:
         for attempt in (1, 2):
@@ -300,6 +298,11 @@ def _start(program: Program, client: Any, workers: int | None) -> DaskTransport:
                 raise problem
             program.setup(len(addrs), time.perf_counter(), program.shared())
             try:
+                if program.answer is None:  # a worker loop: one long-running task per worker
+                    from dlbkit.runtime.backends.dask_loop import DaskLoopTransport
+                    origins = [program.origin + d for d in _offsets(client, addrs)]
+                    return DaskLoopTransport(client, addrs, program, origins, live=_workers, owned=owned,
+                                             connect_s=CONNECT_S, membership_s=MEMBERSHIP_S)
                 return DaskTransport(client, addrs, program, program.origin, owned=owned)
             except OSError as e:  # a worker left while the run started (Dask's CommClosedError): again on those left
                 if attempt == 2:

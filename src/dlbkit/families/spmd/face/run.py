@@ -12,7 +12,6 @@ from dlbkit.balancers.registry import resolve
 from dlbkit.errors import ConfigError
 from dlbkit.families.run import (
     RunResult,
-    LOOP_BACKENDS,
     _backend,
     _flag,
     _int,
@@ -106,7 +105,7 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
              backend: str = "local", workers: int | None = None, window: int = DEFAULT_WINDOW,
              emulate: Any = None, progress: bool | None = None, seed: int = 0, halo: int = 1,
              bandwidth: float | None = None, record: str | Path | None = None,
-             start_method: str | None = None, record_decisions: bool = False) -> SpmdResult:
+             start_method: str | None = None, record_decisions: bool = False, client: Any = None) -> SpmdResult:
     """Iterate *step* over a 1-D decomposed *domain* on worker processes (or MPI ranks); a :class:`SpmdResult`.
 
     **Semantics.** *domain* is an array of R rows (its first axis; any trailing shape and numeric
@@ -145,10 +144,12 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
     sends a worker its next iteration as soon as it and both neighbours have finished the previous
     one. ``backend="mpi"``: run the script with ``mpiexec -n N python script.py``; every rank calls
     ``spmd`` with the same arguments, rank 0 coordinates (only its *domain* is read), ranks 1..N−1
-    are the workers, and every rank returns the final domain.
+    are the workers, and every rank returns the final domain. ``backend="dask"``: each worker's loop
+    is one long-running task on a worker of *client* (a ``distributed.Client``, a scheduler's
+    address, or None for the Client running here; :mod:`dlbkit.runtime.backends.dask_loop`).
 
-    *workers*: processes (default: the usable CPUs, at most one per *halo* interior rows; or the
-    emulated platform's workers). *record* saves the trace (``RunResult.save``). *seed* seeds the
+    *workers*: processes (default: the usable CPUs, at most one per *halo* interior rows; the
+    emulated platform's workers; or every Dask worker). *record* saves the trace (``RunResult.save``). *seed* seeds the
     balancer's random stream and a platform emulation.
 
     Raise :class:`~dlbkit.errors.ConfigError` naming the field for bad input (a domain with fewer
@@ -158,7 +159,7 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
     cause carries the worker's traceback; every worker is stopped first and none is left behind.
     Under MPI the worker ranks then exit with a one-line message and ``mpiexec`` exits non-zero.
     """
-    _backend(backend, allowed=LOOP_BACKENDS)
+    _backend(backend, client)
 
     def checks():
         check_record(record, backend)
@@ -176,7 +177,7 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
     out, trace = _spmd_family.run_spmd(spec, b, arr, iterations=iterations, window=window, bandwidth=bandwidth,
                                        backend=backend, workers=asked if backend == "mpi" else workers,
                                        progress=progress, rng=rng, start_method=start_method,
-                                       record_decisions=_flag("record_decisions", record_decisions))
+                                       record_decisions=_flag("record_decisions", record_decisions), client=client)
     trace.seed = seed
     result = SpmdResult(out, trace, b)
     if record is not None and coordinates(backend):
@@ -188,7 +189,7 @@ def spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
          balancer: Balancer | str | None = DEFAULT_SPMD_BALANCER, params: Mapping | None = None,
          backend: str = "local", workers: int | None = None, window: int = DEFAULT_WINDOW, emulate: Any = None,
          progress: bool | None = None, seed: int = 0, halo: int = 1, bandwidth: float | None = None,
-         record: str | Path | None = None) -> np.ndarray:
+         record: str | Path | None = None, client: Any = None) -> np.ndarray:
     """The final domain after *iterations* steps, computed in parallel and balanced; see :func:`run_spmd`.
 
     >>> import numpy as np
@@ -201,4 +202,4 @@ def spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
     """
     return run_spmd(step, domain, iterations=iterations, balancer=balancer, params=params, backend=backend,
                     workers=workers, window=window, emulate=emulate, progress=progress, seed=seed, halo=halo,
-                    bandwidth=bandwidth, record=record).domain
+                    bandwidth=bandwidth, record=record, client=client).domain

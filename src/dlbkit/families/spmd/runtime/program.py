@@ -28,6 +28,8 @@ measured time), ``Shipped``, ``Took``, ``Block``, and an ``Error`` (index = the 
 
 from __future__ import annotations
 
+import dataclasses
+
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -431,6 +433,9 @@ class SpmdRun(Program):
     def worker_args(self, backend):
         return (self.spec,)
 
+    def worker_args_at(self, backend, origin):
+        return (dataclasses.replace(self.spec, origin=origin),)
+
     def coordinate(self, transport, backend):
         return coordinate_spmd(transport, self.balancer, self.domain, iterations=self.iterations, halo=self.spec.halo,
                                window=self.window, origin=self.spec.origin, bandwidth=self.bandwidth,
@@ -447,11 +452,11 @@ class SpmdRun(Program):
 def run_spmd(spec: SpmdSpec, balancer: RepartitionBalancer | None, domain: np.ndarray, *, iterations: int,
              window: int, bandwidth: float | None = None, backend: str = "local", workers: int | None = None,
              progress: bool | None = None, rng=None, start_method: str | None = None,
-             record_decisions: bool = False) -> tuple[np.ndarray, Trace]:
+             record_decisions: bool = False, client: Any = None) -> tuple[np.ndarray, Trace]:
     """The SPMD family's runner: *iterations* steps of *domain* on *backend*; ``(domain, trace)``.
 
     *balancer* is a resolved, validated repartition balancer or None (no balancing); *workers* None
     means the usable CPUs, at most one per *halo* interior rows (local), or the job's worker ranks (MPI)."""
     run = SpmdRun(spec, balancer, domain, iterations=iterations, window=window, bandwidth=bandwidth,
                   progress=progress, rng=rng, record_decisions=record_decisions)
-    return execute(run, backend, workers=workers, start_method=start_method)
+    return execute(run, backend, workers=workers, start_method=start_method, client=client)

@@ -27,7 +27,6 @@ from dlbkit.info import resolve as resolve_info
 from dlbkit.families.result import Result
 from dlbkit.families.stream.sim.engine import INFO_REFUSED
 from dlbkit.runtime.backends.base import short_repr, unpicklable
-from dlbkit.runtime.backends import LOOP_BACKENDS
 from dlbkit.runtime.backends.local import check_workers, default_workers, oversubscription_warning
 from dlbkit.runtime.emulation import emulation_from
 from dlbkit.runtime.backends.mpi import agree
@@ -35,6 +34,7 @@ from dlbkit.runtime.backends.mpi import check_workers as check_mpi_workers
 from dlbkit.runtime.backends.mpi import rank as mpi_rank
 from dlbkit.runtime.record import save_trace
 from dlbkit.families.stream.runtime.program import ClusterRun, Job
+from dlbkit.families.run import _backend
 
 __all__ = ["Cluster", "Job", "NOT_IN_A_CLUSTER"]
 
@@ -95,7 +95,10 @@ class Cluster(Executor):
     *info* (a name, an ``{"model": ..., **params}`` table as ``simulate`` takes, or an object: a
     model that sends messages — ``gossip``, ``neighbour``, the scattering models) builds from messages between the nodes. *emulate*: speed factors,
     one per node, or a platform (file) with availability traces, as :func:`dlbkit.map` takes.
-    *backend* ``"local"`` (worker processes, pipes: no network listener). *seed* fixes each node's
+    *backend* ``"local"`` (worker processes, pipes: no network listener), ``"mpi"`` (every rank
+    runs the script; rank 0 is the client, the others the nodes) or ``"dask"`` (each node's daemon one
+    long-running task on a worker of *client*: a ``distributed.Client``, a scheduler's address, or
+    None for the Client running here; every Dask worker is a node unless *workers* says fewer). *seed* fixes each node's
     balancer and information draws. *suspect_after* (seconds, more than the model's period): a node
     whose entry in a node's table is older leaves that node's view until a fresher one arrives (a
     silent node is avoided; a dead one is also announced by the transport); the age counts from that
@@ -110,10 +113,9 @@ class Cluster(Executor):
     def __init__(self, workers: int | None = None, *, backend: str = "local", balancer: Any = "nezha",
                  params: Mapping[str, Any] | None = None, info: Any = "gossip", emulate: Any = None, seed: int = 0,
                  record: Any = None, start_method: str | None = None, record_decisions: bool = False,
-                 suspect_after: float | None = None, slots: int | Iterable[int] | None = None):
-        if backend not in LOOP_BACKENDS:
-            raise ConfigError("backend", backend, "one of " + ", ".join(map(repr, LOOP_BACKENDS)) +
-                              " (a job cluster's nodes keep state between messages, which Dask's tasks do not)")
+                 suspect_after: float | None = None, slots: int | Iterable[int] | None = None,
+                 client: Any = None):
+        _backend(backend, client)
 
         def checks():
             if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -146,12 +148,13 @@ class Cluster(Executor):
                     raise ConfigError("slots", per_node, f"an integer or one per node ({n})")
                 if emulation is not None and emulation.n_workers != n:
                     raise ConfigError("emulate", f"{emulation.n_workers} nodes", f"one per worker ({n})")
-            else:
+            else:  # the nodes are the job's worker ranks or the Dask cluster's workers: counted at start
                 if workers is not None and (isinstance(workers, bool) or not isinstance(workers, Integral)
                                             or workers < 1):
-                    raise ConfigError("workers", workers, "None (every rank but rank 0) or a positive integer")
+                    everyone = "every rank but rank 0" if backend == "mpi" else "every Dask worker"
+                    raise ConfigError("workers", workers, f"None ({everyone}) or a positive integer")
                 n = workers if workers is None else int(workers)
-                if n is not None:  # the job's worker ranks, checked here (agreed): rank 0 alone refused
+                if n is not None and backend == "mpi":  # checked here (agreed): rank 0 alone refused
                     check_mpi_workers(n)  # it once the run started, and the nodes waited for it
             if (record is not None and not isinstance(record, (str, bytes))
                     and not hasattr(record, "__fspath__")):
@@ -166,7 +169,7 @@ class Cluster(Executor):
         self.info = model
         self._run = ClusterRun(n, b, model, backend=backend, emulation=emulation, seed=seed,
                                start_method=start_method, record_decisions=record_decisions,
-                               suspect_after=suspect_after, slots=slots)
+                               suspect_after=suspect_after, slots=slots, client=client)
         if backend == "mpi" and mpi_rank() != 0:
             # a worker rank is a node until rank 0 shuts the cluster down; then the script ends here
             self._run.serve_rank()

@@ -32,6 +32,7 @@ when it stops. Each but the last carries the jobs started here since this node's
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import pickle
 import queue
@@ -294,7 +295,35 @@ def serve(conn, w: int, n: int, origin: float, speeds: list[float], emulation, i
     """A node's process: its daemon on its connection to the client (a pipe end, or an MPI rank's)."""
     # the runner thread holds the GIL while a job computes; the agent thread gets it at each switch
     # interval, which is how late a message (a job to place, a load entry) is read: 5 ms by default
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    with _fast_switching():
+        _serve(conn, w, n, origin, speeds, emulation, info, balancer, seed, record_decisions, suspect_after, slots)
+
+
+_switching = {"nodes": 0, "before": 0.0}
+_switching_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _fast_switching():
+    """The process's switch interval at :data:`SWITCH_INTERVAL_S` while a node runs in it, set back when
+    the last node in it ends (on a Dask worker the process outlives its nodes, and threads of one
+    process may be several nodes)."""
+    with _switching_lock:
+        if _switching["nodes"] == 0:
+            _switching["before"] = sys.getswitchinterval()
+            sys.setswitchinterval(SWITCH_INTERVAL_S)
+        _switching["nodes"] += 1
+    try:
+        yield
+    finally:
+        with _switching_lock:
+            _switching["nodes"] -= 1
+            if _switching["nodes"] == 0:
+                sys.setswitchinterval(_switching["before"])
+
+
+def _serve(conn, w, n, origin, speeds, emulation, info, balancer, seed, record_decisions, suspect_after,
+           slots) -> None:
     agent = Agent(w, n, conn, origin, speeds, emulation, info, balancer, seed, record_decisions, suspect_after,
                   slots)
     period = agent.model.interval

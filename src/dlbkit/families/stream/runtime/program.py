@@ -32,6 +32,7 @@ import threading
 import time
 from concurrent.futures import BrokenExecutor, Future
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -80,8 +81,9 @@ class ClusterRun:
     def __init__(self, n: int | None, balancer, info, *, backend: str = "local",
                  emulation: Emulation | None = None, seed: int = 0, start_method: str | None = None,
                  record_decisions: bool = False, balancer_name: str = "", suspect_after: float | None = None,
-                 slots: int | list[int] = 1):
+                 slots: int | list[int] = 1, client: Any = None):
         self.n = n or 0
+        self.client = client  # the Dask backend's (a Client, a scheduler's address, or None)
         self.backend = backend
         self.balancer_name = balancer_name or getattr(balancer, "name", "")
         self.info_name = getattr(info, "name", "")
@@ -207,7 +209,8 @@ class ClusterRun:
 
     def _main(self) -> None:
         try:
-            execute(self.program, self.backend, workers=self.n or None, start_method=self._start_method)
+            execute(self.program, self.backend, workers=self.n or None, start_method=self._start_method,
+                    client=self.client)
         except BaseException as e:  # noqa: BLE001 - raised in the caller's thread (at start) or kept
             self.error = e
             self._fail_pending(e)
@@ -524,6 +527,10 @@ class ClusterProgram(Program):
         speeds = list(self.emulation.speeds) if self.emulation is not None else [1.0] * self.n
         return (self.n, self.origin, speeds, self.emulation, self.info, self.balancer, self.seed, self.record,
                 self.suspect_after, self.slots)
+
+    def worker_args_at(self, backend: str, origin: float) -> tuple:
+        n, _, *rest = self.worker_args(backend)
+        return (n, origin, *rest)
 
     def coordinate(self, transport: Transport, backend: str) -> tuple:
         return self.run.coordinate(transport)

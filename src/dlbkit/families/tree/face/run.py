@@ -8,7 +8,7 @@ from typing import Any, Callable, Mapping
 from dlbkit.balancers.base import Balancer
 from dlbkit.balancers.registry import resolve
 from dlbkit.errors import ConfigError
-from dlbkit.families.run import LOOP_BACKENDS, RunResult, _backend, _callable, _flag, _progress, _seed, _worker_count, agreed
+from dlbkit.families.run import RunResult, _backend, _callable, _flag, _progress, _seed, _worker_count, agreed
 from dlbkit.families.tree.balancers.base import MigrationBalancer
 from dlbkit.families.tree.runtime import program as _tree_family
 from dlbkit.families.tree.runtime.worker import TreeSpec
@@ -75,7 +75,7 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
              bound: Any = None, better: Callable | None = None, backend: str = "local",
              workers: int | None = None, progress: bool | None = None, emulate: Any = None, seed: int = 0,
              topology: Any = None, start_method: str | None = None, record_decisions: bool = False,
-             info: Any = None) -> TreeResult:
+             info: Any = None, client: Any = None) -> TreeResult:
     """Expand the task tree grown from *root* on worker processes (or MPI ranks); a :class:`TreeResult`.
 
     *expand(task)* returns ``(children, value)``: *children* an iterable of new tasks (may be
@@ -96,8 +96,11 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
 
     *balancer*: a migration balancer, name or object (default ``"steal"``, random work stealing);
     *params* its parameters. The root starts on worker 0. *backend*: ``"local"`` (processes on this
-    machine, talking only to the coordinator through pipes: no listener is opened) or ``"mpi"``.
-    *workers*: processes (default: the usable CPUs, or the emulated platform's workers).
+    machine, talking only to the coordinator through pipes: no listener is opened), ``"mpi"`` or
+    ``"dask"`` (each worker's loop one long-running task on a worker of *client*: a
+    ``distributed.Client``, a scheduler's address, or None for the Client running here; see
+    :mod:`dlbkit.runtime.backends.dask_loop`). *workers*: processes (default: the usable CPUs, the
+    emulated platform's workers, or every Dask worker).
     *emulate*: slow workers down as a platform's nodes would (a Platform, a platform TOML path or a
     list of speed factors): each task's measured time is stretched by 1/speed. *progress*: a
     progress bar of tasks completed / created. *seed*: seeds every balancer's random stream.
@@ -122,7 +125,7 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
     "combine (its name) of worker w's value failed", ``what`` "combine"); every worker is stopped
     first and none is left behind.
     """
-    _backend(backend, allowed=LOOP_BACKENDS)
+    _backend(backend, client)
 
     def checks():
         _callable("expand", expand, optional=False)
@@ -152,7 +155,7 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
     init = 0 if initial is None else initial
     value, best, trace = _tree_family.run_tree(spec, initial=init, backend=backend,
                                                workers=asked if backend == "mpi" else workers,
-                                               progress=progress, start_method=start_method)
+                                               progress=progress, start_method=start_method, client=client)
     return TreeResult(value, best, trace, b)
 
 
@@ -160,7 +163,7 @@ def tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_TREE
          params: Mapping | None = None, combine: Callable | None = None, initial: Any = None,
          bound: Any = None, better: Callable | None = None, backend: str = "local",
          workers: int | None = None, progress: bool | None = None, emulate: Any = None, seed: int = 0,
-         topology: Any = None) -> Any:
+         topology: Any = None, client: Any = None) -> Any:
     """Expand a task tree in parallel and fold the tasks' values; see :func:`run_tree`.
 
     Returns the combined value, or ``(value, best_bound)`` when *bound* is given (branch and bound).
@@ -173,5 +176,5 @@ def tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_TREE
     """
     r = run_tree(expand, root, balancer=balancer, params=params, combine=combine, initial=initial, bound=bound,
                  better=better, backend=backend, workers=workers, progress=progress, emulate=emulate, seed=seed,
-                 topology=topology)
+                 topology=topology, client=client)
     return (r.value, r.bound) if bound is not None else r.value

@@ -13,6 +13,8 @@ that need the worker count.
 
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Any, Mapping
 
 from dlbkit.errors import ConfigError, closest
@@ -136,16 +138,20 @@ class TreeRun(Program):
     def worker_args(self, backend):
         return (self.spec,)
 
+    def worker_args_at(self, backend, origin):
+        return (dataclasses.replace(self.spec, origin=origin),)
+
     def coordinate(self, transport, backend):
         return coordinate_tree(transport, self.spec, initial=self.initial, emulation=self.spec.emulation,
                                progress=self.progress, backend=backend)
 
 
 def run_tree(spec: TreeSpec, *, initial: Any = 0, backend: str = "local", workers: int | None = None,
-             progress: bool | None = None, start_method: str | None = None) -> tuple[Any, Any, Any]:
+             progress: bool | None = None, start_method: str | None = None,
+             client: Any = None) -> tuple[Any, Any, Any]:
     """The tree family's runner: expand *spec*'s tree on *backend*; ``(value, bound, trace)``.
 
     *spec* carries a resolved, validated migration balancer and the checked arguments; *workers*
     None means the usable CPUs (local) or the job's worker ranks (MPI)."""
     return execute(TreeRun(spec, initial=initial, progress=progress), backend, workers=workers,
-                   start_method=start_method)
+                   start_method=start_method, client=client)

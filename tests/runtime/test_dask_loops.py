@@ -1,0 +1,206 @@
+"""The Dask backend for the families whose workers keep state (a worker loop each): a task tree's
+workers, an SPMD domain's and a job cluster's nodes, each loop one long-running Dask task
+(:mod:`dlbkit.runtime.backends.dask_loop`).
+
+The results are asserted equal to the serial computation (exact arithmetic: integer counts, a
+stencil's rows bit for bit); a killed Dask worker process is a Cluster node lost with nothing lost or
+delivered twice, and a tree's or an SPMD run's worker lost is an error naming it, in bounded time.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import dlbkit
+from dlbkit.errors import TaskError
+from dlbkit.families.stream.runtime.agent import SWITCH_INTERVAL_S
+
+distributed = pytest.importorskip("distributed")
+
+from support import HANG_S  # noqa: E402
+from support.sweeps import dask_client  # noqa: E402,F401 - the module's cluster (a fixture)
+
+pytestmark = pytest.mark.xdist_group("dask_loops")
+
+
+def binary(n):
+    """A binary tree of depth 9 (1023 tasks), each worth 1."""
+    return ([n + 1, n + 1] if n < 9 else []), 1
+
+
+def knapsack(state, bound):
+    """Branch and bound on a 0/1 knapsack (capacity 10): a task is (item, weight, value)."""
+    weights, values = (5, 4, 6, 3), (10, 40, 30, 50)
+    i, w, v = state
+    if i == len(weights):
+        return [], None, v
+    kids = [(i + 1, w, v)]
+    if w + weights[i] <= 10:
+        kids.append((i + 1, w + weights[i], v + values[i]))
+    return kids, None, None
+
+
+def fails_at_5(n):
+    if n == 5:
+        raise ValueError("five")
+    return ([n + 1] if n < 8 else []), 1
+
+
+def smooth(u):
+    return (u[:-2] + u[1:-1] + u[2:]) / 3
+
+
+def serial(domain, iterations):
+    u = domain.copy()
+    for _ in range(iterations):
+        u[1:-1] = smooth(u)
+    return u
+
+
+def square(x):
+    return x * x
+
+
+def nap(x, s=0.02):
+    time.sleep(s)
+    return x
+
+
+def no_loop_left(client, within=HANG_S):
+    """True once the cluster runs no dlbkit loop task (each ends when its run does)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not any("dlbkit worker" in str(k) for keys in client.processing().values() for k in keys):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+# --- a task tree --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("balancer", ["steal", "rid"])
+def test_tree_on_dask_counts_every_task_once(dask_client, balancer):
+    r = dlbkit.run_tree(binary, 0, backend="dask", client=dask_client, balancer=balancer)
+    assert r.value == 2 ** 10 - 1
+    assert r.trace.source == "dask" and r.trace.n_nodes == 2
+    assert sum(r.trace.count) == r.tasks == sum(r.trace.meta["expanded"]) == 2 ** 10 - 1
+    assert no_loop_left(dask_client)
+
+
+def test_branch_and_bound_on_dask_finds_the_optimum(dask_client):
+    # the optimum: items 1 and 3 (weights 4 + 3, values 40 + 50); no third item fits beside them
+    value, best = dlbkit.tree(knapsack, (0, 0, 0), bound=0, combine=max, backend="dask", client=dask_client)
+    assert best == 90
+
+
+def test_tree_user_error_on_dask_is_a_task_error_and_no_loop_is_left(dask_client):
+    with pytest.raises(TaskError, match=r"task 5 failed: ValueError: five"):
+        dlbkit.tree(fails_at_5, 0, backend="dask", client=dask_client)
+    assert no_loop_left(dask_client)
+
+
+# --- an SPMD domain -------------------------------------------------------------------------------
+@pytest.mark.parametrize("balancer", [None, "dlah"])
+def test_spmd_on_dask_is_the_serial_loop_bit_for_bit(dask_client, balancer):
+    u = np.zeros(60)
+    u[-1] = 3.0
+    r = dlbkit.run_spmd(smooth, u, iterations=40, window=5, backend="dask", client=dask_client, balancer=balancer,
+                        emulate=[1.0, 0.5])
+    assert np.array_equal(r.domain, serial(u, 40))
+    assert r.trace.source == "dask"
+    assert no_loop_left(dask_client)
+
+
+# --- a job cluster ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("balancer", ["nezha", "round-robin-place"])
+def test_cluster_on_dask_equals_a_serial_run(dask_client, balancer):
+    with dlbkit.Cluster(backend="dask", client=dask_client, balancer=balancer) as c:
+        got = [f.result(timeout=HANG_S) for f in [c.submit(square, i) for i in range(50)]]
+        assert list(c.map(square, range(10), timeout=HANG_S)) == [i * i for i in range(10)]
+    assert got == [i * i for i in range(50)]
+    assert [j.state for j in c.ps()] == ["done"] * 60
+    assert c.result().trace.meta["duplicates"] == 0
+    assert no_loop_left(dask_client)
+    assert dask_client.status == "running"  # the cluster is the user's: it runs on
+
+
+def test_the_nodes_set_their_processes_switch_interval_back(dask_client):
+    # the Dask workers here are threads of this process: two nodes in it, the interval set once
+    before = sys.getswitchinterval()
+    with dlbkit.Cluster(backend="dask", client=dask_client) as c:
+        assert c.submit(sys.getswitchinterval).result(timeout=HANG_S) == SWITCH_INTERVAL_S != before
+    assert no_loop_left(dask_client)
+    assert sys.getswitchinterval() == before
+
+
+def test_cluster_on_dask_workers_chooses_the_first(dask_client):
+    with dlbkit.Cluster(1, backend="dask", client=dask_client) as c:
+        assert c.submit(square, 7).result(timeout=HANG_S) == 49
+        assert c.alive() == [0]
+
+
+def test_cluster_on_dask_refuses_an_emulation_of_another_node_count(dask_client):
+    with pytest.raises(dlbkit.ConfigError, match=r"emulate must be one per node \(2\); got .3 nodes."):
+        dlbkit.Cluster(backend="dask", client=dask_client, emulate=[1.0, 1.0, 0.5])
+
+
+# --- a Dask worker process killed mid-run --------------------------------------------------------------
+@pytest.fixture
+def three_processes(tmp_path):
+    """A Dask cluster of three worker processes, and each one's pid in the scheduler's order."""
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=None) as lc, \
+            distributed.Client(lc, set_as_default=False) as c:
+        c.wait_for_workers(3, timeout=HANG_S)
+        pids = c.run(os.getpid)
+        yield c, [pids[a] for a in c.nthreads()]
+
+
+def test_cluster_on_dask_loses_nothing_when_a_worker_process_is_killed(three_processes):
+    client, pids = three_processes
+    n_jobs = 60
+    with dlbkit.Cluster(backend="dask", client=client, balancer="round-robin-place", seed=4) as c:
+        fs = [c.submit(nap, i, 0.03) for i in range(n_jobs)]
+        fs[2].result(timeout=HANG_S)
+        os.kill(pids[1], signal.SIGKILL)  # node 1's queued and running jobs are lost there
+        got = [f.result(timeout=60) for f in fs]
+        after = [c.submit(nap, i, 0.0) for i in range(30)]
+        got_after = [f.result(timeout=60) for f in after]
+        assert c.alive() == [0, 2]
+    assert got == list(range(n_jobs)) and got_after == list(range(30))
+    jobs = c.ps()
+    assert [j.state for j in jobs] == ["done"] * (n_jobs + 30)
+    moved = [j for j in jobs if j.resubmitted]
+    assert moved and all(j.node != 1 for j in moved)
+    assert all(j.node != 1 for j in jobs[n_jobs:])  # the dead node left every view
+    assert c.result().trace.meta["duplicates"] == 0 and c.result().trace.meta["dead"] == [1]
+
+
+def binary_killing(n, pidfile):
+    """:func:`binary`, slower; the first task of depth 6 SIGKILLs the process named in *pidfile* (maybe
+    this one), once."""
+    time.sleep(0.002)
+    if n == 6:
+        try:
+            pid = int(open(pidfile).read())
+            os.remove(pidfile)
+            os.kill(pid, signal.SIGKILL)
+        except (FileNotFoundError, ValueError, ProcessLookupError):  # killed already
+            pass
+    return binary(n)
+
+
+def test_tree_on_dask_names_a_killed_worker_in_bounded_time(three_processes, tmp_path):
+    client, pids = three_processes
+    pidfile = tmp_path / "victim.pid"
+    pidfile.write_text(str(pids[1]))
+    t = time.monotonic()
+    with pytest.raises(dlbkit.DlbkitError, match=r"worker 1 died .*tasks were not completed"):
+        dlbkit.tree(functools.partial(binary_killing, pidfile=str(pidfile)), 0, backend="dask", client=client)
+    assert time.monotonic() - t < HANG_S
+    assert not pidfile.exists()
