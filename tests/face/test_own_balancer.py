@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 import dlbkit
-from dlbkit.balancers.registry import REGISTRY
+from dlbkit.balancers.registry import REGISTRY, resolve
 from dlbkit.face.cli import main
 
 from support import REPO
@@ -220,8 +220,32 @@ def test_passing_a_balancer_class_of_another_kind_lists_what_fits_not_how_to_pas
     with pytest.raises(dlbkit.ConfigError) as e:
         dlbkit.simulate(platform, dlbkit.TaskTree("balanced", depth=3), guided)
     assert str(e.value).startswith("balancer must be a migration balancer (dlbkit balancers --kind migration): ")
-    assert str(e.value).endswith(f", steal; got {guided!r}")
+    # what fits, then what the class given is and where it runs
+    assert str(e.value).endswith(", steal; 'gss' is a chunking balancer (dlbkit balancers --kind chunking): it cuts "
+                                 f"a loop into chunks: dlbkit.map, dlbkit.Loop, a divisible workload; got {guided!r}")
     assert "Guided()" not in str(e.value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: main(["schedule", "GRAPH.json", "--nodes", "2", "--balancer", "pd"]),
+    lambda: resolve("pd", kind="mapping"),
+])
+def test_a_balancer_of_another_kind_is_named_for_what_it_is_and_where_it_runs(call, capsys, tmp_path,
+                                                                             monkeypatch):
+    """pd is an online mapper: `dlbkit schedule` (a plan before the run) refuses it, and says where it runs
+    instead of suggesting a near name that fits."""
+    from dlbkit.families.graph.model.generate import topcuoglu10
+    monkeypatch.chdir(tmp_path)
+    topcuoglu10().write(tmp_path / "GRAPH.json")
+    try:
+        code = call()
+        msg = capsys.readouterr().err.strip()
+        assert code == 2 and len(msg.splitlines()) == 1
+    except dlbkit.ConfigError as e:
+        msg = str(e)
+    assert ("; 'pd' is an online mapping balancer (dlbkit balancers --kind graph-online): it places each task when "
+            "its inputs exist, during the run: dlbkit.graph, a task graph's dynamic engine; got 'pd'") in msg
+    assert "did you mean" not in msg
 
 
 def test_passing_a_base_class_says_a_subclass_is_wanted():

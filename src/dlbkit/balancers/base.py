@@ -48,6 +48,9 @@ class Balancer(Parameterised, ABC):
     taxonomy: ClassVar[Taxonomy]
     #: how an error names a balancer of this kind where "a <kind> balancer" does not read (set on a kind's base)
     kind_noun: ClassVar[str] = ""
+    #: where balancers of this kind run, for an error that refuses one where another kind is asked for
+    #: (set on a kind's base)
+    kind_use: ClassVar[str] = ""
 
     #: True for rules that learn, in one run of a loop, something worth keeping for the next run of
     #: the same loop (a time step): engines then hand :meth:`carry`'s data to :meth:`resume`.

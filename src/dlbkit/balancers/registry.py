@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from dlbkit.errors import ConfigError, closest
 from dlbkit.plugins import Registry
 
-__all__ = ["register", "get", "make", "names", "resolve", "kind_hint", "REGISTRY"]
+__all__ = ["register", "get", "make", "names", "resolve", "kind_hint", "other_kind", "REGISTRY"]
 
 #: name → balancer class; the family packages fill it (found on first read, :mod:`dlbkit.plugins`)
 REGISTRY: dict[str, type] = Registry("dlbkit.families", hook="discover_balancers")
@@ -101,14 +101,16 @@ def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | 
         cls = REGISTRY.get(balancer.lower())
         if kinds and (cls is None or cls.kind not in kinds):  # a typo and a wrong kind: one message, what fits
             fits = [n for k in kinds for n in names(k)] + (["none"] if allow_none else [])
-            raise ConfigError(field, balancer, _kind_choices(hint, kinds, allow_none), suggest=closest(balancer, fits))
+            # a balancer of another kind is named for what it is, not "corrected" to a near name that fits
+            raise ConfigError(field, balancer, _kind_choices(hint, kinds, allow_none, balancer),
+                              suggest=None if cls is not None else closest(balancer, fits))
         b = make(balancer, dict(params or {}), field)
     elif isinstance(balancer, Balancer):
         b = balancer.clone().set_params(**dict(params)) if params else balancer
         b.validate()
     elif isinstance(balancer, type) and issubclass(balancer, Balancer):
         if kinds and balancer.kind not in kinds:  # the class would not do as an object either: what fits
-            raise ConfigError(field, balancer, _kind_choices(hint, kinds, allow_none))
+            raise ConfigError(field, balancer, _kind_choices(hint, kinds, allow_none, balancer.name))
         if not balancer.name:  # a base class (ChunkingBalancer): neither a name nor an instance of it works
             raise ConfigError(field, balancer, f"{hint}: a registered subclass's name or an instance of it, "
                               f"not the base class {balancer.__name__}")
@@ -118,10 +120,21 @@ def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | 
     else:
         raise ConfigError(field, balancer, hint + (", or None" if allow_none else ""))
     if kinds and b.kind not in kinds:
-        raise ConfigError(field, b.name, _kind_choices(hint, kinds, allow_none))
+        raise ConfigError(field, b.name, _kind_choices(hint, kinds, allow_none, b.name))
     return b
 
 
-def _kind_choices(hint: str, kinds: tuple[str, ...], allow_none: bool) -> str:
-    """What a *field* of these *kinds* allows: the hint and every registered name of those kinds."""
-    return hint + ": " + ", ".join([n for k in kinds for n in names(k)] + (["none"] if allow_none else []))
+def _kind_choices(hint: str, kinds: tuple[str, ...], allow_none: bool, given: str | None = None) -> str:
+    """What a *field* of these *kinds* allows: the hint and every registered name of those kinds, and
+    what the balancer named *given* is, if it is one of another kind."""
+    return (hint + ": " + ", ".join([n for k in kinds for n in names(k)] + (["none"] if allow_none else []))
+            + other_kind(given, kinds))
+
+
+def other_kind(name: str | None, kinds: tuple[str, ...]) -> str:
+    """``"; 'pd' is an online mapping balancer (…): it places …"`` for a registered balancer *name* of a
+    kind not in *kinds* (a user who knows the name but not where it runs), else ``""``."""
+    cls = REGISTRY.get(name.lower()) if isinstance(name, str) else None
+    if cls is None or cls.kind in kinds:
+        return ""
+    return f"; {cls.name!r} is {kind_hint((cls.kind,))}" + (f": {cls.kind_use}" if cls.kind_use else "")

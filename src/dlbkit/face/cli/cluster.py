@@ -58,6 +58,10 @@ def _info_flags(e: ConfigError) -> ConfigError:
     return e
 
 
+#: the longest span of arrivals ``dlbkit cluster`` starts (--jobs / --rate seconds, expected): a day
+MAX_ARRIVALS_S = 86_400
+
+
 def command(args) -> int:
     """``dlbkit cluster``: the jobs submitted at their arrival times, waited for, and the summary printed."""
     import numpy as np
@@ -67,6 +71,10 @@ def command(args) -> int:
     check_count(args.jobs, "--jobs")
     if args.rate is not None and not (math.isfinite(args.rate) and args.rate > 0):
         raise ConfigError("--rate", args.rate, "a finite number of jobs per second > 0")
+    if args.rate is not None and args.jobs / args.rate > MAX_ARRIVALS_S:  # else it sleeps, silently, for ever
+        raise ConfigError("--rate", args.rate, f"at least --jobs / {MAX_ARRIVALS_S:,} s = "
+                          f"{args.jobs / MAX_ARRIVALS_S:.3g} jobs/s: {args.jobs} arrivals at this rate would span "
+                          f"about {args.jobs / args.rate:.3g} s, and dlbkit cluster spans at most a day")
     check_seed(args.seed)
     check_count(args.workers, "--workers")
     params = parse_params(args.param, example="d=2")

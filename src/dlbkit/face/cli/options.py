@@ -101,15 +101,16 @@ def check_balancer_arg(name: str, kind: str | tuple[str, ...], params: dict | No
     that takes one: a name that is not a balancer of *kind* (a typo or another kind) names ``--balancer``
     and lists the names that fit; a key its balancer does not take names ``--param`` and lists its
     parameters; a value outside a parameter's range names that parameter."""
-    from dlbkit.balancers.registry import REGISTRY, kind_hint, names, resolve
+    from dlbkit.balancers.registry import REGISTRY, kind_hint, names, other_kind, resolve
 
     kinds = (kind,) if isinstance(kind, str) else tuple(kind)
     cls = REGISTRY.get(name.lower())
     if cls is None or cls.kind not in kinds or cls.name in exclude:
         fits = [n for k in kinds for n in names(k) if n not in exclude]
         raise ConfigError("--balancer", name, kind_hint(kinds) + (f" other than {', '.join(exclude)}" if exclude
-                                                                  else "") + ": " + ", ".join(fits),
-                          suggest=closest(name, fits))
+                                                                  else "") + ": " + ", ".join(fits)
+                          + other_kind(name, kinds),
+                          suggest=None if cls is not None else closest(name, fits))
     if params is not None:
         valid = cls.param_names()
         for k in params:

@@ -480,6 +480,8 @@ def test_bad_input_is_a_config_error():
         dlbkit.Cluster(2, info={"model": "gossip", "period": 0.1}, suspect_after=0.05)
     with pytest.raises(ConfigError, match="backend"):
         dlbkit.Cluster(2, backend="ssh")
+    with pytest.raises(ConfigError, match=r"record must be a file in an existing directory; got '/no/such/dir/x.json'"):
+        dlbkit.Cluster(2, record="/no/such/dir/x.json")  # at construction: it failed at shutdown, after every job
     with dlbkit.Cluster(2) as c:
         with pytest.raises(ConfigError, match="fn.*picklable"):
             c.submit(lambda x: x, 1)

@@ -62,6 +62,10 @@ def test_cluster_command_records_and_replay_replays_it(tmp_path):
 @pytest.mark.parametrize("args, field", [(["--jobs", "0"], "--jobs"), (["--jobs", "3", "--rate", "-1"], "--rate"),
                                          (["--jobs", "3", "--rate", "inf"], "--rate must be a finite number of jobs "
                                           "per second > 0; got inf"),
+                                         # accepted, it slept silently for years
+                                         (["--jobs", "3", "--rate", "1e-9"], "--rate must be at least --jobs / 86,400 "
+                                          "s = 3.47e-05 jobs/s: 3 arrivals at this rate would span about 3e+09 s, "
+                                          "and dlbkit cluster spans at most a day; got 1e-09"),
                                          (["--jobs", "3", "-b", "gss"], "--balancer must be a placement balancer"),
                                          (["--jobs", "3", "-b", "nezhaa"], "--balancer must be a placement balancer "
                                           "(dlbkit balancers --kind placement): batch-sampling, hybrid-batch,"),

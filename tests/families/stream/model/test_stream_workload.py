@@ -84,6 +84,11 @@ def test_the_parser_and_the_csv_reader(tmp_path):
     f.write_text("time,origin,demand\n1.0,0,1.5\n0.5,0,2.0\n")
     with pytest.raises(ConfigError, match=r"workload.trace\[1\].time"):
         stream_from_dict({"trace": str(f)})
+    f.write_text("time,origin,demand\n\n")  # a header and no row: was "got 'tuple'", without the file
+    with pytest.raises(ConfigError) as e:
+        stream_from_dict({"trace": str(f)})
+    assert str(e.value) == (f"workload.trace {f} must be a header and at least one row time,origin,demand[,width]; "
+                            "got 'its header and no row'")
 
 
 EXPERIMENT = """name = "s"

@@ -32,6 +32,7 @@ class ChunkingBalancer(Balancer):
     """
 
     kind = "chunking"
+    kind_use = "it cuts a loop into chunks: dlbkit.map, dlbkit.Loop, a divisible workload"
     #: False for rules that never read the view's per-worker measurements; engines then skip
     #: updating them (the simulator's hot loop). Adaptive rules leave it True.
     reads_measurements: ClassVar[bool] = True

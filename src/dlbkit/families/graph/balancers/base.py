@@ -34,6 +34,7 @@ class MappingBalancer(Balancer):
     """
 
     kind = "mapping"
+    kind_use = "it plans before the run: dlbkit.graph, dlbkit schedule, a task graph's static engine"
 
     def check_graph(self, n_tasks: int, n_processors: int) -> None:
         """Raise ConfigError if the mapper cannot place *n_tasks* tasks on *n_processors* processors
@@ -72,6 +73,8 @@ class OnlineMapping(Balancer):
 
     kind = "graph-online"
     kind_noun = "an online mapping balancer"
+    kind_use = ("it places each task when its inputs exist, during the run: dlbkit.graph, a task graph's "
+                "dynamic engine")
     online: ClassVar[bool] = True
     preemptive: bool = False
     local_order: str = "priority"

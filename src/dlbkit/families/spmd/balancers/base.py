@@ -23,6 +23,7 @@ class RepartitionBalancer(Balancer):
     """
 
     kind = "repartition"
+    kind_use = "it moves an SPMD domain's rows: dlbkit.spmd, an SPMD workload"
     #: True when the rule decides for the whole domain at once (engines pass node = -1)
     central: ClassVar[bool] = False
 

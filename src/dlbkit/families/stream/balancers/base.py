@@ -24,6 +24,7 @@ class PlacementBalancer(Balancer):
     """
 
     kind = "placement"
+    kind_use = "it places each arriving job: dlbkit.Cluster, dlbkit cluster, a job-stream workload"
     #: False for rules that never read other nodes' loads (engines then skip filling the view)
     reads_loads: ClassVar[bool] = True
 

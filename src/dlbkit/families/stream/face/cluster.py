@@ -12,6 +12,7 @@ origin node (round-robin, or ``submit(fn, *args, origin=k)``), which decides whe
 
 from __future__ import annotations
 
+import os
 import pickle
 import warnings
 from concurrent.futures import Executor, Future
@@ -34,7 +35,7 @@ from dlbkit.runtime.backends.mpi import check_workers as check_mpi_workers
 from dlbkit.runtime.backends.mpi import rank as mpi_rank
 from dlbkit.runtime.record import save_trace
 from dlbkit.families.stream.runtime.program import ClusterRun, Job
-from dlbkit.families.run import _backend
+from dlbkit.families.run import _backend, check_record
 
 __all__ = ["Cluster", "Job", "NOT_IN_A_CLUSTER"]
 
@@ -159,6 +160,8 @@ class Cluster(Executor):
             if (record is not None and not isinstance(record, (str, bytes))
                     and not hasattr(record, "__fspath__")):
                 raise ConfigError("record", record, "None or a path to write the recording to")
+            if record is not None:  # now, not at shutdown after every job ran (rank 0's verdict under MPI)
+                check_record(os.fsdecode(os.fspath(record)), backend)
             return b, model, emulation, per_node, n
 
         # under MPI every rank checks its own arguments and the verdict is agreed: raised on one rank

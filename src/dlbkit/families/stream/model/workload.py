@@ -375,6 +375,9 @@ def read_arrivals_csv(path: str | Path) -> tuple:
         except (ValueError, IndexError):
             raise ConfigError(f"workload.trace {path} line {k}", ",".join(r), "time,origin,demand[,width] numbers") from None
         rows.append(tuple(vals))
+    if not rows:  # else the Stream said only "got 'tuple'", without the file
+        raise ConfigError(f"workload.trace {path}", "its header and no row", "a header and at least one row "
+                          "time,origin,demand[,width]")
     return tuple(rows)
 
 

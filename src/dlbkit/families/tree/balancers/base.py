@@ -67,6 +67,7 @@ class MigrationBalancer(Balancer):
     """
 
     kind = "migration"
+    kind_use = "it moves a task tree's work between nodes: dlbkit.tree, a task-tree workload"
     #: engines call :meth:`on_idle` when a node holds at most ``low_water`` waiting tasks
     receiver_initiated: ClassVar[bool] = False
     #: waiting tasks at or below which a receiver-initiated node asks for work (0: when it runs dry)
