@@ -126,9 +126,10 @@ CAP.update({"loops": 12, "time_limit": 2.0, "moves": 200, "improving": 200, "pat
             "candidates": 20, "perturbations": 20, "tenure": 20, "max_swaps": 50,
             "capacity": 8,  # max-k1-sum pads the graph to m × capacity tasks: O(m·(m·k)²) work
             "cores": 4})  # 4 371 cores are 4 372 processors: max-k1-sum's m·(m·k)² is then a long valid run
-# HiGHS's time limit is wall clock: under 1e-9 s (or a busy machine's 0.01 s) it has no incumbent and the
-# run says so (a ConfigError naming time_limit: "long enough for HiGHS to find a feasible plan"), which
-# no check on load can foresee; a second is plenty for these few tasks. Its node limit is the same kind of
+# HiGHS's time limit is wall clock: under 1e-9 s (or a busy machine's 0.01 s) it has no incumbent, and the
+# relaxed model's run says so (a ConfigError naming time_limit: "large enough for HiGHS to find a feasible
+# plan"; the exact model returns HEFT's plan instead), which no check on load can foresee; a second is
+# plenty for these few tasks. Its node limit is the same kind of
 # budget: with one node, the root's heuristics may find no plan; a hundred nodes are plenty here
 FLOOR["time_limit"] = 1.0
 FLOOR["node_limit"] = 100

@@ -10,7 +10,7 @@ from pathlib import Path
 from dlbkit.errors import ConfigError
 from dlbkit.face.cli.options import (add_balancer, add_import, add_json, add_seed, check_balancer_arg, check_count,
                                      check_seed, image_file, parse_params, platform_file)
-from dlbkit.face.cli.output import jsonable, save_figure, wrapped_table
+from dlbkit.face.cli.output import jsonable, save_figure, warnings_in_one_line, wrapped_table
 
 __all__ = ["HELP", "DESCRIPTION", "arguments", "command"]
 
@@ -44,7 +44,8 @@ def arguments(sc: argparse.ArgumentParser) -> None:
 
 
 #: what ``schedule --json`` adds under "solver" for a mapper that reports an optimality gap (milp)
-_SOLVER_KEYS = ("model", "status", "message", "objective", "dual_bound", "gap", "optimal", "estimate")
+_SOLVER_KEYS = ("model", "status", "message", "objective", "dual_bound", "gap", "optimal", "estimate", "stopped_by",
+                "incumbent", "milp_makespan", "heft_makespan")
 
 
 def command(args) -> int:
@@ -68,7 +69,8 @@ def command(args) -> int:
     from dlbkit.model.check import renamed
     # the API names its arguments ("nodes", the graph's "costs"); the command line names the flag and the file
     with renamed("nodes", "--nodes" if args.nodes is not None else "nodes"), \
-            renamed("costs", f"costs of {args.graph}"), renamed("contention", "--contention"):
+            renamed("costs", f"costs of {args.graph}"), renamed("contention", "--contention"), \
+            warnings_in_one_line(0):  # milp's "HEFT's plan is better", on stderr: stdout is the JSON's
         r = schedule(args.graph, where, args.balancer, params=params, cost_model=args.cost_model,
                      contention=contention, seed=args.seed)
     info = r.trace.meta.get("plan_info") or {}
@@ -85,7 +87,9 @@ def command(args) -> int:
           f"{args.balancer}, cost model {args.cost_model}: makespan {r.makespan:g}")
     if "gap" in info:
         print(f"{args.balancer}: {info.get('message', '')} objective {info['objective']:g}, dual bound "
-              f"{info['dual_bound']:g}, gap {info['gap']:.4g}")
+              f"{info['dual_bound']:g}, gap {info['gap']:.4g}"
+              + (f" (from HEFT's plan, {info['heft_makespan']:g}, which is returned: better than HiGHS's best)"
+                 if info.get("incumbent") == "heft" else ""))
     # a --platform's nodes by the names its file gives ("/k" for a node's k-th core); --nodes M's by number
     names = r.trace.node_labels() or [str(p) for p in range(r.trace.n_nodes)]
     rows = [[str(t), names[p], f"{d['start'][t]:g}", f"{d['finish'][t]:g}"] for t, p in d["assignment"].items()]

@@ -1,10 +1,14 @@
 """Mapping balancers: the published examples worked exactly, and valid plans on any graph."""
 
+import warnings
+
 import numpy as np
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import dlbkit
 from dlbkit import ConfigError, TaskGraph, make, schedule
 from dlbkit.balancers.registry import REGISTRY
 from dlbkit.families.graph.balancers import decide
@@ -228,6 +232,38 @@ def test_a_node_limited_milp_stops_where_told_and_gives_the_same_plan_on_every_r
 def test_a_node_limit_outside_highs_range_is_refused_naming_it(bad):
     with pytest.raises(ConfigError, match=r"node_limit.*\[1, 2147483647\]"):
         make("milp", {"node_limit": bad})
+
+
+def test_a_stopped_milp_is_never_worse_than_heft_and_says_which_plan_it_returns():
+    """Stopped after one branch-and-bound node on a 40-task graph, HiGHS's incumbent (217.2) is far
+    worse than HEFT's list schedule (151.5): milp returns HEFT's plan, warns, and measures its gap from
+    HEFT's makespan to HiGHS's dual bound (it returned 217.2 without a word, issue 36). A node limit
+    is not a clock, so this is the same on every machine."""
+    g = layered(40, seed=1)
+    heft = schedule(g, 3, "heft")
+    with pytest.warns(dlbkit.DlbkitWarning, match=r"milp: HiGHS stopped at its node_limit \(1\) with its best "
+                      r"plan's makespan 217\.216; HEFT's list schedule \(151\.513\) is better and is returned"):
+        s = schedule(g, 3, "milp", params={"node_limit": 1})
+    info = s.trace.meta["plan_info"]
+    assert s.makespan == heft.makespan and s.trace.meta["assignment"] == heft.trace.meta["assignment"]
+    assert info["incumbent"] == "heft" and info["heft_makespan"] == heft.makespan and not info["optimal"]
+    assert info["milp_makespan"] == pytest.approx(217.216, abs=5e-4) and info["milp_makespan"] > heft.makespan
+    assert info["gap"] == pytest.approx((heft.makespan - info["dual_bound"]) / heft.makespan, rel=1e-12)
+
+
+def test_a_stopped_milp_that_beats_heft_keeps_its_own_plan_without_a_warning():
+    """On Topcuoglu's graph one node already gives 76 (HEFT: 80): the MILP's plan, compared and kept."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dlbkit.DlbkitWarning)
+        s = schedule(topcuoglu10(), 3, "milp", params={"node_limit": 1})
+    info = s.trace.meta["plan_info"]
+    assert s.makespan == info["milp_makespan"] == 76 < info["heft_makespan"] == 80
+    assert info["incumbent"] == "milp" and info["stopped_by"] == "node_limit"
+
+
+def test_a_proven_milp_is_not_compared_with_heft():
+    info = schedule(topcuoglu10(), 3, "milp", params={"time_limit": 30.0}).trace.meta["plan_info"]
+    assert info["optimal"] and "incumbent" not in info and "heft_makespan" not in info
 
 
 def test_the_relaxed_milp_returns_at_most_m_clusters_and_reports_its_gap():

@@ -123,6 +123,20 @@ def test_cli_schedule_milp_json_reports_the_solvers_gap(t10, capsys):
     assert "dual bound 73, gap 0" in capsys.readouterr().out
 
 
+def test_cli_schedule_a_stopped_milp_returns_heft_when_better_json_alone_on_stdout(tmp_path, capfd):
+    """capfd: what HiGHS (C code) or anything else writes to file descriptor 1 is seen too, so the JSON
+    must be all of stdout; the warning is one line on stderr."""
+    from dlbkit.families.graph.model.generate import layered
+    p = tmp_path / "l40.json"
+    layered(40, seed=1).write(p)
+    assert main(["schedule", str(p), "--nodes", "3", "--balancer", "milp", "-p", "node_limit=1", "--json"]) == 0
+    out, err = capfd.readouterr()
+    d = json.loads(out)
+    assert d["solver"]["incumbent"] == "heft" and d["makespan"] == d["solver"]["heft_makespan"]
+    assert d["solver"]["stopped_by"] == "node_limit" and d["solver"]["milp_makespan"] > d["makespan"]
+    assert "HEFT's list schedule" in err and len(err.strip().splitlines()) == 1
+
+
 def test_a_layered_graph_without_a_seed_is_drawn_anew_per_repetition(tmp_path):
     exp = Experiment.from_dict({"platform": {"nodes": [{"name": "a", "speed": 1.0, "count": 2}]},
                                 "workload": {"kind": "graph", "generator": "layered", "n": 30},
