@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 import dlbkit
-from dlbkit.errors import TaskError
+from dlbkit.errors import RemoteTraceback, TaskError
+from dlbkit.face.replay import replay
 from dlbkit.families.stream.runtime.agent import SWITCH_INTERVAL_S
 
 distributed = pytest.importorskip("distributed")
@@ -137,6 +138,37 @@ def test_the_nodes_set_their_processes_switch_interval_back(dask_client):
         assert c.submit(sys.getswitchinterval).result(timeout=HANG_S) == SWITCH_INTERVAL_S != before
     assert no_loop_left(dask_client)
     assert sys.getswitchinterval() == before
+
+
+def spin(seconds):
+    """Busy for *seconds* of this machine's CPU (so that emulation stretches it)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+    return seconds
+
+
+def boom(x):
+    raise ValueError(f"job {x} failed on purpose")
+
+
+def test_cluster_on_dask_emulates_records_replays_and_keeps_a_jobs_error(dask_client, tmp_path):
+    path = tmp_path / "rec.json"
+    with dlbkit.Cluster(backend="dask", client=dask_client, balancer="local", emulate=[1.0, 0.25], seed=0,
+                        record=path) as c:
+        jobs = [c.submit(spin, 0.01, origin=k % 2) for k in range(6)]
+        bad = c.submit(boom, 7)
+        with pytest.raises(ValueError, match="job 7 failed on purpose") as info:
+            bad.result(timeout=HANG_S)
+        assert isinstance(info.value.__cause__, RemoteTraceback) and "in boom" in str(info.value.__cause__)
+        assert [f.result(timeout=HANG_S) for f in jobs] == [0.01] * 6
+    # the quarter-speed node's jobs are stretched to at least 4 x their busy time (a sleep is never
+    # shorter than asked); the full-speed node's are not stretched
+    slow = [j for j in c.ps() if j.state == "done" and j.node == 1]
+    assert slow and all(j.ended - j.started >= j.busy / 0.25 * (1 - 1e-6) for j in slow)
+    assert c.result().trace.source == "dask"
+    r = replay(path)
+    assert len(r.trace.series["job_time"]) == 7
 
 
 def test_cluster_on_dask_workers_chooses_the_first(dask_client):

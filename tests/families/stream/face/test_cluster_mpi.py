@@ -53,7 +53,8 @@ if __name__ == "__main__":
     jobs = c.ps()
     print(json.dumps({"ok": got == [i * i for i in range(300)], "err": err, "after": after, "batch": batch,
                       "nodes": sorted({j.node for j in jobs}), "workers": c.workers,
-                      "states": sorted({j.state for j in jobs}), "family": c.result().trace.family}))
+                      "states": sorted({j.state for j in jobs}), "family": c.result().trace.family,
+                      "source": c.result().trace.source}))
 """
 
 
@@ -72,3 +73,4 @@ def test_cluster_on_four_ranks(tmp_path):
     assert out["after"] == 81 and out["batch"] == [i * i for i in range(12)]
     assert out["workers"] == 3 and out["nodes"] == [0, 1, 2]
     assert out["states"] == ["done", "error"] and out["family"] == "stream"
+    assert out["source"] == "mpi"  # the backend (every backend's trace said "local")

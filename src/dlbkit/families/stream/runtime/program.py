@@ -416,7 +416,7 @@ class ClusterRun:
 
     # --- the record of the run ---------------------------------------------------------------------------
     def trace(self) -> Trace:
-        """The run as the stream simulator's Trace (``family="stream"``, ``source="local"``): one
+        """The run as the stream simulator's Trace (``family="stream"``, ``source`` the backend): one
         interval per finished job, the jobs' series, each node's queue and view age resampled on
         :data:`SERIES_POINTS` times, the information layer's cost.
 
@@ -430,7 +430,7 @@ class ClusterRun:
         with self.lock:
             jobs = [j for j in self.jobs if j.state in ("done", "error")]
         n = self.n
-        tr = Trace(n_nodes=n, node_of=list(range(n)), balancer=self.balancer_name, seed=self.seed, source="local",
+        tr = Trace(n_nodes=n, node_of=list(range(n)), balancer=self.balancer_name, seed=self.seed, source=self.backend,
                    family="stream")
         for j in jobs:
             tr.add_interval(j.node, j.job, 1, j.submitted, j.started, j.ended)
