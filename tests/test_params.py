@@ -70,11 +70,14 @@ def test_a_typo_and_a_wrong_kind_get_one_message_listing_the_kind():
     from dlbkit.balancers.registry import names, resolve
 
     expected = ("balancer must be a chunking balancer (dlbkit balancers --kind chunking): "
-                + ", ".join(names("chunking")) + "; got '{}'")
-    for bad, tail in (("gsss", " (did you mean 'gss'?)"), ("heft", "")):  # the closest name that fits, if any
+                + ", ".join(names("chunking")) + "{}; got '{}'")
+    # the closest name that fits for a typo; for a balancer of another kind, what it is and where it runs
+    what = ("; 'heft' is a mapping balancer (dlbkit balancers --kind mapping): it plans before the run: "
+            "dlbkit.graph, dlbkit schedule, a task graph's static engine")
+    for bad, note, tail in (("gsss", "", " (did you mean 'gss'?)"), ("heft", what, "")):
         with pytest.raises(ConfigError) as e:
             resolve(bad, kind="chunking")
-        assert str(e.value) == expected.format(bad) + tail
+        assert str(e.value) == expected.format(note, bad) + tail
     with pytest.raises(ConfigError, match=r"repartition balancer .*: dlah, .*, none; got 'dlahh' \(did you mean 'dlah'\?\)$"):
         resolve("dlahh", kind="repartition", allow_none=True)
 

@@ -225,7 +225,9 @@ def test_a_graph_recording_replayed_under_another_kind_is_one_line(tmp_path, cap
     path = tmp_path / "run.json"
     dlbkit.run_graph(_diamond(), workers=2, balancer="heft", record=path)
     with pytest.raises(ConfigError, match=r"^balancer must be a mapping balancer \(dlbkit balancers --kind mapping\) "
-                                          r"or an online mapping balancer .*: annealing, .*, pd; got 'fac2'$"):
+                                          r"or an online mapping balancer .*: annealing, .*, pd; 'fac2' is a chunking "
+                                          r"balancer \(dlbkit balancers --kind chunking\): it cuts a loop into chunks: "
+                                          r"dlbkit.map, dlbkit.Loop, a divisible workload; got 'fac2'$"):
         dlbkit.replay(path, "fac2")
     assert main(["replay", str(path), "-b", "fac2"]) == 2
     err = capsys.readouterr().err
