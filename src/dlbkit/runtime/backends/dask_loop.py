@@ -64,29 +64,34 @@ def _loop_task(serve, args: tuple, w: int, n: int, address: tuple, key: bytes, m
     except (ValueError, KeyError, AttributeError):  # not in a worker thread (called directly)
         pass
     conn = connect_to(address, authkey=key)
-    conn.send(w)
     peers: dict[int, Any] = {}
-    if mesh:
-        listener = Listener((_host_towards(address[0]), 0), authkey=key)
-        conn.send(listener.address)
-        where = conn.recv()  # every worker's listener
-        # each connects to the workers before it and accepts those after it: a worker's connects
-        # finish once every worker before it accepts, so no cycle of waits
-        for j in range(w):
-            c = connect_to(tuple(where[j]), authkey=key)
-            c.send(w)
-            peers[j] = c
-        for _ in range(n - 1 - w):
-            c = listener.accept()
-            peers[c.recv()] = c
-        listener.close()
-        conn = MeshConn(conn, peers, w)
+    listener = None
     try:
+        conn.send(w)
+        if mesh:
+            listener = Listener((_host_towards(address[0]), 0), authkey=key)
+            conn.send(listener.address)
+            where = conn.recv()  # every worker's listener
+            # each connects to the workers before it and accepts those after it: a worker's connects
+            # finish once every worker before it accepts, so no cycle of waits
+            for j in range(w):
+                c = connect_to(tuple(where[j]), authkey=key)
+                peers[j] = c
+                c.send(w)
+            for _ in range(n - 1 - w):
+                c = listener.accept()
+                peers[c.recv()] = c
+            listener.close()
+            listener = None
+            conn = MeshConn(conn, peers, w)
         serve(conn, w, *args)
     finally:
+        # the Dask worker's process lives on: this loop's sockets close now, also when it failed
         conn.close()
-        for c in peers.values():  # the Dask worker's process lives on: its ends of the mesh close now
+        for c in peers.values():
             c.close()
+        if listener is not None:
+            listener.close()
 
 
 class DaskLoopTransport(Transport):
