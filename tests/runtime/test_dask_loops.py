@@ -74,11 +74,22 @@ def nap(x, s=0.02):
     return x
 
 
+def loops_running() -> int:
+    """On a Dask worker: the threads of its process inside a dlbkit loop's task (its thread runs on after
+    Dask forgets the task, so the scheduler's view cannot say it ended)."""
+    import sys as _sys
+    import traceback as _tb
+
+    from dlbkit.runtime.backends import dask_loop as _dl
+    return sum(any(f.f_code is _dl._loop_task.__code__ for f, _ in _tb.walk_stack(frame))
+               for frame in _sys._current_frames().values())
+
+
 def no_loop_left(client, within=HANG_S):
-    """True once the cluster runs no dlbkit loop task (each ends when its run does)."""
+    """True once no Dask worker's process runs a dlbkit loop (each ends when its run does)."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        if not any("dlbkit worker" in str(k) for keys in client.processing().values() for k in keys):
+        if not any(client.run(loops_running).values()):
             return True
         time.sleep(0.05)
     return False
@@ -169,6 +180,36 @@ def test_cluster_on_dask_emulates_records_replays_and_keeps_a_jobs_error(dask_cl
     assert c.result().trace.source == "dask"
     r = replay(path)
     assert len(r.trace.series["job_time"]) == 7
+
+
+def test_a_cluster_of_eight_dask_workers_starts():
+    """Eight loops connect at once: a listener's default backlog of 1 dropped the others, which did not
+    start within 10 s."""
+    with distributed.LocalCluster(processes=False, n_workers=8, threads_per_worker=1, protocol="tcp",
+                                  dashboard_address=None) as lc, distributed.Client(lc, set_as_default=False) as cl:
+        with dlbkit.Cluster(backend="dask", client=cl) as c:
+            assert [f.result(timeout=HANG_S) for f in [c.submit(square, i) for i in range(40)]] == \
+                [i * i for i in range(40)]
+            assert c.alive() == list(range(8))
+        assert no_loop_left(cl)
+
+
+def test_a_start_that_fails_leaves_no_loop_running(dask_client):
+    """Worker 1's task is pinned to an address where no Dask worker is (a worker lost while the run
+    starts): the start fails within its limit, naming it, and the loop that did start ends."""
+    from dlbkit.families.stream.runtime.program import ClusterRun
+    from dlbkit.info import resolve as resolve_info
+    from dlbkit.balancers.registry import resolve
+    from dlbkit.runtime.backends import dask as dask_backend
+    from dlbkit.runtime.backends.dask_loop import DaskLoopTransport
+
+    program = ClusterRun(2, resolve("nezha", kind="placement"), resolve_info("gossip")).program
+    program.setup(2, time.perf_counter(), program.shared())
+    addrs = [list(dask_client.nthreads())[0], "tcp://127.0.0.1:9"]
+    with pytest.raises(dlbkit.DlbkitError, match=r"did not start within 1 s \(not connected: \[1\];"):
+        DaskLoopTransport(dask_client, addrs, program, [program.origin] * 2, live=dask_backend._workers,
+                          connect_s=1.0)
+    assert no_loop_left(dask_client)
 
 
 def test_cluster_on_dask_workers_chooses_the_first(dask_client):

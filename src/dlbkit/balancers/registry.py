@@ -110,7 +110,7 @@ def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | 
         b.validate()
     elif isinstance(balancer, type) and issubclass(balancer, Balancer):
         if kinds and balancer.kind not in kinds:  # the class would not do as an object either: what fits
-            raise ConfigError(field, balancer, _kind_choices(hint, kinds, allow_none, balancer.name))
+            raise ConfigError(field, balancer, _kind_choices(hint, kinds, allow_none, balancer))
         if not balancer.name:  # a base class (ChunkingBalancer): neither a name nor an instance of it works
             raise ConfigError(field, balancer, f"{hint}: a registered subclass's name or an instance of it, "
                               f"not the base class {balancer.__name__}")
@@ -120,21 +120,27 @@ def resolve(balancer: Any, params: dict[str, Any] | None = None, *, kind: str | 
     else:
         raise ConfigError(field, balancer, hint + (", or None" if allow_none else ""))
     if kinds and b.kind not in kinds:
-        raise ConfigError(field, b.name, _kind_choices(hint, kinds, allow_none, b.name))
+        raise ConfigError(field, b.name, _kind_choices(hint, kinds, allow_none, b))
     return b
 
 
-def _kind_choices(hint: str, kinds: tuple[str, ...], allow_none: bool, given: str | None = None) -> str:
+def _kind_choices(hint: str, kinds: tuple[str, ...], allow_none: bool, given: Any = None) -> str:
     """What a *field* of these *kinds* allows: the hint and every registered name of those kinds, and
     what the balancer named *given* is, if it is one of another kind."""
     return (hint + ": " + ", ".join([n for k in kinds for n in names(k)] + (["none"] if allow_none else []))
             + other_kind(given, kinds))
 
 
-def other_kind(name: str | None, kinds: tuple[str, ...]) -> str:
-    """``"; 'pd' is an online mapping balancer (…): it places …"`` for a registered balancer *name* of a
-    kind not in *kinds* (a user who knows the name but not where it runs), else ``""``."""
-    cls = REGISTRY.get(name.lower()) if isinstance(name, str) else None
+def other_kind(given: Any, kinds: tuple[str, ...]) -> str:
+    """``"; 'pd' is an online mapping balancer (…): it places …"`` for a balancer of a kind not in
+    *kinds* (a user who knows the name but not where it runs), else ``""``. *given*: a registered name,
+    or a balancer class or object (its own kind, registered or not)."""
+    if isinstance(given, str):
+        cls = REGISTRY.get(given.lower())
+    else:
+        cls = given if isinstance(given, type) else type(given)
+        if not getattr(cls, "kind", "") or not getattr(cls, "name", ""):
+            return ""
     if cls is None or cls.kind in kinds:
         return ""
     return f"; {cls.name!r} is {kind_hint((cls.kind,))}" + (f": {cls.kind_use}" if cls.kind_use else "")

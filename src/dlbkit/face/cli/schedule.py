@@ -88,7 +88,8 @@ def command(args) -> int:
     if "gap" in info:
         print(f"{args.balancer}: {info.get('message', '')} objective {info['objective']:g}, dual bound "
               f"{info['dual_bound']:g}, gap {info['gap']:.4g}"
-              + (f" (from HEFT's plan, {info['heft_makespan']:g}, which is returned: better than HiGHS's best)"
+              + (" (HEFT's plan, returned: better than HiGHS's best, "
+                 + (f"{info['milp_makespan']:g})" if info.get("milp_makespan") is not None else "none found)")
                  if info.get("incumbent") == "heft" else ""))
     # a --platform's nodes by the names its file gives ("/k" for a node's k-th core); --nodes M's by number
     names = r.trace.node_labels() or [str(p) for p in range(r.trace.n_nodes)]

@@ -54,9 +54,30 @@ def _host_towards(host: str) -> str:
         s.close()
 
 
-def _loop_task(serve, args: tuple, w: int, n: int, address: tuple, key: bytes, mesh: bool) -> None:
+#: connections a listener queues before it accepts them: the loops of a run connect at once, and a
+#: listener's default (1) made the kernel drop the others and retry them seconds later (8 workers did
+#: not start within 10 s)
+BACKLOG = 128
+#: what a poke sends in place of a worker number: wake a listener's accept() to give up
+_POKE = -1
+#: a mesh worker's word to the coordinator once its pairwise connections are made
+READY = "ready"
+
+
+def _poke(address: tuple, key: bytes) -> None:
+    """Wake whoever waits in ``accept()`` on the listener at *address* (Listener.close does not)."""
+    try:
+        c = connect_to(address, authkey=key)
+        c.send(_POKE)
+        c.close()
+    except (OSError, EOFError):  # nobody listens any more: nothing to wake
+        pass
+
+
+def _loop_task(serve, args: tuple, w: int, n: int, address: tuple, key: bytes, mesh: bool,
+               connect_s: float = 10.0) -> None:
     """On a Dask worker: worker *w*'s loop, its connection the coordinator's at *address* (and, with
-    *mesh*, one to every other worker)."""
+    *mesh*, one to every other worker, made within *connect_s*, then :data:`READY` said)."""
     import distributed
 
     try:
@@ -69,20 +90,13 @@ def _loop_task(serve, args: tuple, w: int, n: int, address: tuple, key: bytes, m
     try:
         conn.send(w)
         if mesh:
-            listener = Listener((_host_towards(address[0]), 0), authkey=key)
+            listener = Listener((_host_towards(address[0]), 0), authkey=key, backlog=BACKLOG)
             conn.send(listener.address)
             where = conn.recv()  # every worker's listener
-            # each connects to the workers before it and accepts those after it: a worker's connects
-            # finish once every worker before it accepts, so no cycle of waits
-            for j in range(w):
-                c = connect_to(tuple(where[j]), authkey=key)
-                peers[j] = c
-                c.send(w)
-            for _ in range(n - 1 - w):
-                c = listener.accept()
-                peers[c.recv()] = c
+            _join_mesh(conn, listener, where, peers, w, n, key, connect_s)
             listener.close()
             listener = None
+            conn.send(READY)
             conn = MeshConn(conn, peers, w)
         serve(conn, w, *args)
     finally:
@@ -92,6 +106,45 @@ def _loop_task(serve, args: tuple, w: int, n: int, address: tuple, key: bytes, m
             c.close()
         if listener is not None:
             listener.close()
+
+
+def _join_mesh(conn, listener, where: list, peers: dict, w: int, n: int, key: bytes, connect_s: float) -> None:
+    """Connect to the workers before *w* and accept those after it: a worker's connects finish once
+    every worker before it accepts, so there is no cycle of waits. A watchdog wakes the accepts when
+    the coordinator ends the run (its connection ends: another worker failed) or after *connect_s*."""
+    done = threading.Event()
+    gave_up: list[str] = []
+
+    def watch() -> None:
+        deadline = time.monotonic() + connect_s
+        while not done.is_set():
+            if wait([conn], 0.05):  # the coordinator sends nothing now: its end closed
+                gave_up.append("the coordinator ended the run")
+                break
+            if time.monotonic() > deadline:
+                gave_up.append(f"not every peer connected within {connect_s:g} s")
+                break
+        else:
+            return
+        _poke(listener.address, key)
+
+    t = threading.Thread(target=watch, name=f"dlbkit-mesh-watch-{w}", daemon=True)
+    t.start()
+    try:
+        for j in range(w):
+            c = connect_to(tuple(where[j]), authkey=key)
+            peers[j] = c
+            c.send(w)
+        for _ in range(n - 1 - w):
+            c = listener.accept()
+            j = c.recv()
+            if j == _POKE:
+                c.close()
+                raise DlbkitError(f"worker {w}'s mesh was not made: {gave_up[0] if gave_up else 'woken'}")
+            peers[j] = c
+    finally:
+        done.set()
+        t.join()
 
 
 class DaskLoopTransport(Transport):
@@ -108,13 +161,14 @@ class DaskLoopTransport(Transport):
         self.n_workers = n = len(addrs)
         key = os.urandom(16)
         host = _scheduler_host(client)
-        self._listener = Listener((_host_towards(host), 0), authkey=key)
+        self._key = key
+        self._listener = Listener((_host_towards(host), 0), authkey=key, backlog=BACKLOG)
         token = uuid.uuid4().hex[:8]
         self._futures = []
         for w in range(n):
             args = tuple(program.worker_args_at("dask", origins[w]))
             self._futures.append(client.submit(
-                _loop_task, program.serve, args, w, n, self._listener.address, key, program.mesh,
+                _loop_task, program.serve, args, w, n, self._listener.address, key, program.mesh, connect_s,
                 key=(f"dlbkit worker {w}", token), workers=[addrs[w]], allow_other_workers=False, pure=False))
         self._conns: list[Any] = [None] * n
         try:
@@ -128,41 +182,80 @@ class DaskLoopTransport(Transport):
         self._polled = time.monotonic()
 
     def _accept(self, connect_s: float, mesh: bool) -> None:
-        """Every loop's connection (and, for a mesh, every listener's address sent to all), or a
-        DlbkitError naming the loop's task that failed, or that did not connect within *connect_s*."""
+        """Every loop's connection (and, for a mesh, every listener's address sent to all and every
+        worker's :data:`READY`), or a DlbkitError naming the loop's task that failed, or the workers
+        that did not connect within *connect_s*; on failure every connection taken is closed."""
         got: list = []
         failed: list[BaseException] = []
+        stop = threading.Event()
 
         def accept() -> None:
             try:
-                for _ in range(self.n_workers):
+                while len(got) < self.n_workers and not stop.is_set():
                     c = self._listener.accept()
-                    got.append((c.recv(), c))
+                    w = c.recv()
+                    if w == _POKE:
+                        c.close()
+                        return
+                    got.append((w, c))
             except BaseException as e:  # noqa: BLE001 - the listener closed, a bad handshake
                 failed.append(e)
 
         t = threading.Thread(target=accept, name="dlbkit-dask-accept", daemon=True)
         t.start()
         deadline = time.monotonic() + connect_s
-        while t.is_alive():
-            t.join(0.05)
-            for w, f in enumerate(self._futures):
-                if f.status == "error":
-                    exc = f.exception()
-                    raise DlbkitError(f"worker {w}'s loop failed to start on the Dask worker {self.addrs[w]}: "
-                                      f"{type(exc).__name__}: {exc}") from exc
-            if time.monotonic() > deadline:
-                raise DlbkitError(f"the Dask workers' loops did not connect back within {connect_s:g} s "
-                                  f"({len(got)} of {self.n_workers}; this process listens at "
-                                  f"{self._listener.address})")
-        if failed:
-            raise DlbkitError(f"a Dask worker's loop connected wrongly: {failed[0]!r}") from failed[0]
-        for w, c in got:
-            self._conns[w] = c
-        if mesh:
-            where = [c.recv() for c in self._conns]
-            for c in self._conns:
-                c.send(where)
+        try:
+            while t.is_alive():
+                t.join(0.05)
+                self._check_started(deadline, connect_s, [w for w, _ in got])
+            if failed:
+                raise DlbkitError(f"a Dask worker's loop connected wrongly: {failed[0]!r}") from failed[0]
+            for w, c in got:
+                self._conns[w] = c
+            if mesh:
+                where = [self._recv_starting(w, deadline, connect_s) for w in range(self.n_workers)]
+                for c in self._conns:
+                    c.send(where)
+                for w in range(self.n_workers):
+                    said = self._recv_starting(w, deadline, connect_s)
+                    if said != READY:  # pragma: no cover - a protocol error is a bug, never silent
+                        raise DlbkitError(f"worker {w}'s loop said {said!r} while its mesh was made")
+        except BaseException:
+            stop.set()
+            if t.is_alive():
+                _poke(self._listener.address, self._key)
+                t.join(1.0)
+            for _, c in got:
+                c.close()
+            raise
+
+    def _check_started(self, deadline: float, connect_s: float, connected: list[int]) -> None:
+        """A DlbkitError if a loop's task failed, or if *deadline* passed (naming who did not connect)."""
+        for w, f in enumerate(self._futures):
+            if f.status == "error":
+                exc = f.exception()
+                raise DlbkitError(f"worker {w}'s loop failed to start on the Dask worker {self.addrs[w]}: "
+                                  f"{type(exc).__name__}: {exc}") from exc
+        if time.monotonic() > deadline:
+            missing = [w for w in range(self.n_workers) if w not in connected] or "none: the mesh was not made"
+            raise DlbkitError(f"the Dask workers' loops did not start within {connect_s:g} s (not connected: "
+                              f"{missing}; this process listens at {self._listener.address}, which the Dask "
+                              "workers must reach)")
+
+    def _recv_starting(self, w: int, deadline: float, connect_s: float) -> Any:
+        """Worker *w*'s next word while the run starts, waiting until *deadline*."""
+        c = self._conns[w]
+        while not wait([c], 0.05):
+            self._check_started(deadline, connect_s, list(range(self.n_workers)))
+        try:
+            return c.recv()
+        except (EOFError, OSError):  # its loop ended: its task's error says why, once Dask has it
+            end = time.monotonic() + 2.0
+            while time.monotonic() < end and self._futures[w].status not in ("error", "finished"):
+                time.sleep(0.02)
+            self._check_started(deadline, connect_s, list(range(self.n_workers)))
+            raise DlbkitError(f"worker {w}'s loop ended while the run started, on the Dask worker "
+                              f"{self.addrs[w]}") from None
 
     def send(self, w: int, msg: tuple) -> None:
         if w in self._dead or w in self._unwritable:
@@ -217,6 +310,16 @@ class DaskLoopTransport(Transport):
         return None
 
     def _died(self, w: int) -> tuple[int, Any]:
+        """Worker *w*'s connection ended: ``Died``, unless its loop's task failed in dlbkit's own code
+        (then that error, which a death would hide): Dask reports a task's error within moments."""
+        end = time.monotonic() + 0.5
+        f = self._futures[w]
+        while time.monotonic() < end and f.status == "pending":
+            time.sleep(0.02)
+        if f.status == "error":
+            exc = f.exception()
+            raise DlbkitError(f"worker {w}'s loop failed on the Dask worker {self.addrs[w]}, outside the user's "
+                              f"code: {type(exc).__name__}: {exc}") from exc
         self._dead.add(w)
         self._conns[w].close()
         return w, Died(exitcode=None)

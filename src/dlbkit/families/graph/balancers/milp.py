@@ -225,8 +225,9 @@ class MILP(MappingBalancer):
             info["incumbent"] = "milp"
             return mine
         dual = info["dual_bound"]
-        info.update(incumbent="heft", gap=(heft_span - dual) / heft_span if heft_span > 0 and math.isfinite(dual)
-                    else math.nan, optimal=False)
+        # the objective is the plan returned's (HiGHS's best stays as milp_makespan), the gap measured from it
+        info.update(incumbent="heft", objective=heft_span, optimal=False,
+                    gap=(heft_span - dual) / heft_span if heft_span > 0 and math.isfinite(dual) else math.nan)
         found = f"its best plan's makespan {mine_span:.6g}" if mine else "no plan"
         warnings.warn(DlbkitWarning(
             f"milp: HiGHS stopped at its {info['stopped_by']} ({getattr(self, info['stopped_by'])}) with {found}; "
