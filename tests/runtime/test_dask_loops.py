@@ -26,6 +26,7 @@ from dlbkit.families.stream.runtime.agent import SWITCH_INTERVAL_S
 distributed = pytest.importorskip("distributed")
 
 from support import HANG_S  # noqa: E402
+from support.cluster_jobs import boom, spin  # noqa: E402
 from support.sweeps import dask_client  # noqa: E402,F401 - the module's cluster (a fixture)
 
 pytestmark = pytest.mark.xdist_group("dask_loops")
@@ -149,18 +150,6 @@ def test_the_nodes_set_their_processes_switch_interval_back(dask_client):
         assert c.submit(sys.getswitchinterval).result(timeout=HANG_S) == SWITCH_INTERVAL_S != before
     assert no_loop_left(dask_client)
     assert sys.getswitchinterval() == before
-
-
-def spin(seconds):
-    """Busy for *seconds* of this machine's CPU (so that emulation stretches it)."""
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        pass
-    return seconds
-
-
-def boom(x):
-    raise ValueError(f"job {x} failed on purpose")
 
 
 def test_cluster_on_dask_emulates_records_replays_and_keeps_a_jobs_error(dask_client, tmp_path):

@@ -32,6 +32,7 @@ from dlbkit.families.stream.runtime.agent import Agent
 from dlbkit.families.stream.runtime.messages import Forward, Submit
 
 from support import HANG_S
+from support.cluster_jobs import boom, spin
 from support.profiles import examples
 
 
@@ -46,18 +47,6 @@ def add(a, b=0):
 def nap(x, s=0.02):
     time.sleep(s)
     return x
-
-
-def spin(seconds):
-    """Busy for *seconds* of this machine's CPU (so that emulation stretches it)."""
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        pass
-    return seconds
-
-
-def boom(x):
-    raise ValueError(f"job {x} failed on purpose")
 
 
 def _gone(pid: int) -> bool:
