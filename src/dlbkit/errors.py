@@ -70,7 +70,13 @@ class TaskError(DlbkitError):
     that failed (``"item"`` for a map, ``"task"`` for a graph, whose *index* is the task's key, and
     for a tree, whose *index* is the task's repr; a tree's ``"value"``, ``"bound"`` or ``"combine"``,
     whose *index* is the worker's). *label* is how the message names it (default ``item 3``,
-    ``task 'b'``): the message is ``"<label> failed: <error>"``, and :attr:`label` keeps it."""
+    ``task 'b'``): the message is ``"<label> failed: <error>"``, and :attr:`label` keeps it.
+
+    Nothing finished is lost with it: in ``dlbkit.map`` and ``dlbkit.graph`` (on rank 0 under MPI)
+    :attr:`results` holds every result the coordinator had when the failure arrived (an item's index,
+    or a task's key → its value) and :attr:`trace` the measurements of the part that ran (its
+    ``meta["partial"]`` says how far the run got; ``record=`` writes it). Elsewhere ``results`` is
+    empty and ``trace`` None."""
 
     def __init__(self, index: Any, error: str, remote_traceback: str, *, what: str = "item",
                  label: str | None = None):
@@ -78,6 +84,8 @@ class TaskError(DlbkitError):
         self.error = error
         self.what = what
         self.remote_traceback = remote_traceback
+        self.results: dict = {}
+        self.trace = None
         self.label = label if label is not None else f"item {index}" if what == "item" else f"{what} {index!r}"
         # the traceback text is shown once, through the __cause__ chain, as concurrent.futures does
         super().__init__(f"{self.label} failed: {error}")

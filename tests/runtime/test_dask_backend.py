@@ -89,6 +89,22 @@ def test_graph_error_names_the_task(dask_client):
     assert e.value.index == "b" and "ValueError: seven" in str(e.value)
 
 
+def test_map_and_graph_keep_what_finished_before_an_error_and_return_exceptions(dask_client):
+    with pytest.raises(TaskError) as e:
+        dlbkit.map(fails_at_7, range(20), backend="dask", client=dask_client, balancer="ss")
+    kept = e.value.results
+    assert 7 not in kept and all(v == i for i, v in kept.items()) and e.value.trace.meta["partial"]["done"] == len(kept)
+    r = dlbkit.map(fails_at_7, range(20), backend="dask", client=dask_client, return_exceptions=True)
+    assert isinstance(r[7], ValueError) and str(r[7]) == "seven" and [v for v in r if v != r[7]] == [
+        i for i in range(20) if i != 7]
+    g = {"a": (abs, -7), "b": (fails_at_7, "a"), "c": (operator.neg, "b"), "d": (operator.neg, "a")}
+    got = dlbkit.graph(g, backend="dask", client=dask_client, return_exceptions=True)
+    assert got["a"] == 7 and got["d"] == -7 and isinstance(got["b"], ValueError) and got["c"] is got["b"]
+    with pytest.raises(TaskError) as e:
+        dlbkit.graph(g, backend="dask", client=dask_client, balancer="heft")
+    assert e.value.results.get("a") == 7 and "b" not in e.value.results and "c" not in e.value.results
+
+
 def test_map_unpicklable_result_is_named(dask_client):
     with pytest.raises(TaskError) as e:
         dlbkit.map(lambda_result, range(5), backend="dask", client=dask_client, balancer="ss")

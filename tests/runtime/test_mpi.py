@@ -168,6 +168,41 @@ FAILING = """
 """
 
 
+PARTIAL = """
+    import operator, dlbkit
+
+    def f(x):
+        if x in (37, 80):
+            raise ValueError(f"bad item {x}")
+        return x * x
+
+    r = dlbkit.map(f, range(120), balancer="gss", backend="mpi", return_exceptions=True)
+    report(what="map", ok=all((isinstance(v, ValueError) and str(v) == f"bad item {i}") if i in (37, 80)
+                              else v == i * i for i, v in enumerate(r)))
+    g = {"a": (abs, -37), "b": (f, "a"), "c": (operator.neg, "b"), "d": (operator.neg, "a")}
+    got = dlbkit.graph(g, backend="mpi", return_exceptions=True)
+    report(what="graph", ok=got["a"] == 37 and got["d"] == -37 and isinstance(got["b"], ValueError)
+           and isinstance(got["c"], ValueError))
+    try:
+        dlbkit.map(f, range(120), balancer="ss", backend="mpi", record="part.json")
+    except dlbkit.TaskError as e:  # rank 0's; a worker rank ends when the run stops
+        report(what="raised", index=e.index, kept=sorted(e.results), ok=all(v == i * i for i, v in e.results.items()),
+               done=e.trace.meta["partial"]["done"], recorded=dlbkit.load_trace("part.json").meta["partial"]["done"])
+"""
+
+
+@pytest.mark.full  # the MPI matrix: failures on ranks
+def test_return_exceptions_on_every_rank_and_a_failed_runs_results_kept_on_rank_0(tmp_path):
+    _run(_script(tmp_path, PARTIAL), 3)  # the worker ranks stop at the last map's failure: its status is theirs
+    lines = _lines(tmp_path)
+    for what in ("map", "graph"):
+        assert sorted(d["rank"] for d in lines if d["what"] == what) == [0, 1, 2]
+        assert all(d["ok"] for d in lines if d["what"] == what), lines
+    (raised,) = [d for d in lines if d["what"] == "raised"]
+    assert raised["rank"] == 0 and raised["index"] == 37 and raised["ok"]
+    assert 37 not in raised["kept"] and len(raised["kept"]) == raised["done"] == raised["recorded"]
+
+
 @pytest.mark.full  # the MPI matrix: failures on ranks
 def test_an_exception_ends_the_job_with_the_item_and_its_traceback(tmp_path):
     p = _run(_script(tmp_path, FAILING), 4)

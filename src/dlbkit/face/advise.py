@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dlbkit import families
 from dlbkit.errors import ConfigError
-from dlbkit.families.replay import as_trace
+from dlbkit.families.replay import as_trace, check_whole
 from dlbkit.model.trace import Trace
 
 # the command line's advise prints a loop's ranking (its table is not yet declared by the families)
@@ -21,6 +21,7 @@ def advise(trace: Trace | str | Path, *, candidates: list[str] | None = None, ma
     first, as its family advises (a loop: :func:`dlbkit.families.divisible.face.advise.advise`, whose keywords
     *candidates* and *max_items* are passed on); a ConfigError for a recording of a family that gives no advice."""
     tr = as_trace(trace)
+    check_whole(tr)
     family = families.FAMILIES.get(tr.family)
     if family is None or family.advise is None:
         advising = [f"a {f.name} run ({' or '.join(f.kinds)} balancers)" for f in families.FAMILIES.values()

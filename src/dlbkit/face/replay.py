@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 from dlbkit import families
 from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError
-from dlbkit.families.replay import ReplayResult, as_trace, compare_rows
+from dlbkit.families.replay import ReplayResult, as_trace, check_whole, compare_rows
 from dlbkit.model.trace import Trace
 
 # the families' replay functions under the names callers have imported from here (dispatch is the registry's)
@@ -35,7 +35,9 @@ def replaying() -> list:
 
 
 def replayable_family(trace: Trace):
-    """The family of *trace*, if it replays its recordings; else a ConfigError naming what can be replayed."""
+    """The family of *trace*, if it replays its recordings; else a ConfigError naming what can be replayed
+    (or saying that the recording is of a run that failed part-way: :func:`~dlbkit.families.replay.check_whole`)."""
+    check_whole(trace)
     family = families.FAMILIES.get(trace.family)
     if family is None or family.replay is None:  # a family that declares no replay, or none registered
         kinds = [f.replay.recorded_by for f in replaying()]

@@ -23,7 +23,7 @@ from dlbkit.model.availability import Piecewise, Recorded
 from dlbkit.model.trace import Column, Trace
 from dlbkit.runtime.record import load_trace
 
-__all__ = ["ReplayResult", "ReplayReport", "as_trace", "pieces", "recorded_balancer", "check_seconds", "compare_rows",
+__all__ = ["ReplayResult", "ReplayReport", "as_trace", "check_whole", "pieces", "recorded_balancer", "check_seconds", "compare_rows",
            "makespan_report", "earlier", "shift", "speeds_text", "measured_speed"]
 
 
@@ -55,6 +55,18 @@ def as_trace(trace_or_path: Trace | str | Path) -> Trace:
     if isinstance(trace_or_path, (str, Path)):
         return load_trace(trace_or_path)
     raise ConfigError("trace", type(trace_or_path).__name__, "a Trace or the path of a recorded trace file")
+
+
+def check_whole(trace: Trace) -> None:
+    """A ConfigError for the recording of a run that failed part-way (``meta["partial"]``, written by
+    ``record=`` when a task raised): a replay or an advice needs every unit's measured cost, which
+    such a run did not measure. The recording itself is kept to be read (:func:`dlbkit.load_trace`)."""
+    part = trace.meta.get("partial")
+    if part:
+        part = part if isinstance(part, dict) else {}
+        raise ConfigError("trace", f"a run that failed at {part.get('failed', '?')} after {part.get('done', '?')} of "
+                          f"{part.get('of', '?')} {part.get('unit', 'units')}", "the recording of a whole run (a "
+                          "replay needs every unit's measured cost; this part is kept to read with dlbkit.load_trace)")
 
 
 def pieces(a: Any, until: float) -> Recorded:

@@ -8,6 +8,7 @@ calls its family's program (``dlbkit.families.<family>.runtime.program``) on a b
 
 from __future__ import annotations
 
+import contextlib
 from numbers import Integral
 from pathlib import Path
 from typing import Any, Callable
@@ -15,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dlbkit.balancers.base import Balancer
-from dlbkit.errors import ConfigError
+from dlbkit.errors import ConfigError, TaskError
 from dlbkit.families.result import Result
 from dlbkit.runtime.backends import BACKENDS
 from dlbkit.runtime.backends.local import check_workers
@@ -117,6 +118,25 @@ def check_record(record: str | Path | None, backend: str) -> None:
     if bad:
         raise ConfigError("record", str(record), "a file in an existing directory")
 
+
+@contextlib.contextmanager
+def recording_what_ran(record: str | Path | None, backend: str, seed: int | None = None):
+    """Around a run: if it ends in a :class:`~dlbkit.errors.TaskError` that kept the part that ran
+    (its ``trace``, :func:`~dlbkit.runtime.backends.base.keep_finished`), *record* is written with
+    it (``meta["partial"]`` says how far the run got) and the error gets a note saying so; the error
+    goes on."""
+    try:
+        yield
+    except TaskError as e:
+        if record is not None and e.trace is not None and coordinates(backend):
+            from dlbkit.runtime.record import save_trace
+            if seed is not None:
+                e.trace.seed = seed
+            save_trace(e.trace, record)
+            part = e.trace.meta.get("partial", {})
+            e.add_note(f"dlbkit: the part that ran ({part.get('done')} of {part.get('of')} {part.get('unit')}) "
+                       f"is recorded in {record}")
+        raise
 
 
 def _flag(name: str, v: Any) -> bool:

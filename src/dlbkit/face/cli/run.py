@@ -60,7 +60,8 @@ def arguments(ru: argparse.ArgumentParser) -> None:
     add_record(ru)
     ru.add_argument("--out", metavar="DIR", help="write gantt.png and work.png of the run in DIR")
     ru.add_argument("--results", metavar="FILE.json",
-                    help="write the results, in item order, as a JSON list (values JSON cannot hold as text)")
+                    help="write the results, in item order, as a JSON list (values JSON cannot hold as text); "
+                         "if an item fails, the results computed by then, as a JSON object from item index to result")
     add_progress(ru, "a progress bar on stderr (default: when stderr is a terminal)")
     add_json(ru, "print the summary as a JSON object")
     ru.set_defaults(func=command)
@@ -212,6 +213,7 @@ def _run(args, rank: int) -> int:
         if rank == 0:
             print(e.remote_traceback.rstrip(), file=sys.stderr)
             print(f"dlbkit: error: {one_line(str(e).splitlines()[0])}", file=sys.stderr)
+            _keep_part(e, record, results_file)
         return 1
     if args.backend == "mpi":
         from mpi4py import MPI
@@ -249,6 +251,22 @@ def _run(args, rank: int) -> int:
     for line in written:
         print(line)
     return 0
+
+
+def _keep_part(e, record: Path | None, results_file: Path | None) -> None:
+    """After a failed item: the part that ran kept where --record and --results asked, each said on stderr."""
+    if e.trace is None:
+        return
+    part = e.trace.meta["partial"]
+    what = f"the {part['done']} of {part['of']} items computed before it"
+    if record is not None:
+        from dlbkit.runtime.record import save_trace
+        save_trace(e.trace, record)
+        print(f"dlbkit: recorded the part that ran in {record}", file=sys.stderr)
+    if results_file is not None:
+        results_file.write_text(json.dumps({str(i): jsonable(v) for i, v in sorted(e.results.items())}) + "\n",
+                                encoding="utf-8")
+        print(f"dlbkit: wrote {what} in {results_file}, as an object from item index to result", file=sys.stderr)
 
 
 def _run_plots(r, out: Path, label: str) -> list[Path]:

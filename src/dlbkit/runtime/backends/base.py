@@ -17,6 +17,7 @@ result, a task, a value of the user's) takes the same path: :func:`send_or_repor
 
 from __future__ import annotations
 
+import itertools
 import os
 import pickle
 import sysconfig
@@ -278,25 +279,38 @@ def unpicklable(obj: Any) -> str | None:
 
 
 def send_or_report(send: Callable[[Any], None], msg: tuple,
-                   parts: Callable[[], Iterable[tuple[Any, str, Any]]]) -> bool:
+                   parts: Callable[[], Iterable[tuple[Any, str, Any]]],
+                   replace: Callable[[tuple, Any, Error], tuple] | None = None) -> bool:
     """``send(msg)``; True if it went. If *msg* could not be pickled, send instead an
     :class:`~dlbkit.runtime.messages.Error` for the first of *parts()* — ``(index, what, object)``
     triples, *what* naming the object in words — that cannot be pickled, and return False (the
-    worker then ends, as after any failure of user code). A failure of the transport, or one that
-    no part explains, is raised."""
+    worker then ends, as after any failure of user code). With *replace* (a run that returns
+    exceptions in place of results), each part that cannot be pickled is replaced in the message
+    by its Error instead (``replace(msg, index, error)`` gives the new message), which is sent, and
+    the worker goes on. A failure of the transport, or one that no part explains, is raised."""
     try:
         send(msg)
         return True
     except (EOFError, OSError):
         raise
     except Exception:
-        for index, what, obj in parts():
-            reason = unpicklable(obj)
-            if reason is not None:
-                e = pickle.PicklingError(f"{what} cannot be pickled to cross to another process: {reason}")
-                send(Error(index=index, exception=pickled(e), traceback=f"{type(e).__name__}: {e}\n"))
-                return False
-        raise
+        bad = ((index, _pickling_error(index, what, reason)) for index, what, obj in parts()
+               if (reason := unpicklable(obj)) is not None)  # lazy: a failing run needs only the first
+        first = next(bad, None)
+        if first is None:
+            raise
+        if replace is None:
+            send(first[1])
+            return False
+        for index, error in itertools.chain([first], bad):
+            msg = replace(msg, index, error)
+        send(msg)
+        return True
+
+
+def _pickling_error(index: Any, what: str, reason: str) -> Error:
+    e = pickle.PicklingError(f"{what} cannot be pickled to cross to another process: {reason}")
+    return Error(index=index, exception=pickled(e), traceback=f"{type(e).__name__}: {e}\n")
 
 
 def task_error(msg: Error, *, what: str = "item", index: Any = None, label: str | None = None) -> TaskError:
@@ -315,6 +329,23 @@ def task_error(msg: Error, *, what: str = "item", index: Any = None, label: str 
     err = TaskError(index, f"{type(cause).__name__}: {cause}" if not isinstance(cause, RemoteTraceback)
                     else tb.strip().splitlines()[-1], tb, what=what, label=label)
     err.__cause__ = cause
+    return err
+
+
+def raised(msg: Error, *, what: str = "item", index: Any = None, label: str | None = None) -> BaseException:
+    """What a run that returns exceptions puts in place of the result of *msg*'s unit: the original
+    exception, its ``__cause__`` the worker's traceback (as ``concurrent.futures`` gives it), or,
+    when it could not be rebuilt here, the :class:`TaskError` that carries its text."""
+    err = task_error(msg, what=what, index=index, label=label)
+    return err if isinstance(err.__cause__, RemoteTraceback) else err.__cause__
+
+
+def keep_finished(err: TaskError, results: dict, trace, done: int, of: int, unit: str) -> TaskError:
+    """*err* with what was finished when it arrived: *results* (index or key → value) and the
+    part's *trace*, marked ``meta["partial"]`` (``failed``: the unit's label, ``done`` of ``of``
+    *unit*), which a replay refuses (it needs every unit's cost)."""
+    trace.meta["partial"] = {"failed": err.label, "done": done, "of": of, "unit": unit}
+    err.results, err.trace = results, trace
     return err
 
 

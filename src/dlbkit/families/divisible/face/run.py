@@ -25,6 +25,7 @@ from dlbkit.families.run import (
     agreed,
     check_record,
     coordinates,
+    recording_what_ran,
 )
 from dlbkit.families.divisible.model.seeding import DIVISIBLE
 from dlbkit.model.seeding import streams
@@ -43,7 +44,7 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
             params: Mapping | None = None, backend: str = "local", workers: int | None = None,
             progress: bool | None = None, emulate: Any = None, master: str | int | None = None,
             seed: int = 0, record: str | Path | None = None, start_method: str | None = None,
-            record_decisions: bool = False, client: Any = None) -> RunResult:
+            record_decisions: bool = False, client: Any = None, return_exceptions: bool = False) -> RunResult:
     """Apply *fn* to every item on worker processes (or MPI ranks), balanced by a chunking balancer.
 
     Returns a :class:`RunResult`. *emulate* slows workers down as the nodes of a platform would
@@ -51,7 +52,7 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
     workers. *record* saves the run's trace for ``dlbkit replay``. *record_decisions* keeps every
     decision the coordinator asked the balancer for, with a copy of the view it was asked with, in
     ``trace.decisions`` (to replay them; memory grows with the run; run_tree and run_spmd take it too:
-    a tree's periodic decisions, an SPMD run's repartitions). See :func:`map`.
+    a tree's periodic decisions, an SPMD run's repartitions). *return_exceptions*: see :func:`map`.
     """
     _backend(backend, client)
 
@@ -63,15 +64,18 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
         b: ChunkingBalancer = resolve(balancer, params, kind="chunking")
         emulation = _emulation(emulate, s, master, layout=DIVISIBLE)
         _flag("record_decisions", record_decisions)  # here, agreed: after it, raised on one rank alone (a hang)
+        _flag("return_exceptions", return_exceptions)
         return s, b, check_items(items), emulation, _worker_count(workers, emulation, backend)
 
     asked = workers
     seed, b, items, emulation, workers = agreed(backend, checks)
     rng = streams(seed, DIVISIBLE).rng("balancer")  # the divisible simulator's: the same draws for the same seed
-    results, trace = _map_family.run_map(fn, items, b, backend=backend,
-                                         workers=asked if backend == "mpi" else workers, emulation=emulation,
-                                         progress=progress, rng=rng, start_method=start_method, client=client,
-                                         record_decisions=_flag("record_decisions", record_decisions))
+    with recording_what_ran(record, backend, seed):
+        results, trace = _map_family.run_map(fn, items, b, backend=backend,
+                                             workers=asked if backend == "mpi" else workers, emulation=emulation,
+                                             progress=progress, rng=rng, start_method=start_method, client=client,
+                                             record_decisions=_flag("record_decisions", record_decisions),
+                                             return_exceptions=bool(return_exceptions))
     trace.seed = seed  # the balancer's generator came from it: a replay can repeat its draws
     # auto ran its default; predict the next run's best from the measured item costs, which under MPI
     # only rank 0's trace holds (as in Loop.run)
@@ -123,7 +127,8 @@ def check_items(items: Any, field: str = "items") -> Sequence:
 def map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | str = DEFAULT_BALANCER,
         params: Mapping | None = None, backend: str = "local", workers: int | None = None,
         progress: bool | None = None, emulate: Any = None, master: str | int | None = None,
-        seed: int = 0, record: str | Path | None = None, client: Any = None) -> list:
+        seed: int = 0, record: str | Path | None = None, client: Any = None,
+        return_exceptions: bool = False) -> list:
     """``[fn(x) for x in items]``, computed in parallel and balanced; results in input order.
 
     *balancer*: any chunking balancer (name or object; default ``"awf-c"``, adaptive weighted
@@ -141,7 +146,12 @@ def map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | str =
     returns the run's measurements as well (a :class:`RunResult`).
 
     Raise :class:`~dlbkit.errors.TaskError` (index of the failing item, the worker's traceback) if
-    *fn* raises; every worker is stopped first. Bad arguments are a
+    *fn* raises; every worker is stopped first, and nothing finished is lost: the error's ``results``
+    maps the index of every item computed by then to its result, and *record* is written for the part
+    that ran. With *return_exceptions* True (as ``asyncio.gather`` takes it) nothing is raised: the
+    exception *fn* raised on an item is that item's result (its ``__cause__`` the worker's traceback,
+    as ``concurrent.futures`` gives it; a :class:`~dlbkit.errors.TaskError` with the traceback's text
+    if it could not be rebuilt here), and every other item is computed. Bad arguments are a
     :class:`~dlbkit.errors.ConfigError`, raised before any worker starts.
 
     >>> import dlbkit
@@ -150,4 +160,4 @@ def map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | str =
     """
     return run_map(fn, items, balancer=balancer, params=params, backend=backend, workers=workers,
                    progress=progress, emulate=emulate, master=master, seed=seed, record=record,
-                   client=client).results
+                   client=client, return_exceptions=return_exceptions).results

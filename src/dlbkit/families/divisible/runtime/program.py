@@ -42,8 +42,8 @@ from dlbkit.model.availability import Constant
 from dlbkit.model.trace import Trace
 from dlbkit.families.divisible.model.view import LoopView
 from dlbkit.runtime.backends import execute
-from dlbkit.runtime.backends.base import (Program, Transport, UserCode, drive, error_message, send_or_report, short_repr, task_error,
-                             unpicklable)
+from dlbkit.runtime.backends.base import (Program, Transport, UserCode, drive, error_message, keep_finished, raised,
+                                         send_or_report, short_repr, task_error, unpicklable)
 from dlbkit.runtime.emulation import Emulation
 from dlbkit.runtime.messages import Died, Error, Stop
 from dlbkit.runtime.progress import Progress
@@ -74,12 +74,14 @@ class Pool:
 
 def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence, *, origin: float,
                emulation: Emulation | None = None, progress: Progress | None = None,
-               rng=None, backend: str = "local", record_decisions: bool = False) -> tuple[list, Trace]:
+               rng=None, backend: str = "local", record_decisions: bool = False,
+               return_exceptions: bool = False) -> tuple[list, Trace]:
     """Drive *transport*'s workers through *items* with *balancer*, then stop them; (results, trace).
-    *record_decisions*: keep every decision with a copy of its view in ``trace.decisions``."""
+    *record_decisions*: keep every decision with a copy of its view in ``trace.decisions``;
+    *return_exceptions*: a failed item's exception is its result (the workers were told so too)."""
     results, trace, _ = coordinate_step(transport, balancer, items, origin=origin, emulation=emulation,
                                         progress=progress, rng=rng, backend=backend,
-                                        record_decisions=record_decisions)
+                                        record_decisions=record_decisions, return_exceptions=return_exceptions)
     for w in range(transport.n_workers):
         transport.send(w, Stop())
     transport.stop()
@@ -89,7 +91,8 @@ def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence
 def coordinate_step(transport: Transport, balancer: ChunkingBalancer, items: Sequence, *, origin: float,
                     emulation: Emulation | None = None, progress: Progress | None = None, rng=None,
                     backend: str = "local", record_decisions: bool = False, pool: Pool | None = None,
-                    state: dict | None = None, send_items: bool | None = None) -> tuple[list, Trace, dict | None]:
+                    state: dict | None = None, send_items: bool | None = None,
+                    return_exceptions: bool = False) -> tuple[list, Trace, dict | None]:
     """One run of the loop *items* on *transport*'s workers, which stay up: (results, trace, carried).
 
     The one coordinator of the map family: :func:`coordinate` (``dlbkit.map``) is one step and a
@@ -98,9 +101,15 @@ def coordinate_step(transport: Transport, balancer: ChunkingBalancer, items: Seq
     True (the workers were started before these items existed). The trace's times are seconds since
     *origin* (the pool's start: one clock for every step), ``meta["step_start"]`` when this step began;
     *carried* is what the balancer carries to the next step (None: nothing).
+
+    An item whose function raised ends the step with a :class:`~dlbkit.errors.TaskError` that keeps
+    every result already in and the part's trace (:func:`~..backends.base.keep_finished`); with
+    *return_exceptions* it is that item's result instead (:func:`~..backends.base.raised`), the
+    item's index in ``trace.meta["failed"]``, and the step goes on.
     """
     step = _Step(transport, balancer, items, origin=origin, emulation=emulation, progress=progress, rng=rng,
-                 backend=backend, record_decisions=record_decisions, pool=pool, state=state, send_items=send_items)
+                 backend=backend, record_decisions=record_decisions, pool=pool, state=state, send_items=send_items,
+                 return_exceptions=return_exceptions)
     step.run()
     return step.results, step.finish(), end_step(balancer, step.view)
 
@@ -110,7 +119,7 @@ class _Step:
 
     def __init__(self, transport: Transport, balancer: ChunkingBalancer, items: Sequence, *, origin: float,
                  emulation: Emulation | None, progress: Progress | None, rng, backend: str, record_decisions: bool,
-                 pool: Pool | None, state: dict | None, send_items: bool | None):
+                 pool: Pool | None, state: dict | None, send_items: bool | None, return_exceptions: bool = False):
         N = len(items)
         P = transport.n_workers
         self.transport, self.balancer, self.items, self.origin = transport, balancer, items, origin
@@ -136,6 +145,8 @@ class _Step:
         self.clock = time.perf_counter
         self.record = self.trace.decisions if record_decisions else None
         self.step_start = 0.0 if self.one_shot else self.clock() - origin
+        self.return_exceptions = return_exceptions
+        self.failed: list[int] = []  # items whose exception is their result (return_exceptions)
 
     def give(self, w: int, t_ask: float) -> None:
         """Worker *w* asked at *t_ask*: send it a lost chunk, or the balancer's next one, or keep it waiting."""
@@ -189,7 +200,7 @@ class _Step:
                 pool.ready.add(w)
                 self.give(w, msg.t)
             elif kind is Error:
-                raise task_error(msg)
+                raise self.on_error(msg)
             elif kind is Died:
                 self.on_died(w, msg.exitcode)
             else:  # pragma: no cover - a protocol error is a bug, never silent
@@ -203,6 +214,8 @@ class _Step:
         if self.outstanding.get(w, (None,))[:2] != (first, count):
             return  # a stale copy of a chunk already reassigned: never counted twice
         t_ask = self.outstanding.pop(w)[2]
+        if self.return_exceptions:
+            res = self.exceptions_in(first, res)
         self.results[first:first + count] = res
         self.item_cost[first:first + count] = times
         self.done += count
@@ -212,6 +225,21 @@ class _Step:
             self.progress.update(self.done)
         if self.done < self.N:
             self.give(w, t_end)
+
+    def exceptions_in(self, first: int, res: list) -> list:
+        """*res* with each item that failed (an ``Error`` in its place, sent by a worker that returns
+        exceptions) as its exception, booked in :attr:`failed`."""
+        for j, r in enumerate(res):
+            if type(r) is Error:
+                res[j] = raised(r, index=first + j)
+                self.failed.append(first + j)
+        return res
+
+    def on_error(self, msg: Error) -> BaseException:
+        """The TaskError that ends the step, with every result in and the part's trace."""
+        err = task_error(msg)
+        kept = {i: r for i, r in enumerate(self.results) if r is not _MISSING}
+        return keep_finished(err, kept, self.finish(), self.done, self.N, "items")
 
     def on_died(self, w: int, exitcode: int | None) -> None:
         """Worker *w* died: its chunk goes whole to the next worker that asks (one waiting now, first)."""
@@ -237,6 +265,8 @@ class _Step:
         trace.events = 2 * (n_chunks + self.P) + n_chunks
         trace.meta.update(mechanism="self-scheduling", backend=self.backend, item_cost=item_cost, faults=self.faults,
                           balancer_params=self.balancer.get_params())
+        if self.failed:
+            trace.meta["failed"] = sorted(self.failed)
         if not self.one_shot:
             trace.end_time = max(trace.end_time, self.step_start)  # an empty step ends where it began
             trace.meta.update(step_start=self.step_start, step_items=self.N)
@@ -262,9 +292,12 @@ def _measure(view: LoopView, w: int, count: int, t_start: float, t_end: float, t
 # --- the worker ------------------------------------------------------------------------------------
 def run_chunk(fn: Callable, items: Sequence | None, payload: Sequence | None, first: int, count: int,
               w: int, emulation: Emulation | None, origin: float, conn_send: Callable,
-              user: UserCode) -> bool:
+              user: UserCode, keep_going: bool = False) -> bool:
     """Compute one chunk and report it; False if the user's function raised (reported as an Error).
-    *user* marks the computing of the chunk's items (:class:`~..backends.base.UserCode`)."""
+    *user* marks the computing of the chunk's items (:class:`~..backends.base.UserCode`). *keep_going*
+    (``return_exceptions``): an item whose function raises, or whose result cannot be pickled, has
+    its ``Error`` as its result, and the chunk goes on; only a ``BaseException`` that is not an
+    ``Exception`` (Ctrl-C, an exit) still ends it."""
     if status.ON:  # a launched MPI job: the launcher names this chunk if the rank dies
         status.doing("computing items %d–%d", first, first + count - 1) if count > 1 else \
             status.doing("computing item %d", first)
@@ -277,7 +310,12 @@ def run_chunk(fn: Callable, items: Sequence | None, payload: Sequence | None, fi
     try:
         with user:
             for j in range(count):
-                results[j] = fn(source[offset + j])
+                try:
+                    results[j] = fn(source[offset + j])
+                except Exception as e:  # noqa: BLE001 - kept in place, or ends the chunk (below)
+                    if not keep_going:
+                        raise
+                    results[j] = error_message(first + j, e)
                 t = clock()  # one clock read per item: the end of one item starts the next
                 item_time[j] = t - t_prev
                 t_prev = t
@@ -288,12 +326,18 @@ def run_chunk(fn: Callable, items: Sequence | None, payload: Sequence | None, fi
         emulation.stretch(w, origin, t_start, t_prev)
     name = getattr(fn, "__qualname__", None) or short_repr(fn, 60)
     return send_or_report(conn_send, Done(first, count, results, t_start - origin, clock() - origin, item_time),
-                          lambda: ((first + j, f"the result of {name}", r) for j, r in enumerate(results)))
+                          lambda: ((first + j, f"the result of {name}", r) for j, r in enumerate(results)),
+                          _in_place if keep_going else None)
+
+
+def _in_place(done: Done, index: int, error: Error) -> Done:
+    done.results[index - done.first] = error  # the list the message holds
+    return done
 
 
 def serve(conn, w: int, fn: Callable, items: Sequence | None, emulation: Emulation | None,
-          origin: float, interruptible: UserCode | None = None) -> None:
-    """The worker loop: serve chunks until Stop or the coordinator goes away."""
+          origin: float, keep_going: bool = False, interruptible: UserCode | None = None) -> None:
+    """The worker loop: serve chunks until Stop or the coordinator goes away (*keep_going*: :func:`run_chunk`'s)."""
     send = conn.send
     user = interruptible or UserCode()
     try:
@@ -303,13 +347,14 @@ def serve(conn, w: int, fn: Callable, items: Sequence | None, emulation: Emulati
             if type(msg) is Stop:
                 return
             first, count, payload = msg  # a Work
-            if not run_chunk(fn, items, payload, first, count, w, emulation, origin, send, user):
+            if not run_chunk(fn, items, payload, first, count, w, emulation, origin, send, user, keep_going):
                 return
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the coordinator ended the run
 
 
-def answer(send: Callable, msg: Work | None, w: int, origin: float, fn: Callable, emulation: Emulation | None) -> None:
+def answer(send: Callable, msg: Work | None, w: int, origin: float, fn: Callable, emulation: Emulation | None,
+           keep_going: bool = False) -> None:
     """The worker as one answer per message (:attr:`~..backends.base.Program.answer`, the Dask
     backend): at start a ``Ready``, then for each ``Work`` its chunk computed and reported, as
     :func:`serve` does (the items travel with the chunk)."""
@@ -317,7 +362,7 @@ def answer(send: Callable, msg: Work | None, w: int, origin: float, fn: Callable
         send(Ready(time.perf_counter() - origin))
         return
     first, count, payload = msg
-    run_chunk(fn, None, payload, first, count, w, emulation, origin, send, UserCode())
+    run_chunk(fn, None, payload, first, count, w, emulation, origin, send, UserCode(), keep_going)
 
 
 def chunk_name(fn: Callable, msg: Work) -> str:
@@ -342,9 +387,11 @@ class MapRun(Program):
     interruptible = True  # under MPI, Ctrl-C and the user's signal handlers interrupt the user's function
 
     def __init__(self, fn: Callable, items: Sequence, balancer: ChunkingBalancer, *,
-                 emulation: Emulation | None, progress: bool | None, rng, record_decisions: bool = False):
+                 emulation: Emulation | None, progress: bool | None, rng, record_decisions: bool = False,
+                 return_exceptions: bool = False):
         self.fn, self.items, self.balancer, self.rng = fn, items, balancer, rng
         self.record_decisions = record_decisions
+        self.return_exceptions = return_exceptions
         self.emulation = emulation
         self.n_items = len(items)
         self.progress = Progress(len(items), progress)
@@ -364,10 +411,11 @@ class MapRun(Program):
 
     def worker_args(self, backend):
         # under MPI the items travel with each work order: only rank 0's items matter
-        return (self.fn, self.items if backend == "local" else None, self.emulation, self.origin)
+        return (self.fn, self.items if backend == "local" else None, self.emulation, self.origin,
+                self.return_exceptions)
 
     def answer_args(self, backend):
-        return (self.fn, self.emulation)
+        return (self.fn, self.emulation, self.return_exceptions)
 
     def task_name(self, msg):
         return chunk_name(self.fn, msg)
@@ -375,7 +423,7 @@ class MapRun(Program):
     def coordinate(self, transport, backend):
         return coordinate(transport, self.balancer, self.items, origin=self.origin, emulation=self.emulation,
                           progress=self.progress, rng=self.rng, backend=backend,
-                          record_decisions=self.record_decisions)
+                          record_decisions=self.record_decisions, return_exceptions=self.return_exceptions)
 
     def sent_to_workers(self):
         return [("fn", self.fn), ("items", self.items)]
@@ -390,13 +438,14 @@ class MapRun(Program):
 def run_map(fn: Callable[[Any], Any], items: Sequence, balancer: ChunkingBalancer, *, backend: str = "local",
             workers: int | None = None, emulation: Emulation | None = None, progress: bool | None = None,
             rng=None, start_method: str | None = None, record_decisions: bool = False,
-            client=None) -> tuple[list, Trace]:
+            client=None, return_exceptions: bool = False) -> tuple[list, Trace]:
     """The map family's runner: ``[fn(x) for x in items]`` on *backend*; ``(results, trace)``.
 
     *balancer* is a resolved, validated chunking balancer; *workers* None means the usable CPUs
-    (local), the job's worker ranks (MPI) or the Dask cluster's workers (*client*'s)."""
+    (local), the job's worker ranks (MPI) or the Dask cluster's workers (*client*'s);
+    *return_exceptions*: a failed item's exception is its result (:func:`coordinate_step`)."""
     run = MapRun(fn, items, balancer, emulation=emulation, progress=progress, rng=rng,
-                 record_decisions=record_decisions)
+                 record_decisions=record_decisions, return_exceptions=return_exceptions)
     return execute(run, backend, workers=workers, start_method=start_method, client=client)
 
 

@@ -23,6 +23,7 @@ from dlbkit.families.run import (
     agreed,
     check_record,
     coordinates,
+    recording_what_ran,
 )
 from dlbkit.families.graph.model.seeding import GRAPH
 from dlbkit.model.seeding import streams
@@ -51,7 +52,8 @@ class GraphResult(RunResult):
 def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, params: Mapping | None = None,
               backend: str = "local", workers: int | None = None, progress: bool | None = None,
               emulate: Any = None, seed: int = 0, record: str | Path | None = None,
-              start_method: str | None = None, record_decisions: bool = False, client: Any = None) -> GraphResult:
+              start_method: str | None = None, record_decisions: bool = False, client: Any = None,
+              return_exceptions: bool = False) -> GraphResult:
     """Execute a DAG of Python functions on worker processes (or MPI ranks); a :class:`GraphResult`.
 
     *tasks*: a dict ``key → (fn, *arguments)`` (Dask's legacy graph spec: an argument equal to a key is
@@ -77,8 +79,13 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
 
     A worker that dies (local backend) has its unfinished tasks recomputed elsewhere; every result is
     kept once. Raise :class:`~dlbkit.errors.TaskError` if a task's function raises (its ``index`` is
-    the task's key; the worker's traceback is its cause), after every worker is stopped;
-    :class:`~dlbkit.errors.ConfigError` for bad input (a cycle, a non-callable, …).
+    the task's key; the worker's traceback is its cause), after every worker is stopped; nothing
+    finished is lost: its ``results`` maps the key of every task computed by then to its value, and
+    *record* is written for the part that ran. With *return_exceptions* True nothing is raised: the
+    exception is the task's value, and the value of every task that depends on it, which does not run
+    (as Dask gives a dependent the exception of the task it needed); ``trace.meta["failed"]`` and
+    ``["not_run"]`` list them (by index). :class:`~dlbkit.errors.ConfigError` for bad input (a cycle,
+    a non-callable, …).
     """
     _backend(backend, client)
 
@@ -90,15 +97,18 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
         b = resolve(balancer, params, kind=("mapping", "graph-online"))
         emulation = _emulation(emulate, s, None, layout=GRAPH)
         _flag("record_decisions", record_decisions)  # here, agreed: after it, raised on one rank alone (a hang)
+        _flag("return_exceptions", return_exceptions)
         return s, spec, b, emulation, _worker_count(workers, emulation, backend)
 
     asked = workers
     seed, spec, b, emulation, workers = agreed(backend, checks)
     rng = streams(seed, GRAPH).rng("balancer")  # the graph simulators': the same draws for the same seed
-    values, trace = _graph_family.run_graph(spec, b, backend=backend, workers=asked if backend == "mpi" else workers,
-                                            emulation=emulation, progress=progress, rng=rng,
-                                            start_method=start_method, client=client,
-                                            record_decisions=_flag("record_decisions", record_decisions))
+    with recording_what_ran(record, backend, seed):
+        values, trace = _graph_family.run_graph(spec, b, backend=backend, workers=asked if backend == "mpi" else workers,
+                                                emulation=emulation, progress=progress, rng=rng,
+                                                start_method=start_method, client=client,
+                                                record_decisions=_flag("record_decisions", record_decisions),
+                                                return_exceptions=bool(return_exceptions))
     trace.seed = seed
     result = GraphResult(dict(zip(spec.keys, values)), trace, b)
     if record is not None and coordinates(backend):
@@ -108,8 +118,10 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
 
 def graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, params: Mapping | None = None,
           backend: str = "local", workers: int | None = None, progress: bool | None = None, emulate: Any = None,
-          seed: int = 0, record: str | Path | None = None, client: Any = None) -> dict:
-    """Every task's value, computed in parallel: a dict key → value; see :func:`run_graph`.
+          seed: int = 0, record: str | Path | None = None, client: Any = None,
+          return_exceptions: bool = False) -> dict:
+    """Every task's value, computed in parallel: a dict key → value; see :func:`run_graph` (and for
+    *return_exceptions*, a dict of tasks only: a Dask collection's value needs every task's).
 
     >>> import operator, dlbkit
     >>> dlbkit.graph({"a": (abs, -2), "b": (operator.add, "a", 10), "c": (operator.mul, "a", "b")}, workers=2)
@@ -119,9 +131,14 @@ def graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, para
     instead, as ``dask.compute(collection)[0]`` would: its graph's tasks are run, its keys' values
     handed to its ``__dask_postcompute__``.
     """
+    collection = not isinstance(tasks, Mapping) and is_dask_collection(tasks)
+    if collection and return_exceptions is not False:
+        raise ConfigError("return_exceptions", return_exceptions, "False for a Dask collection (its value is computed "
+                          "from every task's: run_graph(collection, return_exceptions=True).results has each task's)")
     results = run_graph(tasks, balancer=balancer, params=params, backend=backend, workers=workers,
-                        progress=progress, emulate=emulate, seed=seed, record=record, client=client).results
-    if isinstance(tasks, Mapping) or not is_dask_collection(tasks):
+                        progress=progress, emulate=emulate, seed=seed, record=record, client=client,
+                        return_exceptions=return_exceptions).results
+    if not collection:
         return results
     finalize, extra = tasks.__dask_postcompute__()
     return finalize(pack(tasks.__dask_keys__(), results), *extra)

@@ -44,6 +44,7 @@ class Table:
         self.cand = Candidates()
         view.candidates = self.cand
         self.got_data = [False] * g.n_tasks
+        self.dropped: set[int] = set()  # tasks that will not run (drop): never in the table again
         # the load sums as exact integers (floats added and taken away drift from the sum of what is left)
         self.units, shift = load_units(map(g.weight, range(g.n_tasks)))
         self.unit = 1 << shift
@@ -60,7 +61,7 @@ class Table:
     def enter(self, i: int) -> None:
         """Task *i* is in the table (``gst``)."""
         v = self.view
-        if i not in v.gst:
+        if i not in v.gst and i not in self.dropped:
             v.gst.add(i)
             heapq.heappush(self.by_priority, (v.priority[i], i))
             if v.priority[i] < v.gst_min_priority:
@@ -73,7 +74,7 @@ class Table:
         self.view.gst_min_priority = heap[0][0] if heap else float("inf")
 
     def _candidate(self, i: int) -> None:
-        if i not in self.cand:
+        if i not in self.cand and i not in self.dropped:
             self.cand._add(i)
             self.cand_units += self.units[i]
             self.view.candidate_load = self.cand_units / self.unit
@@ -132,6 +133,21 @@ class Table:
             if v.holds[j] == 0:
                 self._candidate(j)
         return True
+
+    def drop(self, i: int) -> None:
+        """Task *i* will not run (a real run that returns exceptions: a task it needs raised): out of
+        the candidates, the table and ``active``, and kept out. The caller takes its work off its
+        processor's ``load_level``, as when a task finishes."""
+        v = self.view
+        self.dropped.add(i)
+        if i in self.cand:
+            self.cand._remove(i)
+            self.cand_units -= self.units[i]
+            v.candidate_load = self.cand_units / self.unit
+        if i in v.gst:
+            v.gst.discard(i)
+            self._least()
+        self.deactivate(i)
 
     def readmit(self, i: int) -> None:
         """A placed task lost with its worker (a real run) is placeable again."""

@@ -31,7 +31,11 @@ returned, are recomputed. A static mapper is asked for a new plan on the living 
 assignment and order are used for every task not yet sent); an online mapper is restarted on a view
 of the living workers and places the lost tasks again. A result is kept once (a late duplicate is
 ignored). An exception in ``fn`` stops every worker and is a :class:`~dlbkit.errors.TaskError` naming
-the task's key, with the worker's traceback; so is a result that cannot be pickled.
+the task's key, with the worker's traceback, every result in by then (``results``) and the part's
+trace; so is a result that cannot be pickled. With ``return_exceptions`` the exception is the task's
+value instead, and the value of every task that depends on it, none of which runs (as Dask gives a
+dependent the exception of the task it needed); the run goes on (``meta["failed"]``: the tasks that
+raised, ``meta["not_run"]``: their dependents).
 
 Messages (:mod:`.messages`): coordinator → worker ``Run`` (a task with its inputs), ``Stop()``;
 worker → coordinator ``Result`` (its value and times), an ``Error`` (index = the task's); the local
@@ -66,8 +70,8 @@ from dlbkit.families.graph.model.gst import Table
 from dlbkit.families.graph.model.view import GraphOnlineView, GraphView
 from dlbkit.runtime import status
 from dlbkit.runtime.backends import execute
-from dlbkit.runtime.backends.base import (Program, Transport, UserCode, error_message, send_or_report, short_repr, task_error,
-                             unpicklable)
+from dlbkit.runtime.backends.base import (Program, Transport, UserCode, error_message, keep_finished, raised,
+                                         send_or_report, short_repr, task_error, unpicklable)
 from dlbkit.runtime.emulation import Emulation
 from dlbkit.runtime.messages import Died, Error, Stop
 from dlbkit.runtime.progress import Progress
@@ -101,7 +105,7 @@ class _Coordinator:
 
     def __init__(self, transport: Transport, spec: GraphTasks, balancer: Mapper, *, origin: float,
                  emulation: Emulation | None, progress: Progress | None, rng, backend: str, record: bool,
-                 send_jobs: bool):
+                 send_jobs: bool, return_exceptions: bool = False):
         self.tp, self.spec, self.b = transport, spec, balancer
         self.g: TaskGraph = spec.graph
         self.n, self.P = spec.n_tasks, transport.n_workers
@@ -135,6 +139,9 @@ class _Coordinator:
         self.joining: list[int] = []  # placed with every input in during a decision round (decide)
         self.rate: dict[int, float] = {}  # per worker: estimated load ÷ measured seconds, its last task
         self.sent = [False] * n
+        self.return_exceptions = return_exceptions
+        self.failed: list[int] = []  # tasks that raised (return_exceptions)
+        self.not_run: list[int] = []  # and the tasks that needed them
 
     def now(self) -> float:
         return time.perf_counter() - self.origin
@@ -263,8 +270,13 @@ class _Coordinator:
                 self._send(w, heapq.heappop(h)[1])
             return
         seq, k = self.seq[w], self.nxt[w]
-        while k < len(seq) and len(out) < DEPTH and self.missing[seq[k]] == 0:
-            self._send(w, seq[k])
+        values = self.values
+        while k < len(seq) and len(out) < DEPTH:
+            i = seq[k]
+            if values[i] is _MISSING:  # else it will not run: a task it needs raised (on_failed)
+                if self.missing[i]:
+                    break
+                self._send(w, i)
             k += 1
         self.nxt[w] = k
 
@@ -333,6 +345,50 @@ class _Coordinator:
                     self.dispatch(self.worker_of[j])
         self.dispatch(w)
 
+    def on_error(self, msg: Error) -> BaseException:
+        """The TaskError that ends the run, with every result in (by key) and the part's trace."""
+        keys = self.spec.keys
+        err = task_error(msg, what="task", index=keys[msg.index])
+        kept = {keys[i]: v for i, v in enumerate(self.values) if v is not _MISSING}
+        return keep_finished(err, kept, self._finish(), self.done, self.n, "tasks")
+
+    def on_failed(self, w: int, msg: Error) -> None:
+        """*return_exceptions*: task ``msg.index`` raised on worker *w*. Its exception is its value and
+        the value of every task that depends on it, none of which will run; *w* gets its next task."""
+        i = msg.index
+        self.out[w].discard(i)
+        if self.values[i] is not _MISSING:
+            return  # a late duplicate
+        exc = raised(msg, what="task", index=self.spec.keys[i])
+        t = self.now()
+        stack = [i]
+        while stack:
+            j = stack.pop()
+            if self.values[j] is not _MISSING:
+                continue
+            self.values[j] = exc
+            (self.failed if j == i else self.not_run).append(j)
+            self.done += 1
+            if self.online:
+                self._drop(j, t)
+            stack.extend(k for k, _ in self.g.succs[j])
+        for x in self.alive:  # a static worker's sequence may wait on a task that will not run now
+            self.dispatch(x)
+        if self.online:
+            self.decide()
+
+    def _drop(self, j: int, t: float) -> None:
+        """An online run's view after task *j* will not run (or raised): out of the table, its work off
+        its worker's load, counted finished."""
+        v = self.view
+        self.table.drop(j)
+        v.finish[j] = t
+        v.n_finished += 1
+        wj = self.worker_of[j]
+        if wj in self.pos and v.placed[j] >= 0:
+            k = self.pos[wj]
+            v.load_level[k] = max(v.load_level[k] - self.exec_[j][k], 0.0)
+
     def on_died(self, w: int, exitcode) -> None:
         self.alive.remove(w)
         t = self.now()
@@ -383,7 +439,11 @@ class _Coordinator:
                 if progress:
                     progress.update(self.done)
             elif kind is Error:
-                raise task_error(msg, what="task", index=self.spec.keys[msg.index])
+                if not self.return_exceptions:
+                    raise self.on_error(msg)
+                self.on_failed(w, msg)
+                if progress:
+                    progress.update(self.done)
             elif kind is Died:
                 self.on_died(w, msg.exitcode)
             else:  # pragma: no cover - a protocol error is a bug, never silent
@@ -405,22 +465,27 @@ class _Coordinator:
                        balancer_params=self.b.get_params(), assignment=list(self.worker_of), ids=list(g.ids),
                        dag=g.to_dict(), replans=self.replans, graph=g.name,
                        lower_bound=critical_path_bound(costs_for(measured, nodes_for(self.speeds))))
+        if self.failed:
+            tr.meta.update(failed=sorted(self.failed), not_run=sorted(self.not_run))
         return tr
 
 
 def coordinate_graph(transport: Transport, spec: GraphTasks, balancer: Mapper, *, origin: float,
                      emulation: Emulation | None = None, progress: Progress | None = None, rng=None,
-                     backend: str = "local", record_decisions: bool = False) -> tuple[list, Trace]:
+                     backend: str = "local", record_decisions: bool = False,
+                     return_exceptions: bool = False) -> tuple[list, Trace]:
     """Drive *transport*'s workers through *spec*'s DAG with *balancer*; return (values by task index, trace)."""
     return _Coordinator(transport, spec, balancer, origin=origin, emulation=emulation, progress=progress, rng=rng,
-                        backend=backend, record=record_decisions, send_jobs=backend == "mpi").run()
+                        backend=backend, record=record_decisions, send_jobs=backend == "mpi",
+                        return_exceptions=return_exceptions).run()
 
 
 # --- the worker ------------------------------------------------------------------------------------
 def run_task(msg: Run, spec: GraphTasks | None, w: int, emulation: Emulation | None, origin: float, send,
-             user: UserCode) -> bool:
+             user: UserCode, keep_going: bool = False) -> bool:
     """Run one task and report it; False if the user's function raised (reported as an Error) or its
-    result cannot be pickled (reported so)."""
+    result cannot be pickled (reported so), unless *keep_going* (``return_exceptions``: the worker
+    goes on after an ``Exception``)."""
     i, inputs, job = msg
     fn, templates = job if job is not None else (spec.fns[i], spec.args[i])
     if status.ON:  # a launched MPI job: the launcher names this task if the rank dies
@@ -432,35 +497,40 @@ def run_task(msg: Run, spec: GraphTasks | None, w: int, emulation: Emulation | N
             value = fn(*[resolve(a, inputs) for a in templates])
     except BaseException as e:  # noqa: BLE001 - every failure of user code goes to the caller
         send(error_message(i, e))
-        return False
+        return keep_going and isinstance(e, Exception)
     t1 = clock()
     if emulation is not None:
         emulation.stretch(w, origin, t0, t1)
     name = getattr(fn, "__qualname__", None) or short_repr(fn, 60)
     return send_or_report(send, Result(i, value, t0 - origin, clock() - origin, t1 - t0),
-                          lambda: ((i, f"the result of {name}", value),))
+                          lambda: ((i, f"the result of {name}", value),), _as_error if keep_going else None)
+
+
+def _as_error(result: Result, index: int, error: Error) -> Error:
+    return error  # a result that cannot be pickled: the task failed
 
 
 def serve_graph(conn, w: int, spec: GraphTasks | None, emulation: Emulation | None, origin: float,
-                interruptible: UserCode | None = None) -> None:
+                keep_going: bool = False, interruptible: UserCode | None = None) -> None:
     """The worker loop: run the tasks sent, in the order they arrive, until Stop or the coordinator goes away
-    (*interruptible*: :attr:`~..backends.base.Program.interruptible`)."""
+    (*interruptible*: :attr:`~..backends.base.Program.interruptible`; *keep_going*: :func:`run_task`'s)."""
     send = conn.send
     user = interruptible or UserCode()
     try:
         while True:
             msg = conn.recv()
-            if type(msg) is Stop or not run_task(msg, spec, w, emulation, origin, send, user):
+            if type(msg) is Stop or not run_task(msg, spec, w, emulation, origin, send, user, keep_going):
                 return
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the coordinator ended the run
 
 
-def answer_graph(send, msg: Run | None, w: int, origin: float, spec: GraphTasks, emulation: Emulation | None) -> None:
+def answer_graph(send, msg: Run | None, w: int, origin: float, spec: GraphTasks, emulation: Emulation | None,
+                 keep_going: bool = False) -> None:
     """The worker as one answer per message (:attr:`~..backends.base.Program.answer`, the Dask
     backend): each ``Run`` as :func:`serve_graph` runs it; nothing to say at start."""
     if msg is not None:
-        run_task(msg, spec, w, emulation, origin, send, UserCode())
+        run_task(msg, spec, w, emulation, origin, send, UserCode(), keep_going)
 
 
 # --- the family, as the backends run it ------------------------------------------------------------
@@ -472,9 +542,10 @@ class GraphRun(Program):
     interruptible = True  # under MPI, Ctrl-C and the user's signal handlers interrupt the task's function
 
     def __init__(self, spec: GraphTasks, balancer: Mapper, *, emulation: Emulation | None,
-                 progress: bool | None, rng, record_decisions: bool = False):
+                 progress: bool | None, rng, record_decisions: bool = False, return_exceptions: bool = False):
         self.spec, self.balancer, self.rng = spec, balancer, rng
         self.record_decisions = record_decisions
+        self.return_exceptions = return_exceptions
         self.emulation = emulation
         self.progress = Progress(spec.n_tasks, progress, unit="tasks")
         self.origin = 0.0
@@ -485,10 +556,10 @@ class GraphRun(Program):
 
     def worker_args(self, backend):
         # under MPI each task's function and arguments travel with it: only rank 0's tasks matter
-        return (self.spec if backend == "local" else None, self.emulation, self.origin)
+        return (self.spec if backend == "local" else None, self.emulation, self.origin, self.return_exceptions)
 
     def answer_args(self, backend):
-        return (self.spec, self.emulation)  # sent once to every Dask worker: each Run carries only its inputs
+        return (self.spec, self.emulation, self.return_exceptions)  # sent once to every Dask worker: each Run carries only its inputs
 
     def task_name(self, msg):
         return short_repr(self.spec.keys[msg.task], 60)
@@ -496,7 +567,7 @@ class GraphRun(Program):
     def coordinate(self, transport, backend):
         return coordinate_graph(transport, self.spec, self.balancer, origin=self.origin, emulation=self.emulation,
                                 progress=self.progress, rng=self.rng, backend=backend,
-                                record_decisions=self.record_decisions)
+                                record_decisions=self.record_decisions, return_exceptions=self.return_exceptions)
 
     def sent_to_workers(self):
         s = self.spec
@@ -505,13 +576,15 @@ class GraphRun(Program):
 
 def run_graph(spec: GraphTasks, balancer: Mapper, *, backend: str = "local", workers: int | None = None,
               emulation: Emulation | None = None, progress: bool | None = None, rng=None,
-              start_method: str | None = None, record_decisions: bool = False, client=None) -> tuple[list, Trace]:
+              start_method: str | None = None, record_decisions: bool = False, client=None,
+              return_exceptions: bool = False) -> tuple[list, Trace]:
     """The graph family's runner: every task of *spec* on *backend*; ``(values by task index, trace)``.
 
     *balancer* is a resolved mapping balancer (static or online); *workers* None means the usable
-    CPUs (local), the job's worker ranks (MPI) or the Dask cluster's workers (*client*'s)."""
+    CPUs (local), the job's worker ranks (MPI) or the Dask cluster's workers (*client*'s);
+    *return_exceptions*: a failed task's exception is its value (the module's docstring)."""
     if rng is None:
         rng = np.random.default_rng(0)
     run = GraphRun(spec, balancer, emulation=emulation, progress=progress, rng=rng,
-                   record_decisions=record_decisions)
+                   record_decisions=record_decisions, return_exceptions=return_exceptions)
     return execute(run, backend, workers=workers, start_method=start_method, client=client)
