@@ -206,7 +206,8 @@ def test_replay_prints_the_table(capsys, recorded):
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0].startswith(f"replay of {recorded}: awf-c on 2 workers (local), 60 items; real makespan ")
-    assert lines[1].startswith("model: measured speeds ")
+    assert lines[1].startswith("trust: the replay of the run itself (awf-c) gives a makespan of ")
+    assert lines[2].startswith("model: measured speeds ")
     head = next(i for i, ln in enumerate(lines) if ln.startswith("balancer"))
     assert lines[head].split() == ["balancer", "makespan", "(s)", "efficiency", "replay/real"]
     rows = [ln.split() for ln in lines[head + 2:]]
@@ -214,6 +215,9 @@ def test_replay_prints_the_table(capsys, recorded):
     assert rows[0][1] == "[recorded]"
     ratio = float(rows[0][-1])
     assert 0.5 < ratio < 2.0  # the 10% criterion is tested in test_record_replay.py
+    # the trust line, first, says the recorded row's replay/real and whether it is within the 10% band
+    assert f"(replay/real {rows[0][-1]})" in lines[1] and f"gives a makespan of {rows[0][2]} s" in lines[1]
+    assert ("within the 10% replays are held to" in lines[1]) == (abs(ratio - 1) <= 0.10)
     assert len(rows[1]) == 3  # no ratio for balancers the run did not use
     real = float(rows[-1][-2])
     assert abs(real - load_trace(recorded).end_time) < 1e-3
@@ -273,7 +277,8 @@ def test_replay_of_a_graph_recording_counts_tasks_not_items(capsys, tmp_path):
     from dlbkit.runtime.record import load_trace
     lat, start = dispatch_latency(load_trace(rec)), graph_startup(load_trace(rec))
     assert start == min(load_trace(rec).t_start) > 0
-    assert out.splitlines()[1] == (f"model: recorded speeds 1; dispatch latency {lat * 1e3:.3g} ms; "
+    assert out.splitlines()[1].startswith("trust: the replay of the run itself (pd) gives a makespan of ")
+    assert out.splitlines()[2] == (f"model: recorded speeds 1; dispatch latency {lat * 1e3:.3g} ms; "
                                    f"startup {start * 1e3:.3g} ms")
     code, out, err = cli(capsys, "replay", str(rec), "--json")
     assert code == 0, err

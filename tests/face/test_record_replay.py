@@ -465,3 +465,14 @@ def test_replays_of_different_balancers_are_distinct_results_that_say_what_they_
     a, b = replay(quick_run.trace), replay(quick_run.trace, "static")
     assert a.makespan != b.makespan and a != b
     assert repr(b).startswith(f"<ReplayResult divisible, static: makespan {b.makespan:.6g}")
+
+
+def test_the_trust_line_says_how_far_the_replay_of_the_run_itself_is_from_it():
+    from dlbkit.families.replay import trust, trust_line
+    near, far = trust(1.05, 1.0), trust(1.45, 1.0)
+    assert (near["within"], far["within"]) == (True, False) and far["ratio"] == pytest.approx(1.45)
+    assert trust_line("awf-c", near).endswith("within the 10% replays are held to: the other rows are predictions "
+                                              "of that quality")
+    line = trust_line("awf-c", far, "mean response")
+    assert "gives a mean response of 1.45 s for the 1 s measured (replay/real 1.450), 45% off" in line
+    assert line.endswith("read the other rows as rough")

@@ -23,7 +23,7 @@ from dlbkit.model.availability import Piecewise, Recorded
 from dlbkit.model.trace import Column, Trace
 from dlbkit.runtime.record import load_trace
 
-__all__ = ["ReplayResult", "ReplayReport", "as_trace", "check_whole", "pieces", "recorded_balancer", "check_seconds", "compare_rows",
+__all__ = ["ReplayResult", "ReplayReport", "as_trace", "check_whole", "trust", "trust_line", "TRUSTED", "pieces", "recorded_balancer", "check_seconds", "compare_rows",
            "makespan_report", "earlier", "shift", "speeds_text", "measured_speed"]
 
 
@@ -192,6 +192,29 @@ def speeds_text(speeds: Sequence[float]) -> str:
     return " ".join(f"{s:.3g}" for s in speeds)
 
 
+#: how far a replay of the recorded run may be from it for the other rows to be read as predictions: the
+#: band dlbkit's replay is held to on a quiet machine (tests/face/test_record_replay.py)
+TRUSTED = 0.10
+
+
+def trust(predicted: float, measured: float) -> dict:
+    """How well a replay reproduces the recorded run: ``predicted`` / ``measured`` (its ``ratio``) and
+    whether that is within :data:`TRUSTED` (``within``)."""
+    ratio = predicted / measured if measured > 0 else math.nan
+    return {"predicted": predicted, "measured": measured, "ratio": ratio, "within": abs(ratio - 1.0) <= TRUSTED}
+
+
+def trust_line(balancer: str, t: dict, what: str = "makespan") -> str:
+    """The report's line on :func:`trust` of *what* (the measure the report compares, in seconds):
+    how far to trust the rows of the other balancers."""
+    said = (f"trust: the replay of the run itself ({balancer}) gives a {what} of {t['predicted']:.4g} s for the "
+            f"{t['measured']:.4g} s measured (replay/real {t['ratio']:.3f})")
+    if t["within"]:
+        return said + f", within the {TRUSTED:.0%} replays are held to: the other rows are predictions of that quality"
+    return (said + f", {abs(t['ratio'] - 1):.0%} off, beyond the {TRUSTED:.0%} replays are held to: the run met "
+            "what the model lacks (a busy machine, a change of speed); read the other rows as rough")
+
+
 def makespan_report(trace: Trace, named: Sequence[tuple[str, dict]], replay: Callable[..., ReplayResult], *,
                     seed: int | None, source: str, label: Callable[[str, dict], str], model: dict,
                     model_line: str, count: int, unit: str, efficiency: bool = True) -> ReplayReport:
@@ -214,7 +237,8 @@ def makespan_report(trace: Trace, named: Sequence[tuple[str, dict]], replay: Cal
             "real_makespan": real, "real_efficiency": real_eff, "model": model, "rows": rows}
     heading = (f"replay of {source}: {trace.balancer} on {trace.n_nodes} workers ({data['backend']}), "
                f"{data['items']} {unit}; real makespan {real:.4g} s")
-    lines = [heading, model_line, ""]
+    data["trust"] = trust(rows[0]["makespan"], real)
+    lines = [heading, trust_line(trace.balancer, data["trust"]), model_line, ""]
 
     def cell(row) -> str:
         return label(row["balancer"], row["params"]) + (" [recorded]" if row["recorded"] else "")

@@ -56,6 +56,9 @@ def test_cluster_command_records_and_replay_replays_it(tmp_path):
     # node), which is what the replay calls real, to the last bit
     real = json.loads(rep.stdout)["real_response_mean"]
     assert out["recorded_response_mean"] == real
+    trust = json.loads(rep.stdout)["trust"]  # the replay of the recorded run against it, as its first line says
+    assert trust["measured"] == real and trust["predicted"] == rows[0]["response_mean"]
+    assert trust["ratio"] == pytest.approx(rows[0]["response_mean"] / real, rel=1e-12)
     assert out["response_mean"] >= real
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError
-from dlbkit.families.replay import ReplayReport, ReplayResult, recorded_balancer
+from dlbkit.families.replay import ReplayReport, ReplayResult, recorded_balancer, trust, trust_line
 from dlbkit.families.result import Result
 from dlbkit.families.simulate import simulate
 from dlbkit.families.stream.model.workload import Stream
@@ -71,7 +71,8 @@ def report(trace: Trace, named, *, seed: int | None, source: str, label, info=()
     heading = (f"replay of {source}: a job stream of {data['jobs']} jobs on {trace.n_nodes} nodes "
                f"({trace.balancer}, {recorded_info['model']}); real response (submit to the job's end on its node) "
                f"mean {real['response_mean'] * 1e3:.4g} ms, p95 {real['response_p95'] * 1e3:.4g} ms")
-    lines = [heading]
+    data["trust"] = trust(rows[0]["response_mean"], real["response_mean"])
+    lines = [heading, trust_line(trace.balancer, data["trust"], "mean response")]
     table = [[r["balancer"], r["info"], f"{r['response_mean'] * 1e3:.4g}", f"{r['response_p95'] * 1e3:.4g}"]
              for r in rows]
     return ReplayReport(data, lines, ["balancer", "info", "mean response (ms)", "p95 (ms)"], table, [24, 10, 18, 10])
