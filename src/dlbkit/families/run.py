@@ -37,10 +37,9 @@ class RunResult(Result):
 
 
 # --- argument checks ----------------------------------------------------------------------------
-def _progress(progress: Any) -> bool | None:
-    if progress is not None and not isinstance(progress, bool):
-        raise ConfigError("progress", progress, "True, False or None (a bar when stderr is a terminal)")
-    return progress
+def _progress(progress: Any) -> bool | str | None:
+    from dlbkit.runtime.progress import check_progress
+    return check_progress(progress)
 
 
 def _seed(seed: Any) -> int:

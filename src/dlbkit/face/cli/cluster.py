@@ -11,7 +11,7 @@ import time
 
 from dlbkit.errors import ConfigError
 from dlbkit.face.cli.loading import load_function
-from dlbkit.face.cli.options import (add_balancer, add_emulate, add_json, add_record, add_seed, add_target,
+from dlbkit.face.cli.options import (add_balancer, add_emulate, add_json, add_progress, add_record, add_seed, add_target,
                                      add_workers, check_balancer_arg, check_count, check_seed, emulate_arg,
                                      parse_params, writable_file)
 from dlbkit.face.cli.output import jsonable, recorded_line, warnings_in_one_line
@@ -44,6 +44,7 @@ def arguments(cl: argparse.ArgumentParser) -> None:
                     "speed factors 1,1,0.5")
     add_seed(cl, "seed of the arrivals, the balancers and the gossip (default 0)")
     add_record(cl)
+    add_progress(cl, "a progress bar of the jobs done on stderr")
     add_json(cl, "print the summary as a JSON object")
     cl.set_defaults(func=command)
 
@@ -62,11 +63,15 @@ def _info_flags(e: ConfigError) -> ConfigError:
 MAX_ARRIVALS_S = 86_400
 
 
+POLL_S = 0.2  # how often the progress is told while the command waits
+
+
 def command(args) -> int:
     """``dlbkit cluster``: the jobs submitted at their arrival times, waited for, and the summary printed."""
     import numpy as np
     from concurrent.futures import wait
     from dlbkit.families.stream.face.cluster import Cluster
+    from dlbkit.runtime.progress import Progress, line_mode
 
     check_count(args.jobs, "--jobs")
     if args.rate is not None and not (math.isfinite(args.rate) and args.rate > 0):
@@ -96,17 +101,26 @@ def command(args) -> int:
             raise _info_flags(e) from None
         with cluster as c:
             workers = len(c.alive())
+            bar = Progress(args.jobs, line_mode(args.progress), unit="jobs", what="cluster")
             t0 = time.perf_counter()
             fs = []
-            for i, t in enumerate(times):
-                delay = t0 + t - time.perf_counter()
-                if delay > 0:
-                    time.sleep(delay)
-                sent.append(time.perf_counter())
-                f = c.submit(fn, i)
-                f.add_done_callback(lambda f, i=i: done.__setitem__(i, time.perf_counter()))
-                fs.append(f)
-            wait(fs)
+            try:
+                for i, t in enumerate(times):
+                    delay = t0 + t - time.perf_counter()
+                    while delay > 0:  # the arrivals' pace, the progress told on the way
+                        time.sleep(min(delay, POLL_S))
+                        bar.update(len(done))
+                        delay = t0 + t - time.perf_counter()
+                    sent.append(time.perf_counter())
+                    f = c.submit(fn, i)
+                    f.add_done_callback(lambda f, i=i: done.__setitem__(i, time.perf_counter()))
+                    fs.append(f)
+                    bar.update(len(done))
+                while wait(fs, timeout=POLL_S).not_done:
+                    bar.update(len(done))
+                bar.update(len(done))
+            finally:
+                bar.close()
     failed = [i for i, f in enumerate(fs) if f.exception() is not None]
     r = np.asarray([done[i] - sent[i] for i in range(len(fs)) if i in done])
     per_node = np.bincount([j.node for j in c.ps() if j.node >= 0], minlength=workers).tolist()

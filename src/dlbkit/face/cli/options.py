@@ -69,8 +69,12 @@ def add_record(parser: argparse.ArgumentParser) -> None:
 
 
 def add_progress(parser: argparse.ArgumentParser, help: str) -> None:
-    """``--progress/--no-progress`` (None when neither: a bar when stderr is a terminal)."""
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help=help)
+    """``--progress/--no-progress`` (None when neither: a bar when stderr is a terminal, else a line every
+    few seconds: :func:`~dlbkit.runtime.progress.line_mode`); *help* says of what."""
+    from dlbkit.runtime.progress import LINE_S
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help=help + f" (default: a bar when stderr is a terminal, else a line every {LINE_S:g} s "
+                        "once the command has run that long; --no-progress: nothing)")
 
 
 def add_json(parser: argparse.ArgumentParser, help: str) -> None:

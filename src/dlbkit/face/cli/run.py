@@ -62,7 +62,7 @@ def arguments(ru: argparse.ArgumentParser) -> None:
     ru.add_argument("--results", metavar="FILE.json",
                     help="write the results, in item order, as a JSON list (values JSON cannot hold as text); "
                          "if an item fails, the results computed by then, as a JSON object from item index to result")
-    add_progress(ru, "a progress bar on stderr (default: when stderr is a terminal)")
+    add_progress(ru, "a progress bar on stderr")
     add_json(ru, "print the summary as a JSON object")
     ru.set_defaults(func=command)
 
@@ -194,6 +194,7 @@ def _run(args, rank: int) -> int:
     """The loop run with this process as *rank* (0 when not under mpiexec); its summary printed by rank 0."""
     from dlbkit.errors import TaskError
     from dlbkit.families.divisible.face.run import run_map
+    from dlbkit.runtime.progress import line_mode
 
     c = _checked(args)
     params, record, results_file, out, emulate, items, fn = (c[k] for k in ("params", "record", "results_file", "out",
@@ -201,7 +202,7 @@ def _run(args, rank: int) -> int:
     try:
         with warnings_in_one_line(rank):
             r = run_map(fn, items, balancer=args.balancer, params=params, backend=args.backend, workers=args.workers,
-                        client=args.client, progress=args.progress, emulate=emulate, master=args.master, seed=args.seed)
+                        client=args.client, progress=line_mode(args.progress), emulate=emulate, master=args.master, seed=args.seed)
     except ConfigError as e:
         raise _as_flag(e) from None
     except SystemExit as e:

@@ -38,6 +38,9 @@ def arguments(sc: argparse.ArgumentParser) -> None:
                          "link of the --platform's routed topology)")
     add_seed(sc, "seed of a randomised balancer (default 0)")
     sc.add_argument("--gantt", metavar="FILE.png", help="also draw the Gantt chart to this file")
+    sc.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="while the plan is computed, a line on stderr every 5 s once it has run that long (the "
+                         "default; milp may solve up to its time_limit); --no-progress: nothing")
     add_json(sc, "a JSON object: makespan, assignment, start, finish")
     add_import(sc)
     sc.set_defaults(func=command)
@@ -51,6 +54,7 @@ _SOLVER_KEYS = ("model", "status", "message", "objective", "dual_bound", "gap", 
 def command(args) -> int:
     """``dlbkit schedule``: the plan's makespan and each task's node, start and finish (a table or JSON)."""
     from dlbkit.families.graph.face.schedule import schedule
+    from dlbkit.runtime.progress import LINES, Progress
 
     check_count(args.nodes, "--nodes")
     if args.platform is not None:
@@ -70,9 +74,12 @@ def command(args) -> int:
     # the API names its arguments ("nodes", the graph's "costs"); the command line names the flag and the file
     with renamed("nodes", "--nodes" if args.nodes is not None else "nodes"), \
             renamed("costs", f"costs of {args.graph}"), renamed("contention", "--contention"), \
-            warnings_in_one_line(0):  # milp's "HEFT's plan is better", on stderr: stdout is the JSON's
+            warnings_in_one_line(0), \
+            Progress(0, False if args.progress is False else LINES, unit="", what=f"schedule: {args.balancer}").beating() as bar:
+        # a solver reports nothing while it runs (milp: up to its time_limit): a line every few seconds says it does
         r = schedule(args.graph, where, args.balancer, params=params, cost_model=args.cost_model,
                      contention=contention, seed=args.seed)
+    bar.close()
     info = r.trace.meta.get("plan_info") or {}
     if gantt is not None:
         save_figure(r.plot_gantt(), gantt)

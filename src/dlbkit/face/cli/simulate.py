@@ -43,7 +43,7 @@ def arguments(s: argparse.ArgumentParser) -> None:
                         "task), N, or auto (the default: about 0.1 s of measured work per task, shrinking by "
                         "factoring as the sweep ends; runs of 0.1 s or more go one per task)")
     add_progress(s, "a progress bar on stderr: of the runs, or of the work done inside the run when there is "
-                    "one run to do (default: when stderr is a terminal)")
+                    "one run to do")
     add_import(s)
     s.set_defaults(func=command)
 

@@ -27,7 +27,7 @@ from dlbkit.families.divisible.face.run import DEFAULT_BALANCER, auto_after_step
 from dlbkit.families.run import RunResult, agreed, check_record, coordinates
 from dlbkit.runtime.backends.local import default_workers, open_pool
 from dlbkit.families.divisible.runtime.program import Pool, PoolRun, PoolStep
-from dlbkit.runtime.progress import Progress
+from dlbkit.runtime.progress import Progress, check_progress
 
 __all__ = ["Loop"]
 
@@ -141,8 +141,7 @@ class Loop:
         if self._transport is None:
             raise DlbkitError("this Loop is closed (close() was called, or a step failed)")
         def checks():
-            if progress is not None and not isinstance(progress, bool):
-                raise ConfigError("progress", progress, "True, False or None (a bar when stderr is a terminal)")
+            check_progress(progress)
             return check_items(items)
 
         items = agreed(self.backend, checks)  # under MPI: one rank's bad items end the step on every rank
