@@ -30,6 +30,7 @@ this layer existed: every decider sees every load as it is now, for free. Engine
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar, Sequence
@@ -130,6 +131,17 @@ class InfoModel(Parameterised, ABC):
     def interval(self) -> float:
         """Seconds between rounds (``inf``: the model sends nothing)."""
         return getattr(self, "period", float("inf"))
+
+    def check_rounds_until(self, t_end: float) -> None:
+        """Raise ConfigError naming ``info.period`` before a run whose rounds go on until at least *t_end*
+        (simulated seconds: a job stream's last arrival) if that makes more than :data:`MAX_SIM_ROUNDS`
+        rounds, which :meth:`check_budget` would stop only after running them."""
+        rounds = math.floor(t_end / self.interval) if math.isfinite(self.interval) else 0
+        if rounds > MAX_SIM_ROUNDS:
+            raise ConfigError("info.period", self.interval, f"a period long enough for at most {MAX_SIM_ROUNDS:,} "
+                              f"information rounds in a simulated run (dlbkit's limit): the jobs arrive over "
+                              f"{t_end:.6g} s, {rounds:,} rounds at this period; at least "
+                              f"{t_end / MAX_SIM_ROUNDS:.3g} s")
 
     def check_budget(self, t: float) -> None:
         """Raise ConfigError naming ``info.period`` once this run has held :data:`MAX_SIM_ROUNDS`

@@ -6,6 +6,8 @@ the words of the error, never a time."""
 
 import tomllib
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -139,13 +141,27 @@ def test_a_tree_run_with_a_tiny_information_period_names_the_period(monkeypatch)
     assert r.trace.meta["info"]["rounds"] == 628
 
 
-def test_a_stream_run_with_a_tiny_gossip_period_names_the_period(monkeypatch):
+def test_a_stream_run_with_a_tiny_gossip_period_is_refused_before_its_rounds(monkeypatch):
+    """A stream's rounds run until its last arrival, known before the first round: a period that makes
+    more rounds than the limit is refused then (a gossip period of 1e-9 ran 157 s before the budget error)."""
     monkeypatch.setattr(info_base, "MAX_SIM_ROUNDS", 300)
     p = Platform([Node(f"n{i}", 1.0) for i in range(4)])
+    rounds = []
+    monkeypatch.setattr(info_base.InfoModel, "round", lambda self, t, loads: rounds.append(t) or [])
     with pytest.raises(ConfigError) as e:
         simulate_stream(p, Stream(rates=0.5, jobs=50), make("power-of-d"), seed=1, samples=0,
                         info={"model": "gossip", "period": 1e-6})
-    assert e.value.field == "info.period" and "gossip's rounds reached it" in str(e.value)
+    assert e.value.field == "info.period" and e.value.value == 1e-6 and rounds == []
+    got = re.search(r"the jobs arrive over ([\d.]+) s, ([\d,]+) rounds at this period", str(e.value))
+    span, n = float(got.group(1)), int(got.group(2).replace(",", ""))
+    assert n == pytest.approx(span / 1e-6, rel=1e-5)  # the span is printed to 6 digits
+    assert "at most 300 information rounds" in str(e.value)
+    # 1e9 jobs at 1e-9 s of gossip, the issue's case at full size, is refused at once as well
+    monkeypatch.setattr(info_base, "MAX_SIM_ROUNDS", 1_000_000)
+    with pytest.raises(ConfigError, match="info.period must be a period long enough"):
+        simulate_stream(p, Stream(rates=0.5, jobs=2000), make("power-of-d"), seed=1, samples=0,
+                        info={"model": "gossip", "period": 1e-9})
+    assert rounds == []
 
 
 def _slow_job(x):

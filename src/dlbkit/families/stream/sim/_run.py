@@ -74,6 +74,8 @@ class StreamRun:
         self.task_bytes = task_bytes
         self.zero_transfer = self.latency == 0.0 and task_bytes == 0.0
         self._arrivals(warmup)
+        if not model.exact:  # its rounds run up to the last arrival: too many is known now, not after them
+            model.check_rounds_until(self.t_last)
         self.q = [0] * n  # tasks in each node's system (waiting + running)
         self.upd = [0.0] * n  # when each queue last changed (exact information's updated_at)
         self.qmax = [0] * n
