@@ -398,7 +398,7 @@ def test_simulate_is_silent_on_stderr_that_is_not_a_terminal_and_draws_a_bar_whe
     assert code == 0 and err == ""
 
 
-def test_the_sweep_bar_is_on_for_a_pseudo_terminal_and_off_for_a_file(tmp_path):
+def test_the_sweep_bar_is_a_bar_on_a_pseudo_terminal_and_lines_in_a_file(tmp_path):
     import os
 
     from dlbkit.face.cli import SweepBar
@@ -425,7 +425,8 @@ def test_the_sweep_bar_is_on_for_a_pseudo_terminal_and_off_for_a_file(tmp_path):
     with open(tmp_path / "log", "w") as f:
         bar = SweepBar(f)
         bar(2, 2)
-    assert not bar.enabled and (tmp_path / "log").read_text() == ""
+    # a file gets a line every LINE_S s (tests/face/cli/test_progress_lines.py): none for a sweep this short
+    assert bar.mode == "lines" and (tmp_path / "log").read_text() == ""
 
 
 def test_the_cli_module_runs_as_a_script():

@@ -25,7 +25,7 @@ from dlbkit.families.stream.runtime.agent import SWITCH_INTERVAL_S
 
 distributed = pytest.importorskip("distributed")
 
-from support import HANG_S  # noqa: E402
+from support import HANG_S, wait_until  # noqa: E402
 from support.cluster_jobs import boom, spin  # noqa: E402
 from support.sweeps import dask_client  # noqa: E402,F401 - the module's cluster (a fixture)
 
@@ -229,6 +229,9 @@ def test_cluster_on_dask_loses_nothing_when_a_worker_process_is_killed(three_pro
     with dlbkit.Cluster(backend="dask", client=client, balancer="round-robin-place", seed=4) as c:
         fs = [c.submit(nap, i, 0.03) for i in range(n_jobs)]
         fs[2].result(timeout=HANG_S)
+        # killed while it holds jobs not done (under load the test once killed it after its last one)
+        wait_until(lambda: sum(j.node == 1 and j.state in ("placed", "running") for j in c.ps()) >= 2,
+                   "node 1 holding two jobs not done")
         os.kill(pids[1], signal.SIGKILL)  # node 1's queued and running jobs are lost there
         got = [f.result(timeout=60) for f in fs]
         after = [c.submit(nap, i, 0.0) for i in range(30)]

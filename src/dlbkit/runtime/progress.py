@@ -113,8 +113,8 @@ class Progress:
                 said = f"{done:,} of {total:,} {self.unit} ({100 * done / total:.0f}%)"
             else:  # no count: a call that reports nothing (beating) says it still runs
                 said = f"{done:,} {self.unit}" if self.unit else "running"
-            if final:
-                said = "done" if said == "running" else "done: " + said
+            if final:  # the end of the run, or where it stopped (an error, Ctrl-C)
+                said = "done" if said == "running" else ("done: " if not total or done >= total else "stopped at ") + said
             elif total and 0 < done < total:
                 said += f", {elapsed:.0f} s, about {elapsed * (total - done) / done:.0f} s left"
             else:

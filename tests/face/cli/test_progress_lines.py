@@ -45,7 +45,7 @@ def test_a_line_every_line_s_with_the_share_done_and_the_time_left(monkeypatch):
     assert out.getvalue().splitlines() == [
         "dlbkit: map: 100 of 400 items (25%), 5 s, about 15 s left",
         "dlbkit: map: 200 of 400 items (50%), 10 s, about 10 s left",
-        "dlbkit: map: done: 200 of 400 items (50%) in 10 s",
+        "dlbkit: map: stopped at 200 of 400 items (50%) in 10 s",  # closed before the end
     ]
 
 
@@ -137,3 +137,14 @@ def _slow_beating(beating):
             return self.inner.__exit__(*exc)
 
     return lambda self: Slow(self)
+
+
+def test_the_last_line_of_a_run_that_stopped_says_where(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(progress_module.time, "monotonic", clock)
+    out = io.StringIO()
+    p = Progress(100, LINES, stream=out)
+    clock.t += progress_module.LINE_S
+    p.update(40)
+    p.close()
+    assert out.getvalue().splitlines()[-1] == "dlbkit: stopped at 40 of 100 items (40%) in 5 s"

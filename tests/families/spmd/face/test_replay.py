@@ -152,5 +152,6 @@ def test_the_command_line_prints_the_table_without_efficiency(recorded, capsys):
     assert main(["replay", str(recorded), "-b", "homogeneous-diffusion"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith(f"replay of {recorded}: dlah on 2 workers (local), 40 rows; real makespan ")
-    assert lines[3].split() == ["balancer", "makespan", "(s)", "replay/real"]
-    assert [ln.split()[0] for ln in lines[5:]] == ["dlah", "homogeneous-diffusion", "real"]
+    assert lines[1].startswith("trust: the replay of the run itself (dlah) gives a makespan of ")
+    assert lines[4].split() == ["balancer", "makespan", "(s)", "replay/real"]
+    assert [ln.split()[0] for ln in lines[6:]] == ["dlah", "homogeneous-diffusion", "real"]

@@ -110,8 +110,9 @@ def test_the_command_line_prints_the_table(recorded, capsys):
     assert main(["replay", str(recorded), "-b", "rid"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith(f"replay of {recorded}: steal on 2 workers (local), 127 tasks; real makespan ")
-    assert lines[1].startswith("model: measured speeds ")
-    assert [ln.split()[0] for ln in lines[5:]] == ["steal", "rid", "real"]
+    assert lines[1].startswith("trust: the replay of the run itself (steal) gives a makespan of ")
+    assert lines[2].startswith("model: measured speeds ")
+    assert [ln.split()[0] for ln in lines[6:]] == ["steal", "rid", "real"]
     assert main(["replay", str(recorded), "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["items"] == 127 and d["model"]["tasks"] == 127 and d["rows"][0]["recorded"]
