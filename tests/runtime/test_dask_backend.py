@@ -105,6 +105,18 @@ def test_map_and_graph_keep_what_finished_before_an_error_and_return_exceptions(
     assert e.value.results.get("a") == 7 and "b" not in e.value.results and "c" not in e.value.results
 
 
+def test_map_with_a_journal_on_dask_resumes_from_what_it_kept(dask_client, tmp_path):
+    j = tmp_path / "j"
+    first = dlbkit.run_map(slow_square, range(80), backend="dask", client=dask_client, journal=j)
+    assert first.results == [x * x for x in range(80)] and first.trace.meta["journal"]["computed"] == 80
+    with open(j, "r+b") as f:  # torn as a killed client leaves it: about half the records kept
+        f.truncate(j.stat().st_size // 2)
+    again = dlbkit.run_map(slow_square, range(80), backend="dask", client=dask_client, journal=j)
+    meta = again.trace.meta["journal"]
+    assert again.results == first.results and 0 < meta["reused"] < 80 and meta["computed"] == 80 - meta["reused"]
+    assert sum(again.trace.count) == meta["computed"]
+
+
 def test_map_unpicklable_result_is_named(dask_client):
     with pytest.raises(TaskError) as e:
         dlbkit.map(lambda_result, range(5), backend="dask", client=dask_client, balancer="ss")

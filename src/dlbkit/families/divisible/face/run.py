@@ -10,7 +10,7 @@ import numpy as np
 
 from dlbkit.balancers.base import Balancer
 from dlbkit.balancers.registry import resolve
-from dlbkit.errors import ConfigError
+from dlbkit.errors import ConfigError, TaskError
 from dlbkit.families.divisible.balancers.base import ChunkingBalancer
 from dlbkit.families.divisible.model.workload import MAX_ITEMS
 from dlbkit.families.divisible.runtime import program as _map_family
@@ -30,6 +30,7 @@ from dlbkit.families.run import (
 from dlbkit.families.divisible.model.seeding import DIVISIBLE
 from dlbkit.model.seeding import streams
 from dlbkit.runtime.emulation import Emulation
+from dlbkit.runtime.journal import Journal, fingerprint, function_name
 from dlbkit.runtime.emulation import emulation_from as _emulation
 
 __all__ = ["DEFAULT_BALANCER", "run_map", "auto_after_step", "map_setup", "check_items", "map"]
@@ -44,7 +45,8 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
             params: Mapping | None = None, backend: str = "local", workers: int | None = None,
             progress: bool | None = None, emulate: Any = None, master: str | int | None = None,
             seed: int = 0, record: str | Path | None = None, start_method: str | None = None,
-            record_decisions: bool = False, client: Any = None, return_exceptions: bool = False) -> RunResult:
+            record_decisions: bool = False, client: Any = None, return_exceptions: bool = False,
+            journal: str | Path | None = None) -> RunResult:
     """Apply *fn* to every item on worker processes (or MPI ranks), balanced by a chunking balancer.
 
     Returns a :class:`RunResult`. *emulate* slows workers down as the nodes of a platform would
@@ -52,7 +54,9 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
     workers. *record* saves the run's trace for ``dlbkit replay``. *record_decisions* keeps every
     decision the coordinator asked the balancer for, with a copy of the view it was asked with, in
     ``trace.decisions`` (to replay them; memory grows with the run; run_tree and run_spmd take it too:
-    a tree's periodic decisions, an SPMD run's repartitions). *return_exceptions*: see :func:`map`.
+    a tree's periodic decisions, an SPMD run's repartitions). *return_exceptions* and *journal*: see
+    :func:`map`; with a journal the trace is of the items computed by this run
+    (``trace.meta["journal"]``: how many it reused and computed).
     """
     _backend(backend, client)
 
@@ -65,17 +69,37 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
         emulation = _emulation(emulate, s, master, layout=DIVISIBLE)
         _flag("record_decisions", record_decisions)  # here, agreed: after it, raised on one rank alone (a hang)
         _flag("return_exceptions", return_exceptions)
+        if journal is not None and backend == "mpi":
+            raise ConfigError("journal", str(journal), "None under MPI (a journal is kept by the local and Dask "
+                              "backends; under MPI not yet)")
         return s, b, check_items(items), emulation, _worker_count(workers, emulation, backend)
 
     asked = workers
     seed, b, items, emulation, workers = agreed(backend, checks)
     rng = streams(seed, DIVISIBLE).rng("balancer")  # the divisible simulator's: the same draws for the same seed
-    with recording_what_ran(record, backend, seed):
-        results, trace = _map_family.run_map(fn, items, b, backend=backend,
-                                             workers=asked if backend == "mpi" else workers, emulation=emulation,
-                                             progress=progress, rng=rng, start_method=start_method, client=client,
-                                             record_decisions=_flag("record_decisions", record_decisions),
-                                             return_exceptions=bool(return_exceptions))
+    kept = Journal(journal, function=function_name(fn), units=len(items), fingerprint=fingerprint(items)) \
+        if journal is not None else None
+    todo = items if kept is None else [i for i in range(len(items)) if i not in kept.done]
+    run_items = items if kept is None else [items[i] for i in todo]
+    try:
+        with recording_what_ran(record, backend, seed):
+            try:
+                results, trace = _map_family.run_map(
+                    fn, run_items, b, backend=backend, workers=asked if backend == "mpi" else workers,
+                    emulation=emulation, progress=progress, rng=rng, start_method=start_method, client=client,
+                    record_decisions=_flag("record_decisions", record_decisions),
+                    return_exceptions=bool(return_exceptions),
+                    on_results=None if kept is None else _journaling(kept, todo, bool(return_exceptions)))
+            except TaskError as e:
+                raise e if kept is None else _in_whole(e, todo, kept) from e.__cause__
+    finally:
+        if kept is not None:
+            kept.close()
+    if kept is not None:
+        results = _merged(results, todo, kept, len(items))
+        trace.meta["journal"] = {"path": str(kept.path), "reused": kept.reused, "computed": len(todo)}
+        if trace.meta.get("failed"):
+            trace.meta["failed"] = [todo[k] for k in trace.meta["failed"]]
     trace.seed = seed  # the balancer's generator came from it: a replay can repeat its draws
     # auto ran its default; predict the next run's best from the measured item costs, which under MPI
     # only rank 0's trace holds (as in Loop.run)
@@ -85,6 +109,36 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
     if record is not None and coordinates(backend):  # every MPI rank holds the trace: one writes it
         result.save(record)
     return result
+
+
+def _journaling(journal: Journal, todo: list[int], keep_going: bool):
+    """The coordinator's ``on_results`` of a journaled run over the items *todo* (their indices in the
+    whole loop): each chunk's results appended under those indices (a failed item's exception, with
+    *keep_going*, is not: a rerun tries it again)."""
+    def write(first: int, res: list) -> None:
+        pairs = [(todo[first + k], v) for k, v in enumerate(res) if not (keep_going and isinstance(v, BaseException))]
+        journal.append([i for i, _ in pairs], [v for _, v in pairs])
+    return write
+
+
+def _merged(part: list, todo: list[int], journal: Journal, n: int) -> list:
+    """Every item's result in input order: the journal's, and this run's for the items *todo*."""
+    results = [journal.done.get(i) for i in range(n)]
+    for k, i in enumerate(todo):
+        results[i] = part[k]
+    return results
+
+
+def _in_whole(e: TaskError, todo: list[int], journal: Journal) -> TaskError:
+    """*e*, raised on the items *todo* a journal lacked, about the whole loop: the item's index in it, and
+    every result kept, the journal's with the run's (the part's trace is of the items computed)."""
+    index = todo[e.index] if isinstance(e.index, int) and 0 <= e.index < len(todo) else e.index
+    whole = TaskError(index, e.error, e.remote_traceback, what=e.what)
+    whole.results = {**journal.done, **{todo[k]: v for k, v in e.results.items()}}
+    whole.trace = e.trace
+    if whole.trace is not None:
+        whole.trace.meta["partial"].update(failed=whole.label, done=len(whole.results), of=len(todo) + journal.reused)
+    return whole
 
 
 def auto_after_step(auto, state: dict, step) -> dict:
@@ -128,7 +182,7 @@ def map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | str =
         params: Mapping | None = None, backend: str = "local", workers: int | None = None,
         progress: bool | None = None, emulate: Any = None, master: str | int | None = None,
         seed: int = 0, record: str | Path | None = None, client: Any = None,
-        return_exceptions: bool = False) -> list:
+        return_exceptions: bool = False, journal: str | Path | None = None) -> list:
     """``[fn(x) for x in items]``, computed in parallel and balanced; results in input order.
 
     *balancer*: any chunking balancer (name or object; default ``"awf-c"``, adaptive weighted
@@ -151,7 +205,11 @@ def map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | str =
     that ran. With *return_exceptions* True (as ``asyncio.gather`` takes it) nothing is raised: the
     exception *fn* raised on an item is that item's result (its ``__cause__`` the worker's traceback,
     as ``concurrent.futures`` gives it; a :class:`~dlbkit.errors.TaskError` with the traceback's text
-    if it could not be rebuilt here), and every other item is computed. Bad arguments are a
+    if it could not be rebuilt here), and every other item is computed. *journal*: a file to which
+    every finished chunk's results are appended as they arrive (flushed: a killed run loses none of
+    them); a rerun with the same journal computes only the items it lacks and returns every result in
+    input order, as an uninterrupted run would (:mod:`dlbkit.runtime.journal`; a journal of another
+    function or other items is refused; local and Dask backends). Bad arguments are a
     :class:`~dlbkit.errors.ConfigError`, raised before any worker starts.
 
     >>> import dlbkit
@@ -160,4 +218,4 @@ def map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | str =
     """
     return run_map(fn, items, balancer=balancer, params=params, backend=backend, workers=workers,
                    progress=progress, emulate=emulate, master=master, seed=seed, record=record,
-                   client=client, return_exceptions=return_exceptions).results
+                   client=client, return_exceptions=return_exceptions, journal=journal).results

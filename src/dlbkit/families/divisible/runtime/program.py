@@ -75,13 +75,16 @@ class Pool:
 def coordinate(transport: Transport, balancer: ChunkingBalancer, items: Sequence, *, origin: float,
                emulation: Emulation | None = None, progress: Progress | None = None,
                rng=None, backend: str = "local", record_decisions: bool = False,
-               return_exceptions: bool = False) -> tuple[list, Trace]:
+               return_exceptions: bool = False, on_results: Callable[[int, list], None] | None = None
+               ) -> tuple[list, Trace]:
     """Drive *transport*'s workers through *items* with *balancer*, then stop them; (results, trace).
     *record_decisions*: keep every decision with a copy of its view in ``trace.decisions``;
-    *return_exceptions*: a failed item's exception is its result (the workers were told so too)."""
+    *return_exceptions*: a failed item's exception is its result (the workers were told so too);
+    *on_results(first, results)*: called with each chunk's results as they are booked (a journal)."""
     results, trace, _ = coordinate_step(transport, balancer, items, origin=origin, emulation=emulation,
                                         progress=progress, rng=rng, backend=backend,
-                                        record_decisions=record_decisions, return_exceptions=return_exceptions)
+                                        record_decisions=record_decisions, return_exceptions=return_exceptions,
+                                        on_results=on_results)
     for w in range(transport.n_workers):
         transport.send(w, Stop())
     transport.stop()
@@ -92,7 +95,8 @@ def coordinate_step(transport: Transport, balancer: ChunkingBalancer, items: Seq
                     emulation: Emulation | None = None, progress: Progress | None = None, rng=None,
                     backend: str = "local", record_decisions: bool = False, pool: Pool | None = None,
                     state: dict | None = None, send_items: bool | None = None,
-                    return_exceptions: bool = False) -> tuple[list, Trace, dict | None]:
+                    return_exceptions: bool = False,
+                    on_results: Callable[[int, list], None] | None = None) -> tuple[list, Trace, dict | None]:
     """One run of the loop *items* on *transport*'s workers, which stay up: (results, trace, carried).
 
     The one coordinator of the map family: :func:`coordinate` (``dlbkit.map``) is one step and a
@@ -109,7 +113,7 @@ def coordinate_step(transport: Transport, balancer: ChunkingBalancer, items: Seq
     """
     step = _Step(transport, balancer, items, origin=origin, emulation=emulation, progress=progress, rng=rng,
                  backend=backend, record_decisions=record_decisions, pool=pool, state=state, send_items=send_items,
-                 return_exceptions=return_exceptions)
+                 return_exceptions=return_exceptions, on_results=on_results)
     step.run()
     return step.results, step.finish(), end_step(balancer, step.view)
 
@@ -119,7 +123,8 @@ class _Step:
 
     def __init__(self, transport: Transport, balancer: ChunkingBalancer, items: Sequence, *, origin: float,
                  emulation: Emulation | None, progress: Progress | None, rng, backend: str, record_decisions: bool,
-                 pool: Pool | None, state: dict | None, send_items: bool | None, return_exceptions: bool = False):
+                 pool: Pool | None, state: dict | None, send_items: bool | None, return_exceptions: bool = False,
+                 on_results: Callable[[int, list], None] | None = None):
         N = len(items)
         P = transport.n_workers
         self.transport, self.balancer, self.items, self.origin = transport, balancer, items, origin
@@ -146,6 +151,7 @@ class _Step:
         self.record = self.trace.decisions if record_decisions else None
         self.step_start = 0.0 if self.one_shot else self.clock() - origin
         self.return_exceptions = return_exceptions
+        self.on_results = on_results
         self.failed: list[int] = []  # items whose exception is their result (return_exceptions)
 
     def give(self, w: int, t_ask: float) -> None:
@@ -217,6 +223,8 @@ class _Step:
         if self.return_exceptions:
             res = self.exceptions_in(first, res)
         self.results[first:first + count] = res
+        if self.on_results is not None:
+            self.on_results(first, res)
         self.item_cost[first:first + count] = times
         self.done += count
         _measure(self.view, w, count, t_start, t_end, t_ask, times)
@@ -388,10 +396,11 @@ class MapRun(Program):
 
     def __init__(self, fn: Callable, items: Sequence, balancer: ChunkingBalancer, *,
                  emulation: Emulation | None, progress: bool | None, rng, record_decisions: bool = False,
-                 return_exceptions: bool = False):
+                 return_exceptions: bool = False, on_results: Callable[[int, list], None] | None = None):
         self.fn, self.items, self.balancer, self.rng = fn, items, balancer, rng
         self.record_decisions = record_decisions
         self.return_exceptions = return_exceptions
+        self.on_results = on_results  # rank 0's (the process that coordinates), None elsewhere
         self.emulation = emulation
         self.n_items = len(items)
         self.progress = Progress(len(items), progress)
@@ -423,7 +432,8 @@ class MapRun(Program):
     def coordinate(self, transport, backend):
         return coordinate(transport, self.balancer, self.items, origin=self.origin, emulation=self.emulation,
                           progress=self.progress, rng=self.rng, backend=backend,
-                          record_decisions=self.record_decisions, return_exceptions=self.return_exceptions)
+                          record_decisions=self.record_decisions, return_exceptions=self.return_exceptions,
+                          on_results=self.on_results)
 
     def sent_to_workers(self):
         return [("fn", self.fn), ("items", self.items)]
@@ -438,14 +448,16 @@ class MapRun(Program):
 def run_map(fn: Callable[[Any], Any], items: Sequence, balancer: ChunkingBalancer, *, backend: str = "local",
             workers: int | None = None, emulation: Emulation | None = None, progress: bool | None = None,
             rng=None, start_method: str | None = None, record_decisions: bool = False,
-            client=None, return_exceptions: bool = False) -> tuple[list, Trace]:
+            client=None, return_exceptions: bool = False,
+            on_results: Callable[[int, list], None] | None = None) -> tuple[list, Trace]:
     """The map family's runner: ``[fn(x) for x in items]`` on *backend*; ``(results, trace)``.
 
     *balancer* is a resolved, validated chunking balancer; *workers* None means the usable CPUs
     (local), the job's worker ranks (MPI) or the Dask cluster's workers (*client*'s);
-    *return_exceptions*: a failed item's exception is its result (:func:`coordinate_step`)."""
+    *return_exceptions*: a failed item's exception is its result (:func:`coordinate_step`);
+    *on_results(first, results)*: each chunk's results as they are booked (a journal's)."""
     run = MapRun(fn, items, balancer, emulation=emulation, progress=progress, rng=rng,
-                 record_decisions=record_decisions, return_exceptions=return_exceptions)
+                 record_decisions=record_decisions, return_exceptions=return_exceptions, on_results=on_results)
     return execute(run, backend, workers=workers, start_method=start_method, client=client)
 
 

@@ -1,0 +1,209 @@
+"""``dlbkit.map(..., journal=PATH)``: every finished chunk appended as it arrives, a rerun computing only
+what is missing, equal to an uninterrupted run; a torn last record dropped; another run's journal refused.
+
+The kill tests kill the coordinator (SIGKILL, in a subprocess) or a worker part-way, then rerun: every
+result exactly once in the journal, the whole equal to serial. The fuzz test tears the journal at random
+byte offsets (what a kill at a random point leaves) and reruns.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import pickle
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import zlib
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import dlbkit
+from dlbkit.errors import ConfigError
+from dlbkit.runtime.journal import MAGIC, Journal, _FRAME, _frames
+
+from support import HANG_S, wait_until
+
+N = 120
+
+
+def cube(x):
+    return x * x * x
+
+
+def _entries(path) -> list[tuple[list, list]]:
+    """The journal's entries (its header left out), read as the journal reads them."""
+    frames, _ = _frames(path.read_bytes(), len(MAGIC))
+    return frames[1:]
+
+
+def _indices(path) -> list[int]:
+    return sorted(i for indices, _ in _entries(path) for i in indices)
+
+
+def test_a_rerun_computes_nothing_and_returns_every_result_in_order(tmp_path):
+    j = tmp_path / "run.journal"
+    first = dlbkit.run_map(cube, range(N), workers=2, journal=j)
+    assert first.results == [cube(x) for x in range(N)]
+    assert first.trace.meta["journal"] == {"path": str(j), "reused": 0, "computed": N}
+    assert _indices(j) == list(range(N))  # every result once
+    again = dlbkit.run_map(cube, range(N), workers=2, journal=j)
+    assert again.results == first.results and again.trace.meta["journal"]["computed"] == 0
+    assert _indices(j) == list(range(N))  # nothing written twice
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(cut=st.floats(0.0, 1.0), balancer=st.sampled_from(["ss", "gss", "awf-c", "static"]))
+def test_a_journal_torn_anywhere_is_completed_by_a_rerun_each_result_once(tmp_path_factory, cut, balancer):
+    """A kill at any point leaves a journal cut at some byte: its whole records are kept, the torn one
+    dropped, and the rerun computes exactly the items missing."""
+    d = tmp_path_factory.mktemp("torn")
+    whole = d / "whole.journal"
+    dlbkit.map(cube, range(N), workers=2, balancer="gss", journal=whole)
+    j = d / "cut.journal"
+    shutil.copy(whole, j)
+    size = j.stat().st_size
+    with open(j, "r+b") as f:
+        f.truncate(int(cut * size))
+    kept = len(_indices(j)) if j.stat().st_size > len(MAGIC) else 0
+    r = dlbkit.run_map(cube, range(N), workers=2, balancer=balancer, journal=j)
+    assert r.results == [cube(x) for x in range(N)]
+    assert r.trace.meta["journal"]["reused"] == kept and r.trace.meta["journal"]["computed"] == N - kept
+    assert sum(r.trace.count) == N - kept  # the rerun computed only what was missing
+    assert _indices(j) == list(range(N))  # and the journal holds every result exactly once
+
+
+def test_a_torn_or_corrupt_last_record_is_dropped_and_the_journal_goes_on(tmp_path):
+    p = tmp_path / "j"
+    with Journal(p, function="f", units=10, fingerprint="x") as j:
+        for k in range(3):
+            j.append([k], [k * 10])
+    whole = p.stat().st_size
+    with open(p, "r+b") as f:
+        f.truncate(whole - 3)  # the last record torn
+    with Journal(p, function="f", units=10, fingerprint="x") as j:
+        assert j.done == {0: 0, 1: 10} and j.dropped > 0 and p.stat().st_size < whole - 3
+        j.append([2], [20])
+    data = bytearray(p.read_bytes())
+    data[-1] ^= 0xFF  # the last record's payload changed: its CRC no longer matches
+    p.write_bytes(bytes(data))
+    with Journal(p, function="f", units=10, fingerprint="x") as j:
+        assert j.done == {0: 0, 1: 10}
+    # a frame as the format says: length and CRC-32 big-endian, then the pickle
+    payload = pickle.dumps(([5], [50]))
+    with open(p, "ab") as f:
+        f.write(_FRAME.pack(len(payload), zlib.crc32(payload)) + payload)
+    assert Journal(p, function="f", units=10, fingerprint="x").done == {0: 0, 1: 10, 5: 50}
+
+
+def test_another_runs_journal_or_a_file_that_is_not_one_is_refused(tmp_path):
+    j = tmp_path / "j"
+    dlbkit.map(cube, range(10), workers=1, journal=j)
+    with pytest.raises(ConfigError, match=r"journal must be the journal of this run \(.*\.abs over 10 units"):
+        dlbkit.map(abs, range(10), workers=1, journal=j)
+    with pytest.raises(ConfigError, match=r"over 11 units .* it is of .*cube over 10 units"):
+        dlbkit.map(cube, range(11), workers=1, journal=j)
+    with pytest.raises(ConfigError, match="it is of .*cube over 10 units of fingerprint"):
+        dlbkit.map(cube, range(1, 11), workers=1, journal=j)  # same count, other items
+    (tmp_path / "other").write_text("not a journal\n")
+    with pytest.raises(ConfigError, match="journal must be a dlbkit journal"):
+        dlbkit.map(cube, range(10), workers=1, journal=tmp_path / "other")
+    with pytest.raises(ConfigError, match="journal must be a file in an existing directory"):
+        dlbkit.map(cube, range(10), workers=1, journal=tmp_path / "no" / "j")
+    with pytest.raises(ConfigError, match="journal must be None under MPI"):
+        dlbkit.map(cube, range(10), backend="mpi", journal=j)
+
+
+def test_a_failed_run_leaves_its_finished_chunks_in_the_journal_and_returning_exceptions_retries_the_failed(tmp_path):
+    j = tmp_path / "j"
+    with pytest.raises(dlbkit.TaskError) as got:
+        dlbkit.map(_fails_at_70, range(N), workers=1, balancer="ss", journal=j)
+    assert got.value.index == 70 and got.value.results == {i: cube(i) for i in range(70)}
+    assert _indices(j) == list(range(70))
+    r = dlbkit.run_map(_fails_at_70, range(N), workers=2, journal=j, return_exceptions=True)
+    assert isinstance(r.results[70], ValueError) and r.trace.meta["failed"] == [70]
+    assert [v for i, v in enumerate(r.results) if i != 70] == [cube(i) for i in range(N) if i != 70]
+    assert _indices(j) == [i for i in range(N) if i != 70]  # the failed item is not journaled: tried again
+    with pytest.raises(dlbkit.TaskError) as got:  # the rerun's error names the item in the whole loop
+        dlbkit.map(_fails_at_70, range(N), workers=1, journal=j)
+    assert got.value.index == 70 and len(got.value.results) == N - 1
+
+
+def _fails_at_70(x):
+    if x == 70:
+        raise ValueError("seventy")
+    return cube(x)
+
+
+KILLED = """
+    import sys, time, dlbkit
+
+    def slow_cube(x):
+        time.sleep(0.004)
+        return x * x * x
+
+    dlbkit.map(slow_cube, range(int(sys.argv[2])), workers=2, balancer="ss", journal=sys.argv[1])
+"""
+
+
+def test_a_coordinator_killed_part_way_is_resumed_by_a_rerun(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(textwrap.dedent(KILLED))
+    j = tmp_path / "job.journal"
+    n = 600
+    p = subprocess.Popen([sys.executable, str(script), str(j), str(n)], cwd=tmp_path, start_new_session=True)
+    try:
+        wait_until(lambda: j.exists() and len(_indices(j)) >= 40, "40 results journaled")
+        os.killpg(p.pid, signal.SIGKILL)  # the coordinator and its workers, at once
+        p.wait(timeout=HANG_S)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    kept = len(_indices(j))
+    assert 40 <= kept < n
+    # the rerun must be the same function by name: the script's is __main__.slow_cube, so rerun it as a script
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import json, sys, runpy
+        sys.argv = ["job.py", sys.argv[1], sys.argv[2]]
+        import dlbkit
+        real_map = dlbkit.run_map
+        def run_map(*a, **k):
+            r = real_map(*a, **k)
+            print(json.dumps({"ok": r.results == [x ** 3 for x in range(int(sys.argv[2]))],
+                              "journal": r.trace.meta["journal"], "count": sum(r.trace.count)}))
+            return r
+        dlbkit.map = lambda *a, **k: run_map(*a, **k).results
+        runpy.run_path("job.py", run_name="__main__")
+    """), str(j), str(n)], cwd=tmp_path, capture_output=True, text=True, timeout=HANG_S)
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout.splitlines()[-1])
+    assert got["ok"] and got["journal"]["reused"] == kept and got["count"] == n - kept
+    assert _indices(j) == list(range(n))  # every result exactly once
+
+
+def _dies_once(x, marker):
+    if x == 50 and not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(3)
+    return cube(x)
+
+
+def test_a_worker_killed_in_a_journaled_run_loses_nothing(tmp_path):
+    j = tmp_path / "j"
+    r = dlbkit.run_map(functools.partial(_dies_once, marker=str(tmp_path / "died")), range(N), workers=2,
+                       balancer="ss", journal=j)
+    assert (tmp_path / "died").exists() and r.trace.meta["faults"]  # a worker did die
+    assert r.results == [cube(x) for x in range(N)]
+    assert _indices(j) == list(range(N))
+
+
+def test_the_journal_names_a_partials_function_and_arguments():
+    from dlbkit.runtime.journal import function_name
+    assert function_name(functools.partial(_dies_once, marker="m")) == \
+        f"partial({__name__}._dies_once, marker='m')"
+    assert function_name(cube) == f"{__name__}.cube"
