@@ -91,7 +91,9 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
                     return_exceptions=bool(return_exceptions),
                     on_results=None if kept is None else _journaling(kept, todo, bool(return_exceptions)))
             except TaskError as e:
-                raise e if kept is None else _in_whole(e, todo, kept) from e.__cause__
+                if kept is None:
+                    raise
+                raise _in_whole(e, todo, kept) from e.__cause__
     finally:
         if kept is not None:
             kept.close()
