@@ -101,6 +101,20 @@ def test_a_torn_or_corrupt_last_record_is_dropped_and_the_journal_goes_on(tmp_pa
     assert Journal(p, function="f", units=10, fingerprint="x").done == {0: 0, 1: 10, 5: 50}
 
 
+@pytest.mark.parametrize("cut", [1, len(MAGIC) - 1, len(MAGIC), len(MAGIC) + 3])
+def test_a_journal_torn_in_its_magic_or_header_starts_again(tmp_path, cut):
+    """Killed while the first bytes were written (the fuzz test found a cut in the magic refused as
+    'not a journal'): nothing was journaled, and the journal is written anew."""
+    p = tmp_path / "j"
+    Journal(p, function="f", units=3, fingerprint="x").close()
+    with open(p, "r+b") as f:
+        f.truncate(cut)
+    with Journal(p, function="f", units=3, fingerprint="x") as j:
+        assert j.done == {}
+        j.append([1], ["one"])
+    assert Journal(p, function="f", units=3, fingerprint="x").done == {1: "one"}
+
+
 def test_another_runs_journal_or_a_file_that_is_not_one_is_refused(tmp_path):
     j = tmp_path / "j"
     dlbkit.map(cube, range(10), workers=1, journal=j)

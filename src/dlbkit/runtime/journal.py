@@ -93,6 +93,8 @@ class Journal:
     def _read(self) -> int | None:
         """Read the entries; the offset after the last whole frame (None: not even the header is whole)."""
         data = self.path.read_bytes()
+        if len(data) < len(MAGIC) and MAGIC.startswith(data):
+            return None  # killed while the magic itself was written: nothing was journaled
         if not data.startswith(MAGIC):
             raise ConfigError("journal", str(self.path), "a dlbkit journal (this file is not one: a new path, or "
                               "delete it to start again)")
