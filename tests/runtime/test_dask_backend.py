@@ -115,6 +115,10 @@ def test_map_with_a_journal_on_dask_resumes_from_what_it_kept(dask_client, tmp_p
     meta = again.trace.meta["journal"]
     assert again.results == first.results and 0 < meta["reused"] < 80 and meta["computed"] == 80 - meta["reused"]
     assert sum(again.trace.count) == meta["computed"]
+    g = {"a": (abs, -7), "b": (operator.neg, "a"), "c": (operator.add, "a", "b")}
+    assert dlbkit.graph(g, backend="dask", client=dask_client, journal=tmp_path / "g") == {"a": 7, "b": -7, "c": 0}
+    r = dlbkit.run_graph(g, backend="dask", client=dask_client, journal=tmp_path / "g")
+    assert r.results == {"a": 7, "b": -7, "c": 0} and r.trace.meta["journal"]["reused"] == 3
 
 
 def test_map_unpicklable_result_is_named(dask_client):

@@ -221,3 +221,69 @@ def test_the_journal_names_a_partials_function_and_arguments():
     assert function_name(functools.partial(_dies_once, marker="m")) == \
         f"partial({__name__}._dies_once, marker='m')"
     assert function_name(cube) == f"{__name__}.cube"
+
+
+# --- graph ------------------------------------------------------------------------------------------
+def _logged(log, key, *inputs):
+    """A task's function that notes each call (one line per call: appends of a line are atomic)."""
+    with open(log, "a") as f:
+        f.write(f"{key}\n")
+    return key + sum(inputs)
+
+
+def _layered(log, n=30):
+    """n tasks t0..t{n-1}, each needing the two before it (a chain with skips)."""
+    return {f"t{j}": (_logged, log, j, *(f"t{i}" for i in (j - 1, j - 2) if i >= 0)) for j in range(n)}
+
+
+def _serial(n=30):
+    out = {}
+    for j in range(n):
+        out[f"t{j}"] = j + sum(out[f"t{i}"] for i in (j - 1, j - 2) if i >= 0)
+    return out
+
+
+def _calls(log) -> list[int]:
+    return sorted(int(x) for x in log.read_text().split()) if log.exists() else []
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(cut=st.floats(0.0, 1.0), balancer=st.sampled_from(["pd", "heft", "round-robin"]))
+def test_a_graph_journal_torn_anywhere_is_completed_calling_only_the_missing_tasks(tmp_path_factory, cut, balancer):
+    d = tmp_path_factory.mktemp("graph")
+    whole, log = d / "whole.journal", d / "calls"
+    assert dlbkit.graph(_layered(str(log)), workers=2, balancer=balancer, journal=whole) == _serial()
+    assert _calls(log) == list(range(30))
+    j = d / "cut.journal"
+    shutil.copy(whole, j)
+    with open(j, "r+b") as f:
+        f.truncate(int(cut * j.stat().st_size))
+    kept = _indices(j)
+    log.unlink()
+    r = dlbkit.run_graph(_layered(str(log)), workers=2, balancer=balancer, journal=j)
+    assert r.results == _serial()
+    assert _calls(log) == [i for i in range(30) if i not in kept]  # the user's function only where missing
+    assert r.trace.meta["journal"]["reused"] == len(kept)
+    assert _indices(j) == list(range(30))  # each value once in the journal
+
+
+def test_a_failed_graph_resumes_from_its_journal_and_another_graphs_journal_is_refused(tmp_path):
+    log, j = tmp_path / "calls", tmp_path / "j"
+    tasks = _layered(str(log), 10)
+    tasks["t5"] = (_fails_at_70, 70)  # t5 raises; t6.. need it
+    with pytest.raises(dlbkit.TaskError) as got:
+        dlbkit.graph(tasks, workers=1, balancer="heft", journal=j)
+    assert got.value.index == "t5" and set(got.value.results) <= {f"t{i}" for i in range(5)}
+    kept = _indices(j)
+    assert kept == sorted(int(k[1:]) for k in got.value.results)
+    log.unlink()
+    fixed = _layered(str(log), 10)
+    with pytest.raises(ConfigError, match="journal must be the journal of this run"):
+        dlbkit.graph(fixed, workers=1, journal=j)  # t5's function changed: another graph
+    with pytest.raises(ConfigError, match="journal must be None under MPI"):
+        dlbkit.graph(fixed, backend="mpi", journal=j)
+    j2 = tmp_path / "j2"
+    dlbkit.graph(_layered(str(log), 10), workers=1, journal=j2)
+    log.unlink()
+    assert dlbkit.graph(_layered(str(log), 10), workers=2, journal=j2) == _serial(10)
+    assert _calls(log) == []  # every task journaled: no function called

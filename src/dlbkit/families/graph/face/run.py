@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -28,6 +29,7 @@ from dlbkit.families.run import (
 from dlbkit.families.graph.model.seeding import GRAPH
 from dlbkit.model.seeding import streams
 from dlbkit.runtime.emulation import emulation_from as _emulation
+from dlbkit.runtime.journal import Journal, fingerprint, function_name
 
 __all__ = ["DEFAULT_GRAPH_BALANCER", "GraphResult", "run_graph", "graph", "run_workflow"]
 
@@ -53,7 +55,7 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
               backend: str = "local", workers: int | None = None, progress: bool | None = None,
               emulate: Any = None, seed: int = 0, record: str | Path | None = None,
               start_method: str | None = None, record_decisions: bool = False, client: Any = None,
-              return_exceptions: bool = False) -> GraphResult:
+              return_exceptions: bool = False, journal: str | Path | None = None) -> GraphResult:
     """Execute a DAG of Python functions on worker processes (or MPI ranks); a :class:`GraphResult`.
 
     *tasks*: a dict ``key → (fn, *arguments)`` (Dask's legacy graph spec: an argument equal to a key is
@@ -84,8 +86,12 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
     *record* is written for the part that ran. With *return_exceptions* True nothing is raised: the
     exception is the task's value, and the value of every task that depends on it, which does not run
     (as Dask gives a dependent the exception of the task it needed); ``trace.meta["failed"]`` and
-    ``["not_run"]`` list them (by index). :class:`~dlbkit.errors.ConfigError` for bad input (a cycle,
-    a non-callable, …).
+    ``["not_run"]`` list them (by index). *journal*: a file to which each task's value is appended as
+    it arrives (flushed); a rerun with the same journal does not call the function of a task it holds
+    (the task hands its journaled value on, at no work) and returns every value, as an uninterrupted run
+    would (``trace.meta["journal"]``: reused and computed; the tasks, their functions and arguments are
+    fingerprinted and another graph's journal is refused; local and Dask backends).
+    :class:`~dlbkit.errors.ConfigError` for bad input (a cycle, a non-callable, …).
     """
     _backend(backend, client)
 
@@ -98,17 +104,29 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
         emulation = _emulation(emulate, s, None, layout=GRAPH)
         _flag("record_decisions", record_decisions)  # here, agreed: after it, raised on one rank alone (a hang)
         _flag("return_exceptions", return_exceptions)
+        if journal is not None and backend == "mpi":
+            raise ConfigError("journal", str(journal), "None under MPI (a journal is kept by the local and Dask "
+                              "backends; under MPI not yet)")
         return s, spec, b, emulation, _worker_count(workers, emulation, backend)
 
     asked = workers
     seed, spec, b, emulation, workers = agreed(backend, checks)
     rng = streams(seed, GRAPH).rng("balancer")  # the graph simulators': the same draws for the same seed
-    with recording_what_ran(record, backend, seed):
-        values, trace = _graph_family.run_graph(spec, b, backend=backend, workers=asked if backend == "mpi" else workers,
-                                                emulation=emulation, progress=progress, rng=rng,
-                                                start_method=start_method, client=client,
-                                                record_decisions=_flag("record_decisions", record_decisions),
-                                                return_exceptions=bool(return_exceptions))
+    kept = _journaled(spec, journal) if journal is not None else None
+    try:
+        with recording_what_ran(record, backend, seed):
+            values, trace = _graph_family.run_graph(
+                spec, b, backend=backend, workers=asked if backend == "mpi" else workers, emulation=emulation,
+                progress=progress, rng=rng, start_method=start_method, client=client,
+                record_decisions=_flag("record_decisions", record_decisions),
+                return_exceptions=bool(return_exceptions),
+                on_value=None if kept is None else
+                lambda i, v: None if i in kept.done else kept.append([i], [v]))
+    finally:
+        if kept is not None:
+            kept.close()
+    if kept is not None:
+        trace.meta["journal"] = {"path": str(kept.path), "reused": kept.reused, "computed": spec.n_tasks - kept.reused}
     trace.seed = seed
     result = GraphResult(dict(zip(spec.keys, values)), trace, b)
     if record is not None and coordinates(backend):
@@ -116,10 +134,34 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
     return result
 
 
+class Journaled:
+    """A task a journal holds, as its function: its journaled value handed on (no work, no call of the
+    user's function)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __call__(self):
+        return self.value
+
+
+def _journaled(spec, path) -> Journal:
+    """The journal at *path* of the run of *spec*, opened; every task it holds made :class:`Journaled`.
+    Its fingerprint is of each task's key, function (by name; a callable object itself) and arguments."""
+    units = [(k, function_name(f), None if isinstance(f, (types.FunctionType, types.BuiltinFunctionType)) else f, a)
+             for k, f, a in zip(spec.keys, spec.fns, spec.args)]
+    kept = Journal(path, function="dlbkit.graph", units=spec.n_tasks, fingerprint=fingerprint(units))
+    for i, v in kept.done.items():
+        spec.fns[i], spec.args[i] = Journaled(v), ()
+    return kept
+
+
 def graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, params: Mapping | None = None,
           backend: str = "local", workers: int | None = None, progress: bool | None = None, emulate: Any = None,
           seed: int = 0, record: str | Path | None = None, client: Any = None,
-          return_exceptions: bool = False) -> dict:
+          return_exceptions: bool = False, journal: str | Path | None = None) -> dict:
     """Every task's value, computed in parallel: a dict key → value; see :func:`run_graph` (and for
     *return_exceptions*, a dict of tasks only: a Dask collection's value needs every task's).
 
@@ -137,7 +179,7 @@ def graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, para
                           "from every task's: run_graph(collection, return_exceptions=True).results has each task's)")
     results = run_graph(tasks, balancer=balancer, params=params, backend=backend, workers=workers,
                         progress=progress, emulate=emulate, seed=seed, record=record, client=client,
-                        return_exceptions=return_exceptions).results
+                        return_exceptions=return_exceptions, journal=journal).results
     if not collection:
         return results
     finalize, extra = tasks.__dask_postcompute__()

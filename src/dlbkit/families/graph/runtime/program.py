@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import heapq
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -105,7 +105,8 @@ class _Coordinator:
 
     def __init__(self, transport: Transport, spec: GraphTasks, balancer: Mapper, *, origin: float,
                  emulation: Emulation | None, progress: Progress | None, rng, backend: str, record: bool,
-                 send_jobs: bool, return_exceptions: bool = False):
+                 send_jobs: bool, return_exceptions: bool = False,
+                 on_value: Callable[[int, Any], None] | None = None):
         self.tp, self.spec, self.b = transport, spec, balancer
         self.g: TaskGraph = spec.graph
         self.n, self.P = spec.n_tasks, transport.n_workers
@@ -140,6 +141,7 @@ class _Coordinator:
         self.rate: dict[int, float] = {}  # per worker: estimated load ÷ measured seconds, its last task
         self.sent = [False] * n
         self.return_exceptions = return_exceptions
+        self.on_value = on_value  # called with each task's value as it is kept (a journal)
         self.failed: list[int] = []  # tasks that raised (return_exceptions)
         self.not_run: list[int] = []  # and the tasks that needed them
 
@@ -304,6 +306,8 @@ class _Coordinator:
         if self.values[i] is not _MISSING:
             return  # a late duplicate: each result is kept once
         self.values[i] = value
+        if self.on_value is not None:
+            self.on_value(i, value)
         self.cost[i] = busy
         self.done += 1
         self.trace.add_interval(w, i, 1, self.ready_at[i], t_start, t_end)
@@ -473,11 +477,13 @@ class _Coordinator:
 def coordinate_graph(transport: Transport, spec: GraphTasks, balancer: Mapper, *, origin: float,
                      emulation: Emulation | None = None, progress: Progress | None = None, rng=None,
                      backend: str = "local", record_decisions: bool = False,
-                     return_exceptions: bool = False) -> tuple[list, Trace]:
-    """Drive *transport*'s workers through *spec*'s DAG with *balancer*; return (values by task index, trace)."""
+                     return_exceptions: bool = False,
+                     on_value: Callable[[int, Any], None] | None = None) -> tuple[list, Trace]:
+    """Drive *transport*'s workers through *spec*'s DAG with *balancer*; return (values by task index, trace).
+    *on_value(i, value)*: each task's value as it is kept (a journal's)."""
     return _Coordinator(transport, spec, balancer, origin=origin, emulation=emulation, progress=progress, rng=rng,
                         backend=backend, record=record_decisions, send_jobs=backend == "mpi",
-                        return_exceptions=return_exceptions).run()
+                        return_exceptions=return_exceptions, on_value=on_value).run()
 
 
 # --- the worker ------------------------------------------------------------------------------------
@@ -542,8 +548,10 @@ class GraphRun(Program):
     interruptible = True  # under MPI, Ctrl-C and the user's signal handlers interrupt the task's function
 
     def __init__(self, spec: GraphTasks, balancer: Mapper, *, emulation: Emulation | None,
-                 progress: bool | None, rng, record_decisions: bool = False, return_exceptions: bool = False):
+                 progress: bool | None, rng, record_decisions: bool = False, return_exceptions: bool = False,
+                 on_value: Callable[[int, Any], None] | None = None):
         self.spec, self.balancer, self.rng = spec, balancer, rng
+        self.on_value = on_value
         self.record_decisions = record_decisions
         self.return_exceptions = return_exceptions
         self.emulation = emulation
@@ -567,7 +575,8 @@ class GraphRun(Program):
     def coordinate(self, transport, backend):
         return coordinate_graph(transport, self.spec, self.balancer, origin=self.origin, emulation=self.emulation,
                                 progress=self.progress, rng=self.rng, backend=backend,
-                                record_decisions=self.record_decisions, return_exceptions=self.return_exceptions)
+                                record_decisions=self.record_decisions, return_exceptions=self.return_exceptions,
+                                on_value=self.on_value)
 
     def sent_to_workers(self):
         s = self.spec
@@ -577,14 +586,16 @@ class GraphRun(Program):
 def run_graph(spec: GraphTasks, balancer: Mapper, *, backend: str = "local", workers: int | None = None,
               emulation: Emulation | None = None, progress: bool | None = None, rng=None,
               start_method: str | None = None, record_decisions: bool = False, client=None,
-              return_exceptions: bool = False) -> tuple[list, Trace]:
+              return_exceptions: bool = False,
+              on_value: Callable[[int, Any], None] | None = None) -> tuple[list, Trace]:
     """The graph family's runner: every task of *spec* on *backend*; ``(values by task index, trace)``.
 
     *balancer* is a resolved mapping balancer (static or online); *workers* None means the usable
     CPUs (local), the job's worker ranks (MPI) or the Dask cluster's workers (*client*'s);
-    *return_exceptions*: a failed task's exception is its value (the module's docstring)."""
+    *return_exceptions*: a failed task's exception is its value (the module's docstring); *on_value*:
+    :func:`coordinate_graph`'s."""
     if rng is None:
         rng = np.random.default_rng(0)
     run = GraphRun(spec, balancer, emulation=emulation, progress=progress, rng=rng,
-                   record_decisions=record_decisions, return_exceptions=return_exceptions)
+                   record_decisions=record_decisions, return_exceptions=return_exceptions, on_value=on_value)
     return execute(run, backend, workers=workers, start_method=start_method, client=client)
