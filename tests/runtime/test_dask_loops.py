@@ -25,8 +25,8 @@ from dlbkit.families.stream.runtime.agent import SWITCH_INTERVAL_S
 
 distributed = pytest.importorskip("distributed")
 
-from support import HANG_S, wait_until  # noqa: E402
-from support.cluster_jobs import boom, spin  # noqa: E402
+from support import HANG_S  # noqa: E402
+from support.cluster_jobs import boom, check_lost_node, lose_a_node, spin  # noqa: E402
 from support.sweeps import dask_client  # noqa: E402,F401 - the module's cluster (a fixture)
 
 pytestmark = pytest.mark.xdist_group("dask_loops")
@@ -68,11 +68,6 @@ def serial(domain, iterations):
 
 def square(x):
     return x * x
-
-
-def nap(x, s=0.02):
-    time.sleep(s)
-    return x
 
 
 def loops_running() -> int:
@@ -225,25 +220,9 @@ def three_processes(tmp_path):
 
 def test_cluster_on_dask_loses_nothing_when_a_worker_process_is_killed(three_processes):
     client, pids = three_processes
-    n_jobs = 60
     with dlbkit.Cluster(backend="dask", client=client, balancer="round-robin-place", seed=4) as c:
-        fs = [c.submit(nap, i, 0.03) for i in range(n_jobs)]
-        fs[2].result(timeout=HANG_S)
-        # killed while it holds jobs not done (under load the test once killed it after its last one)
-        wait_until(lambda: sum(j.node == 1 and j.state in ("placed", "running") for j in c.ps()) >= 2,
-                   "node 1 holding two jobs not done")
-        os.kill(pids[1], signal.SIGKILL)  # node 1's queued and running jobs are lost there
-        got = [f.result(timeout=60) for f in fs]
-        after = [c.submit(nap, i, 0.0) for i in range(30)]
-        got_after = [f.result(timeout=60) for f in after]
-        assert c.alive() == [0, 2]
-    assert got == list(range(n_jobs)) and got_after == list(range(30))
-    jobs = c.ps()
-    assert [j.state for j in jobs] == ["done"] * (n_jobs + 30)
-    moved = [j for j in jobs if j.resubmitted]
-    assert moved and all(j.node != 1 for j in moved)
-    assert all(j.node != 1 for j in jobs[n_jobs:])  # the dead node left every view
-    assert c.result().trace.meta["duplicates"] == 0 and c.result().trace.meta["dead"] == [1]
+        lose_a_node(c, lambda: os.kill(pids[1], signal.SIGKILL))
+    check_lost_node(c)
 
 
 def binary_killing(n, pidfile):

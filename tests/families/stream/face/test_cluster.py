@@ -32,7 +32,7 @@ from dlbkit.families.stream.runtime.agent import Agent
 from dlbkit.families.stream.runtime.messages import Forward, Submit
 
 from support import HANG_S
-from support.cluster_jobs import boom, spin
+from support.cluster_jobs import boom, check_lost_node, lose_a_node, spin
 from support.profiles import examples
 
 
@@ -152,26 +152,10 @@ def test_an_exception_carries_the_worker_traceback_and_the_cluster_goes_on():
 
 
 def test_exactly_once_when_a_node_is_killed_mid_run():
-    n_jobs = 60
     with dlbkit.Cluster(3, balancer="round-robin-place", seed=4, record_decisions=True) as c:
         pids = c.pids()
-        fs = [c.submit(nap, i, 0.03) for i in range(n_jobs)]
-        fs[2].result(timeout=HANG_S)
-        victim = 1
-        os.kill(pids[victim], signal.SIGKILL)  # queued and running jobs on node 1 are lost there
-        got = [f.result(timeout=60) for f in fs]
-        after = [c.submit(nap, i, 0.0) for i in range(30)]
-        got_after = [f.result(timeout=60) for f in after]
-        assert c.alive() == [0, 2]
-    assert got == list(range(n_jobs)) and got_after == list(range(30))
-    jobs = c.ps()
-    assert [j.state for j in jobs] == ["done"] * (n_jobs + 30)
-    moved = [j for j in jobs if j.resubmitted]
-    assert moved, "the killed node held jobs: some must have been submitted again"
-    assert all(j.node != victim for j in moved)
-    assert all(j.node != victim for j in jobs[n_jobs:])  # the dead node left every view
-    r = c.result()
-    assert r.trace.meta["duplicates"] == 0 and r.trace.meta["dead"] == [victim]
+        lose_a_node(c, lambda: os.kill(pids[1], signal.SIGKILL))
+    r = check_lost_node(c)
     # queue_mean is the survivors' own: the mean of their time-averaged queues; the dead node, which
     # never sent its statistics, is left out rather than counted as an empty queue
     stats = c._run.stats
