@@ -202,7 +202,8 @@ def _run(args, rank: int) -> int:
     try:
         with warnings_in_one_line(rank):
             r = run_map(fn, items, balancer=args.balancer, params=params, backend=args.backend, workers=args.workers,
-                        client=args.client, progress=line_mode(args.progress), emulate=emulate, master=args.master, seed=args.seed)
+                        client=args.client, progress=line_mode(args.progress), emulate=emulate, master=args.master, seed=args.seed,
+                        record=record)  # written by run_map: the whole run, or the part before a failed item
     except ConfigError as e:
         raise _as_flag(e) from None
     except SystemExit as e:
@@ -228,7 +229,6 @@ def _run(args, rank: int) -> int:
                "chunks": int(m["chunks"]), "messages": int(m["messages"])}
     written = []
     if record is not None:
-        r.save(record)
         summary["record"] = str(record)
         written.append(recorded_line(record))
     if results_file is not None:
@@ -260,9 +260,7 @@ def _keep_part(e, record: Path | None, results_file: Path | None) -> None:
         return
     part = e.trace.meta["partial"]
     what = f"the {part['done']} of {part['of']} items computed before it"
-    if record is not None:
-        from dlbkit.runtime.record import save_trace
-        save_trace(e.trace, record)
+    if record is not None:  # run_map wrote it (families.run.recording_what_ran)
         print(f"dlbkit: recorded the part that ran in {record}", file=sys.stderr)
     if results_file is not None:
         results_file.write_text(json.dumps({str(i): jsonable(v) for i, v in sorted(e.results.items())}) + "\n",
