@@ -8,7 +8,9 @@ File format (binary, append-only)::
 
 A frame is 4 bytes of payload length and 4 bytes of the payload's CRC-32 (both big-endian), then the
 payload, a pickle. The header is ``{"function": "module.qualname", "units": N, "fingerprint": hex}``;
-an entry is ``(indices, values)``, the results of the units at those indices (a map's chunk). Each
+an entry is ``(indices, values)``, the results of the units at those indices (a map's chunk). A stream
+of units not known ahead (a Cluster's jobs) has ``units`` and ``fingerprint`` None, and each unit is keyed
+by its own fingerprint instead of an index (:func:`stream_key`). Each
 entry is written with one ``write`` and flushed, so a killed process leaves at most its last frame
 torn: a short frame, a wrong CRC or a payload that does not unpickle ends the journal there, and the
 file is cut back to its last whole frame when it is opened again. (Flushed, not fsynced: a crash of
@@ -30,7 +32,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from dlbkit.errors import ConfigError
 
-__all__ = ["Journal", "MAGIC", "fingerprint", "function_name"]
+__all__ = ["Journal", "MAGIC", "fingerprint", "function_name", "stream_key"]
 
 MAGIC = b"dlbkit-journal 1\n"
 _FRAME = struct.Struct(">II")  # payload length, CRC-32 of the payload
@@ -60,6 +62,16 @@ def fingerprint(units: Iterable[Any]) -> str:
     return h.hexdigest()
 
 
+def stream_key(payload: bytes, seen: dict[str, int]) -> tuple[str, int]:
+    """The key of a stream's unit pickled as *payload*: its SHA-256 and how many equal units came before
+    it (*seen*, updated), so that a rerun's k-th submission of the same job gets the k-th one's result
+    whatever order the jobs come in."""
+    digest = hashlib.sha256(payload).hexdigest()
+    k = seen.get(digest, 0)
+    seen[digest] = k + 1
+    return digest, k
+
+
 def _frame(obj: Any) -> bytes:
     payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     return _FRAME.pack(len(payload), zlib.crc32(payload)) + payload
@@ -68,13 +80,14 @@ def _frame(obj: Any) -> bytes:
 class Journal:
     """The journal at *path* of a run of *function* over *units* units of *fingerprint*: opened (its
     entries read into :attr:`done`, index → value, a torn last frame cut off: :attr:`dropped` bytes)
-    or created, then appended to with :meth:`append`."""
+    or created, then appended to with :meth:`append`. *units* and *fingerprint* None: a stream's journal,
+    its units keyed by :func:`stream_key`."""
 
-    def __init__(self, path: str | Path, *, function: str, units: int, fingerprint: str):
+    def __init__(self, path: str | Path, *, function: str, units: int | None, fingerprint: str | None):
         if not isinstance(path, (str, Path)):
             raise ConfigError("journal", path, "a file path (str or Path) or None")
         self.path = Path(path)
-        self.header = {"function": function, "units": int(units), "fingerprint": fingerprint}
+        self.header = {"function": function, "units": None if units is None else int(units), "fingerprint": fingerprint}
         self.done: dict[int, Any] = {}
         self.dropped = 0
         if self.path.is_dir() or not self.path.parent.is_dir():
@@ -133,6 +146,8 @@ class Journal:
 def _said(h: Any) -> str:
     if not isinstance(h, dict):
         return repr(h)[:80]
+    if h.get("units") is None:
+        return f"a stream of {h.get('function')}'s jobs"
     return f"{h.get('function')} over {h.get('units')} units of fingerprint {str(h.get('fingerprint'))[:12]}…"
 
 

@@ -33,6 +33,7 @@ from dlbkit.runtime.emulation import emulation_from
 from dlbkit.runtime.backends.mpi import agree
 from dlbkit.runtime.backends.mpi import check_workers as check_mpi_workers
 from dlbkit.runtime.backends.mpi import rank as mpi_rank
+from dlbkit.runtime.journal import Journal
 from dlbkit.runtime.record import save_trace
 from dlbkit.families.stream.runtime.program import ClusterRun, Job
 from dlbkit.families.run import _backend, check_record
@@ -109,13 +110,21 @@ class Cluster(Executor):
     a thread of the node's process, so jobs that compute in Python share its GIL.
     ``ps()`` lists the jobs, ``pids()`` the nodes' processes,
     ``result()`` the run as the stream simulator's :class:`~dlbkit.families.result.Result`.
+
+    *journal*: a file to which each job's result is appended as it arrives, before its future is set
+    (flushed; :mod:`dlbkit.runtime.journal`). A job is known by its pickled function and arguments and
+    by how many equal jobs were submitted before it, so a rerun after a crash (the client killed, a time
+    limit, under MPI a dead rank) that submits the same jobs gets every result the journal holds at once,
+    without running the job, and runs only the others; a job that raised is run again. ``journaled``
+    counts the futures set from the journal; ``ps()`` and the trace are of the jobs this run ran.
+    Under MPI rank 0 (the client) keeps it.
     """
 
     def __init__(self, workers: int | None = None, *, backend: str = "local", balancer: Any = "nezha",
                  params: Mapping[str, Any] | None = None, info: Any = "gossip", emulate: Any = None, seed: int = 0,
                  record: Any = None, start_method: str | None = None, record_decisions: bool = False,
                  suspect_after: float | None = None, slots: int | Iterable[int] | None = None,
-                 client: Any = None):
+                 client: Any = None, journal: Any = None):
         _backend(backend, client)
 
         def checks():
@@ -162,17 +171,20 @@ class Cluster(Executor):
                 raise ConfigError("record", record, "None or a path to write the recording to")
             if record is not None:  # now, not at shutdown after every job ran (rank 0's verdict under MPI)
                 check_record(os.fsdecode(os.fspath(record)), backend)
-            return b, model, emulation, per_node, n
+            kept = None  # the client's (rank 0's under MPI), opened in the checks: another run's refused here
+            if journal is not None and (backend != "mpi" or mpi_rank() == 0):
+                kept = Journal(journal, function="dlbkit.Cluster", units=None, fingerprint=None)
+            return b, model, emulation, per_node, n, kept
 
         # under MPI every rank checks its own arguments and the verdict is agreed: raised on one rank
         # alone (its own balancer, seed, info), the others went on into the run and waited for it
-        b, model, emulation, slots, n = checks() if backend != "mpi" else agree(checks)
+        b, model, emulation, slots, n, kept = checks() if backend != "mpi" else agree(checks)
         self.record = record
         self.balancer = b
         self.info = model
         self._run = ClusterRun(n, b, model, backend=backend, emulation=emulation, seed=seed,
                                start_method=start_method, record_decisions=record_decisions,
-                               suspect_after=suspect_after, slots=slots, client=client)
+                               suspect_after=suspect_after, slots=slots, client=client, journal=kept)
         if backend == "mpi" and mpi_rank() != 0:
             # a worker rank is a node until rank 0 shuts the cluster down; then the script ends here
             self._run.serve_rank()
@@ -238,6 +250,11 @@ class Cluster(Executor):
     def pids(self) -> list[int]:
         """The nodes' process ids (local backend), node by node."""
         return list(self._run.pids)
+
+    @property
+    def journaled(self) -> int:
+        """Futures set from the journal (jobs that ran in an earlier run)."""
+        return self._run.journaled
 
     def alive(self) -> list[int]:
         """The nodes the client knows to be alive."""

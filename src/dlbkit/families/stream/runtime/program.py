@@ -18,6 +18,9 @@ job itself), which is what fault recovery needs:
   its job too. Each future is set once: a result is delivered exactly once.
 * a job whose function raised sets its future's exception (the original exception, its cause the
   worker's traceback); the cluster goes on.
+* with a journal (:mod:`dlbkit.runtime.journal`, a stream's: each job keyed by its pickled function and
+  arguments and how many equal jobs came before it), each job's result is appended as it arrives, before
+  its future is set; a job the journal holds is not sent to any node: its future is set at once.
 
 The client's clock and the nodes' are the same ``time.perf_counter`` (one machine), read from the
 run's time 0, so a job's submit, start and end times are comparable.
@@ -41,6 +44,7 @@ from dlbkit.model.trace import Trace
 from dlbkit.runtime.backends import execute
 from dlbkit.runtime.backends.base import Program, Transport, task_error
 from dlbkit.runtime.emulation import Emulation
+from dlbkit.runtime.journal import Journal, stream_key
 from dlbkit.runtime.messages import Died, Stop
 from dlbkit.families.stream.runtime.agent import serve
 from dlbkit.families.stream.runtime.messages import Held, NodeDied, Placed, Result, Started, Stats, Submit, SubmitBatch
@@ -74,6 +78,17 @@ class Job:
     resubmitted: int = 0  # times it was submitted again after its node died
 
 
+def _resolved(data: bytes) -> Future:
+    """A future already done with the result pickled as *data* (a journal's)."""
+    f: Future = Future()
+    f.set_running_or_notify_cancel()
+    try:
+        f.set_result(pickle.loads(data))
+    except BaseException as e:  # noqa: BLE001 - a result that cannot be rebuilt here is its error
+        f.set_exception(e)
+    return f
+
+
 class ClusterRun:
     """Nodes started on the local backend and the client's state. Thread-safe: ``submit`` from any
     thread; one thread (``dlbkit-cluster``) reads the nodes' messages and sets the futures."""
@@ -81,8 +96,12 @@ class ClusterRun:
     def __init__(self, n: int | None, balancer, info, *, backend: str = "local",
                  emulation: Emulation | None = None, seed: int = 0, start_method: str | None = None,
                  record_decisions: bool = False, balancer_name: str = "", suspect_after: float | None = None,
-                 slots: int | list[int] = 1, client: Any = None):
+                 slots: int | list[int] = 1, client: Any = None, journal: Journal | None = None):
         self.n = n or 0
+        self.journal = journal
+        self.keys: dict[int, tuple[str, int]] = {}  # job → its key in the journal (with a journal)
+        self.seen: dict[str, int] = {}  # a job's pickle's digest → how many were submitted (stream_key)
+        self.journaled = 0  # futures set from the journal (those jobs ran in an earlier run)
         self.client = client  # the Dask backend's (a Client, a scheduler's address, or None)
         self.backend = backend
         self.balancer_name = balancer_name or getattr(balancer, "name", "")
@@ -161,7 +180,15 @@ class ClusterRun:
             t = self.now()
             out, batch = [], []
             for p in payloads:
+                if self.journal is not None:
+                    key = stream_key(p, self.seen)
+                    if key in self.journal.done:  # ran in an earlier run: its result, at once
+                        out.append(_resolved(self.journal.done[key]))
+                        self.journaled += 1
+                        continue
                 jid = len(self.jobs)
+                if self.journal is not None:
+                    self.keys[jid] = key
                 self.jobs.append(Job(jid, k, k, "submitted", t))
                 f: Future = Future()
                 self.futures[jid] = f
@@ -170,7 +197,7 @@ class ClusterRun:
                 batch.append((jid, p))
             if len(batch) == 1:
                 self._post(k, Submit(*batch[0]))
-            else:
+            elif batch:
                 self._post(k, SubmitBatch(batch))
             return out
 
@@ -215,6 +242,8 @@ class ClusterRun:
             self.error = e
             self._fail_pending(e)
         finally:
+            if self.journal is not None:
+                self.journal.close()
             self._started.set()
 
     def _fail_pending(self, e: BaseException) -> None:
@@ -336,11 +365,15 @@ class ClusterRun:
             return
         if ok:
             try:
-                f.set_result(pickle.loads(data))
-                j.state = "done"
+                value = pickle.loads(data)
             except BaseException as e:  # noqa: BLE001 - a result that cannot be rebuilt here is its error
                 f.set_exception(e)
                 j.state = "error"
+                return
+            if self.journal is not None:  # journaled before the caller can see it: a kill after loses nothing
+                self.journal.append([self.keys.pop(jid)], [data])
+            f.set_result(value)
+            j.state = "done"
             return
         j.state = "error"
         err = task_error(data, what="job", index=jid)
@@ -479,6 +512,8 @@ class ClusterRun:
                         "info": self.info_name, "info_params": {"model": self.info_name, **self.info_params},
                         "balancer_params": self.balancer_params, "tasks_moved": moved, "workload": "cluster",
                         "resubmitted": int(sum(j.resubmitted for j in self.jobs)), "suspected": suspected, "duplicates": self.duplicates,
+                        **({"journal": {"path": str(self.journal.path), "reused": self.journaled,
+                                        "computed": len(jobs)}} if self.journal is not None else {}),
                         "dead": [k for k in range(n) if k not in self.live]})
         return tr
 
