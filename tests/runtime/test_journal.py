@@ -18,6 +18,7 @@ import subprocess
 import sys
 import textwrap
 import zlib
+from collections import Counter
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -129,8 +130,8 @@ def test_another_runs_journal_or_a_file_that_is_not_one_is_refused(tmp_path):
         dlbkit.map(cube, range(10), workers=1, journal=tmp_path / "other")
     with pytest.raises(ConfigError, match="journal must be a file in an existing directory"):
         dlbkit.map(cube, range(10), workers=1, journal=tmp_path / "no" / "j")
-    with pytest.raises(ConfigError, match="journal must be None under MPI"):
-        dlbkit.map(cube, range(10), backend="mpi", journal=j)
+    with pytest.raises(ConfigError, match=r"journal must be a file path \(str or Path\) or None"):
+        dlbkit.map(cube, range(10), workers=1, journal=3)
 
 
 def test_a_failed_run_leaves_its_finished_chunks_in_the_journal_and_returning_exceptions_retries_the_failed(tmp_path):
@@ -280,10 +281,65 @@ def test_a_failed_graph_resumes_from_its_journal_and_another_graphs_journal_is_r
     fixed = _layered(str(log), 10)
     with pytest.raises(ConfigError, match="journal must be the journal of this run"):
         dlbkit.graph(fixed, workers=1, journal=j)  # t5's function changed: another graph
-    with pytest.raises(ConfigError, match="journal must be None under MPI"):
-        dlbkit.graph(fixed, backend="mpi", journal=j)
     j2 = tmp_path / "j2"
     dlbkit.graph(_layered(str(log), 10), workers=1, journal=j2)
     log.unlink()
     assert dlbkit.graph(_layered(str(log), 10), workers=2, journal=j2) == _serial(10)
     assert _calls(log) == []  # every task journaled: no function called
+
+
+# --- MPI: a dead rank ends the job (mpiexec kills every rank); the rerun completes it from rank 0's journal
+MPI_KILLED = """
+    import functools, json, os, sys, time
+    import dlbkit
+
+    def logged_cube(x, log):
+        if x == 150 and not os.path.exists(log + ".died"):
+            open(log + ".died", "w").close()
+            os._exit(9)  # this rank dies: mpiexec ends the whole job
+        with open(log, "a") as f:
+            f.write(f"{x}\\n")
+        time.sleep(0.002)
+        return x * x * x
+
+    def task(log, key, *inputs):
+        return logged_cube(key, log) + sum(inputs) % 7
+
+    if __name__ == "__main__":
+        journal, n, log, what = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+        if what == "map":
+            r = dlbkit.run_map(functools.partial(logged_cube, log=log), range(n), backend="mpi", balancer="ss",
+                               journal=journal)
+            ok = r.results == [x ** 3 for x in range(n)]
+        else:
+            tasks = {f"t{j}": (task, log, j, *(f"t{i}" for i in (j - 1, j - 3) if i >= 0)) for j in range(n)}
+            r = dlbkit.run_graph(tasks, backend="mpi", balancer="heft", journal=journal)
+            serial = {}
+            for j in range(n):
+                serial[f"t{j}"] = j ** 3 + sum(serial[f"t{i}"] for i in (j - 1, j - 3) if i >= 0) % 7
+            ok = r.results == serial
+        print(json.dumps({"ok": ok, "journal": r.trace.meta["journal"]}))
+"""
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("what", ["map", "graph"])
+def test_a_rank_killed_under_mpi_ends_the_job_and_the_rerun_computes_only_what_is_missing(tmp_path, what):
+    pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
+    from support.mpi import run_job
+    script = tmp_path / "job.py"
+    script.write_text(textwrap.dedent(MPI_KILLED))
+    j, log, n = tmp_path / "job.journal", tmp_path / "calls", 300
+    argv = [sys.executable, script, j, n, log, what]
+    first = run_job(argv, 3, cwd=tmp_path, timeout=HANG_S)
+    assert first.returncode != 0 and (tmp_path / "calls.died").exists(), first.stderr[-2000:]
+    kept = _indices(j)
+    assert len(kept) < n
+    before = _calls(log)
+    again = run_job(argv, 3, cwd=tmp_path, timeout=HANG_S)
+    assert again.returncode == 0, again.stderr[-3000:]
+    got = json.loads(again.stdout.splitlines()[-1])
+    assert got == {"ok": True, "journal": {"path": str(j), "reused": len(kept), "computed": n - len(kept)}}
+    rerun_calls = sorted((Counter(_calls(log)) - Counter(before)).elements())
+    assert rerun_calls == [x for x in range(n) if x not in kept]  # the user's function only where missing
+    assert _indices(j) == list(range(n))  # every result exactly once

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from numbers import Integral
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -21,8 +21,9 @@ from dlbkit.families.result import Result
 from dlbkit.runtime.backends import BACKENDS
 from dlbkit.runtime.backends.local import check_workers
 from dlbkit.runtime.emulation import Emulation
+from dlbkit.runtime.journal import Journal, fingerprint
 
-__all__ = ["RunResult", "check_record", "agreed", "coordinates", "BACKENDS"]
+__all__ = ["RunResult", "check_record", "agreed", "coordinates", "BACKENDS", "open_journal", "journal_held"]
 
 
 class RunResult(Result):
@@ -95,6 +96,27 @@ def coordinates(backend: str) -> bool:
         return True
     from dlbkit.runtime.backends.mpi import rank
     return rank() == 0
+
+
+def open_journal(journal: str | Path | None, backend: str, function: str, units: Sequence) -> Journal | None:
+    """The run's journal at *journal* (None: none) of *function* over *units*, opened where the run is
+    coordinated: the only process locally, rank 0 under MPI (the other ranks learn what it holds from
+    :func:`journal_held`). Called inside :func:`agreed`, so that a journal refused on rank 0 (another run's,
+    a path that cannot be written) ends the call on every rank instead of leaving them waiting."""
+    if journal is None or not coordinates(backend):  # the other ranks: rank 0's verdict is theirs (agreed)
+        return None
+    return Journal(journal, function=function, units=len(units), fingerprint=fingerprint(units))
+
+
+def journal_held(kept: Journal | None, backend: str) -> dict:
+    """What the run's journal holds (unit index → result) on every process of the run: under MPI rank 0's,
+    sent to every rank (each rank runs the same units, so each must skip the same ones). Called by every
+    rank at the same point, after :func:`open_journal`."""
+    held = dict(kept.done) if kept is not None else {}
+    if backend == "mpi":
+        from dlbkit.runtime.backends.mpi import from_rank0
+        held = from_rank0(held)
+    return held
 
 
 def check_record(record: str | Path | None, backend: str) -> None:

@@ -250,6 +250,12 @@ class _Shown(str):
         return str(self)
 
 
+def from_rank0(value: Any) -> Any:
+    """Rank 0's *value* on every rank (one ``bcast`` on ``COMM_WORLD``; every rank calls it at the same
+    point of the script, between runs: what rank 0 alone read, a journal, say)."""
+    return load_mpi().COMM_WORLD.bcast(value, root=0)
+
+
 def rank() -> int:
     """This process's rank in ``COMM_WORLD`` (0 coordinates)."""
     return load_mpi().COMM_WORLD.Get_rank()

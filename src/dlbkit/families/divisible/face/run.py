@@ -25,12 +25,14 @@ from dlbkit.families.run import (
     agreed,
     check_record,
     coordinates,
+    journal_held,
+    open_journal,
     recording_what_ran,
 )
 from dlbkit.families.divisible.model.seeding import DIVISIBLE
 from dlbkit.model.seeding import streams
 from dlbkit.runtime.emulation import Emulation
-from dlbkit.runtime.journal import Journal, fingerprint, function_name
+from dlbkit.runtime.journal import Journal, function_name
 from dlbkit.runtime.emulation import emulation_from as _emulation
 
 __all__ = ["DEFAULT_BALANCER", "run_map", "auto_after_step", "map_setup", "check_items", "map"]
@@ -69,18 +71,16 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
         emulation = _emulation(emulate, s, master, layout=DIVISIBLE)
         _flag("record_decisions", record_decisions)  # here, agreed: after it, raised on one rank alone (a hang)
         _flag("return_exceptions", return_exceptions)
-        if journal is not None and backend == "mpi":
-            raise ConfigError("journal", str(journal), "None under MPI (a journal is kept by the local and Dask "
-                              "backends; under MPI not yet)")
-        return s, b, check_items(items), emulation, _worker_count(workers, emulation, backend)
+        its = check_items(items)
+        kept = open_journal(journal, backend, function_name(fn), its)  # rank 0's under MPI
+        return s, b, its, emulation, _worker_count(workers, emulation, backend), kept
 
     asked = workers
-    seed, b, items, emulation, workers = agreed(backend, checks)
+    seed, b, items, emulation, workers, kept = agreed(backend, checks)
     rng = streams(seed, DIVISIBLE).rng("balancer")  # the divisible simulator's: the same draws for the same seed
-    kept = Journal(journal, function=function_name(fn), units=len(items), fingerprint=fingerprint(items)) \
-        if journal is not None else None
-    todo = items if kept is None else [i for i in range(len(items)) if i not in kept.done]
-    run_items = items if kept is None else [items[i] for i in todo]
+    held = journal_held(kept, backend) if journal is not None else None  # on every rank
+    todo = items if held is None else [i for i in range(len(items)) if i not in held]
+    run_items = items if held is None else [items[i] for i in todo]
     try:
         with recording_what_ran(record, backend, seed):
             try:
@@ -91,15 +91,15 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
                     return_exceptions=bool(return_exceptions),
                     on_results=None if kept is None else _journaling(kept, todo, bool(return_exceptions)))
             except TaskError as e:
-                if kept is None:
+                if held is None:
                     raise
-                raise _in_whole(e, todo, kept) from e.__cause__
+                raise _in_whole(e, todo, held) from e.__cause__
     finally:
         if kept is not None:
             kept.close()
-    if kept is not None:
-        results = _merged(results, todo, kept, len(items))
-        trace.meta["journal"] = {"path": str(kept.path), "reused": kept.reused, "computed": len(todo)}
+    if held is not None:
+        results = _merged(results, todo, held, len(items))
+        trace.meta["journal"] = {"path": str(journal), "reused": len(held), "computed": len(todo)}
         if trace.meta.get("failed"):
             trace.meta["failed"] = [todo[k] for k in trace.meta["failed"]]
     trace.seed = seed  # the balancer's generator came from it: a replay can repeat its draws
@@ -123,23 +123,23 @@ def _journaling(journal: Journal, todo: list[int], keep_going: bool):
     return write
 
 
-def _merged(part: list, todo: list[int], journal: Journal, n: int) -> list:
-    """Every item's result in input order: the journal's, and this run's for the items *todo*."""
-    results = [journal.done.get(i) for i in range(n)]
+def _merged(part: list, todo: list[int], held: dict, n: int) -> list:
+    """Every item's result in input order: the journal's (*held*), and this run's for the items *todo*."""
+    results = [held.get(i) for i in range(n)]
     for k, i in enumerate(todo):
         results[i] = part[k]
     return results
 
 
-def _in_whole(e: TaskError, todo: list[int], journal: Journal) -> TaskError:
+def _in_whole(e: TaskError, todo: list[int], held: dict) -> TaskError:
     """*e*, raised on the items *todo* a journal lacked, about the whole loop: the item's index in it, and
-    every result kept, the journal's with the run's (the part's trace is of the items computed)."""
+    every result kept, the journal's (*held*) with the run's (the part's trace is of the items computed)."""
     index = todo[e.index] if isinstance(e.index, int) and 0 <= e.index < len(todo) else e.index
     whole = TaskError(index, e.error, e.remote_traceback, what=e.what)
-    whole.results = {**journal.done, **{todo[k]: v for k, v in e.results.items()}}
+    whole.results = {**held, **{todo[k]: v for k, v in e.results.items()}}
     whole.trace = e.trace
     if whole.trace is not None:
-        whole.trace.meta["partial"].update(failed=whole.label, done=len(whole.results), of=len(todo) + journal.reused)
+        whole.trace.meta["partial"].update(failed=whole.label, done=len(whole.results), of=len(todo) + len(held))
     return whole
 
 
@@ -211,7 +211,8 @@ def map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | str =
     every finished chunk's results are appended as they arrive (flushed: a killed run loses none of
     them); a rerun with the same journal computes only the items it lacks and returns every result in
     input order, as an uninterrupted run would (:mod:`dlbkit.runtime.journal`; a journal of another
-    function or other items is refused; local and Dask backends). Bad arguments are a
+    function or other items is refused; every backend: under MPI rank 0 keeps it and every rank skips
+    what it holds, so a job a dead rank ended is rerun from it). Bad arguments are a
     :class:`~dlbkit.errors.ConfigError`, raised before any worker starts.
 
     >>> import dlbkit

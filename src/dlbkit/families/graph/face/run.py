@@ -24,12 +24,14 @@ from dlbkit.families.run import (
     agreed,
     check_record,
     coordinates,
+    journal_held,
+    open_journal,
     recording_what_ran,
 )
 from dlbkit.families.graph.model.seeding import GRAPH
 from dlbkit.model.seeding import streams
 from dlbkit.runtime.emulation import emulation_from as _emulation
-from dlbkit.runtime.journal import Journal, fingerprint, function_name
+from dlbkit.runtime.journal import function_name
 
 __all__ = ["DEFAULT_GRAPH_BALANCER", "GraphResult", "run_graph", "graph", "run_workflow"]
 
@@ -90,7 +92,7 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
     it arrives (flushed); a rerun with the same journal does not call the function of a task it holds
     (the task hands its journaled value on, at no work) and returns every value, as an uninterrupted run
     would (``trace.meta["journal"]``: reused and computed; the tasks, their functions and arguments are
-    fingerprinted and another graph's journal is refused; local and Dask backends).
+    fingerprinted and another graph's journal is refused; every backend, rank 0's under MPI).
     :class:`~dlbkit.errors.ConfigError` for bad input (a cycle, a non-callable, …).
     """
     _backend(backend, client)
@@ -104,15 +106,15 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
         emulation = _emulation(emulate, s, None, layout=GRAPH)
         _flag("record_decisions", record_decisions)  # here, agreed: after it, raised on one rank alone (a hang)
         _flag("return_exceptions", return_exceptions)
-        if journal is not None and backend == "mpi":
-            raise ConfigError("journal", str(journal), "None under MPI (a journal is kept by the local and Dask "
-                              "backends; under MPI not yet)")
-        return s, spec, b, emulation, _worker_count(workers, emulation, backend)
+        kept = open_journal(journal, backend, "dlbkit.graph", _units(spec)) if journal is not None else None
+        return s, spec, b, emulation, _worker_count(workers, emulation, backend), kept
 
     asked = workers
-    seed, spec, b, emulation, workers = agreed(backend, checks)
+    seed, spec, b, emulation, workers, kept = agreed(backend, checks)
     rng = streams(seed, GRAPH).rng("balancer")  # the graph simulators': the same draws for the same seed
-    kept = _journaled(spec, journal) if journal is not None else None
+    held = journal_held(kept, backend) if journal is not None else None  # on every rank
+    for i, v in (held or {}).items():  # a task the journal holds hands its value on, at no work
+        spec.fns[i], spec.args[i] = Journaled(v), ()
     try:
         with recording_what_ran(record, backend, seed):
             values, trace = _graph_family.run_graph(
@@ -121,12 +123,12 @@ def run_graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, 
                 record_decisions=_flag("record_decisions", record_decisions),
                 return_exceptions=bool(return_exceptions),
                 on_value=None if kept is None else
-                lambda i, v: None if i in kept.done else kept.append([i], [v]))
+                lambda i, v: None if i in held else kept.append([i], [v]))
     finally:
         if kept is not None:
             kept.close()
-    if kept is not None:
-        trace.meta["journal"] = {"path": str(kept.path), "reused": kept.reused, "computed": spec.n_tasks - kept.reused}
+    if held is not None:
+        trace.meta["journal"] = {"path": str(journal), "reused": len(held), "computed": spec.n_tasks - len(held)}
     trace.seed = seed
     result = GraphResult(dict(zip(spec.keys, values)), trace, b)
     if record is not None and coordinates(backend):
@@ -147,15 +149,11 @@ class Journaled:
         return self.value
 
 
-def _journaled(spec, path) -> Journal:
-    """The journal at *path* of the run of *spec*, opened; every task it holds made :class:`Journaled`.
-    Its fingerprint is of each task's key, function (by name; a callable object itself) and arguments."""
-    units = [(k, function_name(f), None if isinstance(f, (types.FunctionType, types.BuiltinFunctionType)) else f, a)
-             for k, f, a in zip(spec.keys, spec.fns, spec.args)]
-    kept = Journal(path, function="dlbkit.graph", units=spec.n_tasks, fingerprint=fingerprint(units))
-    for i, v in kept.done.items():
-        spec.fns[i], spec.args[i] = Journaled(v), ()
-    return kept
+def _units(spec) -> list:
+    """What a graph's journal fingerprints, per task: its key, function (by name; a callable object
+    itself) and arguments."""
+    return [(k, function_name(f), None if isinstance(f, (types.FunctionType, types.BuiltinFunctionType)) else f, a)
+            for k, f, a in zip(spec.keys, spec.fns, spec.args)]
 
 
 def graph(tasks: Any, *, balancer: Balancer | str = DEFAULT_GRAPH_BALANCER, params: Mapping | None = None,
