@@ -31,6 +31,11 @@ WORK = textwrap.dedent("""
     def label(s):
         return s.upper()
 
+    def slow(i):
+        import time
+        time.sleep(0.004)
+        return 3 * i
+
     NOT_CALLABLE = 3
 """)
 
@@ -181,6 +186,45 @@ def test_run_a_failing_function_shows_the_worker_traceback_and_exits_1(capsys, w
     assert out == ""
     assert "Traceback" in err and 'raise ValueError("no item three")' in err
     assert err.strip().splitlines()[-1] == "dlbkit: error: item 3 failed: ValueError: no item three"
+
+
+def test_run_stopped_by_a_time_limit_is_resumed_from_its_journal(tmp_path, work):
+    """A batch system's time limit (SIGTERM) part-way: the rerun with the same --journal computes only the
+    items missing, and --results holds every item's, in order."""
+    import os
+    import signal
+
+    from dlbkit.runtime.journal import MAGIC, _frames
+    from support import HANG_S, wait_until
+
+    j, res, n = tmp_path / "run.journal", tmp_path / "results.json", 400
+
+    def journaled() -> int:
+        frames, _ = _frames(j.read_bytes(), len(MAGIC)) if j.exists() else ([], 0)
+        return sum(len(indices) for indices, _ in frames[1:])
+
+    argv = [str(EXE), "run", f"{work}:slow", "-N", str(n), "-P", "2", "-b", "ss", "--journal", str(j),
+            "--results", str(res), "--json"]
+    p = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: journaled() >= 40, "40 results journaled")
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=HANG_S)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == -signal.SIGTERM and not res.exists()
+    kept = journaled()
+    assert 40 <= kept < n
+    again = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=HANG_S)
+    assert again.returncode == 0, again.stderr
+    summary = json.loads(again.stdout)
+    assert summary["journal"] == {"path": str(j), "reused": kept, "computed": n - kept}
+    assert json.loads(res.read_text()) == [3 * i for i in range(n)]
+    assert journaled() == n and os.path.getsize(j) > 0
+    third = subprocess.run(argv[:-1], cwd=tmp_path, capture_output=True, text=True, timeout=HANG_S)
+    assert third.stdout.splitlines()[:2] == [f"{work}:slow: {n} items, every result from the journal (nothing computed)",
+                                             f"journal {j}: {n} results reused, 0 computed"]
 
 
 # --- dlbkit replay ----------------------------------------------------------------------------------

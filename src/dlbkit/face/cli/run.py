@@ -58,6 +58,9 @@ def arguments(ru: argparse.ArgumentParser) -> None:
     ru.add_argument("--master", metavar="NODE", help="with a platform: the node that coordinates (not a worker)")
     add_seed(ru, "seed of emulated background load and random balancers (default 0)")
     add_record(ru)
+    ru.add_argument("--journal", metavar="FILE",
+                    help="append each finished chunk's results to FILE as they arrive; a rerun with the same FILE "
+                         "(after a kill, a time limit, a failed item, a dead rank) computes only the items missing")
     ru.add_argument("--out", metavar="DIR", help="write gantt.png and work.png of the run in DIR")
     ru.add_argument("--results", metavar="FILE.json",
                     help="write the results, in item order, as a JSON list (values JSON cannot hold as text); "
@@ -172,20 +175,22 @@ def _checked(args) -> dict:
     params = parse_params(args.param)
     record = writable_file(args.record, "--record")
     results_file = writable_file(args.results, "--results")
+    journal = writable_file(args.journal, "--journal")
     check_seed(args.seed)
     out = output_dir(args.out)
     emulate = emulate_arg(args.emulate)
     items = range(args.items) if args.items is not None else check_items(_read_items(args.items_file), "--items-file")
     fn = load_function(args.target)
     check_balancer_arg(args.balancer, "chunking", params)  # reported before any worker starts
-    return dict(params=params, record=record, results_file=results_file, out=out, emulate=emulate, items=items, fn=fn)
+    return dict(params=params, record=record, results_file=results_file, out=out, emulate=emulate, items=items, fn=fn,
+                journal=journal)
 
 
 def _as_flag(e: ConfigError) -> ConfigError:
     """*e*, said with the flag where it names the API's name of one (emulate: its length against a
     job's ranks, checked by the run under a bare mpiexec, where no --ranks told the command line the
     count)."""
-    if e.field in ("master", "workers", "seed", "emulate"):
+    if e.field in ("master", "workers", "seed", "emulate", "journal"):
         return ConfigError(f"--{e.field}", e.value, e.allowed, suggest=e.suggest)
     return e
 
@@ -203,7 +208,8 @@ def _run(args, rank: int) -> int:
         with warnings_in_one_line(rank):
             r = run_map(fn, items, balancer=args.balancer, params=params, backend=args.backend, workers=args.workers,
                         client=args.client, progress=line_mode(args.progress), emulate=emulate, master=args.master, seed=args.seed,
-                        record=record)  # written by run_map: the whole run, or the part before a failed item
+                        record=record,  # written by run_map: the whole run, or the part before a failed item
+                        journal=c["journal"])
     except ConfigError as e:
         raise _as_flag(e) from None
     except SystemExit as e:
@@ -228,6 +234,10 @@ def _run(args, rank: int) -> int:
                "lower_bound": m["lower_bound"], "efficiency": m["efficiency"], "imbalance": m["imbalance"],
                "chunks": int(m["chunks"]), "messages": int(m["messages"])}
     written = []
+    if "journal" in tr.meta:
+        summary["journal"] = tr.meta["journal"]
+        written.append(f"journal {tr.meta['journal']['path']}: {tr.meta['journal']['reused']} results reused, "
+                       f"{tr.meta['journal']['computed']} computed")
     if record is not None:
         summary["record"] = str(record)
         written.append(recorded_line(record))
@@ -242,8 +252,11 @@ def _run(args, rank: int) -> int:
         print(json.dumps(jsonable(summary)))
         return 0
     label = balancer_label(r.balancer.name, r.balancer.get_params())
-    print(f"{args.target}: {summary['items']} items on {summary['workers']} workers ({args.backend}, {label}): "
-          f"makespan {m['makespan']:.4g} s, efficiency {m['efficiency']:.2f}, {summary['chunks']} chunks")
+    if summary.get("journal", {}).get("computed") == 0:  # no run to measure: say so, not "efficiency nan"
+        print(f"{args.target}: {summary['items']} items, every result from the journal (nothing computed)")
+    else:
+        print(f"{args.target}: {summary['items']} items on {summary['workers']} workers ({args.backend}, {label}): "
+              f"makespan {m['makespan']:.4g} s, efficiency {m['efficiency']:.2f}, {summary['chunks']} chunks")
     if isinstance(emulate, str):  # a platform: say which nodes compute (simulate's default differs)
         print(f"emulated {emulate}: " + (f"node {args.master!r} coordinates and does not compute; the other "
                                          "nodes' cores are the workers" if args.master is not None else
