@@ -9,8 +9,9 @@ File format (binary, append-only)::
 A frame is 4 bytes of payload length and 4 bytes of the payload's CRC-32 (both big-endian), then the
 payload, a pickle. The header is ``{"function": "module.qualname", "units": N, "fingerprint": hex}``;
 an entry is ``(indices, values)``, the results of the units at those indices (a map's chunk). A stream
-of units not known ahead (a Cluster's jobs) has ``units`` and ``fingerprint`` None, and each unit is keyed
-by its own fingerprint instead of an index (:func:`stream_key`). Each
+of units not known ahead has ``units`` and ``fingerprint`` None and a ``kind``: ``"jobs"`` (a Cluster's,
+each keyed by its own fingerprint instead of an index: :func:`stream_key`) or ``"steps"`` (a Loop's, each
+result keyed ``(step, index)``, each step's items by an entry ``("step", k) → (count, fingerprint)``). Each
 entry is written with one ``write`` and flushed, so a killed process leaves at most its last frame
 torn: a short frame, a wrong CRC or a payload that does not unpickle ends the journal there, and the
 file is cut back to its last whole frame when it is opened again. (Flushed, not fsynced: a crash of
@@ -80,14 +81,17 @@ def _frame(obj: Any) -> bytes:
 class Journal:
     """The journal at *path* of a run of *function* over *units* units of *fingerprint*: opened (its
     entries read into :attr:`done`, index → value, a torn last frame cut off: :attr:`dropped` bytes)
-    or created, then appended to with :meth:`append`. *units* and *fingerprint* None: a stream's journal,
-    its units keyed by :func:`stream_key`."""
+    or created, then appended to with :meth:`append`. *units* and *fingerprint* None: the journal of units
+    not known ahead, of *kind* ``"jobs"`` or ``"steps"`` (see the module)."""
 
-    def __init__(self, path: str | Path, *, function: str, units: int | None, fingerprint: str | None):
+    def __init__(self, path: str | Path, *, function: str, units: int | None, fingerprint: str | None,
+                 kind: str = "items"):
         if not isinstance(path, (str, Path)):
             raise ConfigError("journal", path, "a file path (str or Path) or None")
         self.path = Path(path)
         self.header = {"function": function, "units": None if units is None else int(units), "fingerprint": fingerprint}
+        if kind != "items":  # a map's or a graph's header has no kind (as before there were others)
+            self.header["kind"] = kind
         self.done: dict[int, Any] = {}
         self.dropped = 0
         if self.path.is_dir() or not self.path.parent.is_dir():
@@ -116,9 +120,8 @@ class Journal:
             return None
         head = frames[0]
         if head != self.header:
-            theirs = {k: head.get(k) for k in self.header} if isinstance(head, dict) else head
             raise ConfigError("journal", str(self.path), f"the journal of this run ({_said(self.header)}); it is "
-                              f"of {_said(theirs)}: a new path, or delete it to start again")
+                              f"of {_said(head)}: a new path, or delete it to start again")
         for indices, values in frames[1:]:
             for i, v in zip(indices, values):
                 self.done.setdefault(i, v)  # each result once (an entry is never written twice)
@@ -146,8 +149,10 @@ class Journal:
 def _said(h: Any) -> str:
     if not isinstance(h, dict):
         return repr(h)[:80]
-    if h.get("units") is None:
+    if h.get("kind") == "jobs":
         return f"a stream of {h.get('function')}'s jobs"
+    if h.get("kind") == "steps":
+        return f"the steps of a Loop of {h.get('function')}"
     return f"{h.get('function')} over {h.get('units')} units of fingerprint {str(h.get('fingerprint'))[:12]}…"
 
 

@@ -17,14 +17,16 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from dlbkit.balancers.base import Balancer
-from dlbkit.errors import ConfigError, DlbkitError
+from dlbkit.errors import ConfigError, DlbkitError, TaskError
 from dlbkit.families.divisible.model.seeding import DIVISIBLE
 from dlbkit.model.seeding import streams
 from dlbkit.families.divisible.model.steps import join_steps, step_trace
 from dlbkit.model.trace import Trace
 from dlbkit.families.result import Result
-from dlbkit.families.divisible.face.run import DEFAULT_BALANCER, auto_after_step, check_items, map_setup
+from dlbkit.families.divisible.face.run import DEFAULT_BALANCER, auto_after_step, check_items, in_whole, map_setup, \
+    merged
 from dlbkit.families.run import RunResult, agreed, check_record, coordinates
+from dlbkit.runtime.journal import Journal, fingerprint, function_name
 from dlbkit.runtime.backends.local import default_workers, open_pool
 from dlbkit.families.divisible.runtime.program import Pool, PoolRun, PoolStep
 from dlbkit.runtime.progress import Progress, check_progress
@@ -63,6 +65,14 @@ class Loop:
     ranks are the pool: each step is one run of the MPI backend on them (rank 0 coordinates, every
     rank gets the results), on one clock from the first step, the balancer's state carried on rank 0.
 
+    *journal*: a file to which each step's results are appended as they arrive (flushed;
+    :mod:`dlbkit.runtime.journal`), so that a rerun of the same script after a crash (the process killed,
+    a time limit, under MPI a dead rank) gets, at each step, the results the journal holds without
+    computing them: a step it holds whole is not run (its trace is empty), the step that was cut short
+    computes only the items missing, and every step returns what an uninterrupted run would. Step *k*'s
+    items must be the journaled step *k*'s (their count and a SHA-256 of each pickled): other items, or
+    another function, are a ConfigError. ``steps[k].trace.meta["journal"]`` says what was reused.
+
     >>> import dlbkit
     >>> with dlbkit.Loop(abs, workers=2) as loop:
     ...     [loop.map([-1, 2, -3]) for _ in range(2)]
@@ -73,8 +83,9 @@ class Loop:
                  params: Mapping | None = None, workers: int | None = None, backend: str = "local",
                  emulate: Any = None, master: str | int | None = None, seed: int = 0,
                  record: str | Path | None = None, start_method: str | None = None,
-                 record_decisions: bool = False, client: Any = None):
+                 record_decisions: bool = False, client: Any = None, journal: str | Path | None = None):
         self._transport = None
+        self._journal: Journal | None = None
         # one step at a time: two steps at once would share the workers' pipes and wait for each
         # other's replies forever; calls from several threads take turns (the order they come in)
         # (re-entrant: a signal handler that closes the loop while this thread is inside close() must not
@@ -88,9 +99,17 @@ class Loop:
             if not isinstance(record_decisions, bool):
                 raise ConfigError("record_decisions", record_decisions, "True or False")
             check_record(record, backend)
-            return setup
+            kept = Journal(journal, function=function_name(fn), units=None, fingerprint=None, kind="steps") \
+                if journal is not None and coordinates(backend) else None  # rank 0's under MPI
+            return (*setup, kept)
 
-        self.balancer, self.emulation, n, seed = agreed(backend, checks)  # under MPI: every rank's verdict
+        self.balancer, self.emulation, n, seed, self._journal = agreed(backend, checks)  # under MPI: every rank's verdict
+        self.journal = journal
+        self._step_no = 0  # steps begun: the next one's index in the journal
+        self._by_step: dict[int, dict] = {}  # rank 0's journal's results, step → item index → result
+        for key, v in (self._journal.done.items() if self._journal is not None else ()):
+            if key[0] != "step":
+                self._by_step.setdefault(key[0], {})[key[1]] = v
         self.backend = backend
         self.record_decisions = record_decisions
         self.seed = seed
@@ -140,27 +159,65 @@ class Loop:
     def _run(self, items: Iterable, progress: bool | None) -> RunResult:
         if self._transport is None:
             raise DlbkitError("this Loop is closed (close() was called, or a step failed)")
+        k = self._step_no
+
         def checks():
             check_progress(progress)
-            return check_items(items)
+            its = check_items(items)
+            self._journal_step(k, its)  # rank 0's journal: these items must be its step k's
+            return its
 
         items = agreed(self.backend, checks)  # under MPI: one rank's bad items end the step on every rank
-        if self.backend == "mpi":
-            try:
-                step = self._mpi_step(items, progress)
-            except BaseException as e:
-                self._failed(e)
-                raise
-            return self._book(*step, len(items))
-        step = PoolStep(self._family, self._pool, items, self.balancer, progress=Progress(len(items), progress),
-                        rng=self._rng, record_decisions=self.record_decisions, state=self._state)
-        transport = self._transport  # a signal handler's close() may clear the attribute mid-step
+        self._step_no += 1
+        held = self._held(k) if self.journal is not None else None  # on every rank
+        todo = None if held is None else [i for i in range(len(items)) if i not in held]
+        run_items = items if held is None else [items[i] for i in todo]
+        on_results = None if self._journal is None else \
+            lambda first, res: self._journal.append([(k, todo[first + j]) for j in range(len(res))], res)
         try:
-            results, trace, state = step.run(transport, self.backend)  # on failure: no worker left, the bar closed
+            try:
+                if self.backend == "mpi":
+                    results, trace, state = self._mpi_step(run_items, progress, on_results)
+                else:
+                    step = PoolStep(self._family, self._pool, run_items, self.balancer,
+                                    progress=Progress(len(run_items), progress), rng=self._rng,
+                                    record_decisions=self.record_decisions, state=self._state, on_results=on_results)
+                    transport = self._transport  # a signal handler's close() may clear the attribute mid-step
+                    # on failure: no worker left, the bar closed
+                    results, trace, state = step.run(transport, self.backend)
+            except TaskError as e:
+                if held is None:
+                    raise
+                raise in_whole(e, todo, held) from e.__cause__
         except BaseException as e:
             self._failed(e)
             raise
-        return self._book(results, trace, state, len(items))
+        if held is not None:
+            results = merged(results, todo, held, len(items))
+            trace.meta["journal"] = {"path": str(self.journal), "reused": len(held), "computed": len(todo)}
+        return self._book(results, trace, state, len(run_items))
+
+    def _journal_step(self, k: int, items: Sequence) -> None:
+        """With a journal (rank 0's): step *k*'s items must be the journaled step *k*'s (a ConfigError
+        otherwise, in the step's agreed checks); a step new to the journal is entered in it."""
+        if self._journal is None:
+            return
+        said = (len(items), fingerprint(items))
+        was = self._journal.done.get(("step", k))
+        if was is None:
+            self._journal.append([("step", k)], [said])
+        elif tuple(was) != said:
+            raise ConfigError("journal", str(self.journal), f"the journal of this loop's steps: step {k} has "
+                              f"{said[0]} items of fingerprint {said[1][:12]}…, the journal's step {k} had {was[0]} "
+                              f"of {was[1][:12]}… (other items: a new path, or delete it to start again)")
+
+    def _held(self, k: int) -> dict:
+        """What the journal holds of step *k* (item index → result), on every rank (rank 0's, sent)."""
+        held = self._by_step.pop(k, {})
+        if self.backend == "mpi":
+            from dlbkit.runtime.backends.mpi import from_rank0
+            held = from_rank0(held)
+        return held
 
     def _failed(self, e: BaseException) -> None:
         """After a failed step (its workers stopped): the loop is closed, with *record* the steps
@@ -169,16 +226,18 @@ class Loop:
         exit) goes on as it is."""
         closed_during = self._transport is None  # by close() from this thread's signal handler
         self._transport = None
+        self._close_journal()
         self._keep_record(e)  # the loop is closed now: close() will have nothing left to save
         if closed_during and isinstance(e, Exception) and e is not self._closing:
             raise DlbkitError(_CLOSED_DURING) from e
 
-    def _mpi_step(self, items: Sequence, progress: bool | None) -> tuple:
+    def _mpi_step(self, items: Sequence, progress: bool | None, on_results=None) -> tuple:
         """One step as one run of the MPI backend on the job's ranks (every rank calls it)."""
         from dlbkit.runtime.backends import execute
         from dlbkit.families.divisible.runtime.program import RankStep
         step = RankStep(self._fn, items, self.balancer, emulation=self.emulation, progress=progress, rng=self._rng,
-                        record_decisions=self.record_decisions, first_origin=self._origin, state=self._state)
+                        record_decisions=self.record_decisions, first_origin=self._origin, state=self._state,
+                        on_results=on_results)
         self._rank_step = step  # close() from a signal handler ends it (rank 0 stops the workers)
         try:
             results, trace = execute(step, "mpi", workers=self._workers)
@@ -253,8 +312,13 @@ class Loop:
         with self._turn:
             self._close()
 
+    def _close_journal(self) -> None:
+        if self._journal is not None:
+            self._journal.close()
+
     def _close(self) -> None:
         transport, self._transport = self._transport, None
+        self._close_journal()
         if transport is None:
             return
         if not isinstance(transport, _Ranks):  # the ranks stay up: they are the job's, and end with it

@@ -35,7 +35,7 @@ from dlbkit.runtime.emulation import Emulation
 from dlbkit.runtime.journal import Journal, function_name
 from dlbkit.runtime.emulation import emulation_from as _emulation
 
-__all__ = ["DEFAULT_BALANCER", "run_map", "auto_after_step", "map_setup", "check_items", "map"]
+__all__ = ["DEFAULT_BALANCER", "run_map", "auto_after_step", "map_setup", "check_items", "map", "merged", "in_whole"]
 
 #: adaptive weighted factoring, weights updated after every chunk: few messages (batches halve the
 #: remaining work) and it learns unequal or changing speeds (BENCHMARKS.md, runtime section)
@@ -93,12 +93,12 @@ def run_map(fn: Callable[[Any], Any], items: Iterable, *, balancer: Balancer | s
             except TaskError as e:
                 if held is None:
                     raise
-                raise _in_whole(e, todo, held) from e.__cause__
+                raise in_whole(e, todo, held) from e.__cause__
     finally:
         if kept is not None:
             kept.close()
     if held is not None:
-        results = _merged(results, todo, held, len(items))
+        results = merged(results, todo, held, len(items))
         trace.meta["journal"] = {"path": str(journal), "reused": len(held), "computed": len(todo)}
         if trace.meta.get("failed"):
             trace.meta["failed"] = [todo[k] for k in trace.meta["failed"]]
@@ -123,7 +123,7 @@ def _journaling(journal: Journal, todo: list[int], keep_going: bool):
     return write
 
 
-def _merged(part: list, todo: list[int], held: dict, n: int) -> list:
+def merged(part: list, todo: list[int], held: dict, n: int) -> list:
     """Every item's result in input order: the journal's (*held*), and this run's for the items *todo*."""
     results = [held.get(i) for i in range(n)]
     for k, i in enumerate(todo):
@@ -131,7 +131,7 @@ def _merged(part: list, todo: list[int], held: dict, n: int) -> list:
     return results
 
 
-def _in_whole(e: TaskError, todo: list[int], held: dict) -> TaskError:
+def in_whole(e: TaskError, todo: list[int], held: dict) -> TaskError:
     """*e*, raised on the items *todo* a journal lacked, about the whole loop: the item's index in it, and
     every result kept, the journal's (*held*) with the run's (the part's trace is of the items computed)."""
     index = todo[e.index] if isinstance(e.index, int) and 0 <= e.index < len(todo) else e.index

@@ -487,10 +487,11 @@ class PoolStep(Program):
     serve = staticmethod(serve)
 
     def __init__(self, pool_run: PoolRun, pool: Pool, items: Sequence, balancer: ChunkingBalancer, *,
-                 progress: Progress, rng, record_decisions: bool, state: dict | None):
+                 progress: Progress, rng, record_decisions: bool, state: dict | None,
+                 on_results: Callable[[int, list], None] | None = None):
         self.pool_run, self.pool, self.items, self.balancer = pool_run, pool, items, balancer
         self.emulation, self.progress, self.rng = pool_run.emulation, progress, rng
-        self.record_decisions, self.state = record_decisions, state
+        self.record_decisions, self.state, self.on_results = record_decisions, state, on_results
 
     def worker_args(self, backend):
         return self.pool_run.worker_args(backend)
@@ -499,7 +500,7 @@ class PoolStep(Program):
         return coordinate_step(transport, self.balancer, self.items, origin=self.pool_run.origin,
                                emulation=self.emulation, progress=self.progress, rng=self.rng, backend=backend,
                                record_decisions=self.record_decisions, pool=self.pool, state=self.state,
-                               send_items=True)
+                               send_items=True, on_results=self.on_results)
 
     def run(self, transport: Transport, backend: str = "local") -> tuple:
         return drive(self, transport, backend)
@@ -514,9 +515,10 @@ class RankStep(MapRun):
     (rank 0)."""
 
     def __init__(self, fn: Callable, items: Sequence, balancer: ChunkingBalancer, *, emulation: Emulation | None,
-                 progress: bool | None, rng, record_decisions: bool, first_origin: float | None, state: dict | None):
+                 progress: bool | None, rng, record_decisions: bool, first_origin: float | None, state: dict | None,
+                 on_results: Callable[[int, list], None] | None = None):
         super().__init__(fn, items, balancer, emulation=emulation, progress=progress, rng=rng,
-                         record_decisions=record_decisions)
+                         record_decisions=record_decisions, on_results=on_results)
         self.first_origin, self.state, self.carried = first_origin, state, None
         self.transport = None  # rank 0's, while the coordinator runs
         self.interrupted: BaseException | None = None
@@ -542,7 +544,7 @@ class RankStep(MapRun):
         results, trace, self.carried = coordinate_step(
             transport, self.balancer, self.items, origin=self.origin, emulation=self.emulation,
             progress=self.progress, rng=self.rng, backend=backend, record_decisions=self.record_decisions,
-            pool=Pool(transport.n_workers), state=self.state)
+            pool=Pool(transport.n_workers), state=self.state, on_results=self.on_results)
         for w in range(transport.n_workers):
             transport.send(w, Stop())
         transport.stop()

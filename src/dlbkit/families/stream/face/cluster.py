@@ -173,7 +173,7 @@ class Cluster(Executor):
                 check_record(os.fsdecode(os.fspath(record)), backend)
             kept = None  # the client's (rank 0's under MPI), opened in the checks: another run's refused here
             if journal is not None and (backend != "mpi" or mpi_rank() == 0):
-                kept = Journal(journal, function="dlbkit.Cluster", units=None, fingerprint=None)
+                kept = Journal(journal, function="dlbkit.Cluster", units=None, fingerprint=None, kind="jobs")
             return b, model, emulation, per_node, n, kept
 
         # under MPI every rank checks its own arguments and the verdict is agreed: raised on one rank
