@@ -194,14 +194,13 @@ def test_run_stopped_by_a_time_limit_is_resumed_from_its_journal(tmp_path, work)
     import os
     import signal
 
-    from dlbkit.runtime.journal import MAGIC, _frames
+    from dlbkit.runtime.journal import entries
     from support import HANG_S, wait_until
 
     j, res, n = tmp_path / "run.journal", tmp_path / "results.json", 400
 
     def journaled() -> int:
-        frames, _ = _frames(j.read_bytes(), len(MAGIC)) if j.exists() else ([], 0)
-        return sum(len(indices) for indices, _ in frames[1:])
+        return sum(len(indices) for indices, _ in entries(j)) if j.exists() else 0
 
     argv = [str(EXE), "run", f"{work}:slow", "-N", str(n), "-P", "2", "-b", "ss", "--journal", str(j),
             "--results", str(res), "--json"]

@@ -110,3 +110,21 @@ class Watch:
                 pass
         psutil.wait_procs(new, timeout=5)
         return left
+
+
+def killed_when(cmd: list, ready, what: str, cwd) -> None:
+    """Start *cmd* in a session of its own, and once ``ready()`` kill the whole session (SIGKILL: the
+    process and every process it started, at once: a crash, or ``kill -9`` of a job); return when it ended."""
+    import signal
+    import subprocess
+
+    from support import HANG_S, wait_until
+
+    p = subprocess.Popen(cmd, cwd=cwd, start_new_session=True, stdout=subprocess.DEVNULL)
+    try:
+        wait_until(ready, what)
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait(timeout=HANG_S)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)

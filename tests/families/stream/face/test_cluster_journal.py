@@ -21,16 +21,16 @@ import pytest
 
 import dlbkit
 from dlbkit.errors import ConfigError
-from dlbkit.runtime.journal import MAGIC, _frames
+from dlbkit.runtime.journal import entries
 
 from support import HANG_S, TESTS, wait_until
 from support.cluster_jobs import boom, nap
+from support.processes import killed_when
 
 
 def _keys(path) -> list[tuple[str, int]]:
-    """Every job key the journal holds, one per entry (its header left out)."""
-    frames, _ = _frames(path.read_bytes(), len(MAGIC))
-    return [k for keys, _ in frames[1:] for k in keys]
+    """Every job key the journal holds, one per entry."""
+    return [k for keys, _ in entries(path) for k in keys] if path.exists() else []
 
 
 def test_a_rerun_gets_the_journaled_results_at_once_and_runs_only_the_rest(tmp_path):
@@ -141,22 +141,14 @@ def _rerun_completes(cmd, j, log, n, kept: int, tmp_path) -> None:
 
 def _journaled_jobs(j, kept: int, n: int) -> set[int]:
     """The jobs (their x) whose results the first *kept* entries of the journal hold."""
-    frames, _ = _frames(j.read_bytes(), len(MAGIC))
     root = {x ** 3: x for x in range(n)}
-    return {root[pickle.loads(v)] for _, values in frames[1:kept + 1] for v in values}
+    return {root[pickle.loads(v)] for _, values in entries(j)[:kept] for v in values}
 
 
 def test_a_client_killed_part_way_is_resumed_by_a_rerun(tmp_path):
     script, j, log, n = _script(tmp_path), tmp_path / "job.journal", tmp_path / "calls", 400
     cmd = [sys.executable, str(script), str(j), str(n), str(log), "local"]
-    p = subprocess.Popen(cmd, cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL)
-    try:
-        wait_until(lambda: j.exists() and len(_keys(j)) >= 40, "40 results journaled")
-        os.killpg(p.pid, signal.SIGKILL)  # the client and its nodes, at once
-        p.wait(timeout=HANG_S)
-    finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
+    killed_when(cmd, lambda: len(_keys(j)) >= 40, "40 results journaled", tmp_path)  # the client and its nodes
     kept = len(_keys(j))
     assert 40 <= kept < n
     _rerun_completes(cmd, j, log, n, kept, tmp_path)
