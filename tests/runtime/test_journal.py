@@ -276,13 +276,13 @@ def test_a_failed_graph_resumes_from_its_journal_and_another_graphs_journal_is_r
     assert _calls(log) == []  # every task journaled: no function called
 
 
-# --- MPI: a dead rank ends the job (mpiexec kills every rank); the rerun completes it from rank 0's journal
-MPI_KILLED = """
+# --- a coordinator killed (SIGKILL), or under MPI a rank (mpiexec ends the job): the rerun completes it
+JOB = """
     import functools, json, os, sys, time
     import dlbkit
 
     def logged_cube(x, log):
-        if x == 150 and not os.path.exists(log + ".died"):
+        if x == 150 and os.environ.get("PMI_RANK") and not os.path.exists(log + ".died"):
             open(log + ".died", "w").close()
             os._exit(9)  # this rank dies: mpiexec ends the whole job
         with open(log, "a") as f:
@@ -294,41 +294,54 @@ MPI_KILLED = """
         return logged_cube(key, log) + sum(inputs) % 7
 
     if __name__ == "__main__":
-        journal, n, log, what = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+        journal, n, log, what, backend = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+        workers = None if backend == "mpi" else 2
         if what == "map":
-            r = dlbkit.run_map(functools.partial(logged_cube, log=log), range(n), backend="mpi", balancer="ss",
-                               journal=journal)
+            r = dlbkit.run_map(functools.partial(logged_cube, log=log), range(n), backend=backend, workers=workers,
+                               balancer="ss", journal=journal)
             ok = r.results == [x ** 3 for x in range(n)]
         else:
             tasks = {f"t{j}": (task, log, j, *(f"t{i}" for i in (j - 1, j - 3) if i >= 0)) for j in range(n)}
-            r = dlbkit.run_graph(tasks, backend="mpi", balancer="heft", journal=journal)
+            r = dlbkit.run_graph(tasks, backend=backend, workers=workers, balancer="heft", journal=journal)
             serial = {}
             for j in range(n):
                 serial[f"t{j}"] = j ** 3 + sum(serial[f"t{i}"] for i in (j - 1, j - 3) if i >= 0) % 7
             ok = r.results == serial
-        if os.environ["PMI_RANK"] == "0":  # every rank has the results: one says them (lines would interleave)
+        if os.environ.get("PMI_RANK", "0") == "0":  # every rank has the results: one says them (lines would interleave)
             print(json.dumps({"ok": ok, "journal": r.trace.meta["journal"]}))
 """
 
 
-@pytest.mark.full
-@pytest.mark.parametrize("what", ["map", "graph"])
-def test_a_rank_killed_under_mpi_ends_the_job_and_the_rerun_computes_only_what_is_missing(tmp_path, what):
-    pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
-    from support.mpi import run_job
-    script = tmp_path / "job.py"
-    script.write_text(textwrap.dedent(MPI_KILLED))
-    j, log, n = tmp_path / "job.journal", tmp_path / "calls", 300
-    argv = [sys.executable, script, j, n, log, what]
-    first = run_job(argv, 3, cwd=tmp_path, timeout=HANG_S)
-    assert first.returncode != 0 and (tmp_path / "calls.died").exists(), first.stderr[-2000:]
+def _rerun_computes_only_what_is_missing(cmd, j, log, n, tmp_path) -> None:
     kept = _indices(j)
     assert len(kept) < n
     before = _calls(log)
-    again = run_job(argv, 3, cwd=tmp_path, timeout=HANG_S)
+    again = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=HANG_S)
     assert again.returncode == 0, again.stderr[-3000:]
     got = json.loads(again.stdout.splitlines()[-1])
     assert got == {"ok": True, "journal": {"path": str(j), "reused": len(kept), "computed": n - len(kept)}}
     rerun_calls = sorted((Counter(_calls(log)) - Counter(before)).elements())
     assert rerun_calls == [x for x in range(n) if x not in kept]  # the user's function only where missing
     assert _indices(j) == list(range(n))  # every result exactly once
+
+
+def test_a_graph_coordinator_killed_part_way_is_resumed_by_a_rerun(tmp_path):
+    script, j, log, n = tmp_path / "job.py", tmp_path / "job.journal", tmp_path / "calls", 300
+    script.write_text(textwrap.dedent(JOB))
+    cmd = [sys.executable, str(script), str(j), str(n), str(log), "graph", "local"]
+    killed_when(cmd, lambda: j.exists() and len(_indices(j)) >= 30, "30 values journaled", tmp_path)
+    assert len(_indices(j)) >= 30
+    _rerun_computes_only_what_is_missing(cmd, j, log, n, tmp_path)
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("what", ["map", "graph"])
+def test_a_rank_killed_under_mpi_ends_the_job_and_the_rerun_computes_only_what_is_missing(tmp_path, what):
+    pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
+    from support.mpi import mpiexec, run_job
+    script, j, log, n = tmp_path / "job.py", tmp_path / "job.journal", tmp_path / "calls", 300
+    script.write_text(textwrap.dedent(JOB))
+    argv = [sys.executable, script, j, n, log, what, "mpi"]
+    first = run_job(argv, 3, cwd=tmp_path, timeout=HANG_S)
+    assert first.returncode != 0 and (tmp_path / "calls.died").exists(), first.stderr[-2000:]
+    _rerun_computes_only_what_is_missing([mpiexec(), "-n", "3", *map(str, argv)], j, log, n, tmp_path)
