@@ -2,9 +2,10 @@
 (the MPI backend's failures are in runtime/test_mpi.py, runtime/test_tree.py and runtime/test_spmd.py:
 there a dying rank ends the job, and an exception becomes a TaskError on rank 0 and one line per rank).
 
-A map recovers a dead worker's chunk (runtime/test_local.py); a tree or an SPMD run cannot (the
-tasks or rows the worker held are lost) and ends with a DlbkitError naming the worker, with no
-worker process left behind. An exception in the user's code is a TaskError in every family.
+A map recovers a dead worker's chunk (runtime/test_local.py), a tree its share
+(families/tree/runtime/test_tree_dead_worker.py) until no worker is left: then, as an SPMD run whose worker dies
+(the rows it held are lost), it ends with a DlbkitError naming the worker, with no worker process left
+behind. An exception in the user's code is a TaskError in every family.
 """
 
 import multiprocessing as mp
@@ -51,8 +52,9 @@ def _domain():
     return u
 
 
-def test_a_dead_tree_worker_ends_the_run_with_an_error_naming_it():
-    with pytest.raises(DlbkitError, match=r"worker \d died \(exit code 3\)"):
+def test_a_tree_whose_every_worker_dies_ends_with_an_error_naming_the_last():
+    # every task 3 kills its process: the first death's share, redone by the other worker, kills it too
+    with pytest.raises(DlbkitError, match=r"worker \d died \(exit code 3\) and no worker is left"):
         dlbkit.tree(_tree_dies, 0, workers=2)
     assert _no_worker_left()
 

@@ -69,6 +69,9 @@ def recorded_tree(trace: Trace) -> tuple[RecordedTree, list[list[float]]]:
     """The recorded tree of a real tree run, and each worker's measured task costs in the order it expanded
     them; a ConfigError naming the field for a recording without them (a simulated run, or one recorded
     before tree runs kept their tasks)."""
+    if trace.meta.get("dead"):
+        raise ConfigError("trace meta.dead", trace.meta["dead"], "[] (a run in which no worker died: a dead "
+                          "worker's tasks were expanded again by another, so the recorded tree is not one tree)")
     d = trace.meta.get("task_tree")
     if not isinstance(d, Mapping) or not all(isinstance(d.get(k), list) for k in ("worker", "id", "cost", "children")):
         raise ConfigError("trace meta.task_tree", "<missing>", "the tasks of a real tree run (dlbkit.tree and run_tree "

@@ -36,7 +36,10 @@ class TreeResult(RunResult):
     workers of a receiver-initiated rule), ``topology`` (its name or table, or a graph's edges) and
     ``task_tree``, what a replay needs (:mod:`dlbkit.families.tree.face.replay`): per task expanded, worker by
     worker in the order each expanded them, its ``worker``, ``id`` (the root's 0; a worker w's k-th task created
-    1 + w + workers·k), measured ``cost`` (seconds, before emulation's stretch) and number of ``children``.
+    1 + w + workers·k), measured ``cost`` (seconds, before emulation's stretch) and number of ``children``;
+    ``dead``, the workers that died (their share expanded again by another: ``tasks`` and ``task_tree`` are
+    of the workers that finished, each task in them once), and ``recovery``, per death its ``worker``,
+    ``exit`` code, ``time``, the heir it went ``to``, the ``tasks`` sent and the tasks to ``skip``.
     ``results`` is the same object as ``value`` (the name :class:`RunResult` uses).
     """
 

@@ -25,8 +25,21 @@ Workers talk only to the coordinator (no listener, no worker-to-worker link), wh
   a task's completion is never known before its creation and the test cannot fire early; a task in
   flight is created and not completed, so none is lost.
 
-A worker that dies cannot be recovered from (its tasks are lost): the run stops with a
-:class:`~dlbkit.errors.DlbkitError`. An exception in the user's code stops every worker and is
+**A worker that dies** (its pipe ends: the transport's ``Died``, after every message it sent) is
+survived, with each task's value counted once. Every task that moves between workers passes here, so
+the coordinator keeps, per worker, the tasks that came to it (the root, received) and those it gave away.
+What the dead worker expanded — its value, never sent, is lost — is the part of the subtrees of the
+tasks that came to it that it did not give away: the coordinator cancels, by task id, what came and left
+again, and sends the rest, with the tasks it had created and given away (pickled), to the live worker
+with the fewest waiting tasks as a :class:`~.messages.Redo`. That worker expands them again, first and
+depth-first, never giving them away; a child equal to one it was told to skip is not made again,
+since another worker has it (the dead worker's counts are taken back, and the creation of each task it
+gave away counted again at once: the count of tasks not completed never falls to 0 while its share waits). Expansion must be deterministic (the same task, the same children); equal tasks are
+interchangeable. What was addressed to the dead worker is answered (a steal request: empty), sent on
+(tasks in flight to it) or dropped (an order). ``trace.meta["dead"]`` lists the dead workers and
+``["recovery"]`` each death (its heir, the tasks sent and skipped); a run with a death has a task tree that
+replay refuses (the dead worker's tasks were expanded twice). Every worker
+dead: a :class:`~dlbkit.errors.DlbkitError`. An exception in the user's code stops every worker and is
 raised as :class:`~dlbkit.errors.TaskError`.
 """
 
@@ -36,6 +49,7 @@ import heapq
 import math
 import time
 import traceback
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -53,9 +67,9 @@ from dlbkit.runtime.emulation import Emulation
 from dlbkit.runtime.messages import Died, Error, Stop
 from dlbkit.runtime.progress import Progress
 from dlbkit.families.tree.runtime.loads import InFlightLoads
-from dlbkit.families.tree.runtime.messages import ANSWER, ORDER, STATED, Fail, Final, Give, Idle, Loot, Mail, Order, Post, Pushed, Report, \
-    Request, Steal
-from dlbkit.families.tree.runtime.worker import CHECK_S, TreeSpec
+from dlbkit.families.tree.runtime.messages import ANSWER, ARRIVALS, ORDER, STATED, Fail, Final, Give, Idle, Loot, Mail, \
+    Order, Post, Pushed, Redo, Report, Request, Steal
+from dlbkit.families.tree.runtime.worker import CHECK_S, TreeSpec, task_key
 
 __all__ = ["coordinate_tree", "STEAL_BACKOFF_S", "steal_backoff"]
 
@@ -124,6 +138,14 @@ class _Coordinator:
         self.wake = balancer.receiver_initiated and self.reads_loads
         self.asleep = [False] * P
         self.shown: list[list[int]] = [[0] * P for _ in range(P)]  # the loads each worker last received
+        # what a dead worker's share is made of (the module docstring): per worker, the (id, task) that came
+        # to it and that it gave away, and the tasks (pickled) a Redo it got told it to skip
+        self.came: list[list] = [[(0, spec.root)] if w == 0 else [] for w in range(P)]
+        self.left: list[list] = [[] for _ in range(P)]
+        self.owed: list[list] = [[] for _ in range(P)]
+        self.asked: list[Counter] = [Counter() for _ in range(P)]  # per victim, its thieves not yet answered
+        self.dead: set[int] = set()
+        self.recovery: list[dict] = []  # per death: who died, when, its heir, the tasks redone and skipped
         self._start_info()
 
     def _start_info(self) -> None:
@@ -191,7 +213,19 @@ class _Coordinator:
         self.send(w, kind(self.best, self.loads(w), items))
 
     def deliver(self, w: int, item: tuple) -> None:
-        """Address *item* to worker *w*: posted at once if it is reading, else at its next report."""
+        """Address *item* to worker *w*: posted at once if it is reading, else at its next report (to a
+        dead worker: :meth:`undeliverable`)."""
+        if w in self.dead:
+            self.undeliverable(w, item)
+            return
+        kind = type(item)
+        if kind in ARRIVALS:
+            self.came[w].extend(item.tasks)
+        elif kind is Request:
+            self.asked[w][item.thief] += 1
+        elif kind is Redo:
+            self.came[w].extend(item.tasks)
+            self.owed[w].extend(item.skip)
         self.mailbox[w].append(item)
         self.books.queued(w, item)
         if self.reading[w]:
@@ -209,6 +243,62 @@ class _Coordinator:
                 self.counts["load_updates"] += 1
                 asleep[u] = False
                 self.post(u, Post)
+
+    # --- a worker that dies ---------------------------------------------------------------------------
+    def undeliverable(self, w: int, item: tuple) -> None:
+        """*item*, addressed to dead worker *w*: a steal request answered empty, tasks sent to the live
+        worker that took its share, an order dropped (the dead worker has nothing to give)."""
+        kind = type(item)
+        if kind is Request:
+            self.on_give(w, item.thief, [], ANSWER)
+        elif kind in ARRIVALS and item.tasks:  # (a Loot's victim or a Pushed's source first in both)
+            self.deliver(self.heir(), Pushed(item[0], item.tasks))
+        elif kind is Redo:
+            self.deliver(self.heir(), item)
+
+    def heir(self) -> int:
+        """The live worker that takes a dead worker's share: the one with the fewest waiting tasks."""
+        live = [v for v in range(self.P) if v not in self.dead]
+        return min(live, key=lambda v: (self.view.queue[v], v))
+
+    def on_died(self, w: int, exitcode: Any) -> None:
+        """Worker *w* died: its counts taken back, what waited for it answered or sent on, and its share
+        (what came to it and did not leave, what it gave away to skip) sent to an heir as a Redo."""
+        if len(self.dead) + 1 >= self.P:
+            raise DlbkitError(f"worker {w} died (exit code {exitcode}) and no worker is left; "
+                              f"{self.n_created - self.n_completed} tasks were not completed")
+        self.dead.add(w)
+        self.n_created -= self.created[w]
+        self.n_completed -= self.completed[w]
+        self.created[w] = self.completed[w] = 0
+        self.reading[w] = self.asleep[w] = False
+        self.books.died(w)
+        self.mailbox[w] = []  # the tasks in it came to it already: they are in its share
+        for thief, n in list(self.asked[w].items()):  # asked, in its mailbox or unread: answered empty
+            for _ in range(n):
+                self.on_give(w, thief, [], ANSWER)
+        gave = Counter(tid for tid, _ in self.left[w])
+        share, back = [], Counter()
+        for tid, task in self.came[w]:
+            if gave[tid] > back[tid]:  # came, and left again unexpanded (as the same task, by its id)
+                back[tid] += 1
+            else:
+                share.append((tid, task))
+        skip = []
+        for tid, task in self.left[w]:
+            if back[tid]:
+                back[tid] -= 1
+            else:
+                skip.append(task_key(task))
+        # it created these and they live on elsewhere: their creation, taken back with its counts, counted
+        # again (an earlier death's, in owed, was counted at that death)
+        self.n_created += len(skip)
+        skip += self.owed[w]
+        heir = self.heir()
+        self.recovery.append({"worker": w, "exit": exitcode, "time": self.clock() - self.origin, "to": heir,
+                            "tasks": len(share), "skip": len(skip)})
+        if share:
+            self.deliver(heir, Redo(share, skip))
 
     # --- deciding -----------------------------------------------------------------------------------
     def periodic(self) -> None:
@@ -237,6 +327,7 @@ class _Coordinator:
         finals = self.collect()
         value = self.fold(finals, initial)
         trace = _trace(finals, self.P, self.balancer, self.spec, self.emulation, self.counts, self.backend, self.best)
+        trace.meta.update(dead=sorted(self.dead), recovery=self.recovery)
         trace.decisions = self.record or []
         info = self.info
         if info is not None:
@@ -262,6 +353,9 @@ class _Coordinator:
                 continue
             w, msg = got
             self.counts["messages"] += 1
+            if type(msg) is Died:
+                self.on_died(w, msg.exitcode)
+                continue
             if type(msg) not in STATED:
                 raise _stopped(w, msg, self.n_created - self.n_completed)
             self.on_stated(w, msg)
@@ -324,6 +418,9 @@ class _Coordinator:
     def on_give(self, w: int, dst: int, tasks: list, how: int) -> None:
         """Relay worker *w*'s tasks to *dst*; an empty steal answer after the thief's back-off."""
         self.counts["tasks_moved"] += len(tasks)
+        self.left[w].extend(tasks)
+        if how == ANSWER:
+            self.asked[w][dst] -= 1
         if how == ORDER:
             self.books.order_done(w)
         if how != ANSWER:
@@ -341,11 +438,11 @@ class _Coordinator:
 
     def collect(self) -> dict[int, Final]:
         """Stop every worker and collect its :class:`Final` (late reports are moot)."""
-        P = self.P
-        for w in range(P):
+        live = [w for w in range(self.P) if w not in self.dead]
+        for w in live:
             self.send(w, Stop())
         finals: dict[int, Final] = {}
-        while len(finals) < P:
+        while len(finals) < len(live):
             got = self.transport.recv(None)
             if got is None:  # pragma: no cover - recv without timeout returns a message
                 continue
@@ -367,7 +464,7 @@ class _Coordinator:
         """*initial* combined with every worker's value, in worker order (the best bound kept too)."""
         spec = self.spec
         value = initial
-        for w in range(self.P):
+        for w in sorted(finals):
             f = finals[w]
             if spec.branch_and_bound and f.bound is not None and spec.better(f.bound, self.best):
                 self.best = f.bound
@@ -395,9 +492,6 @@ def _stopped(w: int, msg: tuple, left: int) -> Exception:
             err.__cause__ = RemoteTraceback(msg.traceback)
             return err
         return DlbkitError(f"worker {w} failed in dlbkit's own code:\n{msg.traceback}")
-    if kind is Died:
-        return DlbkitError(f"worker {w} died (exit code {msg.exitcode}); the tasks it held are lost, "
-                           f"{left} tasks were not completed")
     if kind is Final:  # pragma: no cover - a worker never ends before Stop
         return DlbkitError(f"worker {w} ended before the run did")
     return DlbkitError(f"unexpected message {kind.__name__} from worker {w}")  # pragma: no cover - a bug
@@ -424,7 +518,10 @@ def _trace(finals: dict, P: int, balancer, spec: TreeSpec, emulation, counts: di
     max_task = 0.0
     tree: dict[str, list] = {"worker": [], "id": [], "cost": [], "children": []}
     for w in range(P):
-        f = finals[w]
+        f = finals.get(w)
+        if f is None:  # it died: what it expanded was lost and expanded again (meta["recovery"])
+            expanded.append(0)
+            continue
         ids, costs, n_children = f.tasks
         tree["worker"] += [w] * len(ids)
         tree["id"] += ids.tolist()

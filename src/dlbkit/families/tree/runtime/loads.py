@@ -36,6 +36,7 @@ class InFlightLoads:
         self.mail = [0] * P  # task delta of what waits in the mailbox
         self.promised = [0] * P  # tasks ordered to come here whose sender has not sent them yet
         self.orders: list[deque] = [deque() for _ in range(P)]  # (dst, n) ordered of each source
+        self.gone: set[int] = set()  # dead workers: no load, whatever was sent or ordered them
         for w in range(P):
             self.refresh(w)
 
@@ -50,7 +51,18 @@ class InFlightLoads:
         return 0  # a steal request: the answer says what left
 
     def refresh(self, w: int) -> None:
+        if w in self.gone:
+            self.view.queue[w] = 0
+            return
         self.view.queue[w] = max(0, self.reported[w] + self.flight_sum[w] + self.mail[w] + self.promised[w])
+
+    def died(self, w: int) -> None:
+        """Worker *w* died: it holds nothing from now on (its tasks are redone elsewhere), and what it was
+        ordered to send will not come."""
+        self.gone.add(w)
+        while self.orders[w]:
+            self.order_done(w)
+        self.refresh(w)
 
     def queued(self, w: int, item: tuple) -> None:
         d = self.delta(item)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 __all__ = ["WorkerState", "Report", "Steal", "Idle", "Give", "Final", "Fail", "Mail", "Post", "Request", "Order",
-           "Loot", "Pushed", "PUSH", "ANSWER", "ORDER", "STATED", "ARRIVALS"]
+           "Loot", "Pushed", "Redo", "PUSH", "ANSWER", "ORDER", "STATED", "ARRIVALS"]
 
 #: how a :class:`Give`'s tasks came to move: placed by on_spawn, a steal's answer, a periodic transfer's
 PUSH, ANSWER, ORDER = 0, 1, 2
@@ -135,6 +135,18 @@ class Pushed(NamedTuple):
 
     src: int
     tasks: list
+
+
+class Redo(NamedTuple):
+    """A dead worker's share, to expand again here (:mod:`.coordinator`, "A worker that dies"): *tasks*, the
+    tasks that had come to it (the root, what it received) and it did not give away, each ``(id, task)``,
+    and *skip*, the tasks (pickled) it had created and given away, expanded elsewhere: a child equal to
+    one of them is not made again (once per copy; the coordinator counted its creation when the worker
+    died). Expanded before this worker's own tasks and never given away (another worker would not know
+    what to skip)."""
+
+    tasks: list
+    skip: list
 
 
 #: the worker messages that carry a :class:`WorkerState`

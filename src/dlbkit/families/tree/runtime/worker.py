@@ -28,10 +28,11 @@ own code (a balancer hook) raised. The coordinator sends :class:`Mail` in reply 
 from __future__ import annotations
 
 import operator
+import pickle
 import time
 from array import array
 import traceback
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -48,9 +49,9 @@ from dlbkit.runtime.emulation import Emulation
 from dlbkit.runtime.messages import Stop
 from dlbkit.runtime import status
 from dlbkit.families.tree.runtime.messages import (ANSWER, ARRIVALS, ORDER, PUSH, Fail, Final, Give, Idle, Loot, Mail, Order, Pushed,
-                            Report, Request, Steal, WorkerState)
+                            Redo, Report, Request, Steal, WorkerState)
 
-__all__ = ["TreeSpec", "serve_tree", "CHECK_S", "PUSH", "ANSWER", "ORDER"]
+__all__ = ["TreeSpec", "serve_tree", "task_key", "CHECK_S", "PUSH", "ANSWER", "ORDER"]
 
 #: seconds between a busy worker's check points: the delay a busy victim adds to a steal (M2's
 #: latency is 1 ms) against one report round trip per check (~20 µs: about 1% of the worker's time)
@@ -93,6 +94,12 @@ class TreeSpec:
         return [balancer, *balancer.spawn(self.n_workers)]
 
 
+def task_key(task) -> bytes:
+    """A task as a dead worker's share compares it (:class:`~.messages.Redo`): pickled, one protocol on
+    every process, so that equal tasks made by the same code give equal bytes."""
+    return pickle.dumps(task, protocol=4)
+
+
 class _Stop(Exception):
     """The coordinator said Stop."""
 
@@ -119,6 +126,10 @@ class _Worker:
         self.dq: deque = deque()
         if w == 0:
             self.dq.append((0, spec.root))
+        # a dead worker's share to expand again (Redo): first, depth-first, never given away; a child
+        # equal to one in *skip* (pickled) was given away by it and expanded elsewhere: not made again
+        self.redo: list = []
+        self.skip: Counter = Counter()
         self.bound = spec.bound
         self.acc: Any = _NOTHING
         self.created = 0
@@ -177,6 +188,9 @@ class _Worker:
                 self.dq.extend(item.tasks)
             elif kind is Order:
                 self.transfer(item.dst, item.n)
+            elif kind is Redo:
+                self.redo.extend(item.tasks)
+                self.skip.update(item.skip)
 
     def _merge(self, loads) -> None:
         queue, done, updated = loads
@@ -221,7 +235,7 @@ class _Worker:
         low = int(b.low_water) if b.receiver_initiated else -1
         t_ask = self.clock() - self.origin
         while True:
-            if self.dq:
+            if self.dq or self.redo:
                 self.idle = False
                 self.announced = False
                 t_start = self.clock() - self.origin
@@ -235,7 +249,7 @@ class _Worker:
             self.idle = True
             while self.mail_out:  # read what was sent before going idle (steal requests among it)
                 self.read()
-            if self.dq:
+            if self.dq or self.redo:
                 continue
             if not self.announced:  # one idle-flagged message per idle period: the coordinator
                 # then knows this worker is reading (and its final counts)
@@ -243,11 +257,11 @@ class _Worker:
                     self.send(Idle)
                 self.announced = True
             self.read()  # blocks: idle until a message comes
-            if self.asks_out == 0 and not self.dq and b.receiver_initiated:
+            if self.asks_out == 0 and not self.dq and not self.redo and b.receiver_initiated:
                 self.announced = False  # every answer came back empty: ask again
 
     def stretch(self, low: int) -> None:
-        """Expand tasks, newest first, until the deque is empty."""
+        """Expand tasks, newest first, until the deque is empty (a dead worker's share first)."""
         spec = self.spec
         clock = self.clock
         emu = spec.emulation
@@ -255,8 +269,9 @@ class _Worker:
         next_check = clock() + CHECK_S
         ids, costs, n_children = self.tasks
         P = spec.n_workers
-        while self.dq:
-            tid, task = self.dq.pop()
+        while self.dq or self.redo:
+            redone = bool(self.redo)
+            tid, task = (self.redo if redone else self.dq).pop()
             if status.ON:  # a launched MPI job: the launcher names this task if the rank dies
                 status.doing("running task %d of worker %d (%s)", self.completed + 1, self.w, short_repr(task, 80))
             t0 = clock()
@@ -267,6 +282,8 @@ class _Worker:
             self.work += busy
             if busy > self.max_task:
                 self.max_task = busy
+            if redone and self.skip:  # given away by the dead worker, expanded elsewhere: not made again
+                children = [c for c in children if not self.skipped(c)]
             ids.append(tid)
             costs.append(busy)
             n_children.append(len(children))
@@ -282,7 +299,9 @@ class _Worker:
                     self.fail_task(task, e)
             if new_bound is not None:  # already known to improve on self.bound
                 self.bound = new_bound
-            if children:
+            if redone:
+                self.redo.extend(children)
+            elif children:
                 if b.sender_initiated:
                     self.place(children)
                 else:
@@ -295,6 +314,19 @@ class _Worker:
                 self.send(Report)
                 self.mail_out = True
                 next_check = clock() + CHECK_S
+
+    def skipped(self, child) -> bool:
+        """Whether *child*, created again in a dead worker's share, is one that worker gave away (then
+        expanded elsewhere): one copy of it used up."""
+        if not self.skip:
+            return False
+        key = task_key(child)
+        if self.skip[key] <= 0:
+            return False
+        self.skip[key] -= 1
+        if not self.skip[key]:
+            del self.skip[key]
+        return True
 
     def expand(self, task) -> tuple[list, Any, Any]:
         """The user's expansion of *task*: (children, value, an improved bound or None)."""
