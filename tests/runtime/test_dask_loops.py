@@ -225,17 +225,21 @@ def test_cluster_on_dask_loses_nothing_when_a_worker_process_is_killed(three_pro
     check_lost_node(c)
 
 
+def kill_named(pidfile):
+    """SIGKILL the process named in *pidfile* (maybe this one), once: the first caller removes the file."""
+    try:
+        pid = int(open(pidfile).read())
+        os.remove(pidfile)
+        os.kill(pid, signal.SIGKILL)
+    except (FileNotFoundError, ValueError, ProcessLookupError):  # killed already
+        pass
+
+
 def binary_killing(n, pidfile):
-    """:func:`binary`, slower; the first task of depth 6 SIGKILLs the process named in *pidfile* (maybe
-    this one), once."""
+    """:func:`binary`, slower; the first task of depth 6 kills the process named in *pidfile*."""
     time.sleep(0.002)
     if n == 6:
-        try:
-            pid = int(open(pidfile).read())
-            os.remove(pidfile)
-            os.kill(pid, signal.SIGKILL)
-        except (FileNotFoundError, ValueError, ProcessLookupError):  # killed already
-            pass
+        kill_named(pidfile)
     return binary(n)
 
 
@@ -247,3 +251,30 @@ def test_tree_on_dask_survives_a_killed_worker_each_task_once(three_processes, t
     assert not pidfile.exists()  # the kill happened
     assert r.value == r.tasks == 1023  # every task expanded once by the workers that finished
     assert r.trace.meta["dead"] == [1] and r.trace.meta["recovery"][0]["to"] in (0, 2)
+
+
+_STEPS = [0]  # the steps this process computed
+
+
+def smooth_killing(u, pidfile):
+    """A smoothing step, slower; the fifth step a process computes kills the process named in *pidfile*."""
+    time.sleep(0.002)
+    _STEPS[0] += 1
+    if _STEPS[0] == 5:
+        kill_named(pidfile)
+    return (u[:-2] + u[1:-1] + u[2:]) / 3
+
+
+def test_spmd_on_dask_survives_a_killed_worker_to_the_serial_result(three_processes, tmp_path):
+    client, pids = three_processes
+    pidfile = tmp_path / "victim.pid"
+    pidfile.write_text(str(pids[1]))
+    u = np.random.default_rng(3).random(62)
+    serial = u.copy()
+    for _ in range(30):
+        serial[1:-1] = (serial[:-2] + serial[1:-1] + serial[2:]) / 3
+    r = dlbkit.run_spmd(functools.partial(smooth_killing, pidfile=str(pidfile)), u, iterations=30, window=5,
+                        backend="dask", client=client)
+    assert not pidfile.exists()  # the kill happened
+    assert np.array_equal(r.domain, serial)
+    assert r.trace.meta["dead"] == [1] and r.rows[1] == 0 and sum(r.rows) == 60

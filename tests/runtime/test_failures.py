@@ -3,9 +3,9 @@
 there a dying rank ends the job, and an exception becomes a TaskError on rank 0 and one line per rank).
 
 A map recovers a dead worker's chunk (runtime/test_local.py), a tree its share
-(families/tree/runtime/test_tree_dead_worker.py) until no worker is left: then, as an SPMD run whose worker dies
-(the rows it held are lost), it ends with a DlbkitError naming the worker, with no worker process left
-behind. An exception in the user's code is a TaskError in every family.
+(families/tree/runtime/test_tree_dead_worker.py) and an SPMD run its rows, from a checkpoint
+(families/spmd/runtime/test_spmd_dead_worker.py), until no worker is left (or, without checkpoints, at once):
+then the run ends with a DlbkitError naming the worker, with no worker process left behind. An exception in the user's code is a TaskError in every family.
 """
 
 import multiprocessing as mp
@@ -59,8 +59,14 @@ def test_a_tree_whose_every_worker_dies_ends_with_an_error_naming_the_last():
     assert _no_worker_left()
 
 
-def test_a_dead_spmd_worker_ends_the_run_with_an_error_naming_it():
-    with pytest.raises(DlbkitError, match=r"SPMD worker 2 died \(exit code 3\)"):
+def test_a_dead_spmd_worker_without_checkpoints_ends_the_run_with_an_error_naming_it():
+    with pytest.raises(DlbkitError, match=r"SPMD worker 2 died \(exit code 3\) after iteration -1: its rows are lost"):
+        dlbkit.spmd(_spmd_dies, _domain(), iterations=3, workers=3, balancer=None, checkpoint=0)
+    assert _no_worker_left()
+
+
+def test_rows_that_kill_every_worker_holding_them_end_the_run_when_no_worker_is_left():
+    with pytest.raises(DlbkitError, match=r"SPMD worker \d died \(exit code 3\) and no worker is left"):
         dlbkit.spmd(_spmd_dies, _domain(), iterations=3, workers=3, balancer=None)
     assert _no_worker_left()
 

@@ -69,6 +69,13 @@ def check_whole(trace: Trace) -> None:
                           "replay needs every unit's measured cost; this part is kept to read with dlbkit.load_trace)")
 
 
+def check_no_death(trace: Trace, why: str) -> None:
+    """A ConfigError for the recording of a run in which a worker died and was survived (``meta["dead"]``,
+    written by the tree and SPMD runs): *why* its recording is not a run the replay model describes."""
+    if trace.meta.get("dead"):
+        raise ConfigError("trace meta.dead", list(trace.meta["dead"]), f"[] (a run in which no worker died: {why})")
+
+
 def pieces(a: Any, until: float) -> Recorded:
     """A recorded availability as its pieces up to *until* (a realised Piecewise made Recorded)."""
     if isinstance(a, Recorded):

@@ -264,6 +264,13 @@ class Trace:
                 del getattr(self, name)[n:]
             raise
 
+    def keep_rows(self, keep) -> None:
+        """Keep only the interval rows where *keep* (a boolean per row) is true (an engine that redoes
+        part of a run drops what it redoes)."""
+        keep = np.asarray(keep, dtype=bool)
+        for name in _TYPECODE:
+            setattr(self, name, np.asarray(getattr(self, name))[keep])
+
     def intervals(self) -> dict[str, np.ndarray]:
         """The interval rows as columns (:data:`INTERVAL_COLUMNS`)."""
         # copies (a caller may change them; a numpy view would also pin the column's size)

@@ -49,8 +49,8 @@ import numpy as np
 
 from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError
-from dlbkit.families.replay import (ReplayReport, ReplayResult, check_seconds, makespan_report, recorded_balancer,
-                                    speeds_text)
+from dlbkit.families.replay import (ReplayReport, ReplayResult, check_no_death, check_seconds, makespan_report,
+                                    recorded_balancer, speeds_text)
 from dlbkit.families.spmd.model.workload import Spmd
 from dlbkit.model.platform import Network, Node, Platform
 from dlbkit.model.trace import Column, Trace
@@ -67,6 +67,8 @@ def estimate(trace: Trace, latency: float | None = None) -> dict:
     worker's first step, s) and ``startup`` (the earliest), ``split``, ``loops``, ``halo``, ``window``,
     ``rounds`` (the loops that begin a balancing round), ``layout``; a ConfigError naming the field for a
     recording that lacks them (a simulated run has no measured loop times to replay)."""
+    check_no_death(trace, "the run went back to a checkpoint and carried on with one worker fewer, which one line "
+                          "of workers does not describe")
     lt, pts = trace.series.get("loop_time"), trace.series.get("points")
     if trace.source in ("sim", "replay") or trace.meta.get("halo") is None:
         raise ConfigError("trace meta.halo", trace.meta.get("halo", "<missing>"), "the halo of a real SPMD run "

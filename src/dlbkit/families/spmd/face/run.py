@@ -105,7 +105,8 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
              backend: str = "local", workers: int | None = None, window: int = DEFAULT_WINDOW,
              emulate: Any = None, progress: bool | None = None, seed: int = 0, halo: int = 1,
              bandwidth: float | None = None, record: str | Path | None = None,
-             start_method: str | None = None, record_decisions: bool = False, client: Any = None) -> SpmdResult:
+             start_method: str | None = None, record_decisions: bool = False, client: Any = None,
+             checkpoint: int | None = None) -> SpmdResult:
     """Iterate *step* over a 1-D decomposed *domain* on worker processes (or MPI ranks); a :class:`SpmdResult`.
 
     **Semantics.** *domain* is an array of R rows (its first axis; any trailing shape and numeric
@@ -152,6 +153,15 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
     emulated platform's workers; or every Dask worker). *record* saves the trace (``RunResult.save``). *seed* seeds the
     balancer's random stream and a platform emulation.
 
+    **A worker that dies** (local and Dask backends) is survived: every *checkpoint* iterations (default
+    None: every *window*) each worker sends its whole block with its step's reply, and the coordinator keeps
+    the field after the last iteration whose blocks are all in (one copy of the domain, in its memory). On a
+    death every survivor starts again from it, the dead worker's rows joined to a neighbour's block, and
+    the run carries on with one worker fewer: the result is still the serial one, row for row
+    (``trace.meta["dead"]`` and ``["recovery"]`` say who died and from which iteration the run went on;
+    the trace keeps each iteration once; replay refuses such a recording). *checkpoint* 0 sends no block:
+    a death then ends the run with a :class:`~dlbkit.errors.DlbkitError`. Under MPI a dead rank ends the job.
+
     Raise :class:`~dlbkit.errors.ConfigError` naming the field for bad input (a domain with fewer
     than 2·halo + workers·halo rows, halo < 1, iterations < 0, window < 1, a balancer that is not a
     repartition balancer, …). Raise :class:`~dlbkit.errors.TaskError` if *step* raises (or returns a
@@ -164,6 +174,8 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
     def checks():
         check_record(record, backend)
         arr = _check(step, domain, iterations, halo, window, bandwidth, seed)
+        if checkpoint is not None:
+            _int("checkpoint", checkpoint, 0)
         _progress(progress)
         b = _repartition_balancer(balancer, params)
         emulation = _emulation(emulate, seed, None, layout=SPMD)
@@ -177,7 +189,8 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
     out, trace = _spmd_family.run_spmd(spec, b, arr, iterations=iterations, window=window, bandwidth=bandwidth,
                                        backend=backend, workers=asked if backend == "mpi" else workers,
                                        progress=progress, rng=rng, start_method=start_method,
-                                       record_decisions=_flag("record_decisions", record_decisions), client=client)
+                                       record_decisions=_flag("record_decisions", record_decisions), client=client,
+                                       checkpoint=checkpoint)
     trace.seed = seed
     result = SpmdResult(out, trace, b)
     if record is not None and coordinates(backend):
@@ -189,7 +202,7 @@ def spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
          balancer: Balancer | str | None = DEFAULT_SPMD_BALANCER, params: Mapping | None = None,
          backend: str = "local", workers: int | None = None, window: int = DEFAULT_WINDOW, emulate: Any = None,
          progress: bool | None = None, seed: int = 0, halo: int = 1, bandwidth: float | None = None,
-         record: str | Path | None = None, client: Any = None) -> np.ndarray:
+         record: str | Path | None = None, client: Any = None, checkpoint: int | None = None) -> np.ndarray:
     """The final domain after *iterations* steps, computed in parallel and balanced; see :func:`run_spmd`.
 
     >>> import numpy as np
@@ -202,4 +215,4 @@ def spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
     """
     return run_spmd(step, domain, iterations=iterations, balancer=balancer, params=params, backend=backend,
                     workers=workers, window=window, emulate=emulate, progress=progress, seed=seed, halo=halo,
-                    bandwidth=bandwidth, record=record, client=client).domain
+                    bandwidth=bandwidth, record=record, client=client, checkpoint=checkpoint).domain

@@ -23,11 +23,12 @@ class Init(NamedTuple):
 class Step(NamedTuple):
     """Compute iteration *it* on ``concatenate([lo, block, hi])``: *lo*/*hi* are the ``halo`` rows
     above and below the block (the neighbours' edges after iteration it − 1, or the domain's fixed
-    boundary rows at the global edges)."""
+    boundary rows at the global edges); *keep*: send the whole new block too (a checkpoint)."""
 
     it: int
     lo: np.ndarray
     hi: np.ndarray
+    keep: bool = False
 
 
 class Ship(NamedTuple):
@@ -51,7 +52,8 @@ class Gather(NamedTuple):
 # --- worker → coordinator --------------------------------------------------------------------------
 class Stepped(NamedTuple):
     """Iteration *it* done: the block's new edges, the measured seconds of ``step`` on this machine
-    (*work*), and when the step began and ended (*t_end* includes the emulated stretch)."""
+    (*work*), and when the step began and ended (*t_end* includes the emulated stretch); the whole
+    *block* when the Step asked to keep it (a checkpoint), else None."""
 
     it: int
     top: np.ndarray
@@ -59,6 +61,7 @@ class Stepped(NamedTuple):
     work: float
     t_start: float
     t_end: float
+    block: np.ndarray | None = None
 
 
 class Shipped(NamedTuple):

@@ -18,6 +18,18 @@ central rule once with node = −1). Each transfer ``Transfer(i, j, k)`` with |i
 k rows of *i* that touch *j* (contiguity kept), clamped so that *i* keeps at least ``halo`` rows;
 then the next window's measurement starts afresh (000 §6.2: reset after a transfer).
 
+**A worker that dies** is survived from a checkpoint. Every ``checkpoint`` iterations (default: every
+``window``) each worker sends its whole block with the step's reply; once every worker's block of an
+iteration *c* is in, that is the last iteration every worker agrees on, and the coordinator keeps the
+field after it (one copy of the domain; the next one's blocks as they come). When a worker dies (the
+transport's ``Died``), the coordinator waits for the replies the others owe, then starts every survivor
+again from the field after *c*: the dead worker's rows join its lower neighbour's block (the upper one's
+if it was first), each survivor gets its block (``Init``), and the run carries on from iteration c + 1
+with one worker fewer (the balancer started again on the new line; the iterations after *c* are dropped
+from the trace and computed again, so every row's result is the serial one). With ``checkpoint=0`` no
+block is sent and a death ends the run with a :class:`~dlbkit.errors.DlbkitError`, as does the death of
+the last worker.
+
 A worker holds its block between iterations and does only what the coordinator asks; it decides
 nothing. Messages (:mod:`.messages`): coordinator → worker ``Init`` (its first rows), ``Step``
 (an iteration, with the halo rows), ``Ship`` and ``Take`` (a transfer's two halves), ``Gather`` and
@@ -68,26 +80,38 @@ def partition(rows: int, n: int) -> list[int]:
     return [q + (1 if i < r else 0) for i in range(n)]
 
 
+class _Lost(Exception):
+    """Worker *w* (the transport's) died."""
+
+    def __init__(self, w: int, exitcode: Any):
+        super().__init__(w, exitcode)
+        self.w, self.exitcode = w, exitcode
+
+
+#: what a worker answers (a reply is owed until it comes: a death waits for every survivor's)
+_ANSWERED = (Step, Ship, Take, Gather)
+
+
 class _Run:
-    """State of one run (kept together so that the helpers stay small)."""
+    """State of one run (kept together so that the helpers stay small). Workers are addressed by their
+    *position* on the line (row order); ``ids[pos]`` is the transport's worker there (the two differ
+    once a worker has died)."""
 
     def __init__(self, transport: Transport, balancer: RepartitionBalancer | None, domain: np.ndarray, *,
                  iterations: int, halo: int, window: int, bandwidth: float | None, origin: float,
                  emulation: Emulation | None, progress: Progress | None, rng, backend: str,
-                 record_decisions: bool = False):
+                 record_decisions: bool = False, checkpoint: int | None = None):
         P = transport.n_workers
         h = halo
         self.t, self.balancer, self.P, self.h = transport, balancer, P, h
+        self.P0 = P  # the workers the run started with (the trace's nodes)
+        self.ids = list(range(P))
+        self.pos_of = {w: w for w in range(P)}
         self.iterations, self.window, self.origin = iterations, window, origin
         self.progress = progress
+        self.rng = rng
+        self.every = window if checkpoint is None else (checkpoint or None)  # iterations between checkpoints
         self.lo_bc, self.hi_bc = domain[:h].copy(), domain[-h:].copy()
-        self.counts = partition(len(domain) - 2 * h, P)
-        self.done = [-1] * P  # last iteration finished per worker
-        self.running = [False] * P
-        self.edges: list[list] = [[None, None] for _ in range(P)]  # [worker][iteration % 2] = (top, bottom)
-        self.sent_at = [0.0] * P
-        self.win_busy = [0.0] * P
-        self.win_loops = [0] * P
         self.work = 0.0  # measured seconds of step, before emulation
         self.messages = 0
         self.moved_bytes = 0.0
@@ -95,8 +119,6 @@ class _Run:
         self.next_balance = window if balancer is not None and window < iterations else None
         self.fixed_bw = bandwidth
         speeds = list(emulation.speeds) if emulation else [1.0] * P
-        bw = LARGE if bandwidth is None else float(bandwidth)
-        self.view = SpmdView(P, list(self.counts), [0.0] * P, [0.0] * P, [LARGE] * P, [0.0] * P, [bw] * P)
         self.trace = Trace(P, list(range(P)), balancer=balancer.name if balancer else "none", source=backend,
                            family="spmd",
                            speeds=speeds,
@@ -105,25 +127,49 @@ class _Run:
         self.decided = 0  # windows at whose end every node's rule was asked (distributed rules)
         self.record = self.trace.decisions if record_decisions else None
         self.transfers: list[tuple] = []
-        if balancer is not None:
-            balancer.start(self.view, rng)
-        first = h
-        for w, c in enumerate(self.counts):
-            block = domain[first:first + c]
-            self.send(w, Init(block))
-            self.edges[w][1] = (block[:h].copy(), block[-h:].copy())  # "after iteration -1"
+        self.owed: set[int] = set()  # positions whose reply to a Step, Ship, Take or Gather has not come
+        self.dead: list[int] = []
+        self.recovery: list[dict] = []
+        self.kept: dict[int, dict[int, np.ndarray]] = {}  # iteration → position → block (a checkpoint coming)
+        interior = domain[h:-h]
+        blocks, first = [], 0
+        for c in partition(len(interior), P):
+            blocks.append(interior[first:first + c])
             first += c
+        self.checkpoint = (-1, blocks)  # the last iteration every worker agrees on, and the blocks after it
+        self.start_from(-1, blocks)
+
+    def start_from(self, it: int, blocks: list[np.ndarray]) -> None:
+        """Every worker (position) starts from *blocks* as they were after iteration *it*."""
+        P, h = self.P, self.h
+        self.counts = [len(b) for b in blocks]
+        self.done = [it] * P  # last iteration finished per worker
+        self.running = [False] * P
+        self.edges: list[list] = [[None, None] for _ in range(P)]  # [worker][iteration % 2] = (top, bottom)
+        self.sent_at = [0.0] * P
+        self.win_busy = [0.0] * P
+        self.win_loops = [0] * P
+        bw = LARGE if self.fixed_bw is None else float(self.fixed_bw)
+        self.view = SpmdView(P, list(self.counts), [0.0] * P, [0.0] * P, [LARGE] * P, [0.0] * P, [bw] * P)
+        if self.balancer is not None:
+            self.balancer.start(self.view, self.rng)
+        for w, block in enumerate(blocks):
+            self.send(w, Init(block))
+            self.edges[w][it % 2] = (block[:h].copy(), block[-h:].copy())
 
     # --- messages ----------------------------------------------------------------------------------
     def now(self) -> float:
         return time.perf_counter() - self.origin
 
-    def send(self, w: int, msg: tuple) -> None:
-        self.t.send(w, msg)
+    def send(self, pos: int, msg: tuple) -> None:
+        self.t.send(self.ids[pos], msg)
         self.messages += 1
+        if type(msg) in _ANSWERED:
+            self.owed.add(pos)
 
     def recv(self) -> tuple[int, tuple]:
-        """The next message; an Error or a death ends the run (raised here)."""
+        """The next message and its sender's position; an Error ends the run, a death is :class:`_Lost`
+        (both raised here)."""
         while True:
             got = self.t.recv(POLL_S if self.progress and self.progress.enabled else None)
             if got is None:
@@ -135,9 +181,10 @@ class _Run:
             if type(msg) is Error:
                 raise _step_error(w, msg)
             if type(msg) is Died:
-                raise DlbkitError(f"SPMD worker {w} died (exit code {msg.exitcode}) after iteration {self.done[w]}: "
-                                  "its rows are lost, the run cannot continue")
-            return w, msg
+                raise _Lost(w, msg.exitcode)
+            pos = self.pos_of[w]
+            self.owed.discard(pos)
+            return pos, msg
 
     def expect(self, w: int, kind: type) -> tuple:
         """The next message, which must be a *kind* from worker *w*."""
@@ -162,25 +209,39 @@ class _Run:
         hi = self.hi_bc if j == self.P - 1 else self.edges[j + 1][d % 2][0]
         self.running[j] = True
         self.sent_at[j] = self.now()
-        self.send(j, Step(it, lo, hi))
+        self.send(j, Step(it, lo, hi, self.every is not None and (it + 1) % self.every == 0))
 
     def stepped(self, w: int, msg: Stepped) -> None:
-        it, top, bottom, work, t_start, t_end = msg
+        it, top, bottom, work, t_start, t_end, block = msg
         self.running[w] = False
         self.done[w] = it
         self.edges[w][it % 2] = (top, bottom)
         self.work += work
         self.win_busy[w] += t_end - t_start
         self.win_loops[w] += 1
-        self.trace.add_interval(w, self.first_row(w), self.counts[w], self.sent_at[w], t_start, t_end, it)
+        self.trace.add_interval(self.ids[w], self.first_row(w), self.counts[w], self.sent_at[w], t_start, t_end, it)
+        if block is not None:  # a checkpoint's: whole once every worker's block of iteration `it` is in
+            got = self.kept.setdefault(it, {})
+            got[w] = block
+            if len(got) == self.P:
+                self.checkpoint = (it, [got[k] for k in range(self.P)])
+                del self.kept[it]
 
     def first_row(self, w: int) -> int:
         """Index of worker *w*'s first row among the interior rows."""
         return sum(self.counts[:w])
 
     def run(self) -> np.ndarray:
+        while True:
+            try:
+                return self._iterate()
+            except _Lost as e:
+                self.recover(e.w, e.exitcode)
+
+    def _iterate(self) -> np.ndarray:
         for w in range(self.P):
             self.dispatch(w)
+        self.at_window()  # after a recovery to the end of a window: its balancing first
         last = self.iterations - 1
         while min(self.done) < last:
             w, msg = self.recv()
@@ -189,13 +250,7 @@ class _Run:
             self.stepped(w, msg)
             if self.progress:
                 self.progress.update(min(self.done) + 1)
-            if self.next_balance is not None and all(d == self.next_balance - 1 for d in self.done):
-                self.rebalance()
-                nb = self.next_balance + self.window
-                self.next_balance = nb if nb < self.iterations else None
-                for j in range(self.P):
-                    self.dispatch(j)
-            else:
+            if not self.at_window():
                 for j in (w - 1, w, w + 1):
                     self.dispatch(j)
         blocks = []
@@ -203,6 +258,68 @@ class _Run:
             self.send(w, Gather())
             blocks.append(self.expect(w, Block).block)
         return np.concatenate([self.lo_bc, *blocks, self.hi_bc])
+
+    def at_window(self) -> bool:
+        """At the end of a measurement window (every worker has finished the iteration before the next
+        balancing): balance, move on to the next window and send every worker its iteration; True."""
+        if self.next_balance is None or not all(d == self.next_balance - 1 for d in self.done):
+            return False
+        self.rebalance()
+        nb = self.next_balance + self.window
+        self.next_balance = nb if nb < self.iterations else None
+        for j in range(self.P):
+            self.dispatch(j)
+        return True
+
+    # --- a worker that dies --------------------------------------------------------------------------
+    def recover(self, w: int, exitcode: Any) -> None:
+        """Worker *w* died: once every survivor has answered what it was asked, start them all again from
+        the checkpoint, the dead worker's rows joined to a neighbour's block (the module docstring)."""
+        lost = {self.pos_of[w]: (w, exitcode)}
+        self.owed.discard(self.pos_of[w])
+        if self.every is None:
+            raise DlbkitError(f"SPMD worker {w} died (exit code {exitcode}) after iteration {self.done[self.pos_of[w]]}: "
+                              "its rows are lost and checkpoint=0 keeps none, so the run cannot continue")
+        while self.owed - set(lost):  # the replies the survivors owe, dropped (another may die meanwhile)
+            try:
+                self.recv()
+            except _Lost as e:
+                lost[self.pos_of[e.w]] = (e.w, e.exitcode)
+                self.owed.discard(self.pos_of[e.w])
+        self.owed.clear()
+        if len(lost) >= self.P:
+            raise DlbkitError(f"SPMD worker {w} died (exit code {exitcode}) and no worker is left")
+        it, blocks = self.checkpoint
+        ids, kept, early = [], [], []
+        for pos, block in enumerate(blocks):
+            if pos in lost:  # its rows join the block below (above, if none is left below)
+                if kept:
+                    kept[-1] = np.concatenate([kept[-1], block])
+                else:
+                    early.append(block)
+                continue
+            if early:
+                block, early = np.concatenate([*early, block]), []
+            ids.append(self.ids[pos])
+            kept.append(block)
+        for pos, (v, code) in sorted(lost.items()):
+            self.dead.append(v)
+            self.recovery.append({"worker": v, "exit": code, "time": self.now(), "after": self.done[pos],
+                                  "from": it})
+        self.ids, self.P = ids, len(ids)
+        self.pos_of = {v: pos for pos, v in enumerate(ids)}
+        self.kept.clear()
+        # what happened after the checkpoint is done again: dropped from the trace and the books
+        self.trace.keep_rows(np.asarray(self.trace.round_of, dtype=np.int64) <= it)
+        self.transfers = [t for t in self.transfers if t[0] <= it]
+        self.windows = [x for x in self.windows if x["loop"] <= it]
+        if self.balancer is not None and not self.balancer.central:
+            self.decided = len(self.windows)
+        if self.balancer is not None and self.window < self.iterations:
+            nb = (it // self.window + 1) * self.window  # the first window end after the checkpoint
+            self.next_balance = nb if nb < self.iterations else None
+        self.start_from(it, kept)
+        self.checkpoint = (it, kept)
 
     # --- balancing ---------------------------------------------------------------------------------
     def rebalance(self) -> None:
@@ -232,7 +349,7 @@ class _Run:
         src, dst, asked = tr.src, tr.dst, tr.n  # checked by balancers.decide.repartition
         k = max(0, min(asked, self.counts[src] - self.h))  # the sender keeps at least `halo` rows
         if k == 0:
-            self.transfers.append((self.next_balance, src, dst, asked, 0))
+            self.transfers.append((self.next_balance, self.ids[src], self.ids[dst], asked, 0))
             return
         toward = "hi" if dst == src + 1 else "lo"  # the sender's side that touches the receiver
         t0 = time.perf_counter()
@@ -249,7 +366,7 @@ class _Run:
         self.moved_bytes += k * self.row_bytes
         if self.fixed_bw is None and dt > 0:  # measured: rows per second of the last transfer
             self.view.bandwidth[src] = self.view.bandwidth[dst] = k / dt
-        self.transfers.append((self.next_balance, src, dst, asked, k))
+        self.transfers.append((self.next_balance, self.ids[src], self.ids[dst], asked, k))
 
     def finish(self, domain_out: np.ndarray) -> Trace:
         for w in range(self.P):
@@ -270,12 +387,16 @@ class _Run:
         moved = [(it - 1, src, dst, k) for it, src, dst, _asked, k in self.transfers if k > 0]
         tr.transfers = [(k_loop, float(ends[k_loop, src]) if k_loop >= 0 else 0.0, src, dst, k)
                         for k_loop, src, dst, k in moved]
-        steps = np.zeros(self.P, dtype=np.int64)
+        steps = np.zeros(self.P0, dtype=np.int64)
         for _it, src in {(it, src) for it, src, _dst, _k in moved}:
             steps[src] += 1
+        final_rows = [0] * self.P0  # per worker of the start (a dead one's: 0)
+        for pos, w in enumerate(self.ids):
+            final_rows[w] = self.counts[pos]
         tr.meta.update(mechanism="spmd", backend=tr.source, iterations=self.iterations, halo=self.h,
-                       window=self.window, layout="line", steps=steps, decided=np.full(self.P, self.decided),
-                       rows=int(len(domain_out) - 2 * self.h), final_rows=list(self.counts),
+                       window=self.window, layout="line", steps=steps, decided=np.full(self.P0, self.decided),
+                       rows=int(len(domain_out) - 2 * self.h), final_rows=final_rows,
+                       dead=sorted(self.dead), recovery=self.recovery, checkpoint=self.every or 0,
                        windows=self.windows, transfers=self.transfers,
                        balancer_params=self.balancer.get_params() if self.balancer else {})
         return tr
@@ -284,15 +405,17 @@ class _Run:
 def coordinate_spmd(transport: Transport, balancer: RepartitionBalancer | None, domain: np.ndarray, *,
                     iterations: int, halo: int, window: int, origin: float, bandwidth: float | None = None,
                     emulation: Emulation | None = None, progress: Progress | None = None, rng=None,
-                    backend: str = "local", record_decisions: bool = False) -> tuple[np.ndarray, Trace]:
+                    backend: str = "local", record_decisions: bool = False,
+                    checkpoint: int | None = None) -> tuple[np.ndarray, Trace]:
     """Drive *transport*'s workers through *iterations* steps of *domain*; return (final domain, trace).
-    *record_decisions*: keep every decision with a copy of its view in ``trace.decisions``.
+    *record_decisions*: keep every decision with a copy of its view in ``trace.decisions``;
+    *checkpoint*: iterations between checkpoints (None: *window*; 0: none, a death ends the run).
 
     The backend stops every worker if anything here fails and closes the progress bar (base.drive).
     """
     run = _Run(transport, balancer, domain, iterations=iterations, halo=halo, window=window,
                bandwidth=bandwidth, origin=origin, emulation=emulation, progress=progress, rng=rng,
-               record_decisions=record_decisions,
+               record_decisions=record_decisions, checkpoint=checkpoint,
                backend=backend)
     out = run.run()
     return out, run.finish(out)
@@ -319,7 +442,8 @@ class SpmdSpec:
     origin: float = 0.0  # perf_counter reading that is run time 0 on this process
 
 
-def _step(spec: SpmdSpec, w: int, it: int, block: np.ndarray, lo, hi, send, user: UserCode) -> tuple | None:
+def _step(spec: SpmdSpec, w: int, it: int, block: np.ndarray, lo, hi, send, user: UserCode,
+          keep: bool = False) -> tuple | None:
     """One iteration: (new block, message to send), or None after reporting an Error."""
     if status.ON:  # a launched MPI job: the launcher names this iteration if the rank dies
         status.doing("iteration %d (worker %d, %d rows)", it, w, len(block))
@@ -342,7 +466,8 @@ def _step(spec: SpmdSpec, w: int, it: int, block: np.ndarray, lo, hi, send, user
     if spec.emulation is not None:
         spec.emulation.stretch(w, spec.origin, t_start, t_done)
     h = spec.halo
-    return block, Stepped(it, block[:h], block[-h:], work, t_start - spec.origin, clock() - spec.origin)
+    return block, Stepped(it, block[:h], block[-h:], work, t_start - spec.origin, clock() - spec.origin,
+                          block.copy() if keep else None)  # the whole block for a checkpoint
 
 
 def serve_spmd(conn, w: int, spec: SpmdSpec, interruptible: UserCode | None = None) -> None:
@@ -357,7 +482,7 @@ def serve_spmd(conn, w: int, spec: SpmdSpec, interruptible: UserCode | None = No
             msg = conn.recv()
             kind = type(msg)
             if kind is Step:
-                out = _step(spec, w, msg.it, block, msg.lo, msg.hi, send, user)
+                out = _step(spec, w, msg.it, block, msg.lo, msg.hi, send, user, msg.keep)
                 if out is None:
                     return
                 block, reply = out
@@ -404,8 +529,9 @@ class SpmdRun(Program):
 
     def __init__(self, spec: SpmdSpec, balancer: RepartitionBalancer | None, domain: np.ndarray, *,
                  iterations: int, window: int, bandwidth: float | None, progress: bool | None, rng,
-                 record_decisions: bool = False):
+                 record_decisions: bool = False, checkpoint: int | None = None):
         self.spec, self.balancer, self.domain = spec, balancer, domain
+        self.checkpoint = checkpoint
         self.record_decisions = record_decisions
         self.iterations, self.window, self.bandwidth, self.rng = iterations, window, bandwidth, rng
         self.emulation = spec.emulation
@@ -440,7 +566,7 @@ class SpmdRun(Program):
         return coordinate_spmd(transport, self.balancer, self.domain, iterations=self.iterations, halo=self.spec.halo,
                                window=self.window, origin=self.spec.origin, bandwidth=self.bandwidth,
                                emulation=self.spec.emulation, progress=self.progress, rng=self.rng, backend=backend,
-                               record_decisions=self.record_decisions)
+                               record_decisions=self.record_decisions, checkpoint=self.checkpoint)
 
     def failure_reason(self, e):
         if isinstance(e, TaskError) and hasattr(e, "worker"):
@@ -452,11 +578,12 @@ class SpmdRun(Program):
 def run_spmd(spec: SpmdSpec, balancer: RepartitionBalancer | None, domain: np.ndarray, *, iterations: int,
              window: int, bandwidth: float | None = None, backend: str = "local", workers: int | None = None,
              progress: bool | None = None, rng=None, start_method: str | None = None,
-             record_decisions: bool = False, client: Any = None) -> tuple[np.ndarray, Trace]:
+             record_decisions: bool = False, client: Any = None,
+             checkpoint: int | None = None) -> tuple[np.ndarray, Trace]:
     """The SPMD family's runner: *iterations* steps of *domain* on *backend*; ``(domain, trace)``.
 
     *balancer* is a resolved, validated repartition balancer or None (no balancing); *workers* None
     means the usable CPUs, at most one per *halo* interior rows (local), or the job's worker ranks (MPI)."""
     run = SpmdRun(spec, balancer, domain, iterations=iterations, window=window, bandwidth=bandwidth,
-                  progress=progress, rng=rng, record_decisions=record_decisions)
+                  progress=progress, rng=rng, record_decisions=record_decisions, checkpoint=checkpoint)
     return execute(run, backend, workers=workers, start_method=start_method, client=client)

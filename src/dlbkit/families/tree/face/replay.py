@@ -52,8 +52,8 @@ import numpy as np
 
 from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError
-from dlbkit.families.replay import (ReplayReport, ReplayResult, check_seconds, earlier, makespan_report, measured_speed,
-                                    pieces, recorded_balancer, shift, speeds_text)
+from dlbkit.families.replay import (ReplayReport, ReplayResult, check_no_death, check_seconds, earlier, makespan_report,
+                                    measured_speed, pieces, recorded_balancer, shift, speeds_text)
 from dlbkit.families.tree.model.workload import RecordedTree
 from dlbkit.model.availability import Recorded
 from dlbkit.model.platform import Network, Node, Platform
@@ -69,9 +69,8 @@ def recorded_tree(trace: Trace) -> tuple[RecordedTree, list[list[float]]]:
     """The recorded tree of a real tree run, and each worker's measured task costs in the order it expanded
     them; a ConfigError naming the field for a recording without them (a simulated run, or one recorded
     before tree runs kept their tasks)."""
-    if trace.meta.get("dead"):
-        raise ConfigError("trace meta.dead", trace.meta["dead"], "[] (a run in which no worker died: a dead "
-                          "worker's tasks were expanded again by another, so the recorded tree is not one tree)")
+    check_no_death(trace, "a dead worker's tasks were expanded again by another, so the recorded tree is not "
+                          "one tree")
     d = trace.meta.get("task_tree")
     if not isinstance(d, Mapping) or not all(isinstance(d.get(k), list) for k in ("worker", "id", "cost", "children")):
         raise ConfigError("trace meta.task_tree", "<missing>", "the tasks of a real tree run (dlbkit.tree and run_tree "
