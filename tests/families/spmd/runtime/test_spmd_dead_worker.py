@@ -73,10 +73,10 @@ def test_the_serial_result_and_every_row_once_after_deaths(tmp_path_factory, ite
         assert starts[0] == 0 and len(set(starts)) == len(starts)
 
 
-def test_a_kill_every_worker_reaches_is_survived(tmp_path):
+def test_a_death_goes_back_to_the_last_checkpoint(tmp_path):
     u = np.random.default_rng(1).random(ROWS + 2)
     r = dlbkit.run_spmd(functools.partial(dying, kills=frozenset({7}), marks=str(tmp_path)), u, iterations=20,
-                        workers=3, balancer="dlah", window=5)
+                        workers=3, balancer="dlah", window=5, checkpoint=5)
     assert np.array_equal(r.domain, _serial(u, 20))
     (x,) = r.trace.meta["recovery"]
     # killed computing iteration 6 (its 7th step): back to the checkpoint after iteration 4, a window's end
@@ -108,3 +108,20 @@ def test_a_recording_with_a_death_is_refused_by_replay(tmp_path):
     with pytest.raises(ConfigError, match=r"trace meta.dead must be \[\] \(a run in which no worker died: the run "
                                           r"went back to a checkpoint"):
         dlbkit.replay(rec, "dlah")
+
+
+def slow_dying(u, kills, marks):
+    import time
+    time.sleep(0.003)
+    return dying(u, kills, marks)
+
+
+def test_by_default_a_checkpoint_is_taken_every_checkpoint_s_seconds(tmp_path, monkeypatch):
+    from dlbkit.families.spmd.runtime import program
+    monkeypatch.setattr(program, "CHECKPOINT_S", 0.03)  # (30 s by default: a test run is shorter)
+    u = np.random.default_rng(2).random(ROWS + 2)
+    r = dlbkit.run_spmd(functools.partial(slow_dying, kills=frozenset({50}), marks=str(tmp_path)), u, iterations=60,
+                        workers=2, balancer=None)
+    assert np.array_equal(r.domain, _serial(u, 60))
+    (x,) = r.trace.meta["recovery"]
+    assert 0 <= x["from"] <= x["after"]  # a timed checkpoint, not the domain as given (-1)

@@ -154,8 +154,9 @@ def run_spmd(step: Callable[[np.ndarray], Any], domain: Any, *, iterations: int,
     balancer's random stream and a platform emulation.
 
     **A worker that dies** (local and Dask backends) is survived: every *checkpoint* iterations (default
-    None: every *window*) each worker sends its whole block with its step's reply, and the coordinator keeps
-    the field after the last iteration whose blocks are all in (one copy of the domain, in its memory). On a
+    None: once every :data:`~dlbkit.families.spmd.runtime.program.CHECKPOINT_S` = 30 s of run) each worker
+    sends its whole block with its step's reply, and the coordinator keeps the field after the last
+    iteration whose blocks are all in (one copy of the domain, in its memory; the domain as given first). On a
     death every survivor starts again from it, the dead worker's rows joined to a neighbour's block, and
     the run carries on with one worker fewer: the result is still the serial one, row for row
     (``trace.meta["dead"]`` and ``["recovery"]`` say who died and from which iteration the run went on;
