@@ -160,6 +160,8 @@ def _said(h: Any) -> str:
         return f"a stream of {h.get('function')}'s jobs"
     if h.get("kind") == "steps":
         return f"the steps of a Loop of {h.get('function')}"
+    if h.get("kind") == "tree":
+        return f"a tree of {h.get('function')} from a root of fingerprint {str(h.get('fingerprint'))[:12]}…"
     return f"{h.get('function')} over {h.get('units')} units of fingerprint {str(h.get('fingerprint'))[:12]}…"
 
 

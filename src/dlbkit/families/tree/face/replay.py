@@ -71,6 +71,9 @@ def recorded_tree(trace: Trace) -> tuple[RecordedTree, list[list[float]]]:
     before tree runs kept their tasks)."""
     check_no_death(trace, "a dead worker's tasks were expanded again by another, so the recorded tree is not "
                           "one tree")
+    if (trace.meta.get("journal") or {}).get("resumed"):
+        raise ConfigError("trace meta.journal.resumed", True, "false (a run that began at the root: a resumed "
+                          "run's tree begins at its journal's frontier)")
     d = trace.meta.get("task_tree")
     if not isinstance(d, Mapping) or not all(isinstance(d.get(k), list) for k in ("worker", "id", "cost", "children")):
         raise ConfigError("trace meta.task_tree", "<missing>", "the tasks of a real tree run (dlbkit.tree and run_tree "

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import operator
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from dlbkit.balancers.base import Balancer
 from dlbkit.balancers.registry import resolve
 from dlbkit.errors import ConfigError
-from dlbkit.families.run import RunResult, _backend, _callable, _flag, _progress, _seed, _worker_count, agreed
+from dlbkit.families.run import RunResult, _backend, _callable, _flag, _progress, _seed, _worker_count, agreed, \
+    coordinates
 from dlbkit.families.tree.balancers.base import MigrationBalancer
 from dlbkit.families.tree.runtime import program as _tree_family
 from dlbkit.families.tree.runtime.worker import TreeSpec
 from dlbkit.info import resolve as resolve_info
 from dlbkit.families.tree.model.seeding import TREE
 from dlbkit.runtime.emulation import emulation_from as _emulation
+from dlbkit.runtime.journal import Journal, fingerprint, function_name
 
 __all__ = ["DEFAULT_TREE_BALANCER", "TreeResult", "run_tree", "tree"]
 
@@ -78,7 +81,7 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
              bound: Any = None, better: Callable | None = None, backend: str = "local",
              workers: int | None = None, progress: bool | None = None, emulate: Any = None, seed: int = 0,
              topology: Any = None, start_method: str | None = None, record_decisions: bool = False,
-             info: Any = None, client: Any = None) -> TreeResult:
+             info: Any = None, client: Any = None, journal: str | Path | None = None) -> TreeResult:
     """Expand the task tree grown from *root* on worker processes (or MPI ranks); a :class:`TreeResult`.
 
     *expand(task)* returns ``(children, value)``: *children* an iterable of new tasks (may be
@@ -122,6 +125,17 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
     worker's (the centre's) knowledge instead of the freshest reports; the trace counts the model's
     messages, bytes and the age of what deciders read. Default: the coordinator's reports.
 
+    *journal*: a file to which the coordinator writes a snapshot of the run every
+    :data:`~dlbkit.families.tree.runtime.coordinator.JOURNAL_S` = 2 s (the value folded so far and the
+    frontier: every task created and not yet expanded, wherever it is; each pauses the workers for about a
+    round trip), and the value at the end. A rerun with the same journal (the same *expand*, *root*,
+    *combine*, *initial*, *bound* and *better*; others are a ConfigError) resumes from its last snapshot:
+    worker 0 starts with the frontier, so at most the last 2 s of work is done again, and the result is an
+    uninterrupted run's (*combine* folds in another order: floats may differ in the last bits); a journal
+    of a finished run returns its value with nothing expanded. ``trace.meta["journal"]`` says whether the
+    run was resumed; replay refuses a resumed run's recording (its tree begins at the frontier). Under MPI
+    rank 0 keeps it.
+
     Raise :class:`~dlbkit.errors.TaskError` if *expand* (or *combine*) raises: "task (13, 3) failed: …",
     its ``what`` "task" and ``index`` the ``repr`` of the failing task (at most 200 characters), its
     cause carrying the worker's traceback (*combine* folding the workers' values in the coordinator:
@@ -145,10 +159,15 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
         # alone was raised there alone and left the other ranks waiting for it (a hang)
         model = resolve_info(info) if info is not None else None
         flag = _flag("record_decisions", record_decisions)
-        return s, b, emulation, _worker_count(workers, emulation, backend), model, flag
+        kept = None  # the coordinator's (rank 0's under MPI), opened here: another run's refused on every rank
+        if journal is not None and coordinates(backend):
+            kept = Journal(journal, function=function_name(expand), units=None, kind="tree",
+                           fingerprint=fingerprint([root, initial, bound] + [None if f is None else function_name(f)
+                                                                            for f in (combine, better)]))
+        return s, b, emulation, _worker_count(workers, emulation, backend), model, flag, kept
 
     asked = workers
-    seed, b, emulation, workers, model, flag = agreed(backend, checks)
+    seed, b, emulation, workers, model, flag, kept = agreed(backend, checks)
     spec = TreeSpec(expand=expand, root=root, n_workers=0, balancer=b,
                     combine=combine if combine is not None else operator.add,
                     branch_and_bound=bound is not None, bound=bound,
@@ -156,17 +175,42 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
                     speeds=list(emulation.speeds) if emulation else [], topology=topology,
                     record_decisions=flag, info=model)
     init = 0 if initial is None else initial
-    value, best, trace = _tree_family.run_tree(spec, initial=init, backend=backend,
-                                               workers=asked if backend == "mpi" else workers,
-                                               progress=progress, start_method=start_method, client=client)
+    if kept is not None:
+        init = _resumed(spec, kept, init)
+    try:
+        value, best, trace = _tree_family.run_tree(spec, initial=init, backend=backend,
+                                                   workers=asked if backend == "mpi" else workers,
+                                                   progress=progress, start_method=start_method, client=client,
+                                                   journal=kept)
+    finally:
+        if kept is not None:
+            kept.close()
     return TreeResult(value, best, trace, b)
+
+
+def _resumed(spec: TreeSpec, kept: Journal, initial: Any) -> Any:
+    """With a journal that holds a snapshot: *spec* starts from its frontier (fresh ids, below the root's:
+    they cannot meet the ids the run creates) and its best bound; the run's initial value, the journaled one."""
+    last = kept.done.get(("done", 0))
+    if last is None:
+        snaps = [k[1] for k in kept.done if k[0] == "snap"]
+        if not snaps:
+            return initial
+        last = kept.done[("snap", max(snaps))]
+    tasks, redo = last.get("tasks", []), last.get("redo", [])
+    spec.start = [(-1 - i, t) for i, (_, t) in enumerate(tasks)]
+    spec.start_redo = [(-1 - len(tasks) - i, t) for i, (_, t) in enumerate(redo)]
+    spec.start_skip = list(last.get("skip", []))
+    if spec.branch_and_bound and last["bound"] is not None:
+        spec.bound = last["bound"]
+    return last["value"]
 
 
 def tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_TREE_BALANCER,
          params: Mapping | None = None, combine: Callable | None = None, initial: Any = None,
          bound: Any = None, better: Callable | None = None, backend: str = "local",
          workers: int | None = None, progress: bool | None = None, emulate: Any = None, seed: int = 0,
-         topology: Any = None, client: Any = None) -> Any:
+         topology: Any = None, client: Any = None, journal: str | Path | None = None) -> Any:
     """Expand a task tree in parallel and fold the tasks' values; see :func:`run_tree`.
 
     Returns the combined value, or ``(value, best_bound)`` when *bound* is given (branch and bound).
@@ -179,5 +223,5 @@ def tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_TREE
     """
     r = run_tree(expand, root, balancer=balancer, params=params, combine=combine, initial=initial, bound=bound,
                  better=better, backend=backend, workers=workers, progress=progress, emulate=emulate, seed=seed,
-                 topology=topology, client=client)
+                 topology=topology, client=client, journal=journal)
     return (r.value, r.bound) if bound is not None else r.value

@@ -41,6 +41,17 @@ interchangeable. What was addressed to the dead worker is answered (a steal requ
 replay refuses (the dead worker's tasks were expanded twice). Every worker
 dead: a :class:`~dlbkit.errors.DlbkitError`. An exception in the user's code stops every worker and is
 raised as :class:`~dlbkit.errors.TaskError`.
+
+**A journaled run** (``journal=``) takes a snapshot every :data:`JOURNAL_S` seconds: every worker gets a
+:class:`~.messages.Snap`, sends its :class:`~.messages.Snapped` (the value it folded since its last one,
+which the coordinator folds into the run's value at once, and the tasks it holds) and waits; the
+coordinator holds whatever it would send to a worker that has snapped. Every task that moves passes here,
+so once every snapshot is in, the tasks the workers hold and those held for them are the whole frontier,
+and each expanded task's value is in the run's value exactly once: that is written to the journal (with
+the best bound), and every worker resumes. A worker's snapshot also starts its new epoch for a death:
+what came to it is then what it held, and its counts are taken back only from there. A rerun resumes
+from the last whole snapshot: worker 0 starts with the frontier and the run's value is the journaled one.
+The journal's last entry, once the run is done, is its value.
 """
 
 from __future__ import annotations
@@ -68,15 +79,17 @@ from dlbkit.runtime.messages import Died, Error, Stop
 from dlbkit.runtime.progress import Progress
 from dlbkit.families.tree.runtime.loads import InFlightLoads
 from dlbkit.families.tree.runtime.messages import ANSWER, ARRIVALS, ORDER, STATED, Fail, Final, Give, Idle, Loot, Mail, \
-    Order, Post, Pushed, Redo, Report, Request, Steal
+    Order, Post, Pushed, Redo, Report, Request, Resume, Snap, Snapped, Steal
 from dlbkit.families.tree.runtime.worker import CHECK_S, TreeSpec, task_key
 
-__all__ = ["coordinate_tree", "STEAL_BACKOFF_S", "steal_backoff"]
+__all__ = ["coordinate_tree", "JOURNAL_S", "STEAL_BACKOFF_S", "steal_backoff"]
 
 #: (first, longest) delay before an empty steal answer reaches its thief, in seconds; the delay
 #: doubles with each consecutive empty answer and resets when a steal succeeds
 STEAL_BACKOFF_S = (1e-4, 5e-3)
 POLL_S = 0.2  # how often the progress bar refreshes while no message arrives
+#: seconds between two snapshots of a journaled run (each pauses every worker for about a round trip)
+JOURNAL_S = 2.0
 
 
 def steal_backoff(failures: int, lo: float | None = None, hi: float | None = None) -> float:
@@ -91,19 +104,20 @@ def steal_backoff(failures: int, lo: float | None = None, hi: float | None = Non
 
 def coordinate_tree(transport: Transport, spec: TreeSpec, *, initial: Any = 0,
                     emulation: Emulation | None = None, progress: Progress | None = None,
-                    backend: str = "local") -> tuple[Any, Any, Trace]:
+                    backend: str = "local", journal=None) -> tuple[Any, Any, Trace]:
     """Run the tree of *spec* on *transport*'s workers; return (combined value, best bound, trace).
+    *journal*: a :class:`~dlbkit.runtime.journal.Journal` of kind ``"tree"`` the snapshots go to.
 
     The backend stops every worker if anything here fails and closes the progress bar (base.drive).
     """
-    return _Coordinator(transport, spec, emulation, progress, backend).run(initial)
+    return _Coordinator(transport, spec, emulation, progress, backend, journal).run(initial)
 
 
 class _Coordinator:
     """One run's state and rules (the module docstring): relay, decide, count, then fold the values."""
 
     def __init__(self, transport: Transport, spec: TreeSpec, emulation: Emulation | None,
-                 progress: Progress | None, backend: str):
+                 progress: Progress | None, backend: str, journal=None):
         P = transport.n_workers
         self.transport, self.spec, self.emulation = transport, spec, emulation
         self.progress, self.backend = progress, backend
@@ -144,6 +158,22 @@ class _Coordinator:
         self.left: list[list] = [[] for _ in range(P)]
         self.owed: list[list] = [[] for _ in range(P)]
         self.asked: list[Counter] = [Counter() for _ in range(P)]  # per victim, its thieves not yet answered
+        self.base = [(0, 0)] * P  # each worker's (created, completed) when its epoch began (its last snapshot)
+        if spec.start is not None:  # resumed from a journal: worker 0 holds the frontier
+            self.n_created = len(spec.start) + len(spec.start_redo)
+            self.came[0] = list(spec.start) + list(spec.start_redo)
+            self.owed[0] = list(spec.start_skip)
+            self.books.reported[0] = len(spec.start)
+            self.books.refresh(0)
+        # a journaled run's snapshots (the module docstring)
+        self.journal = journal
+        self.next_snap = JOURNAL_S if journal is not None else math.inf
+        self.snapping: set[int] = set()  # workers whose snapshot is not in yet
+        self.frozen: set[int] = set()  # workers sent a Snap and not yet resumed: nothing is posted to them
+        self.held: dict[int, type] = {}  # what a frozen worker is owed: a Mail (it waits for one) or a Post
+        self.snapped: dict[int, tuple] = {}  # worker → (tasks, redo, skip) of this snapshot
+        self.broken = False  # a worker died during this snapshot: it is not written
+        self.snaps = 0
         self.dead: set[int] = set()
         self.recovery: list[dict] = []  # per death: who died, when, its heir, the tasks redone and skipped
         self._start_info()
@@ -205,8 +235,14 @@ class _Coordinator:
         self.counts["messages"] += 1
 
     def post(self, w: int, kind: type) -> None:
-        """Send worker *w* its mailbox as a *kind* (:class:`Mail` or :class:`Post`)."""
+        """Send worker *w* its mailbox as a *kind* (:class:`Mail` or :class:`Post`); held while it is frozen
+        for a snapshot (a Mail is then sent at its resumption: it waits for one)."""
+        if w in self.frozen:
+            self.held[w] = Mail if kind is Mail or self.held.get(w) is Mail else Post
+            return
         items, self.mailbox[w] = self.mailbox[w], []
+        if any(type(it) is Snap for it in items):
+            self.frozen.add(w)
         self.books.posted(w)
         if self.wake:
             self.shown[w] = list(self.view.queue)
@@ -244,6 +280,70 @@ class _Coordinator:
                 asleep[u] = False
                 self.post(u, Post)
 
+    # --- a journaled run's snapshots --------------------------------------------------------------------
+    def begin_snapshot(self) -> None:
+        live = [w for w in range(self.P) if w not in self.dead]
+        self.snapping, self.snapped, self.broken = set(live), {}, False
+        for w in live:
+            self.deliver(w, Snap())
+
+    def on_snapped(self, w: int, msg: Snapped) -> None:
+        """Worker *w*'s snapshot: its value folded in, its new epoch begun; the last one written and every
+        worker resumed."""
+        if msg.has_value:
+            self.value = self.combined(self.value, msg.value, w)
+        held_for = [t for it in self.mailbox[w] if type(it) in ARRIVALS or type(it) is Redo for t in it.tasks]
+        self.came[w] = list(msg.tasks) + list(msg.redo) + held_for
+        self.left[w] = []
+        self.owed[w] = list(msg.skip) + [k for it in self.mailbox[w] if type(it) is Redo for k in it.skip]
+        self.base[w] = (msg.state.created, msg.state.completed)
+        self.snapped[w] = (list(msg.tasks), list(msg.redo), list(msg.skip))
+        self.snapping.discard(w)
+        if not self.snapping:
+            self.end_snapshot()
+
+    def end_snapshot(self) -> None:
+        if not self.broken:
+            tasks, redo, skip = [], [], []
+            for w in sorted(self.snapped):
+                t, r, k = self.snapped[w]
+                tasks += t
+                redo += r
+                skip += k
+                for it in self.mailbox[w]:  # held for it: in flight, part of the frontier
+                    if type(it) in ARRIVALS:
+                        tasks += it.tasks
+                    elif type(it) is Redo:
+                        redo += it.tasks
+                        skip += it.skip
+            self.journal.append([("snap", self.snaps)], [{"value": self.value, "bound": self.best, "tasks": tasks,
+                                                          "redo": redo, "skip": skip}])
+            self.snaps += 1
+        self.snapped = {}
+        for w in sorted(self.frozen):
+            self.transport.send(w, Resume())
+            self.counts["messages"] += 1
+        self.frozen, held, self.held = set(), self.held, {}
+        for w, kind in held.items():
+            if kind is Mail or (self.reading[w] and self.mailbox[w]):
+                self.post(w, kind)
+        for w in range(self.P):  # what came for a worker that is reading while it was frozen
+            if w not in self.dead and w not in held and self.reading[w] and self.mailbox[w]:
+                self.post(w, Post)
+        self.next_snap = self.clock() - self.origin + JOURNAL_S
+
+    def combined(self, a: Any, b: Any, w: int) -> Any:
+        """*combine(a, b)*, the user's, on worker *w*'s value (a TaskError naming it if it raises)."""
+        spec = self.spec
+        try:
+            return spec.combine(a, b)
+        except Exception as e:  # noqa: BLE001 - the user's combine, on two workers' results
+            name = getattr(spec.combine, "__qualname__", None) or short_repr(spec.combine, 60)
+            err = TaskError(w, f"{type(e).__name__}: {e}", traceback.format_exc(), what="combine",
+                            label=f"combine ({name}) of worker {w}'s value")
+            err.__cause__ = e
+            raise err from e
+
     # --- a worker that dies ---------------------------------------------------------------------------
     def undeliverable(self, w: int, item: tuple) -> None:
         """*item*, addressed to dead worker *w*: a steal request answered empty, tasks sent to the live
@@ -268,9 +368,15 @@ class _Coordinator:
             raise DlbkitError(f"worker {w} died (exit code {exitcode}) and no worker is left; "
                               f"{self.n_created - self.n_completed} tasks were not completed")
         self.dead.add(w)
-        self.n_created -= self.created[w]
-        self.n_completed -= self.completed[w]
-        self.created[w] = self.completed[w] = 0
+        # what it did since its epoch began (its last snapshot: what it did before is in the run's value)
+        self.n_created -= self.created[w] - self.base[w][0]
+        self.n_completed -= self.completed[w] - self.base[w][1]
+        self.created[w], self.completed[w] = self.base[w]
+        if w in self.snapping or w in self.frozen:  # a snapshot without it is not whole: not written
+            self.broken = True
+            self.snapping.discard(w)
+            self.frozen.discard(w)
+            self.held.pop(w, None)
         self.reading[w] = self.asleep[w] = False
         self.books.died(w)
         self.mailbox[w] = []  # the tasks in it came to it already: they are in its share
@@ -299,6 +405,8 @@ class _Coordinator:
                             "tasks": len(share), "skip": len(skip)})
         if share:
             self.deliver(heir, Redo(share, skip))
+        if self.broken and not self.snapping and (self.frozen or self.snapped):
+            self.end_snapshot()  # the others' snapshots were in: they resume (this one is not written)
 
     # --- deciding -----------------------------------------------------------------------------------
     def periodic(self) -> None:
@@ -323,11 +431,17 @@ class _Coordinator:
 
     # --- the run ------------------------------------------------------------------------------------
     def run(self, initial: Any) -> tuple[Any, Any, Trace]:
+        self.value = initial  # the run's value: initial (used once), and each snapshot's values as they come
         self.expand()
         finals = self.collect()
-        value = self.fold(finals, initial)
+        value = self.fold(finals, self.value)
+        if self.journal is not None:  # the run's last entry: its value (a rerun computes nothing)
+            self.journal.append([("done", 0)], [{"value": value, "bound": self.best}])
         trace = _trace(finals, self.P, self.balancer, self.spec, self.emulation, self.counts, self.backend, self.best)
         trace.meta.update(dead=sorted(self.dead), recovery=self.recovery)
+        if self.journal is not None:
+            trace.meta["journal"] = {"path": str(self.journal.path), "snapshots": self.snaps,
+                                     "resumed": self.spec.start is not None}
         trace.decisions = self.record or []
         info = self.info
         if info is not None:
@@ -346,6 +460,8 @@ class _Coordinator:
                 self.deliver(tw, item)
             if self.info is not None and clock() - origin >= self.next_round:
                 self.info_round()
+            if clock() - origin >= self.next_snap and not self.snapping and not self.frozen:
+                self.begin_snapshot()
             if got is None:
                 if progress:
                     progress.total = self.n_created
@@ -370,6 +486,9 @@ class _Coordinator:
         if self.info is not None:
             due = max(0.0, self.origin + self.next_round - clock())
             timeout = due if timeout is None else min(timeout, due)
+        if self.journal is not None and not self.snapping:
+            due = max(0.0, self.origin + self.next_snap - clock())
+            timeout = due if timeout is None else min(timeout, due)
         if self.progress and self.progress.enabled:
             timeout = POLL_S if timeout is None else min(timeout, POLL_S)
         return timeout
@@ -385,7 +504,8 @@ class _Coordinator:
         self.view.done[w], self.view.updated_at[w] = d, t
         self.reading[w] = idle
         kind = type(msg)
-        self.asleep[w] = kind is Idle
+        if kind is not Snapped:  # (a snapshot leaves it as it was)
+            self.asleep[w] = kind is Idle
         if self.spec.branch_and_bound and msg.bound is not None and self.spec.better(msg.bound, self.best):
             self.best = msg.bound
         if kind is Report:
@@ -394,6 +514,8 @@ class _Coordinator:
             self.on_steal(w, msg.asks)
         elif kind is Give:
             self.on_give(w, msg.dst, msg.tasks, msg.how)
+        elif kind is Snapped:
+            self.on_snapped(w, msg)
         if self.reading[w] and self.mailbox[w]:
             self.asleep[w] = False
             self.post(w, Post)
@@ -451,6 +573,8 @@ class _Coordinator:
             kind = type(msg)
             if kind is Final:
                 finals[w] = msg
+            elif kind is Snapped and msg.has_value:  # a snapshot cut short by the end: its value still counts
+                self.value = self.combined(self.value, msg.value, w)
             elif kind is Died and w not in finals:
                 raise DlbkitError(f"worker {w} died (exit code {msg.exitcode}) before returning its results")
             elif kind is Fail:
@@ -469,14 +593,7 @@ class _Coordinator:
             if spec.branch_and_bound and f.bound is not None and spec.better(f.bound, self.best):
                 self.best = f.bound
             if f.has_value:
-                try:
-                    value = spec.combine(value, f.value)
-                except Exception as e:  # noqa: BLE001 - the user's combine, on two workers' results
-                    name = getattr(spec.combine, "__qualname__", None) or short_repr(spec.combine, 60)
-                    err = TaskError(w, f"{type(e).__name__}: {e}", traceback.format_exc(), what="combine",
-                                    label=f"combine ({name}) of worker {w}'s value")
-                    err.__cause__ = e
-                    raise err from e
+                value = self.combined(value, f.value, w)
         return value
 
 

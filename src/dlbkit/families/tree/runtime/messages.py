@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 __all__ = ["WorkerState", "Report", "Steal", "Idle", "Give", "Final", "Fail", "Mail", "Post", "Request", "Order",
-           "Loot", "Pushed", "Redo", "PUSH", "ANSWER", "ORDER", "STATED", "ARRIVALS"]
+           "Loot", "Pushed", "Redo", "Snap", "Snapped", "Resume", "PUSH", "ANSWER", "ORDER", "STATED", "ARRIVALS"]
 
 #: how a :class:`Give`'s tasks came to move: placed by on_spawn, a steal's answer, a periodic transfer's
 PUSH, ANSWER, ORDER = 0, 1, 2
@@ -67,6 +67,20 @@ class Give(NamedTuple):
     dst: int
     tasks: list
     how: int
+
+
+class Snapped(NamedTuple):
+    """A journaled run's snapshot of this worker (in reply to :class:`Snap`): the value it folded since its
+    last one (if *has_value*; it starts folding afresh), the tasks it holds, its Redo's tasks and what
+    they skip (pickled); it then waits for :class:`Resume`."""
+
+    state: WorkerState
+    bound: Any
+    has_value: bool
+    value: Any
+    tasks: list
+    redo: list
+    skip: list
 
 
 class Final(NamedTuple):
@@ -149,7 +163,16 @@ class Redo(NamedTuple):
     skip: list
 
 
+class Snap(NamedTuple):
+    """Send a :class:`Snapped` once every other item of this message is handled, then wait for
+    :class:`Resume` (the coordinator holds what it would send meanwhile)."""
+
+
+class Resume(NamedTuple):
+    """Every worker's snapshot is in: go on (sent on its own, not as an item)."""
+
+
 #: the worker messages that carry a :class:`WorkerState`
-STATED = (Report, Steal, Idle, Give)
+STATED = (Report, Steal, Idle, Give, Snapped)
 #: the items that bring tasks (a worker takes them before answering anything)
 ARRIVALS = (Loot, Pushed)

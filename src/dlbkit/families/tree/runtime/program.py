@@ -99,9 +99,10 @@ class TreeRun(Program):
     serve = staticmethod(serve_tree)
     interruptible = True  # under MPI, Ctrl-C and the user's signal handlers interrupt expand and combine
 
-    def __init__(self, spec: TreeSpec, *, initial: Any, progress: bool | None):
+    def __init__(self, spec: TreeSpec, *, initial: Any, progress: bool | None, journal=None):
         self.spec = spec
         self.initial = initial
+        self.journal = journal  # the coordinator's (rank 0's under MPI)
         self.emulation = spec.emulation
         self.progress = Progress(1, progress)
 
@@ -124,11 +125,13 @@ class TreeRun(Program):
         # own (a script passing them per rank: worker 0 grew the tree from its own root, a value rank 0
         # did not ask for). The user's functions are not sent: they need not pickle under MPI
         s = self.spec
-        return self.emulation, (s.root, s.branch_and_bound, s.bound, s.balancer, s.seed, s.topology)
+        return self.emulation, (s.root, s.branch_and_bound, s.bound, s.balancer, s.seed, s.topology, s.start,
+                                s.start_redo, s.start_skip)
 
     def setup(self, n_workers, origin, shared):
         spec = self.spec
-        shared, (spec.root, spec.branch_and_bound, spec.bound, spec.balancer, spec.seed, spec.topology) = shared
+        shared, (spec.root, spec.branch_and_bound, spec.bound, spec.balancer, spec.seed, spec.topology, spec.start,
+                 spec.start_redo, spec.start_skip) = shared
         spec.n_workers = n_workers
         spec.neighbours, spec.colours = resolve_topology(spec.topology, n_workers)  # problem() checked it fits
         spec.origin = origin
@@ -143,15 +146,16 @@ class TreeRun(Program):
 
     def coordinate(self, transport, backend):
         return coordinate_tree(transport, self.spec, initial=self.initial, emulation=self.spec.emulation,
-                               progress=self.progress, backend=backend)
+                               progress=self.progress, backend=backend, journal=self.journal)
 
 
 def run_tree(spec: TreeSpec, *, initial: Any = 0, backend: str = "local", workers: int | None = None,
              progress: bool | None = None, start_method: str | None = None,
-             client: Any = None) -> tuple[Any, Any, Any]:
+             client: Any = None, journal=None) -> tuple[Any, Any, Any]:
     """The tree family's runner: expand *spec*'s tree on *backend*; ``(value, bound, trace)``.
 
     *spec* carries a resolved, validated migration balancer and the checked arguments; *workers*
-    None means the usable CPUs (local) or the job's worker ranks (MPI)."""
-    return execute(TreeRun(spec, initial=initial, progress=progress), backend, workers=workers,
+    None means the usable CPUs (local) or the job's worker ranks (MPI); *journal* the coordinator's
+    (:func:`~.coordinator.coordinate_tree`)."""
+    return execute(TreeRun(spec, initial=initial, progress=progress, journal=journal), backend, workers=workers,
                    start_method=start_method, client=client)

@@ -49,7 +49,7 @@ from dlbkit.runtime.emulation import Emulation
 from dlbkit.runtime.messages import Stop
 from dlbkit.runtime import status
 from dlbkit.families.tree.runtime.messages import (ANSWER, ARRIVALS, ORDER, PUSH, Fail, Final, Give, Idle, Loot, Mail, Order, Pushed,
-                            Redo, Report, Request, Steal, WorkerState)
+                            Redo, Report, Request, Resume, Snap, Snapped, Steal, WorkerState)
 
 __all__ = ["TreeSpec", "serve_tree", "task_key", "CHECK_S", "PUSH", "ANSWER", "ORDER"]
 
@@ -85,6 +85,11 @@ class TreeSpec:
     record_decisions: bool = False
     #: an information model (dlbkit.info) other than exact, or None: the coordinator's own reports
     info: Any = None
+    #: a run resumed from its journal: worker 0 starts with these (id, task) instead of the root, and
+    #: with the journaled Redo's tasks and what they skip (pickled)
+    start: list | None = None
+    start_redo: list = field(default_factory=list)
+    start_skip: list = field(default_factory=list)
 
     def seeds(self) -> list[np.random.SeedSequence]:
         """The balancers' random streams, from the simulated tree engine's (the ``balancer`` stream of
@@ -124,12 +129,17 @@ class _Worker:
         # waiting tasks as (id, task): the id travels with the task, so that the recording keeps the tree's
         # shape (task_tree: which task created which) however the tasks moved
         self.dq: deque = deque()
-        if w == 0:
-            self.dq.append((0, spec.root))
         # a dead worker's share to expand again (Redo): first, depth-first, never given away; a child
         # equal to one in *skip* (pickled) was given away by it and expanded elsewhere: not made again
         self.redo: list = []
         self.skip: Counter = Counter()
+        if w == 0:
+            if spec.start is None:
+                self.dq.append((0, spec.root))
+            else:  # resumed from a journal's snapshot
+                self.dq.extend(spec.start)
+                self.redo.extend(spec.start_redo)
+                self.skip.update(spec.start_skip)
         self.bound = spec.bound
         self.acc: Any = _NOTHING
         self.created = 0
@@ -177,6 +187,7 @@ class _Worker:
             self._merge(loads)
         # arrivals first: a Give sent while answering claims this whole message as seen, so the
         # queue length it reports must already include the tasks the message brought
+        snap = False
         for item in sorted(items, key=lambda it: type(it) not in ARRIVALS):
             kind = type(item)
             if kind is Request:
@@ -191,6 +202,24 @@ class _Worker:
             elif kind is Redo:
                 self.redo.extend(item.tasks)
                 self.skip.update(item.skip)
+            elif kind is Snap:
+                snap = True
+        if snap:  # after everything else the message brought: the snapshot holds it
+            self.snapshot()
+
+    def snapshot(self) -> None:
+        """Send this worker's snapshot (:class:`Snapped`: the value folded since the last one, then folded
+        afresh) and wait for :class:`Resume`."""
+        has = self.acc is not _NOTHING
+        self.send(Snapped, has, self.acc if has else None, list(self.dq), list(self.redo), list(self.skip.elements()))
+        self.acc = _NOTHING
+        while True:
+            msg = self.conn.recv()
+            if type(msg) is Stop:
+                raise _Stop
+            if type(msg) is Resume:
+                return
+            raise DlbkitError(f"worker {self.w}: {type(msg).__name__} while waiting to resume after a snapshot")
 
     def _merge(self, loads) -> None:
         queue, done, updated = loads
