@@ -278,3 +278,35 @@ def test_spmd_on_dask_survives_a_killed_worker_to_the_serial_result(three_proces
     assert not pidfile.exists()  # the kill happened
     assert np.array_equal(r.domain, serial)
     assert r.trace.meta["dead"] == [1] and r.rows[1] == 0 and sum(r.rows) == 60
+
+
+def test_journals_of_a_loop_a_tree_and_a_cluster_on_dask_resume(dask_client, tmp_path, monkeypatch):
+    from dlbkit.families.tree.runtime import coordinator
+    from dlbkit.runtime.journal import entries
+    # a Loop: a rerun gets its steps from the journal, a step cut short computes only what is missing
+    j = tmp_path / "loop"
+    with dlbkit.Loop(square, backend="dask", client=dask_client, journal=j) as loop:
+        first = [loop.map(range(40)) for _ in range(2)]
+    with open(j, "r+b") as f:  # as a killed client leaves it: the second step's results in part
+        f.truncate(j.stat().st_size - 200)
+    with dlbkit.Loop(square, backend="dask", client=dask_client, journal=j) as loop:
+        again = [loop.run(range(40)) for _ in range(2)]
+    assert [s.results for s in again] == first
+    kept = [s.trace.meta["journal"]["reused"] for s in again]
+    assert kept[0] == 40 and 0 < kept[1] < 40 and sum(again[1].trace.count) == 40 - kept[1]
+    # a tree: snapshots, then a rerun from the last one expands just what is left (nothing, once done)
+    monkeypatch.setattr(coordinator, "JOURNAL_S", 0.01)
+    t = tmp_path / "tree"
+    r = dlbkit.run_tree(functools.partial(binary_killing, pidfile=str(tmp_path / "none")), 0, backend="dask",
+                        client=dask_client, journal=t)
+    assert r.value == 1023 and r.trace.meta["journal"]["snapshots"] >= 1
+    assert [k for keys, _ in entries(t) for k in keys][-1] == ("done", 0)
+    assert dlbkit.run_tree(functools.partial(binary_killing, pidfile=str(tmp_path / "none")), 0, backend="dask",
+                           client=dask_client, journal=t).tasks == 0
+    # a cluster: the jobs the journal holds are not sent to any node
+    c_j = tmp_path / "cluster"
+    with dlbkit.Cluster(backend="dask", client=dask_client, journal=c_j) as c:
+        assert [f.result(timeout=HANG_S) for f in [c.submit(square, i) for i in range(20)]] == [i * i for i in range(20)]
+    with dlbkit.Cluster(backend="dask", client=dask_client, journal=c_j) as c:
+        assert [f.result(timeout=HANG_S) for f in [c.submit(square, i) for i in range(25)]] == [i * i for i in range(25)]
+    assert c.journaled == 20 and len(c.ps()) == 5

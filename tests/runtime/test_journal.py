@@ -345,3 +345,20 @@ def test_a_rank_killed_under_mpi_ends_the_job_and_the_rerun_computes_only_what_i
     first = run_job(argv, 3, cwd=tmp_path, timeout=HANG_S)
     assert first.returncode != 0 and (tmp_path / "calls.died").exists(), first.stderr[-2000:]
     _rerun_computes_only_what_is_missing([mpiexec(), "-n", "3", *map(str, argv)], j, log, n, tmp_path)
+
+
+def _task_dies_once(marker, key, *inputs):
+    """A graph task's function: the first call for key 12 kills its worker (once: a marker file)."""
+    if key == 12 and not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(3)
+    return key + sum(inputs)
+
+
+def test_a_worker_killed_in_a_journaled_graph_loses_nothing(tmp_path):
+    j, marker = tmp_path / "j", str(tmp_path / "died")
+    tasks = {f"t{k}": (_task_dies_once, marker, k, *(f"t{i}" for i in (k - 1, k - 2) if i >= 0)) for k in range(30)}
+    r = dlbkit.run_graph(tasks, workers=2, balancer="pd", journal=j)
+    assert os.path.exists(marker) and r.trace.meta["faults"]  # a worker did die, its task placed again
+    assert r.results == _serial()
+    assert _indices(j) == list(range(30))  # each value once in the journal

@@ -9,7 +9,9 @@ result in the journal exactly once, every step equal to serial.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -159,3 +161,18 @@ def test_a_rank_killed_in_an_mpi_step_ends_the_job_and_the_rerun_completes_it(tm
     kept = Counter(key[0] for key in _results(j))
     assert kept[0] == kept[1] == N and kept[2] < N and kept[3] == 0
     _rerun_completes([mpiexec(), "-n", "3", *map(str, argv)], j, log, tmp_path)
+
+
+def _dies_at(item, marker):
+    if item[:2] == (1, 70) and not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(3)
+    return step_of(item)
+
+
+def test_a_worker_killed_in_a_journaled_step_loses_nothing(tmp_path):
+    j, marker = tmp_path / "j", str(tmp_path / "died")
+    with dlbkit.Loop(functools.partial(_dies_at, marker=marker), workers=2, balancer="ss", journal=j) as loop:
+        assert _run_steps(loop) == _serial()
+        assert loop.steps[1].trace.meta["faults"]  # a worker did die in step 1, its chunk computed again
+    assert sorted(_results(j)) == [(k, i) for k in range(STEPS) for i in range(N)]  # each once
