@@ -338,13 +338,11 @@ def test_a_graph_coordinator_killed_part_way_is_resumed_by_a_rerun(tmp_path):
 @pytest.mark.parametrize("what", ["map", "graph"])
 def test_a_rank_killed_under_mpi_ends_the_job_and_the_rerun_computes_only_what_is_missing(tmp_path, what):
     pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
-    from support.mpi import mpiexec, run_job
+    from support.mpi import a_rank_dies
     script, j, log, n = tmp_path / "job.py", tmp_path / "job.journal", tmp_path / "calls", 300
     script.write_text(textwrap.dedent(JOB))
-    argv = [sys.executable, script, j, n, log, what, "mpi"]
-    first = run_job(argv, 3, cwd=tmp_path, timeout=HANG_S)
-    assert first.returncode != 0 and (tmp_path / "calls.died").exists(), first.stderr[-2000:]
-    _rerun_computes_only_what_is_missing([mpiexec(), "-n", "3", *map(str, argv)], j, log, n, tmp_path)
+    again = a_rank_dies([sys.executable, script, j, n, log, what, "mpi"], tmp_path / "calls.died", cwd=tmp_path)
+    _rerun_computes_only_what_is_missing(again, j, log, n, tmp_path)
 
 
 def _task_dies_once(marker, key, *inputs):

@@ -75,3 +75,13 @@ def every_rank_agrees(done: subprocess.CompletedProcess, reports: dict, case: st
         assert g.get("refused") == expected or (
             "stopped" in g and g["stopped"].startswith(f"dlbkit: rank {k} stopping: rank ")
             and f"rejected the run: {expected}" in g["stopped"]), (case, got)
+
+
+def a_rank_dies(argv: Sequence, died: Path, *, cwd, n: int = 3) -> list[str]:
+    """Run *argv* on *n* ranks, one of which dies on its way (leaving the file *died*): the job must end
+    non-zero; the command that runs it again."""
+    from support import HANG_S
+
+    first = run_job(argv, n, cwd=cwd, timeout=HANG_S)
+    assert first.returncode != 0 and died.exists(), first.stderr[-2000:]
+    return [mpiexec(), "-n", str(n), *map(str, argv)]

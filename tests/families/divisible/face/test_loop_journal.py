@@ -153,14 +153,12 @@ def test_a_process_killed_mid_step_is_resumed_by_a_rerun(tmp_path):
 @pytest.mark.full
 def test_a_rank_killed_in_an_mpi_step_ends_the_job_and_the_rerun_completes_it(tmp_path):
     pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
-    from support.mpi import mpiexec, run_job
+    from support.mpi import a_rank_dies
     j, log = tmp_path / "job.journal", tmp_path / "calls"
-    argv = [sys.executable, _script(tmp_path), j, log, "mpi"]
-    first = run_job(argv, 3, cwd=tmp_path, timeout=HANG_S)
-    assert first.returncode != 0 and (tmp_path / "calls.died").exists(), first.stderr[-2000:]
+    again = a_rank_dies([sys.executable, _script(tmp_path), j, log, "mpi"], tmp_path / "calls.died", cwd=tmp_path)
     kept = Counter(key[0] for key in _results(j))
     assert kept[0] == kept[1] == N and kept[2] < N and kept[3] == 0
-    _rerun_completes([mpiexec(), "-n", "3", *map(str, argv)], j, log, tmp_path)
+    _rerun_completes(again, j, log, tmp_path)
 
 
 def _dies_at(item, marker):

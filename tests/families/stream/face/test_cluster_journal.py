@@ -163,13 +163,11 @@ MPI_KILLED = KILLED.replace("""        with open(log, "a") as f:""", """        
 @pytest.mark.full
 def test_a_rank_killed_under_mpi_ends_the_job_and_the_rerun_completes_it(tmp_path):
     pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
-    from support.mpi import mpiexec, run_job
+    from support.mpi import a_rank_dies
     script = tmp_path / "job.py"
     script.write_text(textwrap.dedent(MPI_KILLED.format(tests=TESTS)))
     j, log, n = tmp_path / "job.journal", tmp_path / "calls", 300
-    argv = [sys.executable, script, j, n, log, "mpi"]
-    first = run_job(argv, 3, cwd=tmp_path, timeout=HANG_S)
-    assert first.returncode != 0 and (tmp_path / "calls.died").exists()  # the job did end with the rank
+    again = a_rank_dies([sys.executable, script, j, n, log, "mpi"], tmp_path / "calls.died", cwd=tmp_path)
     kept = len(_keys(j))
     assert kept < n
-    _rerun_completes([mpiexec(), "-n", "3", *map(str, argv)], j, log, n, kept, tmp_path)
+    _rerun_completes(again, j, log, n, kept, tmp_path)

@@ -180,9 +180,7 @@ def test_a_process_killed_part_way_is_resumed_from_its_last_snapshot(tmp_path):
 @pytest.mark.full
 def test_a_rank_killed_under_mpi_ends_the_job_and_the_rerun_resumes_it(tmp_path):
     pytest.importorskip("mpi4py", reason="the MPI backend needs mpi4py (pip install 'dlbkit[mpi]')")
-    from support.mpi import mpiexec, run_job
+    from support.mpi import a_rank_dies
     j, log = tmp_path / "j", tmp_path / "calls"
-    argv = [sys.executable, _script(tmp_path), j, log, "mpi"]
-    first = run_job(argv, 3, cwd=tmp_path, timeout=HANG_S)
-    assert first.returncode != 0 and (tmp_path / "calls.died").exists(), first.stderr[-2000:]
-    _rerun_expands_the_frontier([mpiexec(), "-n", "3", *map(str, argv)], j, log, tmp_path)
+    again = a_rank_dies([sys.executable, _script(tmp_path), j, log, "mpi"], tmp_path / "calls.died", cwd=tmp_path)
+    _rerun_expands_the_frontier(again, j, log, tmp_path)
