@@ -9,9 +9,11 @@ File format (binary, append-only)::
 A frame is 4 bytes of payload length and 4 bytes of the payload's CRC-32 (both big-endian), then the
 payload, a pickle. The header is ``{"function": "module.qualname", "units": N, "fingerprint": hex}``;
 an entry is ``(indices, values)``, the results of the units at those indices (a map's chunk). A stream
-of units not known ahead has ``units`` and ``fingerprint`` None and a ``kind``: ``"jobs"`` (a Cluster's,
-each keyed by its own fingerprint instead of an index: :func:`stream_key`) or ``"steps"`` (a Loop's, each
-result keyed ``(step, index)``, each step's items by an entry ``("step", k) → (count, fingerprint)``). Each
+of units not known ahead has ``units`` None and a ``kind``, the word for its entries, which its family
+keys: ``"jobs"`` (a Cluster's, each keyed by its own fingerprint instead of an index: :func:`stream_key`),
+``"steps"`` (a Loop's, each result keyed ``(step, index)``, each step's items by an entry
+``("step", k) → (count, fingerprint)``), ``"snapshots"`` (a tree's, the fingerprint of its root and
+arguments in the header). Each
 entry is written with one ``write`` and flushed, so a killed process leaves at most its last frame
 torn: a short frame, a wrong CRC or a payload that does not unpickle ends the journal there, and the
 file is cut back to its last whole frame when it is opened again. (Flushed, not fsynced: a crash of
@@ -82,7 +84,7 @@ class Journal:
     """The journal at *path* of a run of *function* over *units* units of *fingerprint*: opened (its
     entries read into :attr:`done`, index → value, a torn last frame cut off: :attr:`dropped` bytes)
     or created, then appended to with :meth:`append`. *units* and *fingerprint* None: the journal of units
-    not known ahead, of *kind* ``"jobs"`` or ``"steps"`` (see the module)."""
+    not known ahead, of *kind* (see the module)."""
 
     def __init__(self, path: str | Path, *, function: str, units: int | None, fingerprint: str | None,
                  kind: str = "items"):
@@ -156,12 +158,9 @@ def entries(path: str | Path) -> list[tuple[list, list]]:
 def _said(h: Any) -> str:
     if not isinstance(h, dict):
         return repr(h)[:80]
-    if h.get("kind") == "jobs":
-        return f"a stream of {h.get('function')}'s jobs"
-    if h.get("kind") == "steps":
-        return f"the steps of a Loop of {h.get('function')}"
-    if h.get("kind") == "tree":
-        return f"a tree of {h.get('function')} from a root of fingerprint {str(h.get('fingerprint'))[:12]}…"
+    if "kind" in h:  # units not known ahead: the journal of its kind of unit (named by its family)
+        of = f" (fingerprint {str(h['fingerprint'])[:12]}…)" if h.get("fingerprint") else ""
+        return f"the {h['kind']} of {h.get('function')}{of}"
     return f"{h.get('function')} over {h.get('units')} units of fingerprint {str(h.get('fingerprint'))[:12]}…"
 
 

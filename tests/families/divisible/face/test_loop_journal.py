@@ -80,7 +80,7 @@ def test_a_step_of_other_items_or_another_function_is_refused_and_the_loop_goes_
                                               r"of fingerprint \w+…, the journal's step 0 had 2 of"):
             loop.map([(0, 0, 1), (0, 1, 3)])
         assert not loop.closed  # refused before the step, as bad items are
-    with pytest.raises(ConfigError, match=r"it is of the steps of a Loop of .*step_of"):
+    with pytest.raises(ConfigError, match=r"it is of the steps of .*step_of"):
         dlbkit.Loop(abs, workers=1, journal=j)
     with pytest.raises(ConfigError, match="journal must be a file path"):
         dlbkit.Loop(abs, workers=1, journal=7)

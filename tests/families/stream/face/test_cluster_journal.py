@@ -67,7 +67,7 @@ def test_a_journal_that_is_not_one_or_a_path_that_cannot_be_written_is_refused_b
         dlbkit.Cluster(2, journal=3)
     m = tmp_path / "map.journal"
     dlbkit.map(abs, [1, 2], workers=1, journal=m)
-    with pytest.raises(ConfigError, match="journal must be the journal of this run .a stream of dlbkit.Cluster's jobs."):
+    with pytest.raises(ConfigError, match=r"journal must be the journal of this run \(the jobs of dlbkit.Cluster\)"):
         dlbkit.Cluster(2, journal=m)  # a map's journal is not a cluster's
 
 

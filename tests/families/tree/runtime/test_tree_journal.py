@@ -108,9 +108,9 @@ def test_a_finished_runs_journal_returns_its_value_and_another_trees_is_refused(
     assert dlbkit.tree(expand, (0, 0), workers=2, journal=j) == TOTAL
     r = dlbkit.run_tree(expand, (0, 0), workers=2, journal=j)
     assert (r.value, r.tasks, r.trace.meta["journal"]["resumed"]) == (TOTAL, 0, True)
-    with pytest.raises(ConfigError, match=r"journal must be the journal of this run \(a tree of .*expand from a root"):
+    with pytest.raises(ConfigError, match=r"journal must be the journal of this run \(the snapshots of .*expand \(fingerprint"):
         dlbkit.tree(expand, (1, 0), workers=2, journal=j)  # another root
-    with pytest.raises(ConfigError, match="it is of a tree of"):
+    with pytest.raises(ConfigError, match="it is of the snapshots of"):
         dlbkit.tree(expand, (0, 0), workers=2, journal=j, initial=5)  # another initial value
 
 

@@ -259,7 +259,6 @@ class _Run:
     def _iterate(self) -> np.ndarray:
         for w in range(self.P):
             self.dispatch(w)
-        self.at_window()  # after a recovery to the end of a window: its balancing first
         last = self.iterations - 1
         while min(self.done) < last:
             w, msg = self.recv()
@@ -335,7 +334,9 @@ class _Run:
         if self.balancer is not None and not self.balancer.central:
             self.decided = len(self.windows)
         if self.balancer is not None and self.window < self.iterations:
-            nb = (it // self.window + 1) * self.window  # the first window end after the checkpoint
+            # the first window end past the checkpoint's iteration: the window it ends was cut by the death
+            # (its measurements are gone), so it is not balanced at once
+            nb = ((it + 1) // self.window + 1) * self.window
             self.next_balance = nb if nb < self.iterations else None
         self.start_from(it, kept)
         self.checkpoint = (it, kept)

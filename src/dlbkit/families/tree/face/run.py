@@ -161,7 +161,7 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
         flag = _flag("record_decisions", record_decisions)
         kept = None  # the coordinator's (rank 0's under MPI), opened here: another run's refused on every rank
         if journal is not None and coordinates(backend):
-            kept = Journal(journal, function=function_name(expand), units=None, kind="tree",
+            kept = Journal(journal, function=function_name(expand), units=None, kind="snapshots",
                            fingerprint=fingerprint([root, initial, bound] + [None if f is None else function_name(f)
                                                                             for f in (combine, better)]))
         return s, b, emulation, _worker_count(workers, emulation, backend), model, flag, kept

@@ -51,7 +51,8 @@ and each expanded task's value is in the run's value exactly once: that is writt
 the best bound), and every worker resumes. A worker's snapshot also starts its new epoch for a death:
 what came to it is then what it held, and its counts are taken back only from there. A rerun resumes
 from the last whole snapshot: worker 0 starts with the frontier and the run's value is the journaled one.
-The journal's last entry, once the run is done, is its value.
+The journal's last entry, once the run is done, is its value. A snapshot waits for the slowest worker to
+reach a check point (its task in hand done): the next one is at least :data:`SNAP_SLACK` times as long later.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ from dlbkit.families.tree.runtime.messages import ANSWER, ARRIVALS, ORDER, STATE
     Order, Post, Pushed, Redo, Report, Request, Resume, Snap, Snapped, Steal
 from dlbkit.families.tree.runtime.worker import CHECK_S, TreeSpec, task_key
 
-__all__ = ["coordinate_tree", "JOURNAL_S", "STEAL_BACKOFF_S", "steal_backoff"]
+__all__ = ["coordinate_tree", "JOURNAL_S", "SNAP_SLACK", "STEAL_BACKOFF_S", "steal_backoff"]
 
 #: (first, longest) delay before an empty steal answer reaches its thief, in seconds; the delay
 #: doubles with each consecutive empty answer and resets when a steal succeeds
@@ -90,6 +91,10 @@ STEAL_BACKOFF_S = (1e-4, 5e-3)
 POLL_S = 0.2  # how often the progress bar refreshes while no message arrives
 #: seconds between two snapshots of a journaled run (each pauses every worker for about a round trip)
 JOURNAL_S = 2.0
+#: a snapshot waits for the slowest worker's next check point (the end of its task in hand) while the others
+#: wait: the next one comes at least this many times the last one's length later (the pauses then cost at
+#: most about 1/SNAP_SLACK of the run, however long a task is)
+SNAP_SLACK = 10.0
 
 
 def steal_backoff(failures: int, lo: float | None = None, hi: float | None = None) -> float:
@@ -106,7 +111,7 @@ def coordinate_tree(transport: Transport, spec: TreeSpec, *, initial: Any = 0,
                     emulation: Emulation | None = None, progress: Progress | None = None,
                     backend: str = "local", journal=None) -> tuple[Any, Any, Trace]:
     """Run the tree of *spec* on *transport*'s workers; return (combined value, best bound, trace).
-    *journal*: a :class:`~dlbkit.runtime.journal.Journal` of kind ``"tree"`` the snapshots go to.
+    *journal*: a :class:`~dlbkit.runtime.journal.Journal` of kind ``"snapshots"`` they go to.
 
     The backend stops every worker if anything here fails and closes the progress bar (base.drive).
     """
@@ -282,6 +287,7 @@ class _Coordinator:
 
     # --- a journaled run's snapshots --------------------------------------------------------------------
     def begin_snapshot(self) -> None:
+        self.snap_began = self.clock()
         live = [w for w in range(self.P) if w not in self.dead]
         self.snapping, self.snapped, self.broken = set(live), {}, False
         for w in live:
@@ -330,7 +336,8 @@ class _Coordinator:
         for w in range(self.P):  # what came for a worker that is reading while it was frozen
             if w not in self.dead and w not in held and self.reading[w] and self.mailbox[w]:
                 self.post(w, Post)
-        self.next_snap = self.clock() - self.origin + JOURNAL_S
+        took = self.clock() - self.snap_began
+        self.next_snap = self.clock() - self.origin + max(JOURNAL_S, SNAP_SLACK * took)
 
     def combined(self, a: Any, b: Any, w: int) -> Any:
         """*combine(a, b)*, the user's, on worker *w*'s value (a TaskError naming it if it raises)."""
