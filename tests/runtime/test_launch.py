@@ -153,6 +153,25 @@ def test_diagnose_names_one_rank_or_lists_the_candidates():
     assert launch.diagnose({2: rec[2]}, None, 1) is None  # every rank finished: nothing to add
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="a zombie's state is read from /proc (Linux)")
+def test_a_rank_that_ended_and_was_not_reaped_is_dead_not_alive():
+    """A rank that died is a zombie until its parent (Hydra's proxy) reaps it: os.kill(pid, 0) succeeds
+    on it, which once made the launcher take it for alive and say nothing."""
+    from support import wait_until
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])  # not waited for: a zombie once it ends
+    try:
+        wait_until(lambda: open(f"/proc/{child.pid}/stat", "rb").read().rsplit(b")", 1)[1].split()[0] == b"Z",
+                   "the child a zombie")
+        os.kill(child.pid, 0)  # what the launcher asked before: no error
+        assert launch._alive(child.pid, None) is False
+        rec = {1: {"rank": 1, "pid": child.pid, "host": None, "state": "computing items 4–7"}}
+        assert "rank 1 (pid" in launch.diagnose(rec, None, 9)  # named, not taken for alive
+    finally:
+        child.wait()
+    assert launch._alive(os.getpid(), None) is True
+
+
 def test_a_rank_gone_before_its_file_was_watched_is_a_candidate_beside_the_killed(tmp_path, monkeypatch):
     """The launcher woke late: rank 2 wrote its file and died, and Hydra's kill of rank 0 reached it,
     all between two listings of the folder. Rank 0's pidfd fires first; rank 2, found gone at the next

@@ -209,17 +209,24 @@ class _Watch:
 
 
 def _alive(pid: int, host: str | None) -> bool:
+    """Whether process *pid* (of *host*) still runs: one that ended and was not reaped yet (a zombie: its
+    parent, Hydra's proxy, not yet waited for it) has not."""
     import socket
 
     if host is not None and host != socket.gethostname():
         return False  # another machine's process: mpiexec has ended, so has it
     try:
-        os.kill(pid, 0)
+        os.kill(pid, 0)  # a zombie answers this as a live process does
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:  # Linux: the state in /proc/PID/stat, after the command's closing parenthesis
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):  # not Linux, or it ended just now
+        return os.path.exists(f"/proc/{pid}") or not os.path.isdir("/proc")
+    return state not in (b"Z", b"X")
 
 
 def diagnose(records: dict[int, dict], first: list[tuple[int, dict]] | None, code: int) -> str | None:
