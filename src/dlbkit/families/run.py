@@ -23,7 +23,8 @@ from dlbkit.runtime.backends.local import check_workers
 from dlbkit.runtime.emulation import Emulation
 from dlbkit.runtime.journal import Journal, fingerprint
 
-__all__ = ["RunResult", "check_record", "agreed", "coordinates", "BACKENDS", "open_journal", "journal_held"]
+__all__ = ["RunResult", "check_record", "agreed", "coordinates", "BACKENDS", "open_journal", "journal_held",
+           "on_every_rank"]
 
 
 class RunResult(Result):
@@ -98,25 +99,35 @@ def coordinates(backend: str) -> bool:
     return rank() == 0
 
 
-def open_journal(journal: str | Path | None, backend: str, function: str, units: Sequence) -> Journal | None:
-    """The run's journal at *journal* (None: none) of *function* over *units*, opened where the run is
-    coordinated: the only process locally, rank 0 under MPI (the other ranks learn what it holds from
-    :func:`journal_held`). Called inside :func:`agreed`, so that a journal refused on rank 0 (another run's,
-    a path that cannot be written) ends the call on every rank instead of leaving them waiting."""
+def open_journal(journal: str | Path | None, backend: str, function: str, units: Sequence | None = None, *,
+                 kind: str = "items", about: Sequence | None = None) -> Journal | None:
+    """The run's journal at *journal* (None: none) of *function*, opened where the run is coordinated: the
+    only process locally, rank 0 under MPI (the other ranks learn what it holds from :func:`journal_held`).
+    *units*: the run's units, counted and fingerprinted; or, for units not known ahead, the journal's *kind*
+    and *about*, what else a rerun must match (fingerprinted). Called inside :func:`agreed`, so that a
+    journal refused on rank 0 (another run's, a path that cannot be written) ends the call on every rank
+    instead of leaving them waiting."""
     if journal is None or not coordinates(backend):  # the other ranks: rank 0's verdict is theirs (agreed)
         return None
-    return Journal(journal, function=function, units=len(units), fingerprint=fingerprint(units))
+    if units is not None:
+        return Journal(journal, function=function, units=len(units), fingerprint=fingerprint(units))
+    return Journal(journal, function=function, units=None, fingerprint=None if about is None else fingerprint(about),
+                   kind=kind)
+
+
+def on_every_rank(value: Any, backend: str) -> Any:
+    """*value* as the coordinating process has it, on every process of the run: under MPI rank 0's, sent
+    to every rank (called by every rank at the same point)."""
+    if backend != "mpi":
+        return value
+    from dlbkit.runtime.backends.mpi import from_rank0
+    return from_rank0(value)
 
 
 def journal_held(kept: Journal | None, backend: str) -> dict:
-    """What the run's journal holds (unit index → result) on every process of the run: under MPI rank 0's,
-    sent to every rank (each rank runs the same units, so each must skip the same ones). Called by every
-    rank at the same point, after :func:`open_journal`."""
-    held = dict(kept.done) if kept is not None else {}
-    if backend == "mpi":
-        from dlbkit.runtime.backends.mpi import from_rank0
-        held = from_rank0(held)
-    return held
+    """What the run's journal holds (unit index → result) on every process of the run (each rank runs the
+    same units, so each must skip the same ones); after :func:`open_journal`."""
+    return on_every_rank(dict(kept.done) if kept is not None else {}, backend)
 
 
 def check_record(record: str | Path | None, backend: str) -> None:

@@ -25,7 +25,7 @@ from dlbkit.model.trace import Trace
 from dlbkit.families.result import Result
 from dlbkit.families.divisible.face.run import DEFAULT_BALANCER, auto_after_step, check_items, in_whole, map_setup, \
     merged
-from dlbkit.families.run import RunResult, agreed, check_record, coordinates
+from dlbkit.families.run import RunResult, agreed, check_record, coordinates, on_every_rank, open_journal
 from dlbkit.runtime.journal import Journal, fingerprint, function_name
 from dlbkit.runtime.backends.local import default_workers, open_pool
 from dlbkit.families.divisible.runtime.program import Pool, PoolRun, PoolStep
@@ -99,9 +99,7 @@ class Loop:
             if not isinstance(record_decisions, bool):
                 raise ConfigError("record_decisions", record_decisions, "True or False")
             check_record(record, backend)
-            kept = Journal(journal, function=function_name(fn), units=None, fingerprint=None, kind="steps") \
-                if journal is not None and coordinates(backend) else None  # rank 0's under MPI
-            return (*setup, kept)
+            return (*setup, open_journal(journal, backend, function_name(fn), kind="steps"))  # rank 0's under MPI
 
         self.balancer, self.emulation, n, seed, self._journal = agreed(backend, checks)  # under MPI: every rank's verdict
         self.journal = journal
@@ -213,11 +211,7 @@ class Loop:
 
     def _held(self, k: int) -> dict:
         """What the journal holds of step *k* (item index → result), on every rank (rank 0's, sent)."""
-        held = self._by_step.pop(k, {})
-        if self.backend == "mpi":
-            from dlbkit.runtime.backends.mpi import from_rank0
-            held = from_rank0(held)
-        return held
+        return on_every_rank(self._by_step.pop(k, {}), self.backend)
 
     def _failed(self, e: BaseException) -> None:
         """After a failed step (its workers stopped): the loop is closed, with *record* the steps

@@ -33,10 +33,9 @@ from dlbkit.runtime.emulation import emulation_from
 from dlbkit.runtime.backends.mpi import agree
 from dlbkit.runtime.backends.mpi import check_workers as check_mpi_workers
 from dlbkit.runtime.backends.mpi import rank as mpi_rank
-from dlbkit.runtime.journal import Journal
 from dlbkit.runtime.record import save_trace
 from dlbkit.families.stream.runtime.program import ClusterRun, Job
-from dlbkit.families.run import _backend, check_record
+from dlbkit.families.run import _backend, check_record, open_journal
 
 __all__ = ["Cluster", "Job", "NOT_IN_A_CLUSTER"]
 
@@ -171,10 +170,8 @@ class Cluster(Executor):
                 raise ConfigError("record", record, "None or a path to write the recording to")
             if record is not None:  # now, not at shutdown after every job ran (rank 0's verdict under MPI)
                 check_record(os.fsdecode(os.fspath(record)), backend)
-            kept = None  # the client's (rank 0's under MPI), opened in the checks: another run's refused here
-            if journal is not None and (backend != "mpi" or mpi_rank() == 0):
-                kept = Journal(journal, function="dlbkit.Cluster", units=None, fingerprint=None, kind="jobs")
-            return b, model, emulation, per_node, n, kept
+            # the client's (rank 0's under MPI), opened in the checks: another run's refused on every rank
+            return b, model, emulation, per_node, n, open_journal(journal, backend, "dlbkit.Cluster", kind="jobs")
 
         # under MPI every rank checks its own arguments and the verdict is agreed: raised on one rank
         # alone (its own balancer, seed, info), the others went on into the run and waited for it

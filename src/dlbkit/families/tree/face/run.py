@@ -10,14 +10,14 @@ from dlbkit.balancers.base import Balancer
 from dlbkit.balancers.registry import resolve
 from dlbkit.errors import ConfigError
 from dlbkit.families.run import RunResult, _backend, _callable, _flag, _progress, _seed, _worker_count, agreed, \
-    coordinates
+    open_journal
 from dlbkit.families.tree.balancers.base import MigrationBalancer
 from dlbkit.families.tree.runtime import program as _tree_family
 from dlbkit.families.tree.runtime.worker import TreeSpec
 from dlbkit.info import resolve as resolve_info
 from dlbkit.families.tree.model.seeding import TREE
 from dlbkit.runtime.emulation import emulation_from as _emulation
-from dlbkit.runtime.journal import Journal, fingerprint, function_name
+from dlbkit.runtime.journal import Journal, function_name
 
 __all__ = ["DEFAULT_TREE_BALANCER", "TreeResult", "run_tree", "tree"]
 
@@ -159,11 +159,10 @@ def run_tree(expand: Callable, root: Any, *, balancer: Balancer | str = DEFAULT_
         # alone was raised there alone and left the other ranks waiting for it (a hang)
         model = resolve_info(info) if info is not None else None
         flag = _flag("record_decisions", record_decisions)
-        kept = None  # the coordinator's (rank 0's under MPI), opened here: another run's refused on every rank
-        if journal is not None and coordinates(backend):
-            kept = Journal(journal, function=function_name(expand), units=None, kind="snapshots",
-                           fingerprint=fingerprint([root, initial, bound] + [None if f is None else function_name(f)
-                                                                            for f in (combine, better)]))
+        # the coordinator's (rank 0's under MPI), opened here: another run's refused on every rank
+        kept = open_journal(journal, backend, function_name(expand), kind="snapshots",
+                            about=[root, initial, bound] + [None if f is None else function_name(f)
+                                                           for f in (combine, better)])
         return s, b, emulation, _worker_count(workers, emulation, backend), model, flag, kept
 
     asked = workers
