@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import uuid
 
@@ -235,3 +236,111 @@ def test_a_status_write_keeps_one_whole_record(tmp_path, monkeypatch):
         print(f"status.doing: {per * 1e6:.2f} us per write")
     finally:
         os.close(status._fd)
+
+
+RANK_OF_ANOTHER_MACHINE = textwrap.dedent("""
+    import os, signal, sys
+    from dlbkit.runtime import status
+    status.open_for(int(sys.argv[1]))  # no such directory here: the records go over the connection
+    assert status._sock is not None and status._fd is None, "not connected"
+    status.doing("computing item %d", 7)
+    if sys.argv[2] == "die":
+        os.kill(os.getpid(), signal.SIGKILL)
+    status.done()
+""")
+
+
+@pytest.mark.parametrize("ending", ["die", "done"])
+def test_a_rank_without_the_status_directory_tells_the_launcher_over_its_connection(tmp_path, ending):
+    """A rank that cannot open the launcher's files (another machine, a private /tmp) connects to
+    :data:`status.ADDR_ENV` instead: its last record arrives, and its connection's close is its end.
+    A connection without the job's token is dropped and counts for nothing."""
+    import socket as sk
+
+    listener = sk.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    token = "t0k3n"
+    env = _env()
+    env[status.ENV] = str(tmp_path / "not-here")
+    env[status.ADDR_ENV] = f"{token}@127.0.0.1:{listener.getsockname()[1]}"
+    job = subprocess.Popen(["sleep", "60"])  # stands for mpiexec: the watch runs until it ends
+    try:
+        watch = launch._Watch(str(tmp_path), 3, job.pid, listener=listener, token=token)
+        stranger = sk.create_connection(listener.getsockname())
+        stranger.sendall(b'{"token": "wrong", "rank": 1, "pid": 1, "host": "x"}\n')
+        rank = subprocess.Popen([sys.executable, "-c", RANK_OF_ANOTHER_MACHINE, "2", ending], env=env,
+                                stderr=subprocess.PIPE, text=True)
+
+        def end_job_after_rank():
+            rank.wait(TIMEOUT)
+            job.kill()
+        t = threading.Thread(target=end_job_after_rank)
+        t.start()
+        watch.run()
+        t.join()
+        assert rank.returncode == (-9 if ending == "die" else 0), rank.stderr.read()
+        assert 2 in watch.seen and 1 not in watch.seen  # the stranger did not count as rank 1
+        rec = watch.remote[2]
+        assert rec["pid"] == rank.pid
+        if ending == "die":
+            assert watch.first == [(2, rec)] and rec["state"] == "computing item 7"
+            assert launch.diagnose(watch.remote, watch.first, 255) == (
+                f"dlbkit: rank 2 (pid {rank.pid} on {rec['host']}) died while computing item 7")
+        else:
+            assert watch.first is None and rec["state"] == status.DONE
+        stranger.close()
+    finally:
+        job.kill()
+        job.wait()
+        listener.close()
+
+
+def test_ranks_that_do_not_start_within_the_bound_are_named(tmp_path):
+    job = subprocess.Popen(["sleep", "60"])
+    ended = []
+    try:
+        watch = launch._Watch(str(tmp_path), 3, job.pid, start_timeout=0.2,
+                              on_late=lambda: (ended.append(True), job.kill()))
+        rank_record = {"rank": 0, "pid": os.getpid(), "host": "h", "time": 0.0, "state": "starting"}
+        (tmp_path / "rank-0").write_text(json.dumps(rank_record))
+        watch.run()
+        assert ended == [True] and watch.not_started == [1, 2]
+        assert launch._late([1, 2], 0.2, "a:1,b:2", None).startswith(
+            "dlbkit: ranks 1, 2 did not start within 0.2 s, so the job was ended: check that every host of "
+            "--hosts a:1,b:2 is reachable")
+    finally:
+        job.kill()
+        job.wait()
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["--hosts", "a:1"], "--hosts"),  # without --ranks
+    (["--hostfile", "h.txt"], "--hostfile"),
+    (["--start-timeout", "5"], "--start-timeout"),
+    (["--ranks", "3", "--hosts", "a:1", "--hostfile", "h.txt"], "--hostfile"),
+    (["--ranks", "3", "--hosts", "a:0"], "--hosts"),
+    (["--ranks", "3", "--hosts", "a:x"], "--hosts"),
+    (["--ranks", "3", "--hosts", ",a"], "--hosts"),
+    (["--ranks", "3", "--hostfile", "missing.txt"], "--hostfile"),
+    (["--ranks", "3", "--hostfile", "empty.txt"], "--hostfile"),
+    (["--ranks", "3", "--start-timeout", "0"], "--start-timeout"),
+    (["--ranks", "3", "--start-timeout", "nan"], "--start-timeout"),
+])
+def test_bad_launch_flags_are_one_line_and_status_2(capsys, work, tmp_path, argv, field):
+    (tmp_path / "empty.txt").write_text("# no hosts\n\n")
+    (tmp_path / "h.txt").write_text("a:1\n")
+    from dlbkit.face.cli import main
+    for command in (["run", f"{work}:cost", "--items", "10", "--backend", "mpi"],
+                    ["simulate", "demo", "--executor", "mpi"]):
+        assert main([*command, *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"dlbkit: error: {field} ") and "\n" not in err, err
+
+
+def test_a_hostfile_reads_hosts_slots_and_comments(tmp_path):
+    f = tmp_path / "hosts"
+    f.write_text("# the lab\nnode1:2  # fast\n\nnode2\n10.0.0.3:4\n")
+    assert launch.read_hostfile(str(f)) == [("node1", 2), ("node2", None), ("10.0.0.3", 4)]
+    assert launch.without_ranks(["run", "--ranks", "3", "--hosts=a:1", "--hostf", "f", "--start-t", "5", "-b",
+                                 "ss"]) == ["run", "-b", "ss"]

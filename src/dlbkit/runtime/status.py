@@ -30,9 +30,11 @@ import os
 import socket
 import time
 
-__all__ = ["ENV", "RECORD_BYTES", "DONE", "ON", "open_for", "doing", "done", "read"]
+__all__ = ["ENV", "ADDR_ENV", "RECORD_BYTES", "DONE", "ON", "open_for", "doing", "done", "read", "parse_line"]
 
 ENV = "DLBKIT_STATUS_DIR"  # the directory a launcher gives the ranks
+ADDR_ENV = "DLBKIT_STATUS_ADDR"  # TOKEN@HOST:PORT,... where a rank of another machine sends its records
+CONNECT_S = 5.0  # how long a rank tries each launcher address
 RECORD_BYTES = 512  # one fixed-size record per file: a state longer than this is cut
 DONE = "done"  # the state of a rank that left its run normally (success or a reported failure)
 
@@ -44,7 +46,8 @@ _fd: int | None = None
 #: launcher learns this rank has ended (earlier than any other sign, and before Hydra can react)
 _alive: int | None = None
 _head = ""  # the record's opening, up to the time: '{"rank": R, "pid": P, "host": "H", '
-
+#: the connection to the launcher when this rank could not open its FIFO (another machine)
+_sock = None
 
 
 def open_for(rank: int) -> None:
@@ -52,37 +55,71 @@ def open_for(rank: int) -> None:
     Idempotent: the second run of one job reuses the file."""
     global ON, _fd, _head, _alive
     folder = os.environ.get(ENV)
-    if not folder or _fd is not None:
-        return
-    try:
-        _fd = os.open(os.path.join(folder, f"rank-{rank}"), os.O_WRONLY | os.O_CREAT, 0o644)
-    except OSError:  # a status directory that is gone or not shared with this host: no status, no failure
+    if not folder or _fd is not None or _sock is not None:
         return
     _head = json.dumps({"rank": rank, "pid": os.getpid(), "host": socket.gethostname()})[:-1] + ", "
-    ON = True
-    try:  # non-blocking: fails (ENXIO) rather than waits when no launcher reads it (another host)
+    try:
+        _fd = os.open(os.path.join(folder, f"rank-{rank}"), os.O_WRONLY | os.O_CREAT, 0o644)
+        # non-blocking: fails (ENXIO) rather than waits when no launcher reads it (another host)
         _alive = os.open(os.path.join(folder, f"alive-{rank}"), os.O_WRONLY | os.O_NONBLOCK)
-    except OSError:
-        pass
+    except OSError:  # not the launcher's machine, or not its directory: tell the launcher over TCP
+        _connect(rank)
+        if _sock is not None and _fd is not None:  # the connection carries the records from now on
+            os.close(_fd)
+            _fd = None
+    ON = _fd is not None or _sock is not None
+
+
+def _connect(rank: int) -> None:
+    """Connect to the first launcher address of :data:`ADDR_ENV` that answers, and say who this is."""
+    global _sock
+    token, _, addresses = os.environ.get(ADDR_ENV, "").partition("@")
+    for address in filter(None, addresses.split(",")):
+        host, _, port = address.rpartition(":")
+        try:
+            s = socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_S)
+            s.settimeout(None)
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            s.sendall(json.dumps({"token": token, "rank": rank, "pid": os.getpid(),
+                                  "host": socket.gethostname()}).encode() + b"\n")
+        except (OSError, ValueError):
+            continue
+        _sock = s
+        return
 
 
 def doing(fmt: str, *args) -> None:
     """Record that this rank now does ``fmt % args`` (formatted only when a file is open)."""
-    if _fd is None:
+    global _sock
+    if _fd is None and _sock is None:
         return
     state = fmt % args if args else fmt
     data = f'{_head}"time": {time.time()!r}, "state": {json.dumps(state)}}}'.encode()
     if len(data) > RECORD_BYTES:
         data = f'{_head}"time": {time.time()!r}, "state": {json.dumps(state[:RECORD_BYTES // 8] + "...")}}}'.encode()
     try:
-        os.pwrite(_fd, data.ljust(RECORD_BYTES), 0)
-    except OSError:  # a full disk must not end the run: the status is a courtesy
-        pass
+        if _fd is not None:
+            os.pwrite(_fd, data.ljust(RECORD_BYTES), 0)
+        else:
+            _sock.sendall(data + b"\n")
+    except OSError:  # a full disk or a launcher gone must not end the run: the status is a courtesy
+        if _fd is None:
+            _sock = None
 
 
 def done() -> None:
     """This rank left its run normally."""
     doing(DONE)
+
+
+def parse_line(line: bytes) -> dict | None:
+    """One record sent over a launcher connection, or None if it does not parse."""
+    try:
+        rec = json.loads(line)
+        int(rec["rank"])
+        return rec if isinstance(rec, dict) else None
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def read(folder: str) -> dict[int, dict]:

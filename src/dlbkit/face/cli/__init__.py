@@ -80,6 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(e.code) if isinstance(e.code, int) else (0 if e.code is None else 2)
     args.argv = argv
     _files_only_plots()
+    launched = _check_in(args.command)
     try:
         for name in getattr(args, "imports", None) or ():  # before any name is resolved
             load_module(name, "--import")
@@ -94,6 +95,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # e.g. `dlbkit balancers | head`
         return 0
+    finally:
+        if launched:  # this rank left its command on its own: it did not die
+            from dlbkit.runtime import status
+            status.done()
+
+
+def _check_in(command: str) -> bool:
+    """A rank of a job that ``dlbkit run --ranks`` (or ``simulate --ranks``) started: tell the launcher
+    this rank started (it bounds the start, :mod:`dlbkit.runtime.launch`). Whether it is one."""
+    if not os.environ.get("DLBKIT_STATUS_DIR"):  # status.ENV, read before the runtime is imported
+        return False
+    from dlbkit.face.cli.ranks import env_rank
+    from dlbkit.runtime import status
+
+    status.open_for(env_rank())
+    status.doing("starting dlbkit %s", command)
+    return status.ON
 
 
 def _files_only_plots() -> None:

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 from dlbkit.errors import ConfigError, closest
 
 __all__ = ["add_import", "add_target", "add_balancer", "add_candidates", "add_workers", "add_emulate", "add_seed",
-           "add_record", "add_progress", "add_json", "parse_params", "check_balancer_arg", "check_seed",
+           "add_record", "add_progress", "add_json", "add_launch", "start_job", "check_launch_flags", "parse_params", "check_balancer_arg", "check_seed",
            "check_count", "emulate_arg", "platform_file", "writable_file", "output_dir", "image_file"]
 
 
@@ -75,6 +75,74 @@ def add_progress(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help=help + f" (default: a bar when stderr is a terminal, else a line every {LINE_S:g} s "
                         "once the command has run that long; --no-progress: nothing)")
+
+
+def add_launch(parser: argparse.ArgumentParser, job: str) -> None:
+    """``--ranks N`` (dlbkit starts ``mpiexec -n N`` on the same command) and where: ``--hosts`` or
+    ``--hostfile``, with ``--start-timeout`` (docs/across-machines.md). *job*: what the ranks do."""
+    parser.add_argument("--ranks", type=int, metavar="N",
+                        help=f"start the MPI job here, mpiexec -n N ({job}); a rank that dies is named in the "
+                             "last line")
+    parser.add_argument("--hosts", metavar="H1:N1,H2:N2",
+                        help="with --ranks: the machines the ranks run on and how many on each (mpiexec -hosts), "
+                             "started over ssh; docs/across-machines.md")
+    parser.add_argument("--hostfile", metavar="FILE",
+                        help="with --ranks: a file of HOST or HOST:N lines, one machine each (mpiexec -f)")
+    parser.add_argument("--start-timeout", type=float, metavar="S",
+                        help="with --ranks: end the job if a rank has not started within S seconds "
+                             "(default 60): a host that cannot be reached is named, not waited for")
+
+
+def start_job(args, ranks_min: int = 2) -> int:
+    """Start the MPI job of ``--ranks`` on the same command (:mod:`dlbkit.runtime.launch`), after
+    :func:`check_launch_flags`; its exit status."""
+    import importlib.util
+    import sys
+
+    from dlbkit.runtime.launch import START_S, find_mpiexec, launch, without_ranks
+
+    check_launch_flags(args, ranks_min)
+    if importlib.util.find_spec("mpi4py") is None:
+        raise ConfigError("--ranks", args.ranks, "used with mpi4py installed (pip install 'dlbkit[mpi]')")
+    mpiexec = find_mpiexec()
+    if mpiexec is None:
+        raise ConfigError("--ranks", args.ranks, "used with an mpiexec next to this Python or on PATH "
+                          "(pip install mpich)")
+    sys.stdout.flush()
+    timeout = START_S if args.start_timeout is None else args.start_timeout
+    return launch(mpiexec, args.ranks, without_ranks(args.argv), hosts=args.hosts, hostfile=args.hostfile,
+                  start_timeout=timeout)
+
+
+def check_launch_flags(args, ranks_min: int = 2) -> None:
+    """The flags of :func:`add_launch` checked: ``--ranks`` in range and not under an ``mpiexec``,
+    ``--hosts`` or ``--hostfile`` (not both) readable, ``--start-timeout`` > 0; none of the three
+    without ``--ranks`` (under your own ``mpiexec`` the machines are its ``-hosts``)."""
+    import math
+    import os
+
+    from dlbkit.runtime.launch import MAX_RANKS, parse_hosts, read_hostfile
+
+    if args.ranks is None:
+        for flag, value in (("--hosts", args.hosts), ("--hostfile", args.hostfile),
+                            ("--start-timeout", args.start_timeout)):
+            if value is not None:
+                raise ConfigError(flag, value, "used with --ranks N (dlbkit starts the MPI job), or given to "
+                                  "your own mpiexec as -hosts / -f")
+        return
+    if not ranks_min <= args.ranks <= MAX_RANKS:
+        raise ConfigError("--ranks", args.ranks, f"an integer from {ranks_min} to {MAX_RANKS} (rank 0 coordinates, "
+                          "the others compute)")
+    if any(v in os.environ for v in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")):
+        raise ConfigError("--ranks", args.ranks, "omitted when mpiexec already started this command")
+    if args.hosts is not None and args.hostfile is not None:
+        raise ConfigError("--hostfile", args.hostfile, "omitted with --hosts (one list of machines)")
+    if args.hosts is not None:
+        parse_hosts(args.hosts)
+    if args.hostfile is not None:
+        read_hostfile(args.hostfile)
+    if args.start_timeout is not None and not (math.isfinite(args.start_timeout) and args.start_timeout > 0):
+        raise ConfigError("--start-timeout", args.start_timeout, "a finite number of seconds > 0")
 
 
 def add_json(parser: argparse.ArgumentParser, help: str) -> None:

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import warnings
 from pathlib import Path
 
 from dlbkit.errors import ConfigError, DlbkitError
 from dlbkit.face.cli.loading import load_function
-from dlbkit.face.cli.options import (add_balancer, add_emulate, add_json, add_progress, add_record, add_seed,
-                                     add_target, add_workers, check_balancer_arg, check_count, check_seed,
-                                     emulate_arg, output_dir, parse_params, writable_file)
+from dlbkit.face.cli.options import (add_balancer, add_emulate, add_json, add_launch, add_progress, add_record,
+                                     add_seed, add_target, add_workers, check_balancer_arg, check_count,
+                                     check_launch_flags, check_seed, emulate_arg, output_dir, parse_params,
+                                     start_job, writable_file)
 from dlbkit.face.cli.output import (balancer_label, jsonable, one_line, recorded_line, save_figure,
                                     warnings_in_one_line)
 from dlbkit.face.cli.ranks import env_rank
@@ -50,9 +50,7 @@ def arguments(ru: argparse.ArgumentParser) -> None:
                     help="local processes (default), MPI ranks, or the workers of a Dask cluster (with --client)")
     ru.add_argument("--client", metavar="ADDRESS",
                     help="with --backend dask: the Dask scheduler's address, such as tcp://127.0.0.1:8786")
-    ru.add_argument("--ranks", type=int, metavar="N",
-                    help="with --backend mpi: start the MPI job here, mpiexec -n N (rank 0 coordinates, N-1 "
-                         "compute); a rank that dies is named in the last line")
+    add_launch(ru, "with --backend mpi: rank 0 coordinates, N-1 compute")
     add_emulate(ru, "slow the workers down as a platform's nodes would be: a platform TOML file (one worker per "
                     "core) or speed factors such as 1,1,0.5,0.25")
     ru.add_argument("--master", metavar="NODE", help="with a platform: the node that coordinates (not a worker)")
@@ -97,6 +95,7 @@ def command(args) -> int:
     """``dlbkit run``: the MPI job started (``--ranks``), or the loop run here (on this rank)."""
     if args.ranks is not None:
         return _launch(args)
+    check_launch_flags(args)
     rank = env_rank() if args.backend == "mpi" else 0
     try:
         return _run(args, rank)
@@ -111,15 +110,9 @@ def _launch(args) -> int:
     ``mpiexec -n N`` on the same command without ``--ranks`` (:mod:`dlbkit.runtime.launch`)."""
     import importlib.util
 
-    from dlbkit.runtime.launch import MAX_RANKS, find_mpiexec, launch, without_ranks
-
     if args.backend != "mpi":
         raise ConfigError("--ranks", args.ranks, "used with --backend mpi (the local backend's count is --workers)")
-    if not 2 <= args.ranks <= MAX_RANKS:
-        raise ConfigError("--ranks", args.ranks, f"an integer from 2 to {MAX_RANKS} (rank 0 coordinates, the "
-                          "others compute)")
-    if any(v in os.environ for v in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")):
-        raise ConfigError("--ranks", args.ranks, "omitted when mpiexec already started this command")
+    check_launch_flags(args)
     emulate = _checked(args)["emulate"]
     if isinstance(emulate, list) and len(emulate) != args.ranks - 1:
         raise ConfigError("--emulate", args.emulate, f"one speed per worker rank: {args.ranks - 1} for --ranks "
@@ -142,12 +135,7 @@ def _launch(args) -> int:
             raise ConfigError("--emulate", problem.value, problem.allowed)
     if importlib.util.find_spec("mpi4py") is None:
         raise ConfigError("--backend", "mpi", "used with mpi4py installed (pip install 'dlbkit[mpi]')")
-    mpiexec = find_mpiexec()
-    if mpiexec is None:
-        raise ConfigError("--ranks", args.ranks, "used with an mpiexec next to this Python or on PATH "
-                          "(pip install mpich)")
-    sys.stdout.flush()
-    return launch(mpiexec, args.ranks, without_ranks(args.argv))
+    return start_job(args)
 
 
 def _checked(args) -> dict:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dlbkit.errors import ConfigError, DlbkitError, closest
 from dlbkit.face.cli.bars import SweepBar
-from dlbkit.face.cli.options import add_import, add_progress
+from dlbkit.face.cli.options import add_import, add_launch, add_progress, check_launch_flags, start_job
 from dlbkit.face.cli.ranks import env_rank, env_size
 
 __all__ = ["HELP", "DESCRIPTION", "arguments", "command", "shipped_experiments", "find_experiment",
@@ -42,6 +42,7 @@ def arguments(s: argparse.ArgumentParser) -> None:
                    help="runs per task sent to the --jobs processes or the executor's workers: 1 (one run per "
                         "task), N, or auto (the default: about 0.1 s of measured work per task, shrinking by "
                         "factoring as the sweep ends; runs of 0.1 s or more go one per task)")
+    add_launch(s, "with --executor mpi: rank 0 runs the sweep, the others its runs")
     add_progress(s, "a progress bar on stderr: of the runs, or of the work done inside the run when there is "
                     "one run to do")
     add_import(s)
@@ -76,6 +77,13 @@ def command(args) -> int:
     from dlbkit.face.experiments.batching import check_batch
     from dlbkit.face.experiments.executors import SERVED, check_executor, open_executor
 
+    check_launch_flags(args)
+    if args.ranks is not None:  # dlbkit starts the MPI job on this same command, without --ranks
+        if args.executor != "mpi":
+            raise ConfigError("--ranks", args.ranks, "used with --executor mpi (the local executor's count is "
+                              "--jobs)")
+        find_experiment(args.experiment)  # a missing file said once, here, not by every rank
+        return start_job(args)
     rank = env_rank()  # under mpiexec every rank checks the same arguments: rank 0 alone says what is wrong
     try:
         from dlbkit.runtime.backends.local import check_workers
