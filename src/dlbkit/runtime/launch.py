@@ -206,7 +206,7 @@ class _Watch:
     POLL_S = 0.005  # how often the status directory is listed until every rank has written its file
 
     def __init__(self, folder: str, ranks: int, job_pid: int, *, listener: socket.socket | None = None,
-                 token: str = "", start_timeout: float = START_S, on_late=None):
+                 token: str = "", start_timeout: float = START_S, on_late=None, fifos: dict[int, int] | None = None):
         import select
 
         self.folder, self.ranks = folder, ranks
@@ -230,13 +230,7 @@ class _Watch:
         # a death: the killer's hang-up is seen before Hydra can kill anyone. A pidfd is ready only once
         # the whole process has gone, and on a loaded machine a rank Hydra killed was seen ending before
         # the rank that died (rank 2 named, rank 1 had killed itself: twice in some twenty suites)
-        for r in range(ranks):
-            path = os.path.join(folder, f"alive-{r}")
-            try:
-                os.mkfifo(path)
-                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # no hang-up until a writer came and went
-            except OSError:  # no FIFOs here: the pidfds alone
-                continue
+        for fd, r in (_fifos(folder, ranks) if fifos is None else fifos).items():
             self.fds[fd] = r
             self.poller.register(fd, select.POLLIN)
 
@@ -307,6 +301,8 @@ class _Watch:
             except OSError:
                 data = b""
             *lines, conn[1] = (conn[1] + data).split(b"\n")
+            if len(conn[1]) > 4 * status.RECORD_BYTES:  # no record is this long: not one of our ranks
+                data, lines = b"", []
             for line in lines:
                 rec = status.parse_line(line)
                 if rec is None:
@@ -347,6 +343,22 @@ class _Watch:
             self.fds[fd] = r
             self.poller.register(fd, select.POLLIN)
         return gone
+
+
+def _fifos(folder: str, ranks: int) -> dict[int, int]:
+    """The ranks' ``alive-R`` FIFOs made in *folder* and opened for reading: fd -> rank. Made before
+    the job starts: a rank that found no FIFO would take its connection instead, whose close was seen
+    after Hydra had killed another rank (the wrong rank named, 2 in 7 runs on a loaded machine)."""
+    out = {}
+    for r in range(ranks):
+        path = os.path.join(folder, f"alive-{r}")
+        try:
+            os.mkfifo(path)
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # no hang-up until a writer came and went
+        except OSError:  # no FIFOs here: the pidfds alone
+            continue
+        out[fd] = r
+    return out
 
 
 def _alive(pid: int, host: str | None) -> bool:
@@ -398,24 +410,25 @@ def launch(mpiexec: str, ranks: int, argv: Sequence[str], *, hosts: str | None =
     """Run ``dlbkit <argv>`` as an MPI job of *ranks* ranks, on the machines of *hosts* (Hydra's
     ``-hosts h1:2,h2:2``) or *hostfile* (``-f``) if given; its exit status (with the one line naming a
     dead rank on stderr when it died, or the ranks that did not start within *start_timeout* s)."""
-    base = os.environ.get(status.ENV) or None
-    folder = tempfile.mkdtemp(prefix="dlbkit-status-", dir=base)
     env = dict(os.environ)
-    env[status.ENV] = folder
     named = [h for h, _ in (parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else
                             read_hostfile(env["HYDRA_HOST_FILE"]) if env.get("HYDRA_HOST_FILE") else [])]
-    addresses = local_addresses(named) if named else ["127.0.0.1"]
+    addresses = local_addresses(named) if named else ["127.0.0.1"]  # a host that does not resolve: refused
     token = secrets.token_hex(16)
     # ranks of other machines connect here (status.ADDR_ENV); only this job's, which know the token, count
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1" if addresses == ["127.0.0.1"] else "0.0.0.0", 0))
-    listener.listen(min(ranks, socket.SOMAXCONN))
-    port = listener.getsockname()[1]
-    env[status.ADDR_ENV] = token + "@" + ",".join(f"{a}:{port}" for a in addresses)
-    where = ["-hosts", hosts] if hosts else ["-f", hostfile] if hostfile else []
-    cmd = [mpiexec, *where, "-n", str(ranks), sys.executable, "-m", "dlbkit", *argv]
+    folder = None
     old: dict[int, object] = {}
     try:
+        listener.bind(("127.0.0.1" if addresses == ["127.0.0.1"] else "0.0.0.0", 0))
+        listener.listen(min(ranks, socket.SOMAXCONN))
+        port = listener.getsockname()[1]
+        env[status.ADDR_ENV] = token + "@" + ",".join(f"{a}:{port}" for a in addresses)
+        folder = tempfile.mkdtemp(prefix="dlbkit-status-", dir=os.environ.get(status.ENV) or None)
+        env[status.ENV] = folder
+        where = ["-hosts", hosts] if hosts else ["-f", hostfile] if hostfile else []
+        cmd = [mpiexec, *where, "-n", str(ranks), sys.executable, "-m", "dlbkit", *argv]
+        fifos = _fifos(folder, ranks) if hasattr(os, "pidfd_open") else {}
         job = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                env=env, start_new_session=True, preexec_fn=_tie_to_us)
         # the job has its own session: Ctrl-C and SIGTERM reach it once, through us
@@ -430,9 +443,11 @@ def launch(mpiexec: str, ranks: int, argv: Sequence[str], *, hosts: str | None =
         if hasattr(os, "pidfd_open"):
             try:
                 watch = _Watch(folder, ranks, job.pid, listener=listener, token=token,
-                               start_timeout=start_timeout, on_late=lambda: _end(job))
+                               start_timeout=start_timeout, on_late=lambda: _end(job), fifos=fifos)
             except OSError:  # a kernel without pidfds: the final reading of the files only
                 watch = None
+                for fd in fifos:
+                    os.close(fd)
         if watch is not None:
             watch.run()
         code = job.wait()
@@ -453,7 +468,8 @@ def launch(mpiexec: str, ranks: int, argv: Sequence[str], *, hosts: str | None =
         listener.close()
         for sig, handler in old.items():
             signal.signal(sig, handler)
-        shutil.rmtree(folder, ignore_errors=True)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _end(job: subprocess.Popen) -> None:

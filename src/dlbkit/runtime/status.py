@@ -50,18 +50,25 @@ _head = ""  # the record's opening, up to the time: '{"rank": R, "pid": P, "host
 _sock = None
 
 
-def open_for(rank: int) -> None:
-    """Start keeping this rank's status file if :data:`ENV` names a directory (else nothing).
-    Idempotent: the second run of one job reuses the file."""
+def open_for(rank: int, *, watched: bool = True) -> None:
+    """Start keeping this rank's status file if :data:`ENV` names a directory (else nothing), and with
+    *watched* hold the launcher's FIFO (a connection to it when neither can be opened). Idempotent: the
+    second run of one job reuses the file.
+
+    A rank's command checks in with ``watched=False`` as it starts (the launcher bounds the start), and
+    the run takes the FIFO after MPI has started: held from the command's start, the FIFO's hang-up
+    came after Hydra had killed another rank (the wrong rank named, 3 in 15 runs on a loaded machine;
+    0 in 16 with the FIFO taken after MPI_Init)."""
     global ON, _fd, _head, _alive
     folder = os.environ.get(ENV)
-    if not folder or _fd is not None or _sock is not None:
+    if not folder or _sock is not None or _alive is not None:
         return
     _head = json.dumps({"rank": rank, "pid": os.getpid(), "host": socket.gethostname()})[:-1] + ", "
     try:
-        _fd = os.open(os.path.join(folder, f"rank-{rank}"), os.O_WRONLY | os.O_CREAT, 0o644)
-        # non-blocking: fails (ENXIO) rather than waits when no launcher reads it (another host)
-        _alive = os.open(os.path.join(folder, f"alive-{rank}"), os.O_WRONLY | os.O_NONBLOCK)
+        if _fd is None:
+            _fd = os.open(os.path.join(folder, f"rank-{rank}"), os.O_WRONLY | os.O_CREAT, 0o644)
+        if watched:  # non-blocking: fails (ENXIO) rather than waits when no launcher reads it (another host)
+            _alive = os.open(os.path.join(folder, f"alive-{rank}"), os.O_WRONLY | os.O_NONBLOCK)
     except OSError:  # not the launcher's machine, or not its directory: tell the launcher over TCP
         _connect(rank)
         if _sock is not None and _fd is not None:  # the connection carries the records from now on

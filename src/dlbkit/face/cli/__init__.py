@@ -109,8 +109,8 @@ def _check_in(command: str) -> bool:
     from dlbkit.face.cli.ranks import env_rank
     from dlbkit.runtime import status
 
-    status.open_for(env_rank())
-    status.doing("starting dlbkit %s", command)
+    status.open_for(env_rank(), watched=False)  # the run holds the FIFO (status.open_for says why)
+    status.doing("running dlbkit %s", command)
     return status.ON
 
 
