@@ -44,13 +44,16 @@ def why_not() -> str | None:
 
 
 class Hosts:
-    """*n* hosts ``10.231.X.1`` .. ``10.231.X.n`` (X from this process's id), namespaces
-    ``dlbk<pid>h<i>``; *private*: the indexes (0-based) of hosts whose view of *status_dir* is their own
-    empty directory."""
+    """*n* hosts ``10.231.X.1`` .. ``10.231.X.n`` (X from this process's id and *index*), namespaces
+    ``dlbk<pid><index>h<i>``; *private*: the indexes (0-based) of hosts whose view of *status_dir* is their own
+    empty directory; *slow*: {index: seconds} hosts whose link delays every frame that long each way
+    (a user-space relay, tests/support/relay.py, in a namespace of its own between the host and the
+    bridge: this kernel has no ``netem``)."""
 
-    def __init__(self, folder: Path, n: int = 3, *, private: Sequence[int] = (), status_dir: Path | None = None):
-        tag = f"dlbk{os.getpid() % 10_000_000}"
-        net = 20 + os.getpid() % 200
+    def __init__(self, folder: Path, n: int = 3, *, private: Sequence[int] = (), status_dir: Path | None = None,
+                 slow: dict[int, float] | None = None, index: int = 0):
+        tag = f"dlbk{os.getpid() % 1_000_000}{index}"  # *index*: another set of hosts beside this one
+        net = 20 + (os.getpid() + 97 * index) % 200
         self.names = [f"{tag}h{i + 1}" for i in range(n)]
         self.addresses = [f"10.231.{net}.{i + 1}" for i in range(n)]
         self.links = [f"{tag}v{i + 1}" for i in range(n)]  # each host's link, on the bridge's side
@@ -59,23 +62,51 @@ class Hosts:
         self.folder = Path(folder)
         self.launcher = self.folder / "ssh-to-namespace"
         self._made: list[str] = []
+        self.slow = dict(slow or {})
+        self.wires = {i: f"{tag}w{i + 1}" for i in self.slow}  # the relays' namespaces
+        self.names_all = self.names + list(self.wires.values())
         try:
             _ip("link", "add", self.bridge, "type", "bridge")
             self._made.append("bridge")
             _ip("link", "set", self.bridge, "up")
-            for name, address, link in zip(self.names, self.addresses, self.links):
+            for i, (name, address, link) in enumerate(zip(self.names, self.addresses, self.links)):
                 _ip("netns", "add", name)
                 self._made.append(name)
-                _ip("link", "add", link, "type", "veth", "peer", "name", "eth0", "netns", name)
+                if i in self.slow:  # host eth0 ~ wa [relay] wb ~ link on the bridge
+                    wire = self.wires[i]
+                    _ip("netns", "add", wire)
+                    self._made.append(wire)
+                    _ip("-n", wire, "link", "add", "wa", "type", "veth", "peer", "name", "eth0", "netns", name)
+                    _ip("link", "add", link, "type", "veth", "peer", "name", "wb", "netns", wire)
+                    for end in ("wa", "wb"):
+                        _ip("-n", wire, "link", "set", end, "promisc", "on", "up")
+                else:
+                    _ip("link", "add", link, "type", "veth", "peer", "name", "eth0", "netns", name)
                 _ip("link", "set", link, "master", self.bridge)
                 _ip("link", "set", link, "up")
                 _ip("-n", name, "addr", "add", f"{address}/24", "dev", "eth0")
                 _ip("-n", name, "link", "set", "eth0", "up")
                 _ip("-n", name, "link", "set", "lo", "up")
             self._write_launcher(set(private), status_dir)
+            if self.slow:
+                self._start_relays()
         except BaseException:
             self.close()
             raise
+
+    def _start_relays(self) -> None:
+        """Offloads off on every host (a relay forwards frames of at most the MTU), then one relay per
+        slow link, each started before this returns."""
+        import sys
+
+        here = Path(__file__).parent
+        off = f"import sys; sys.path.insert(0, {str(here)!r}); from relay import no_offloads; no_offloads('eth0')"
+        for name in self.names:
+            subprocess.run(["ip", "netns", "exec", name, sys.executable, "-c", off], check=True, timeout=30)
+        for i, delay in self.slow.items():
+            relay = subprocess.Popen(["ip", "netns", "exec", self.wires[i], sys.executable, str(here / "relay.py"),
+                                      "wa", "wb", str(delay)], stdout=subprocess.PIPE, text=True)
+            assert relay.stdout.readline().strip() == "relaying", "the relay did not start"
 
     def _write_launcher(self, private: set[int], status_dir: Path | None) -> None:
         cases = []
@@ -135,7 +166,7 @@ class Hosts:
     def pids(self) -> list[int]:
         """The processes running in the hosts' namespaces."""
         out = []
-        for name in self.names:
+        for name in self.names_all:
             if name in self._made:
                 done = _ip("netns", "pids", name, check=False)
                 out += [int(p) for p in done.stdout.split()]
@@ -154,7 +185,7 @@ class Hosts:
         deadline = time.monotonic() + 10
         while self.pids() and time.monotonic() < deadline:
             time.sleep(0.05)
-        for name in self.names:
+        for name in self.names_all:
             if name in self._made:
                 _ip("netns", "del", name, check=False)  # its end of the veth goes with it, and so the pair
         if "bridge" in self._made:

@@ -4,7 +4,7 @@ recorded loop should use.
 :func:`advise` reads a recording (``dlbkit.run_map(..., record=)``, ``Loop.save``, a simulated
 trace with item costs) and predicts every candidate's makespan for one more run of its last step,
 by simulating it on what that step measured (:func:`dlbkit.families.divisible.sim.auto.predict`: the measured item
-costs and worker speeds, the replay's latency), best first, with the measured makespan of the
+costs and worker speeds, each worker's latency to the master as the replay measures it), best first, with the measured makespan of the
 step beside the prediction for the balancer that ran it (how far the model is off there).
 :func:`plot_auto` draws a time-stepping run under ``balancer="auto"``: each step's measured makespan,
 the prediction for the balancer it used, and the choices.
@@ -57,7 +57,7 @@ def advise(trace: Trace | str | Path, *, candidates: list[str] | None = None, ma
     used = (last.meta.get("auto") or {}).get("used") or last.balancer
     if used not in names and _chunking(used):  # its measured makespan stands beside its prediction
         names.append(used)
-    latency = estimate(last).latency
+    latency = estimate(last).links  # each worker's own link: one slow link is not spread over all
     speeds = measured_speeds(last, costs)
     preds, _ = predict(costs, speeds, list(last.speeds), names, simulate=simulate_divisible, latency=latency,
                        max_items=max_items)

@@ -20,6 +20,7 @@ from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError, DlbkitError, TaskError
 from dlbkit.families.divisible.model.seeding import DIVISIBLE
 from dlbkit.model.seeding import streams
+from dlbkit.families.divisible.model.links import link_latencies
 from dlbkit.families.divisible.model.steps import join_steps, step_trace
 from dlbkit.model.trace import Trace
 from dlbkit.families.result import Result
@@ -275,6 +276,7 @@ class Loop:
             raise DlbkitError("no step has run yet")
         tr = join_steps(parts, carried=self._carried)
         tr.seed = self.seed
+        tr.meta["link_latency"] = link_latencies(tr)  # each worker's link, over every step's requests
         return tr
 
     def result(self) -> Result:

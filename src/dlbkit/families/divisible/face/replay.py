@@ -22,14 +22,16 @@ The replay model (:func:`estimate`):
   run; its last level after it) is kept, so a varying background load stays varying.
   ``model="emulated"`` takes s_i and the recorded availability as they were set.
 * **Network**: one request's round trip through the master is ``t_start - t_ask`` of every chunk but
-  a worker's first (ask = the previous chunk's end); its mean, split evenly between the request and
-  the reply, is the latency. The master's per-decision overhead is 0: worker-side timestamps cannot
+  a worker's first (ask = the previous chunk's end); the mean of a worker's, split evenly between the
+  request and the reply, is that worker's latency to the master (the engine's ``link_latency``), so
+  a worker behind a slow link is replayed behind a slow link, not at the average of all (a worker
+  with one chunk: the mean over every worker's round trips, the ``latency`` of the model). The master's per-decision overhead is 0: worker-side timestamps cannot
   separate the master's serial work from parallel delays (process wake-ups on a busy machine, most
   of a round trip), and charging the round trip to a serial master double-counts the queueing the
   recorded round trips already include (it over-predicted SS by up to 7.6%). A run in which no
   worker took a second chunk within a step (STATIC) has no round trip to measure: its latency is 0,
-  and the wait before the first chunks counts as startup. ``latency=`` and ``overhead=`` override
-  the estimates.
+  and the wait before the first chunks counts as startup. ``latency=`` (one latency for every link)
+  and ``overhead=`` override the estimates.
 * **Startup**: the master is busy until the first recorded chunk starts, less the reply's latency:
   starting worker processes (``local``) or ranks (``mpi``). The engine's ``startup`` option models
   it: the master starts the workers one after another, an equal share of the time each, before its
@@ -67,7 +69,7 @@ import numpy as np
 from dlbkit.balancers.base import Balancer
 from dlbkit.errors import ConfigError
 from dlbkit.families.divisible.model.workload import Divisible
-from dlbkit.families.divisible.sim.auto import round_trip_latency
+from dlbkit.families.divisible.model.links import link_latencies, round_trip_latency
 from dlbkit.families.replay import (ReplayReport, ReplayResult, check_seconds, makespan_report, measured_speed,
                                     pieces, recorded_balancer, speeds_text)
 from dlbkit.families.simulate import simulate
@@ -90,15 +92,17 @@ class ReplayModel:
     speeds: list[float]  # replay speed per worker (work units, i.e. recorded seconds, per second)
     nominal: list[float]  # the recorded (emulated) speed factors
     availability: list[Recorded]
-    latency: float  # seconds one way (half a request's round trip)
+    latency: float  # seconds one way (half a request's round trip), over every worker's requests
     overhead: float  # master seconds per decision
     startup: float  # seconds the master is busy before its first decision
     costs: np.ndarray = field(repr=False)
     model: str = "measured"
+    links: list[float] | None = None  # per worker, seconds one way: its own requests' (None: latency)
 
     def as_dict(self) -> dict:
         return {"model": self.model, "order": list(self.order), "speeds": [float(s) for s in self.speeds],
                 "nominal_speeds": [float(s) for s in self.nominal], "latency": self.latency,
+                "link_latency": None if self.links is None else [float(x) for x in self.links],
                 "overhead": self.overhead, "startup": self.startup, "items": int(len(self.costs)),
                 "total_work": float(self.costs.sum())}
 
@@ -147,7 +151,7 @@ def estimate(trace: Trace, model: str = "measured") -> ReplayModel:
     startup = first_start - latency - overhead if first_start - round_trip - overhead > 1e-9 * first_start else 0.0
     order = sorted(range(P), key=served.__getitem__)
     return ReplayModel(order, speeds, [float(s) for s in trace.speeds], avail, latency, overhead, startup,
-                       costs, model)
+                       costs, model, link_latencies(trace))
 
 
 def replay_loop(trace: Trace, balancer: Balancer | str | None = None, params: Mapping[str, Any] | None = None,
@@ -161,7 +165,7 @@ def replay_loop(trace: Trace, balancer: Balancer | str | None = None, params: Ma
         if v is not None:
             check_seconds(name, v)
     if latency is not None:
-        m.latency = float(latency)
+        m.latency, m.links = float(latency), None
     if overhead is not None:
         m.overhead = float(overhead)
     if seed is None:
@@ -170,6 +174,7 @@ def replay_loop(trace: Trace, balancer: Balancer | str | None = None, params: Ma
     P = trace.n_nodes
     nodes = [Node("master")] + [Node(f"w{w}", speed=m.speeds[w], availability=m.availability[w]) for w in m.order]
     platform = Platform(nodes, Network(latency=m.latency, bandwidth=_BANDWIDTH), name="replay")
+    links = None if m.links is None else {f"w{w}": m.links[w] for w in m.order}
     steps = trace.meta.get("time_steps")
     if steps:  # a time-stepping run (dlbkit.Loop): the same steps, one after another (model.steps)
         sizes = {int(s["items"]) for s in steps}
@@ -178,10 +183,11 @@ def replay_loop(trace: Trace, balancer: Balancer | str | None = None, params: Ma
                               "the same loop every step)")
         n = sizes.pop()
         tr = simulate(platform, Divisible(n), b, seed=seed, master=0, master_overhead=m.overhead,
-                      costs=m.costs.reshape(len(steps), n), startup=m.startup, steps=len(steps)).trace
+                      costs=m.costs.reshape(len(steps), n), startup=m.startup, steps=len(steps),
+                      link_latency=links).trace
     else:
         tr = simulate(platform, Divisible(len(m.costs)), b, seed=seed, master=0, master_overhead=m.overhead,
-                      costs=m.costs, startup=m.startup).trace
+                      costs=m.costs, startup=m.startup, link_latency=links).trace
     # back to the recorded numbering: replay worker j is recorded worker order[j]
     pos = {w: j for j, w in enumerate(m.order)}
     tr.node = [m.order[j] for j in tr.node]

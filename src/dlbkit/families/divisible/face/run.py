@@ -146,12 +146,13 @@ def in_whole(e: TaskError, todo: list[int], held: dict) -> TaskError:
 def auto_after_step(auto, state: dict, step) -> dict:
     """After a real step under a balancer that ``predicts_between_steps`` (``auto``; *step*: its
     trace, items and times from the step's start; *state*: what *auto* carried): measure it as :func:`dlbkit.replay` would (item costs,
-    each worker's speed, the round trip's latency), predict the candidates when due
+    each worker's speed, each worker's latency to the coordinator), predict the candidates when due
     (:func:`dlbkit.families.divisible.sim.auto.after_step`, which books it in ``step.meta["auto"]``); the next state."""
-    from dlbkit.families.divisible.sim.auto import after_step, round_trip_latency
+    from dlbkit.families.divisible.model.links import link_latencies
+    from dlbkit.families.divisible.sim.auto import after_step
     from dlbkit.families.divisible.sim.engine import simulate_divisible
     costs = np.asarray(step.meta["item_cost"], dtype=float)
-    return after_step(auto, state, step, costs, list(step.speeds), round_trip_latency(step), step.makespan,
+    return after_step(auto, state, step, costs, list(step.speeds), link_latencies(step), step.makespan,
                       simulate=simulate_divisible)
 
 

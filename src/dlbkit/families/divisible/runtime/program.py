@@ -48,6 +48,7 @@ from dlbkit.runtime.emulation import Emulation
 from dlbkit.runtime.messages import Died, Error, Stop
 from dlbkit.runtime.progress import Progress
 from dlbkit.runtime import status
+from dlbkit.families.divisible.model.links import link_latencies
 from dlbkit.families.divisible.runtime.messages import Done, Ready, Work
 
 __all__ = ["coordinate", "coordinate_step", "Pool", "serve", "run_chunk", "MapRun", "PoolRun", "PoolStep", "RankStep",
@@ -278,6 +279,8 @@ class _Step:
         if not self.one_shot:
             trace.end_time = max(trace.end_time, self.step_start)  # an empty step ends where it began
             trace.meta.update(step_start=self.step_start, step_items=self.N)
+        else:  # what each worker's requests measured of its link, kept in the recording (a Loop's: Loop.trace)
+            trace.meta["link_latency"] = link_latencies(trace)
         return trace
 
 

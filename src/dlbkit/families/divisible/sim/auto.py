@@ -9,7 +9,8 @@ The model of the next step (:func:`predict`): the last step's items with their m
 units: seconds at speed 1), in their order; one worker per measured worker, whose balancer sees its
 nominal speed (as in the real run: WF's weights, AWF's prior) and who computes at its measured speed
 (a constant availability level = measured / nominal, all levels scaled so the largest is 1); every
-message ``latency`` seconds; no start-up, and every worker's first request already at the master (a
+message between a worker and the master its own ``latency`` (one per worker: a slow link stays one
+slow link, not an average spread over all; one number: every worker's); no start-up, and every worker's first request already at the master (a
 persistent pool's workers are up and asking). A candidate that
 carries state across steps (``Balancer.carries_state``: AWF, AF, …) is simulated for two steps and
 judged on the second, so it is judged with what it would have learned; what it carried out of the
@@ -36,7 +37,7 @@ from dlbkit.model.platform import Network, Node, Platform
 from dlbkit.model.trace import Trace
 from dlbkit.families.divisible.model.workload import Divisible
 
-__all__ = ["predict", "measured_speeds", "coarsen", "round_trip_latency", "after_step"]
+__all__ = ["predict", "measured_speeds", "coarsen", "after_step"]
 
 
 def coarsen(costs: np.ndarray, max_items: int) -> tuple[np.ndarray, int]:
@@ -48,23 +49,6 @@ def coarsen(costs: np.ndarray, max_items: int) -> tuple[np.ndarray, int]:
     pad = (-n) % g
     c = np.concatenate((costs, np.zeros(pad))) if pad else costs
     return c.reshape(-1, g).sum(axis=1), g
-
-
-def round_trip_latency(trace: Trace) -> float:
-    """Half the mean time from a worker's chunk's end to the start of its next chunk in the same time
-    step (the request's round trip through the master): the replay's latency (:func:`dlbkit.replay`)."""
-    P = trace.n_nodes
-    steps = trace.meta.get("time_steps") or []
-    bounds = [s["chunks"][0] for s in steps[1:]]
-    rows_of: list[list[int]] = [[] for _ in range(P)]
-    for k in sorted(range(trace.n_intervals), key=trace.t_start.__getitem__):
-        rows_of[trace.node[k]].append(k)
-    gaps: list[float] = []
-    for w in range(P):
-        rows = rows_of[w]
-        gaps.extend(trace.t_start[rows[j]] - trace.t_end[rows[j - 1]] for j in range(1, len(rows))
-                    if not any(rows[j - 1] < b <= rows[j] for b in bounds))
-    return max(float(np.mean(gaps)), 0.0) / 2 if gaps else 0.0
 
 
 def measured_speeds(trace: Trace, costs: Sequence[float]) -> list[float]:
@@ -80,7 +64,7 @@ def measured_speeds(trace: Trace, costs: Sequence[float]) -> list[float]:
 
 
 def predict(costs: Sequence[float], speeds: Sequence[float], nominal: Sequence[float], candidates: Sequence[str],
-            *, simulate: Callable[..., Trace], latency: float = 0.0,
+            *, simulate: Callable[..., Trace], latency: float | Sequence[float] = 0.0,
             max_items: int = 2048) -> tuple[list[tuple[str, float]], dict]:
     """Each candidate's predicted makespan for a step of items of *costs* on workers of measured
     *speeds* (work units per second; NaN: not measured, taken as its nominal share of the measured
@@ -102,25 +86,31 @@ def predict(costs: Sequence[float], speeds: Sequence[float], nominal: Sequence[f
     nodes = [Node("master", 1.0)] + [Node(f"w{i}", min(max(s * top, TINY), HUGE),
                                           availability=Constant(min(1.0, max(r / top, TINY))))
                                      for i, (s, r) in enumerate(zip(nominal, ratio))]
-    platform = Platform(nodes, Network(max(float(latency), 0.0), 1e18), name="prediction")
+    if isinstance(latency, Sequence):  # one per worker: each worker's own link to the master
+        links = {f"w{i}": max(float(x), 0.0) for i, x in enumerate(latency)}
+        platform = Platform(nodes, Network(0.0, 1e18), name="prediction")
+    else:
+        links = None
+        platform = Platform(nodes, Network(max(float(latency), 0.0), 1e18), name="prediction")
     workload = Divisible(len(block))
     out, seeds = [], {}
     for name in candidates:
         b = make(name, {}, "candidate")
         if b.carries_state:
-            tr = simulate(platform, workload, b, costs=np.vstack((block, block)), steps=2)
+            tr = simulate(platform, workload, b, costs=np.vstack((block, block)), steps=2, link_latency=links)
             s1 = tr.meta["time_steps"][1]
             out.append((name, float(s1["end"] - s1["start"])))
             seeds[name] = tr.meta["carried"][0] if g == 1 else None
         else:
-            tr = simulate(platform, workload, b, costs=block, requests_waiting=True)
+            tr = simulate(platform, workload, b, costs=block, requests_waiting=True, link_latency=links)
             out.append((name, float(tr.end_time)))
     order = sorted(range(len(out)), key=lambda i: (out[i][1], i))
     return [out[i] for i in order], seeds
 
 
 def after_step(auto, state: dict, step: Trace, costs: Sequence[float], nominal: Sequence[float],
-               latency: float, duration: float, evaluate: bool = True, *, simulate: Callable[..., Trace]) -> dict:
+               latency: float | Sequence[float], duration: float, evaluate: bool = True, *,
+               simulate: Callable[..., Trace]) -> dict:
     """What every engine does between two steps of a run whose balancer declares
     ``predicts_between_steps`` (``balancer="auto"``; the divisible simulator's ``steps``,
     ``dlbkit.Loop``, ``dlbkit.map`` with a recording): measure the step

@@ -8,7 +8,9 @@
   waits for all results before the next round.
 
 Cost model. A message from node a to b takes ``hops(a, b) · latency + bytes / bandwidth`` (zero
-within a node). A chunk of items with total work W, started at t0 on a worker of speed s whose node
+within a node); ``link_latency`` ({node name: seconds}) gives a node's own latency to and from the
+master instead of ``hops · latency`` (one slow link modelled as one slow link: the replay of a real
+run measures each worker's). A chunk of items with total work W, started at t0 on a worker of speed s whose node
 has availability a(t), ends at the t1 with s·∫_{t0}^{t1} a = W, integrated exactly over a's pieces.
 The master is one sequential process: it spends ``master_overhead`` seconds per decision, and sends
 with blocking sends that occupy it for ``bytes · (master_cost_per_byte / master speed + 1/bandwidth)``
@@ -65,7 +67,8 @@ class _Run:
     """Everything one run needs, realised from the platform and workload with the run's seed."""
 
     def __init__(self, platform: Platform, workload: Divisible, balancer: ChunkingBalancer, seed,
-                 master: int | str, master_computes: bool, costs: np.ndarray | None, cost_per_byte: float):
+                 master: int | str, master_computes: bool, costs: np.ndarray | None, cost_per_byte: float,
+                 link_latency: Any = None):
         if not isinstance(balancer, ChunkingBalancer):
             raise ConfigError("balancer", getattr(balancer, "name", balancer),
                               "a chunking balancer for a divisible workload")
@@ -100,6 +103,9 @@ class _Run:
         self.hops = [int(hops[n]) for n in self.node_of]
         # latency only: bytes are charged per item below (the same term, factored per item)
         self.latency = [message_time(h, 0.0, net.latency, net.bandwidth) for h in self.hops]
+        if link_latency is not None:
+            own = _link_latency(link_latency, platform)
+            self.latency = [own.get(n, x) if n != master else x for n, x in zip(self.node_of, self.latency)]
         # seconds per byte between each worker and the master: data within a node is not sent
         self.inv_bw = [0.0 if n == master else 1.0 / platform.network.bandwidth for n in self.node_of]
         self.master_speed = platform.nodes[master].speed
@@ -147,7 +153,8 @@ def simulate_divisible(platform: Platform, workload: Divisible, balancer: Chunki
     tick = ticker(o.progress)
     if tick is not None:
         tick(0, workload.n_items * steps)
-    run = _Run(platform, workload, balancer, seed, o.master, o.master_computes, o.costs, o.master_cost_per_byte)
+    run = _Run(platform, workload, balancer, seed, o.master, o.master_computes, o.costs, o.master_cost_per_byte,
+               o.link_latency)
     if run.step_costs is not None and len(run.step_costs) != steps:
         raise ConfigError("costs", run.step_costs.shape, f"one row of item costs per time step ({steps})")
     ready, master_free = _broadcast(run, o.broadcast_bytes, o.startup)
@@ -190,6 +197,23 @@ def _broadcast(run: _Run, nbytes: float, startup: float = 0.0) -> tuple[list[flo
                 t += nbytes * cost + share
                 ready[w] = t + run.latency[w]
     return ready, t
+
+
+def _link_latency(given: Any, platform: Platform) -> dict[int, float]:
+    """``link_latency`` ({node name: seconds, one way between it and the master}) by node index."""
+    from collections.abc import Mapping
+
+    from dlbkit.model import check
+
+    if not isinstance(given, Mapping):
+        raise ConfigError("engine.link_latency", type(given).__name__, "a mapping of node name to seconds")
+    out = {}
+    for name, value in given.items():
+        i = platform.index(name, "engine.link_latency") if isinstance(name, str) else None
+        if i is None:
+            raise ConfigError("engine.link_latency", name, "node names as keys")
+        out[i] = check.number(value, f"engine.link_latency[{name!r}]", lo=0.0)
+    return out
 
 
 class _Master:
@@ -528,7 +552,7 @@ def _time_steps(run: _Run, balancer, seed, o: DivisibleOptions, steps: int, read
             state = end_step(balancer, run.view)
             if balancer.predicts_between_steps:  # the engine predicts the next step, the balancer chooses
                 one = step_trace(join_steps([tr]), 0)  # the step on its own: items from 0
-                state = after_step(balancer, state, one, run.costs, run.speeds, float(np.mean(run.latency)),
+                state = after_step(balancer, state, one, run.costs, run.speeds, list(run.latency),
                                    tr.end_time - start, evaluate=k + 1 < steps, simulate=simulate_divisible)
                 tr.meta["auto"] = one.meta["auto"]
             carried.append(state)

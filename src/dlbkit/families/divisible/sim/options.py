@@ -24,8 +24,8 @@ _BYTES_OR_SECONDS = Interval(Real, 0.0, None)
 class DivisibleOptions(EngineOptions):
     """The options of one master–worker run (:func:`~dlbkit.families.divisible.sim.engine.simulate_divisible`
     says what each does). The Python-only ones: *costs* (the item costs, replacing the workload's draw;
-    one row per time step), *startup*, *fast_path*, *log_events*, *record_decisions*, *progress*, *state*
-    and *requests_waiting*."""
+    one row per time step), *link_latency*, *startup*, *fast_path*, *log_events*, *record_decisions*,
+    *progress*, *state* and *requests_waiting*."""
 
     mechanism: str = option("self-scheduling", "self-scheduling (an idle worker asks the master) or rounds "
                             "(Sánchez et al., 004 §2.2)", Options(*MECHANISMS))
@@ -40,6 +40,7 @@ class DivisibleOptions(EngineOptions):
     broadcast_bytes: float = option(0.0, "bytes of shared read-only data sent to every worker before any work "
                                     "(004's INIT; default 0)", _BYTES_OR_SECONDS)
     costs: Any = option(None)
+    link_latency: Any = option(None)
     startup: float = option(0.0, None, _BYTES_OR_SECONDS)
     fast_path: bool | None = option(None)
     log_events: bool = option(False)
