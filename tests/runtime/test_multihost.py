@@ -228,6 +228,21 @@ def test_a_host_that_cannot_be_reached_ends_the_job_within_the_bound(hosts, work
     assert took < 60, took  # the bound, not ssh's TCP timeout (a generous margin for a loaded machine)
 
 
+def test_a_host_the_launcher_cannot_log_in_to_is_named_when_mpiexec_gives_up(hosts, work):
+    """The stand-in fails at once for an address it does not know, as ssh does for a refused
+    connection: Hydra ends with 255 before those ranks start (and often before any: it gives up the
+    whole launch), and the last line names the ranks that did not start."""
+    unknown = hosts.unreachable.rsplit(".", 1)[0] + ".251"  # no host, and no hang: refused at once
+    spec = f"{hosts.addresses[0]}:2,{unknown}:2"
+    p = _dlbkit(hosts, work, "run", "farwork:cost", "--items", "50", "--backend", "mpi", "--ranks", "4",
+                "--hosts", spec)
+    assert p.returncode == 255, p.stderr[-3000:]
+    last = p.stderr.strip().splitlines()[-1]
+    m = re.fullmatch(r"dlbkit: ranks ([\d, ]+) did not start \(mpiexec exit status 255\): check that every host "
+                     rf"of --hosts {re.escape(spec)} is reachable .*", last)
+    assert m and {2, 3} <= {int(r) for r in m.group(1).split(", ")}, last
+
+
 def test_a_host_name_that_does_not_resolve_is_refused_before_the_job(hosts, work):
     p = _dlbkit(hosts, work, "run", "farwork:cost", "--items", "50", "--backend", "mpi", "--ranks", "4",
                 "--hosts", "no-such-host.invalid:2,also-not.invalid:2")
@@ -312,3 +327,50 @@ def test_auto_in_a_real_loop_chooses_differently_behind_one_slow_link(hosts, far
         assert (got["link_latency"][2] >= SLOW_S) == (name == "far"), got
     print(f"auto's choice after the first step: {chosen}")
     assert chosen["near"] != chosen["far"], chosen
+
+
+@pytest.fixture(scope="module")
+def over_ssh(hosts, tmp_path_factory):
+    """OpenSSH between the hosts, as docs/across-machines.md sets it up: an ``sshd`` on each (key login
+    only), the client's key in its authorized keys, host keys accepted on first use. The client's files
+    are the test's own (``ssh -F``, through ``HYDRA_LAUNCHER_EXEC``), not root's ``~/.ssh``."""
+    import os
+    import shutil
+    import subprocess
+
+    sshd = "/usr/sbin/sshd"
+    if not os.path.exists(sshd) or shutil.which("ssh") is None or shutil.which("ssh-keygen") is None:
+        pytest.skip("no OpenSSH server here (apt-get install openssh-server)")
+    d = tmp_path_factory.mktemp("ssh")
+    for key in ("host", "client"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / key)], check=True, timeout=30)
+    (d / "authorized_keys").write_text((d / "client.pub").read_text())
+    (d / "config").write_text(f"Host *\n  IdentityFile {d / 'client'}\n  UserKnownHostsFile {d / 'known_hosts'}\n"
+                              "  StrictHostKeyChecking accept-new\n  BatchMode yes\n  LogLevel ERROR\n")
+    launcher = d / "ssh"
+    launcher.write_text(f'#!/bin/sh\nexec ssh -F {d / "config"} "$@"\n')
+    launcher.chmod(0o755)
+    os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation directory
+    for name, address in zip(hosts.names, hosts.addresses):
+        subprocess.run(["ip", "netns", "exec", name, sshd, "-o", f"ListenAddress={address}", "-h", str(d / "host"),
+                        "-o", f"AuthorizedKeysFile={d / 'authorized_keys'}", "-o", "StrictModes=no",
+                        "-o", "PasswordAuthentication=no", "-o", f"PidFile={d / name}.pid"], check=True, timeout=30)
+    yield hosts.env(HYDRA_LAUNCHER_EXEC=str(launcher))
+    for name in hosts.names:
+        pid = (d / f"{name}.pid")
+        if pid.exists():
+            subprocess.run(["kill", pid.read_text().strip()], check=False)
+
+
+def test_over_openssh_a_run_and_a_dead_rank_as_the_docs_say(hosts, over_ssh, work):
+    p = _dlbkit(hosts, work, "run", "farwork:cost", "--items", "300", "--backend", "mpi", "--ranks", "4",
+                "--hosts", hosts.spec(SLOTS), "--results", "ssh.json", env=over_ssh)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert len(json.loads((work / "ssh.json").read_text())) == 300
+    env = dict(over_ssh, DIES_ON=hosts.addresses[2])
+    p = _dlbkit(hosts, work, "run", "farwork:dies_far", "--items", "400", "-b", "ss", "--backend", "mpi",
+                "--ranks", "4", "--hosts", hosts.spec(SLOTS), env=env)
+    last = p.stderr.strip().splitlines()[-1]
+    print(f"over OpenSSH: exit status {p.returncode}; {last}")
+    assert p.returncode != 0
+    assert re.fullmatch(r"dlbkit: rank 3 \(pid \d+ on \S+\) died while computing item \d+", last), p.stderr[-3000:]

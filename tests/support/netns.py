@@ -135,7 +135,8 @@ class Hosts:
         """An environment in which ``mpiexec -hosts`` reaches these hosts through the stand-in, and
         MPI's traffic goes over TCP."""
         env = dict(os.environ if base is None else base)
-        env.update(HYDRA_LAUNCHER="ssh", HYDRA_LAUNCHER_EXEC=str(self.launcher), **TRANSPORT, **extra)
+        env.update(HYDRA_LAUNCHER="ssh", HYDRA_LAUNCHER_EXEC=str(self.launcher), **TRANSPORT)
+        env.update(extra)
         for k in ("PMI_RANK", "PMI_SIZE", "PMI_FD", "PMI_PORT"):
             env.pop(k, None)
         return env

@@ -461,6 +461,11 @@ def launch(mpiexec: str, ranks: int, argv: Sequence[str], *, hosts: str | None =
         code = code if code > 0 else 128 - code
         records = {**status.read(folder), **(watch.remote if watch else {})}
         line = diagnose(records, watch.first if watch else None, code)
+        if watch is not None:
+            watch.seen |= set(records)  # a rank's file written after the watch's last listing
+        if line is None and watch is not None and len(watch.seen) < ranks:
+            # Hydra gave up before some ranks started (ssh refused, a host unknown to ssh): say which
+            line = _late(sorted(set(range(ranks)) - watch.seen), None, hosts, hostfile, code)
         if line is not None:
             print(line, file=sys.stderr, flush=True)
         return code
@@ -517,11 +522,15 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
-def _late(missing: list[int], timeout: float, hosts: str | None, hostfile: str | None) -> str:
-    """The line for ranks that did not start within the bound."""
+def _late(missing: list[int], timeout: float | None, hosts: str | None, hostfile: str | None,
+          code: int | None = None) -> str:
+    """The line for ranks that did not start within the bound (*timeout*), or before ``mpiexec`` gave up
+    (its exit status *code*)."""
     which = ", ".join(map(str, missing[:20])) + (", ..." if len(missing) > 20 else "")
     on = f" of --hosts {hosts}" if hosts else f" of --hostfile {hostfile}" if hostfile else ""
-    return (f"dlbkit: rank{'s' if len(missing) > 1 else ''} {which} did not start within {timeout:g} s, "
-            f"so the job was ended: check that every host{on} is reachable from here without a password "
+    how = (f"did not start within {timeout:g} s, so the job was ended" if timeout is not None else
+           f"did not start (mpiexec exit status {code})")
+    return (f"dlbkit: rank{'s' if len(missing) > 1 else ''} {which} {how}: check that every host{on} is "
+            "reachable from here without a password "
             "(ssh HOST true), and that this Python and dlbkit are at the same path there "
             f"({sys.executable}); docs/across-machines.md")
