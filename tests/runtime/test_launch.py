@@ -332,7 +332,8 @@ def test_bad_launch_flags_are_one_line_and_status_2(capsys, work, tmp_path, argv
     (tmp_path / "h.txt").write_text("a:1\n")
     from dlbkit.face.cli import main
     for command in (["run", f"{work}:cost", "--items", "10", "--backend", "mpi"],
-                    ["simulate", "demo", "--executor", "mpi"]):
+                    ["simulate", "demo", "--executor", "mpi"],
+                    ["cluster", f"{work}:cost", "--jobs", "5", "--backend", "mpi"]):
         assert main([*command, *argv]) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith(f"dlbkit: error: {field} ") and "\n" not in err, err
@@ -344,3 +345,13 @@ def test_a_hostfile_reads_hosts_slots_and_comments(tmp_path):
     assert launch.read_hostfile(str(f)) == [("node1", 2), ("node2", None), ("10.0.0.3", 4)]
     assert launch.without_ranks(["run", "--ranks", "3", "--hosts=a:1", "--hostf", "f", "--start-t", "5", "-b",
                                  "ss"]) == ["run", "-b", "ss"]
+
+
+def test_a_job_cluster_through_the_launcher_runs_every_job_once(tmp_path, work):
+    """``dlbkit cluster --backend mpi --ranks 3``: rank 0 submits, ranks 1 and 2 are the nodes."""
+    _mpi_ready()
+    p = _dlbkit(tmp_path, "cluster", f"{work}:cost", "--jobs", "40", "--backend", "mpi", "--ranks", "3", "--json",
+                "--no-progress")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert (out["jobs"], out["workers"], out["failed"], sum(out["jobs_per_node"])) == (40, 2, 0, 40)

@@ -179,6 +179,15 @@ def test_dlbkit_run_with_hosts_gives_the_serial_results(hosts, work):
     assert json.loads(p.stdout)["items"] == 300
 
 
+def test_dlbkit_cluster_with_hosts_runs_every_job_once_on_the_far_nodes(hosts, work):
+    p = _dlbkit(hosts, work, "cluster", "farwork:cost", "--jobs", "60", "--backend", "mpi", "--ranks", "4",
+                "--hosts", hosts.spec(SLOTS), "--json", "--no-progress")
+    assert p.returncode == 0, p.stderr[-3000:]
+    out = json.loads(p.stdout)
+    assert (out["workers"], out["failed"], sum(out["jobs_per_node"])) == (3, 0, 60)
+    assert all(n > 0 for n in out["jobs_per_node"]), out  # the nodes on hosts 2 and 3 ran jobs too
+
+
 def test_a_hostfile_is_the_same_as_hosts(hosts, work):
     (work / "hosts.txt").write_text("# test hosts\n" + "\n".join(hosts.spec(SLOTS).split(",")) + "\n")
     p = _dlbkit(hosts, work, "run", "farwork:cost", "--items", "100", "--backend", "mpi", "--ranks", "4",

@@ -9,11 +9,12 @@ import json
 import math
 import time
 
-from dlbkit.errors import ConfigError
+from dlbkit.errors import ConfigError, DlbkitError
 from dlbkit.face.cli.loading import load_function
-from dlbkit.face.cli.options import (add_balancer, add_emulate, add_json, add_progress, add_record, add_seed, add_target,
-                                     add_workers, check_balancer_arg, check_count, check_seed, emulate_arg,
-                                     parse_params, writable_file)
+from dlbkit.face.cli.options import (add_balancer, add_emulate, add_json, add_launch, add_progress, add_record,
+                                     add_seed, add_target, add_workers, check_balancer_arg, check_count,
+                                     check_launch_flags, check_seed, emulate_arg, parse_params, start_job,
+                                     writable_file)
 from dlbkit.face.cli.output import jsonable, recorded_line, warnings_in_one_line
 
 __all__ = ["HELP", "DESCRIPTION", "arguments", "command"]
@@ -34,6 +35,10 @@ def arguments(cl: argparse.ArgumentParser) -> None:
     cl.add_argument("--jobs", "-N", type=int, required=True, metavar="N", help="jobs: FUNCTION(0) .. FUNCTION(N-1)")
     cl.add_argument("--rate", type=float, metavar="R", help="Poisson arrivals at R jobs/s (default: all at once)")
     add_workers(cl, "nodes (default: the usable CPUs, or one per --emulate speed)")
+    cl.add_argument("--backend", choices=("local", "mpi"), default="local",
+                    help="local processes (default), or MPI ranks: rank 0 submits the jobs, every other rank is "
+                         "a node (start it with --ranks N, or under your own mpiexec)")
+    add_launch(cl, "with --backend mpi: rank 0 submits the jobs, N-1 ranks are the nodes")
     add_balancer(cl, "placement", "nezha")
     cl.add_argument("--info", metavar="MODEL", default="gossip",
                     help="information model, one that sends messages: gossip (default), neighbour, scatter-old, "
@@ -68,11 +73,29 @@ POLL_S = 0.2  # how often the progress is told while the command waits
 
 def command(args) -> int:
     """``dlbkit cluster``: the jobs submitted at their arrival times, waited for, and the summary printed."""
+    from dlbkit.face.cli.ranks import env_rank
+
+    rank = env_rank() if args.backend == "mpi" else 0
+    try:
+        return _cluster(args)
+    except DlbkitError:
+        if rank != 0:  # every rank finds the same bad input: rank 0 alone says so
+            return 2
+        raise
+
+
+def _cluster(args) -> int:
+    """The checks, then the job started (``--ranks``) or the cluster run here (on this rank)."""
     import numpy as np
     from concurrent.futures import wait
     from dlbkit.families.stream.face.cluster import Cluster
     from dlbkit.runtime.progress import Progress, line_mode
 
+    check_launch_flags(args)
+    if args.ranks is not None and args.backend != "mpi":
+        raise ConfigError("--ranks", args.ranks, "used with --backend mpi (the local backend's count is --workers)")
+    if args.backend == "mpi" and args.workers is not None:
+        raise ConfigError("--workers", args.workers, "omitted with --backend mpi (the nodes are the ranks but rank 0)")
     check_count(args.jobs, "--jobs")
     if args.rate is not None and not (math.isfinite(args.rate) and args.rate > 0):
         raise ConfigError("--rate", args.rate, "a finite number of jobs per second > 0")
@@ -87,6 +110,8 @@ def command(args) -> int:
     check_balancer_arg(args.balancer, "placement", params)
     emulate = emulate_arg(args.emulate)
     record = writable_file(args.record, "--record")
+    if args.ranks is not None:  # checked here once, then the same command on the ranks
+        return start_job(args)
     workers = args.workers  # None: one node per speed factor, per platform node, or per usable CPU (Cluster's rule)
     info = {"model": args.info, **parse_params(args.info_param, "--info-param")}
     rng = np.random.default_rng(args.seed)
@@ -96,7 +121,7 @@ def command(args) -> int:
     with warnings_in_one_line(0):
         try:
             cluster = Cluster(workers, balancer=args.balancer, params=params, info=info, emulate=emulate,
-                              seed=args.seed, record=record)
+                              seed=args.seed, record=record, backend=args.backend)
         except ConfigError as e:  # the information model is the flags' --info and --info-param
             raise _info_flags(e) from None
         with cluster as c:
