@@ -38,9 +38,11 @@ Across machines (``--hosts h1:2,h2:2`` or ``--hostfile FILE``, passed to Hydra a
 (:data:`~dlbkit.runtime.status.ADDR_ENV`: the launcher's address towards each host, with a token the
 launcher checks), and the connection's close is that rank's end, as the FIFO's hang-up is for a rank of
 this machine. So a dead rank is named whether or not the machines share the directory. The launcher
-also bounds the start: every rank says who it is as soon as its ``dlbkit`` command has read its arguments; if some have not within *start_timeout* seconds (a host that cannot be reached, an ssh
-that asks for a password, a different path to Python there), the job is ended and one line names the
-ranks and hosts that did not start, with exit status 1.
+also bounds the start: every rank says who it is as soon as its ``dlbkit`` command has read its
+arguments (its status file, or its connection); if some have not within *start_timeout* seconds (a host
+that does not answer, a different path to Python there), the job is ended and one line names the ranks
+that did not start, with exit status 1. When ``mpiexec`` gives up by itself first (ssh refused), the
+same line names them, with ``mpiexec``'s status.
 """
 
 from __future__ import annotations
@@ -347,8 +349,8 @@ class _Watch:
 
 def _fifos(folder: str, ranks: int) -> dict[int, int]:
     """The ranks' ``alive-R`` FIFOs made in *folder* and opened for reading: fd -> rank. Made before
-    the job starts: a rank that found no FIFO would take its connection instead, whose close was seen
-    after Hydra had killed another rank (the wrong rank named, 2 in 7 runs on a loaded machine)."""
+    the job starts, so that no rank of this machine looks for its FIFO before it exists (it would
+    take a connection instead)."""
     out = {}
     for r in range(ranks):
         path = os.path.join(folder, f"alive-{r}")

@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _check_in(command: str) -> bool:
-    """A rank of a job that ``dlbkit run --ranks`` (or ``simulate --ranks``) started: tell the launcher
+    """A rank of a job that ``dlbkit run``, ``cluster`` or ``simulate --ranks`` started: tell the launcher
     this rank started (it bounds the start, :mod:`dlbkit.runtime.launch`). Whether it is one."""
     if not os.environ.get("DLBKIT_STATUS_DIR"):  # status.ENV, read before the runtime is imported
         return False

@@ -12,7 +12,8 @@ from typing import Any, Sequence
 from dlbkit.errors import ConfigError, closest
 
 __all__ = ["add_import", "add_target", "add_balancer", "add_candidates", "add_workers", "add_emulate", "add_seed",
-           "add_record", "add_progress", "add_json", "add_launch", "start_job", "check_launch_flags", "parse_params", "check_balancer_arg", "check_seed",
+           "add_record", "add_progress", "add_json", "add_launch", "start_job", "check_launch_flags",
+           "parse_params", "check_balancer_arg", "check_seed",
            "check_count", "emulate_arg", "platform_file", "writable_file", "output_dir", "image_file"]
 
 

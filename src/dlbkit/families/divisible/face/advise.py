@@ -4,8 +4,9 @@ recorded loop should use.
 :func:`advise` reads a recording (``dlbkit.run_map(..., record=)``, ``Loop.save``, a simulated
 trace with item costs) and predicts every candidate's makespan for one more run of its last step,
 by simulating it on what that step measured (:func:`dlbkit.families.divisible.sim.auto.predict`: the measured item
-costs and worker speeds, each worker's latency to the master as the replay measures it), best first, with the measured makespan of the
-step beside the prediction for the balancer that ran it (how far the model is off there).
+costs and worker speeds, each worker's latency to the master as the replay measures it), best
+first, with the measured makespan of the step beside the prediction for the balancer that ran it
+(how far the model is off there).
 :func:`plot_auto` draws a time-stepping run under ``balancer="auto"``: each step's measured makespan,
 the prediction for the balancer it used, and the choices.
 """

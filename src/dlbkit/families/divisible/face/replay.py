@@ -25,7 +25,8 @@ The replay model (:func:`estimate`):
   a worker's first (ask = the previous chunk's end); the mean of a worker's, split evenly between the
   request and the reply, is that worker's latency to the master (the engine's ``link_latency``), so
   a worker behind a slow link is replayed behind a slow link, not at the average of all (a worker
-  with one chunk: the mean over every worker's round trips, the ``latency`` of the model). The master's per-decision overhead is 0: worker-side timestamps cannot
+  with one chunk: the mean over every worker's round trips, the ``latency`` of the model). The
+  master's per-decision overhead is 0: worker-side timestamps cannot
   separate the master's serial work from parallel delays (process wake-ups on a busy machine, most
   of a round trip), and charging the round trip to a serial master double-counts the queueing the
   recorded round trips already include (it over-predicted SS by up to 7.6%). A run in which no

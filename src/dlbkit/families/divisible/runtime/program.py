@@ -279,7 +279,7 @@ class _Step:
         if not self.one_shot:
             trace.end_time = max(trace.end_time, self.step_start)  # an empty step ends where it began
             trace.meta.update(step_start=self.step_start, step_items=self.N)
-        else:  # what each worker's requests measured of its link, kept in the recording (a Loop's: Loop.trace)
+        else:  # each worker's requests' measure of its link, kept in the recording (a Loop's: Loop.trace)
             trace.meta["link_latency"] = link_latencies(trace)
         return trace
 

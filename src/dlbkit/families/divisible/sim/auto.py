@@ -10,7 +10,8 @@ units: seconds at speed 1), in their order; one worker per measured worker, whos
 nominal speed (as in the real run: WF's weights, AWF's prior) and who computes at its measured speed
 (a constant availability level = measured / nominal, all levels scaled so the largest is 1); every
 message between a worker and the master its own ``latency`` (one per worker: a slow link stays one
-slow link, not an average spread over all; one number: every worker's); no start-up, and every worker's first request already at the master (a
+slow link, not an average spread over all; one number: every worker's); no start-up, and every
+worker's first request already at the master (a
 persistent pool's workers are up and asking). A candidate that
 carries state across steps (``Balancer.carries_state``: AWF, AF, …) is simulated for two steps and
 judged on the second, so it is judged with what it would have learned; what it carried out of the
