@@ -6,7 +6,15 @@ The tiers (README, "The two commands"): ``make test`` runs every test not marked
 CI runs. Helpers shared by several test modules live in :mod:`support`, never in a test module.
 """
 
+import os
 import signal
+
+# Dask's worker profiler samples every thread of its process every 10 ms. The tests' in-process Dask
+# clusters (LocalCluster(processes=False), up to 8 workers beside the scheduler, the client and dlbkit's
+# coordinator in one process) then starved the coordinator of the GIL under a loaded CI: strace showed its
+# thread waiting for the GIL for 30 minutes while a worker's IO loop ran Worker.trigger_profile, and the
+# test's own timeout could not fire. Set before anything imports dask; the tests measure dlbkit, not it.
+os.environ.setdefault("DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED", "False")
 
 import numpy as np
 import pytest
