@@ -1,15 +1,17 @@
 """Across machines: MPI jobs whose ranks run on three test hosts (network namespaces joined by a bridge,
-each with its own address: tests/support/netns.py), started by Hydra over an ``ssh`` stand-in, as
-``dlbkit run --ranks N --hosts ...`` and a user's own ``mpiexec -hosts`` start them on real machines
+each with its own address: tests/support/netns.py), started by Hydra over an ``ssh`` stand-in or over
+OpenSSH (an ``sshd`` on each host; skipped, saying so, without one), as ``dlbkit run``/``cluster``/
+``simulate --ranks N --hosts ...`` and a user's own ``mpiexec -hosts`` start them on real machines
 (docs/across-machines.md).
 
 Checked: the ranks sit on the hosts ``--hosts`` names and their messages cross the hosts' links (the
 bytes on each link); ``map``, ``tree``, ``spmd``, ``graph`` and ``Cluster`` give the serial results; an
 MPI sweep's summary is byte-identical to a local one; a rank that dies on another host is named by the
 launcher whether that host shares the status directory or not; a host that cannot be reached ends the
-job within ``--start-timeout`` with a line naming the ranks that did not start; one host behind a link
+job within ``--start-timeout`` (and one that refuses, at once) with a line naming the ranks that did not
+start; one host behind a link
 20 ms slower each way (a user-space relay: this kernel has no ``netem``) is measured as one slow link,
-kept in the recording, replayed as one, and ``advise`` ranks the balancers differently than when every
+kept in the recording, replayed as one, and ``advise`` and ``auto`` choose differently than when every
 host is near.
 
 Root and ``ip netns`` are needed (else every test is skipped with the reason). Marked ``alone`` (run
