@@ -94,15 +94,14 @@ def add_launch(parser: argparse.ArgumentParser, job: str) -> None:
                              "(default 60): a host that cannot be reached is named, not waited for")
 
 
-def start_job(args, ranks_min: int = 2) -> int:
-    """Start the MPI job of ``--ranks`` on the same command (:mod:`dlbkit.runtime.launch`), after
-    :func:`check_launch_flags`; its exit status."""
+def start_job(args) -> int:
+    """Start the MPI job of ``--ranks`` on the same command (:mod:`dlbkit.runtime.launch`); its exit
+    status. The caller has run :func:`check_launch_flags` first, before its own checks."""
     import importlib.util
     import sys
 
     from dlbkit.runtime.launch import START_S, find_mpiexec, launch, without_ranks
 
-    check_launch_flags(args, ranks_min)
     if importlib.util.find_spec("mpi4py") is None:
         raise ConfigError("--ranks", args.ranks, "used with mpi4py installed (pip install 'dlbkit[mpi]')")
     mpiexec = find_mpiexec()
@@ -115,7 +114,7 @@ def start_job(args, ranks_min: int = 2) -> int:
                   start_timeout=timeout)
 
 
-def check_launch_flags(args, ranks_min: int = 2) -> None:
+def check_launch_flags(args) -> None:
     """The flags of :func:`add_launch` checked: ``--ranks`` in range and not under an ``mpiexec``,
     ``--hosts`` or ``--hostfile`` (not both) readable, ``--start-timeout`` > 0; none of the three
     without ``--ranks`` (under your own ``mpiexec`` the machines are its ``-hosts``)."""
@@ -131,9 +130,9 @@ def check_launch_flags(args, ranks_min: int = 2) -> None:
                 raise ConfigError(flag, value, "used with --ranks N (dlbkit starts the MPI job), or given to "
                                   "your own mpiexec as -hosts / -f")
         return
-    if not ranks_min <= args.ranks <= MAX_RANKS:
-        raise ConfigError("--ranks", args.ranks, f"an integer from {ranks_min} to {MAX_RANKS} (rank 0 coordinates, "
-                          "the others compute)")
+    if not 2 <= args.ranks <= MAX_RANKS:
+        raise ConfigError("--ranks", args.ranks, f"an integer from 2 to {MAX_RANKS} (rank 0 coordinates, the "
+                          "others compute)")
     if any(v in os.environ for v in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")):
         raise ConfigError("--ranks", args.ranks, "omitted when mpiexec already started this command")
     if args.hosts is not None and args.hostfile is not None:

@@ -5,6 +5,8 @@ real run's recording (``meta["link_latency"]``)."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import numpy as np
 
 from dlbkit.model.trace import Trace
@@ -21,8 +23,10 @@ def _gaps(trace: Trace) -> list[list[float]]:
     rows_of: list[list[int]] = [[] for _ in range(P)]
     for k in sorted(range(trace.n_intervals), key=trace.t_start.__getitem__):
         rows_of[trace.node[k]].append(k)
-    return [[trace.t_start[rows[j]] - trace.t_end[rows[j - 1]] for j in range(1, len(rows))
-             if not any(rows[j - 1] < b <= rows[j] for b in bounds)] for rows in rows_of]
+    # a step boundary b lies in (r1, r2] iff the two chunks are in different steps: a bisection each, not a
+    # scan of every boundary per gap (Loop.trace reads this over all of a long run's steps)
+    return [[trace.t_start[b] - trace.t_end[a] for a, b in zip(rows, rows[1:])
+             if bisect_right(bounds, a) == bisect_right(bounds, b)] for rows in rows_of]
 
 
 def round_trip_latency(trace: Trace) -> float:

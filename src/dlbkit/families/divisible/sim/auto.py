@@ -87,12 +87,9 @@ def predict(costs: Sequence[float], speeds: Sequence[float], nominal: Sequence[f
     nodes = [Node("master", 1.0)] + [Node(f"w{i}", min(max(s * top, TINY), HUGE),
                                           availability=Constant(min(1.0, max(r / top, TINY))))
                                      for i, (s, r) in enumerate(zip(nominal, ratio))]
-    if isinstance(latency, Sequence):  # one per worker: each worker's own link to the master
-        links = {f"w{i}": max(float(x), 0.0) for i, x in enumerate(latency)}
-        platform = Platform(nodes, Network(0.0, 1e18), name="prediction")
-    else:
-        links = None
-        platform = Platform(nodes, Network(max(float(latency), 0.0), 1e18), name="prediction")
+    # one per worker: each worker's own link to the master, in place of the network's one latency
+    links = {f"w{i}": max(float(x), 0.0) for i, x in enumerate(latency)} if isinstance(latency, Sequence) else None
+    platform = Platform(nodes, Network(0.0 if links is not None else max(float(latency), 0.0), 1e18), name="prediction")
     workload = Divisible(len(block))
     out, seeds = [], {}
     for name in candidates:

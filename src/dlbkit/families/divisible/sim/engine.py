@@ -32,6 +32,7 @@ selects the kernel), and both write the kernel's event log, which tests compare 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from heapq import heappop, heappush
 from operator import itemgetter
 from typing import Any
@@ -43,6 +44,7 @@ from dlbkit.balancers.base import end_step, start_step
 from dlbkit.families.divisible.balancers.decide import allocation, chunk
 from dlbkit.families.divisible.balancers.base import chunk_count
 from dlbkit.errors import ConfigError
+from dlbkit.model import check
 from dlbkit.model.gcpause import paused_gc
 from dlbkit.model.platform import Platform
 from dlbkit.model.trace import Trace
@@ -201,18 +203,14 @@ def _broadcast(run: _Run, nbytes: float, startup: float = 0.0) -> tuple[list[flo
 
 def _link_latency(given: Any, platform: Platform) -> dict[int, float]:
     """``link_latency`` ({node name: seconds, one way between it and the master}) by node index."""
-    from collections.abc import Mapping
-
-    from dlbkit.model import check
-
     if not isinstance(given, Mapping):
         raise ConfigError("engine.link_latency", type(given).__name__, "a mapping of node name to seconds")
     out = {}
     for name, value in given.items():
-        i = platform.index(name, "engine.link_latency") if isinstance(name, str) else None
-        if i is None:
+        if not isinstance(name, str):
             raise ConfigError("engine.link_latency", name, "node names as keys")
-        out[i] = check.number(value, f"engine.link_latency[{name!r}]", lo=0.0)
+        out[platform.index(name, "engine.link_latency")] = check.number(value, f"engine.link_latency[{name!r}]",
+                                                                         lo=0.0)
     return out
 
 
