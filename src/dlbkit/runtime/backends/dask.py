@@ -48,6 +48,9 @@ __all__ = ["DaskTransport", "connect", "run", "open_pool", "MEMBERSHIP_S", "CONN
 #: seconds between two readings of the scheduler's workers while the coordinator waits (the longest a
 #: dead worker's chunk waits before it is requeued, beyond Dask's own heartbeat)
 MEMBERSHIP_S = 0.25
+#: how long a future whose result() failed may take to show that Dask cancelled it (its status is set on
+#: the client's event loop, after the error reached this thread)
+CANCEL_SETTLE_S = 2.0
 #: seconds to connect to a scheduler address, or to wait for the workers asked for
 CONNECT_S = 10.0
 #: times one message is submitted again after Dask itself cancelled its task (the Client lost the
@@ -246,7 +249,11 @@ class DaskTransport(Transport):
                         break
                 except Exception:
                     # cancelled by Dask while its result was fetched (distributed's sync() then raises
-                    # UnboundLocalError, not CancelledError: seen in CI)
+                    # UnboundLocalError, not CancelledError: seen in CI); the future's own status can say
+                    # so a moment after that error (CI again: the error re-raised, the repr "cancelled")
+                    settle = time.monotonic() + CANCEL_SETTLE_S
+                    while not fut.cancelled() and time.monotonic() < settle:
+                        time.sleep(0.01)
                     if not fut.cancelled():
                         raise
                     self._resubmit(fut, sent)
